@@ -1,0 +1,300 @@
+// Command memdir finds, reads, writes, checks, recalls and syncs Claude Code
+// compatible agent memory directories.
+//
+// The program lives in Main, which takes its arguments and an Env holding its
+// standard streams, environment, working directory and clock, so tests run
+// every command in-process with injected writers.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/memdir/memdir"
+)
+
+// Env is what a command sees of the world outside it.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// LookupEnv reads an environment variable.
+	LookupEnv func(string) (string, bool)
+	// Cwd is the working directory.
+	Cwd string
+	// Now is the clock.
+	Now func() time.Time
+	// StderrIsTerminal enables progress output on long work.
+	StderrIsTerminal bool
+}
+
+// Getenv returns the value of an environment variable, or "".
+func (e *Env) Getenv(key string) string {
+	v, _ := e.LookupEnv(key)
+	return v
+}
+
+func osEnv() *Env {
+	cwd, err := os.Getwd()
+	if err != nil {
+		cwd = "."
+	}
+	isTerm := false
+	if fi, err := os.Stderr.Stat(); err == nil {
+		isTerm = fi.Mode()&os.ModeCharDevice != 0
+	}
+	return &Env{
+		Stdin:            os.Stdin,
+		Stdout:           os.Stdout,
+		Stderr:           os.Stderr,
+		LookupEnv:        os.LookupEnv,
+		Cwd:              cwd,
+		Now:              time.Now,
+		StderrIsTerminal: isTerm,
+	}
+}
+
+// RunFunc runs a command once its flags are parsed; args are the positional
+// arguments left over.
+type RunFunc func(ctx context.Context, env *Env, args []string) error
+
+// Command is one memdir subcommand. Each lives in a file of its own and adds
+// itself to the table with register.
+type Command struct {
+	Name  string
+	Args  string // the usage after the command name, e.g. "[flags] NAME"
+	Short string // one line for the command list
+	Long  string // the manual page shown by --help
+	// Setup declares the command's flags on fs and returns the function that
+	// runs the command. It is called afresh for every run, so a command's flag
+	// values never leak from one run to the next.
+	Setup func(fs *flag.FlagSet) RunFunc
+}
+
+var commands = map[string]*Command{}
+
+func register(c *Command) {
+	if _, dup := commands[c.Name]; dup {
+		panic("memdir: command registered twice: " + c.Name)
+	}
+	commands[c.Name] = c
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := Main(ctx, os.Args[1:], osEnv())
+	stop()
+	os.Exit(code)
+}
+
+// Exit codes. The same table is printed by every command's --help.
+const (
+	exitOK       = 0
+	exitFailure  = 1 // any other failure
+	exitUsage    = 2 // bad flags or arguments
+	exitNotFound = 3 // memory, file or directory not found
+	exitInvalid  = 4 // invalid input: name, frontmatter, path, configuration
+	exitExists   = 5 // the target already exists or a conflict was detected
+	exitProblems = 6 // a check (doctor) found problems it did not fix
+	exitLocked   = 7 // another process holds the lock
+	exitDisabled = 8 // auto memory is disabled by environment or settings
+	exitModel    = 9 // the model provider failed (auth, unknown model, server)
+	exitCanceled = 130
+)
+
+const exitCodesHelp = `Exit status:
+  0    success
+  1    failure not covered below
+  2    usage error (bad flags or arguments)
+  3    not found (memory, file, directory)
+  4    invalid input (name, frontmatter, path, configuration)
+  5    already exists, or a conflict
+  6    problems found and not fixed (doctor)
+  7    locked by another process
+  8    auto memory is disabled
+  9    model provider error (authentication, unknown model, server)
+  130  interrupted`
+
+// usageError is a mistake in how the command was called.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// exitError carries an explicit exit code, for outcomes that are not failures
+// of the program (doctor found problems).
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func exitCode(err error) int {
+	var ue *usageError
+	var ee *exitError
+	var me *memdir.ModelError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.Is(err, context.Canceled):
+		return exitCanceled
+	case errors.Is(err, memdir.ErrNotFound):
+		return exitNotFound
+	case errors.Is(err, memdir.ErrInvalid):
+		return exitInvalid
+	case errors.Is(err, memdir.ErrExists):
+		return exitExists
+	case errors.Is(err, memdir.ErrLocked):
+		return exitLocked
+	case errors.Is(err, memdir.ErrDisabled):
+		return exitDisabled
+	case errors.As(err, &me):
+		return exitModel
+	default:
+		return exitFailure
+	}
+}
+
+// Main runs memdir with args (without the program name) and returns the exit code.
+func Main(ctx context.Context, args []string, env *Env) int {
+	if len(args) == 0 {
+		printTopHelp(env.Stderr)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			c, ok := commands[args[1]]
+			if !ok {
+				fmt.Fprintf(env.Stderr, "memdir help: unknown command %q\n", args[1])
+				return exitUsage
+			}
+			printCommandHelp(env.Stdout, c)
+			return exitOK
+		}
+		printTopHelp(env.Stdout)
+		return exitOK
+	case "version", "--version":
+		fmt.Fprintf(env.Stdout, "memdir %s\n", version)
+		return exitOK
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(env.Stderr, "memdir: unknown command %q\nRun 'memdir help' for the list of commands.\n", name)
+		return exitUsage
+	}
+	err := runCommand(ctx, c, args[1:], env)
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	code := exitCode(err)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.msg != "" {
+		fmt.Fprintf(env.Stderr, "memdir %s: %v\n", c.Name, err)
+	}
+	if code == exitUsage {
+		fmt.Fprintf(env.Stderr, "Usage: memdir %s %s\nRun 'memdir help %s' for details.\n", c.Name, c.Args, c.Name)
+	}
+	return code
+}
+
+const version = "0.1.0-dev"
+
+func runCommand(ctx context.Context, c *Command, args []string, env *Env) error {
+	fs := flag.NewFlagSet("memdir "+c.Name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	run := c.Setup(fs)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printCommandHelp(env.Stdout, c)
+			return flag.ErrHelp
+		}
+		return &usageError{err.Error()}
+	}
+	return run(ctx, env, pos)
+}
+
+// parseInterspersed parses flags that may appear before, between or after the
+// positional arguments ("memdir show NAME --json"). Everything after "--" is
+// positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		consumed := len(args) - len(rest)
+		if consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func sortedCommands() []*Command {
+	out := make([]*Command, 0, len(commands))
+	for _, c := range commands {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func printTopHelp(w io.Writer) {
+	fmt.Fprintf(w, `memdir: Claude Code compatible file-based memory for coding agents.
+
+Usage:
+  memdir <command> [flags] [arguments]
+
+Commands:
+`)
+	for _, c := range sortedCommands() {
+		fmt.Fprintf(w, "  %-11s %s\n", c.Name, c.Short)
+	}
+	fmt.Fprintf(w, `
+Run 'memdir help <command>' or 'memdir <command> --help' for a command's manual.
+
+%s
+`, exitCodesHelp)
+}
+
+func printCommandHelp(w io.Writer, c *Command) {
+	fmt.Fprintf(w, "Usage: memdir %s %s\n\n%s\n", c.Name, c.Args, strings.TrimSpace(c.Long))
+	fs := flag.NewFlagSet(c.Name, flag.ContinueOnError)
+	c.Setup(fs)
+	var hasFlags bool
+	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if hasFlags {
+		fmt.Fprintf(w, "\nFlags:\n")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+	fmt.Fprintf(w, "\n%s\n", exitCodesHelp)
+}

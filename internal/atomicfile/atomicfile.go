@@ -1,0 +1,104 @@
+// Package atomicfile writes files so that readers see either the old content or
+// the new content, never a mix, even if the process dies mid-write.
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// createTemp is overridden by tests that simulate failures.
+var createTemp = os.CreateTemp
+
+// WriteFile atomically replaces name with data: it writes a temporary file in
+// the same directory, fsyncs it, sets perm, renames it over name and fsyncs the
+// directory. On any error the temporary file is removed and name is untouched.
+//
+// The parent directory must exist.
+func WriteFile(name string, data []byte, perm fs.FileMode) (err error) {
+	dir, base := filepath.Split(name)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := createTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err = f.Chmod(perm); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err = syncFile(f); err != nil {
+		return fmt.Errorf("write %s: fsync: %w", name, err)
+	}
+	// Close before rename: Windows refuses to rename an open file.
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err = os.Rename(tmp, name); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return SyncDir(dir)
+}
+
+// syncFile fsyncs f, tolerating filesystems that do not support it.
+func syncFile(f *os.File) error {
+	err := f.Sync()
+	if errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EINVAL) {
+		return nil
+	}
+	return err
+}
+
+// SyncDir fsyncs a directory so that a rename or create inside it is durable.
+// Filesystems and platforms that cannot fsync a directory are tolerated.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("fsync directory %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.ENOTSUP) && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.EBADF) && !errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("fsync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// MkdirAll creates dir and any missing parents with perm and fsyncs the parent
+// of each directory it creates.
+func MkdirAll(dir string, perm fs.FileMode) error {
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("mkdir %s: not a directory", dir)
+		}
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := MkdirAll(parent, perm); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, perm); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			if fi, serr := os.Stat(dir); serr == nil && fi.IsDir() {
+				return nil
+			}
+		}
+		return err
+	}
+	return SyncDir(parent)
+}

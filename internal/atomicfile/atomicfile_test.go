@@ -1,0 +1,69 @@
+package atomicfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWriteFileReplaces(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "a.md")
+	if err := WriteFile(name, []byte("one"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(name, []byte("two"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(name)
+	if err != nil || string(got) != "two" {
+		t.Fatalf("ReadFile = %q, %v; want two", got, err)
+	}
+	fi, _ := os.Stat(name)
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode = %v, want 0600", fi.Mode().Perm())
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("directory holds %d entries, want 1 (temp file left behind?)", len(entries))
+	}
+}
+
+func TestWriteFileFailureLeavesOriginal(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "a.md")
+	if err := WriteFile(name, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Make the directory unwritable so the temp file cannot be created.
+	if os.Getuid() == 0 {
+		orig := createTemp
+		createTemp = func(string, string) (*os.File, error) { return nil, errors.New("disk full") }
+		defer func() { createTemp = orig }()
+	} else {
+		os.Chmod(dir, 0o500)
+		defer os.Chmod(dir, 0o700)
+	}
+	if err := WriteFile(name, []byte("lost"), 0o600); err == nil {
+		t.Fatal("WriteFile succeeded, want error")
+	}
+	got, _ := os.ReadFile(name)
+	if string(got) != "keep" {
+		t.Fatalf("content = %q, want keep", got)
+	}
+}
+
+func TestMkdirAll(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "b", "c")
+	if err := MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("Stat = %v, %v", fi, err)
+	}
+	if err := MkdirAll(dir, 0o700); err != nil {
+		t.Fatalf("second MkdirAll: %v", err)
+	}
+}

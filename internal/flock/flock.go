@@ -1,0 +1,108 @@
+// Package flock takes exclusive, advisory, cross-process locks.
+//
+// On Unix the lock is flock(2) on an open descriptor, so it is released by the
+// kernel when the process dies: a crash never leaves a stale lock behind. It is
+// reliable between processes on one machine; on network filesystems flock may
+// be emulated or unsupported, and memdir does not promise mutual exclusion there.
+package flock
+
+import (
+	"context"
+	"fmt"
+	"os"
+)
+
+// Lock is a held lock. Unlock releases it.
+type Lock struct {
+	f    *os.File
+	path string
+}
+
+// Path returns the path that was locked.
+func (l *Lock) Path() string { return l.path }
+
+// Unlock releases the lock. It is safe to call more than once.
+func (l *Lock) Unlock() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	err := unlock(l.f)
+	cerr := l.f.Close()
+	l.f = nil
+	if err != nil {
+		return fmt.Errorf("unlock %s: %w", l.path, err)
+	}
+	return cerr
+}
+
+// Acquire takes an exclusive lock on path, waiting until it is free or ctx is
+// done. path may be a directory (Unix: the directory itself is locked, so no
+// lock file is created) or a regular file, which is created if missing.
+func Acquire(ctx context.Context, path string) (*Lock, error) {
+	f, err := openLockTarget(path)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	ok, err := tryLock(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if ok {
+		return &Lock{f: f, path: path}, nil
+	}
+	// Contended: block in a goroutine so ctx can abandon the wait. If the
+	// goroutine gets the lock after we gave up, it releases it at once.
+	type result struct{ err error }
+	done := make(chan result, 1)
+	abandon := make(chan struct{})
+	go func() {
+		err := lockBlocking(f)
+		select {
+		case <-abandon:
+			if err == nil {
+				unlock(f)
+			}
+			f.Close()
+		default:
+			done <- result{err}
+		}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, r.err)
+		}
+		return &Lock{f: f, path: path}, nil
+	case <-ctx.Done():
+		close(abandon)
+		// The goroutine may have sent just before we closed abandon.
+		select {
+		case r := <-done:
+			if r.err == nil {
+				unlock(f)
+			}
+			f.Close()
+		default:
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, ctx.Err())
+	}
+}
+
+// TryAcquire takes the lock only if it is free; ok reports whether it did.
+func TryAcquire(path string) (l *Lock, ok bool, err error) {
+	f, err := openLockTarget(path)
+	if err != nil {
+		return nil, false, fmt.Errorf("lock %s: %w", path, err)
+	}
+	ok, err = tryLock(f)
+	if err != nil || !ok {
+		f.Close()
+		if err != nil {
+			return nil, false, fmt.Errorf("lock %s: %w", path, err)
+		}
+		return nil, false, nil
+	}
+	return &Lock{f: f, path: path}, true, nil
+}
