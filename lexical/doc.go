@@ -1,0 +1,86 @@
+// Package lexical ranks documents against a free-text query with BM25F and
+// pseudo-relevance feedback. memdir uses it to shortlist, out of every memory
+// in a directory, the few dozen a model selector should look at, and to
+// answer alone when no model is configured.
+//
+// It is pure: no I/O, no global state, safe for concurrent searches.
+//
+// # Terms
+//
+// [Tokenize] turns text into terms; documents and queries go through the
+// same rules:
+//
+//   - Words are runs of letters, digits and combining marks, lowercased, with
+//     full-width ASCII folded to ASCII. Apostrophes inside a word are dropped
+//     ("carrier's" → "carriers").
+//   - English words are stemmed lightly (Porter's steps 1 and 5: plurals,
+//     -ed, -ing, -y, final -e) so "tests", "testing" and "tested" meet,
+//     while "deploy" and "deployment" stay apart. A short list of English
+//     function words ("the", "how", "you") is dropped.
+//   - Identifiers are split and also kept whole. Words joined by _ - . or /
+//     form a compound; each joined part is split again at camelCase and
+//     PascalCase boundaries ("HTTPServer" → http, server; "APIs" stays one
+//     part) and between letters and digits. The terms are the parts
+//     (stemmed, single letters dropped), each part-run as a whole, and the
+//     whole compound: "TestInvoiceSettlement" → test, invoic, settlement,
+//     testinvoicesettlement; "context.WithoutCancel" → context, without,
+//     cancel, withoutcancel, context.withoutcancel.
+//   - Numbers are terms ("2026-12-05" → 2026, 12, 05, 2026-12-05).
+//   - Han, Hiragana, Katakana and Hangul runs become overlapping bigrams
+//     ("部署脚本" → 部署, 署脚, 脚本), or the character itself for a run of
+//     one, so Chinese needs no dictionary and mixes freely with English.
+//   - A term longer than 64 bytes is dropped (its parts are kept).
+//
+// # Scoring
+//
+// A document has three fields: name, description and body. For query term
+// t and document d, BM25F first combines the field frequencies, weighted
+// and normalised by each field's length against that field's average:
+//
+//	tf'(t,d) = Σ_f w_f · tf(t,d,f) / ((1 - b) + b · len(d,f) / avglen(f))
+//
+// then saturates once and weighs by rarity:
+//
+//	score(d) = Σ_t qtf(t) · idf(t) · tf'(t,d) / (k1 + tf'(t,d))
+//	idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+//
+// with k1 = 1.2, b = 0.75 and field weights 3 (name), 2 (description) and
+// 1 (body) by default ([Options]).
+//
+// Pseudo-relevance feedback then expands the query: the terms that weigh
+// most in the best two documents of this first pass (by idf × saturated
+// frequency, weighted by the document's score relative to the best one;
+// terms found in one document only, and bare numbers and dates, are
+// skipped) join the query with weights up to half that of a typed term,
+// and the search runs again. Feedback lets a query reach memories that
+// share no word with it but many with the memories it does match: a
+// question in Chinese that matches a half-English memory, or a symptom
+// worded differently from the rule that explains it. On the dev set it
+// raises recall@30 from 0.86 to 0.94.
+//
+// # Judging "nothing relevant"
+//
+// Each [Hit] carries, besides the raw Score, two figures computed from the
+// user's own query terms only:
+//
+//   - Norm, the score divided by the most any document could score for the
+//     query (every term present with saturated frequency: Σ qtf · idf),
+//     in [0, 1);
+//   - Coverage, the IDF-weighted share of the query's terms the document
+//     contains, in [0, 1].
+//
+// Terms no document contains count in both denominators with the highest
+// IDF, so a query about something the index has never seen scores low.
+// [Answer] applies memdir's rule: answer only when the best hit's Norm is at
+// least 0.15, then return up to 5 hits scoring at least a fifth of the best.
+//
+// # Updates
+//
+// An [Index] is built once with [New] and kept current with [Index.Put]
+// (add or replace) and [Index.Remove]. Removal leaves a tombstone that
+// searches skip; once tombstones make up a quarter of the slots the postings
+// are compacted, so updates cost amortised time proportional to the
+// document's size. Statistics (N, document frequencies, average field
+// lengths) always reflect the live documents exactly, so an updated index
+// ranks exactly as one built from scratch.
+package lexical

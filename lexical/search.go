@@ -1,0 +1,361 @@
+package lexical
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// searchScratch holds per-search buffers, pooled so that a search allocates
+// little beyond its result.
+type searchScratch struct {
+	tok     tokenizer
+	score   []float64 // by slot: the ranking score
+	orig    []float64 // by slot: the part of score due to the query itself
+	cov     []float64 // by slot: IDF weight of the query terms present
+	seen    []bool    // by slot: touched by this search
+	touched []uint32
+	query   []queryTerm
+	heap    []scored
+	expand  map[uint32]float64
+}
+
+// queryTerm is a term of the query, or one added by feedback.
+type queryTerm struct {
+	text   string
+	id     uint32
+	df     int32
+	idf    float64
+	weight float64 // repeats in the query, or the feedback weight
+	added  bool    // added by feedback, not typed by the user
+}
+
+type scored struct {
+	slot  uint32
+	score float64
+}
+
+// Search returns the k documents that best match query, best first. k <= 0
+// returns every document that contains at least one query term (or, with
+// feedback, one expansion term). Ties are broken by ID so results are
+// deterministic.
+func (x *Index) Search(query string, k int) []Hit {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if len(x.ids) == 0 {
+		return nil
+	}
+	s, _ := x.scratch.Get().(*searchScratch)
+	if s == nil {
+		s = &searchScratch{expand: make(map[uint32]float64)}
+	}
+	defer x.scratch.Put(s)
+
+	x.parseQuery(s, query)
+	if len(s.query) == 0 {
+		return nil
+	}
+	var maxScore float64
+	for _, q := range s.query {
+		maxScore += q.idf * q.weight
+	}
+	if n := len(x.docs); cap(s.score) < n {
+		s.score, s.orig, s.cov, s.seen = make([]float64, n), make([]float64, n), make([]float64, n), make([]bool, n)
+	} else {
+		s.score, s.orig, s.cov, s.seen = s.score[:n], s.orig[:n], s.cov[:n], s.seen[:n]
+	}
+	defer s.reset()
+
+	sc := x.newScorer()
+	x.accumulate(s, &sc)
+	if x.opts.Feedback > 0 && len(s.touched) > 0 && x.addFeedbackTerms(s, &sc) {
+		s.reset()
+		x.accumulate(s, &sc)
+	}
+
+	top := x.selectTop(s, k)
+	hits := make([]Hit, len(top))
+	// One array backs every hit's Terms.
+	var terms []string
+	for i, t := range top {
+		start := len(terms)
+		terms = x.appendMatched(terms, s.query, t.slot)
+		hits[i] = Hit{
+			ID:       x.docs[t.slot].id,
+			Score:    t.score,
+			Norm:     s.orig[t.slot] / maxScore,
+			Coverage: s.cov[t.slot] / maxScore,
+		}
+		if len(terms) > start {
+			hits[i].Terms = terms[start:len(terms):len(terms)]
+		}
+	}
+	return hits
+}
+
+// parseQuery fills s.query with the distinct terms of query, counting
+// repeats.
+func (x *Index) parseQuery(s *searchScratch, query string) {
+	n := float64(len(x.ids))
+	s.query = s.query[:0]
+	s.tok.run(query, func(tok []byte) {
+		for i := range s.query {
+			if s.query[i].text == string(tok) {
+				s.query[i].weight++
+				return
+			}
+		}
+		q := queryTerm{weight: 1}
+		if id, ok := x.terms[string(tok)]; ok {
+			q.text, q.id, q.df = x.text[id], id, x.df[id]
+		} else {
+			q.text = string(tok)
+		}
+		q.idf = idf(n, float64(q.df))
+		s.query = append(s.query, q)
+	})
+}
+
+func (s *searchScratch) reset() {
+	for _, slot := range s.touched {
+		s.score[slot], s.orig[slot], s.cov[slot], s.seen[slot] = 0, 0, 0, false
+	}
+	s.touched = s.touched[:0]
+}
+
+// accumulate adds every query term's contribution to the documents that
+// contain it. For term t and document d the contribution is
+//
+//	weight(t) · idf(t) · tf'(t,d) / (k1 + tf'(t,d))
+//	tf'(t,d) = Σ_field w_field · tf(t,d,field) / ((1-b) + b · len(d,field) / avglen(field))
+//
+// that is BM25F: field frequencies are weighted and length-normalised per
+// field, summed, and only then saturated, so a term repeated across fields
+// does not count twice.
+func (x *Index) accumulate(s *searchScratch, sc *scorer) {
+	for _, q := range s.query {
+		if q.df <= 0 {
+			continue
+		}
+		c := q.weight * q.idf
+		for _, p := range x.postings[q.id] {
+			d := &x.docs[p.doc]
+			if !d.alive {
+				continue
+			}
+			if !s.seen[p.doc] {
+				s.seen[p.doc] = true
+				s.touched = append(s.touched, p.doc)
+			}
+			v := c * sc.saturate(p, d)
+			s.score[p.doc] += v
+			if !q.added {
+				s.orig[p.doc] += v
+				s.cov[p.doc] += c
+			}
+		}
+	}
+}
+
+// scorer holds what BM25F needs per posting, computed once per search.
+type scorer struct {
+	k1     float64
+	weight [nFields]float64 // field weights
+	base   float64          // 1 - b
+	perLen [nFields]float64 // b / avglen(field)
+}
+
+func (x *Index) newScorer() scorer {
+	o := &x.opts
+	sc := scorer{
+		k1:     o.K1,
+		weight: [nFields]float64{o.NameWeight, o.DescriptionWeight, o.BodyWeight},
+		base:   1 - o.B,
+	}
+	for f := range nFields {
+		if x.totalLen[f] > 0 {
+			sc.perLen[f] = o.B * float64(len(x.ids)) / float64(x.totalLen[f])
+		}
+	}
+	return sc
+}
+
+// saturate returns tf'/(k1+tf') for one posting, in [0, 1).
+func (sc *scorer) saturate(p posting, d *docInfo) float64 {
+	var tf float64
+	for f := range nFields {
+		if p.tf[f] != 0 {
+			tf += sc.weight[f] * float64(p.tf[f]) / (sc.base + sc.perLen[f]*float64(d.len[f]))
+		}
+	}
+	return tf / (sc.k1 + tf)
+}
+
+// addFeedbackTerms expands the query with pseudo-relevance feedback: the
+// terms that weigh most in the best few documents of the first pass, each
+// scored by Σ over those documents of (document score / best score) ·
+// idf · saturated tf. The best ExpandTerms of them join the query with
+// weights up to ExpandWeight. It reports whether any term was added.
+//
+// Feedback is what lets a query reach memories that share no word with it
+// but share many with the memories it does match: a Chinese question that
+// hits a memory written half in English, or a symptom described in other
+// words than the rule that explains it.
+func (x *Index) addFeedbackTerms(s *searchScratch, sc *scorer) bool {
+	o := &x.opts
+	top := x.selectTop(s, o.Feedback)
+	if len(top) == 0 || top[0].score <= 0 {
+		return false
+	}
+	clear(s.expand)
+	inQuery := func(id uint32) bool {
+		for _, q := range s.query {
+			if q.df > 0 && q.id == id {
+				return true
+			}
+		}
+		return false
+	}
+	n := float64(len(x.ids))
+	for _, t := range top {
+		dw := t.score / top[0].score
+		d := &x.docs[t.slot]
+		for _, id := range d.terms {
+			if x.df[id] < 2 || x.numeric[id] || inQuery(id) {
+				// A term in only this document cannot lead anywhere new,
+				// and dates and version numbers say little about topic.
+				continue
+			}
+			p, ok := x.posting(id, t.slot)
+			if !ok {
+				continue
+			}
+			s.expand[id] += dw * idf(n, float64(x.df[id])) * sc.saturate(p, d)
+		}
+	}
+	if len(s.expand) == 0 {
+		return false
+	}
+	type cand struct {
+		id uint32
+		w  float64
+	}
+	cands := make([]cand, 0, len(s.expand))
+	for id, w := range s.expand {
+		cands = append(cands, cand{id, w})
+	}
+	slices.SortFunc(cands, func(a, b cand) int {
+		if c := cmp.Compare(b.w, a.w); c != 0 {
+			return c
+		}
+		// Term ids depend on the order documents arrived in; the text
+		// does not, so an updated index expands exactly like a rebuilt one.
+		return strings.Compare(x.text[a.id], x.text[b.id])
+	})
+	cands = cands[:min(len(cands), o.ExpandTerms)]
+	for _, c := range cands {
+		s.query = append(s.query, queryTerm{
+			text:   x.text[c.id],
+			id:     c.id,
+			df:     x.df[c.id],
+			idf:    idf(n, float64(x.df[c.id])),
+			weight: o.ExpandWeight * c.w / cands[0].w,
+			added:  true,
+		})
+	}
+	return true
+}
+
+// posting finds the posting of term id for slot. Postings are ordered by
+// slot, so this is a binary search.
+func (x *Index) posting(id, slot uint32) (posting, bool) {
+	ps := x.postings[id]
+	i := sort.Search(len(ps), func(i int) bool { return ps[i].doc >= slot })
+	if i < len(ps) && ps[i].doc == slot {
+		return ps[i], true
+	}
+	return posting{}, false
+}
+
+// selectTop returns the k best touched documents, best first, using a
+// min-heap of size k so the cost is O(touched · log k).
+func (x *Index) selectTop(s *searchScratch, k int) []scored {
+	if k <= 0 || k > len(s.touched) {
+		k = len(s.touched)
+	}
+	less := func(a, b scored) bool { // a ranks below b
+		if a.score != b.score {
+			return a.score < b.score
+		}
+		return x.docs[a.slot].id > x.docs[b.slot].id
+	}
+	h := s.heap[:0]
+	for _, slot := range s.touched {
+		c := scored{slot, s.score[slot]}
+		if len(h) < k {
+			h = append(h, c)
+			up(h, len(h)-1, less)
+			continue
+		}
+		if less(h[0], c) {
+			h[0] = c
+			down(h, 0, less)
+		}
+	}
+	s.heap = h
+	out := make([]scored, len(h))
+	copy(out, h)
+	sort.Slice(out, func(i, j int) bool { return less(out[j], out[i]) })
+	return out
+}
+
+func up(h []scored, i int, less func(a, b scored) bool) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !less(h[i], h[p]) {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func down(h []scored, i int, less func(a, b scored) bool) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && less(h[r], h[l]) {
+			m = r
+		}
+		if !less(h[m], h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// appendMatched appends the query's own terms that the document in slot
+// contains, in query order.
+func (x *Index) appendMatched(out []string, query []queryTerm, slot uint32) []string {
+	for _, q := range query {
+		if q.added || q.df <= 0 {
+			continue
+		}
+		if _, ok := x.posting(q.id, slot); ok {
+			out = append(out, q.text)
+		}
+	}
+	return out
+}
+
+// idf is the BM25 inverse document frequency in its non-negative form,
+// ln(1 + (N - df + 0.5) / (df + 0.5)).
+func idf(n, df float64) float64 {
+	return math.Log(1 + (n-df+0.5)/(df+0.5))
+}
