@@ -1,0 +1,171 @@
+package memtool
+
+import (
+	"errors"
+	"path"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/memdir/memdir"
+)
+
+func TestResolveAccepts(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"/memories", "."},
+		{"/memories/", "."},
+		{"/memories//", "."},
+		{"/memories/notes.md", "notes.md"},
+		{"/memories//a//b/", "a/b"},
+		{"/memories/a/b/c.md", "a/b/c.md"},
+		{"/memories/50%.md", "50%.md"},
+		{"/memories/%zz.md", "%zz.md"},
+		{"/memories/%41.md", "%41.md"}, // decodes to A.md: harmless, kept literally
+		{"/memories/a..b.md", "a..b.md"},
+		{"/memories/node_modules/x", "node_modules/x"},
+		{"/memories/café.md", "café.md"},
+		{"/memories/cafe\u0301.md", "cafe\u0301.md"}, // NFD is fine: it normalises to nothing dangerous
+		{"/memories/日本語.md", "日本語.md"},
+		{"/memories/with space.md", "with space.md"},
+		{"/memories/a\u2215b", "a\u2215b"}, // division slash is not a separator anywhere
+	} {
+		got, err := Resolve(tc.in)
+		if err != nil {
+			t.Errorf("Resolve(%q): %v", tc.in, err)
+			continue
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("Resolve(%q) (-want +got):\n%s", tc.in, diff)
+		}
+		if back := MemoryPath(got); back != strings.TrimRight(path.Clean(tc.in), "/") {
+			t.Errorf("MemoryPath(%q) = %q, want %q", got, back, path.Clean(tc.in))
+		}
+	}
+}
+
+func TestResolveRejects(t *testing.T) {
+	for _, tc := range []struct{ in, wantMsg string }{
+		{"", "memory paths must be /memories or start with /memories/"},
+		{"memories/a", "memory paths must be"},
+		{"/memoriesfoo", "memory paths must be"},
+		{"/memoriesfoo/bar", "memory paths must be"},
+		{"/memories.md", "memory paths must be"},
+		{"/Memories/a", "memory paths must be"},
+		{"/etc/passwd", "memory paths must be"},
+		{"/tmp/outside/secret.md", "memory paths must be"},
+		{"C:\\Windows\\x", "memory paths must be"},
+		{"/memories/..", `".." segment`},
+		{"/memories/../x", `".." segment`},
+		{"/memories/a/../../x", `".." segment`},
+		{"/memories/./a", `"." segment`},
+		{"/memories/..\\x", `".." segment`},
+		{"/memories/a\\b", "backslash"},
+		{"/memories/a\x00b", "NUL"},
+		{"/memories/a\nb", "control character"},
+		{"/memories/a\x7fb", "control character"},
+		{"/memories/\xff.md", "not valid UTF-8"},
+		{"/memories/%2e%2e%2fx", `".." segment`},
+		{"/memories/%2E%2E%2Fx", `".." segment`},
+		{"/memories/%2e%2e/x", `".." segment`},
+		{"/memories/..%2fx", `".." segment`},
+		{"/memories/%2e%2e%5cx", `".." segment`},
+		{"/memories/a%2fb", "encoded or look-alike slash"},
+		{"/memories/a%5cb", "backslash"},
+		{"/memories/a%00b", "NUL"},
+		{"/memories/%252e%252e%252fx", `".." segment`},
+		{"/memories/%25252e%25252e", `".." segment`},
+		{"/memories/%2525252525252e", "too many layers"},
+		{"/memories/．．／x", `".." segment`},
+		{"/memories/．．", `".." segment`},
+		{"/memories/a／b", "encoded or look-alike slash"},
+		{"/memories/a＼b", "backslash"},
+		{"/memories/\u2025", `".." segment`}, // two dot leader
+		{"/memories/%EF%BC%8E%EF%BC%8E", `".." segment`},
+		{"/memories/.hidden", "hidden"},
+		{"/memories/a/.git/config", "hidden"},
+		{"/memories/%2ehidden", "hidden"},
+		{"/memories/．hidden", "hidden"},
+		{"/memories/" + strings.Repeat("a", 256), "longer than 255 bytes"},
+		{"/memories/" + strings.Repeat("a/", 600), "longer than 1024 bytes"},
+	} {
+		got, err := Resolve(tc.in)
+		if err == nil {
+			t.Errorf("Resolve(%q) = %q, want an error", tc.in, got)
+			continue
+		}
+		if !errors.Is(err, memdir.ErrInvalid) {
+			t.Errorf("Resolve(%q): error %v does not wrap ErrInvalid", tc.in, err)
+		}
+		if !strings.HasPrefix(err.Error(), "Error: The path ") || !strings.Contains(err.Error(), tc.wantMsg) {
+			t.Errorf("Resolve(%q) error = %q, want it to contain %q", tc.in, err, tc.wantMsg)
+		}
+		if strings.ContainsRune(err.Error(), 0) || strings.ContainsRune(err.Error(), '\n') {
+			t.Errorf("Resolve(%q) error %q repeats a control character", tc.in, err)
+		}
+	}
+}
+
+func TestMemoryPath(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{".", "/memories"},
+		{"", "/memories"},
+		{"a.md", "/memories/a.md"},
+		{"a/b.md", "/memories/a/b.md"},
+	} {
+		if got := MemoryPath(tc.in); got != tc.want {
+			t.Errorf("MemoryPath(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// FuzzResolve checks that whatever Resolve accepts is a clean path inside
+// the root, free of every disguise of traversal, and maps back to itself.
+func FuzzResolve(f *testing.F) {
+	for _, s := range []string{
+		"/memories", "/memories/a.md", "/memories/../x", "/memories/%2e%2e%2f", "/memories/%252e%252e",
+		"/memories/．．／", "/memoriesfoo", "/memories/a\\b", "/memories/a\x00", "/memories//a/./b",
+	} {
+		f.Add(s)
+	}
+	root := filepath.FromSlash("/srv/mem")
+	f.Fuzz(func(t *testing.T, p string) {
+		rel, err := Resolve(p)
+		if err != nil {
+			if !errors.Is(err, memdir.ErrInvalid) {
+				t.Fatalf("Resolve(%q): error %v does not wrap ErrInvalid", p, err)
+			}
+			return
+		}
+		if p != Prefix && !strings.HasPrefix(p, Prefix+"/") {
+			t.Fatalf("Resolve(%q) accepted a path outside %s", p, Prefix)
+		}
+		if rel != "." {
+			if !filepath.IsLocal(filepath.FromSlash(rel)) {
+				t.Fatalf("Resolve(%q) = %q, not local", p, rel)
+			}
+			if path.Clean(rel) != rel {
+				t.Fatalf("Resolve(%q) = %q, not clean", p, rel)
+			}
+			for seg := range strings.SplitSeq(rel, "/") {
+				for _, form := range []string{seg, percentDecode(seg), percentDecode(percentDecode(seg)), norm.NFKC.String(seg)} {
+					if form == ".." || form == "." || strings.HasPrefix(form, ".") ||
+						strings.ContainsAny(form, "\\\x00/") || !utf8.ValidString(form) {
+						t.Fatalf("Resolve(%q) = %q: segment %q has a dangerous form %q", p, rel, seg, form)
+					}
+				}
+			}
+		}
+		joined := filepath.Join(root, filepath.FromSlash(rel))
+		if r, err := filepath.Rel(root, joined); err != nil || !(r == "." || filepath.IsLocal(r)) {
+			t.Fatalf("Resolve(%q) = %q escapes the root: %q", p, rel, joined)
+		}
+		again, err := Resolve(MemoryPath(rel))
+		if err != nil || again != rel {
+			t.Fatalf("Resolve(MemoryPath(%q)) = %q, %v; want it back", rel, again, err)
+		}
+	})
+}
