@@ -1,0 +1,359 @@
+package memtool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"path"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/memdir/memdir"
+)
+
+// maxEcho caps how much of old_str an error message repeats back.
+const maxEcho = 200
+
+func (t *Tool) create(ctx context.Context, c Command) (string, error) {
+	rel, err := resolveArg("create", "path", c.Path)
+	if err != nil {
+		return "", err
+	}
+	p := MemoryPath(rel)
+	if c.FileText == nil {
+		return "", missing("create", "file_text", "the content of the new file")
+	}
+	if rel == "." {
+		return "", errorf(memdir.ErrExists, "Error: %s is the memory directory itself; give a file name inside it, such as %s/notes.md.", Prefix, Prefix)
+	}
+	fi, err := t.inspect(rel, true)
+	if err != nil {
+		return "", err
+	}
+	if fi != nil {
+		return "", errorf(memdir.ErrExists, "Error: File %s already exists", p)
+	}
+	data := []byte(*c.FileText)
+	if err := t.checkContent(p, data); err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if err := t.before(p, rel); err != nil {
+		return "", err
+	}
+	if err := t.mkdirParents(rel); err != nil {
+		return "", err
+	}
+	if err := t.writeFile(rel, data, true); err != nil {
+		return "", err
+	}
+	t.after("create", rel)
+	return "File created successfully at: " + p, nil
+}
+
+// checkContent enforces the size cap and the text-only rule on a file the
+// tool is about to write.
+func (t *Tool) checkContent(p string, data []byte) error {
+	if len(data) > t.opts.MaxFileBytes {
+		return errorf(memdir.ErrInvalid, "Error: %s would be %s, over the %s limit for a memory file; nothing was written. Keep memories short: split the content or drop what is outdated.",
+			p, humanSize(int64(len(data))), humanSize(int64(t.opts.MaxFileBytes)))
+	}
+	if isBinary(data) {
+		return errorf(memdir.ErrInvalid, "Error: The new content of %s is not UTF-8 text (it contains a NUL byte or invalid UTF-8); nothing was written.", p)
+	}
+	return nil
+}
+
+// loadText resolves the path of an editing command and reads the text file,
+// reporting a missing file with notExist.
+func (t *Tool) loadText(cmd string, c Command, notExist func(string) error) (rel string, text string, err error) {
+	rel, err = resolveArg(cmd, "path", c.Path)
+	if err != nil {
+		return "", "", err
+	}
+	p := MemoryPath(rel)
+	fi, err := t.inspect(rel, false)
+	if err != nil {
+		return "", "", err
+	}
+	// A directory is treated as not existing, as the documentation says.
+	if fi == nil || fi.IsDir() {
+		return "", "", notExist(p)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", "", errNotRegular(p)
+	}
+	data, err := t.readFile(rel, max(maxViewFileBytes, int64(t.opts.MaxFileBytes)))
+	if err != nil {
+		return "", "", err
+	}
+	if isBinary(data) {
+		return "", "", errBinary(p)
+	}
+	return rel, string(data), nil
+}
+
+// replaceFile writes the edited content of an existing file, after the
+// checks and the BeforeChange hook.
+func (t *Tool) replaceFile(ctx context.Context, op, rel, content string) error {
+	p := MemoryPath(rel)
+	if err := t.checkContent(p, []byte(content)); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := t.before(p, rel); err != nil {
+		return err
+	}
+	if err := t.writeFile(rel, []byte(content), false); err != nil {
+		return err
+	}
+	t.after(op, rel)
+	return nil
+}
+
+func (t *Tool) strReplace(ctx context.Context, c Command) (string, error) {
+	if c.OldStr == nil {
+		return "", missing("str_replace", "old_str", "the exact text to replace")
+	}
+	if c.NewStr == nil {
+		return "", missing("str_replace", "new_str", "the replacement text, which may be empty")
+	}
+	rel, text, err := t.loadText("str_replace", c, errNotExistLong)
+	if err != nil {
+		return "", err
+	}
+	p := MemoryPath(rel)
+	old, repl := *c.OldStr, *c.NewStr
+	if old == "" {
+		return "", errorf(memdir.ErrInvalid, "Error: old_str is empty; give the exact text in %s to replace.", p)
+	}
+	switch n := strings.Count(text, old); {
+	case n == 0:
+		return "", errorf(memdir.ErrNotFound, "No replacement was performed, old_str `%s` did not appear verbatim in %s.", echo(old), p)
+	case n > 1:
+		return "", errorf(memdir.ErrInvalid, "No replacement was performed. Multiple occurrences of old_str `%s` in lines: %s. Please ensure it is unique",
+			echo(old), occurrenceLines(text, old))
+	}
+	at := strings.Index(text, old)
+	content := text[:at] + repl + text[at+len(old):]
+	if err := t.replaceFile(ctx, "str_replace", rel, content); err != nil {
+		return "", err
+	}
+	// Show the edited region with two lines of context either side.
+	first := 1 + strings.Count(content[:at], "\n")
+	last := first + strings.Count(repl, "\n")
+	from, to := max(1, first-2), min(countLines(content), last+2)
+	var b strings.Builder
+	fmt.Fprintf(&b, "The memory file has been edited. Here is the edited part of %s with line numbers:", p)
+	if from <= to {
+		if shownEnd, _ := numberLines(&b, content, from, to, t.opts.MaxViewChars); shownEnd < to {
+			fmt.Fprintf(&b, "\n[Snippet truncated at the %s-character view limit.]", thousands(t.opts.MaxViewChars))
+		}
+	}
+	return b.String(), nil
+}
+
+// occurrenceLines lists the 1-based lines on which each occurrence of sub
+// starts, comma separated.
+func occurrenceLines(s, sub string) string {
+	var nums []string
+	line, off := 1, 0
+	for {
+		i := strings.Index(s[off:], sub)
+		if i < 0 {
+			break
+		}
+		line += strings.Count(s[off:off+i], "\n")
+		nums = append(nums, strconv.Itoa(line))
+		line += strings.Count(sub, "\n")
+		off += i + len(sub)
+	}
+	return strings.Join(nums, ", ")
+}
+
+// echo shortens model text repeated in an error so that a huge old_str does
+// not flood the context.
+func echo(s string) string {
+	if utf8.RuneCountInString(s) <= maxEcho {
+		return s
+	}
+	return truncateRunes(s, maxEcho) + "…"
+}
+
+func (t *Tool) insert(ctx context.Context, c Command) (string, error) {
+	if c.InsertLine == nil {
+		return "", missing("insert", "insert_line", "the line after which to insert; 0 inserts at the top")
+	}
+	if c.InsertText == nil {
+		return "", missing("insert", "insert_text", "the text to insert")
+	}
+	rel, text, err := t.loadText("insert", c, errNotExist)
+	if err != nil {
+		return "", err
+	}
+	p := MemoryPath(rel)
+	n := countLines(text)
+	line := *c.InsertLine
+	if line < 0 || line > n {
+		return "", errorf(memdir.ErrInvalid, "Error: Invalid `insert_line` parameter: %d. It should be within the range of lines of the file: [0, %d]", line, n)
+	}
+	// Byte offset of the start of line+1; the rest of the file is kept byte
+	// for byte.
+	off := 0
+	for range line {
+		i := strings.IndexByte(text[off:], '\n')
+		if i < 0 { // the last line has no newline
+			off = len(text)
+			break
+		}
+		off += i + 1
+	}
+	ins := *c.InsertText
+	if ins != "" && !strings.HasSuffix(ins, "\n") {
+		ins += "\n"
+	}
+	if ins != "" && off == len(text) && text != "" && !strings.HasSuffix(text, "\n") {
+		ins = "\n" + strings.TrimSuffix(ins, "\n")
+	}
+	content := text[:off] + ins + text[off:]
+	if err := t.replaceFile(ctx, "insert", rel, content); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("The file %s has been edited.", p), nil
+}
+
+func (t *Tool) delete(ctx context.Context, c Command) (string, error) {
+	rel, err := resolveArg("delete", "path", c.Path)
+	if err != nil {
+		return "", err
+	}
+	p := MemoryPath(rel)
+	if rel == "." {
+		return "", errorf(memdir.ErrInvalid, "Error: Cannot delete %s itself, the memory directory; delete the files inside it one by one instead.", Prefix)
+	}
+	fi, err := t.inspect(rel, true)
+	if err != nil {
+		return "", err
+	}
+	if fi == nil {
+		return "", errNotExist(p)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if err := t.before(p, rel); err != nil {
+		return "", err
+	}
+	if fi.IsDir() {
+		err = t.removeDir(rel)
+	} else {
+		// A link is removed itself; its target is never touched.
+		if err = t.root.Remove(native(rel)); err != nil {
+			err = ioError("delete", p, err)
+		} else {
+			err = t.syncDir(path.Dir(rel))
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	t.after("delete", rel)
+	return "Successfully deleted " + p, nil
+}
+
+// removeDir deletes a directory tree so that it disappears at once: it is
+// first renamed to a hidden tombstone next to it, then removed. A failure
+// half-way leaves only the hidden tombstone, which the error names.
+func (t *Tool) removeDir(rel string) error {
+	p := MemoryPath(rel)
+	tomb := path.Join(path.Dir(rel), fmt.Sprintf("%s%016x.deleted", tempPrefix, rand.Uint64()))
+	if err := renameNoReplace(t.root, rel, tomb); err != nil {
+		return ioError("delete", p, err)
+	}
+	if err := t.syncDir(path.Dir(rel)); err != nil {
+		return err
+	}
+	if err := t.root.RemoveAll(native(tomb)); err != nil {
+		return &Error{
+			Msg: fmt.Sprintf("Error: %s is gone, but removing its contents failed (%v); they remain in the hidden directory %s.", p, unwrapPath(err), path.Base(tomb)),
+			Err: err,
+		}
+	}
+	return nil
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func (t *Tool) rename(ctx context.Context, c Command) (string, error) {
+	oldRel, err := resolveArg("rename", "old_path", c.OldPath)
+	if err != nil {
+		return "", err
+	}
+	newRel, err := resolveArg("rename", "new_path", c.NewPath)
+	if err != nil {
+		return "", err
+	}
+	oldP, newP := MemoryPath(oldRel), MemoryPath(newRel)
+	if oldRel == "." {
+		return "", errorf(memdir.ErrInvalid, "Error: Cannot rename %s itself, the memory directory; rename the files inside it instead.", Prefix)
+	}
+	fi, err := t.inspect(oldRel, true)
+	if err != nil {
+		return "", err
+	}
+	if fi == nil {
+		return "", errNotExist(oldP)
+	}
+	dst, err := t.inspect(newRel, true)
+	if err != nil {
+		return "", err
+	}
+	if dst != nil {
+		return "", errDestExists(newP)
+	}
+	if fi.IsDir() && strings.HasPrefix(newRel+"/", oldRel+"/") {
+		return "", errorf(memdir.ErrInvalid, "Error: Cannot move the directory %s into itself (%s).", oldP, newP)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if err := t.before(oldP, oldRel, newRel); err != nil {
+		return "", err
+	}
+	if err := t.mkdirParents(newRel); err != nil {
+		return "", err
+	}
+	if err := renameNoReplace(t.root, oldRel, newRel); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return "", errDestExists(newP)
+		}
+		return "", ioError("rename", oldP, err)
+	}
+	if err := t.syncDir(path.Dir(oldRel)); err != nil {
+		return "", err
+	}
+	if path.Dir(newRel) != path.Dir(oldRel) {
+		if err := t.syncDir(path.Dir(newRel)); err != nil {
+			return "", err
+		}
+	}
+	t.after("rename", oldRel, newRel)
+	return fmt.Sprintf("Successfully renamed %s to %s", oldP, newP), nil
+}
+
+func errDestExists(p string) error {
+	return errorf(memdir.ErrExists, "Error: The destination %s already exists", p)
+}

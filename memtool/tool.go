@@ -1,0 +1,248 @@
+package memtool
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/memdir/memdir"
+)
+
+// Name is the tool name the Anthropic API uses for the memory tool.
+const Name = "memory"
+
+// Defaults for [Options].
+const (
+	DefaultMaxFileBytes = 1 << 20
+	DefaultMaxViewChars = 100_000
+)
+
+// maxLines is the documented line limit of a viewed file: line numbers are
+// six digits wide.
+const maxLines = 999_999
+
+// Options configures a [Tool]. The zero value (or nil) gives the defaults.
+type Options struct {
+	// MaxFileBytes caps the size of a file produced by create, str_replace or
+	// insert. Zero means DefaultMaxFileBytes (1 MiB).
+	MaxFileBytes int
+	// MaxViewChars caps the characters view returns; longer output is cut at
+	// a line boundary with a note saying how to page on with view_range. Zero
+	// means DefaultMaxViewChars.
+	MaxViewChars int
+	// BeforeChange is called with the root-relative slash path of a file or
+	// directory just before a command modifies or deletes it (for journaling,
+	// so changes can be undone). For create it is the file about to appear;
+	// for rename it is called for the source and then the destination. An
+	// error aborts the command before anything on disk has changed.
+	BeforeChange func(relPath string) error
+	// AfterChange is called after a successful modification with the command
+	// name ("create", "str_replace", "insert", "delete", "rename") and the
+	// root-relative paths involved (source then destination for rename).
+	AfterChange func(op string, relPaths ...string)
+	// ReadOnly allows only the view command.
+	ReadOnly bool
+}
+
+// Tool runs memory-tool commands against one directory. It is safe for
+// concurrent use; commands that change files are serialised within the Tool
+// and views wait for them.
+// The callbacks run while that lock is held and must not call back into the
+// Tool.
+//
+// Across processes the Tool takes no lock of its own: each write is atomic,
+// so readers never see a torn file, but two processes editing the same file
+// at once can lose one edit. Callers that run several writers hold a
+// directory lock (internal/flock) around their runs.
+type Tool struct {
+	root *os.Root
+	opts Options
+
+	mu     sync.RWMutex // writers exclusive, views shared; guards closed
+	closed bool
+}
+
+// New returns a Tool bound to root, which must be an existing directory.
+// All access goes through an os.Root opened on it, so nothing outside root
+// can be reached even through symbolic links.
+func New(root string, opts *Options) (*Tool, error) {
+	fi, err := os.Stat(root)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("memory tool: directory %s does not exist; create it first: %w", root, memdir.ErrNotFound)
+		}
+		return nil, fmt.Errorf("memory tool: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("memory tool: %s is not a directory: %w", root, memdir.ErrInvalid)
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("memory tool: %w", err)
+	}
+	t := &Tool{root: r}
+	if opts != nil {
+		t.opts = *opts
+	}
+	if t.opts.MaxFileBytes <= 0 {
+		t.opts.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if t.opts.MaxViewChars <= 0 {
+		t.opts.MaxViewChars = DefaultMaxViewChars
+	}
+	return t, nil
+}
+
+// Close releases the directory handle. Commands run after Close fail.
+func (t *Tool) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil
+	}
+	t.closed = true
+	return t.root.Close()
+}
+
+// Command is the input of one memory-tool call, as the Anthropic API sends
+// it in a tool_use block. Which fields matter depends on Command.
+type Command struct {
+	Command    string  `json:"command"`
+	Path       string  `json:"path,omitempty"`
+	ViewRange  []int   `json:"view_range,omitempty"`
+	FileText   *string `json:"file_text,omitempty"`
+	OldStr     *string `json:"old_str,omitempty"`
+	NewStr     *string `json:"new_str,omitempty"`
+	InsertLine *int    `json:"insert_line,omitempty"`
+	InsertText *string `json:"insert_text,omitempty"`
+	OldPath    string  `json:"old_path,omitempty"`
+	NewPath    string  `json:"new_path,omitempty"`
+}
+
+// Commands lists the command names in the order the documentation gives them.
+var Commands = []string{"view", "create", "str_replace", "insert", "delete", "rename"}
+
+// Execute decodes a tool_use input and runs it. Malformed input yields an
+// error naming the bad or missing key.
+func (t *Tool) Execute(ctx context.Context, input json.RawMessage) (string, error) {
+	c, err := Decode(input)
+	if err != nil {
+		return "", err
+	}
+	return t.Run(ctx, c)
+}
+
+// Decode parses a tool_use input into a Command. Unknown keys are ignored,
+// as models sometimes add their own; keys of the wrong type are reported by
+// name.
+func Decode(input json.RawMessage) (Command, error) {
+	var c Command
+	trimmed := bytes.TrimSpace(input)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return c, errorf(memdir.ErrInvalid, "Error: The memory tool input must be a JSON object with a \"command\" key.")
+	}
+	if err := json.Unmarshal(trimmed, &c); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return c, errorf(memdir.ErrInvalid, "Error: Invalid memory tool input: key %q must be %s, not a JSON %s.", te.Field, expectedType(te.Field), te.Value)
+		}
+		return c, errorf(memdir.ErrInvalid, "Error: The memory tool input is not valid JSON: %v.", err)
+	}
+	return c, nil
+}
+
+func expectedType(key string) string {
+	switch key {
+	case "view_range":
+		return "an array of two integers"
+	case "insert_line":
+		return "an integer"
+	default:
+		return "a string"
+	}
+}
+
+// Run executes one command. On failure the error's text is the message for
+// the model (send it as the tool result with is_error set); it wraps
+// memdir.ErrNotFound, ErrExists or ErrInvalid where one applies.
+func (t *Tool) Run(ctx context.Context, c Command) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	switch c.Command {
+	case "view":
+		t.mu.RLock()
+		defer t.mu.RUnlock()
+		if t.closed {
+			return "", errClosed
+		}
+		return t.view(ctx, c)
+	case "create", "str_replace", "insert", "delete", "rename":
+	case "":
+		return "", errorf(memdir.ErrInvalid, "Error: The memory tool input has no \"command\" key; use one of %s.", strings.Join(Commands, ", "))
+	default:
+		return "", errorf(memdir.ErrInvalid, "Error: Unknown memory tool command %s; use one of %s.", shown(c.Command), strings.Join(Commands, ", "))
+	}
+	if t.opts.ReadOnly {
+		return "", errorf(memdir.ErrInvalid, "Error: The memory directory is read-only here; only the view command is allowed.")
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return "", errClosed
+	}
+	switch c.Command {
+	case "create":
+		return t.create(ctx, c)
+	case "str_replace":
+		return t.strReplace(ctx, c)
+	case "insert":
+		return t.insert(ctx, c)
+	case "delete":
+		return t.delete(ctx, c)
+	default:
+		return t.rename(ctx, c)
+	}
+}
+
+var errClosed = errorf(os.ErrClosed, "Error: The memory tool has been closed.")
+
+// missing reports a key the command needs but did not get.
+func missing(cmd, key, what string) error {
+	return errorf(memdir.ErrInvalid, "Error: The %s command needs the %q key (%s).", cmd, key, what)
+}
+
+// resolveArg resolves a required path argument of cmd.
+func resolveArg(cmd, key, p string) (string, error) {
+	if p == "" {
+		return "", missing(cmd, key, "a path starting with "+Prefix)
+	}
+	return Resolve(p)
+}
+
+// before runs the BeforeChange hook for each path; the first error aborts.
+func (t *Tool) before(shownPath string, rels ...string) error {
+	if t.opts.BeforeChange == nil {
+		return nil
+	}
+	for _, rel := range rels {
+		if err := t.opts.BeforeChange(rel); err != nil {
+			return &Error{
+				Msg: fmt.Sprintf("Error: The change to %s was stopped before anything was modified: %v", shownPath, err),
+				Err: err,
+			}
+		}
+	}
+	return nil
+}
+
+func (t *Tool) after(op string, rels ...string) {
+	if t.opts.AfterChange != nil {
+		t.opts.AfterChange(op, rels...)
+	}
+}

@@ -1,0 +1,873 @@
+package memtool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/memdir/memdir"
+)
+
+func TestNew(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, dir, map[string]string{"file": "x"})
+	for _, tc := range []struct {
+		root string
+		want error
+	}{
+		{filepath.Join(dir, "missing"), memdir.ErrNotFound},
+		{filepath.Join(dir, "file"), memdir.ErrInvalid},
+	} {
+		if _, err := New(tc.root, nil); !errors.Is(err, tc.want) {
+			t.Errorf("New(%s) = %v, want %v", tc.root, err, tc.want)
+		}
+	}
+	tool, err := New(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tool.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tool.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	for _, in := range []string{`{"command":"view","path":"/memories"}`, `{"command":"delete","path":"/memories/file"}`} {
+		if out, isErr := run(t, tool, in); !isErr || !strings.Contains(out, "closed") {
+			t.Errorf("after Close, %s = %q, want a closed error", in, out)
+		}
+	}
+}
+
+func TestCreate(t *testing.T) {
+	tool, root := mustTool(t, nil)
+	mustWrite(t, root, map[string]string{"old.md": "keep me\n"})
+	for _, tc := range []struct {
+		path, text string
+		want       string
+		wantErr    error
+	}{
+		{"/memories/new.md", "hello\n", "File created successfully at: /memories/new.md", nil},
+		{"/memories/a/b/c.md", "", "File created successfully at: /memories/a/b/c.md", nil},
+		{"/memories//x//y.md", "y", "File created successfully at: /memories/x/y.md", nil},
+		{"/memories/old.md", "overwrite?", "Error: File /memories/old.md already exists", memdir.ErrExists},
+		{"/memories/a", "dir", "Error: File /memories/a already exists", memdir.ErrExists},
+		{"/memories", "root", "Error: /memories is the memory directory itself; give a file name inside it, such as /memories/notes.md.", memdir.ErrExists},
+		{"/memories/old.md/under.md", "x", "Error: The path /memories/old.md/under.md is not usable: /memories/old.md is a file, not a directory.", memdir.ErrInvalid},
+	} {
+		out, err := tool.Run(context.Background(), Command{Command: "create", Path: tc.path, FileText: &tc.text})
+		got := out
+		if err != nil {
+			got = err.Error()
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("create %s (-want +got):\n%s", tc.path, diff)
+		}
+		if !errors.Is(err, tc.wantErr) {
+			t.Errorf("create %s: error %v, want %v", tc.path, err, tc.wantErr)
+		}
+	}
+	snap := snapshot(t, root)
+	for name, want := range map[string]string{"new.md": "hello\n", "a/b/c.md": "", "x/y.md": "y", "old.md": "keep me\n"} {
+		if got := snap[name].Content; got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	checkNoTemp(t, root)
+}
+
+func TestStrReplace(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, old, new string
+		want, wantFile       string
+	}{
+		{
+			name: "unique", file: "a\nb\nc\nd\ne\nf\ng\n", old: "d", new: "D",
+			want: "The memory file has been edited. Here is the edited part of /memories/f.md with line numbers:\n" +
+				"     2\tb\n     3\tc\n     4\tD\n     5\te\n     6\tf",
+			wantFile: "a\nb\nc\nD\ne\nf\ng\n",
+		},
+		{
+			name: "multi-line new text near the top", file: "one\ntwo\nthree", old: "one", new: "1\n1.5",
+			want: "The memory file has been edited. Here is the edited part of /memories/f.md with line numbers:\n" +
+				"     1\t1\n     2\t1.5\n     3\ttwo\n     4\tthree",
+			wantFile: "1\n1.5\ntwo\nthree",
+		},
+		{
+			name: "deletion keeps CRLF and the missing final newline", file: "x\r\ny\r\nz", old: "y\r\n", new: "",
+			want: "The memory file has been edited. Here is the edited part of /memories/f.md with line numbers:\n" +
+				"     1\tx\r\n     2\tz",
+			wantFile: "x\r\nz",
+		},
+		{
+			name: "none", file: "abc\n", old: "abd", new: "x",
+			want:     "No replacement was performed, old_str `abd` did not appear verbatim in /memories/f.md.",
+			wantFile: "abc\n",
+		},
+		{
+			name: "multiple", file: "x\ny\nx\nzx\n", old: "x", new: "q",
+			want:     "No replacement was performed. Multiple occurrences of old_str `x` in lines: 1, 3, 4. Please ensure it is unique",
+			wantFile: "x\ny\nx\nzx\n",
+		},
+		{
+			name: "multiple multi-line", file: "a\nb\na\nb\n", old: "a\nb", new: "c",
+			want:     "No replacement was performed. Multiple occurrences of old_str `a\nb` in lines: 1, 3. Please ensure it is unique",
+			wantFile: "a\nb\na\nb\n",
+		},
+		{
+			name: "empty old_str", file: "abc\n", old: "", new: "x",
+			want:     "Error: old_str is empty; give the exact text in /memories/f.md to replace.",
+			wantFile: "abc\n",
+		},
+		{
+			name: "huge old_str is shortened in the message", file: "abc\n", old: strings.Repeat("z", 300), new: "x",
+			want:     "No replacement was performed, old_str `" + strings.Repeat("z", 200) + "…` did not appear verbatim in /memories/f.md.",
+			wantFile: "abc\n",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tool, root := mustTool(t, nil)
+			mustWrite(t, root, map[string]string{"f.md": tc.file})
+			got, _ := run(t, tool, cmdJSON(t, "command", "str_replace", "path", "/memories/f.md", "old_str", tc.old, "new_str", tc.new))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantFile, snapshot(t, root)["f.md"].Content); diff != "" {
+				t.Errorf("file (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestInsert(t *testing.T) {
+	for _, tc := range []struct {
+		file     string
+		line     int
+		text     string
+		want     string
+		wantFile string
+	}{
+		{"a\nb\nc\n", 0, "X", "The file /memories/f.md has been edited.", "X\na\nb\nc\n"},
+		{"a\nb\nc\n", 2, "X\nY", "The file /memories/f.md has been edited.", "a\nb\nX\nY\nc\n"},
+		{"a\nb\nc\n", 3, "X\n", "The file /memories/f.md has been edited.", "a\nb\nc\nX\n"},
+		{"a\nb", 2, "X", "The file /memories/f.md has been edited.", "a\nb\nX"},
+		{"a\nb", 1, "X", "The file /memories/f.md has been edited.", "a\nX\nb"},
+		{"", 0, "X", "The file /memories/f.md has been edited.", "X\n"},
+		{"a\n", 1, "", "The file /memories/f.md has been edited.", "a\n"},
+		{"a\nb\nc\n", 4, "X", "Error: Invalid `insert_line` parameter: 4. It should be within the range of lines of the file: [0, 3]", "a\nb\nc\n"},
+		{"a\nb\nc\n", -1, "X", "Error: Invalid `insert_line` parameter: -1. It should be within the range of lines of the file: [0, 3]", "a\nb\nc\n"},
+		{"", 1, "X", "Error: Invalid `insert_line` parameter: 1. It should be within the range of lines of the file: [0, 0]", ""},
+	} {
+		tool, root := mustTool(t, nil)
+		mustWrite(t, root, map[string]string{"f.md": tc.file})
+		in := cmdJSON(t, "command", "insert", "path", "/memories/f.md", "insert_line", tc.line, "insert_text", tc.text)
+		got, _ := run(t, tool, in)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s on %q (-want +got):\n%s", in, tc.file, diff)
+		}
+		if diff := cmp.Diff(tc.wantFile, snapshot(t, root)["f.md"].Content); diff != "" {
+			t.Errorf("%s on %q: file (-want +got):\n%s", in, tc.file, diff)
+		}
+	}
+}
+
+func TestViewRange(t *testing.T) {
+	tool, root := mustTool(t, nil)
+	mustWrite(t, root, map[string]string{"f.md": "l1\nl2\nl3\nl4\nl5\n", "empty.md": ""})
+	const head = "Here's the content of /memories/f.md with line numbers:"
+	for _, tc := range []struct {
+		path string
+		vr   any
+		want string
+	}{
+		{"/memories/f.md", nil, head + "\n     1\tl1\n     2\tl2\n     3\tl3\n     4\tl4\n     5\tl5"},
+		{"/memories/f.md", []int{2, 3}, head + "\n     2\tl2\n     3\tl3"},
+		{"/memories/f.md", []int{4, -1}, head + "\n     4\tl4\n     5\tl5"},
+		{"/memories/f.md", []int{5, 5}, head + "\n     5\tl5"},
+		{"/memories/f.md", []int{1, 1}, head + "\n     1\tl1"},
+		{"/memories/f.md", []int{4, 9}, head + "\n     4\tl4\n     5\tl5\n[The file has only 5 lines.]"},
+		{"/memories/f.md", []int{0, 2}, "Error: Invalid `view_range` parameter: [0, 2]. Its start should be within the range of lines of the file: [1, 5]."},
+		{"/memories/f.md", []int{6, -1}, "Error: Invalid `view_range` parameter: [6, -1]. Its start should be within the range of lines of the file: [1, 5]."},
+		{"/memories/f.md", []int{3, 2}, "Error: Invalid `view_range` parameter: [3, 2]. Its end should be -1 or at least its start, 3."},
+		{"/memories/f.md", []int{3, -2}, "Error: Invalid `view_range` parameter: [3, -2]. Its end should be -1 or at least its start, 3."},
+		{"/memories/f.md", []int{3}, "Error: Invalid `view_range` parameter: [3]. It should be two line numbers [start, end]; an end of -1 means the end of the file."},
+		{"/memories/f.md", []int{1, 2, 3}, "Error: Invalid `view_range` parameter: [1, 2, 3]. It should be two line numbers [start, end]; an end of -1 means the end of the file."},
+		{"/memories/f.md", []any{1.5, 2}, `Error: Invalid memory tool input: key "view_range" must be an array of two integers, not a JSON number 1.5.`},
+		{"/memories/empty.md", nil, "Here's the content of /memories/empty.md with line numbers:\n(The file is empty.)"},
+		{"/memories/empty.md", []int{1, -1}, "Here's the content of /memories/empty.md with line numbers:\n(The file is empty.)"},
+		{"/memories", []int{1, 2}, "Error: view_range only applies to files, and /memories is a directory."},
+	} {
+		in := cmdJSON(t, "command", "view", "path", tc.path)
+		if tc.vr != nil {
+			in = cmdJSON(t, "command", "view", "path", tc.path, "view_range", tc.vr)
+		}
+		got, _ := run(t, tool, in)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", in, diff)
+		}
+	}
+}
+
+func TestViewFormat(t *testing.T) {
+	var lines []string
+	for i := 1; i <= 1200; i++ {
+		lines = append(lines, fmt.Sprintf("line %d", i))
+	}
+	tool, root := mustTool(t, &Options{MaxViewChars: 200})
+	mustWrite(t, root, map[string]string{
+		"many.md":  strings.Join(lines, "\n") + "\n",
+		"long.md":  strings.Repeat("é", 500) + "\nshort\n",
+		"tabs.md":  "\tindented\ttab\n",
+		"bin.dat":  "abc\x00def",
+		"latin.md": "caf\xe9\n",
+	})
+	for _, tc := range []struct {
+		in   string
+		want string
+	}{
+		{`{"command":"view","path":"/memories/many.md","view_range":[998,1001]}`,
+			"Here's the content of /memories/many.md with line numbers:\n   998\tline 998\n   999\tline 999\n  1000\tline 1000\n  1001\tline 1001"},
+		{`{"command":"view","path":"/memories/many.md","view_range":[1,-1]}`,
+			"Here's the content of /memories/many.md with line numbers:\n" +
+				"     1\tline 1\n     2\tline 2\n     3\tline 3\n     4\tline 4\n     5\tline 5\n     6\tline 6\n     7\tline 7\n     8\tline 8\n" +
+				"     9\tline 9\n    10\tline 10\n" +
+				"[Output truncated at the 200-character view limit: showing lines 1-10 of 1200. Use view_range [11, -1] to read on.]"},
+		{`{"command":"view","path":"/memories/long.md"}`,
+			"Here's the content of /memories/long.md with line numbers:\n     1\t" + strings.Repeat("é", 134) +
+				"\n[Output truncated: line 1 alone is longer than the 200-character view limit, so only its beginning is shown.]"},
+		{`{"command":"view","path":"/memories/long.md","view_range":[2,-1]}`,
+			"Here's the content of /memories/long.md with line numbers:\n     2\tshort"},
+		{`{"command":"view","path":"/memories/tabs.md"}`,
+			"Here's the content of /memories/tabs.md with line numbers:\n     1\t\tindented\ttab"},
+		{`{"command":"view","path":"/memories/bin.dat"}`,
+			"Error: /memories/bin.dat is a binary file (it is not UTF-8 text); the memory tool only reads and edits text files."},
+		{`{"command":"view","path":"/memories/latin.md"}`,
+			"Error: /memories/latin.md is a binary file (it is not UTF-8 text); the memory tool only reads and edits text files."},
+		{`{"command":"view","path":"/memories/missing.md"}`,
+			"The path /memories/missing.md does not exist. Please provide a valid path."},
+	} {
+		got, _ := run(t, tool, tc.in)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+func TestViewLineLimit(t *testing.T) {
+	tool, root := mustTool(t, nil)
+	mustWrite(t, root, map[string]string{
+		"ok.md":  strings.Repeat("\n", 999_999),
+		"big.md": strings.Repeat("\n", 1_000_000),
+	})
+	out := mustRun(t, tool, `{"command":"view","path":"/memories/ok.md","view_range":[999999,-1]}`)
+	if want := "\n999999\t"; !strings.HasSuffix(out, want) {
+		t.Errorf("view of line 999,999 ends %q, want %q", out[len(out)-20:], want)
+	}
+	got, _ := run(t, tool, `{"command":"view","path":"/memories/big.md"}`)
+	if want := "File /memories/big.md exceeds maximum line limit of 999,999 lines."; got != want {
+		t.Errorf("view of 1,000,000 lines = %q, want %q", got, want)
+	}
+}
+
+func TestViewDirectory(t *testing.T) {
+	tool, root := mustTool(t, nil)
+	mustWrite(t, root, map[string]string{
+		"b.md":                  strings.Repeat("x", 1536),
+		"a.md":                  "",
+		"sub/one.md":            "12345",
+		"sub/deeper/two.md":     "1234567890",
+		"sub/deeper/more/x.md":  "1",
+		".hidden.md":            "secret",
+		"sub/.git/HEAD":         "ref",
+		"node_modules/p/x.js":   "js",
+		"sub/node_modules/y.js": "js",
+	})
+	mustSymlink(t, "a.md", root, "link.md")
+	if err := os.Mkdir(filepath.Join(root, "empty"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	want := "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n" +
+		"1.5K\t/memories/\n" +
+		"0B\t/memories/a.md\n" +
+		"1.5K\t/memories/b.md\n" +
+		"0B\t/memories/empty/\n" +
+		"16B\t/memories/sub/\n" +
+		"11B\t/memories/sub/deeper/\n" +
+		"5B\t/memories/sub/one.md\n" +
+		"[1 symbolic link(s) or special file(s) not shown; the memory tool does not follow links.]"
+	got := mustRun(t, tool, `{"command":"view","path":"/memories/"}`)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("listing (-want +got):\n%s", diff)
+	}
+	want = "Here're the files and directories up to 2 levels deep in /memories/sub, excluding hidden items and node_modules:\n" +
+		"16B\t/memories/sub/\n" +
+		"11B\t/memories/sub/deeper/\n" +
+		"1B\t/memories/sub/deeper/more/\n" +
+		"10B\t/memories/sub/deeper/two.md\n" +
+		"5B\t/memories/sub/one.md"
+	got = mustRun(t, tool, `{"command":"view","path":"/memories/sub"}`)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("sub listing (-want +got):\n%s", diff)
+	}
+
+	small, root2 := mustTool(t, &Options{MaxViewChars: 150})
+	mustWrite(t, root2, map[string]string{"aaaaaaaa.md": "1", "bbbbbbbb.md": "2", "cccccccc.md": "3"})
+	want = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n" +
+		"3B\t/memories/\n" +
+		"1B\t/memories/aaaaaaaa.md\n" +
+		"[Listing truncated at the 150-character view limit after 2 of 4 entries. View a subdirectory to see the rest.]"
+	got = mustRun(t, small, `{"command":"view","path":"/memories"}`)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("truncated listing (-want +got):\n%s", diff)
+	}
+}
+
+func TestHumanSize(t *testing.T) {
+	for _, tc := range []struct {
+		n    int64
+		want string
+	}{
+		{0, "0B"}, {1, "1B"}, {1023, "1023B"}, {1024, "1.0K"}, {5632, "5.5K"},
+		{1048575, "1.0M"}, {1 << 20, "1.0M"}, {1258291, "1.2M"}, {3 << 30, "3.0G"}, {5 << 40, "5.0T"}, {5000 << 40, "5000.0T"},
+	} {
+		if got := humanSize(tc.n); got != tc.want {
+			t.Errorf("humanSize(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestDelete(t *testing.T) {
+	tool, root := mustTool(t, nil)
+	mustWrite(t, root, map[string]string{"a.md": "a", "d/x.md": "x", "d/e/y.md": "y", "keep.md": "k"})
+	for _, tc := range []struct{ path, want string }{
+		{"/memories/a.md", "Successfully deleted /memories/a.md"},
+		{"/memories/d/", "Successfully deleted /memories/d"},
+		{"/memories/a.md", "Error: The path /memories/a.md does not exist"},
+		{"/memories", "Error: Cannot delete /memories itself, the memory directory; delete the files inside it one by one instead."},
+		{"/memories/", "Error: Cannot delete /memories itself, the memory directory; delete the files inside it one by one instead."},
+		{"/memories//", "Error: Cannot delete /memories itself, the memory directory; delete the files inside it one by one instead."},
+		{"/memoriesfoo", "Error: The path /memoriesfoo is not allowed: memory paths must be /memories or start with /memories/."},
+	} {
+		got, _ := run(t, tool, cmdJSON(t, "command", "delete", "path", tc.path))
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("delete %s (-want +got):\n%s", tc.path, diff)
+		}
+	}
+	want := map[string]entry{".": {Mode: fs.ModeDir | 0o700}, "keep.md": {Mode: 0o600, Content: "k"}}
+	if diff := cmp.Diff(want, snapshot(t, root)); diff != "" {
+		t.Errorf("after deletes (-want +got):\n%s", diff)
+	}
+}
+
+func TestRename(t *testing.T) {
+	tool, root := mustTool(t, nil)
+	mustWrite(t, root, map[string]string{"a.md": "a", "b.md": "b", "d/x.md": "x"})
+	for _, tc := range []struct{ from, to, want string }{
+		{"/memories/a.md", "/memories/b.md", "Error: The destination /memories/b.md already exists"},
+		{"/memories/a.md", "/memories/a.md", "Error: The destination /memories/a.md already exists"},
+		{"/memories/a.md", "/memories/d", "Error: The destination /memories/d already exists"},
+		{"/memories/a.md", "/memories", "Error: The destination /memories already exists"},
+		{"/memories/nope.md", "/memories/c.md", "Error: The path /memories/nope.md does not exist"},
+		{"/memories", "/memories/x", "Error: Cannot rename /memories itself, the memory directory; rename the files inside it instead."},
+		{"/memories/d", "/memories/d/sub/d", "Error: Cannot move the directory /memories/d into itself (/memories/d/sub/d)."},
+		{"/memories/a.md", "/memoriesfoo/a.md", "Error: The path /memoriesfoo/a.md is not allowed: memory paths must be /memories or start with /memories/."},
+		{"/memories/a.md", "/memories/new/deep/a2.md", "Successfully renamed /memories/a.md to /memories/new/deep/a2.md"},
+		{"/memories/d", "/memories/dd", "Successfully renamed /memories/d to /memories/dd"},
+		{"/memories/dd", "/memories/d-old/dd", "Successfully renamed /memories/dd to /memories/d-old/dd"},
+	} {
+		got, _ := run(t, tool, cmdJSON(t, "command", "rename", "old_path", tc.from, "new_path", tc.to))
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("rename %s -> %s (-want +got):\n%s", tc.from, tc.to, diff)
+		}
+	}
+	want := map[string]entry{
+		".":              {Mode: fs.ModeDir | 0o700},
+		"b.md":           {Mode: 0o600, Content: "b"},
+		"new":            {Mode: fs.ModeDir | 0o700},
+		"new/deep":       {Mode: fs.ModeDir | 0o700},
+		"new/deep/a2.md": {Mode: 0o600, Content: "a"},
+		"d-old":          {Mode: fs.ModeDir | 0o700},
+		"d-old/dd":       {Mode: fs.ModeDir | 0o700},
+		"d-old/dd/x.md":  {Mode: 0o600, Content: "x"},
+	}
+	if diff := cmp.Diff(want, snapshot(t, root)); diff != "" {
+		t.Errorf("after renames (-want +got):\n%s", diff)
+	}
+}
+
+// TestMemoriesFoo guards against the Python SDK's prefix bug, in which
+// /memoriesfoo was read as /memories/foo.
+func TestMemoriesFoo(t *testing.T) {
+	tool, root := mustTool(t, nil)
+	mustWrite(t, root, map[string]string{"foo": "f"})
+	before := snapshot(t, root)
+	for _, in := range []string{
+		`{"command":"view","path":"/memoriesfoo"}`,
+		`{"command":"create","path":"/memoriesfoo","file_text":"x"}`,
+		`{"command":"create","path":"/memoriesbar","file_text":"x"}`,
+		`{"command":"str_replace","path":"/memoriesfoo","old_str":"f","new_str":"g"}`,
+		`{"command":"insert","path":"/memoriesfoo","insert_line":0,"insert_text":"x"}`,
+		`{"command":"delete","path":"/memoriesfoo"}`,
+		`{"command":"rename","old_path":"/memoriesfoo","new_path":"/memories/bar"}`,
+	} {
+		got, isErr := run(t, tool, in)
+		if !isErr || !strings.Contains(got, "memory paths must be /memories or start with /memories/") {
+			t.Errorf("%s = %q, want the prefix error", in, got)
+		}
+	}
+	if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
+		t.Errorf("directory changed (-before +after):\n%s", diff)
+	}
+}
+
+// TestTraversal sends hostile paths through every command and checks that
+// each is refused and that nothing inside or outside the root changes.
+func TestTraversal(t *testing.T) {
+	tool, root := mustTool(t, nil)
+	base := filepath.Dir(root)
+	mustWrite(t, base, map[string]string{"outside/secret.md": "secret\n", "mem/a.md": "a\n"})
+	before := snapshot(t, base)
+	hostile := []string{
+		"/memories/../outside/secret.md",
+		"/memories/a/../../outside/secret.md",
+		"/memories/..",
+		"/memories/..\\outside\\secret.md",
+		"/memories\\..\\outside",
+		"/memories/secret.md\x00.txt",
+		"/memories/%2e%2e%2foutside%2fsecret.md",
+		"/memories/%2e%2e/outside/secret.md",
+		"/memories/%252e%252e%252foutside%252fsecret.md",
+		"/memories/．．／outside／secret.md",
+		"/memories/．．/outside/secret.md",
+		"/memories/\u2025/outside/secret.md",
+		filepath.Join(base, "outside", "secret.md"),
+		"/etc/passwd",
+		"/memoriesoutside/secret.md",
+		"memories/../outside/secret.md",
+		"/memories/.hidden",
+	}
+	for _, p := range hostile {
+		for _, in := range []string{
+			cmdJSON(t, "command", "view", "path", p),
+			cmdJSON(t, "command", "create", "path", p, "file_text", "pwned"),
+			cmdJSON(t, "command", "str_replace", "path", p, "old_str", "secret", "new_str", "pwned"),
+			cmdJSON(t, "command", "insert", "path", p, "insert_line", 0, "insert_text", "pwned"),
+			cmdJSON(t, "command", "delete", "path", p),
+			cmdJSON(t, "command", "rename", "old_path", p, "new_path", "/memories/stolen.md"),
+			cmdJSON(t, "command", "rename", "old_path", "/memories/a.md", "new_path", p),
+		} {
+			_, err := tool.Execute(context.Background(), json.RawMessage(in))
+			if !errors.Is(err, memdir.ErrInvalid) {
+				t.Errorf("%s: error %v, want ErrInvalid", in, err)
+			}
+			if err != nil && !strings.HasPrefix(err.Error(), "Error: The path ") {
+				t.Errorf("%s: error %q does not start with \"Error: The path \"", in, err)
+			}
+		}
+	}
+	if diff := cmp.Diff(before, snapshot(t, base)); diff != "" {
+		t.Errorf("files changed (-before +after):\n%s", diff)
+	}
+}
+
+// TestSymlinkEscapes plants links inside the root that point outside it
+// and checks that no command reads, writes or deletes through them.
+func TestSymlinkEscapes(t *testing.T) {
+	tool, root := mustTool(t, nil)
+	base := filepath.Dir(root)
+	outside := filepath.Join(base, "outside")
+	mustWrite(t, base, map[string]string{"outside/secret.md": "secret\n", "mem/a.md": "a\n", "mem/real/r.md": "r\n"})
+	mustSymlink(t, filepath.Join(outside, "secret.md"), root, "abs-file")
+	mustSymlink(t, "../outside/secret.md", root, "rel-file")
+	mustSymlink(t, outside, root, "abs-dir")
+	mustSymlink(t, "../outside", root, "rel-dir")
+	mustSymlink(t, "a.md", root, "inside-file")
+	mustSymlink(t, "real", root, "inside-dir")
+	mustSymlink(t, filepath.Join(outside, "missing.md"), root, "dangling")
+
+	for _, tc := range []struct{ in, want string }{
+		{`{"command":"view","path":"/memories/abs-file"}`, "Error: The path /memories/abs-file is a symbolic link; the memory tool does not follow links."},
+		{`{"command":"view","path":"/memories/rel-file"}`, "Error: The path /memories/rel-file is a symbolic link; the memory tool does not follow links."},
+		{`{"command":"view","path":"/memories/abs-dir"}`, "Error: The path /memories/abs-dir is a symbolic link; the memory tool does not follow links."},
+		{`{"command":"view","path":"/memories/rel-dir/secret.md"}`, "Error: The path /memories/rel-dir/secret.md goes through the symbolic link /memories/rel-dir; the memory tool does not follow links."},
+		{`{"command":"view","path":"/memories/inside-file"}`, "Error: The path /memories/inside-file is a symbolic link; the memory tool does not follow links."},
+		{`{"command":"view","path":"/memories/inside-dir/r.md"}`, "Error: The path /memories/inside-dir/r.md goes through the symbolic link /memories/inside-dir; the memory tool does not follow links."},
+		{`{"command":"create","path":"/memories/abs-dir/new.md","file_text":"x"}`, "Error: The path /memories/abs-dir/new.md goes through the symbolic link /memories/abs-dir; the memory tool does not follow links."},
+		{`{"command":"create","path":"/memories/rel-dir/sub/new.md","file_text":"x"}`, "Error: The path /memories/rel-dir/sub/new.md goes through the symbolic link /memories/rel-dir; the memory tool does not follow links."},
+		{`{"command":"create","path":"/memories/dangling","file_text":"x"}`, "Error: File /memories/dangling already exists"},
+		{`{"command":"create","path":"/memories/abs-file","file_text":"x"}`, "Error: File /memories/abs-file already exists"},
+		{`{"command":"str_replace","path":"/memories/abs-file","old_str":"secret","new_str":"pwned"}`, "Error: The path /memories/abs-file is a symbolic link; the memory tool does not follow links."},
+		{`{"command":"insert","path":"/memories/rel-file","insert_line":0,"insert_text":"pwned"}`, "Error: The path /memories/rel-file is a symbolic link; the memory tool does not follow links."},
+		{`{"command":"str_replace","path":"/memories/inside-file","old_str":"a","new_str":"b"}`, "Error: The path /memories/inside-file is a symbolic link; the memory tool does not follow links."},
+		{`{"command":"rename","old_path":"/memories/a.md","new_path":"/memories/abs-file"}`, "Error: The destination /memories/abs-file already exists"},
+		{`{"command":"rename","old_path":"/memories/a.md","new_path":"/memories/dangling"}`, "Error: The destination /memories/dangling already exists"},
+		{`{"command":"rename","old_path":"/memories/a.md","new_path":"/memories/abs-dir/a.md"}`, "Error: The path /memories/abs-dir/a.md goes through the symbolic link /memories/abs-dir; the memory tool does not follow links."},
+		{`{"command":"rename","old_path":"/memories/rel-dir/secret.md","new_path":"/memories/stolen.md"}`, "Error: The path /memories/rel-dir/secret.md goes through the symbolic link /memories/rel-dir; the memory tool does not follow links."},
+		{`{"command":"delete","path":"/memories/abs-dir/secret.md"}`, "Error: The path /memories/abs-dir/secret.md goes through the symbolic link /memories/abs-dir; the memory tool does not follow links."},
+	} {
+		got, _ := run(t, tool, tc.in)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.in, diff)
+		}
+	}
+	outsideBefore := snapshot(t, outside)
+
+	// Renaming a link moves the link itself; deleting one removes only the link.
+	mustRun(t, tool, `{"command":"rename","old_path":"/memories/abs-file","new_path":"/memories/moved/abs-file"}`)
+	for _, p := range []string{"/memories/moved/abs-file", "/memories/rel-file", "/memories/abs-dir", "/memories/rel-dir", "/memories/dangling"} {
+		mustRun(t, tool, cmdJSON(t, "command", "delete", "path", p))
+	}
+	// A directory holding a link to the outside is deleted without following it.
+	mustSymlink(t, outside, root, "real/escape")
+	mustRun(t, tool, `{"command":"delete","path":"/memories/real"}`)
+
+	if diff := cmp.Diff(outsideBefore, snapshot(t, outside)); diff != "" {
+		t.Errorf("outside changed (-before +after):\n%s", diff)
+	}
+	want := map[string]entry{
+		".":           {Mode: fs.ModeDir | 0o700},
+		"a.md":        {Mode: 0o600, Content: "a\n"},
+		"inside-dir":  {Mode: fs.ModeSymlink | 0o777, Content: "real"},
+		"inside-file": {Mode: fs.ModeSymlink | 0o777, Content: "a.md"},
+		"moved":       {Mode: fs.ModeDir | 0o700},
+	}
+	if diff := cmp.Diff(want, snapshot(t, root)); diff != "" {
+		t.Errorf("root after deletes (-want +got):\n%s", diff)
+	}
+	checkNoTemp(t, root)
+}
+
+func TestModes(t *testing.T) {
+	tool, root := mustTool(t, nil)
+	mustWrite(t, root, map[string]string{"loose.md": "a\n"})
+	if err := os.Chmod(filepath.Join(root, "loose.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, tool, `{"command":"create","path":"/memories/x/y/z.md","file_text":"z"}`)
+	mustRun(t, tool, `{"command":"str_replace","path":"/memories/loose.md","old_str":"a","new_str":"b"}`)
+	mustRun(t, tool, `{"command":"rename","old_path":"/memories/x/y/z.md","new_path":"/memories/p/q/z.md"}`)
+	got := map[string]fs.FileMode{}
+	for name, e := range snapshot(t, root) {
+		got[name] = e.Mode
+	}
+	want := map[string]fs.FileMode{
+		".":        fs.ModeDir | 0o700,
+		"loose.md": 0o600,
+		"x":        fs.ModeDir | 0o700,
+		"x/y":      fs.ModeDir | 0o700,
+		"p":        fs.ModeDir | 0o700,
+		"p/q":      fs.ModeDir | 0o700,
+		"p/q/z.md": 0o600,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("modes (-want +got):\n%s", diff)
+	}
+}
+
+// TestWriteFailures makes the final step of a write fail, or loses the race
+// for a new name, and checks that the old state and no temporary files
+// remain.
+func TestWriteFailures(t *testing.T) {
+	boom := errors.New("disk on fire")
+	for _, tc := range []struct {
+		name, in string
+		hook     func(root string) func(string) error
+		want     string
+		wantErr  error
+	}{
+		{
+			name: "replace fails", in: `{"command":"str_replace","path":"/memories/a.md","old_str":"a","new_str":"b"}`,
+			hook: func(string) func(string) error { return func(string) error { return boom } },
+			want: "Error: Could not write /memories/a.md: disk on fire", wantErr: boom,
+		},
+		{
+			name: "create fails", in: `{"command":"create","path":"/memories/new.md","file_text":"n"}`,
+			hook: func(string) func(string) error { return func(string) error { return boom } },
+			want: "Error: Could not write /memories/new.md: disk on fire", wantErr: boom,
+		},
+		{
+			name: "create loses a race", in: `{"command":"create","path":"/memories/new.md","file_text":"mine"}`,
+			hook: func(root string) func(string) error {
+				return func(string) error { return os.WriteFile(filepath.Join(root, "new.md"), []byte("theirs"), 0o600) }
+			},
+			want: "Error: File /memories/new.md already exists", wantErr: memdir.ErrExists,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tool, root := mustTool(t, nil)
+			mustWrite(t, root, map[string]string{"a.md": "a\n"})
+			before := snapshot(t, root)
+			placeHook = tc.hook(root)
+			defer func() { placeHook = nil }()
+			_, err := tool.Execute(context.Background(), json.RawMessage(tc.in))
+			placeHook = nil
+			if err == nil || err.Error() != tc.want || !errors.Is(err, tc.wantErr) {
+				t.Errorf("error = %v, want %q wrapping %v", err, tc.want, tc.wantErr)
+			}
+			after := snapshot(t, root)
+			if tc.name == "create loses a race" {
+				if got := after["new.md"].Content; got != "theirs" {
+					t.Errorf("the other writer's file = %q, want it kept", got)
+				}
+				delete(after, "new.md")
+			}
+			if diff := cmp.Diff(before, after); diff != "" {
+				t.Errorf("files changed (-before +after):\n%s", diff)
+			}
+			checkNoTemp(t, root)
+		})
+	}
+}
+
+func TestSizeCap(t *testing.T) {
+	tool, root := mustTool(t, &Options{MaxFileBytes: 10})
+	mustWrite(t, root, map[string]string{"f.md": "123456789\n"})
+	before := snapshot(t, root)
+	for _, tc := range []struct{ in, want string }{
+		{`{"command":"create","path":"/memories/ok.md","file_text":"0123456789"}`, "File created successfully at: /memories/ok.md"},
+		{`{"command":"create","path":"/memories/big.md","file_text":"0123456789a"}`,
+			"Error: /memories/big.md would be 11B, over the 10B limit for a memory file; nothing was written. Keep memories short: split the content or drop what is outdated."},
+		{`{"command":"str_replace","path":"/memories/f.md","old_str":"1","new_str":"11"}`,
+			"Error: /memories/f.md would be 11B, over the 10B limit for a memory file; nothing was written. Keep memories short: split the content or drop what is outdated."},
+		{`{"command":"insert","path":"/memories/f.md","insert_line":1,"insert_text":""}`, "The file /memories/f.md has been edited."},
+		{`{"command":"insert","path":"/memories/f.md","insert_line":1,"insert_text":"x"}`,
+			"Error: /memories/f.md would be 12B, over the 10B limit for a memory file; nothing was written. Keep memories short: split the content or drop what is outdated."},
+		{`{"command":"create","path":"/memories/nul.md","file_text":"a\u0000b"}`,
+			"Error: The new content of /memories/nul.md is not UTF-8 text (it contains a NUL byte or invalid UTF-8); nothing was written."},
+	} {
+		got, _ := run(t, tool, tc.in)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.in, diff)
+		}
+	}
+	after := snapshot(t, root)
+	delete(after, "ok.md")
+	if diff := cmp.Diff(before, after); diff != "" {
+		t.Errorf("files changed (-before +after):\n%s", diff)
+	}
+}
+
+func TestBinaryNotEdited(t *testing.T) {
+	tool, root := mustTool(t, nil)
+	mustWrite(t, root, map[string]string{"b.bin": "a\x00b\n"})
+	for _, in := range []string{
+		`{"command":"str_replace","path":"/memories/b.bin","old_str":"a","new_str":"c"}`,
+		`{"command":"insert","path":"/memories/b.bin","insert_line":0,"insert_text":"c"}`,
+	} {
+		got, _ := run(t, tool, in)
+		if want := "Error: /memories/b.bin is a binary file (it is not UTF-8 text); the memory tool only reads and edits text files."; got != want {
+			t.Errorf("%s = %q, want %q", in, got, want)
+		}
+	}
+	if got := snapshot(t, root)["b.bin"].Content; got != "a\x00b\n" {
+		t.Errorf("binary file changed to %q", got)
+	}
+}
+
+// TestBeforeChange checks the hooks' arguments on success and that a
+// refusing BeforeChange leaves everything as it was.
+func TestBeforeChange(t *testing.T) {
+	cmds := []struct {
+		in         string
+		wantBefore []string
+		wantAfter  string
+	}{
+		{`{"command":"create","path":"/memories/n/new.md","file_text":"n"}`, []string{"n/new.md"}, "create n/new.md"},
+		{`{"command":"str_replace","path":"/memories/a.md","old_str":"a","new_str":"b"}`, []string{"a.md"}, "str_replace a.md"},
+		{`{"command":"insert","path":"/memories/a.md","insert_line":0,"insert_text":"i"}`, []string{"a.md"}, "insert a.md"},
+		{`{"command":"delete","path":"/memories/d"}`, []string{"d"}, "delete d"},
+		{`{"command":"rename","old_path":"/memories/d/x.md","new_path":"/memories/e/y.md"}`, []string{"d/x.md", "e/y.md"}, "rename d/x.md e/y.md"},
+	}
+	for _, tc := range cmds {
+		var before, after []string
+		tool, root := mustTool(t, &Options{
+			BeforeChange: func(rel string) error { before = append(before, rel); return nil },
+			AfterChange:  func(op string, rels ...string) { after = append(after, op+" "+strings.Join(rels, " ")) },
+		})
+		mustWrite(t, root, map[string]string{"a.md": "a\n", "d/x.md": "x\n"})
+		mustRun(t, tool, tc.in)
+		if diff := cmp.Diff(tc.wantBefore, before); diff != "" {
+			t.Errorf("%s: BeforeChange (-want +got):\n%s", tc.in, diff)
+		}
+		if diff := cmp.Diff([]string{tc.wantAfter}, after); diff != "" {
+			t.Errorf("%s: AfterChange (-want +got):\n%s", tc.in, diff)
+		}
+	}
+
+	refuse := errors.New("journal full")
+	for _, tc := range cmds {
+		for n := range tc.wantBefore {
+			calls, afterCalled := 0, false
+			tool, root := mustTool(t, &Options{
+				BeforeChange: func(string) error {
+					if calls++; calls > n {
+						return refuse
+					}
+					return nil
+				},
+				AfterChange: func(string, ...string) { afterCalled = true },
+			})
+			mustWrite(t, root, map[string]string{"a.md": "a\n", "d/x.md": "x\n"})
+			snap := snapshot(t, root)
+			_, err := tool.Execute(context.Background(), json.RawMessage(tc.in))
+			if !errors.Is(err, refuse) || !strings.Contains(err.Error(), "was stopped before anything was modified: journal full") {
+				t.Errorf("%s refused at call %d: error %v", tc.in, n+1, err)
+			}
+			if afterCalled {
+				t.Errorf("%s: AfterChange called after a refusal", tc.in)
+			}
+			if diff := cmp.Diff(snap, snapshot(t, root)); diff != "" {
+				t.Errorf("%s: files changed (-before +after):\n%s", tc.in, diff)
+			}
+		}
+	}
+}
+
+func TestReadOnly(t *testing.T) {
+	called := false
+	tool, root := mustTool(t, &Options{ReadOnly: true, BeforeChange: func(string) error { called = true; return nil }})
+	mustWrite(t, root, map[string]string{"a.md": "a\n"})
+	before := snapshot(t, root)
+	mustRun(t, tool, `{"command":"view","path":"/memories/a.md"}`)
+	for _, in := range []string{
+		`{"command":"create","path":"/memories/b.md","file_text":"b"}`,
+		`{"command":"str_replace","path":"/memories/a.md","old_str":"a","new_str":"b"}`,
+		`{"command":"insert","path":"/memories/a.md","insert_line":0,"insert_text":"b"}`,
+		`{"command":"delete","path":"/memories/a.md"}`,
+		`{"command":"rename","old_path":"/memories/a.md","new_path":"/memories/b.md"}`,
+	} {
+		got, _ := run(t, tool, in)
+		if want := "Error: The memory directory is read-only here; only the view command is allowed."; got != want {
+			t.Errorf("%s = %q, want %q", in, got, want)
+		}
+	}
+	if called {
+		t.Error("BeforeChange called in read-only mode")
+	}
+	if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
+		t.Errorf("files changed (-before +after):\n%s", diff)
+	}
+}
+
+func TestMalformedInput(t *testing.T) {
+	tool, _ := mustTool(t, nil)
+	for _, tc := range []struct{ in, want string }{
+		{``, `Error: The memory tool input must be a JSON object with a "command" key.`},
+		{`[]`, `Error: The memory tool input must be a JSON object with a "command" key.`},
+		{`"view"`, `Error: The memory tool input must be a JSON object with a "command" key.`},
+		{`{"command":"view"`, `Error: The memory tool input is not valid JSON: unexpected end of JSON input.`},
+		{`{}`, `Error: The memory tool input has no "command" key; use one of view, create, str_replace, insert, delete, rename.`},
+		{`{"command":"undo_all"}`, `Error: Unknown memory tool command undo_all; use one of view, create, str_replace, insert, delete, rename.`},
+		{`{"command":7}`, `Error: Invalid memory tool input: key "command" must be a string, not a JSON number.`},
+		{`{"command":"view","path":["/memories"]}`, `Error: Invalid memory tool input: key "path" must be a string, not a JSON array.`},
+		{`{"command":"insert","path":"/memories/a","insert_line":"2","insert_text":"x"}`, `Error: Invalid memory tool input: key "insert_line" must be an integer, not a JSON string.`},
+		{`{"command":"create","path":"/memories/a","file_text":null}`, `Error: The create command needs the "file_text" key (the content of the new file).`},
+		{`{"command":"view"}`, `Error: The view command needs the "path" key (a path starting with /memories).`},
+		{`{"command":"create","file_text":"x"}`, `Error: The create command needs the "path" key (a path starting with /memories).`},
+		{`{"command":"create","path":"/memories/a"}`, `Error: The create command needs the "file_text" key (the content of the new file).`},
+		{`{"command":"str_replace","path":"/memories/a","new_str":"x"}`, `Error: The str_replace command needs the "old_str" key (the exact text to replace).`},
+		{`{"command":"str_replace","path":"/memories/a","old_str":"x"}`, `Error: The str_replace command needs the "new_str" key (the replacement text, which may be empty).`},
+		{`{"command":"insert","path":"/memories/a","insert_text":"x"}`, `Error: The insert command needs the "insert_line" key (the line after which to insert; 0 inserts at the top).`},
+		{`{"command":"insert","path":"/memories/a","insert_line":0}`, `Error: The insert command needs the "insert_text" key (the text to insert).`},
+		{`{"command":"delete"}`, `Error: The delete command needs the "path" key (a path starting with /memories).`},
+		{`{"command":"rename","new_path":"/memories/b"}`, `Error: The rename command needs the "old_path" key (a path starting with /memories).`},
+		{`{"command":"rename","old_path":"/memories/a"}`, `Error: The rename command needs the "new_path" key (a path starting with /memories).`},
+		{`{"command":"view","path":"/memories","extra":"ignored"}`, ""},
+	} {
+		got, isErr := run(t, tool, tc.in)
+		if tc.want == "" {
+			if isErr {
+				t.Errorf("%s: unexpected error %q", tc.in, got)
+			}
+			continue
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+func TestDefinition(t *testing.T) {
+	d := Definition()
+	if d.Name != "memory" || d.Description == "" {
+		t.Errorf("Definition() = %q, %q", d.Name, d.Description)
+	}
+	var schema struct {
+		Type       string `json:"type"`
+		Properties map[string]struct {
+			Type string   `json:"type"`
+			Enum []string `json:"enum"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if err := json.Unmarshal(d.InputSchema, &schema); err != nil {
+		t.Fatalf("schema is not JSON: %v", err)
+	}
+	if diff := cmp.Diff(Commands, schema.Properties["command"].Enum); diff != "" {
+		t.Errorf("command enum (-want +got):\n%s", diff)
+	}
+	// Every field of Command is in the schema, and nothing else.
+	var keys []string
+	ct := reflect.TypeFor[Command]()
+	for i := range ct.NumField() {
+		keys = append(keys, strings.Split(ct.Field(i).Tag.Get("json"), ",")[0])
+	}
+	var props []string
+	for k := range schema.Properties {
+		props = append(props, k)
+	}
+	slices.Sort(keys)
+	slices.Sort(props)
+	if diff := cmp.Diff(keys, props); diff != "" {
+		t.Errorf("schema properties (-Command fields +schema):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"command"}, schema.Required); diff != "" {
+		t.Errorf("required (-want +got):\n%s", diff)
+	}
+}
+
+// TestConcurrent runs writers and readers at once (meaningful under -race)
+// and checks that every edit landed.
+func TestConcurrent(t *testing.T) {
+	tool, root := mustTool(t, nil)
+	mustWrite(t, root, map[string]string{"log.md": ""})
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			mustRun(t, tool, fmt.Sprintf(`{"command":"insert","path":"/memories/log.md","insert_line":0,"insert_text":"w%d"}`, i))
+			mustRun(t, tool, fmt.Sprintf(`{"command":"create","path":"/memories/f%d.md","file_text":"x"}`, i))
+			mustRun(t, tool, `{"command":"view","path":"/memories"}`)
+		})
+	}
+	wg.Wait()
+	lines := strings.Split(strings.TrimSpace(snapshot(t, root)["log.md"].Content), "\n")
+	slices.Sort(lines)
+	if diff := cmp.Diff([]string{"w0", "w1", "w2", "w3", "w4", "w5", "w6", "w7"}, lines); diff != "" {
+		t.Errorf("log.md lines (-want +got):\n%s", diff)
+	}
+	checkNoTemp(t, root)
+}
+
+func TestContextCancelled(t *testing.T) {
+	tool, root := mustTool(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	text := "x"
+	if _, err := tool.Run(ctx, Command{Command: "create", Path: "/memories/a.md", FileText: &text}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Run with a cancelled context = %v, want context.Canceled", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "a.md")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("file created despite cancellation: %v", err)
+	}
+}
