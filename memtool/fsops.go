@@ -210,27 +210,30 @@ func (t *Tool) mkdirParents(rel string) error {
 // chmodDir sets 0700 through a descriptor, so the umask cannot widen or
 // narrow it and a swapped-in link cannot redirect it.
 func (t *Tool) chmodDir(rel string) error {
-	d, err := t.root.Open(native(rel))
-	if err != nil {
-		return ioError("create directory", MemoryPath(rel), err)
-	}
-	defer d.Close()
-	if err := d.Chmod(dirMode); err != nil {
-		return ioError("create directory", MemoryPath(rel), err)
-	}
-	return nil
+	return t.onDir(rel, "create directory", func(d *os.File) error { return d.Chmod(dirMode) })
 }
 
 // syncDir fsyncs a directory inside the root so that renames and creations
 // in it are durable. Filesystems that cannot fsync a directory are tolerated.
 func (t *Tool) syncDir(rel string) error {
+	return t.onDir(rel, "sync directory", func(d *os.File) error {
+		if err := d.Sync(); err != nil && !ignorableSyncError(err) {
+			return err
+		}
+		return nil
+	})
+}
+
+// onDir opens the directory rel through the root and applies fn to it,
+// reporting a failure as "Could not <what> <path>".
+func (t *Tool) onDir(rel, what string, fn func(*os.File) error) error {
 	d, err := t.root.Open(native(rel))
 	if err != nil {
-		return ioError("sync directory", MemoryPath(rel), err)
+		return ioError(what, MemoryPath(rel), err)
 	}
 	defer d.Close()
-	if err := d.Sync(); err != nil && !ignorableSyncError(err) {
-		return ioError("sync directory", MemoryPath(rel), err)
+	if err := fn(d); err != nil {
+		return ioError(what, MemoryPath(rel), err)
 	}
 	return nil
 }

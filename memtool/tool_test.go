@@ -410,24 +410,32 @@ func TestRename(t *testing.T) {
 // /memoriesfoo was read as /memories/foo.
 func TestMemoriesFoo(t *testing.T) {
 	tool, root := mustTool(t, nil)
-	mustWrite(t, root, map[string]string{"foo": "f"})
+	mustWrite(t, root, map[string]string{"foo": "f", "a.md": "a"})
 	before := snapshot(t, root)
-	for _, in := range []string{
-		`{"command":"view","path":"/memoriesfoo"}`,
-		`{"command":"create","path":"/memoriesfoo","file_text":"x"}`,
-		`{"command":"create","path":"/memoriesbar","file_text":"x"}`,
-		`{"command":"str_replace","path":"/memoriesfoo","old_str":"f","new_str":"g"}`,
-		`{"command":"insert","path":"/memoriesfoo","insert_line":0,"insert_text":"x"}`,
-		`{"command":"delete","path":"/memoriesfoo"}`,
-		`{"command":"rename","old_path":"/memoriesfoo","new_path":"/memories/bar"}`,
-	} {
-		got, isErr := run(t, tool, in)
-		if !isErr || !strings.Contains(got, "memory paths must be /memories or start with /memories/") {
-			t.Errorf("%s = %q, want the prefix error", in, got)
+	for _, p := range []string{"/memoriesfoo", "/memoriesbar/x.md"} {
+		for _, in := range commandsOn(t, p) {
+			got, isErr := run(t, tool, in)
+			if !isErr || !strings.Contains(got, "memory paths must be /memories or start with /memories/") {
+				t.Errorf("%s = %q, want the prefix error", in, got)
+			}
 		}
 	}
 	if diff := cmp.Diff(before, snapshot(t, root)); diff != "" {
 		t.Errorf("directory changed (-before +after):\n%s", diff)
+	}
+}
+
+// commandsOn returns every command, with p in each of its path arguments.
+func commandsOn(tb testing.TB, p string) []string {
+	tb.Helper()
+	return []string{
+		cmdJSON(tb, "command", "view", "path", p),
+		cmdJSON(tb, "command", "create", "path", p, "file_text", "pwned"),
+		cmdJSON(tb, "command", "str_replace", "path", p, "old_str", "secret", "new_str", "pwned"),
+		cmdJSON(tb, "command", "insert", "path", p, "insert_line", 0, "insert_text", "pwned"),
+		cmdJSON(tb, "command", "delete", "path", p),
+		cmdJSON(tb, "command", "rename", "old_path", p, "new_path", "/memories/stolen.md"),
+		cmdJSON(tb, "command", "rename", "old_path", "/memories/a.md", "new_path", p),
 	}
 }
 
@@ -458,15 +466,7 @@ func TestTraversal(t *testing.T) {
 		"/memories/.hidden",
 	}
 	for _, p := range hostile {
-		for _, in := range []string{
-			cmdJSON(t, "command", "view", "path", p),
-			cmdJSON(t, "command", "create", "path", p, "file_text", "pwned"),
-			cmdJSON(t, "command", "str_replace", "path", p, "old_str", "secret", "new_str", "pwned"),
-			cmdJSON(t, "command", "insert", "path", p, "insert_line", 0, "insert_text", "pwned"),
-			cmdJSON(t, "command", "delete", "path", p),
-			cmdJSON(t, "command", "rename", "old_path", p, "new_path", "/memories/stolen.md"),
-			cmdJSON(t, "command", "rename", "old_path", "/memories/a.md", "new_path", p),
-		} {
+		for _, in := range commandsOn(t, p) {
 			_, err := tool.Execute(context.Background(), json.RawMessage(in))
 			if !errors.Is(err, memdir.ErrInvalid) {
 				t.Errorf("%s: error %v, want ErrInvalid", in, err)
