@@ -84,42 +84,21 @@ func TestEveryKeywordHasVector(t *testing.T) {
 	}
 }
 
-func TestScanPositive(t *testing.T) {
+// TestPositive checks every positive vector in every context: Scan reports
+// its rule and nothing else, and Redact replaces the secret and keeps the
+// rest.
+func TestPositive(t *testing.T) {
 	pos, _ := vectors()
 	for _, p := range pos {
 		for _, c := range contexts {
 			t.Run(p.rule+"/"+p.name+"/"+c.name, func(t *testing.T) {
-				got := Scan(fmt.Sprintf(c.format, p.text()))
+				text := fmt.Sprintf(c.format, p.text())
 				want := []Match{{RuleID: p.rule, Label: Label(p.rule)}}
-				if diff := cmp.Diff(want, got); diff != "" {
+				if diff := cmp.Diff(want, Scan(text)); diff != "" {
 					t.Errorf("Scan (-want +got):\n%s", diff)
 				}
-			})
-		}
-	}
-}
-
-func TestScanNegative(t *testing.T) {
-	_, neg := vectors()
-	for _, n := range neg {
-		for _, c := range contexts {
-			t.Run(n.rule+"/"+n.name+"/"+c.name, func(t *testing.T) {
-				if got := Scan(fmt.Sprintf(c.format, n.text)); got != nil {
-					t.Errorf("Scan = %v, want nil", got)
-				}
-			})
-		}
-	}
-}
-
-func TestRedact(t *testing.T) {
-	pos, _ := vectors()
-	for _, p := range pos {
-		for _, c := range contexts {
-			t.Run(p.rule+"/"+p.name+"/"+c.name, func(t *testing.T) {
-				got := Redact(fmt.Sprintf(c.format, p.text()))
-				want := fmt.Sprintf(c.format, p.pre+Marker+p.post)
-				if diff := cmp.Diff(want, got); diff != "" {
+				got := Redact(text)
+				if diff := cmp.Diff(fmt.Sprintf(c.format, p.pre+Marker+p.post), got); diff != "" {
 					t.Errorf("Redact (-want +got):\n%s", diff)
 				}
 				if strings.Contains(got, p.secret) {
@@ -130,11 +109,19 @@ func TestRedact(t *testing.T) {
 	}
 }
 
-func TestRedactLeavesCleanTextAlone(t *testing.T) {
+// TestNegative checks every near miss in every context: Scan finds nothing
+// and Redact changes nothing.
+func TestNegative(t *testing.T) {
 	_, neg := vectors()
 	for _, n := range neg {
-		if got := Redact(n.text); got != n.text {
-			t.Errorf("%s/%s: Redact changed text without secrets:\n%q\n%q", n.rule, n.name, n.text, got)
+		for _, c := range contexts {
+			text := fmt.Sprintf(c.format, n.text)
+			if got := Scan(text); got != nil {
+				t.Errorf("%s/%s/%s: Scan = %v, want nil", n.rule, n.name, c.name, got)
+			}
+			if got := Redact(text); got != text {
+				t.Errorf("%s/%s/%s: Redact changed text without secrets:\n%q\n%q", n.rule, n.name, c.name, text, got)
+			}
 		}
 	}
 }
