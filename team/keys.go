@@ -1,0 +1,184 @@
+package team
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// MaxKeyBytes bounds the length of a key the server accepts.
+const MaxKeyBytes = 1024
+
+// SanitizeKey applies Claude Code's checks on a key received from a server
+// (sanitizePathKey): it rejects
+//   - a NUL byte;
+//   - URL-encoded traversal: percent-decoding changes the key and the result
+//     contains ".." or "/" (a malformed escape is tolerated, not decoded);
+//   - Unicode-normalised traversal: NFKC changes the key and the result
+//     contains "..", "/", "\" or NUL (fullwidth "．．／" becomes "../");
+//   - any backslash;
+//   - a leading "/".
+//
+// The error is a *KeyError wrapping [ErrInvalidKey].
+func SanitizeKey(key string) error {
+	if strings.IndexByte(key, 0) >= 0 {
+		return &KeyError{key, "contains a NUL byte"}
+	}
+	if dec, err := url.PathUnescape(key); err == nil && dec != key &&
+		(strings.Contains(dec, "..") || strings.Contains(dec, "/")) {
+		return &KeyError{key, "URL-decodes to a path traversal"}
+	}
+	if n := norm.NFKC.String(key); n != key &&
+		(strings.Contains(n, "..") || strings.ContainsAny(n, "/\\\x00")) {
+		return &KeyError{key, "Unicode-normalises (NFKC) to a path traversal"}
+	}
+	if strings.IndexByte(key, '\\') >= 0 {
+		return &KeyError{key, "contains a backslash"}
+	}
+	if strings.HasPrefix(key, "/") {
+		return &KeyError{key, "is absolute"}
+	}
+	return nil
+}
+
+// ValidateKey is the server's check on a key it is asked to store:
+// [SanitizeKey], and the key must be a canonical relative slash path
+// (non-empty, valid UTF-8, no control characters, no empty, "." or ".."
+// segment, at most MaxKeyBytes bytes). Clients may hold keys the server
+// would refuse; they skip them.
+func ValidateKey(key string) error {
+	if err := SanitizeKey(key); err != nil {
+		return err
+	}
+	switch {
+	case key == "":
+		return &KeyError{key, "is empty"}
+	case len(key) > MaxKeyBytes:
+		return &KeyError{key, fmt.Sprintf("is longer than %d bytes", MaxKeyBytes)}
+	case !utf8.ValidString(key):
+		return &KeyError{key, "is not valid UTF-8"}
+	}
+	for _, r := range key {
+		if r < 0x20 || r == 0x7f {
+			return &KeyError{key, "contains a control character"}
+		}
+	}
+	if key == "." || path.Clean(key) != key || !filepath.IsLocal(filepath.FromSlash(key)) {
+		return &KeyError{key, "is not a clean relative path (empty, \".\" or \"..\" segment)"}
+	}
+	return nil
+}
+
+// ValidateKeyPath checks a key received from a server and returns the
+// absolute path it names under teamDir (validateTeamMemKey). It applies
+// [SanitizeKey], then requires that
+//   - the lexically resolved path lies inside teamDir (compared with a
+//     trailing separator, so "team-evil" is not inside "team");
+//   - after resolving symlinks of the deepest existing ancestor, the real
+//     path lies inside the real teamDir. A dangling symlink on the way is
+//     rejected, a symlink loop is rejected, ENOTDIR and ENAMETOOLONG keep
+//     walking up, and any other error fails closed.
+//
+// If teamDir does not exist yet the symlink check is skipped: nothing under
+// it can be a link.
+//
+// The check protects against a hostile or compromised server. It does not
+// defend against a local process racing to plant symlinks between the check
+// and the write; such a process can write the user's files directly anyway.
+func ValidateKeyPath(teamDir, key string) (string, error) {
+	if err := SanitizeKey(key); err != nil {
+		return "", err
+	}
+	root, err := filepath.Abs(teamDir)
+	if err != nil {
+		return "", fmt.Errorf("team directory %s: %w", teamDir, err)
+	}
+	prefix := strings.TrimSuffix(root, string(filepath.Separator)) + string(filepath.Separator)
+	abs := filepath.Join(root, filepath.FromSlash(key))
+	if !strings.HasPrefix(abs, prefix) {
+		return "", &KeyError{key, "resolves outside the team directory"}
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return abs, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("team directory %s: cannot resolve symlinks: %w", teamDir, err)
+	}
+	real, err := realpathDeepestExisting(abs)
+	if err != nil {
+		return "", &KeyError{key, err.Error()}
+	}
+	if real != realRoot && !strings.HasPrefix(real, strings.TrimSuffix(realRoot, string(filepath.Separator))+string(filepath.Separator)) {
+		return "", &KeyError{key, "escapes the team directory through a symlink"}
+	}
+	return abs, nil
+}
+
+// realpathDeepestExisting resolves the symlinks of the deepest existing
+// ancestor of p and re-joins the missing tail.
+func realpathDeepestExisting(p string) (string, error) {
+	var tail []string
+	cur := p
+	for {
+		real, err := filepath.EvalSymlinks(cur)
+		if err == nil {
+			for i := len(tail) - 1; i >= 0; i-- {
+				real = filepath.Join(real, tail[i])
+			}
+			return real, nil
+		}
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if fi, lerr := os.Lstat(cur); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				return "", fmt.Errorf("goes through a dangling symlink at %s", cur)
+			}
+		case errors.Is(err, syscall.ELOOP):
+			return "", fmt.Errorf("goes through a symlink loop at %s", cur)
+		case errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.ENAMETOOLONG):
+		default:
+			// Includes filepath's own "too many links" error for loops.
+			return "", fmt.Errorf("cannot resolve symlinks at %s: %v", cur, err)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return "", fmt.Errorf("no existing ancestor of %s", p)
+		}
+		tail = append(tail, filepath.Base(cur))
+		cur = parent
+	}
+}
+
+// NormalizeRepo checks a repository name of the form "owner/name" (GitHub's
+// character set: letters, digits, '-', '_', '.') and returns it in lower
+// case, because GitHub names are case-insensitive and two clones of one
+// repository must share one team memory. The error wraps [ErrInvalidRepo].
+func NormalizeRepo(repo string) (string, error) {
+	owner, name, ok := strings.Cut(repo, "/")
+	if !ok || !repoPart(owner) || !repoPart(name) {
+		return "", fmt.Errorf("%q: %w", repo, ErrInvalidRepo)
+	}
+	return strings.ToLower(repo), nil
+}
+
+func repoPart(s string) bool {
+	if s == "" || s == "." || s == ".." || len(s) > 100 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,246 @@
+// Package sqlite stores team memory in one SQLite file, through the pure-Go
+// modernc.org/sqlite driver. It is the default store of `memdir serve`.
+//
+// The database runs in WAL mode, so reads never wait for a writer, with a
+// busy timeout and foreign keys on. Every write transaction starts with
+// BEGIN IMMEDIATE, which takes the database write lock up front: writers
+// are serialised by SQLite, which is where the If-Match comparison happens.
+// Several processes on one machine may open the same file; a network
+// filesystem is not safe for SQLite's locks, use PostgreSQL for several
+// machines.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/team"
+	"github.com/memdir/memdir/team/internal/migrate"
+	"github.com/memdir/memdir/team/internal/sqlstore"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// FileName is the database's file name under memdir's data directory.
+const FileName = "team.db"
+
+// DefaultPath returns the default database file: team.db under
+// memdir.DataDir.
+func DefaultPath(lookup memdir.LookupEnvFunc) (string, error) {
+	dir, err := memdir.DataDir(lookup)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, FileName), nil
+}
+
+// Options configures Open. A nil *Options means the defaults.
+type Options struct {
+	// BusyTimeout is how long a writer waits for the write lock;
+	// 0 means 10 s.
+	BusyTimeout time.Duration
+	// Logger receives migration messages; nil discards them.
+	Logger *slog.Logger
+}
+
+// Store is a team.Store in a SQLite file.
+type Store struct {
+	*sqlstore.Store
+	db *sql.DB
+}
+
+var _ team.Store = (*Store)(nil)
+
+// Open opens (creating if needed, with mode 0600 in a 0700 directory) the
+// database at path and applies pending migrations.
+func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if path == "" || strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("sqlite database path %q: empty or contains '?' or '#': %w", path, memdir.ErrInvalid)
+	}
+	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("sqlite database %s: %w", path, err)
+	}
+	// SQLite creates the file 0644; create it first so it is private, and
+	// the -wal and -shm files SQLite derives from it follow.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite database %s: %w", path, err)
+	}
+	f.Close()
+	busy := opts.BusyTimeout
+	if busy <= 0 {
+		busy = 10 * time.Second
+	}
+	dsn := fmt.Sprintf("%s?_busy_timeout=%d&_journal_mode=WAL&_foreign_keys=1&_synchronous=NORMAL&_txlock=immediate",
+		path, busy.Milliseconds())
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite database %s: %w", path, err)
+	}
+	a := &adapter{db: db}
+	if err := a.migrate(ctx, log, path); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &Store{Store: sqlstore.New(a, "sqlite "+path), db: db}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+func (a *adapter) migrate(ctx context.Context, log *slog.Logger, path string) error {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	ms, err := migrate.Load(sub)
+	if err != nil {
+		return err
+	}
+	// An immediate transaction holds the write lock from the start, so a
+	// second process opening the database at the same moment waits and then
+	// finds the migrations applied.
+	return a.WriteTx(ctx, func(q sqlstore.Querier) error {
+		if err := q.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+migrate.TableName+` (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+			return fmt.Errorf("sqlite database %s: create migrations table: %w", path, err)
+		}
+		for _, m := range ms {
+			var one int
+			err := q.QueryRow(ctx, `SELECT 1 FROM `+migrate.TableName+` WHERE version = $1`, m.Version).Scan(&one)
+			if err == nil {
+				continue
+			}
+			if !errors.Is(err, sqlstore.ErrNoRows) {
+				return err
+			}
+			if err := q.Exec(ctx, m.SQL); err != nil {
+				return fmt.Errorf("sqlite database %s: migration %s: %w", path, m.Name, err)
+			}
+			if err := q.Exec(ctx, `INSERT INTO `+migrate.TableName+` (version, name, applied_at) VALUES ($1, $2, $3)`,
+				m.Version, m.Name, time.Now().UnixMilli()); err != nil {
+				return err
+			}
+			log.Info("applied migration", "db", path, "migration", m.Name)
+		}
+		return nil
+	})
+}
+
+// adapter implements sqlstore.DB over database/sql.
+type adapter struct {
+	db *sql.DB
+}
+
+func (a *adapter) ReadTx(ctx context.Context, fn func(sqlstore.Querier) error) error {
+	return a.tx(ctx, &sql.TxOptions{ReadOnly: true}, fn)
+}
+
+func (a *adapter) WriteTx(ctx context.Context, fn func(sqlstore.Querier) error) error {
+	return a.tx(ctx, nil, fn)
+}
+
+func (a *adapter) tx(ctx context.Context, opts *sql.TxOptions, fn func(sqlstore.Querier) error) error {
+	tx, err := a.db.BeginTx(ctx, opts)
+	if err != nil {
+		return busy(err)
+	}
+	if err := fn(querier{tx}); err != nil {
+		tx.Rollback()
+		return busy(err)
+	}
+	return busy(tx.Commit())
+}
+
+// busy marks SQLITE_BUSY (the busy timeout expired) as ErrUnavailable, so
+// the server answers 503 and clients retry.
+func busy(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY {
+		return fmt.Errorf("%w: %v", team.ErrUnavailable, err)
+	}
+	return err
+}
+
+func (a *adapter) Ping(ctx context.Context) error { return a.db.PingContext(ctx) }
+
+func (a *adapter) ForUpdate() string { return "" }
+
+func (a *adapter) IsUniqueViolation(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+}
+
+type querier struct{ tx *sql.Tx }
+
+var (
+	placeholder = regexp.MustCompile(`\$([0-9]+)`)
+	rebound     sync.Map // query -> query with ?N placeholders
+)
+
+// rebind turns $N placeholders into SQLite's numbered ?N form.
+func rebind(q string) string {
+	if v, ok := rebound.Load(q); ok {
+		return v.(string)
+	}
+	r := placeholder.ReplaceAllString(q, "?$1")
+	rebound.Store(q, r)
+	return r
+}
+
+func (q querier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	rows, err := q.tx.QueryContext(ctx, rebind(query), args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
+func (q querier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return sqlRow{q.tx.QueryRowContext(ctx, rebind(query), args...)}
+}
+
+func (q querier) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := q.tx.ExecContext(ctx, rebind(query), args...)
+	return err
+}
+
+type sqlRow struct{ r *sql.Row }
+
+func (r sqlRow) Scan(dest ...any) error {
+	err := r.r.Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return sqlstore.ErrNoRows
+	}
+	return err
+}
+
+type sqlRows struct{ *sql.Rows }
+
+func (r sqlRows) Close() { r.Rows.Close() }
