@@ -3,9 +3,9 @@
 //
 // Team memory is synced to a server and from there to every collaborator on a
 // repository. A memory that quotes an API key or a private key would hand it
-// to all of them, so the team client skips such files on push, the server
-// rejects them on upload, and the write-time guard refuses them outright. All
-// three ask this package.
+// to all of them, so the team client skips such files on push and the server
+// rejects them on upload; a write-time guard (Claude Code refuses Write and
+// Edit of such content on team paths) asks the same question.
 //
 // The scanner is a heuristic. It knows the public formats of 36 kinds of
 // credential (prefixes, lengths, alphabets; see [Rules]) and nothing else: a
