@@ -1,0 +1,581 @@
+package checkpoint
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/internal/flock"
+)
+
+// maxSnapshots is Claude Code's MAX_SNAPSHOTS: older snapshots are evicted.
+const maxSnapshots = 100
+
+// DefaultMaxFileSize is the largest file a checkpoint backs up or diffs by
+// default.
+const DefaultMaxFileSize = 64 << 20
+
+// backupWorkers bounds the files backed up at once by Snapshot: copying is
+// mostly waiting for fsync, which overlaps well.
+const backupWorkers = 8
+
+// Options configures a History. The zero value and nil mean defaults.
+type Options struct {
+	// Cwd is the directory relative paths given to Track are resolved
+	// against, and, when the session has no log yet, the session's original
+	// working directory, which tracking paths are relative to. Later
+	// processes use the directory recorded in the log, so a rewind started
+	// from a subdirectory still restores the right files. Default: the
+	// process's working directory.
+	Cwd string
+	// Now is the clock for snapshot and backup times; it is called from
+	// several goroutines at once. Default: time.Now.
+	Now func() time.Time
+	// Logger receives debug messages. Default: discard.
+	Logger *slog.Logger
+	// MaxFileSize is the largest file backed up, in bytes; larger ones are
+	// refused with an error naming them. Default: DefaultMaxFileSize.
+	MaxFileSize int64
+}
+
+// History is one session's file history. Its methods are safe for concurrent
+// use, and other processes may work on the same session at the same time.
+type History struct {
+	configHome string
+	session    string
+	dir        string
+	cwd        string
+	now        func() time.Time
+	logger     *slog.Logger
+	// wall reads the real clock, which the change check compares with
+	// filesystem timestamps; tests replace it.
+	wall func() time.Time
+
+	maxFileSize int64
+	stats       counters
+
+	mu    sync.Mutex // guards cache; held with the directory lock
+	cache *logFile
+}
+
+type counters struct{ read, written, logRead, logWritten atomic.Int64 }
+
+// Stats counts the bytes a History has moved since it was created.
+type Stats struct {
+	// BytesRead is content read from tracked files and backups. A snapshot
+	// of unchanged files adds nothing to it.
+	BytesRead int64 `json:"bytesRead"`
+	// BytesWritten is content written to backups and restored files.
+	BytesWritten int64 `json:"bytesWritten"`
+	// LogBytesRead and LogBytesWritten count the state log.
+	LogBytesRead    int64 `json:"logBytesRead"`
+	LogBytesWritten int64 `json:"logBytesWritten"`
+}
+
+// Stats returns the byte counters.
+func (h *History) Stats() Stats {
+	return Stats{
+		BytesRead:       h.stats.read.Load(),
+		BytesWritten:    h.stats.written.Load(),
+		LogBytesRead:    h.stats.logRead.Load(),
+		LogBytesWritten: h.stats.logWritten.Load(),
+	}
+}
+
+// New returns the history of session sessionID, kept under
+// <configHome>/file-history/<sessionID>. Nothing is read or created until
+// the first operation.
+func New(configHome, sessionID string, opts *Options) (*History, error) {
+	if err := checkSessionID(sessionID); err != nil {
+		return nil, err
+	}
+	if configHome == "" {
+		return nil, fmt.Errorf("checkpoint: empty config directory: %w", memdir.ErrInvalid)
+	}
+	configHome, err := filepath.Abs(configHome)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: config directory %s: %w", configHome, err)
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	h := &History{
+		configHome:  configHome,
+		session:     sessionID,
+		dir:         filepath.Join(configHome, "file-history", sessionID),
+		cwd:         opts.Cwd,
+		now:         opts.Now,
+		logger:      opts.Logger,
+		wall:        time.Now,
+		maxFileSize: opts.MaxFileSize,
+	}
+	if h.cwd == "" {
+		if h.cwd, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("checkpoint: working directory: %w", err)
+		}
+	}
+	if h.cwd, err = filepath.Abs(h.cwd); err != nil {
+		return nil, fmt.Errorf("checkpoint: working directory %s: %w", opts.Cwd, err)
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if h.logger == nil {
+		h.logger = slog.New(slog.DiscardHandler)
+	}
+	if h.maxFileSize <= 0 {
+		h.maxFileSize = DefaultMaxFileSize
+	}
+	return h, nil
+}
+
+// Session returns the session id.
+func (h *History) Session() string { return h.session }
+
+// Dir returns the session's directory of backups.
+func (h *History) Dir() string { return h.dir }
+
+func (h *History) logPath() string { return filepath.Join(h.dir, LogName) }
+
+// errNoSession reports a session that has no history yet.
+func (h *History) errNoSession() error {
+	return fmt.Errorf("no checkpoints for session %s (looked in %s): %w", h.session, h.dir, memdir.ErrNotFound)
+}
+
+// txn is what an operation sees while it holds the session's locks.
+type txn struct {
+	h  *History
+	lf *logFile
+}
+
+// st returns the current state; it is replaced by commit and replace.
+func (t *txn) st() *state { return t.lf.st }
+
+// commit appends entries to the log durably and folds them into the state.
+// It folds first, into a copy, so an entry that does not fold is never
+// written and the log cannot hold a line that breaks every reader.
+func (t *txn) commit(entries ...any) error {
+	next := t.lf.st.copy()
+	if err := t.h.fold(next, entries); err != nil {
+		return err
+	}
+	if err := t.h.appendLog(t.lf, entries...); err != nil {
+		t.h.cache = nil
+		return err
+	}
+	t.lf.st = next
+	return nil
+}
+
+// replace atomically rewrites the whole log to hold st.
+func (t *txn) replace(st *state) error {
+	data, next, err := compactData(t.h.session, st)
+	if err != nil {
+		return err
+	}
+	lf, err := t.h.replaceLog(data, next)
+	if err != nil {
+		t.h.cache = nil
+		return err
+	}
+	*t.lf = *lf
+	return nil
+}
+
+// locked runs fn holding the in-process mutex and the session directory's
+// lock, with the log read up to date. With create, a missing session
+// directory and log are created; without, a missing session is ErrNotFound.
+func (h *History) locked(ctx context.Context, create bool, fn func(t *txn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if create {
+		if err := h.makeDir(); err != nil {
+			return err
+		}
+	} else if err := checkDirNoLink(h.dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return h.errNoSession()
+		}
+		return fmt.Errorf("session directory %s: %w", h.dir, err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	lock, err := flock.Acquire(ctx, h.dir)
+	if err != nil {
+		return fmt.Errorf("checkpoint session %s: %w", h.session, err)
+	}
+	defer lock.Unlock()
+
+	lf, err := h.readLog(h.cache)
+	if err != nil {
+		h.cache = nil
+		return err
+	}
+	if lf.st == nil {
+		if !create {
+			return h.errNoSession()
+		}
+		if lf, err = h.createLog(h.cwd); err != nil {
+			return err
+		}
+	}
+	h.cache = lf
+	err = fn(&txn{h: h, lf: lf})
+	if h.cache != nil && lf.st.dead() > len(lf.st.snapshots)+32 {
+		if cerr := (&txn{h: h, lf: lf}).replace(lf.st); cerr != nil {
+			// The appended entries are durable; only the tidying failed.
+			err = errors.Join(err, cerr)
+		} else {
+			h.logger.Debug("compacted checkpoint log", "path", h.logPath(), "snapshots", len(lf.st.snapshots))
+		}
+	}
+	return err
+}
+
+// fold applies entries this process just appended, through the same code
+// that reads them back.
+func (h *History) fold(st *state, entries []any) error {
+	for _, e := range entries {
+		var ae anyEntry
+		switch e := e.(type) {
+		case snapshotEntry:
+			ae = anyEntry{Type: e.Type, MessageID: e.MessageID, Snapshot: &e.Snapshot, Sequence: e.Sequence}
+		case trackEntry:
+			ae = anyEntry{Type: e.Type, MessageID: e.MessageID, TrackingPath: e.TrackingPath, Backup: &e.Backup}
+		default:
+			return fmt.Errorf("internal error: unknown entry %T", e)
+		}
+		if err := st.apply(&ae); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// makeDir creates <configHome>/file-history/<session>, 0700, and refuses one
+// reached through a symbolic link below configHome.
+func (h *History) makeDir() error {
+	if err := atomicfile.MkdirAll(h.dir, 0o700); err != nil {
+		return fmt.Errorf("create checkpoint directory %s: %w", h.dir, err)
+	}
+	for _, d := range []string{filepath.Dir(h.dir), h.dir} {
+		if err := checkDirNoLink(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TrackResult says what Track did.
+type TrackResult struct {
+	// Path is the tracking path: relative to the session's original working
+	// directory when inside it, else absolute.
+	Path string `json:"path"`
+	// Backup is the file's entry in the latest snapshot.
+	Backup Backup `json:"backup"`
+	// AlreadyTracked is true when the latest snapshot already had the file,
+	// in which case nothing was written.
+	AlreadyTracked bool `json:"alreadyTracked"`
+	// Sequence is the snapshot the file was added to.
+	Sequence int `json:"sequence"`
+}
+
+// Track is called before a file is edited or created: unless the latest
+// snapshot already has the file, it backs up the file's current content (or
+// records that it does not exist yet) and adds it to the latest snapshot. If
+// the session has no snapshot yet, one is started for messageID.
+func (h *History) Track(ctx context.Context, path, messageID string) (*TrackResult, error) {
+	if err := checkMessageID(messageID); err != nil {
+		return nil, err
+	}
+	abs, err := resolveArg(h.cwd, path)
+	if err != nil {
+		return nil, err
+	}
+	if within(h.dir, abs) {
+		return nil, fmt.Errorf("refusing to track %s: it is inside the checkpoint directory %s: %w", abs, h.dir, memdir.ErrInvalid)
+	}
+	var res *TrackResult
+	err = h.locked(ctx, true, func(t *txn) error {
+		st := t.st()
+		key := trackingPath(st.cwd, abs)
+		if last := st.latest(); last != nil {
+			if b, ok := last.Files[key]; ok {
+				res = &TrackResult{Path: key, Backup: b, AlreadyTracked: true, Sequence: last.Sequence}
+				return nil
+			}
+		}
+		// A file tracked before but missing from the latest snapshot gets a
+		// new version rather than overwriting its v1.
+		v := 1
+		for _, s := range st.snapshots {
+			if b, ok := s.Files[key]; ok && b.Version >= v {
+				v = b.Version + 1
+			}
+		}
+		b, err := h.backupFile(st.cwd, abs, v)
+		if err != nil {
+			return err
+		}
+		if last := st.latest(); last != nil {
+			res = &TrackResult{Path: key, Backup: b, Sequence: last.Sequence}
+			return t.commit(trackEntry{Type: typeTrack, MessageID: messageID, TrackingPath: key, Backup: b})
+		}
+		s := &Snapshot{MessageID: messageID, Sequence: st.sequence + 1, Time: h.now(), Files: map[string]Backup{key: b}}
+		res = &TrackResult{Path: key, Backup: b, Sequence: s.Sequence}
+		return t.commit(newSnapshotEntry(s))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// FileError is a problem with one tracked file.
+type FileError struct {
+	Path string // the tracking path
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
+
+// MarshalJSON writes {"path": ..., "error": ...}.
+func (e *FileError) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Path  string `json:"path"`
+		Error string `json:"error"`
+	}{e.Path, e.Err.Error()})
+}
+
+// SnapshotResult says what Snapshot recorded.
+type SnapshotResult struct {
+	Snapshot Snapshot `json:"snapshot"`
+	// Changed lists files given a new version, Deleted files that no longer
+	// exist (null entries), both sorted; Unchanged counts the files whose
+	// backup was reused.
+	Changed   []string `json:"changed"`
+	Deleted   []string `json:"deleted"`
+	Unchanged int      `json:"unchanged"`
+	// Evicted counts the oldest snapshots dropped to stay at 100.
+	Evicted int `json:"evicted"`
+	// Problems lists files that could not be checked or backed up; each
+	// keeps its previous entry in the new snapshot.
+	Problems []*FileError `json:"problems,omitempty"`
+}
+
+// Err returns the problems joined into one error, or nil.
+func (r *SnapshotResult) Err() error {
+	errs := make([]error, len(r.Problems))
+	for i, p := range r.Problems {
+		errs[i] = p
+	}
+	return errors.Join(errs...)
+}
+
+// Snapshot is called when a user turn starts. It records a new snapshot for
+// messageID in which every tracked file has its latest backup when
+// unchanged (found by stat alone unless size, mode or times say otherwise),
+// a new version when changed, or a null entry when gone, and evicts the
+// oldest snapshot beyond 100. A file that cannot be read keeps its previous
+// entry and is listed in the result's Problems; the snapshot is recorded all
+// the same.
+func (h *History) Snapshot(ctx context.Context, messageID string) (*SnapshotResult, error) {
+	if err := checkMessageID(messageID); err != nil {
+		return nil, err
+	}
+	var res *SnapshotResult
+	err := h.locked(ctx, true, func(t *txn) error {
+		var e any
+		var err error
+		res, e, err = h.snapshotLocked(ctx, t.st(), messageID)
+		if err != nil {
+			return err
+		}
+		return t.commit(e)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// snapshotLocked builds the next snapshot and its log entry; the caller holds
+// the lock and appends the entry.
+func (h *History) snapshotLocked(ctx context.Context, st *state, messageID string) (*SnapshotResult, any, error) {
+	prev := st.latest()
+	var keys []string
+	if prev != nil {
+		keys = slices.Sorted(maps.Keys(prev.Files))
+	}
+	type outcome struct {
+		b    Backup
+		kind int // 0 unchanged, 1 changed, 2 deleted
+		err  error
+	}
+	out := make([]outcome, len(keys))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, backupWorkers)
+	for i, key := range keys {
+		if err := ctx.Err(); err != nil {
+			wg.Wait()
+			return nil, nil, err
+		}
+		latest := prev.Files[key]
+		abs := expand(st.cwd, key)
+		fi, err := lstatMaybe(abs)
+		switch {
+		case err != nil:
+			out[i] = outcome{b: latest, err: fmt.Errorf("stat %s: %w", abs, err)}
+			continue
+		case fi == nil && !latest.Exists():
+			out[i] = outcome{b: latest}
+			continue
+		case fi == nil:
+			out[i] = outcome{b: Backup{Version: latest.Version + 1, Time: h.now()}, kind: 2}
+			continue
+		}
+		if err := checkRegular(fi, abs); err != nil {
+			out[i] = outcome{b: latest, err: err}
+			continue
+		}
+		if latest.Exists() {
+			// The stat-only fast path runs inline; only content work is
+			// handed to the pool.
+			if bfi, err := os.Lstat(filepath.Join(h.dir, latest.Name)); err == nil && fastUnchanged(fi, bfi) {
+				out[i] = outcome{b: latest}
+				continue
+			}
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ch, err := h.changed(abs, fi, latest, true)
+			if err != nil {
+				out[i] = outcome{b: latest, err: err}
+				return
+			}
+			if !ch {
+				out[i] = outcome{b: latest}
+				return
+			}
+			b, err := h.backupFile(st.cwd, abs, latest.Version+1)
+			switch {
+			case err != nil:
+				out[i] = outcome{b: latest, err: err}
+			case b.Exists():
+				out[i] = outcome{b: b, kind: 1}
+			default:
+				out[i] = outcome{b: b, kind: 2}
+			}
+		}()
+	}
+	wg.Wait()
+
+	s := &Snapshot{MessageID: messageID, Sequence: st.sequence + 1, Time: h.now(), Files: make(map[string]Backup, len(keys))}
+	res := &SnapshotResult{Changed: []string{}, Deleted: []string{}}
+	for i, key := range keys {
+		o := out[i]
+		s.Files[key] = o.b
+		switch {
+		case o.err != nil:
+			res.Problems = append(res.Problems, &FileError{Path: key, Err: o.err})
+		case o.kind == 1:
+			res.Changed = append(res.Changed, key)
+		case o.kind == 2:
+			res.Deleted = append(res.Deleted, key)
+		default:
+			res.Unchanged++
+		}
+	}
+	res.Snapshot = s.clone()
+	res.Evicted = max(0, len(st.snapshots)+1-maxSnapshots)
+	return res, newSnapshotEntry(s), nil
+}
+
+// fastUnchanged is the part of the change check that needs no reading: same
+// mode and size, and the file last changed before its backup was written.
+func fastUnchanged(fi, bfi fs.FileInfo) bool {
+	return sameShape(fi, bfi) && lastChange(fi).Before(bfi.ModTime())
+}
+
+// sameShape reports whether a file and its backup agree on what stat shows
+// besides times: the backup is a plain file with the same mode and size.
+func sameShape(fi, bfi fs.FileInfo) bool {
+	return bfi.Mode().IsRegular() && modeBits(fi.Mode()) == modeBits(bfi.Mode()) && fi.Size() == bfi.Size()
+}
+
+// lastChange is the later of a file's modification and inode change times.
+func lastChange(fi fs.FileInfo) time.Time {
+	last := fi.ModTime()
+	if ct := changeTime(fi); ct.After(last) {
+		last = ct
+	}
+	return last
+}
+
+// Snapshots returns the session's snapshots, oldest first.
+func (h *History) Snapshots(ctx context.Context) ([]Snapshot, error) {
+	var out []Snapshot
+	err := h.locked(ctx, false, func(t *txn) error {
+		st := t.st()
+		out = make([]Snapshot, len(st.snapshots))
+		for i, s := range st.snapshots {
+			out[i] = s.clone()
+		}
+		return nil
+	})
+	return out, err
+}
+
+// OriginalCwd returns the working directory recorded when the session's log
+// was created, which relative tracking paths are based on.
+func (h *History) OriginalCwd(ctx context.Context) (string, error) {
+	var cwd string
+	err := h.locked(ctx, false, func(t *txn) error {
+		cwd = t.st().cwd
+		return nil
+	})
+	return cwd, err
+}
+
+// findLast returns the last snapshot for messageID.
+func (h *History) findLast(st *state, messageID string) (*Snapshot, error) {
+	for i := len(st.snapshots) - 1; i >= 0; i-- {
+		if st.snapshots[i].MessageID == messageID {
+			return st.snapshots[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no snapshot for message %q in session %s (it may have been evicted; see 'memdir checkpoint list'): %w", messageID, h.session, memdir.ErrNotFound)
+}
+
+// trackedKeys returns every tracking path in the retained snapshots, sorted.
+func trackedKeys(st *state) []string {
+	seen := map[string]bool{}
+	for _, s := range st.snapshots {
+		for k := range s.Files {
+			seen[k] = true
+		}
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, cmp.Compare)
+	return keys
+}
