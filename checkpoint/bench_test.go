@@ -1,0 +1,164 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// trackFiles creates n files of size bytes in e's project and tracks them.
+func trackFiles(tb testing.TB, e env, h *History, n, size int) []string {
+	tb.Helper()
+	snapshot(tb, h, "setup")
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("src/d%02d/f%04d.txt", i%50, i)
+		e.write(tb, names[i], fileContent(i, 0, size))
+		track(tb, h, names[i], "setup")
+	}
+	return names
+}
+
+// fileContent is size bytes of text lines that differ per file and round.
+func fileContent(i, round, size int) string {
+	line := fmt.Sprintf("file %d round %d: the quick brown fox\n", i, round)
+	return strings.Repeat(line, size/len(line)+1)[:size]
+}
+
+// backupDisk sums the disk blocks of the backups in dir (not the log).
+func backupDisk(tb testing.TB, dir string) int64 {
+	tb.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var total int64
+	for _, de := range ents {
+		if de.Name() == LogName {
+			continue
+		}
+		fi, err := de.Info()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		total += diskUsage(fi)
+	}
+	return total
+}
+
+func TestUnchangedSnapshotsAreStatOnlyAndUseNoDisk(t *testing.T) {
+	e := newEnv(t)
+	h := e.history(t, "statonly")
+	// Pretend the files were written long ago, as the fast path's refresh
+	// waits until a file's last change is safely in the past.
+	h.wall = func() time.Time { return time.Now().Add(time.Hour) }
+	names := trackFiles(t, e, h, 50, 4096)
+	snapshot(t, h, "warm-up") // compares content at most once per file
+	disk := backupDisk(t, h.Dir())
+	entriesBefore := entries(t, h)
+	before := h.Stats()
+	for i := range 20 {
+		r := snapshot(t, h, fmt.Sprintf("m%d", i))
+		if r.Unchanged != len(names) {
+			t.Fatalf("snapshot %d: %d unchanged, want %d", i, r.Unchanged, len(names))
+		}
+	}
+	after := h.Stats()
+	if got := after.BytesRead - before.BytesRead; got != 0 {
+		t.Errorf("20 snapshots of unchanged files read %d bytes of content, want 0", got)
+	}
+	if got := backupDisk(t, h.Dir()) - disk; got != 0 {
+		t.Errorf("20 snapshots of unchanged files used %d more bytes of disk, want 0", got)
+	}
+	if got := entries(t, h); len(got) != len(entriesBefore) {
+		t.Errorf("entries changed: %d, want %d", len(got), len(entriesBefore))
+	}
+}
+
+// BenchmarkSnapshotUnchanged1000 is a user turn with 1,000 tracked files,
+// none edited: it must stay stat-only (content-bytes-read/op 0).
+func BenchmarkSnapshotUnchanged1000(b *testing.B) {
+	e := newEnv(b)
+	h := e.history(b, "bench")
+	trackFiles(b, e, h, 1000, 1024)
+	// Let the files' change times fall safely behind the wall clock, then
+	// take one snapshot that may compare content (and so makes later checks
+	// stat-only), exactly as a real session would.
+	time.Sleep(refreshAfter + 200*time.Millisecond)
+	snapshot(b, h, "warm-up")
+	before := h.Stats()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, err := h.Snapshot(context.Background(), "m")
+		if err != nil || r.Unchanged != 1000 {
+			b.Fatalf("snapshot: %v, %d unchanged", err, r.Unchanged)
+		}
+	}
+	b.StopTimer()
+	s := h.Stats()
+	b.ReportMetric(float64(s.BytesRead-before.BytesRead)/float64(b.N), "content-bytes-read/op")
+	b.ReportMetric(float64(s.BytesWritten-before.BytesWritten)/float64(b.N), "backup-bytes-written/op")
+	b.ReportMetric(float64(s.LogBytesRead-before.LogBytesRead)/float64(b.N), "log-bytes-read/op")
+	b.ReportMetric(float64(s.LogBytesWritten-before.LogBytesWritten)/float64(b.N), "log-bytes-written/op")
+}
+
+// BenchmarkSnapshotChanged1000x10KB is a user turn after an edit of every one
+// of 1,000 tracked 10 KB files: each gets a new backup version.
+func BenchmarkSnapshotChanged1000x10KB(b *testing.B) {
+	const n, size = 1000, 10 << 10
+	e := newEnv(b)
+	h := e.history(b, "bench")
+	names := trackFiles(b, e, h, n, size)
+	before := h.Stats()
+	b.SetBytes(n * size)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		for j, name := range names {
+			e.write(b, name, fileContent(j, i+1, size))
+		}
+		b.StartTimer()
+		r, err := h.Snapshot(context.Background(), "m")
+		if err != nil || len(r.Changed) != n {
+			b.Fatalf("snapshot: %v, %d changed", err, len(r.Changed))
+		}
+	}
+	b.StopTimer()
+	s := h.Stats()
+	b.ReportMetric(float64(s.BytesRead-before.BytesRead)/float64(b.N), "content-bytes-read/op")
+	b.ReportMetric(float64(s.BytesWritten-before.BytesWritten)/float64(b.N), "backup-bytes-written/op")
+}
+
+// BenchmarkDiskUnchanged100Snapshots takes 100 snapshots of 100 unchanged
+// 10 KB files and reports the disk the backups gained: it must be zero,
+// every snapshot reusing the existing backup entries.
+func BenchmarkDiskUnchanged100Snapshots(b *testing.B) {
+	var extra, logBytes int64
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		e := newEnv(b)
+		h := e.history(b, "bench")
+		trackFiles(b, e, h, 100, 10<<10)
+		snapshot(b, h, "first")
+		disk := backupDisk(b, h.Dir())
+		b.StartTimer()
+		for j := range 100 {
+			if _, err := h.Snapshot(context.Background(), fmt.Sprintf("m%d", j)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		extra += backupDisk(b, h.Dir()) - disk
+		fi, err := os.Stat(filepath.Join(h.Dir(), LogName))
+		if err != nil {
+			b.Fatal(err)
+		}
+		logBytes += fi.Size()
+	}
+	b.ReportMetric(float64(extra)/float64(b.N), "extra-backup-disk-bytes/op")
+	b.ReportMetric(float64(logBytes)/float64(b.N), "log-bytes")
+}
