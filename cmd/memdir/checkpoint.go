@@ -1,0 +1,349 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/checkpoint"
+)
+
+// sessionEnvVars are read, in order, when --session is not given.
+var sessionEnvVars = []string{"MEMDIR_SESSION_ID", "CLAUDE_SESSION_ID"}
+
+func init() {
+	register(&Command{
+		Name:  "checkpoint",
+		Args:  "track FILE | snapshot | list | diff | rewind | resume  [flags]",
+		Short: "snapshot the files an agent edits, per user turn, and rewind them",
+		Long: `Keeps Claude Code compatible file-history checkpoints for one session, so
+the files an agent edited can be put back as they were at any earlier user
+turn. A harness runs 'track' before each edit and 'snapshot' when each user
+turn starts; 'rewind' goes back.
+
+Subcommands (the first argument):
+  track FILE     Call before editing or creating FILE. Unless the latest
+                 snapshot already has it, saves the file's current content as
+                 version 1 (or records that it does not exist yet) and adds it
+                 to the latest snapshot; starts the first snapshot if there is
+                 none. Needs --message.
+  snapshot       Call when a user turn starts. Records every tracked file:
+                 unchanged files reuse their backup (found by stat alone),
+                 changed files get a new version, deleted files a null entry.
+                 Keeps the last 100 snapshots. Needs --message.
+  list           Lists the snapshots, oldest first: sequence number, time,
+                 files tracked, files with a new version or deleted since the
+                 snapshot before, and the message id.
+  diff           Shows how the tracked files changed since the last snapshot
+                 for --message, as a unified diff per file (--stat: counts
+                 only). Touches nothing.
+  rewind         Puts every tracked file back as it was in the last snapshot
+                 for --message: files that did not exist then are deleted,
+                 files tracked only later go back to their first version,
+                 unchanged files are not written. Reports lines added and
+                 removed per file. Before changing anything it snapshots the
+                 files as they are, under the message id it prints, so the
+                 rewind itself can be undone by rewinding to that id.
+  resume         Starts --session as a continuation of session --from: the old
+                 backups are hard-linked (copied when linking fails) and its
+                 snapshots recorded. The new session must be empty.
+
+The session id comes from --session, else $MEMDIR_SESSION_ID, else
+$CLAUDE_SESSION_ID; without any of them the command is a usage error.
+Backups and the session's log live in $CLAUDE_CONFIG_DIR/file-history/SESSION
+(default ~/.claude/file-history/SESSION), named as Claude Code names them.
+Relative FILE paths are taken from the current directory; paths are recorded
+relative to the directory the session started in, when inside it.
+
+Symbolic links, non-regular files and files with more than one hard link are
+refused (exit 4), as is a path inside the project that leads out of it
+through a symbolic link. A snapshot that could not back up some files is
+still recorded, keeps their previous versions, and exits non-zero naming them.
+
+Examples:
+  memdir checkpoint snapshot --session $ID --message turn-1
+  memdir checkpoint track src/auth.ts --session $ID --message turn-1
+  memdir checkpoint list --session $ID
+  memdir checkpoint diff --session $ID --message turn-1 --stat
+  memdir checkpoint rewind --session $ID --message turn-1 --dry-run
+  memdir checkpoint rewind --session $ID --message turn-1
+  memdir checkpoint resume --from $OLD_ID --session $NEW_ID`,
+		Setup: setupCheckpoint,
+	})
+}
+
+type checkpointFlags struct {
+	session, message, from string
+	json, dryRun, stat     bool
+}
+
+func setupCheckpoint(fs *flag.FlagSet) RunFunc {
+	f := &checkpointFlags{}
+	fs.StringVar(&f.session, "session", "", "session `id` (default $MEMDIR_SESSION_ID, else $CLAUDE_SESSION_ID)")
+	fs.StringVar(&f.message, "message", "", "message `id` of the user turn (track, snapshot, diff, rewind)")
+	fs.StringVar(&f.from, "from", "", "session `id` to continue (resume)")
+	fs.BoolVar(&f.json, "json", false, "print JSON instead of text")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "rewind: report what would change without touching any file")
+	fs.BoolVar(&f.stat, "stat", false, "diff: print line counts per file, not the patches")
+	return func(ctx context.Context, env *Env, args []string) error {
+		return runCheckpoint(ctx, env, f, args)
+	}
+}
+
+func runCheckpoint(ctx context.Context, env *Env, f *checkpointFlags, args []string) error {
+	if len(args) == 0 {
+		return usagef("missing subcommand: track, snapshot, list, diff, rewind or resume")
+	}
+	sub, rest := args[0], args[1:]
+	wantArgs := 0
+	if sub == "track" {
+		wantArgs = 1
+	}
+	switch sub {
+	case "track", "snapshot", "list", "diff", "rewind", "resume":
+	default:
+		return usagef("unknown subcommand %q: want track, snapshot, list, diff, rewind or resume", sub)
+	}
+	if len(rest) != wantArgs {
+		if wantArgs == 1 {
+			return usagef("checkpoint track takes one FILE, got %d arguments", len(rest))
+		}
+		return usagef("checkpoint %s takes no arguments, got %q", sub, rest)
+	}
+	needMessage := sub == "track" || sub == "snapshot" || sub == "diff" || sub == "rewind"
+	if needMessage && f.message == "" {
+		return usagef("checkpoint %s needs --message", sub)
+	}
+	if !needMessage && f.message != "" {
+		return usagef("checkpoint %s takes no --message", sub)
+	}
+	if f.dryRun && sub != "rewind" {
+		return usagef("--dry-run applies to rewind only")
+	}
+	if f.stat && sub != "diff" {
+		return usagef("--stat applies to diff only")
+	}
+	if (f.from != "") != (sub == "resume") {
+		return usagef("--from is required by resume and applies to nothing else")
+	}
+	session := f.session
+	for _, v := range sessionEnvVars {
+		if session == "" {
+			session = env.Getenv(v)
+		}
+	}
+	if session == "" {
+		return usagef("no session id: pass --session or set $%s", strings.Join(sessionEnvVars, " or $"))
+	}
+	configHome, err := memdir.ConfigHome(env.LookupEnv)
+	if err != nil {
+		return err
+	}
+	h, err := checkpoint.New(configHome, session, &checkpoint.Options{Cwd: env.Cwd, Now: env.Now})
+	if err != nil {
+		return err
+	}
+	out := env.Stdout
+	switch sub {
+	case "track":
+		r, err := h.Track(ctx, rest[0], f.message)
+		if err != nil {
+			return err
+		}
+		if f.json {
+			return writeCheckpointJSON(out, r)
+		}
+		printTrack(out, r)
+	case "snapshot":
+		r, err := h.Snapshot(ctx, f.message)
+		if err != nil {
+			return err
+		}
+		if f.json {
+			if err := writeCheckpointJSON(out, r); err != nil {
+				return err
+			}
+		} else {
+			printSnapshot(out, r)
+		}
+		if perr := r.Err(); perr != nil {
+			return fmt.Errorf("snapshot %d was recorded, but %d files kept their previous version: %w", r.Snapshot.Sequence, len(r.Problems), perr)
+		}
+	case "list":
+		all, err := h.Snapshots(ctx)
+		if err != nil {
+			return err
+		}
+		if f.json {
+			if all == nil {
+				all = []checkpoint.Snapshot{}
+			}
+			return writeCheckpointJSON(out, all)
+		}
+		printSnapshotList(out, all)
+	case "diff":
+		r, err := h.Diff(ctx, f.message)
+		if err != nil {
+			return err
+		}
+		if f.json {
+			return writeCheckpointJSON(out, r)
+		}
+		printDiff(out, env.Stderr, r, f.stat)
+	case "rewind":
+		r, err := h.Rewind(ctx, f.message, &checkpoint.RewindOptions{DryRun: f.dryRun})
+		if r == nil {
+			return err
+		}
+		if f.json {
+			if jerr := writeCheckpointJSON(out, r); jerr != nil {
+				return jerr
+			}
+		} else {
+			printRewind(out, r, session)
+		}
+		if err != nil {
+			return fmt.Errorf("rewind to %q was partial: %w", f.message, err)
+		}
+	case "resume":
+		r, err := h.ResumeFrom(ctx, f.from)
+		if err != nil {
+			return err
+		}
+		if f.json {
+			if err := writeCheckpointJSON(out, r); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintf(out, "resumed session %s from %s: %d snapshots (%d dropped); backups: %d linked, %d copied, %d already present\n",
+				session, r.From, r.Snapshots, r.Dropped, r.Linked, r.Copied, r.Present)
+		}
+		if len(r.Problems) > 0 {
+			errs := make([]string, len(r.Problems))
+			for i, p := range r.Problems {
+				errs[i] = p.Error()
+			}
+			return fmt.Errorf("%d backups could not be carried over:\n  %s", len(errs), strings.Join(errs, "\n  "))
+		}
+	}
+	return nil
+}
+
+func writeCheckpointJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printTrack(w io.Writer, r *checkpoint.TrackResult) {
+	switch {
+	case r.AlreadyTracked:
+		fmt.Fprintf(w, "%s is already in snapshot %d (v%d); nothing written\n", r.Path, r.Sequence, r.Backup.Version)
+	case r.Backup.Exists():
+		fmt.Fprintf(w, "tracked %s: v%d saved as %s, in snapshot %d\n", r.Path, r.Backup.Version, r.Backup.Name, r.Sequence)
+	default:
+		fmt.Fprintf(w, "tracked %s: does not exist yet (v%d is a null entry), in snapshot %d\n", r.Path, r.Backup.Version, r.Sequence)
+	}
+}
+
+func printSnapshot(w io.Writer, r *checkpoint.SnapshotResult) {
+	s := r.Snapshot
+	fmt.Fprintf(w, "snapshot %d for message %s: %d files (%d changed, %d deleted, %d unchanged",
+		s.Sequence, s.MessageID, len(s.Files), len(r.Changed), len(r.Deleted), r.Unchanged)
+	if len(r.Problems) > 0 {
+		fmt.Fprintf(w, ", %d not backed up", len(r.Problems))
+	}
+	fmt.Fprint(w, ")")
+	if r.Evicted > 0 {
+		fmt.Fprintf(w, "; evicted the oldest %d", r.Evicted)
+	}
+	fmt.Fprintln(w)
+	for _, p := range r.Changed {
+		fmt.Fprintf(w, "  changed  %s (v%d)\n", p, s.Files[p].Version)
+	}
+	for _, p := range r.Deleted {
+		fmt.Fprintf(w, "  deleted  %s\n", p)
+	}
+}
+
+func printSnapshotList(w io.Writer, all []checkpoint.Snapshot) {
+	if len(all) == 0 {
+		fmt.Fprintln(w, "no snapshots")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEQ\tTIME\tFILES\tNEW\tMESSAGE")
+	var prev map[string]checkpoint.Backup
+	for _, s := range all {
+		// NEW counts entries that differ from the snapshot before: files
+		// changed, deleted or first tracked during the turn before s.
+		n := 0
+		for _, k := range slices.Sorted(maps.Keys(s.Files)) {
+			if old, ok := prev[k]; !ok || old.Version != s.Files[k].Version {
+				n++
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\n", s.Sequence, s.Time.Local().Format("2006-01-02 15:04:05"), len(s.Files), n, s.MessageID)
+		prev = s.Files
+	}
+	tw.Flush()
+}
+
+func printDiff(w, errw io.Writer, r *checkpoint.DiffReport, stat bool) {
+	for _, d := range r.Files {
+		switch {
+		case stat:
+			fmt.Fprintf(w, "%-8s %s  +%d -%d%s\n", d.Status, d.Path, d.Added, d.Removed, diffNote(d.Binary, d.Approximate))
+		case d.Binary:
+			fmt.Fprintf(w, "Binary file %s %s\n", d.Path, d.Status)
+		default:
+			fmt.Fprint(w, d.Patch)
+		}
+	}
+	if stat || len(r.Files) == 0 {
+		fmt.Fprintf(w, "%d files changed since snapshot %d (message %s), %d unchanged\n", len(r.Files), r.Sequence, r.MessageID, r.Unchanged)
+	}
+	for _, s := range r.Skipped {
+		fmt.Fprintf(errw, "memdir checkpoint: skipped %s\n", s)
+	}
+}
+
+func diffNote(binary, approx bool) string {
+	switch {
+	case binary:
+		return " (binary)"
+	case approx:
+		return " (approximate)"
+	}
+	return ""
+}
+
+func printRewind(w io.Writer, r *checkpoint.RewindReport, session string) {
+	verb := "rewound"
+	if r.DryRun {
+		verb = "would rewind"
+	}
+	fmt.Fprintf(w, "%s to snapshot %d (message %s): %d files changed, %d unchanged\n", verb, r.Sequence, r.MessageID, len(r.Changes), r.Unchanged)
+	for _, c := range r.Changes {
+		fmt.Fprintf(w, "  %-8s %s  +%d -%d%s\n", c.Action, c.Path, c.Added, c.Removed, diffNote(c.Binary, c.Approximate))
+	}
+	for _, s := range r.Skipped {
+		fmt.Fprintf(w, "  skipped  %s\n", s)
+	}
+	for _, s := range r.Failed {
+		fmt.Fprintf(w, "  failed   %s\n", s)
+	}
+	switch {
+	case r.DryRun:
+		fmt.Fprintln(w, "dry run: no file was touched")
+	case r.UndoMessageID != "":
+		fmt.Fprintf(w, "undo with: memdir checkpoint rewind --session %s --message %s\n", session, r.UndoMessageID)
+	}
+}
