@@ -3,6 +3,7 @@ package team
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 
@@ -112,4 +113,72 @@ func (e *SecretError) Labels() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TooLargeError is the structured form of [ErrTooLarge]: an entry (Key set)
+// or a whole request body (Key empty) over its limit.
+type TooLargeError struct {
+	Key   string
+	Size  int
+	Limit int
+}
+
+func (e *TooLargeError) Error() string {
+	if e.Key == "" {
+		return fmt.Sprintf("team memory request body of %d bytes is over the %d-byte limit for several entries; send fewer entries per request", e.Size, e.Limit)
+	}
+	return fmt.Sprintf("team memory entry %q is %d bytes, over the %d-byte limit; split the file", e.Key, e.Size, e.Limit)
+}
+
+func (e *TooLargeError) Unwrap() error { return ErrTooLarge }
+
+// StatusError is an error status a [Remote] received. Err is the domain
+// error the status maps to (ErrConflict, a *TooManyEntriesError, ...), so
+// errors.Is and errors.As see through it.
+type StatusError struct {
+	StatusCode int
+	Message    string // the server's message
+	Err        error
+}
+
+func (e *StatusError) Error() string {
+	msg := e.Message
+	if msg == "" && e.Err != nil {
+		msg = e.Err.Error()
+	}
+	return fmt.Sprintf("team memory server answered %d %s: %s", e.StatusCode, http.StatusText(e.StatusCode), msg)
+}
+
+func (e *StatusError) Unwrap() error { return e.Err }
+
+// IsPermanent reports whether retrying err later, unchanged, cannot help:
+// the watcher stops pushing after such a failure. As in Claude Code, that
+// is any 4xx status other than 409 and 429, and a missing token or
+// repository; from a store, the domain errors behind those statuses.
+func IsPermanent(err error) bool {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.StatusCode >= 400 && se.StatusCode < 500 && se.StatusCode != http.StatusConflict && se.StatusCode != http.StatusTooManyRequests
+	}
+	for _, target := range []error{ErrUnauthorized, ErrForbidden, ErrConflict, ErrTooManyEntries, ErrTooLarge, ErrSecret, ErrInvalidKey, ErrInvalidRepo, ErrNoToken, ErrNoRepo} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
+
+// Configuration errors of a client; both are permanent.
+var (
+	ErrNoToken = fmt.Errorf("no team memory token: pass --token or set MEMDIR_TEAM_TOKEN (create one with 'memdir serve token create'): %w", memdir.ErrInvalid)
+	ErrNoRepo  = fmt.Errorf("no repository: pass --repo owner/name (it defaults to the github.com remote \"origin\" of the project): %w", memdir.ErrInvalid)
+)
+
+func sortFindings(fs []SecretFinding) {
+	sort.Slice(fs, func(i, j int) bool {
+		if fs[i].Key != fs[j].Key {
+			return fs[i].Key < fs[j].Key
+		}
+		return fs[i].RuleID < fs[j].RuleID
+	})
 }

@@ -26,8 +26,9 @@ type Repos interface {
 	// (or version) does not exist, and with ErrNotModified when
 	// opts.IfNoneMatch equals its checksum.
 	Get(ctx context.Context, repo string, opts *GetOptions) (*Data, error)
-	// Put applies u as one new version and returns the resulting data in
-	// the hashes view (no entry contents). It fails with ErrConflict when
+	// Put applies u as one new version and returns its metadata: Repo,
+	// Version, LastModified and Checksum, with an empty Content (the PUT
+	// response carries no more). It fails with ErrConflict when
 	// u.IfMatch is set and differs from the current checksum (or the
 	// repository does not exist), with a *TooManyEntriesError when the
 	// result would exceed u.MaxEntries, and with a *KeyError for an invalid

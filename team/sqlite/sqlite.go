@@ -106,7 +106,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Store{Store: sqlstore.New(a, "sqlite "+path), db: db}, nil
+	return &Store{Store: sqlstore.New(a, "sqlite"), db: db}, nil
 }
 
 // Close closes the database.

@@ -230,7 +230,6 @@ func (s *Store) put(ctx context.Context, q Querier, repo string, u *team.Update)
 		Version:      version,
 		LastModified: plan.Time,
 		Checksum:     plan.Checksum,
-		Content:      team.Content{EntryChecksums: plan.Checksums},
 	}, nil
 }
 
@@ -416,8 +415,15 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// wrap adds the operation and repository to err. Domain errors (not found,
-// conflict, limits, keys) pass through unchanged in meaning.
+// wrap adds the repository to err, and for database failures the store
+// and operation too. Domain errors (not found, conflict, limits, keys) read
+// the same from every store, because the server sends their text to
+// clients.
 func (s *Store) wrap(op, repo string, err error) error {
+	for _, domain := range []error{team.ErrNotFound, team.ErrNotModified, team.ErrConflict, team.ErrTooManyEntries, memdir.ErrInvalid, team.ErrUnavailable} {
+		if errors.Is(err, domain) {
+			return fmt.Errorf("%s: %w", repo, err)
+		}
+	}
 	return fmt.Errorf("%s: %s %s: %w", s.name, op, repo, err)
 }

@@ -1,0 +1,271 @@
+package team
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RemoteOptions configures a Remote. A nil *RemoteOptions means the
+// defaults.
+type RemoteOptions struct {
+	// HTTPClient sends the requests; nil means a client with Timeout.
+	HTTPClient *http.Client
+	// Timeout bounds each attempt; 0 means 30 s, as in Claude Code.
+	Timeout time.Duration
+	// MaxRetries is how many times a request is retried after a 5xx, a
+	// 429 or a network error; 0 means 3, negative means none.
+	MaxRetries int
+	// Backoff returns the wait before retry n (1-based); nil means
+	// exponential from 500 ms with jitter, capped at 8 s. A Retry-After
+	// header, when present, wins (up to 30 s).
+	Backoff func(retry int) time.Duration
+	// UserAgent is sent with every request.
+	UserAgent string
+	// Logger receives one line per retry; nil discards.
+	Logger *slog.Logger
+}
+
+// Remote is a [Repos] that talks to a team memory server over HTTP. Its
+// errors are *StatusError values wrapping the same domain errors a Store
+// returns, so code written against Repos works with either.
+type Remote struct {
+	base   *url.URL
+	token  string
+	opts   RemoteOptions
+	client *http.Client
+	log    *slog.Logger
+}
+
+var _ Repos = (*Remote)(nil)
+
+// NewRemote returns a Remote for the server at baseURL (scheme and host,
+// optionally a path prefix) that authenticates with token.
+func NewRemote(baseURL, token string, opts *RemoteOptions) (*Remote, error) {
+	u, err := url.Parse(strings.TrimSuffix(baseURL, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("team memory server URL %q: want http(s)://host[:port]", baseURL)
+	}
+	if token == "" {
+		return nil, ErrNoToken
+	}
+	r := &Remote{base: u, token: token}
+	if opts != nil {
+		r.opts = *opts
+	}
+	if r.opts.Timeout <= 0 {
+		r.opts.Timeout = 30 * time.Second
+	}
+	switch {
+	case r.opts.MaxRetries == 0:
+		r.opts.MaxRetries = 3
+	case r.opts.MaxRetries < 0:
+		r.opts.MaxRetries = 0
+	}
+	if r.opts.Backoff == nil {
+		r.opts.Backoff = defaultBackoff
+	}
+	if r.opts.UserAgent == "" {
+		r.opts.UserAgent = "memdir"
+	}
+	r.client = r.opts.HTTPClient
+	if r.client == nil {
+		r.client = &http.Client{}
+	}
+	r.log = r.opts.Logger
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	return r, nil
+}
+
+func defaultBackoff(retry int) time.Duration {
+	d := 500 * time.Millisecond << (retry - 1)
+	d = min(d, 8*time.Second)
+	return d/2 + rand.N(d/2+1)
+}
+
+// Get implements Repos.
+func (r *Remote) Get(ctx context.Context, repo string, opts *GetOptions) (*Data, error) {
+	if opts == nil {
+		opts = &GetOptions{}
+	}
+	q := url.Values{"repo": {repo}}
+	if opts.HashesOnly {
+		q.Set("view", "hashes")
+	}
+	if opts.Version != 0 {
+		q.Set("version", strconv.FormatInt(opts.Version, 10))
+	}
+	h := http.Header{}
+	if opts.IfNoneMatch != "" {
+		h.Set("If-None-Match", quoteETag(opts.IfNoneMatch))
+	}
+	resp, body, err := r.do(ctx, http.MethodGet, q, h, nil)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusNotModified {
+		return nil, ErrNotModified
+	}
+	var d Data
+	if err := json.Unmarshal(body, &d); err != nil {
+		return nil, fmt.Errorf("team memory server: malformed response to GET %s: %w", repo, err)
+	}
+	if d.Checksum == "" {
+		d.Checksum = parseETag(resp.Header.Get("ETag"))
+	}
+	return &d, nil
+}
+
+// Put implements Repos. u.MaxEntries and u.Author are the server's to
+// decide and are not sent.
+func (r *Remote) Put(ctx context.Context, repo string, u *Update) (*Data, error) {
+	body, err := putBody(u.Entries, u.Deletes)
+	if err != nil {
+		return nil, err
+	}
+	h := http.Header{"Content-Type": {"application/json"}}
+	if u.IfMatch != "" {
+		h.Set("If-Match", quoteETag(u.IfMatch))
+	}
+	_, resp, err := r.do(ctx, http.MethodPut, url.Values{"repo": {repo}}, h, body)
+	if err != nil {
+		return nil, err
+	}
+	var pr PutResponse
+	if err := json.Unmarshal(resp, &pr); err != nil {
+		return nil, fmt.Errorf("team memory server: malformed response to PUT %s: %w", repo, err)
+	}
+	return &Data{Repo: repo, Version: pr.Version, LastModified: pr.LastModified, Checksum: pr.Checksum}, nil
+}
+
+func putBody(entries map[string]string, deletes []string) ([]byte, error) {
+	if entries == nil {
+		entries = map[string]string{}
+	}
+	return marshalJSON(&PutBody{Entries: entries, Deletes: deletes})
+}
+
+// History implements Repos.
+func (r *Remote) History(ctx context.Context, repo string, opts *HistoryOptions) ([]VersionInfo, error) {
+	q := url.Values{"repo": {repo}, "view": {"history"}}
+	if opts != nil && opts.Before > 0 {
+		q.Set("before", strconv.FormatInt(opts.Before, 10))
+	}
+	if opts != nil && opts.Limit > 0 {
+		q.Set("limit", strconv.Itoa(opts.Limit))
+	}
+	_, body, err := r.do(ctx, http.MethodGet, q, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	var h History
+	if err := json.Unmarshal(body, &h); err != nil {
+		return nil, fmt.Errorf("team memory server: malformed history of %s: %w", repo, err)
+	}
+	if len(h.Versions) == 0 {
+		return nil, nil
+	}
+	return h.Versions, nil
+}
+
+// maxResponseBytes bounds a response body; a full repository at the
+// default limits is far below it.
+const maxResponseBytes = 256 << 20
+
+// do sends one request, retrying 5xx, 429 and network errors, and returns
+// the response (status 2xx or 304) with its body read, or an error.
+func (r *Remote) do(ctx context.Context, method string, q url.Values, h http.Header, body []byte) (*http.Response, []byte, error) {
+	u := *r.base
+	u.Path += APIPath
+	u.RawQuery = q.Encode()
+	for attempt := 0; ; attempt++ {
+		resp, respBody, err := r.once(ctx, method, u.String(), h, body)
+		retry := false
+		var wait time.Duration
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return nil, nil, ctx.Err()
+		case err != nil:
+			retry = true
+			err = fmt.Errorf("team memory server %s: %w: %v", r.base.Host, ErrUnavailable, err)
+		case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+			retry = true
+			wait = retryAfter(resp.Header.Get("Retry-After"))
+			err = statusError(resp, respBody)
+		case resp.StatusCode >= 400:
+			return nil, nil, statusError(resp, respBody)
+		}
+		if !retry {
+			return resp, respBody, nil
+		}
+		if attempt >= r.opts.MaxRetries {
+			return nil, nil, err
+		}
+		if wait == 0 {
+			wait = r.opts.Backoff(attempt + 1)
+		}
+		r.log.Info("retrying team memory request", "method", method, "attempt", attempt+1, "wait", wait, "error", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func (r *Remote) once(ctx context.Context, method, u string, h http.Header, body []byte) (*http.Response, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, nil, err
+	}
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	req.Header.Set("Authorization", "Bearer "+r.token)
+	req.Header.Set("User-Agent", r.opts.UserAgent)
+	req.Header.Set("Accept", "application/json")
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if err != nil {
+		return nil, nil, err
+	}
+	return resp, b, nil
+}
+
+func retryAfter(v string) time.Duration {
+	if s, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && s > 0 {
+		return min(time.Duration(s)*time.Second, 30*time.Second)
+	}
+	return 0
+}
+
+func statusError(resp *http.Response, body []byte) error {
+	var er ErrorResponse
+	if json.Unmarshal(body, &er) != nil || er.Error.Message == "" {
+		er.Error.Message = strings.TrimSpace(string(body[:min(len(body), 200)]))
+	}
+	return &StatusError{StatusCode: resp.StatusCode, Message: er.Error.Message, Err: errorOf(resp.StatusCode, &er.Error)}
+}
