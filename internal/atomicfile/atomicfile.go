@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -24,7 +25,7 @@ func WriteFile(name string, data []byte, perm fs.FileMode) (err error) {
 	if dir == "" {
 		dir = "."
 	}
-	f, err := createTemp(dir, "."+base+".tmp-*")
+	f, err := createTemp(dir, tempName(base)+"*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
@@ -54,6 +55,17 @@ func WriteFile(name string, data []byte, perm fs.FileMode) (err error) {
 	return SyncDir(dir)
 }
 
+// tempName is the prefix of a temporary file for base: hidden, marked as a
+// temporary, and short enough that the random suffix never pushes it past the
+// 255-byte name limit however long base is.
+func tempName(base string) string {
+	const keep = 64
+	if len(base) > keep {
+		base = strings.ToValidUTF8(base[:keep], "")
+	}
+	return "." + base + ".tmp-"
+}
+
 // syncFile fsyncs f, tolerating filesystems that do not support it.
 func syncFile(f *os.File) error {
 	err := f.Sync()
@@ -61,6 +73,12 @@ func syncFile(f *os.File) error {
 		return nil
 	}
 	return err
+}
+
+// ignorableSyncErr reports errors from fsyncing a directory on platforms and
+// filesystems that do not support it.
+func ignorableSyncErr(err error) bool {
+	return errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EBADF) || errors.Is(err, fs.ErrPermission)
 }
 
 // SyncDir fsyncs a directory so that a rename or create inside it is durable.
@@ -71,7 +89,7 @@ func SyncDir(dir string) error {
 		return fmt.Errorf("fsync directory %s: %w", dir, err)
 	}
 	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.ENOTSUP) && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.EBADF) && !errors.Is(err, fs.ErrPermission) {
+	if err := d.Sync(); err != nil && !ignorableSyncErr(err) {
 		return fmt.Errorf("fsync directory %s: %w", dir, err)
 	}
 	return nil

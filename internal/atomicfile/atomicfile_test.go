@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -65,5 +66,50 @@ func TestMkdirAll(t *testing.T) {
 	}
 	if err := MkdirAll(dir, 0o700); err != nil {
 		t.Fatalf("second MkdirAll: %v", err)
+	}
+}
+
+func TestWriteFileInRefusesEscape(t *testing.T) {
+	base := t.TempDir()
+	inside := filepath.Join(base, "mem")
+	outside := filepath.Join(base, "outside")
+	os.Mkdir(inside, 0o700)
+	os.Mkdir(outside, 0o700)
+	if err := os.Symlink(outside, filepath.Join(inside, "link")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(inside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if err := WriteFileIn(root, "a.md", []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileIn(root, "link/evil.md", []byte("x"), 0o600); err == nil {
+		t.Fatal("write through a symlink leading outside the root succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(outside, "evil.md")); err == nil {
+		t.Fatal("file created outside the root")
+	}
+	entries, _ := os.ReadDir(inside)
+	if len(entries) != 2 {
+		t.Errorf("root holds %d entries, want a.md and link", len(entries))
+	}
+}
+
+func TestWriteFileLongName(t *testing.T) {
+	dir := t.TempDir()
+	name := strings.Repeat("n", 250) + ".md"
+	if err := WriteFile(filepath.Join(dir, name), []byte("x"), 0o600); err != nil {
+		t.Fatalf("WriteFile with a 253-byte name: %v", err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if err := WriteFileIn(root, name, []byte("y"), 0o600); err != nil {
+		t.Fatalf("WriteFileIn with a 253-byte name: %v", err)
 	}
 }

@@ -1,0 +1,90 @@
+package memdir
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// benchDir makes n realistic memory files: short frontmatter, a one-line
+// description of about 120 characters and a body of about 600.
+func benchDir(b *testing.B, n int) string {
+	b.Helper()
+	dir := b.TempDir()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	types := []Type{TypeUser, TypeFeedback, TypeProject, TypeReference}
+	body := strings.Repeat("Deploys go through the blue/green script; never kubectl apply by hand. ", 9)
+	for i := 0; i < n; i++ {
+		typ := types[i%4]
+		content := fmt.Sprintf("---\nname: memory-%d\ndescription: Memory number %d about the dispatch service, its Postgres schema and the on-call runbook for Kafka lag\ntype: %s\n---\n\n%s\n", i, i, typ, body)
+		p := filepath.Join(dir, fmt.Sprintf("%s_memory_%05d.md", typ, i))
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		mt := t0.Add(time.Duration(i) * time.Minute)
+		os.Chtimes(p, mt, mt)
+	}
+	return dir
+}
+
+func BenchmarkScanManifest(b *testing.B) {
+	for _, n := range []int{200, 2000, 20000} {
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			dir := benchDir(b, n)
+			ctx := context.Background()
+			// Warm the page cache once.
+			if _, err := ScanDir(ctx, dir, &ScanOptions{Limit: -1}); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				res, err := ScanDir(ctx, dir, &ScanOptions{Limit: -1})
+				if err != nil || res.Total != n {
+					b.Fatalf("scan: %v, %d", err, res.Total)
+				}
+				_ = Manifest(res.Memories)
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(n), "µs/file")
+			// CPU time is steadier than wall time on a shared machine.
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N)/float64(n), "cpu-µs/file")
+		})
+	}
+}
+
+func BenchmarkSaveIntoLargeIndex(b *testing.B) {
+	base := b.TempDir()
+	d, err := Open(filepath.Join(base, "memory"), &Options{Journal: NewJournal(filepath.Join(base, "journal"), nil)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	d.Ensure()
+	var ix strings.Builder
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(&ix, "- [memory %d](project_memory_%d.md) — a one-line hook of typical length for entry %d\n", i, i, i)
+	}
+	os.WriteFile(d.Abs("MEMORY.md"), []byte(ix.String()), 0o600)
+	ctx := context.Background()
+	i := 0
+	for b.Loop() {
+		i++
+		m := &Memory{Path: fmt.Sprintf("bench_%d.md", i), Name: fmt.Sprintf("bench %d", i), Description: "a memory saved by the benchmark", Type: TypeProject, Body: "body"}
+		if _, err := d.Save(ctx, m, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// cpuTime returns the process's user plus system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

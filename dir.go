@@ -1,0 +1,824 @@
+package memdir
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/internal/flock"
+)
+
+// MaxMemoryFileBytes is the largest memory file Get reads. Memories are meant
+// to be short; a bigger file is reported rather than loaded.
+const MaxMemoryFileBytes = 4 << 20
+
+// TeamDirName is the team memory subdirectory of an auto-memory directory.
+const TeamDirName = "team"
+
+// Options configure a Dir. The zero value is usable.
+type Options struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger receives debug logs; nil discards them.
+	Logger *slog.Logger
+	// Journal records prior contents so every change can be undone. Nil
+	// means the default journal for the directory (see DefaultJournalDir).
+	Journal *Journal
+	// LookupEnv finds the default journal; nil means os.LookupEnv.
+	LookupEnv LookupEnvFunc
+}
+
+// Dir is a memory directory: memory files plus MEMORY.md, and team/ with its
+// own MEMORY.md when team memory is in use. A memory under team/ is indexed in
+// team/MEMORY.md; every other memory in the top-level MEMORY.md.
+//
+// Concurrency: every change (a memory file and its index line together) is
+// made under an exclusive flock on the directory, and every file is replaced
+// atomically, so any number of processes and goroutines on one machine may
+// use one directory at once without losing index lines; readers never see a
+// partial file. Locks on network filesystems are not relied on.
+//
+// Files are created 0600 and directories 0700. Paths from callers are checked
+// with CleanMemoryPath and opened through os.Root, so no name or symlink can
+// reach outside the directory. Every change is journaled first and can be
+// undone with Undo.
+type Dir struct {
+	path    string
+	now     func() time.Time
+	log     *slog.Logger
+	journal *Journal
+}
+
+// Open returns the memory directory at dir. The directory need not exist yet;
+// the first write creates it.
+func Open(dir string, opts *Options) (*Dir, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	if dir == "" {
+		return nil, fmt.Errorf("open memory directory: empty path: %w", ErrInvalid)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open memory directory %s: %w", dir, err)
+	}
+	d := &Dir{path: filepath.Clean(abs), now: opts.Now, log: opts.Logger, journal: opts.Journal}
+	if d.now == nil {
+		d.now = time.Now
+	}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	if d.journal == nil {
+		lookup := opts.LookupEnv
+		if lookup == nil {
+			lookup = os.LookupEnv
+		}
+		jdir, err := DefaultJournalDir(d.path, lookup)
+		if err != nil {
+			return nil, fmt.Errorf("open memory directory %s: journal: %w", d.path, err)
+		}
+		d.journal = NewJournal(jdir, d.now)
+	}
+	return d, nil
+}
+
+// Path returns the directory's absolute path, without a trailing separator.
+func (d *Dir) Path() string { return d.path }
+
+// Journal returns the journal recording the directory's changes.
+func (d *Dir) Journal() *Journal { return d.journal }
+
+// Abs returns the absolute path of a slash path relative to the directory.
+func (d *Dir) Abs(rel string) string { return filepath.Join(d.path, filepath.FromSlash(rel)) }
+
+// IndexFor returns which MEMORY.md indexes the memory at rel, relative to the
+// directory, and the link target that index uses for it.
+func IndexFor(rel string) (indexRel, link string) {
+	if rest, ok := strings.CutPrefix(rel, TeamDirName+"/"); ok {
+		return TeamDirName + "/" + EntrypointName, rest
+	}
+	return EntrypointName, rel
+}
+
+// Exists reports whether the directory exists.
+func (d *Dir) Exists() bool {
+	fi, err := os.Stat(d.path)
+	return err == nil && fi.IsDir()
+}
+
+// Ensure creates the directory (mode 0700) if it is missing.
+func (d *Dir) Ensure() error {
+	if err := atomicfile.MkdirAll(d.path, 0o700); err != nil {
+		return fmt.Errorf("create memory directory %s: %w", d.path, err)
+	}
+	return nil
+}
+
+// Lock takes the directory's cross-process lock. Changes made through Dir take
+// it themselves; callers take it to make several changes as one.
+func (d *Dir) Lock(ctx context.Context) (*flock.Lock, error) {
+	if err := d.Ensure(); err != nil {
+		return nil, err
+	}
+	return flock.Acquire(ctx, d.path)
+}
+
+func (d *Dir) openRoot() (*os.Root, error) {
+	r, err := os.OpenRoot(d.path)
+	if err != nil {
+		return nil, fmt.Errorf("memory directory %s: %w", d.path, err)
+	}
+	return r, nil
+}
+
+// readRooted reads a file inside root, refusing non-regular files and files
+// over max bytes. A missing file returns fs.ErrNotExist.
+func readRooted(root *os.Root, rel string, max int64) ([]byte, fs.FileInfo, error) {
+	f, err := root.Open(rel)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fi, fmt.Errorf("%s is not a regular file", rel)
+	}
+	if fi.Size() > max {
+		return nil, fi, fmt.Errorf("%s is %s, over the %s limit for a memory file: split it into smaller memories", rel, FormatFileSize(int(fi.Size())), FormatFileSize(int(max)))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fi, err
+	}
+	return data, fi, nil
+}
+
+// SaveOptions adjust Save.
+type SaveOptions struct {
+	// Team puts a memory whose Path is empty under team/.
+	Team bool
+	// Create refuses to replace an existing file (ErrExists).
+	Create bool
+	// Recorder, when set, journals the change as part of a larger run that
+	// the caller finishes; otherwise Save journals a run of its own.
+	Recorder *Recorder
+}
+
+// SaveResult reports what Save did.
+type SaveResult struct {
+	// Path is the memory's path relative to the directory.
+	Path string
+	// Created is true when the file did not exist before.
+	Created bool
+	// Changed is false when the file already held exactly this content.
+	Changed bool
+	// Index is the state of the MEMORY.md that indexes the memory, after
+	// the save. Index.Warning() is non-empty when agents will no longer see
+	// all of it.
+	Index IndexStatus
+	// RunID is the journal run that can undo the save ("" when nothing changed).
+	RunID string
+}
+
+// Save writes a memory and its MEMORY.md pointer line. With an empty Path,
+// a memory of the same name in the same area (team or not) is updated, or a
+// new file named by FileNameFor is created. Frontmatter keys memdir does not
+// manage are kept from the existing file.
+func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResult, error) {
+	if opts == nil {
+		opts = &SaveOptions{}
+	}
+	if strings.TrimSpace(m.Name) == "" {
+		return nil, fmt.Errorf("save memory: a name is required: %w", ErrInvalid)
+	}
+	if strings.TrimSpace(m.Description) == "" {
+		return nil, fmt.Errorf("save memory %q: a description is required (recall decides relevance from it): %w", m.Name, ErrInvalid)
+	}
+	if m.RawType != "" && m.Type == "" {
+		m.Type = ParseType(m.RawType)
+	}
+	if bytes.IndexByte([]byte(m.Body), 0) >= 0 {
+		return nil, fmt.Errorf("save memory %q: the body contains NUL bytes; memories are text: %w", m.Name, ErrInvalid)
+	}
+	rel := m.Path
+	var err error
+	if rel != "" {
+		if rel, err = CleanMemoryPath(rel); err != nil {
+			return nil, err
+		}
+	} else if rel, err = d.pathForName(ctx, m.Name, m.Type, opts.Team); err != nil {
+		return nil, err
+	}
+	if err := d.Ensure(); err != nil {
+		return nil, err
+	}
+	lock, err := d.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	root, err := d.openRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+
+	res := &SaveResult{Path: rel}
+	old, _, err := readRooted(root, rel, MaxMemoryFileBytes)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		res.Created = true
+	case err != nil:
+		return nil, fmt.Errorf("save memory %s: %w", rel, err)
+	case opts.Create:
+		return nil, fmt.Errorf("save memory %s: %w", rel, ErrExists)
+	default:
+		if prev, _ := ParseMemory(old); m.front == nil {
+			m.front = prev.front
+		}
+	}
+	saved := *m
+	saved.Path = rel
+	content := saved.Format()
+	res.Changed = res.Created || !bytes.Equal(old, content)
+
+	indexRel, link := IndexFor(rel)
+	rec, own, err := d.recorder(opts.Recorder, "save")
+	if err != nil {
+		return nil, err
+	}
+	ix, err := d.readIndex(root, indexRel)
+	if err != nil {
+		return nil, err
+	}
+	line := IndexEntry{Title: saved.Name, File: link, Hook: saved.Description}.String()
+	err = func() error {
+		if err := rec.Before(rel); err != nil {
+			return err
+		}
+		rec.NoteIndexLines(rel, entryLines(ix.Find(link)))
+		if res.Changed {
+			if dir := path.Dir(rel); dir != "." {
+				if err := root.MkdirAll(dir, 0o700); err != nil {
+					return fmt.Errorf("save memory %s: %w", rel, err)
+				}
+			}
+			if err := atomicfile.WriteFileIn(root, rel, content, 0o600); err != nil {
+				return err
+			}
+		}
+		if ix.Upsert(link, line) {
+			if err := d.writeIndex(root, indexRel, ix); err != nil {
+				return err
+			}
+		}
+		return nil
+	}()
+	if own {
+		rec.SetSummary("save " + rel)
+		run, ferr := rec.Finish(err)
+		if err == nil && ferr != nil {
+			err = ferr
+		}
+		if run != nil && len(run.ChangedFiles()) > 0 {
+			res.RunID = run.ID
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Index = ix.Status()
+	d.log.Debug("saved memory", "path", rel, "created", res.Created, "changed", res.Changed)
+	return res, nil
+}
+
+func entryLines(es []IndexEntry) []string {
+	out := make([]string, 0, len(es))
+	for _, e := range es {
+		out = append(out, e.String())
+	}
+	return out
+}
+
+// recorder returns the caller's recorder, or a new run of the given kind that
+// the caller must finish (own is true).
+func (d *Dir) recorder(given *Recorder, kind string) (rec *Recorder, own bool, err error) {
+	if given != nil {
+		return given, false, nil
+	}
+	rec, err = d.journal.Begin(kind, d.path)
+	if err != nil {
+		return nil, false, fmt.Errorf("journal: %w", err)
+	}
+	return rec, true, nil
+}
+
+// pathForName finds the file of an existing memory called name in the team
+// or private area, or names a new one.
+func (d *Dir) pathForName(ctx context.Context, name string, t Type, team bool) (string, error) {
+	prefix := ""
+	if team {
+		prefix = TeamDirName + "/"
+	}
+	candidate := prefix + FileNameFor(name, t)
+	if d.Exists() {
+		res, err := d.Scan(ctx, &ScanOptions{Limit: -1})
+		if err != nil {
+			return "", err
+		}
+		var same []string
+		for _, h := range res.Memories {
+			if h.Name == name && strings.HasPrefix(h.Path, TeamDirName+"/") == team {
+				same = append(same, h.Path)
+			}
+		}
+		switch len(same) {
+		case 1:
+			return same[0], nil
+		case 0:
+		default:
+			return "", fmt.Errorf("save memory %q: %d files already use this name (%s); pass the file to update: %w", name, len(same), strings.Join(same, ", "), ErrInvalid)
+		}
+		// A different memory already owns the natural file name: pick the
+		// next free variant rather than overwrite it.
+		for i := 2; ; i++ {
+			if _, err := os.Lstat(d.Abs(candidate)); errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			candidate = prefix + strings.TrimSuffix(FileNameFor(name, t), ".md") + fmt.Sprintf("_%d.md", i)
+		}
+	}
+	return CleanMemoryPath(candidate)
+}
+
+func (d *Dir) readIndex(root *os.Root, indexRel string) (*Index, error) {
+	data, _, err := readRooted(root, indexRel, 64<<20)
+	if errors.Is(err, fs.ErrNotExist) {
+		return ParseIndex(nil), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", d.Abs(indexRel), err)
+	}
+	return ParseIndex(data), nil
+}
+
+func (d *Dir) writeIndex(root *os.Root, indexRel string, ix *Index) error {
+	if dir := path.Dir(indexRel); dir != "." {
+		if err := root.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("write %s: %w", d.Abs(indexRel), err)
+		}
+	}
+	return atomicfile.WriteFileIn(root, indexRel, ix.Bytes(), 0o600)
+}
+
+// ReadIndex returns the parsed MEMORY.md of the private area, or of team/
+// with team set. A missing file is an empty index.
+func (d *Dir) ReadIndex(team bool) (*Index, error) {
+	indexRel := EntrypointName
+	if team {
+		indexRel = TeamDirName + "/" + EntrypointName
+	}
+	if !d.Exists() {
+		return ParseIndex(nil), nil
+	}
+	root, err := d.openRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return d.readIndex(root, indexRel)
+}
+
+// LoadIndex returns MEMORY.md (of team/ with team set) as an agent loads it:
+// frontmatter and HTML comments removed, truncated to Claude Code's limits
+// with its warning line. exists is false when there is no MEMORY.md.
+func (d *Dir) LoadIndex(team bool) (text string, status IndexStatus, exists bool, err error) {
+	indexRel := EntrypointName
+	if team {
+		indexRel = TeamDirName + "/" + EntrypointName
+	}
+	data, err := os.ReadFile(d.Abs(indexRel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", IndexStatus{}, false, nil
+	}
+	if err != nil {
+		return "", IndexStatus{}, false, fmt.Errorf("read %s: %w", d.Abs(indexRel), err)
+	}
+	text, status = LoadIndexText(data)
+	return text, status, true, nil
+}
+
+// Resolve turns a reference to a memory into its path: a path relative to the
+// directory ("feedback_testing.md", "team/x.md"), the same without ".md", or
+// the memory's frontmatter name.
+func (d *Dir) Resolve(ctx context.Context, ref string) (string, error) {
+	if ref == "" {
+		return "", fmt.Errorf("no memory named: %w", ErrInvalid)
+	}
+	tries := []string{ref}
+	if !strings.HasSuffix(ref, ".md") {
+		tries = append(tries, ref+".md")
+	}
+	for _, t := range tries {
+		rel, err := CleanMemoryPath(t)
+		if err != nil {
+			continue
+		}
+		if fi, err := os.Lstat(d.Abs(rel)); err == nil && !fi.IsDir() {
+			return rel, nil
+		}
+	}
+	if !d.Exists() {
+		return "", fmt.Errorf("memory %q: %w: the directory %s does not exist yet", ref, ErrNotFound, d.path)
+	}
+	res, err := d.Scan(ctx, &ScanOptions{Limit: -1})
+	if err != nil {
+		return "", err
+	}
+	var byName, folded []string
+	for _, h := range res.Memories {
+		switch {
+		case h.Name == ref:
+			byName = append(byName, h.Path)
+		case strings.EqualFold(h.Name, ref) || strings.EqualFold(strings.TrimSuffix(path.Base(h.Path), ".md"), ref):
+			folded = append(folded, h.Path)
+		}
+	}
+	for _, set := range [][]string{byName, folded} {
+		switch len(set) {
+		case 0:
+			continue
+		case 1:
+			return set[0], nil
+		default:
+			return "", fmt.Errorf("memory %q is ambiguous: it matches %s; give the file path: %w", ref, strings.Join(set, ", "), ErrInvalid)
+		}
+	}
+	if _, err := CleanMemoryPath(ref); err != nil && strings.HasSuffix(ref, ".md") {
+		return "", err
+	}
+	return "", fmt.Errorf("memory %q: %w in %s (see 'memdir list')", ref, ErrNotFound, d.path)
+}
+
+// Get reads a memory by reference (see Resolve).
+func (d *Dir) Get(ctx context.Context, ref string) (*Memory, error) {
+	rel, err := d.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	root, err := d.openRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	data, fi, err := readRooted(root, rel, MaxMemoryFileBytes)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("memory %s: %w", rel, ErrNotFound)
+		}
+		return nil, fmt.Errorf("read memory %s: %w", d.Abs(rel), err)
+	}
+	if bytes.IndexByte(data, 0) >= 0 {
+		return nil, fmt.Errorf("read memory %s: a binary file, not a Markdown memory: %w", d.Abs(rel), ErrInvalid)
+	}
+	m, _ := ParseMemory(data)
+	m.Path = rel
+	m.ModTime = fi.ModTime()
+	return m, nil
+}
+
+// RemoveResult reports what Remove did.
+type RemoveResult struct {
+	Path string
+	// IndexLines are the MEMORY.md lines removed with the file.
+	IndexLines []string
+	// RunID is the journal run that can restore the memory.
+	RunID string
+}
+
+// Remove deletes a memory and its index lines. The content is journaled first,
+// so 'memdir undo' can restore both.
+func (d *Dir) Remove(ctx context.Context, ref string, rec *Recorder) (*RemoveResult, error) {
+	rel, err := d.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := d.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	root, err := d.openRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	if fi, err := root.Lstat(rel); err != nil {
+		return nil, fmt.Errorf("remove memory %s: %w", rel, ErrNotFound)
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("remove memory %s: not a regular file; remove it by hand if you mean to: %w", rel, ErrInvalid)
+	}
+	indexRel, link := IndexFor(rel)
+	ix, err := d.readIndex(root, indexRel)
+	if err != nil {
+		return nil, err
+	}
+	rec, own, err := d.recorder(rec, "remove")
+	if err != nil {
+		return nil, err
+	}
+	res := &RemoveResult{Path: rel}
+	err = func() error {
+		if err := rec.Before(rel); err != nil {
+			return err
+		}
+		rec.NoteIndexLines(rel, entryLines(ix.Find(link)))
+		if err := root.Remove(rel); err != nil {
+			return fmt.Errorf("remove memory %s: %w", rel, err)
+		}
+		if err := atomicfile.SyncDirIn(root, path.Dir(rel)); err != nil {
+			return err
+		}
+		if res.IndexLines = ix.Remove(link); len(res.IndexLines) > 0 {
+			return d.writeIndex(root, indexRel, ix)
+		}
+		return nil
+	}()
+	if own {
+		rec.SetSummary("remove " + rel)
+		run, ferr := rec.Finish(err)
+		if err == nil {
+			err = ferr
+		}
+		if run != nil {
+			res.RunID = run.ID
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// RenameResult reports what Rename did.
+type RenameResult struct {
+	From, To string
+	RunID    string
+}
+
+// Rename moves a memory to a new path and repoints its index line, keeping the
+// line's title and hook. Moving between the private area and team/ moves the
+// line between the two indexes. It never replaces an existing file.
+func (d *Dir) Rename(ctx context.Context, ref, to string) (*RenameResult, error) {
+	from, err := d.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasSuffix(to, ".md") {
+		to += ".md"
+	}
+	if to, err = CleanMemoryPath(to); err != nil {
+		return nil, err
+	}
+	if from == to {
+		return nil, fmt.Errorf("rename %s: source and destination are the same: %w", from, ErrInvalid)
+	}
+	lock, err := d.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	root, err := d.openRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	if _, err := root.Lstat(to); err == nil {
+		return nil, fmt.Errorf("rename %s to %s: the destination %w", from, to, ErrExists)
+	}
+	fromIndex, fromLink := IndexFor(from)
+	toIndex, toLink := IndexFor(to)
+	fromIx, err := d.readIndex(root, fromIndex)
+	if err != nil {
+		return nil, err
+	}
+	toIx := fromIx
+	if toIndex != fromIndex {
+		if toIx, err = d.readIndex(root, toIndex); err != nil {
+			return nil, err
+		}
+	}
+	rec, err := d.journal.Begin("rename", d.path)
+	if err != nil {
+		return nil, err
+	}
+	rec.SetSummary("rename " + from + " → " + to)
+	err = func() error {
+		if err := rec.Before(from, to); err != nil {
+			return err
+		}
+		rec.NoteIndexLines(from, entryLines(fromIx.Find(fromLink)))
+		if dir := path.Dir(to); dir != "." {
+			if err := root.MkdirAll(dir, 0o700); err != nil {
+				return err
+			}
+		}
+		if err := root.Rename(from, to); err != nil {
+			return fmt.Errorf("rename %s to %s: %w", from, to, err)
+		}
+		if err := atomicfile.SyncDirIn(root, path.Dir(to)); err != nil {
+			return err
+		}
+		old := fromIx.Find(fromLink)
+		fromIx.Remove(fromLink)
+		e := IndexEntry{File: toLink}
+		if len(old) > 0 {
+			e.Title, e.Hook = old[0].Title, old[0].Hook
+		} else if data, _, err := readRooted(root, to, MaxMemoryFileBytes); err == nil {
+			m, _ := ParseMemory(data)
+			e.Title, e.Hook = m.Name, m.Description
+		}
+		if e.Title == "" {
+			e.Title = strings.TrimSuffix(path.Base(toLink), ".md")
+		}
+		toIx.Upsert(toLink, e.String())
+		if err := d.writeIndex(root, fromIndex, fromIx); err != nil {
+			return err
+		}
+		if toIndex != fromIndex {
+			return d.writeIndex(root, toIndex, toIx)
+		}
+		return nil
+	}()
+	run, ferr := rec.Finish(err)
+	if err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &RenameResult{From: from, To: to, RunID: run.ID}, nil
+}
+
+// UndoOptions adjust Undo.
+type UndoOptions struct {
+	// Force restores even files changed since the run, replacing those
+	// later changes (which the undo run itself journals).
+	Force bool
+}
+
+// ConflictError reports files changed since the run being undone.
+type ConflictError struct {
+	RunID string
+	Paths []string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("run %s: %s changed since; undoing it would replace those changes (use --force to do it anyway; the undo itself can be undone)", e.RunID, strings.Join(e.Paths, ", "))
+}
+
+func (e *ConflictError) Unwrap() error { return ErrExists }
+
+// Undo restores every file a journaled run changed to its content before the
+// run, byte for byte, and restores their MEMORY.md lines. The undo is itself a
+// journaled run, so it can be undone too.
+func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalRun, error) {
+	if opts == nil {
+		opts = &UndoOptions{}
+	}
+	run, err := d.journal.Run(id)
+	if err != nil {
+		return nil, err
+	}
+	if run.UndoneBy != "" {
+		return nil, fmt.Errorf("run %s was already undone by run %s (undo that one to redo): %w", run.ID, run.UndoneBy, ErrInvalid)
+	}
+	if run.Root != d.path {
+		return nil, fmt.Errorf("run %s changed %s, not %s: %w", run.ID, run.Root, d.path, ErrInvalid)
+	}
+	changed := run.ChangedFiles()
+	if len(changed) == 0 {
+		return nil, fmt.Errorf("run %s changed nothing: %w", run.ID, ErrInvalid)
+	}
+	lock, err := d.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	root, err := d.openRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+
+	var conflicts []string
+	runFiles := map[string]bool{}
+	for _, f := range changed {
+		runFiles[f.Path] = true
+		cur, err := hashFile(d.Abs(f.Path))
+		if err != nil {
+			return nil, fmt.Errorf("undo %s: %w", f.Path, err)
+		}
+		if cur != f.After {
+			conflicts = append(conflicts, f.Path)
+		}
+	}
+	if len(conflicts) > 0 && !opts.Force {
+		return nil, &ConflictError{RunID: run.ID, Paths: conflicts}
+	}
+	// Index lines are restored line by line unless the run replaced the
+	// index file itself, in which case restoring that file restores them.
+	touched := []string{}
+	indexes := map[string]*Index{}
+	for _, f := range changed {
+		touched = append(touched, f.Path)
+		if indexRel, _ := IndexFor(f.Path); path.Base(f.Path) != EntrypointName && !runFiles[indexRel] && indexes[indexRel] == nil {
+			ix, err := d.readIndex(root, indexRel)
+			if err != nil {
+				return nil, err
+			}
+			indexes[indexRel] = ix
+			touched = append(touched, indexRel)
+		}
+	}
+	rec, err := d.journal.Begin("undo", d.path)
+	if err != nil {
+		return nil, err
+	}
+	rec.run.Undoes = run.ID
+	rec.SetSummary("undo " + run.ID + " (" + run.Kind + ")")
+	err = func() error {
+		if err := rec.Before(touched...); err != nil {
+			return err
+		}
+		for i := len(changed) - 1; i >= 0; i-- {
+			f := changed[i]
+			if err := d.restoreFile(root, f); err != nil {
+				return err
+			}
+			indexRel, link := IndexFor(f.Path)
+			ix := indexes[indexRel]
+			if ix == nil || path.Base(f.Path) == EntrypointName {
+				continue
+			}
+			ix.Remove(link)
+			if f.Before != "" && len(f.IndexLines) > 0 {
+				ix.Upsert(link, f.IndexLines[0])
+			}
+		}
+		for indexRel, ix := range indexes {
+			if err := d.writeIndex(root, indexRel, ix); err != nil {
+				return err
+			}
+		}
+		return nil
+	}()
+	undo, ferr := rec.Finish(err)
+	if err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := d.journal.markUndone(run, undo.ID); err != nil {
+		return undo, err
+	}
+	return undo, nil
+}
+
+func (d *Dir) restoreFile(root *os.Root, f JournalFile) error {
+	if f.Before == "" {
+		if err := root.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("undo: remove %s: %w", f.Path, err)
+		}
+		return nil
+	}
+	data, err := d.journal.Blob(f.Before)
+	if err != nil {
+		return fmt.Errorf("undo %s: %w", f.Path, err)
+	}
+	if dir := path.Dir(f.Path); dir != "." {
+		if err := root.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("undo %s: %w", f.Path, err)
+		}
+	}
+	mode := f.BeforeMode
+	if mode == 0 {
+		mode = 0o600
+	}
+	return atomicfile.WriteFileIn(root, f.Path, data, mode)
+}

@@ -1,0 +1,326 @@
+package memdir
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// MaxScanFiles is how many memories Claude Code's scan returns: the newest 200.
+const MaxScanFiles = 200
+
+// Header is what a scan reads of a memory: its frontmatter and file facts.
+type Header struct {
+	// Path is relative to the scanned directory, slash-separated.
+	Path        string    `json:"path"`
+	AbsPath     string    `json:"abs_path"`
+	ModTime     time.Time `json:"mtime"`
+	Size        int64     `json:"size"`
+	Name        string    `json:"name,omitempty"`
+	Description string    `json:"description,omitempty"`
+	Type        Type      `json:"type,omitempty"`
+	// RawType is the type as written when it is not one of the four.
+	RawType string `json:"raw_type,omitempty"`
+	// HasFrontmatter is false when the file has no readable frontmatter
+	// within its first 30 lines.
+	HasFrontmatter bool `json:"has_frontmatter"`
+}
+
+// ProblemKind classifies what a scan found wrong with a file.
+type ProblemKind string
+
+// Problem kinds.
+const (
+	ProblemRead        ProblemKind = "unreadable"       // could not be opened or read
+	ProblemBinary      ProblemKind = "binary"           // not text
+	ProblemYAML        ProblemKind = "frontmatter-yaml" // broken YAML (maybe recovered)
+	ProblemUnclosed    ProblemKind = "frontmatter-unclosed"
+	ProblemNoFront     ProblemKind = "no-frontmatter"
+	ProblemUntyped     ProblemKind = "untyped"
+	ProblemDescription ProblemKind = "no-description"
+)
+
+// Problem is something wrong with one file. A scan never stops for one.
+type Problem struct {
+	Path    string      `json:"path"`
+	Kind    ProblemKind `json:"kind"`
+	Message string      `json:"message"`
+	// Skipped is true when the file is left out of the scan's memories.
+	Skipped bool `json:"skipped"`
+}
+
+func (p Problem) String() string { return p.Path + ": " + p.Message }
+
+// ScanOptions adjust Scan.
+type ScanOptions struct {
+	// Limit caps how many memories are returned, newest first: 0 means
+	// MaxScanFiles (Claude Code's cap), a negative value means no cap.
+	Limit int
+	// Workers is how many files are read at once; 0 picks for the machine.
+	Workers int
+}
+
+// ScanResult is the outcome of a scan.
+type ScanResult struct {
+	// Memories are sorted newest first (ties by path) and capped.
+	Memories []Header
+	// Total counts every memory found, before the cap.
+	Total int
+	// Problems lists files that could not be read or parsed as written,
+	// in path order.
+	Problems []Problem
+}
+
+// scanReadMax bounds how much of a file a scan reads while looking for 30
+// lines, so a file with no line breaks cannot make it read megabytes.
+const scanReadMax = 64 << 10
+
+// Scan reads the frontmatter of every memory file below the directory, as
+// Claude Code's scanMemoryFiles does: every *.md file at any depth except files
+// named MEMORY.md, only the first 30 lines of each, sorted newest first. Files
+// that cannot be read or parsed are reported in Problems, never fatal. A
+// missing directory scans as empty.
+func (d *Dir) Scan(ctx context.Context, opts *ScanOptions) (*ScanResult, error) {
+	return ScanDir(ctx, d.path, opts)
+}
+
+// ScanDir scans the memory files below dir; see Dir.Scan.
+func ScanDir(ctx context.Context, dir string, opts *ScanOptions) (*ScanResult, error) {
+	if opts == nil {
+		opts = &ScanOptions{}
+	}
+	root, err := os.OpenRoot(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &ScanResult{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", dir, err)
+	}
+	defer root.Close()
+	var rels []string
+	err = fs.WalkDir(root.FS(), ".", func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if p == "." {
+				return err
+			}
+			// An unreadable subdirectory is skipped, like any unreadable file.
+			return nil
+		}
+		if e.IsDir() || !strings.HasSuffix(p, ".md") || e.Name() == EntrypointName {
+			return nil
+		}
+		rels = append(rels, p)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", dir, err)
+	}
+
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = max(4, 2*runtime.GOMAXPROCS(0))
+	}
+	type result struct {
+		h    Header
+		prob []Problem
+		ok   bool
+	}
+	results := make([]result, len(rels))
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := 0; w < min(workers, len(rels)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 0, 4096)
+			for {
+				if ctx.Err() != nil {
+					return
+				}
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= len(rels) {
+					return
+				}
+				r := &results[i]
+				r.h, r.prob, r.ok, buf = scanFile(root, rels[i], buf)
+				r.h.AbsPath = filepath.Join(dir, filepath.FromSlash(rels[i]))
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res := &ScanResult{}
+	for _, r := range results {
+		res.Problems = append(res.Problems, r.prob...)
+		if r.ok {
+			res.Memories = append(res.Memories, r.h)
+		}
+	}
+	sort.Slice(res.Memories, func(i, j int) bool {
+		a, b := res.Memories[i], res.Memories[j]
+		if !a.ModTime.Equal(b.ModTime) {
+			return a.ModTime.After(b.ModTime)
+		}
+		return a.Path < b.Path
+	})
+	res.Total = len(res.Memories)
+	limit := opts.Limit
+	if limit == 0 {
+		limit = MaxScanFiles
+	}
+	if limit > 0 && len(res.Memories) > limit {
+		res.Memories = res.Memories[:limit]
+	}
+	return res, nil
+}
+
+// scanFile reads one file's header. buf is reused between calls.
+func scanFile(root *os.Root, rel string, buf []byte) (Header, []Problem, bool, []byte) {
+	h := Header{Path: rel}
+	fail := func(kind ProblemKind, msg string) (Header, []Problem, bool, []byte) {
+		return h, []Problem{{Path: rel, Kind: kind, Message: msg, Skipped: true}}, false, buf
+	}
+	f, err := root.Open(rel)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// Removed since the walk, or a dangling symlink.
+			return fail(ProblemRead, "vanished during the scan or is a dangling link")
+		}
+		return fail(ProblemRead, err.Error())
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fail(ProblemRead, err.Error())
+	}
+	if !fi.Mode().IsRegular() {
+		return fail(ProblemRead, "not a regular file")
+	}
+	h.ModTime, h.Size = fi.ModTime(), fi.Size()
+	head, buf, err := readLines(f, FrontmatterMaxLines, buf)
+	if err != nil {
+		return fail(ProblemRead, err.Error())
+	}
+	if bytes.IndexByte(head, 0) >= 0 {
+		return fail(ProblemBinary, "a binary file, not Markdown text")
+	}
+	m, prob := ParseMemory(head)
+	h.Name, h.Description, h.Type = m.Name, m.Description, m.Type
+	if m.Type == "" {
+		h.RawType = m.RawType
+	}
+	h.HasFrontmatter = m.HasFrontmatter()
+	var probs []Problem
+	switch {
+	case prob != nil:
+		probs = append(probs, Problem{Path: rel, Kind: ProblemYAML, Message: prob.Error()})
+	case !h.HasFrontmatter && bytes.HasPrefix(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), []byte("---")):
+		probs = append(probs, Problem{Path: rel, Kind: ProblemUnclosed, Message: fmt.Sprintf("frontmatter is not closed within the first %d lines, so it is ignored", FrontmatterMaxLines)})
+	case !h.HasFrontmatter:
+		probs = append(probs, Problem{Path: rel, Kind: ProblemNoFront, Message: "no frontmatter (name, description, type)"})
+	}
+	if h.HasFrontmatter {
+		if h.Type == "" {
+			msg := "no type: it works, but recall and agents see it untyped"
+			if m.RawType != "" {
+				msg = fmt.Sprintf("type %q is not one of user, feedback, project, reference: it is treated as untyped", m.RawType)
+			}
+			probs = append(probs, Problem{Path: rel, Kind: ProblemUntyped, Message: msg})
+		}
+		if h.Description == "" {
+			probs = append(probs, Problem{Path: rel, Kind: ProblemDescription, Message: "no description: recall cannot judge its relevance"})
+		}
+	}
+	return h, probs, true, buf
+}
+
+// readLines reads from r until it holds n lines (or EOF, or scanReadMax bytes)
+// and returns them, BOM and CRs included; ParseMemory strips both.
+func readLines(r io.Reader, n int, buf []byte) ([]byte, []byte, error) {
+	buf = buf[:0]
+	lines := 0
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		k, err := r.Read(buf[len(buf):cap(buf)])
+		for _, c := range buf[len(buf) : len(buf)+k] {
+			if c == '\n' {
+				lines++
+			}
+		}
+		buf = buf[:len(buf)+k]
+		if lines >= n {
+			// Keep exactly n lines.
+			idx, seen := 0, 0
+			for i, c := range buf {
+				if c == '\n' {
+					seen++
+					if seen == n {
+						idx = i + 1
+						break
+					}
+				}
+			}
+			return buf[:idx], buf, nil
+		}
+		if err == io.EOF || len(buf) >= scanReadMax {
+			return buf, buf, nil
+		}
+		if err != nil {
+			return nil, buf, err
+		}
+	}
+}
+
+// Manifest formats scanned headers as Claude Code's formatMemoryManifest does,
+// one line each:
+//
+//   - [type] path (2026-03-05T10:00:00.000Z): description
+//
+// The type tag and the description are left out when absent.
+func Manifest(headers []Header) string {
+	var b strings.Builder
+	for i, h := range headers {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(ManifestLine(h))
+	}
+	return b.String()
+}
+
+// ManifestLine formats one header as a manifest line.
+func ManifestLine(h Header) string {
+	var b strings.Builder
+	b.WriteString("- ")
+	if h.Type != "" {
+		b.WriteString("[" + string(h.Type) + "] ")
+	}
+	b.WriteString(h.Path)
+	b.WriteString(" (" + ISOTime(h.ModTime) + ")")
+	if h.Description != "" {
+		b.WriteString(": " + h.Description)
+	}
+	return b.String()
+}
+
+// ISOTime formats t as JavaScript's Date.toISOString does: UTC with
+// milliseconds, e.g. 2026-03-05T10:00:00.000Z.
+func ISOTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }

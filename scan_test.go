@@ -1,0 +1,161 @@
+package memdir
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func writeMemFile(tb testing.TB, dir, rel, content string, mtime time.Time) {
+	tb.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Chtimes(p, mtime, mtime); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func TestScanAndManifest(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 3, 5, 10, 0, 0, 0, time.UTC)
+	writeMemFile(t, dir, "user_role.md", "---\nname: role\ndescription: backend lead\ntype: user\n---\nx", t0)
+	writeMemFile(t, dir, "team/oncall.md", "---\nname: oncall\ndescription: pager rota\ntype: reference\n---\n", t0.Add(time.Hour))
+	writeMemFile(t, dir, "notes.md", "just text, no frontmatter", t0.Add(-time.Hour))
+	writeMemFile(t, dir, "odd.md", "---\nname: odd\ndescription: weird type\ntype: Idea\n---\n", t0.Add(-2*time.Hour))
+	writeMemFile(t, dir, "long.md", "---\nname: long\n"+strings.Repeat("x: y\n", 40)+"---\n", t0.Add(-3*time.Hour))
+	writeMemFile(t, dir, "bin.md", "---\x00\x01binary", t0)
+	writeMemFile(t, dir, "MEMORY.md", "- [role](user_role.md) — backend lead", t0.Add(5*time.Hour))
+	writeMemFile(t, dir, "team/MEMORY.md", "x", t0.Add(5*time.Hour))
+	writeMemFile(t, dir, "logs/2026/03/2026-03-05.md", "- 10:00 note", t0.Add(-4*time.Hour))
+	writeMemFile(t, dir, "data.json", "{}", t0)
+	outside := t.TempDir()
+	writeMemFile(t, outside, "secret.md", "---\nname: s\ndescription: outside\n---\n", t0)
+	os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(dir, "escape.md"))
+
+	res, err := ScanDir(context.Background(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, h := range res.Memories {
+		paths = append(paths, h.Path)
+	}
+	want := []string{"team/oncall.md", "user_role.md", "notes.md", "odd.md", "long.md", "logs/2026/03/2026-03-05.md"}
+	if diff := cmp.Diff(want, paths); diff != "" {
+		t.Errorf("scan order (-want +got):\n%s", diff)
+	}
+	kinds := map[string]ProblemKind{}
+	for _, p := range res.Problems {
+		if p.Kind != ProblemNoFront || p.Path != "logs/2026/03/2026-03-05.md" {
+			kinds[p.Path] = p.Kind
+		}
+	}
+	wantKinds := map[string]ProblemKind{
+		"bin.md": ProblemBinary, "notes.md": ProblemNoFront, "odd.md": ProblemUntyped,
+		"long.md": ProblemUnclosed, "escape.md": ProblemRead,
+	}
+	if diff := cmp.Diff(wantKinds, kinds); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	wantManifest := strings.Join([]string{
+		"- [reference] team/oncall.md (2026-03-05T11:00:00.000Z): pager rota",
+		"- [user] user_role.md (2026-03-05T10:00:00.000Z): backend lead",
+		"- notes.md (2026-03-05T09:00:00.000Z)",
+		"- odd.md (2026-03-05T08:00:00.000Z): weird type",
+		"- long.md (2026-03-05T07:00:00.000Z)",
+		"- logs/2026/03/2026-03-05.md (2026-03-05T06:00:00.000Z)",
+	}, "\n")
+	if diff := cmp.Diff(wantManifest, Manifest(res.Memories)); diff != "" {
+		t.Errorf("manifest (-want +got):\n%s", diff)
+	}
+}
+
+func TestScanCap(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < 230; i++ {
+		writeMemFile(t, dir, fmt.Sprintf("m%03d.md", i), fmt.Sprintf("---\nname: m%d\ndescription: d\ntype: user\n---\n", i), t0.Add(time.Duration(i)*time.Minute))
+	}
+	res, err := ScanDir(context.Background(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Memories) != 200 || res.Total != 230 || res.Memories[0].Path != "m229.md" || res.Memories[199].Path != "m030.md" {
+		t.Errorf("default cap: %d memories of %d, first %s, last %s", len(res.Memories), res.Total, res.Memories[0].Path, res.Memories[199].Path)
+	}
+	res, _ = ScanDir(context.Background(), dir, &ScanOptions{Limit: -1})
+	if len(res.Memories) != 230 {
+		t.Errorf("uncapped scan returned %d", len(res.Memories))
+	}
+	if res, err := ScanDir(context.Background(), filepath.Join(dir, "missing"), nil); err != nil || len(res.Memories) != 0 {
+		t.Errorf("missing dir: %v, %v", res, err)
+	}
+}
+
+func TestScanReadsOnlyFirstLines(t *testing.T) {
+	dir := t.TempDir()
+	// A frontmatter that closes on line 31 is not seen, as in Claude Code.
+	writeMemFile(t, dir, "a.md", "---\nname: a\n"+strings.Repeat("k: v\n", 28)+"---\n", time.Now())
+	// A huge single-line file does not make the scan read it all.
+	writeMemFile(t, dir, "b.md", "---\nname: b\ndescription: big\n---\n"+strings.Repeat("z", 10<<20), time.Now())
+	res, err := ScanDir(context.Background(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range res.Memories {
+		switch h.Path {
+		case "a.md":
+			if h.HasFrontmatter || h.Name != "" {
+				t.Errorf("a.md frontmatter read past line 30: %+v", h)
+			}
+		case "b.md":
+			if h.Description != "big" || h.Size < 10<<20 {
+				t.Errorf("b.md = %+v", h)
+			}
+		}
+	}
+}
+
+func TestFreshness(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		age       time.Duration
+		wantAge   string
+		wantFresh bool
+	}{
+		{-time.Hour, "today", true},
+		{0, "today", true},
+		{23 * time.Hour, "today", true},
+		{24 * time.Hour, "yesterday", true},
+		{47 * time.Hour, "yesterday", true},
+		{48 * time.Hour, "2 days ago", false},
+		{400 * 24 * time.Hour, "400 days ago", false},
+	} {
+		mtime := now.Add(-tc.age)
+		if got := MemoryAge(mtime, now); got != tc.wantAge {
+			t.Errorf("MemoryAge(-%v) = %q, want %q", tc.age, got, tc.wantAge)
+		}
+		text := FreshnessText(mtime, now)
+		if (text == "") != tc.wantFresh {
+			t.Errorf("FreshnessText(-%v) = %q", tc.age, text)
+		}
+		if !tc.wantFresh && !strings.Contains(text, fmt.Sprint(AgeDays(mtime, now))+" days old") {
+			t.Errorf("FreshnessText(-%v) = %q does not give the age", tc.age, text)
+		}
+		note := FreshnessNote(mtime, now)
+		if tc.wantFresh != (note == "") || (!tc.wantFresh && note != "<system-reminder>"+text+"</system-reminder>\n") {
+			t.Errorf("FreshnessNote(-%v) = %q", tc.age, note)
+		}
+	}
+}
