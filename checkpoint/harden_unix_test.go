@@ -66,10 +66,8 @@ func TestRefusals(t *testing.T) {
 func TestTrackedFileBecomesLink(t *testing.T) {
 	e := newEnv(t)
 	h := e.history(t, "becomes")
-	e.write(t, "f", "mine\n")
 	e.write(t, "victim", "do not touch\n")
-	snapshot(t, h, "m1")
-	track(t, h, "f", "m1")
+	begin(t, e, h, "f", "mine\n", "m1")
 	e.remove(t, "f")
 	if err := os.Symlink(e.path("victim"), e.path("f")); err != nil {
 		t.Fatal(err)

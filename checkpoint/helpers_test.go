@@ -124,3 +124,20 @@ func entries(tb testing.TB, h *History) map[string]Backup {
 	}
 	return out
 }
+
+// begin writes file with content, starts a snapshot for msg and tracks the
+// file in it: the first steps of most scenarios.
+func begin(tb testing.TB, e env, h *History, file, content, msg string) *TrackResult {
+	tb.Helper()
+	e.write(tb, file, content)
+	snapshot(tb, h, msg)
+	return track(tb, h, file, msg)
+}
+
+// loseBackup deletes version v of file's backup, as a user or a disk might.
+func loseBackup(tb testing.TB, e env, h *History, file string, v int) {
+	tb.Helper()
+	if err := os.Remove(filepath.Join(h.Dir(), BackupName(e.path(file), v))); err != nil {
+		tb.Fatal(err)
+	}
+}

@@ -277,47 +277,46 @@ func TestSnapshotEntries(t *testing.T) {
 	}
 }
 
-func TestUnchangedReusesBackupEvenWithTouchedMtime(t *testing.T) {
-	e := newEnv(t)
-	h := e.history(t, "touch")
-	e.write(t, "f", "content\n")
-	snapshot(t, h, "m1")
-	track(t, h, "f", "m1")
-	future := time.Now().Add(time.Hour)
-	if err := os.Chtimes(e.path("f"), future, future); err != nil {
-		t.Fatal(err)
-	}
-	r := snapshot(t, h, "m2")
-	if r.Unchanged != 1 || len(r.Changed) != 0 {
-		t.Errorf("touched but identical file: %+v", r)
-	}
-}
-
-func TestEditWithOldMtimeIsNoticed(t *testing.T) {
-	e := newEnv(t)
-	h := e.history(t, "mtime")
-	e.write(t, "f", "aaaa\n")
-	snapshot(t, h, "m1")
-	track(t, h, "f", "m1")
-	// Same size, mtime put back to long ago: only the change time shows
-	// the edit.
-	e.write(t, "f", "bbbb\n")
-	old := time.Now().Add(-24 * time.Hour)
-	if err := os.Chtimes(e.path("f"), old, old); err != nil {
-		t.Fatal(err)
-	}
-	r := snapshot(t, h, "m2")
-	if diff := cmp.Diff([]string{"f"}, r.Changed); diff != "" {
-		t.Errorf("changed (-want +got):\n%s", diff)
+func TestChangeDetection(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		content string        // written after tracking "aaaa\n"; "" leaves the file alone
+		mtime   time.Duration // then the mtime is set this far from now; 0 leaves it
+		changed bool
+	}{
+		{"untouched", "", 0, false},
+		{"touched, same content", "", time.Hour, false},
+		{"rewritten with the same content", "aaaa\n", 0, false},
+		{"same size, new content", "bbbb\n", 0, true},
+		// Only the inode change time shows this edit.
+		{"same size, new content, old mtime put back", "bbbb\n", -24 * time.Hour, true},
+		{"new size", "aaaaa\n", 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			h := e.history(t, "detect")
+			begin(t, e, h, "f", "aaaa\n", "m1")
+			if tc.content != "" {
+				e.write(t, "f", tc.content)
+			}
+			if tc.mtime != 0 {
+				when := time.Now().Add(tc.mtime)
+				if err := os.Chtimes(e.path("f"), when, when); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := snapshot(t, h, "m2")
+			if got := len(r.Changed) == 1; got != tc.changed || r.Unchanged+len(r.Changed) != 1 {
+				t.Errorf("changed = %v (%+v), want %v", got, r, tc.changed)
+			}
+		})
 	}
 }
 
 func TestEvictionAt100(t *testing.T) {
 	e := newEnv(t)
 	h := e.history(t, "evict")
-	e.write(t, "f", "0\n")
-	snapshot(t, h, "m0")
-	track(t, h, "f", "m0")
+	begin(t, e, h, "f", "0\n", "m0")
 	for i := 1; i <= 104; i++ {
 		e.write(t, "f", fmt.Sprintf("%d\n", i))
 		r := snapshot(t, h, fmt.Sprintf("m%d", i))
@@ -354,9 +353,7 @@ func TestEvictionAt100(t *testing.T) {
 func TestRewindUsesLastSnapshotWithMessage(t *testing.T) {
 	e := newEnv(t)
 	h := e.history(t, "dup")
-	e.write(t, "f", "first\n")
-	snapshot(t, h, "same")
-	track(t, h, "f", "same")
+	begin(t, e, h, "f", "first\n", "same")
 	e.write(t, "f", "second\n")
 	snapshot(t, h, "same")
 	e.write(t, "f", "third\n")
@@ -485,9 +482,7 @@ func TestResumeDropsSnapshotWithMissingBackup(t *testing.T) {
 	e := newEnv(t)
 	old := e.history(t, "old")
 	seedSession(t, e, old)
-	if err := os.Remove(filepath.Join(old.Dir(), BackupName(e.path("b.txt"), 2))); err != nil {
-		t.Fatal(err)
-	}
+	loseBackup(t, e, old, "b.txt", 2)
 	h := e.history(t, "new")
 	res, err := h.ResumeFrom(context.Background(), "old")
 	if err != nil {
@@ -502,9 +497,7 @@ func TestRewindSkipsFileWithMissingBackup(t *testing.T) {
 	e := newEnv(t)
 	h := e.history(t, "missing")
 	seedSession(t, e, h)
-	if err := os.Remove(filepath.Join(h.Dir(), BackupName(e.path("a.txt"), 1))); err != nil {
-		t.Fatal(err)
-	}
+	loseBackup(t, e, h, "a.txt", 1)
 	rep, err := h.Rewind(context.Background(), "m1", nil)
 	if err == nil || rep == nil || len(rep.Skipped) != 1 || rep.Skipped[0].Path != "a.txt" || !strings.Contains(err.Error(), "a.txt") {
 		t.Fatalf("rewind with a lost backup: report %+v, err %v", rep, err)

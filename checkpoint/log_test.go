@@ -219,10 +219,21 @@ func FuzzParseLog(f *testing.F) {
 // FuzzTrackingPath checks that a tracking path accepted from a log never
 // expands to somewhere outside the working directory unless it is absolute.
 func FuzzTrackingPath(f *testing.F) {
-	for _, s := range []string{"a.txt", "../a", "/etc/passwd", "a/../../b", "./a", "a//b", "", "a\x00b", `..\a`} {
+	for _, s := range []string{"a.txt", "../a", "/etc/passwd", "a/../../b", "./a", "a//b", "", "a\x00b", `..\a`, "/work/proj", "/work/proj/.", "."} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
+		// Whatever Track accepts, it records as a key the log reader accepts
+		// and that expands back to the same file.
+		if abs, err := resolveArg("/work/proj", p); err == nil {
+			key := trackingPath("/work/proj", abs)
+			if err := checkTrackingPath(key); err != nil {
+				t.Fatalf("Track(%q) would record key %q, which a reader refuses: %v", p, key, err)
+			}
+			if got := expand("/work/proj", key); got != abs {
+				t.Fatalf("key %q of %q expands to %s, want %s", key, p, got, abs)
+			}
+		}
 		if checkTrackingPath(p) != nil {
 			return
 		}

@@ -80,7 +80,7 @@ func checkTrackingPath(p string) error {
 // trackingPath returns the key Claude Code uses for abs: relative to cwd when
 // abs is inside it, else abs itself.
 func trackingPath(cwd, abs string) string {
-	if rel, err := filepath.Rel(cwd, abs); err == nil && filepath.IsLocal(rel) {
+	if rel, err := filepath.Rel(cwd, abs); err == nil && rel != "." && filepath.IsLocal(rel) {
 		return rel
 	}
 	return abs

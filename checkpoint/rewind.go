@@ -107,11 +107,7 @@ func (h *History) Rewind(ctx context.Context, messageID string, opts *RewindOpti
 	var rep *RewindReport
 	err := h.locked(ctx, false, func(t *txn) error {
 		st := t.st()
-		target, err := h.findLast(st, messageID)
-		if err != nil {
-			return err
-		}
-		items, skipped, unchanged, err := h.plan(ctx, st, target, !opts.DryRun)
+		target, items, skipped, unchanged, err := h.plan(ctx, st, messageID, !opts.DryRun)
 		if err != nil {
 			return err
 		}
@@ -175,14 +171,17 @@ func (h *History) apply(cwd string, it planItem) error {
 	return h.restoreFile(cwd, it.abs, it.cur, data, mode)
 }
 
-// plan compares every tracked file with its entry in target (or, for a file
-// tracked only after target, its first version) and returns the files that
-// differ. refresh lets the change check move backup mtimes (see changed);
-// read-only callers pass false.
-func (h *History) plan(ctx context.Context, st *state, target *Snapshot, refresh bool) (items []planItem, skipped []*FileError, unchanged int, err error) {
+// plan finds the last snapshot for messageID, compares every tracked file
+// with its entry there (or, for a file tracked only later, its first
+// version) and returns the files that differ. refresh lets the change check
+// move backup mtimes (see changed); read-only callers pass false.
+func (h *History) plan(ctx context.Context, st *state, messageID string, refresh bool) (target *Snapshot, items []planItem, skipped []*FileError, unchanged int, err error) {
+	if target, err = h.findLast(st, messageID); err != nil {
+		return nil, nil, nil, 0, err
+	}
 	for _, key := range trackedKeys(st) {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, 0, err
+			return nil, nil, nil, 0, err
 		}
 		b, ok := target.Files[key]
 		if !ok {
@@ -224,7 +223,7 @@ func (h *History) plan(ctx context.Context, st *state, target *Snapshot, refresh
 		}
 		items = append(items, it)
 	}
-	return items, skipped, unchanged, nil
+	return target, items, skipped, unchanged, nil
 }
 
 // firstVersion finds a file's version 1 entry in any retained snapshot.
@@ -306,12 +305,7 @@ func (h *History) Diff(ctx context.Context, messageID string) (*DiffReport, erro
 	}
 	var rep *DiffReport
 	err := h.locked(ctx, false, func(t *txn) error {
-		st := t.st()
-		target, err := h.findLast(st, messageID)
-		if err != nil {
-			return err
-		}
-		items, skipped, unchanged, err := h.plan(ctx, st, target, false)
+		target, items, skipped, unchanged, err := h.plan(ctx, t.st(), messageID, false)
 		if err != nil {
 			return err
 		}

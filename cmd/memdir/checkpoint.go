@@ -157,21 +157,14 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointFlags, args []str
 		if err != nil {
 			return err
 		}
-		if f.json {
-			return writeCheckpointJSON(out, r)
-		}
-		printTrack(out, r)
+		return show(out, f.json, r, func() { printTrack(out, r) })
 	case "snapshot":
 		r, err := h.Snapshot(ctx, f.message)
 		if err != nil {
 			return err
 		}
-		if f.json {
-			if err := writeCheckpointJSON(out, r); err != nil {
-				return err
-			}
-		} else {
-			printSnapshot(out, r)
+		if err := show(out, f.json, r, func() { printSnapshot(out, r) }); err != nil {
+			return err
 		}
 		if perr := r.Err(); perr != nil {
 			return fmt.Errorf("snapshot %d was recorded, but %d files kept their previous version: %w", r.Snapshot.Sequence, len(r.Problems), perr)
@@ -181,33 +174,23 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointFlags, args []str
 		if err != nil {
 			return err
 		}
-		if f.json {
-			if all == nil {
-				all = []checkpoint.Snapshot{}
-			}
-			return writeCheckpointJSON(out, all)
+		if all == nil {
+			all = []checkpoint.Snapshot{}
 		}
-		printSnapshotList(out, all)
+		return show(out, f.json, all, func() { printSnapshotList(out, all) })
 	case "diff":
 		r, err := h.Diff(ctx, f.message)
 		if err != nil {
 			return err
 		}
-		if f.json {
-			return writeCheckpointJSON(out, r)
-		}
-		printDiff(out, env.Stderr, r, f.stat)
+		return show(out, f.json, r, func() { printDiff(out, env.Stderr, r, f.stat) })
 	case "rewind":
 		r, err := h.Rewind(ctx, f.message, &checkpoint.RewindOptions{DryRun: f.dryRun})
 		if r == nil {
 			return err
 		}
-		if f.json {
-			if jerr := writeCheckpointJSON(out, r); jerr != nil {
-				return jerr
-			}
-		} else {
-			printRewind(out, r, session)
+		if serr := show(out, f.json, r, func() { printRewind(out, r, session) }); serr != nil {
+			return serr
 		}
 		if err != nil {
 			return fmt.Errorf("rewind to %q was partial: %w", f.message, err)
@@ -217,13 +200,12 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointFlags, args []str
 		if err != nil {
 			return err
 		}
-		if f.json {
-			if err := writeCheckpointJSON(out, r); err != nil {
-				return err
-			}
-		} else {
+		err = show(out, f.json, r, func() {
 			fmt.Fprintf(out, "resumed session %s from %s: %d snapshots (%d dropped); backups: %d linked, %d copied, %d already present\n",
 				session, r.From, r.Snapshots, r.Dropped, r.Linked, r.Copied, r.Present)
+		})
+		if err != nil {
+			return err
 		}
 		if len(r.Problems) > 0 {
 			errs := make([]string, len(r.Problems))
@@ -233,6 +215,15 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointFlags, args []str
 			return fmt.Errorf("%d backups could not be carried over:\n  %s", len(errs), strings.Join(errs, "\n  "))
 		}
 	}
+	return nil
+}
+
+// show writes v as indented JSON when asJSON is set, else runs text.
+func show(w io.Writer, asJSON bool, v any, text func()) error {
+	if asJSON {
+		return writeCheckpointJSON(w, v)
+	}
+	text()
 	return nil
 }
 
