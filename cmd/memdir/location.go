@@ -1,0 +1,122 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/memdir/memdir"
+)
+
+// locationFlags are the flags that say which memory directory a command works
+// on. Commands register the subset that makes sense for them.
+type locationFlags struct {
+	project string
+	dir     string
+	team    bool
+	agent   string
+	scope   string
+}
+
+const locationHelp = `Which directory: by default the project's auto-memory directory, found by
+Claude Code's rules from the working directory (see 'memdir path --explain').
+--project DIR resolves from DIR instead; --dir DIR uses DIR as the memory
+directory as is; --agent TYPE --scope user|project|local selects an agent's
+memory; MEMDIR_HASH_RUNTIME=node reproduces Claude Code run under Node.js for
+project paths longer than 200 characters.`
+
+// register adds --project, --dir, --agent and --scope, and --team when team is set.
+func (lf *locationFlags) register(fs *flag.FlagSet, team bool) {
+	fs.StringVar(&lf.project, "project", "", "resolve the memory directory from `DIR` instead of the working directory")
+	fs.StringVar(&lf.dir, "dir", "", "use `DIR` as the memory directory, bypassing Claude Code's rules")
+	fs.StringVar(&lf.agent, "agent", "", "work on the memory of agent `TYPE` (with --scope)")
+	fs.StringVar(&lf.scope, "scope", "", "agent memory scope: user, project or local (with --agent)")
+	if team {
+		fs.BoolVar(&lf.team, "team", false, "work on the team memory (team/ under the memory directory)")
+	}
+}
+
+// locate applies Claude Code's rules from the working directory or --project.
+func (lf *locationFlags) locate(env *Env) (*memdir.Location, error) {
+	opts := &memdir.LocateOptions{LookupEnv: env.LookupEnv, Cwd: env.Cwd}
+	if lf.project != "" {
+		p := lf.project
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(env.Cwd, p)
+		}
+		opts.Project = p
+	}
+	switch rt := strings.ToLower(env.Getenv("MEMDIR_HASH_RUNTIME")); rt {
+	case "", "bun":
+	case "node":
+		opts.Runtime = memdir.HashNode
+	default:
+		return nil, fmt.Errorf("MEMDIR_HASH_RUNTIME=%q: want bun or node: %w", rt, memdir.ErrInvalid)
+	}
+	return memdir.Locate(opts)
+}
+
+// path returns the directory the command works on: --dir, an agent's
+// directory, or the located auto-memory directory. The Location is nil with
+// --dir. team is not applied here: team memories live inside the same
+// directory under team/.
+func (lf *locationFlags) path(env *Env) (string, *memdir.Location, error) {
+	if (lf.agent == "") != (lf.scope == "") {
+		return "", nil, usagef("--agent and --scope go together")
+	}
+	if lf.dir != "" {
+		if lf.agent != "" || lf.project != "" {
+			return "", nil, usagef("--dir cannot be combined with --agent or --project")
+		}
+		d := lf.dir
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(env.Cwd, d)
+		}
+		return filepath.Clean(d), nil, nil
+	}
+	loc, err := lf.locate(env)
+	if err != nil {
+		return "", nil, err
+	}
+	if lf.agent != "" {
+		if lf.team {
+			return "", nil, usagef("--team cannot be combined with --agent")
+		}
+		scope, err := memdir.ParseAgentScope(lf.scope)
+		if err != nil {
+			return "", nil, err
+		}
+		d, err := loc.AgentDir(lf.agent, scope)
+		if err != nil {
+			return "", nil, err
+		}
+		return filepath.Clean(d), loc, nil
+	}
+	return filepath.Clean(loc.Dir), loc, nil
+}
+
+// open returns the store for the selected directory.
+func (lf *locationFlags) open(env *Env) (*memdir.Dir, *memdir.Location, error) {
+	p, loc, err := lf.path(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := memdir.Open(p, &memdir.Options{Now: env.Now, LookupEnv: env.LookupEnv})
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, loc, nil
+}
+
+// teamPrefix is the path prefix of team memories inside a memory directory.
+const teamPrefix = memdir.TeamDirName + "/"
+
+// teamDir returns the team memory directory of the selected memory directory.
+func (lf *locationFlags) teamDir(env *Env) (string, error) {
+	p, _, err := lf.path(env)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(p, memdir.TeamDirName), nil
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"path/filepath"
+
+	"github.com/memdir/memdir"
+)
+
+func init() {
+	register(&Command{
+		Name:  "path",
+		Args:  "[--explain] [--team] [--agent TYPE --scope S] [--json]",
+		Short: "print the project's memory directory",
+		Long: `Path prints the memory directory Claude Code uses for this project, with a
+trailing separator, exactly as Claude Code computes it:
+
+  1. CLAUDE_COWORK_MEMORY_PATH_OVERRIDE, if valid;
+  2. autoMemoryDirectory from the managed policy, --settings, local
+     (.claude/settings.local.json) or user (~/.claude/settings.json) settings;
+     the project's checked-in .claude/settings.json is ignored on purpose;
+  3. <base>/projects/<sanitized canonical git root>/memory/, where <base> is
+     CLAUDE_CODE_REMOTE_MEMORY_DIR, CLAUDE_CONFIG_DIR or ~/.claude, and all
+     worktrees of a repository share the main repository's directory.
+
+--explain says which rule chose it and whether auto memory is enabled
+(CLAUDE_CODE_DISABLE_AUTO_MEMORY, CLAUDE_CODE_SIMPLE, CLAUDE_CODE_REMOTE,
+autoMemoryEnabled). --team prints the team directory, --agent TYPE --scope S
+an agent's memory directory. The directory need not exist yet.
+
+` + locationHelp + `
+
+Examples:
+  memdir path
+  memdir path --explain
+  memdir path --agent code-reviewer --scope project`,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			var lf locationFlags
+			lf.register(fs, true)
+			explain := fs.Bool("explain", false, "say which rule chose the directory")
+			asJSON := fs.Bool("json", false, "print the location as JSON")
+			return func(ctx context.Context, env *Env, args []string) error {
+				if len(args) > 0 {
+					return usagef("path takes no arguments")
+				}
+				p, loc, err := lf.path(env)
+				if err != nil {
+					return err
+				}
+				out := p + string(filepath.Separator)
+				if lf.team {
+					out = filepath.Join(p, memdir.TeamDirName) + string(filepath.Separator)
+				}
+				if *asJSON {
+					v := map[string]any{"path": out}
+					if loc != nil {
+						v["source"] = loc.Source
+						v["source_detail"] = loc.SourceDetail
+						v["enabled"] = loc.Enabled
+						v["enabled_reason"] = loc.EnabledReason
+						v["project_root"] = loc.ProjectRoot
+						v["git_root"] = loc.GitRoot
+						v["canonical_root"] = loc.CanonicalRoot
+						v["config_home"] = loc.ConfigHome
+						v["transcript_dir"] = loc.TranscriptDir()
+						v["explain"] = loc.Explain
+						v["warnings"] = loc.Warnings
+					}
+					return writeJSON(env.Stdout, v)
+				}
+				fmt.Fprintln(env.Stdout, out)
+				if loc != nil {
+					for _, w := range loc.Warnings {
+						fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+					}
+				}
+				if *explain {
+					if loc == nil {
+						fmt.Fprintln(env.Stdout, "  chosen by --dir")
+						return nil
+					}
+					for _, line := range loc.Explain {
+						fmt.Fprintf(env.Stdout, "  %s\n", line)
+					}
+					if lf.agent != "" {
+						fmt.Fprintf(env.Stdout, "  agent memory: %s scope of agent %q\n", lf.scope, lf.agent)
+					}
+				}
+				return nil
+			}
+		},
+	})
+}
