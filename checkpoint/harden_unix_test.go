@@ -103,3 +103,29 @@ func TestTrackedFileBecomesLink(t *testing.T) {
 		t.Errorf("rewind changed the other name: %q", got)
 	}
 }
+
+func TestRewindRefusesDirectoryTurnedIntoEscapingLink(t *testing.T) {
+	e := newEnv(t)
+	h := e.history(t, "escape")
+	begin(t, e, h, "sub/f", "inside\n", "m1")
+	e.write(t, "sub/f", "edited\n")
+	// The directory is swapped for a link to somewhere outside the project
+	// holding a file of the same name.
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "f"), []byte("outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(e.path("sub")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, e.path("sub")); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := h.Rewind(context.Background(), "m1", nil)
+	if err == nil || rep != nil || !strings.Contains(err.Error(), "outside") || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("rewind through an escaping link: report %+v, err %v", rep, err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(outside, "f")); string(got) != "outside\n" {
+		t.Errorf("the file outside the project was changed: %q", got)
+	}
+}

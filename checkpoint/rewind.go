@@ -154,7 +154,7 @@ func (h *History) Rewind(ctx context.Context, messageID string, opts *RewindOpti
 		return nil
 	})
 	if err != nil {
-		return rep, err
+		return nil, err
 	}
 	return rep, rep.Err()
 }
