@@ -1,0 +1,244 @@
+// Package modelkit holds what the model adapters (anthropic, openai) share:
+// turning an SDK failure into a *memdir.ModelError whose message tells the
+// user what to do, normalising a structured-output reply to bare JSON, and
+// logging each HTTP attempt.
+package modelkit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/jsonx"
+)
+
+// Kinds of model failure. The first six are documented on memdir.ModelError;
+// the last two separate a silent or unreachable server from one that answered.
+const (
+	KindAuth        = "auth"
+	KindNotFound    = "not_found"
+	KindRateLimit   = "rate_limit"
+	KindServer      = "server"
+	KindBadRequest  = "bad_request"
+	KindBadResponse = "bad_response"
+	KindTimeout     = "timeout"
+	KindUnreachable = "unreachable"
+)
+
+// Caller describes the adapter making a call, for error messages.
+type Caller struct {
+	Provider string // "anthropic", "openai"
+	Model    string
+	BaseURL  string
+	// KeyEnv names the environment variable that conventionally holds the
+	// key, such as OPENAI_API_KEY.
+	KeyEnv string
+	// KeySet says whether a key was given at all.
+	KeySet bool
+	// Tries is the number of attempts the SDK makes (retries + 1).
+	Tries int
+	// Timeout is the limit of one attempt.
+	Timeout time.Duration
+}
+
+// Kind classifies an HTTP status.
+func Kind(status int) string {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return KindAuth
+	case status == http.StatusNotFound:
+		return KindNotFound
+	case status == http.StatusTooManyRequests:
+		return KindRateLimit
+	case status >= 500:
+		return KindServer
+	case status >= 400:
+		return KindBadRequest
+	default:
+		return KindBadResponse
+	}
+}
+
+// unknownModel matches the ways servers say a model does not exist when they
+// answer 400 instead of 404 (Ollama, vLLM, proxies).
+var unknownModel = regexp.MustCompile(`(?i)model.*(not (be )?found|does not exist|not exist|unknown|no such)|(unknown|invalid) model`)
+
+// Failure turns the error of an SDK call into the error Generate returns.
+// res is the last HTTP response the SDK received (option.WithResponseInto),
+// or nil. When ctx itself is done, the context error is returned, wrapped,
+// so callers see a cancellation rather than a provider failure.
+func (c *Caller) Failure(ctx context.Context, res *http.Response, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("%s model %q: %w", c.Provider, c.Model, ctxErr)
+	}
+	switch {
+	case res != nil && res.StatusCode >= 400:
+		return c.statusError(res.StatusCode, readMessage(res), err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return c.newError(KindTimeout, 0, fmt.Sprintf("no reply from %s within %s (tried %d times); raise the timeout or check the server", c.BaseURL, c.Timeout, c.Tries), err)
+	case res != nil:
+		return c.newError(KindBadResponse, res.StatusCode, fmt.Sprintf("the reply from %s could not be read: %v", c.BaseURL, err), err)
+	default:
+		return c.newError(KindUnreachable, 0, fmt.Sprintf("cannot reach %s: %v; check the base URL and that the server is running", c.BaseURL, err), err)
+	}
+}
+
+// StatusError returns the error for an HTTP error status with the server's
+// message, as Failure does; adapters use it for errors that arrive inside a
+// stream.
+func (c *Caller) StatusError(status int, serverMessage string, err error) error {
+	return c.statusError(status, serverMessage, err)
+}
+
+func (c *Caller) statusError(status int, said string, err error) error {
+	kind := Kind(status)
+	if kind == KindBadRequest && unknownModel.MatchString(said) {
+		kind = KindNotFound
+	}
+	quoted := ""
+	if said != "" {
+		quoted = fmt.Sprintf(" (the server said: %s)", said)
+	}
+	var msg string
+	switch kind {
+	case KindAuth:
+		if c.KeySet {
+			msg = fmt.Sprintf("the server refused the credentials%s; check that %s holds a valid key", quoted, c.KeyEnv)
+		} else {
+			msg = fmt.Sprintf("no API key was given%s; set %s", quoted, c.KeyEnv)
+		}
+	case KindNotFound:
+		msg = fmt.Sprintf("no model %q at %s%s; check the model name and the base URL", c.Model, c.BaseURL, quoted)
+	case KindRateLimit:
+		msg = fmt.Sprintf("rate limited, still after %d tries%s; wait and try again", c.Tries, quoted)
+	case KindServer:
+		msg = fmt.Sprintf("server error, still after %d tries%s", c.Tries, quoted)
+	default:
+		msg = "the request was rejected" + quoted
+	}
+	return c.newError(kind, status, msg, err)
+}
+
+// BadResponse returns a bad_response error with msg.
+func (c *Caller) BadResponse(msg string, err error) error {
+	return c.newError(KindBadResponse, 0, msg, err)
+}
+
+func (c *Caller) newError(kind string, status int, msg string, err error) *memdir.ModelError {
+	return &memdir.ModelError{Provider: c.Provider, Model: c.Model, StatusCode: status, Kind: kind, Message: msg, Err: err}
+}
+
+// maxMessage bounds how much of a server's message an error quotes.
+const maxMessage = 300
+
+// readMessage returns the human part of an error response body: the message
+// of the JSON error formats servers use, or the start of the text.
+func readMessage(res *http.Response) string {
+	if res.Body == nil {
+		return ""
+	}
+	body, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	return ServerMessage(body)
+}
+
+// ServerMessage extracts the message from an error body: {"error":
+// {"message": ...}} (Anthropic, OpenAI, llama.cpp), {"error": "..."}
+// (Ollama), {"message": ...} (vLLM), or else the text itself.
+func ServerMessage(body []byte) string {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Detail  string          `json:"detail"`
+	}
+	msg := ""
+	if json.Unmarshal(body, &v) == nil {
+		var inner struct {
+			Message string `json:"message"`
+		}
+		var s string
+		switch {
+		case json.Unmarshal(v.Error, &inner) == nil && inner.Message != "":
+			msg = inner.Message
+		case json.Unmarshal(v.Error, &s) == nil && s != "":
+			msg = s
+		case v.Message != "":
+			msg = v.Message
+		case v.Detail != "":
+			msg = v.Detail
+		}
+	}
+	if msg == "" {
+		msg = string(body)
+	}
+	msg = strings.Join(strings.Fields(msg), " ")
+	if len(msg) > maxMessage {
+		cut := maxMessage
+		for cut > 0 && msg[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	return msg
+}
+
+// Structured rewrites a reply to a request that carried a JSON schema so that
+// its text is exactly the JSON value, whatever prose or code fence the model
+// put around it. Tool calls are kept. A reply without JSON is a bad_response.
+func (c *Caller) Structured(resp *memdir.Response) error {
+	raw, err := jsonx.Extract(resp.Text())
+	if err != nil {
+		msg := "the reply has no JSON value for the requested schema: " + err.Error()
+		if resp.StopReason == memdir.StopMaxTokens {
+			msg = "the reply was cut off at max tokens before its JSON ended: " + err.Error()
+		}
+		return c.BadResponse(msg, err)
+	}
+	content := []memdir.Block{memdir.TextBlock(string(raw))}
+	for _, b := range resp.Content {
+		if b.Type != memdir.BlockText {
+			content = append(content, b)
+		}
+	}
+	resp.Content = content
+	return nil
+}
+
+// SchemaInstruction is appended to the system prompt when a schema cannot be
+// sent as structured output, so the model still knows the shape to produce.
+func SchemaInstruction(schema json.RawMessage) string {
+	return "Reply with a single JSON value that conforms to this JSON schema, and nothing else: no prose and no code fence.\n" + string(schema)
+}
+
+// LogAttempts returns an HTTP middleware, in the shape both SDKs accept, that
+// logs each attempt at debug level: retries show up as repeated attempts.
+func LogAttempts(logger *slog.Logger, provider string) func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	return func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		start := time.Now()
+		res, err := next(req)
+		attrs := []any{
+			slog.String("provider", provider),
+			slog.String("url", req.URL.String()),
+			slog.String("retry", req.Header.Get("X-Stainless-Retry-Count")),
+			slog.Duration("elapsed", time.Since(start)),
+		}
+		if res != nil {
+			attrs = append(attrs, slog.Int("status", res.StatusCode))
+		}
+		if err != nil {
+			attrs = append(attrs, slog.String("error", err.Error()))
+		}
+		logger.DebugContext(req.Context(), "model HTTP attempt", attrs...)
+		return res, err
+	}
+}
+
+// DiscardLogger is used when an adapter is given no logger.
+var DiscardLogger = slog.New(slog.DiscardHandler)

@@ -1,0 +1,76 @@
+package modelkit
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/memdir/memdir"
+)
+
+func TestServerMessage(t *testing.T) {
+	tests := []struct{ body, want string }{
+		{`{"type":"error","error":{"type":"not_found_error","message":"model: x"}}`, "model: x"},
+		{`{"error":{"message":"Incorrect API key","type":"invalid_request_error","code":"invalid_api_key"}}`, "Incorrect API key"},
+		{`{"error":{"code":404,"message":"model not loaded","type":"not_found_error"}}`, "model not loaded"},
+		{`{"error":"model \"llama3\" not found, try pulling it first"}`, `model "llama3" not found, try pulling it first`},
+		{`{"object":"error","message":"The model does not exist.","code":404}`, "The model does not exist."},
+		{`{"detail":"Not Found"}`, "Not Found"},
+		{"<html>\n  <body>Bad Gateway</body>\n</html>", "<html> <body>Bad Gateway</body> </html>"},
+		{"", ""},
+		{strings.Repeat("é", 400), strings.Repeat("é", 150) + "…"},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, ServerMessage([]byte(tt.body))); diff != "" {
+			t.Errorf("ServerMessage(%.40q) (-want +got):\n%s", tt.body, diff)
+		}
+	}
+}
+
+func TestStatusKinds(t *testing.T) {
+	c := &Caller{Provider: "p", Model: "m", BaseURL: "http://h/v1", KeyEnv: "P_KEY", KeySet: true, Tries: 3}
+	tests := []struct {
+		status int
+		said   string
+		kind   string
+	}{
+		{401, "", KindAuth},
+		{403, "", KindAuth},
+		{404, "", KindNotFound},
+		{400, "model 'x' not found", KindNotFound},
+		{400, "The model `x` does not exist.", KindNotFound},
+		{400, "Unknown model: x", KindNotFound},
+		{400, "max_tokens: too large", KindBadRequest},
+		{413, "", KindBadRequest},
+		{422, "", KindBadRequest},
+		{429, "", KindRateLimit},
+		{500, "", KindServer},
+		{529, "", KindServer},
+	}
+	for _, tt := range tests {
+		err := c.StatusError(tt.status, tt.said, nil)
+		var me *memdir.ModelError
+		if !errors.As(err, &me) || me.Kind != tt.kind || me.StatusCode != tt.status {
+			t.Errorf("StatusError(%d, %q) = %#v, want kind %s", tt.status, tt.said, err, tt.kind)
+		}
+	}
+}
+
+func TestStructured(t *testing.T) {
+	c := &Caller{Provider: "p", Model: "m"}
+	use := memdir.Block{Type: memdir.BlockToolUse, ToolUseID: "t", ToolName: "f"}
+	resp := &memdir.Response{Content: []memdir.Block{memdir.TextBlock("Here: "), use, memdir.TextBlock(`{"a":1} bye`)}}
+	if err := c.Structured(resp); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]memdir.Block{memdir.TextBlock(`{"a":1}`), use}, resp.Content); diff != "" {
+		t.Errorf("content (-want +got):\n%s", diff)
+	}
+	err := c.Structured(&memdir.Response{Content: []memdir.Block{memdir.TextBlock(`{"a":`)}, StopReason: memdir.StopMaxTokens})
+	var me *memdir.ModelError
+	if !errors.As(err, &me) || me.Kind != KindBadResponse || !strings.Contains(me.Message, "max tokens") {
+		t.Errorf("Structured(truncated) = %v, want a bad_response about max tokens", err)
+	}
+}

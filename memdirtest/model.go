@@ -1,0 +1,383 @@
+// Package memdirtest holds test kits for code built on memdir, in the spirit
+// of net/http/httptest: fakes that run real protocols on loopback, so tests
+// exercise the same client code as production.
+//
+// [ModelServer] is a fake language-model server that speaks both the
+// Anthropic Messages API and the OpenAI Chat Completions API, plain and
+// streaming. Tests point the real SDK clients (through the anthropic and
+// openai adapter packages) at it, script its replies, and assert on the
+// requests it recorded.
+package memdirtest
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memdir/memdir"
+)
+
+// ModelReply is one scripted answer of a [ModelServer]. The zero value is an
+// empty successful reply.
+type ModelReply struct {
+	// Content is what the model says: text and tool_use blocks.
+	Content []memdir.Block
+	// StopReason defaults to tool_use when Content has a tool call, and to
+	// end_turn otherwise.
+	StopReason memdir.StopReason
+	// Usage is the token count the reply reports. InputTokens means input
+	// neither read from nor written to the cache, as in the Anthropic API;
+	// the OpenAI format adds the cache counts into prompt_tokens.
+	Usage memdir.Usage
+	// Model is the model name the reply reports; empty echoes the request's.
+	Model string
+
+	// Status, when 400 or more, makes the reply an HTTP error in the
+	// provider's error format, carrying Message. A streaming request gets the
+	// error before any event, as the real services do.
+	Status  int
+	Message string
+	// Body, when set, is sent verbatim instead of the generated body (with
+	// Status, or 200): a way to send malformed JSON or a foreign error page.
+	Body string
+	// Header is added to the response, for example Retry-After-Ms.
+	Header http.Header
+	// Delay holds the reply back, to test timeouts. A request whose client
+	// gives up stops waiting.
+	Delay time.Duration
+}
+
+// TextReply returns a reply made of one text block.
+func TextReply(text string) ModelReply {
+	return ModelReply{Content: []memdir.Block{memdir.TextBlock(text)}}
+}
+
+// JSONReply returns a text reply holding v encoded as JSON, as a model
+// answering with structured output does.
+func JSONReply(v any) ModelReply {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("memdirtest.JSONReply: %v", err))
+	}
+	return TextReply(string(b))
+}
+
+// ToolCallReply returns a reply calling one tool with the JSON arguments input.
+func ToolCallReply(id, name, input string) ModelReply {
+	return ModelReply{Content: []memdir.Block{{
+		Type: memdir.BlockToolUse, ToolUseID: id, ToolName: name, Input: json.RawMessage(input),
+	}}}
+}
+
+// ErrorReply returns an HTTP error reply.
+func ErrorReply(status int, message string) ModelReply {
+	return ModelReply{Status: status, Message: message}
+}
+
+// ModelRequest is one request the server received: the raw HTTP parts and a
+// neutral decoded form, the same whichever wire format carried it.
+type ModelRequest struct {
+	// API is "anthropic" or "openai"; empty for a path the server does not serve.
+	API    string
+	Method string
+	Path   string
+	Header http.Header
+	Body   []byte
+
+	Model     string
+	Stream    bool
+	MaxTokens int
+	System    string
+	Messages  []memdir.Message
+	Tools     []memdir.Tool
+	// ToolChoice is the name of the tool the request forces, if any.
+	ToolChoice string
+	// Schema is the JSON schema of the requested structured output
+	// (Anthropic output_config.format, OpenAI response_format), if any.
+	Schema     json.RawMessage
+	SchemaName string
+}
+
+// ModelServer is a fake model server on loopback. Its replies come from the
+// queue filled by [ModelServer.Enqueue] first, then from the function given to
+// [ModelServer.Handle]. It is safe for concurrent use.
+type ModelServer struct {
+	srv     *httptest.Server
+	report  func(format string, args ...any) // where unscripted requests are reported
+	closing chan struct{}
+	once    sync.Once
+
+	mu       sync.Mutex
+	queue    []ModelReply
+	handler  func(*ModelRequest) ModelReply
+	requests []*ModelRequest
+}
+
+// NewModelServer starts a server that is closed when the test ends. A request
+// the script has no reply for fails the test.
+func NewModelServer(tb testing.TB) *ModelServer {
+	tb.Helper()
+	s := StartModelServer()
+	s.report = tb.Errorf
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// StartModelServer starts a server outside a test (an example, a manual
+// experiment). The caller must Close it. A request the script has no reply
+// for gets HTTP 500.
+func StartModelServer() *ModelServer {
+	s := &ModelServer{closing: make(chan struct{})}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// URL is the server's root, such as http://127.0.0.1:41234.
+func (s *ModelServer) URL() string { return s.srv.URL }
+
+// AnthropicBaseURL is the base URL the Anthropic SDK wants (it appends
+// v1/messages).
+func (s *ModelServer) AnthropicBaseURL() string { return s.srv.URL }
+
+// OpenAIBaseURL is the base URL the OpenAI SDK wants (it appends
+// chat/completions), the form an OpenAI-compatible server's /v1 takes.
+func (s *ModelServer) OpenAIBaseURL() string { return s.srv.URL + "/v1" }
+
+// Enqueue appends replies to the script; each request takes the next one.
+func (s *ModelServer) Enqueue(replies ...ModelReply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = append(s.queue, replies...)
+}
+
+// Handle sets the function that answers requests once the queue is empty.
+func (s *ModelServer) Handle(f func(*ModelRequest) ModelReply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.handler = f
+}
+
+// Requests returns the requests received so far, in order.
+func (s *ModelServer) Requests() []*ModelRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*ModelRequest(nil), s.requests...)
+}
+
+// LastRequest returns the latest request, or nil when there was none.
+func (s *ModelServer) LastRequest() *ModelRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.requests) == 0 {
+		return nil
+	}
+	return s.requests[len(s.requests)-1]
+}
+
+// Close stops the server, first releasing replies held back by Delay.
+func (s *ModelServer) Close() {
+	s.once.Do(func() { close(s.closing) })
+	s.srv.Close()
+}
+
+// wireFormat is what differs between the two APIs.
+type wireFormat interface {
+	decode(body []byte, into *ModelRequest) error
+	writeError(w http.ResponseWriter, status int, message string)
+	writeReply(w http.ResponseWriter, req *ModelRequest, r ModelReply, seq int)
+	writeStream(w http.ResponseWriter, req *ModelRequest, r ModelReply, seq int)
+}
+
+func (s *ModelServer) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	req := &ModelRequest{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	var wf wireFormat
+	switch {
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
+		req.API, wf = "anthropic", anthropicWire{}
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions":
+		req.API, wf = "openai", openaiWire{}
+	}
+
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	seq := len(s.requests)
+	s.mu.Unlock()
+
+	if wf == nil {
+		http.Error(w, fmt.Sprintf("memdirtest: no route for %s %s", r.Method, r.URL.Path), http.StatusNotFound)
+		return
+	}
+	if err := wf.decode(body, req); err != nil {
+		s.reportf("memdirtest: request %d to %s is malformed: %v", seq, r.URL.Path, err)
+		wf.writeError(w, http.StatusBadRequest, "malformed request: "+err.Error())
+		return
+	}
+	reply, ok := s.next(req)
+	if !ok {
+		s.reportf("memdirtest: no reply scripted for request %d (%s %s)", seq, req.API, req.Path)
+		wf.writeError(w, http.StatusInternalServerError, "memdirtest: no reply scripted")
+		return
+	}
+	if reply.Delay > 0 {
+		t := time.NewTimer(reply.Delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return
+		case <-s.closing:
+			return
+		}
+	}
+	for k, vs := range reply.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	switch {
+	case reply.Body != "":
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(cmp.Or(reply.Status, http.StatusOK))
+		io.WriteString(w, reply.Body)
+	case reply.Status >= 400:
+		wf.writeError(w, reply.Status, reply.Message)
+	case req.Stream:
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		wf.writeStream(w, req, reply, seq)
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		wf.writeReply(w, req, reply, seq)
+	}
+}
+
+func (s *ModelServer) next(req *ModelRequest) (ModelReply, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.queue) > 0 {
+		r := s.queue[0]
+		s.queue = s.queue[1:]
+		return r, true
+	}
+	if s.handler != nil {
+		h := s.handler
+		s.mu.Unlock()
+		defer s.mu.Lock()
+		return h(req), true
+	}
+	return ModelReply{}, false
+}
+
+func (s *ModelServer) reportf(format string, args ...any) {
+	if s.report != nil {
+		s.report(format, args...)
+	}
+}
+
+// stopReason fills in the default stop reason of a reply.
+func (r ModelReply) stopReason() memdir.StopReason {
+	if r.StopReason != "" {
+		return r.StopReason
+	}
+	for _, b := range r.Content {
+		if b.Type == memdir.BlockToolUse {
+			return memdir.StopToolUse
+		}
+	}
+	return memdir.StopEndTurn
+}
+
+func (r ModelReply) model(req *ModelRequest) string {
+	if r.Model != "" {
+		return r.Model
+	}
+	return req.Model
+}
+
+// input returns a tool call's arguments, {} when the script left them empty.
+func input(b memdir.Block) json.RawMessage {
+	if len(bytes.TrimSpace(b.Input)) == 0 {
+		return json.RawMessage(`{}`)
+	}
+	return b.Input
+}
+
+// pieces cuts s into parts of at most n bytes on rune boundaries, so that a
+// streamed reply arrives in several deltas the client has to join.
+func pieces(s string, n int) []string {
+	var out []string
+	for len(s) > n {
+		cut := n
+		for cut > 0 && !isRuneStart(s[cut]) {
+			cut--
+		}
+		if cut == 0 {
+			cut = n
+		}
+		out = append(out, s[:cut])
+		s = s[cut:]
+	}
+	if s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// writeJSON encodes v, which never fails for the maps and structs used here.
+func writeJSON(w io.Writer, v any) {
+	b, _ := json.Marshal(v)
+	w.Write(b)
+}
+
+// writeEvent writes one server-sent event; name may be empty.
+func writeEvent(w http.ResponseWriter, name string, data any) {
+	if name != "" {
+		fmt.Fprintf(w, "event: %s\n", name)
+	}
+	io.WriteString(w, "data: ")
+	if s, ok := data.(string); ok {
+		io.WriteString(w, s)
+	} else {
+		writeJSON(w, data)
+	}
+	io.WriteString(w, "\n\n")
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// textOf decodes message content that is either a string or a list of
+// {"type":"text","text":...} parts, which both APIs accept.
+func textOf(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	if raw[0] == '"' {
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,201 @@
+package memdirtest_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/memdirtest"
+)
+
+func post(tb testing.TB, url, body string) (*http.Response, string) {
+	tb.Helper()
+	res, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return res, string(b)
+}
+
+// events returns the event names (Anthropic) or the data lines (OpenAI) of
+// an SSE body.
+func events(body string, names bool) []string {
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(body))
+	for sc.Scan() {
+		line := sc.Text()
+		if names && strings.HasPrefix(line, "event: ") {
+			out = append(out, strings.TrimPrefix(line, "event: "))
+		}
+		if !names && strings.HasPrefix(line, "data: ") {
+			out = append(out, strings.TrimPrefix(line, "data: "))
+		}
+	}
+	return out
+}
+
+func TestAnthropicStreamEvents(t *testing.T) {
+	srv := memdirtest.NewModelServer(t)
+	r := memdirtest.ToolCallReply("toolu_1", "f", `{"a":1}`)
+	r.Content = append([]memdir.Block{memdir.TextBlock("hi")}, r.Content...)
+	srv.Enqueue(r)
+	res, body := post(t, srv.URL()+"/v1/messages", `{"model":"m","max_tokens":5,"stream":true,"messages":[{"role":"user","content":"x"}]}`)
+	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	want := []string{"message_start", "ping",
+		"content_block_start", "content_block_delta", "content_block_stop",
+		"content_block_start", "content_block_delta", "content_block_stop",
+		"message_delta", "message_stop"}
+	if diff := cmp.Diff(want, events(body, true)); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	for _, s := range []string{`"type":"text_delta"`, `"type":"input_json_delta"`, `"stop_reason":"tool_use"`} {
+		if !strings.Contains(body, s) {
+			t.Errorf("stream lacks %s:\n%s", s, body)
+		}
+	}
+}
+
+func TestOpenAIStreamChunks(t *testing.T) {
+	srv := memdirtest.NewModelServer(t)
+	srv.Enqueue(memdirtest.TextReply("hello"), memdirtest.TextReply("hello"))
+	for _, tt := range []struct {
+		usage bool
+		n     int
+	}{{false, 4}, {true, 5}} {
+		body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`
+		if tt.usage {
+			body = `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"x"}]}`
+		}
+		_, out := post(t, srv.OpenAIBaseURL()+"/chat/completions", body)
+		data := events(out, false)
+		// role, "hello", finish, [usage], [DONE]
+		if len(data) != tt.n || data[len(data)-1] != "[DONE]" {
+			t.Errorf("include_usage=%v: got %d data lines ending %q, want %d ending [DONE]:\n%s", tt.usage, len(data), data[len(data)-1], tt.n, out)
+		}
+	}
+}
+
+func TestErrorFormats(t *testing.T) {
+	srv := memdirtest.NewModelServer(t)
+	srv.Enqueue(memdirtest.ErrorReply(429, "slow"), memdirtest.ErrorReply(429, "slow"))
+	res, body := post(t, srv.URL()+"/v1/messages", `{"model":"m","max_tokens":5,"stream":true,"messages":[]}`)
+	if res.StatusCode != 429 || body != `{"error":{"message":"slow","type":"rate_limit_error"},"request_id":"req_fake","type":"error"}` {
+		t.Errorf("anthropic error: %d %s", res.StatusCode, body)
+	}
+	res, body = post(t, srv.OpenAIBaseURL()+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"x"}]}`)
+	if res.StatusCode != 429 || body != `{"error":{"code":"rate_limit_exceeded","message":"slow","param":null,"type":"invalid_request_error"}}` {
+		t.Errorf("openai error: %d %s", res.StatusCode, body)
+	}
+}
+
+func TestHandlerAfterQueue(t *testing.T) {
+	srv := memdirtest.NewModelServer(t)
+	srv.Enqueue(memdirtest.TextReply("queued"))
+	srv.Handle(func(r *memdirtest.ModelRequest) memdirtest.ModelReply {
+		return memdirtest.JSONReply(map[string]any{"echo": r.Messages[0].Content[0].Text})
+	})
+	var got []string
+	for _, q := range []string{"one", "two"} {
+		_, body := post(t, srv.OpenAIBaseURL()+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"`+q+`"}]}`)
+		var v struct {
+			Choices []struct {
+				Message struct{ Content string } `json:"message"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(body), &v); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, v.Choices[0].Message.Content)
+	}
+	if diff := cmp.Diff([]string{"queued", `{"echo":"two"}`}, got); diff != "" {
+		t.Errorf("replies (-want +got):\n%s", diff)
+	}
+}
+
+func TestRecordsRequests(t *testing.T) {
+	srv := memdirtest.NewModelServer(t)
+	srv.Enqueue(memdirtest.TextReply("a"), memdirtest.TextReply("b"))
+	post(t, srv.URL()+"/v1/messages", `{"model":"m","max_tokens":9,"system":[{"type":"text","text":"S"}],
+		"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"R"}],"is_error":true}]}],
+		"tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"tool","name":"f"},
+		"output_config":{"format":{"type":"json_schema","schema":{"type":"object"}}}}`)
+	post(t, srv.OpenAIBaseURL()+"/chat/completions", `{"model":"m","max_completion_tokens":7,"messages":[{"role":"developer","content":"D"},
+		{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},
+		{"role":"tool","tool_call_id":"c","content":"R"},{"role":"user","content":[{"type":"text","text":"U"}]}],
+		"tool_choice":{"type":"function","function":{"name":"f"}},
+		"response_format":{"type":"json_schema","json_schema":{"name":"n","schema":{"type":"object"}}}}`)
+	type neutral struct {
+		API, Model, System, ToolChoice, SchemaName, Schema string
+		MaxTokens                                          int
+		Messages                                           []memdir.Message
+	}
+	var got []neutral
+	for _, r := range srv.Requests() {
+		got = append(got, neutral{r.API, r.Model, r.System, r.ToolChoice, r.SchemaName, string(r.Schema), r.MaxTokens, r.Messages})
+	}
+	want := []neutral{
+		{"anthropic", "m", "S", "f", "", `{"type":"object"}`, 9, []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{
+			{Type: memdir.BlockToolResult, ToolUseID: "t", Text: "R", IsError: true}}}}},
+		{"openai", "m", "D", "f", "n", `{"type":"object"}`, 7, []memdir.Message{
+			{Role: memdir.RoleAssistant, Content: []memdir.Block{{Type: memdir.BlockToolUse, ToolUseID: "c", ToolName: "f", Input: json.RawMessage(`{}`)}}},
+			{Role: memdir.RoleUser, Content: []memdir.Block{{Type: memdir.BlockToolResult, ToolUseID: "c", Text: "R"}, memdir.TextBlock("U")}}}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("recorded requests (-want +got):\n%s", diff)
+	}
+}
+
+func TestUnscriptedAndUnknown(t *testing.T) {
+	srv := memdirtest.StartModelServer()
+	defer srv.Close()
+	res, _ := post(t, srv.URL()+"/v1/messages", `{"model":"m","max_tokens":1,"messages":[]}`)
+	if res.StatusCode != 500 {
+		t.Errorf("unscripted request: status %d, want 500", res.StatusCode)
+	}
+	res, _ = post(t, srv.URL()+"/chat/completions", `{}`)
+	if res.StatusCode != 404 {
+		t.Errorf("unknown path: status %d, want 404", res.StatusCode)
+	}
+	res, _ = post(t, srv.URL()+"/v1/messages", `{"model":`)
+	if res.StatusCode != 400 {
+		t.Errorf("malformed request: status %d, want 400", res.StatusCode)
+	}
+	if n := len(srv.Requests()); n != 3 {
+		t.Errorf("recorded %d requests, want 3", n)
+	}
+}
+
+// TestCloseReleasesDelay checks that Close does not wait out a Delay.
+func TestCloseReleasesDelay(t *testing.T) {
+	srv := memdirtest.StartModelServer()
+	r := memdirtest.TextReply("late")
+	r.Delay = time.Hour
+	srv.Enqueue(r)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		res, err := http.Post(srv.URL()+"/v1/messages", "application/json", strings.NewReader(`{"model":"m","max_tokens":1,"messages":[]}`))
+		if err == nil {
+			res.Body.Close()
+		}
+	}()
+	for srv.LastRequest() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	srv.Close() // would block for an hour if the delay held
+	<-done
+}

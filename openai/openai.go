@@ -1,0 +1,454 @@
+// Package openai implements memdir.Model on the OpenAI Chat Completions API,
+// through the official Go SDK (github.com/openai/openai-go/v3), for OpenAI
+// itself and for any OpenAI-compatible server: Ollama, vLLM, llama.cpp's
+// llama-server, LM Studio, gateways. Point BaseURL at the server's /v1; local
+// servers need no API key.
+//
+// The client reads nothing from the environment: the caller (the memdir
+// command resolves OPENAI_API_KEY and OPENAI_BASE_URL) passes every setting in
+// [Options].
+//
+// A request with a JSON schema is sent with response_format json_schema. A
+// server that rejects it with HTTP 400 is asked again without it, the schema
+// then being spelled out in the system prompt, and the client keeps doing so
+// from then on; Options.NoResponseFormat starts that way. Either way the
+// JSON is extracted from the reply text (code fences and prose around it are
+// dropped) and returned as the text of the reply.
+//
+// Retries with exponential backoff on 408, 409, 429 and 5xx, and the
+// Retry-After headers, are the SDK's; [Options] sets how many. Every failure
+// the server reports comes back as a *memdir.ModelError.
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/jsonx"
+	"github.com/memdir/memdir/internal/modelkit"
+)
+
+// Defaults used when Options leaves a field zero.
+const (
+	DefaultBaseURL    = "https://api.openai.com/v1"
+	DefaultMaxTokens  = 4096
+	DefaultTimeout    = 2 * time.Minute
+	DefaultMaxRetries = 2
+)
+
+// Names of the request field that caps the reply.
+const (
+	MaxCompletionTokens = "max_completion_tokens" // OpenAI's current field
+	MaxTokens           = "max_tokens"            // what most compatible servers read
+)
+
+// Options configure a Client. Only Model is required.
+type Options struct {
+	// Model is the model name, such as gpt-4.1-mini or llama3.2.
+	Model string
+	// APIKey is sent as a bearer token when set.
+	APIKey string
+	// BaseURL is the API root including /v1 (DefaultBaseURL when empty),
+	// such as http://localhost:11434/v1 for Ollama.
+	BaseURL string
+	// HTTPClient defaults to a plain *http.Client.
+	HTTPClient *http.Client
+	// Timeout limits one attempt, including reading a streamed reply
+	// (DefaultTimeout when zero). The caller's context bounds the whole call.
+	Timeout time.Duration
+	// MaxRetries is how many times a failed attempt (429, 5xx, connection
+	// error) is retried: 0 means DefaultMaxRetries, negative none.
+	MaxRetries int
+	// MaxTokens is used when a request does not set its own.
+	MaxTokens int
+	// MaxTokensField is MaxCompletionTokens or MaxTokens. Empty picks
+	// max_completion_tokens for api.openai.com and max_tokens elsewhere,
+	// since older compatible servers ignore the newer name.
+	MaxTokensField string
+	// Stream makes each call use the streaming API and assemble the reply.
+	Stream bool
+	// NoResponseFormat never sends response_format, for servers that reject
+	// or mishandle it; the schema goes into the system prompt instead.
+	NoResponseFormat bool
+	// Logger receives a debug record per HTTP attempt; nil discards.
+	Logger *slog.Logger
+}
+
+// Client is a memdir.Model backed by Chat Completions. It is safe for
+// concurrent use.
+type Client struct {
+	chat     sdk.ChatCompletionService
+	opts     Options
+	caller   modelkit.Caller
+	noFormat atomic.Bool // set once a server rejected response_format
+}
+
+var _ memdir.Model = (*Client)(nil)
+
+// New returns a client for opts.Model.
+func New(opts *Options) (*Client, error) {
+	if opts == nil || opts.Model == "" {
+		return nil, fmt.Errorf("openai: no model name given: %w", memdir.ErrInvalid)
+	}
+	o := *opts
+	if o.BaseURL == "" {
+		o.BaseURL = DefaultBaseURL
+	}
+	u, err := url.Parse(o.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("openai: base URL %q is not an http(s) URL: %w", o.BaseURL, memdir.ErrInvalid)
+	}
+	switch o.MaxTokensField {
+	case "":
+		o.MaxTokensField = MaxTokens
+		if u.Hostname() == "api.openai.com" {
+			o.MaxTokensField = MaxCompletionTokens
+		}
+	case MaxTokens, MaxCompletionTokens:
+	default:
+		return nil, fmt.Errorf("openai: MaxTokensField %q is neither %s nor %s: %w", o.MaxTokensField, MaxTokens, MaxCompletionTokens, memdir.ErrInvalid)
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	switch {
+	case o.MaxRetries == 0:
+		o.MaxRetries = DefaultMaxRetries
+	case o.MaxRetries < 0:
+		o.MaxRetries = 0
+	}
+	if o.MaxTokens <= 0 {
+		o.MaxTokens = DefaultMaxTokens
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{}
+	}
+	if o.Logger == nil {
+		o.Logger = modelkit.DiscardLogger
+	}
+	ro := []option.RequestOption{
+		option.WithBaseURL(o.BaseURL),
+		option.WithHTTPClient(o.HTTPClient),
+		option.WithMaxRetries(o.MaxRetries),
+		option.WithRequestTimeout(o.Timeout),
+		option.WithMiddleware(modelkit.LogAttempts(o.Logger, "openai")),
+	}
+	if o.APIKey != "" {
+		ro = append(ro, option.WithAPIKey(o.APIKey))
+	}
+	c := &Client{
+		// The service, not sdk.NewClient: the client constructor reads
+		// OPENAI_* variables from the process environment.
+		chat: sdk.NewChatCompletionService(ro...),
+		opts: o,
+		caller: modelkit.Caller{
+			Provider: "openai",
+			Model:    o.Model,
+			BaseURL:  o.BaseURL,
+			KeyEnv:   "OPENAI_API_KEY",
+			KeySet:   o.APIKey != "",
+			Tries:    o.MaxRetries + 1,
+			Timeout:  o.Timeout,
+		},
+	}
+	c.noFormat.Store(o.NoResponseFormat)
+	return c, nil
+}
+
+// Generate sends req and returns the model's reply.
+func (c *Client) Generate(ctx context.Context, req *memdir.Request) (*memdir.Response, error) {
+	noFormat := c.noFormat.Load()
+	params, err := c.params(req, noFormat)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.send(ctx, params)
+	var me *memdir.ModelError
+	if len(req.Schema) > 0 && !noFormat && errors.As(err, &me) && me.Kind == modelkit.KindBadRequest {
+		c.opts.Logger.DebugContext(ctx, "openai: response_format rejected, retrying without it", slog.String("error", err.Error()))
+		if params, err = c.params(req, true); err != nil {
+			return nil, err
+		}
+		if resp, err = c.send(ctx, params); err == nil {
+			c.noFormat.Store(true)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(req.Schema) > 0 {
+		if err := c.caller.Structured(resp); err != nil {
+			return nil, err
+		}
+	}
+	return resp, nil
+}
+
+var schemaNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+func (c *Client) params(req *memdir.Request, noFormat bool) (sdk.ChatCompletionNewParams, error) {
+	p := sdk.ChatCompletionNewParams{Model: shared.ChatModel(c.opts.Model)}
+	maxTokens := int64(c.opts.MaxTokens)
+	if req.MaxTokens > 0 {
+		maxTokens = int64(req.MaxTokens)
+	}
+	if c.opts.MaxTokensField == MaxCompletionTokens {
+		p.MaxCompletionTokens = sdk.Int(maxTokens)
+	} else {
+		p.MaxTokens = sdk.Int(maxTokens)
+	}
+
+	system := req.System
+	if len(req.Schema) > 0 {
+		schema, err := schemaMap(req.Schema)
+		if err != nil {
+			return p, fmt.Errorf("openai: request schema: %w", err)
+		}
+		if noFormat {
+			system = strings.TrimSpace(system + "\n\n" + modelkit.SchemaInstruction(req.Schema))
+		} else {
+			name := req.SchemaName
+			if !schemaNameRE.MatchString(name) {
+				name = "response"
+			}
+			p.ResponseFormat = sdk.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: name, Schema: schema},
+			}}
+		}
+	}
+	if system != "" {
+		p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfSystem: &sdk.ChatCompletionSystemMessageParam{
+			Content: sdk.ChatCompletionSystemMessageParamContentUnion{OfString: sdk.String(system)},
+		}})
+	}
+	for i, m := range req.Messages {
+		msgs, err := messageParams(m)
+		if err != nil {
+			return p, fmt.Errorf("openai: message %d: %w", i, err)
+		}
+		p.Messages = append(p.Messages, msgs...)
+	}
+	for _, t := range req.Tools {
+		schema := t.InputSchema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		m, err := schemaMap(schema)
+		if err != nil {
+			return p, fmt.Errorf("openai: tool %q input schema: %w", t.Name, err)
+		}
+		fn := shared.FunctionDefinitionParam{Name: t.Name, Parameters: m}
+		if t.Description != "" {
+			fn.Description = sdk.String(t.Description)
+		}
+		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(fn))
+	}
+	return p, nil
+}
+
+// messageParams maps one neutral message to Chat Completions messages: an
+// assistant turn keeps its text and tool calls together, while a user turn's
+// tool results become "tool" messages, which must come right after the
+// assistant message that made the calls, followed by any text.
+func messageParams(m memdir.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
+	var texts []string
+	var out []sdk.ChatCompletionMessageParamUnion
+	var calls []sdk.ChatCompletionMessageToolCallUnionParam
+	for _, b := range m.Content {
+		switch {
+		case b.Type == memdir.BlockText:
+			if b.Text != "" {
+				texts = append(texts, b.Text)
+			}
+		case b.Type == memdir.BlockToolUse && m.Role == memdir.RoleAssistant:
+			args := "{}"
+			if len(b.Input) > 0 {
+				if !json.Valid(b.Input) {
+					return nil, fmt.Errorf("tool_use %q has invalid JSON input: %w", b.ToolUseID, memdir.ErrInvalid)
+				}
+				args = string(b.Input)
+			}
+			calls = append(calls, sdk.ChatCompletionMessageToolCallUnionParam{OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
+				ID: b.ToolUseID, Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: b.ToolName, Arguments: args},
+			}})
+		case b.Type == memdir.BlockToolResult && m.Role == memdir.RoleUser:
+			text := b.Text
+			if b.IsError {
+				// Chat Completions has no error flag on tool results.
+				text = "Error: " + text
+			}
+			out = append(out, sdk.ChatCompletionMessageParamUnion{OfTool: &sdk.ChatCompletionToolMessageParam{
+				ToolCallID: b.ToolUseID, Content: sdk.ChatCompletionToolMessageParamContentUnion{OfString: sdk.String(text)},
+			}})
+		default:
+			return nil, fmt.Errorf("block type %q in a %s message: %w", b.Type, m.Role, memdir.ErrInvalid)
+		}
+	}
+	text := strings.Join(texts, "\n\n")
+	switch m.Role {
+	case memdir.RoleUser:
+		if text != "" || len(out) == 0 {
+			out = append(out, sdk.ChatCompletionMessageParamUnion{OfUser: &sdk.ChatCompletionUserMessageParam{
+				Content: sdk.ChatCompletionUserMessageParamContentUnion{OfString: sdk.String(text)},
+			}})
+		}
+	case memdir.RoleAssistant:
+		a := &sdk.ChatCompletionAssistantMessageParam{ToolCalls: calls}
+		if text != "" || len(calls) == 0 {
+			a.Content = sdk.ChatCompletionAssistantMessageParamContentUnion{OfString: sdk.String(text)}
+		}
+		out = append(out, sdk.ChatCompletionMessageParamUnion{OfAssistant: a})
+	default:
+		return nil, fmt.Errorf("role %q: %w", m.Role, memdir.ErrInvalid)
+	}
+	return out, nil
+}
+
+// schemaMap decodes a JSON schema, which must be an object.
+func schemaMap(schema json.RawMessage) (map[string]any, error) {
+	var m map[string]any
+	if err := json.Unmarshal(schema, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("not a JSON object: %w", memdir.ErrInvalid)
+	}
+	return m, nil
+}
+
+// reply is what a plain or streamed completion comes down to.
+type reply struct {
+	model  string
+	text   strings.Builder
+	calls  []toolCall
+	finish string
+	usage  sdk.CompletionUsage
+}
+
+type toolCall struct{ id, name, args string }
+
+// send makes one call (with the SDK's retries), plain or streaming.
+func (c *Client) send(ctx context.Context, params sdk.ChatCompletionNewParams) (*memdir.Response, error) {
+	var raw *http.Response
+	into := option.WithResponseInto(&raw)
+	var r reply
+	if !c.opts.Stream {
+		cc, err := c.chat.New(ctx, params, into)
+		if err != nil {
+			return nil, c.caller.Failure(ctx, raw, err)
+		}
+		if len(cc.Choices) == 0 {
+			return nil, c.caller.BadResponse("the reply has no choices", nil)
+		}
+		ch := cc.Choices[0]
+		r.model, r.finish, r.usage = cc.Model, ch.FinishReason, cc.Usage
+		r.text.WriteString(ch.Message.Content)
+		for _, tc := range ch.Message.ToolCalls {
+			r.calls = append(r.calls, toolCall{tc.ID, tc.Function.Name, tc.Function.Arguments})
+		}
+	} else {
+		params.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
+		stream := c.chat.NewStreaming(ctx, params, into)
+		defer stream.Close()
+		for stream.Next() {
+			r.add(stream.Current())
+		}
+		if err := stream.Err(); err != nil {
+			return nil, c.caller.Failure(ctx, raw, err)
+		}
+	}
+	return c.response(&r)
+}
+
+// add folds one streamed chunk into the reply. Tool calls arrive as an id
+// and name, then argument pieces, keyed by index.
+func (r *reply) add(chunk sdk.ChatCompletionChunk) {
+	if chunk.Model != "" {
+		r.model = chunk.Model
+	}
+	if chunk.JSON.Usage.Valid() {
+		r.usage = chunk.Usage
+	}
+	for _, ch := range chunk.Choices {
+		if ch.Index != 0 {
+			continue
+		}
+		r.text.WriteString(ch.Delta.Content)
+		for _, tc := range ch.Delta.ToolCalls {
+			i := int(tc.Index)
+			if i < 0 || i > len(r.calls) {
+				i = len(r.calls) // a server that numbers calls oddly: keep them in order
+			}
+			if i == len(r.calls) {
+				r.calls = append(r.calls, toolCall{})
+			}
+			if tc.ID != "" {
+				r.calls[i].id = tc.ID
+			}
+			if tc.Function.Name != "" {
+				r.calls[i].name = tc.Function.Name
+			}
+			r.calls[i].args += tc.Function.Arguments
+		}
+		if ch.FinishReason != "" {
+			r.finish = ch.FinishReason
+		}
+	}
+}
+
+func (c *Client) response(r *reply) (*memdir.Response, error) {
+	u := r.usage
+	cached, written := int(u.PromptTokensDetails.CachedTokens), int(u.PromptTokensDetails.CacheWriteTokens)
+	resp := &memdir.Response{
+		Model: r.model,
+		Usage: memdir.Usage{
+			// prompt_tokens includes the cached part; memdir counts it apart.
+			InputTokens:      max(0, int(u.PromptTokens)-cached-written),
+			OutputTokens:     int(u.CompletionTokens),
+			CacheReadTokens:  cached,
+			CacheWriteTokens: written,
+			Calls:            1,
+		},
+	}
+	if r.text.Len() > 0 {
+		resp.Content = append(resp.Content, memdir.TextBlock(r.text.String()))
+	}
+	for _, tc := range r.calls {
+		args := json.RawMessage(strings.TrimSpace(tc.args))
+		switch {
+		case len(args) == 0:
+			args = json.RawMessage(`{}`)
+		case !json.Valid(args):
+			// Small local models wrap or garble arguments; keep what parses.
+			fixed, err := jsonx.Extract(tc.args)
+			if err != nil {
+				return nil, c.caller.BadResponse(fmt.Sprintf("tool call %q (%s) has arguments that are not JSON", tc.id, tc.name), err)
+			}
+			args = fixed
+		}
+		resp.Content = append(resp.Content, memdir.Block{Type: memdir.BlockToolUse, ToolUseID: tc.id, ToolName: tc.name, Input: args})
+	}
+	switch {
+	case len(r.calls) > 0:
+		// Some compatible servers say "stop" even when they called a tool.
+		resp.StopReason = memdir.StopToolUse
+	case r.finish == "stop":
+		resp.StopReason = memdir.StopEndTurn
+	case r.finish == "length":
+		resp.StopReason = memdir.StopMaxTokens
+	default:
+		resp.StopReason = memdir.StopOther
+	}
+	return resp, nil
+}
