@@ -476,29 +476,35 @@ func (d *Dir) Resolve(ctx context.Context, ref string) (string, error) {
 
 // Get reads a memory by reference (see Resolve).
 func (d *Dir) Get(ctx context.Context, ref string) (*Memory, error) {
+	m, _, err := d.Read(ctx, ref)
+	return m, err
+}
+
+// Read is Get that also returns the file's bytes as they are on disk.
+func (d *Dir) Read(ctx context.Context, ref string) (*Memory, []byte, error) {
 	rel, err := d.Resolve(ctx, ref)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	root, err := d.openRoot()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer root.Close()
 	data, fi, err := readRooted(root, rel, MaxMemoryFileBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("memory %s: %w", rel, ErrNotFound)
+			return nil, nil, fmt.Errorf("memory %s: %w", rel, ErrNotFound)
 		}
-		return nil, fmt.Errorf("read memory %s: %w", d.Abs(rel), err)
+		return nil, nil, fmt.Errorf("read memory %s: %w", d.Abs(rel), err)
 	}
 	if bytes.IndexByte(data, 0) >= 0 {
-		return nil, fmt.Errorf("read memory %s: a binary file, not a Markdown memory: %w", d.Abs(rel), ErrInvalid)
+		return nil, nil, fmt.Errorf("read memory %s: a binary file, not a Markdown memory: %w", d.Abs(rel), ErrInvalid)
 	}
 	m, _ := ParseMemory(data)
 	m.Path = rel
 	m.ModTime = fi.ModTime()
-	return m, nil
+	return m, data, nil
 }
 
 // RemoveResult reports what Remove did.

@@ -262,11 +262,11 @@ func (s IndexStatus) Truncated() bool { return s.LineTruncated || s.CharTruncate
 func (s IndexStatus) Warning() string {
 	switch {
 	case s.LineTruncated && s.CharTruncated:
-		return fmt.Sprintf("MEMORY.md has %d lines and %s; only the first %d lines and %s are loaded, so agents do not see the rest. Run 'memdir doctor' to compact it.", s.Lines, FormatFileSize(s.Chars), MaxIndexLines, FormatFileSize(MaxIndexChars))
+		return fmt.Sprintf("MEMORY.md has %d lines and %s; only the first %d lines and %s are loaded, so agents do not see the rest ('memdir doctor --fix --compact' can shorten it)", s.Lines, FormatFileSize(s.Chars), MaxIndexLines, FormatFileSize(MaxIndexChars))
 	case s.LineTruncated:
-		return fmt.Sprintf("MEMORY.md has %d lines; only the first %d are loaded, so agents do not see the last %d. Run 'memdir doctor' to compact it.", s.Lines, MaxIndexLines, s.Lines-MaxIndexLines)
+		return fmt.Sprintf("MEMORY.md has %d lines; only the first %d are loaded, so agents do not see the last %d ('memdir doctor --fix --compact' can shorten it)", s.Lines, MaxIndexLines, s.Lines-MaxIndexLines)
 	case s.CharTruncated:
-		return fmt.Sprintf("MEMORY.md is %s; only the first %s are loaded, so agents do not see the rest. Shorten long entries or run 'memdir doctor'.", FormatFileSize(s.Chars), FormatFileSize(MaxIndexChars))
+		return fmt.Sprintf("MEMORY.md is %s; only the first %s are loaded, so agents do not see the rest ('memdir doctor --fix --compact' can shorten it)", FormatFileSize(s.Chars), FormatFileSize(MaxIndexChars))
 	}
 	return ""
 }

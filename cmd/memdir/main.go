@@ -35,6 +35,8 @@ type Env struct {
 	Now func() time.Time
 	// StderrIsTerminal enables progress output on long work.
 	StderrIsTerminal bool
+	// StdinIsTerminal is true when nobody is piping input in.
+	StdinIsTerminal bool
 }
 
 // Getenv returns the value of an environment variable, or "".
@@ -48,9 +50,9 @@ func osEnv() *Env {
 	if err != nil {
 		cwd = "."
 	}
-	isTerm := false
-	if fi, err := os.Stderr.Stat(); err == nil {
-		isTerm = fi.Mode()&os.ModeCharDevice != 0
+	isTerm := func(f *os.File) bool {
+		fi, err := f.Stat()
+		return err == nil && fi.Mode()&os.ModeCharDevice != 0
 	}
 	return &Env{
 		Stdin:            os.Stdin,
@@ -59,7 +61,8 @@ func osEnv() *Env {
 		LookupEnv:        os.LookupEnv,
 		Cwd:              cwd,
 		Now:              time.Now,
-		StderrIsTerminal: isTerm,
+		StderrIsTerminal: isTerm(os.Stderr),
+		StdinIsTerminal:  isTerm(os.Stdin),
 	}
 }
 

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/memdir/memdir"
+)
+
+func init() {
+	register(&Command{
+		Name:  "doctor",
+		Args:  "[--fix [--compact]] [--json]",
+		Short: "find and repair problems in a memory directory",
+		Long: `Doctor checks a memory directory for what makes agents see less than is
+there, and what is unsafe:
+
+  unindexed             a memory with no line in MEMORY.md
+  dangling-index-line   a MEMORY.md line pointing at a missing file
+  duplicate-index-line  several lines for one memory
+  index-over-limit      MEMORY.md over 200 lines or 25,000 characters, so
+                        Claude Code silently loads only part of it
+  long-index-line       an index line over ~200 characters
+  frontmatter           missing, unclosed (past line 30) or broken YAML
+  untyped               no type, or one other than user, feedback, project,
+                        reference
+  no-description        nothing for recall to judge relevance by
+  unreadable            a file that cannot be read, or is binary
+  duplicate-content     files with identical content
+  permissions           files or directories other users can read
+
+--fix repairs what is safe in one journaled run ('memdir undo' reverts it):
+it adds missing index lines, removes dangling and repeated lines, rewrites
+frontmatter that only parsed after quoting, and sets modes to 0600/0700.
+--compact also shortens long index lines and collapses blank runs to bring
+MEMORY.md under its limits. Doctor never deletes a memory; duplicates and
+broken files are left for you to decide.
+
+Exit status 6 means problems remain.
+
+` + locationHelp + `
+
+Examples:
+  memdir doctor
+  memdir doctor --fix
+  memdir doctor --fix --compact`,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			var lf locationFlags
+			lf.register(fs, false)
+			fix := fs.Bool("fix", false, "repair what is safe to repair")
+			compact := fs.Bool("compact", false, "with --fix, also compact MEMORY.md")
+			asJSON := fs.Bool("json", false, "print the findings (and repairs) as JSON")
+			return func(ctx context.Context, env *Env, args []string) error {
+				if len(args) > 0 {
+					return usagef("doctor takes no arguments")
+				}
+				if *compact && !*fix {
+					return usagef("--compact needs --fix")
+				}
+				d, _, err := lf.open(env)
+				if err != nil {
+					return err
+				}
+				var rep *memdir.CheckReport
+				var fixed *memdir.FixResult
+				if *fix {
+					if fixed, err = d.Fix(ctx, &memdir.FixOptions{Compact: *compact}); err != nil {
+						return err
+					}
+					rep = fixed.Remaining
+				} else if rep, err = d.Check(ctx); err != nil {
+					return err
+				}
+				if *asJSON {
+					out := map[string]any{"dir": rep.Dir, "memories": rep.Memories, "findings": rep.Findings}
+					if fixed != nil {
+						out["actions"] = fixed.Actions
+						out["run"] = fixed.RunID
+					}
+					if err := writeJSON(env.Stdout, out); err != nil {
+						return err
+					}
+				} else {
+					printDoctor(env, rep, fixed, *fix)
+				}
+				if len(rep.Findings) > 0 {
+					return &exitError{code: exitProblems}
+				}
+				return nil
+			}
+		},
+	})
+}
+
+func printDoctor(env *Env, rep *memdir.CheckReport, fixed *memdir.FixResult, fixing bool) {
+	if fixed != nil {
+		for _, a := range fixed.Actions {
+			fmt.Fprintf(env.Stdout, "fixed: %s\n", a)
+		}
+		if fixed.RunID != "" {
+			fmt.Fprintf(env.Stdout, "Undo these repairs with: memdir undo %s\n", fixed.RunID)
+		}
+	}
+	fixable, compactable := 0, 0
+	for _, f := range rep.Findings {
+		fmt.Fprintf(env.Stdout, "%-20s %s: %s\n", f.Kind, f.Path, f.Message)
+		switch {
+		case f.Fix != "" && f.CompactOnly:
+			compactable++
+		case f.Fix != "":
+			fixable++
+		}
+	}
+	switch {
+	case len(rep.Findings) == 0:
+		fmt.Fprintf(env.Stdout, "%s: %s, no problems found.\n", rep.Dir, plural(rep.Memories, "memory", "memories"))
+	default:
+		fmt.Fprintf(env.Stdout, "%s: %s, %s.", rep.Dir, plural(rep.Memories, "memory", "memories"), plural(len(rep.Findings), "problem", "problems"))
+		if !fixing && fixable > 0 {
+			fmt.Fprintf(env.Stdout, " 'memdir doctor --fix' repairs %d.", fixable)
+		}
+		if compactable > 0 {
+			fmt.Fprintf(env.Stdout, " 'memdir doctor --fix --compact' compacts MEMORY.md.")
+		}
+		fmt.Fprintln(env.Stdout)
+	}
+}
+
+// plural formats a count with the singular or plural form of a noun.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+)
+
+func init() {
+	register(&Command{
+		Name:  "rm",
+		Args:  "[--json] NAME",
+		Short: "remove a memory and its MEMORY.md line",
+		Long: `Rm removes a memory file and its pointer line from MEMORY.md. NAME is the
+file's path, the path without ".md", or the memory's name.
+
+Nothing is lost: the file and the exact index line are journaled first, and
+'memdir undo' (which rm prints) puts both back.
+
+` + locationHelp + `
+
+Examples:
+  memdir rm feedback_old_rule
+  memdir undo          # changed your mind`,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			var lf locationFlags
+			lf.register(fs, false)
+			asJSON := fs.Bool("json", false, "print the result as JSON")
+			return func(ctx context.Context, env *Env, args []string) error {
+				if len(args) != 1 {
+					return usagef("rm takes one memory name")
+				}
+				d, _, err := lf.open(env)
+				if err != nil {
+					return err
+				}
+				res, err := d.Remove(ctx, args[0], nil)
+				if err != nil {
+					return err
+				}
+				if *asJSON {
+					return writeJSON(env.Stdout, res)
+				}
+				fmt.Fprintf(env.Stdout, "Removed %s", res.Path)
+				if n := len(res.IndexLines); n > 0 {
+					fmt.Fprintf(env.Stdout, " and its MEMORY.md line")
+				}
+				fmt.Fprintf(env.Stdout, ". Undo with: memdir undo %s\n", res.RunID)
+				return nil
+			}
+		},
+	})
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/memdir/memdir"
+)
+
+func init() {
+	register(&Command{
+		Name:  "save",
+		Args:  "--name NAME --description TEXT --type TYPE [--team] [--file PATH] [--body TEXT | < body.md]",
+		Short: "save a memory and its MEMORY.md line",
+		Long: `Save writes a memory file and keeps its pointer line in MEMORY.md current,
+the two steps Claude Code's agents take, done atomically and under a lock so
+concurrent sessions never lose an index line.
+
+The body comes from --body, or from standard input when it is piped. The
+file is <type>_<name>.md unless --file names it; saving a name that already
+exists updates that memory in place, keeping frontmatter keys memdir does not
+manage. --team saves into team/ and its own MEMORY.md.
+
+Types:
+  user       who the user is: role, goals, knowledge
+  feedback   how to work: corrections and confirmations (add **Why:** and
+             **How to apply:** lines)
+  project    ongoing work, decisions, deadlines not derivable from the code
+  reference  pointers to external systems (dashboards, trackers, channels)
+
+If the save makes MEMORY.md longer than Claude Code loads (200 lines or
+25,000 characters), a warning says so; 'memdir doctor' helps compact it.
+Every save is journaled: 'memdir undo' reverts it.
+
+` + locationHelp + `
+
+Examples:
+  memdir save --name testing-policy --type feedback \
+      --description "integration tests hit a real database, never mocks" \
+      --body "Use the docker-compose Postgres. **Why:** mocks hid a broken migration."
+  git log -1 --format=%B | memdir save --name release-notes --type project --description "what shipped in 2.4"`,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			var lf locationFlags
+			lf.register(fs, true)
+			name := fs.String("name", "", "the memory's `NAME` (required)")
+			desc := fs.String("description", "", "one line that says when the memory is relevant (required)")
+			typ := fs.String("type", "", "user, feedback, project or reference (required)")
+			body := fs.String("body", "", "the memory's `TEXT` (default: standard input)")
+			file := fs.String("file", "", "save to `PATH` in the memory directory instead of the default file name")
+			create := fs.Bool("create", false, "fail if the file already exists")
+			asJSON := fs.Bool("json", false, "print the result as JSON")
+			return func(ctx context.Context, env *Env, args []string) error {
+				if len(args) > 0 {
+					return usagef("save takes no arguments (did you mean --body %q?)", strings.Join(args, " "))
+				}
+				if *name == "" || *desc == "" || *typ == "" {
+					return usagef("--name, --description and --type are required")
+				}
+				t := memdir.ParseType(*typ)
+				if t == "" {
+					return usagef("--type %q: want user, feedback, project or reference", *typ)
+				}
+				text := *body
+				bodySet := false
+				fs.Visit(func(f *flag.Flag) { bodySet = bodySet || f.Name == "body" })
+				if !bodySet {
+					if env.StdinIsTerminal {
+						return usagef("give the body with --body, or pipe it on standard input")
+					}
+					data, err := io.ReadAll(io.LimitReader(env.Stdin, memdir.MaxMemoryFileBytes+1))
+					if err != nil {
+						return fmt.Errorf("read the body from standard input: %w", err)
+					}
+					if len(data) > memdir.MaxMemoryFileBytes {
+						return fmt.Errorf("the body on standard input is over %s; memories should be short: %w", memdir.FormatFileSize(memdir.MaxMemoryFileBytes), memdir.ErrInvalid)
+					}
+					text = string(data)
+				}
+				d, loc, err := lf.open(env)
+				if err != nil {
+					return err
+				}
+				m := &memdir.Memory{Name: *name, Description: *desc, Type: t, Body: text}
+				if *file != "" {
+					m.Path = *file
+					if lf.team && !strings.HasPrefix(m.Path, teamPrefix) {
+						m.Path = teamPrefix + m.Path
+					}
+				}
+				res, err := d.Save(ctx, m, &memdir.SaveOptions{Team: lf.team, Create: *create})
+				if err != nil {
+					return err
+				}
+				warning := res.Index.Warning()
+				if *asJSON {
+					return writeJSON(env.Stdout, map[string]any{
+						"path": res.Path, "abs_path": d.Abs(res.Path), "created": res.Created, "changed": res.Changed,
+						"run": res.RunID, "index": res.Index, "index_warning": warning,
+					})
+				}
+				state := "updated"
+				switch {
+				case res.Created:
+					state = "new"
+				case !res.Changed:
+					state = "unchanged"
+				}
+				fmt.Fprintf(env.Stdout, "Saved %s (%s)\n", d.Abs(res.Path), state)
+				if warning != "" {
+					fmt.Fprintf(env.Stderr, "warning: %s\n", warning)
+				}
+				if loc != nil && !loc.Enabled {
+					fmt.Fprintf(env.Stderr, "note: auto memory is disabled (%s), so Claude Code will not load it\n", loc.EnabledReason)
+				}
+				return nil
+			}
+		},
+	})
+}

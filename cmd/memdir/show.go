@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/memdir/memdir"
+)
+
+func init() {
+	register(&Command{
+		Name:  "show",
+		Args:  "[--json] NAME",
+		Short: "print a memory",
+		Long: `Show prints a memory file as it is on disk. NAME is the file's path in the
+memory directory (feedback_testing.md, team/oncall.md), the same without
+".md", or the memory's name from its frontmatter.
+
+With --json it prints the parsed fields instead, with the memory's age and,
+for memories older than a day, the staleness warning agents are given.
+
+` + locationHelp + `
+
+Examples:
+  memdir show feedback_testing
+  memdir show "testing policy" --json`,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			var lf locationFlags
+			lf.register(fs, false)
+			asJSON := fs.Bool("json", false, "print the parsed memory as JSON")
+			return func(ctx context.Context, env *Env, args []string) error {
+				if len(args) != 1 {
+					return usagef("show takes one memory name")
+				}
+				d, _, err := lf.open(env)
+				if err != nil {
+					return err
+				}
+				m, raw, err := d.Read(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				now := env.Now()
+				if *asJSON {
+					return writeJSON(env.Stdout, map[string]any{
+						"path": m.Path, "abs_path": d.Abs(m.Path), "name": m.Name, "description": m.Description,
+						"type": m.Type, "raw_type": m.RawType, "body": m.Body, "metadata": m.Metadata(),
+						"mtime": m.ModTime, "age": memdir.MemoryAge(m.ModTime, now),
+						"freshness": memdir.FreshnessText(m.ModTime, now),
+					})
+				}
+				_, err = env.Stdout.Write(raw)
+				if err == nil && env.StderrIsTerminal {
+					fmt.Fprintf(env.Stderr, "(%s, saved %s)\n", d.Abs(m.Path), memdir.MemoryAge(m.ModTime, now))
+				}
+				return err
+			}
+		},
+	})
+}
