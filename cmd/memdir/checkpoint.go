@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -157,13 +156,13 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointFlags, args []str
 		if err != nil {
 			return err
 		}
-		return show(out, f.json, r, func() { printTrack(out, r) })
+		return showCheckpoint(out, f.json, r, func() { printCheckpointTrack(out, r) })
 	case "snapshot":
 		r, err := h.Snapshot(ctx, f.message)
 		if err != nil {
 			return err
 		}
-		if err := show(out, f.json, r, func() { printSnapshot(out, r) }); err != nil {
+		if err := showCheckpoint(out, f.json, r, func() { printCheckpointSnapshot(out, r) }); err != nil {
 			return err
 		}
 		if perr := r.Err(); perr != nil {
@@ -177,19 +176,19 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointFlags, args []str
 		if all == nil {
 			all = []checkpoint.Snapshot{}
 		}
-		return show(out, f.json, all, func() { printSnapshotList(out, all) })
+		return showCheckpoint(out, f.json, all, func() { printCheckpointList(out, all) })
 	case "diff":
 		r, err := h.Diff(ctx, f.message)
 		if err != nil {
 			return err
 		}
-		return show(out, f.json, r, func() { printDiff(out, env.Stderr, r, f.stat) })
+		return showCheckpoint(out, f.json, r, func() { printCheckpointDiff(out, env.Stderr, r, f.stat) })
 	case "rewind":
 		r, err := h.Rewind(ctx, f.message, &checkpoint.RewindOptions{DryRun: f.dryRun})
 		if r == nil {
 			return err
 		}
-		if serr := show(out, f.json, r, func() { printRewind(out, r, session) }); serr != nil {
+		if serr := showCheckpoint(out, f.json, r, func() { printCheckpointRewind(out, r, session) }); serr != nil {
 			return serr
 		}
 		if err != nil {
@@ -200,7 +199,7 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointFlags, args []str
 		if err != nil {
 			return err
 		}
-		err = show(out, f.json, r, func() {
+		err = showCheckpoint(out, f.json, r, func() {
 			fmt.Fprintf(out, "resumed session %s from %s: %d snapshots (%d dropped); backups: %d linked, %d copied, %d already present\n",
 				session, r.From, r.Snapshots, r.Dropped, r.Linked, r.Copied, r.Present)
 		})
@@ -218,22 +217,16 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointFlags, args []str
 	return nil
 }
 
-// show writes v as indented JSON when asJSON is set, else runs text.
-func show(w io.Writer, asJSON bool, v any, text func()) error {
+// showCheckpoint writes v as indented JSON when asJSON is set, else runs text.
+func showCheckpoint(w io.Writer, asJSON bool, v any, text func()) error {
 	if asJSON {
-		return writeCheckpointJSON(w, v)
+		return writeJSON(w, v)
 	}
 	text()
 	return nil
 }
 
-func writeCheckpointJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-func printTrack(w io.Writer, r *checkpoint.TrackResult) {
+func printCheckpointTrack(w io.Writer, r *checkpoint.TrackResult) {
 	switch {
 	case r.AlreadyTracked:
 		fmt.Fprintf(w, "%s is already in snapshot %d (v%d); nothing written\n", r.Path, r.Sequence, r.Backup.Version)
@@ -244,7 +237,7 @@ func printTrack(w io.Writer, r *checkpoint.TrackResult) {
 	}
 }
 
-func printSnapshot(w io.Writer, r *checkpoint.SnapshotResult) {
+func printCheckpointSnapshot(w io.Writer, r *checkpoint.SnapshotResult) {
 	s := r.Snapshot
 	fmt.Fprintf(w, "snapshot %d for message %s: %d files (%d changed, %d deleted, %d unchanged",
 		s.Sequence, s.MessageID, len(s.Files), len(r.Changed), len(r.Deleted), r.Unchanged)
@@ -264,7 +257,7 @@ func printSnapshot(w io.Writer, r *checkpoint.SnapshotResult) {
 	}
 }
 
-func printSnapshotList(w io.Writer, all []checkpoint.Snapshot) {
+func printCheckpointList(w io.Writer, all []checkpoint.Snapshot) {
 	if len(all) == 0 {
 		fmt.Fprintln(w, "no snapshots")
 		return
@@ -287,11 +280,11 @@ func printSnapshotList(w io.Writer, all []checkpoint.Snapshot) {
 	tw.Flush()
 }
 
-func printDiff(w, errw io.Writer, r *checkpoint.DiffReport, stat bool) {
+func printCheckpointDiff(w, errw io.Writer, r *checkpoint.DiffReport, stat bool) {
 	for _, d := range r.Files {
 		switch {
 		case stat:
-			fmt.Fprintf(w, "%-8s %s  +%d -%d%s\n", d.Status, d.Path, d.Added, d.Removed, diffNote(d.Binary, d.Approximate))
+			fmt.Fprintf(w, "%-8s %s  +%d -%d%s\n", d.Status, d.Path, d.Added, d.Removed, checkpointDiffNote(d.Binary, d.Approximate))
 		case d.Binary:
 			fmt.Fprintf(w, "Binary file %s %s\n", d.Path, d.Status)
 		default:
@@ -306,7 +299,7 @@ func printDiff(w, errw io.Writer, r *checkpoint.DiffReport, stat bool) {
 	}
 }
 
-func diffNote(binary, approx bool) string {
+func checkpointDiffNote(binary, approx bool) string {
 	switch {
 	case binary:
 		return " (binary)"
@@ -316,14 +309,14 @@ func diffNote(binary, approx bool) string {
 	return ""
 }
 
-func printRewind(w io.Writer, r *checkpoint.RewindReport, session string) {
+func printCheckpointRewind(w io.Writer, r *checkpoint.RewindReport, session string) {
 	verb := "rewound"
 	if r.DryRun {
 		verb = "would rewind"
 	}
 	fmt.Fprintf(w, "%s to snapshot %d (message %s): %d files changed, %d unchanged\n", verb, r.Sequence, r.MessageID, len(r.Changes), r.Unchanged)
 	for _, c := range r.Changes {
-		fmt.Fprintf(w, "  %-8s %s  +%d -%d%s\n", c.Action, c.Path, c.Added, c.Removed, diffNote(c.Binary, c.Approximate))
+		fmt.Fprintf(w, "  %-8s %s  +%d -%d%s\n", c.Action, c.Path, c.Added, c.Removed, checkpointDiffNote(c.Binary, c.Approximate))
 	}
 	for _, s := range r.Skipped {
 		fmt.Fprintf(w, "  skipped  %s\n", s)
