@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/memdir/memdir"
 )
 
 // RemoteOptions configures a Remote. A nil *RemoteOptions means the
@@ -53,7 +55,7 @@ var _ Repos = (*Remote)(nil)
 func NewRemote(baseURL, token string, opts *RemoteOptions) (*Remote, error) {
 	u, err := url.Parse(strings.TrimSuffix(baseURL, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("team memory server URL %q: want http(s)://host[:port]", baseURL)
+		return nil, fmt.Errorf("team memory server URL %q: want http(s)://host[:port]: %w", baseURL, memdir.ErrInvalid)
 	}
 	if token == "" {
 		return nil, ErrNoToken

@@ -33,7 +33,7 @@ type WatchOptions struct {
 	OnPush func(*PushResult, error)
 }
 
-// Watch pulls once, then watches the team directory (recursively, creating
+// Watch pulls once (conditionally on the last pull's checksum), then watches the team directory (recursively, creating
 // it if needed) and pushes after every burst of changes, once the
 // directory has been quiet for the debounce interval. After a permanent
 // failure ([IsPermanent]) it stops pushing until a file is removed or Watch
@@ -81,7 +81,9 @@ func (c *Client) Watch(ctx context.Context, opts *WatchOptions) error {
 	stop := context.AfterFunc(ctx, func() { time.AfterFunc(o.ShutdownTimeout, cancelPush) })
 	defer stop()
 
-	res, err := c.Pull(ctx, false)
+	// Conditional: when the caller has just pulled (to journal it, say),
+	// this is a 304.
+	res, err := c.Pull(ctx, true)
 	o.OnPull(res, err)
 	suppressed := err != nil && IsPermanent(err)
 

@@ -1,0 +1,548 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/team"
+)
+
+func init() {
+	register(&Command{
+		Name:  "sync",
+		Args:  "pull|push|status|watch [--url URL] [--token TOKEN] [--repo OWNER/NAME] [--json]",
+		Short: "sync team memory with a team memory server",
+		Long: `Sync shares the team/ part of the memory directory with a team memory server
+('memdir serve', or any server speaking Claude Code's team memory protocol).
+
+  pull    fetch the server's entries and write them into team/. The server
+          wins per key; local files the server does not have are kept, and
+          files whose content is identical are not touched. Every key is
+          checked before anything is written (no path traversal, no
+          URL-encoded or Unicode tricks, no symlink escapes). A pull is
+          journaled: 'memdir undo' reverts it.
+  push    upload the files of team/ whose content differs from the server's,
+          in batches, each conditional on the server's checksum; on a
+          conflict, refresh and retry (your version wins for keys that
+          differ). Files over 250,000 bytes, files that look like they hold
+          a secret (the rule is named, never the value), symlinks and
+          non-text files are skipped and listed. Deleting a file locally
+          never deletes it on the server.
+  status  compare team/ with the server without changing either.
+  watch   pull once, then push after every change to team/ (2 s quiet
+          period) until interrupted; after a permanent failure (bad token,
+          read-only token, rejected content) stop pushing until a file is
+          removed or the watch restarts. On exit, push what is pending.
+
+Configuration, flags first, then environment:
+  --url     MEMDIR_TEAM_URL or TEAM_MEMORY_SYNC_URL (the server's base URL)
+  --token   MEMDIR_TEAM_TOKEN (prefer the variable: flags show in ps)
+  --repo    the github.com remote "origin" of the project's git repository,
+            read from .git/config of the canonical git root (worktrees share
+            their main repository's), https or ssh form; git is not run.
+  --team-dir  the team directory; default: team/ under the project's
+            auto-memory directory, found by Claude Code's rules from the
+            working directory (see 'memdir path --explain'), or from
+            --project DIR, or under --dir DIR taken as the memory directory.
+
+Exit status 5 means a push kept conflicting with other writers: run it again.
+
+Examples:
+  export MEMDIR_TEAM_URL=https://memdir.example.com MEMDIR_TEAM_TOKEN=mdt_...
+  memdir sync pull
+  memdir sync push --json
+  memdir sync status --repo acme/widgets
+  memdir sync watch`,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			// Only the flags that choose a memory directory: team memory
+			// has no agent scope.
+			var lf locationFlags
+			fs.StringVar(&lf.project, "project", "", "resolve the memory directory (and the git remote) from `DIR` instead of the working directory")
+			fs.StringVar(&lf.dir, "dir", "", "use `DIR` as the memory directory, bypassing Claude Code's rules")
+			serverURL := fs.String("url", "", "team memory server base `URL` (default: $MEMDIR_TEAM_URL or $TEAM_MEMORY_SYNC_URL)")
+			token := fs.String("token", "", "bearer `TOKEN` (default: $MEMDIR_TEAM_TOKEN)")
+			repo := fs.String("repo", "", "repository `OWNER/NAME` (default: from the git remote \"origin\" on github.com)")
+			teamDir := fs.String("team-dir", "", "sync `DIR` instead of team/ under the memory directory")
+			asJSON := fs.Bool("json", false, "print results as JSON (watch: one JSON object per line)")
+			debounce := fs.Duration("debounce", 2*time.Second, "watch: quiet period before a push")
+			verbose := fs.Bool("v", false, "log each request and file to stderr")
+			return func(ctx context.Context, env *Env, args []string) error {
+				if len(args) != 1 {
+					return usagef("sync needs one of pull, push, status, watch")
+				}
+				action := args[0]
+				switch action {
+				case "pull", "push", "status", "watch":
+				default:
+					return usagef("unknown sync action %q: want pull, push, status or watch", action)
+				}
+				logger := slog.New(slog.DiscardHandler)
+				if *verbose {
+					logger = slog.New(slog.NewTextHandler(env.Stderr, nil))
+				}
+				s, err := newSyncer(env, &lf, syncConfig{url: *serverURL, token: *token, repo: *repo, teamDir: *teamDir}, logger)
+				if err != nil {
+					return err
+				}
+				switch action {
+				case "pull":
+					res, err := s.pull(ctx)
+					if res != nil {
+						if perr := printResult(env, *asJSON, res, func(w io.Writer) { printPull(w, s.repo, res) }); err == nil {
+							err = perr
+						}
+					}
+					return err
+				case "push":
+					res, err := s.client.Push(ctx)
+					if res != nil {
+						if perr := printResult(env, *asJSON, res, func(w io.Writer) { printPush(w, s.repo, res) }); err == nil {
+							err = perr
+						}
+					}
+					return err
+				case "status":
+					st, err := s.client.Status(ctx)
+					if err != nil {
+						return err
+					}
+					return printResult(env, *asJSON, st, func(w io.Writer) { printStatus(w, st) })
+				default:
+					return s.watch(ctx, env, *asJSON, *debounce)
+				}
+			}
+		},
+	})
+}
+
+type syncConfig struct {
+	url, token, repo, teamDir string
+}
+
+// syncer is a team.Client plus what the command needs around it: the
+// journal that makes pulls undoable and the memory directory lock.
+type syncer struct {
+	client  *team.Client
+	repo    string
+	teamDir string
+	dir     *memdir.Dir // the directory the journal records paths under
+	rec     *memdir.Recorder
+}
+
+func newSyncer(env *Env, lf *locationFlags, cfg syncConfig, log *slog.Logger) (*syncer, error) {
+	base := firstNonEmpty(cfg.url, env.Getenv("MEMDIR_TEAM_URL"), env.Getenv("TEAM_MEMORY_SYNC_URL"))
+	if base == "" {
+		return nil, fmt.Errorf("no team memory server: pass --url or set MEMDIR_TEAM_URL: %w", memdir.ErrInvalid)
+	}
+	token := firstNonEmpty(cfg.token, env.Getenv("MEMDIR_TEAM_TOKEN"))
+	if token == "" {
+		return nil, team.ErrNoToken
+	}
+	s := &syncer{}
+	// The journal records paths relative to the memory directory, or to
+	// the team directory itself when --team-dir names one directly.
+	var root string
+	if cfg.teamDir != "" {
+		s.teamDir = cfg.teamDir
+		if !filepath.IsAbs(s.teamDir) {
+			s.teamDir = filepath.Join(env.Cwd, s.teamDir)
+		}
+		root = s.teamDir
+	} else {
+		var err error
+		if root, _, err = lf.path(env); err != nil {
+			return nil, err
+		}
+		s.teamDir = filepath.Join(root, memdir.TeamDirName)
+	}
+	dir, err := memdir.Open(root, &memdir.Options{Now: env.Now, LookupEnv: env.LookupEnv, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	s.dir = dir
+	s.repo = cfg.repo
+	if s.repo == "" {
+		project := env.Cwd
+		if lf.project != "" {
+			project = lf.project
+			if !filepath.IsAbs(project) {
+				project = filepath.Join(env.Cwd, project)
+			}
+		}
+		if s.repo, err = repoFromGit(project); err != nil {
+			return nil, err
+		}
+	}
+	if s.repo, err = team.NormalizeRepo(s.repo); err != nil {
+		return nil, err
+	}
+	remote, err := team.NewRemote(base, token, &team.RemoteOptions{UserAgent: "memdir/" + version, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	s.client, err = team.NewClient(remote, s.repo, s.teamDir, &team.ClientOptions{BeforeWrite: s.beforeWrite, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// beforeWrite journals a file a pull is about to create or overwrite.
+func (s *syncer) beforeWrite(abs string) error {
+	if s.rec == nil {
+		return errors.New("internal error: pull outside a journal run")
+	}
+	rel, err := filepath.Rel(s.dir.Path(), abs)
+	if err != nil {
+		return err
+	}
+	return s.rec.Before(filepath.ToSlash(rel))
+}
+
+// pull runs a pull as one journaled run under the memory directory's lock,
+// so that 'memdir undo' can revert it and it does not interleave with other
+// memdir writes.
+func (s *syncer) pull(ctx context.Context) (*team.PullResult, error) {
+	lock, err := s.dir.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	s.rec, err = s.dir.Journal().Begin("sync-pull", s.dir.Path())
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.client.Pull(ctx, false)
+	if res != nil {
+		s.rec.SetSummary(fmt.Sprintf("sync pull %s: %d written", s.repo, len(res.Written)))
+	}
+	_, ferr := s.rec.Finish(err)
+	s.rec = nil
+	if err == nil {
+		err = ferr
+	}
+	return res, err
+}
+
+func (s *syncer) watch(ctx context.Context, env *Env, asJSON bool, debounce time.Duration) error {
+	res, err := s.pull(ctx)
+	report := func(kind string, v any, err error, text func(io.Writer)) {
+		if asJSON {
+			ev := map[string]any{"time": env.Now().UTC().Format(time.RFC3339), "event": kind, "result": v}
+			if err != nil {
+				ev["error"] = err.Error()
+			}
+			writeJSONLine(env.Stdout, ev)
+			return
+		}
+		if err != nil {
+			fmt.Fprintf(env.Stdout, "%s %s failed: %v\n", env.Now().Format(time.TimeOnly), kind, err)
+			return
+		}
+		if text != nil {
+			text(env.Stdout)
+		}
+	}
+	report("pull", res, err, func(w io.Writer) { printPull(w, s.repo, res) })
+	if err != nil && team.IsPermanent(err) {
+		return err
+	}
+	if !asJSON {
+		fmt.Fprintf(env.Stdout, "Watching %s for changes (Ctrl-C to stop).\n", s.teamDir)
+	}
+	return s.client.Watch(ctx, &team.WatchOptions{
+		Debounce: debounce,
+		OnPush: func(r *team.PushResult, err error) {
+			if err == nil && len(r.Pushed) == 0 && len(r.Skipped) == 0 {
+				return // nothing to send: stay quiet
+			}
+			report("push", r, err, func(w io.Writer) { printPush(w, s.repo, r) })
+		},
+	})
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func printResult(env *Env, asJSON bool, v any, text func(io.Writer)) error {
+	if asJSON {
+		return writeJSON(env.Stdout, v)
+	}
+	text(env.Stdout)
+	return nil
+}
+
+// writeJSONLine writes v as one line of JSON (watch --json).
+func writeJSONLine(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func printPull(w io.Writer, repo string, r *team.PullResult) {
+	switch {
+	case r.NotModified:
+		fmt.Fprintf(w, "%s: already up to date.\n", repo)
+		return
+	case r.Empty:
+		fmt.Fprintf(w, "%s: the server has no team memory yet; nothing to pull.\n", repo)
+		return
+	}
+	fmt.Fprintf(w, "Pulled %s version %d: %d written, %d unchanged, %d skipped.\n", repo, r.Version, len(r.Written), r.Unchanged, len(r.Skipped))
+	for _, k := range r.Written {
+		fmt.Fprintf(w, "  wrote    %s\n", k)
+	}
+	printSkips(w, r.Skipped)
+}
+
+func printPush(w io.Writer, repo string, r *team.PushResult) {
+	if len(r.Pushed) == 0 {
+		fmt.Fprintf(w, "%s: nothing to push (%d entries already on the server).\n", repo, r.Unchanged)
+	} else {
+		fmt.Fprintf(w, "Pushed %d entries to %s in %d requests (version %d); %d unchanged", len(r.Pushed), repo, r.Requests, r.Version, r.Unchanged)
+		if r.Conflicts > 0 {
+			fmt.Fprintf(w, "; %d conflicts resolved", r.Conflicts)
+		}
+		fmt.Fprintln(w, ".")
+		for _, k := range r.Pushed {
+			fmt.Fprintf(w, "  pushed   %s\n", k)
+		}
+	}
+	printSkips(w, r.Skipped)
+}
+
+func printSkips(w io.Writer, skips []team.Skip) {
+	for _, s := range skips {
+		why := s.Reason
+		switch s.Reason {
+		case team.SkipSecret:
+			why = fmt.Sprintf("potential secret: %s (rule %s); remove it to share this file", s.Label, s.RuleID)
+		case team.SkipTooLarge:
+			why = "over 250,000 bytes (" + s.Detail + ")"
+		case team.SkipInvalidKey:
+			why = "unsafe name: " + s.Detail
+		case team.SkipNotText:
+			why = "not UTF-8 text"
+		case team.SkipNotRegular:
+			why = "not a regular file: " + s.Detail
+		case team.SkipOverLimit, team.SkipUnreadable:
+			why = s.Reason + ": " + s.Detail
+		}
+		fmt.Fprintf(w, "  skipped  %s: %s\n", s.Key, why)
+	}
+}
+
+func printStatus(w io.Writer, st *team.Status) {
+	if st.ServerEmpty {
+		fmt.Fprintf(w, "%s: the server has no team memory yet.\n", st.Repo)
+	} else {
+		fmt.Fprintf(w, "%s at version %d (%s).\n", st.Repo, st.Version, st.Checksum)
+	}
+	fmt.Fprintf(w, "Team directory %s: %d in sync.\n", st.TeamDir, st.InSync)
+	for _, sec := range []struct {
+		title string
+		keys  []string
+	}{
+		{"Only here (push uploads them):", st.LocalOnly},
+		{"Different here and on the server (push uploads yours; pull takes the server's):", st.Modified},
+		{"Only on the server (pull fetches them):", st.ServerOnly},
+	} {
+		if len(sec.keys) == 0 {
+			continue
+		}
+		fmt.Fprintln(w, sec.title)
+		for _, k := range sec.keys {
+			fmt.Fprintf(w, "  %s\n", k)
+		}
+	}
+	if len(st.Skipped) > 0 {
+		fmt.Fprintln(w, "Never pushed:")
+		printSkips(w, st.Skipped)
+	}
+}
+
+// repoFromGit returns owner/name from the github.com remote "origin" of
+// the git repository holding dir, reading its config file directly: the
+// canonical git root's (so worktrees use their main repository's), the
+// gitdir a .git file points to for submodules, or the repository itself
+// when it is bare.
+func repoFromGit(dir string) (string, error) {
+	root, ok := memdir.FindGitRoot(dir)
+	if !ok {
+		return "", fmt.Errorf("%s is not in a git repository: %w", dir, team.ErrNoRepo)
+	}
+	canonical := memdir.CanonicalGitRoot(root)
+	config, err := gitConfigPath(canonical)
+	if err != nil {
+		return "", fmt.Errorf("git repository %s: %v: %w", canonical, err, team.ErrNoRepo)
+	}
+	remoteURL, err := originURL(config)
+	if err != nil {
+		return "", fmt.Errorf("%v: %w", err, team.ErrNoRepo)
+	}
+	repo, ok := githubRepo(remoteURL)
+	if !ok {
+		return "", fmt.Errorf("remote \"origin\" of %s is %s, not a github.com repository: %w", canonical, redactURL(remoteURL), team.ErrNoRepo)
+	}
+	return repo, nil
+}
+
+// gitConfigPath finds the config file of the repository at root.
+func gitConfigPath(root string) (string, error) {
+	dotgit := filepath.Join(root, ".git")
+	fi, err := os.Stat(dotgit)
+	switch {
+	case err == nil && fi.IsDir():
+		return filepath.Join(dotgit, "config"), nil
+	case err == nil:
+		b, err := os.ReadFile(dotgit)
+		if err != nil {
+			return "", err
+		}
+		gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+		if !ok {
+			return "", errors.New(".git file without gitdir:")
+		}
+		gitdir = strings.TrimSpace(gitdir)
+		if !filepath.IsAbs(gitdir) {
+			gitdir = filepath.Join(root, gitdir)
+		}
+		return filepath.Join(gitdir, "config"), nil
+	case errors.Is(err, fs.ErrNotExist):
+		return filepath.Join(root, "config"), nil // a bare repository
+	default:
+		return "", err
+	}
+}
+
+// originURL reads the url of [remote "origin"] from a git config file.
+func originURL(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	inOrigin := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "[") {
+			inOrigin = isOriginSection(line)
+			continue
+		}
+		if !inOrigin {
+			continue
+		}
+		key, value, ok := strings.Cut(line, "=")
+		if ok && strings.EqualFold(strings.TrimSpace(key), "url") {
+			return unquoteGitValue(strings.TrimSpace(value)), nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	return "", fmt.Errorf("%s has no url for remote \"origin\"", path)
+}
+
+// isOriginSection reports whether a section header is [remote "origin"]:
+// the section name is case-insensitive, the subsection is not.
+func isOriginSection(line string) bool {
+	inner, ok := strings.CutSuffix(strings.TrimPrefix(line, "["), "]")
+	if !ok {
+		return false
+	}
+	name, sub, ok := strings.Cut(inner, " ")
+	return ok && strings.EqualFold(name, "remote") && strings.TrimSpace(sub) == `"origin"`
+}
+
+// unquoteGitValue decodes a git config value: double quotes group, a
+// backslash escapes, and '#' or ';' outside quotes starts a comment.
+func unquoteGitValue(v string) string {
+	var b strings.Builder
+	quoted, pendingSpace := false, ""
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == '\\' && i+1 < len(v):
+			i++
+			b.WriteString(pendingSpace)
+			pendingSpace = ""
+			switch v[i] {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			default:
+				b.WriteByte(v[i])
+			}
+		case c == '"':
+			quoted = !quoted
+		case !quoted && (c == '#' || c == ';'):
+			return b.String()
+		case !quoted && (c == ' ' || c == '\t'):
+			if b.Len() > 0 {
+				pendingSpace += string(c)
+			}
+		default:
+			b.WriteString(pendingSpace)
+			pendingSpace = ""
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// githubRepo returns owner/name for a github.com remote URL in any of the
+// forms git accepts: https://github.com/o/n(.git), ssh://git@github.com/o/n,
+// git://github.com/o/n, git@github.com:o/n.git.
+func githubRepo(remote string) (string, bool) {
+	var host, path string
+	if u, err := url.Parse(remote); err == nil && u.Scheme != "" && u.Host != "" {
+		host, path = u.Hostname(), u.Path
+	} else if at, rest, ok := strings.Cut(remote, ":"); ok && !strings.Contains(at, "/") {
+		// scp-like: [user@]host:path
+		if i := strings.LastIndex(at, "@"); i >= 0 {
+			at = at[i+1:]
+		}
+		host, path = at, rest
+	} else {
+		return "", false
+	}
+	if !strings.EqualFold(host, "github.com") {
+		return "", false
+	}
+	path = strings.TrimSuffix(strings.Trim(path, "/"), ".git")
+	repo, err := team.NormalizeRepo(path)
+	if err != nil {
+		return "", false
+	}
+	return repo, true
+}
+
+// redactURL hides credentials embedded in a remote URL.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		u.User = url.User("…")
+		return u.String()
+	}
+	return s
+}

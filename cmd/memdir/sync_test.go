@@ -1,0 +1,330 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/memdirtest"
+	"github.com/memdir/memdir/team"
+	"github.com/memdir/memdir/team/sqlite"
+)
+
+// lockedBuffer is a bytes.Buffer safe to write from a running command and
+// read from the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// teamWorld is a sandbox for serve and sync: a home, a project that is a
+// git clone of github.com/Acme/Widgets, private data and state directories,
+// and an environment holding nothing from the real one.
+type teamWorld struct {
+	home, project string
+	vars          map[string]string
+}
+
+func newTeamWorld(tb testing.TB) *teamWorld {
+	tb.Helper()
+	base := tb.TempDir()
+	base, _ = filepath.EvalSymlinks(base)
+	w := &teamWorld{home: filepath.Join(base, "home"), project: filepath.Join(base, "project")}
+	writeFile(tb, filepath.Join(w.project, ".git", "config"), "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = git@github.com:Acme/Widgets.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n")
+	os.MkdirAll(w.home, 0o700)
+	w.vars = map[string]string{
+		"HOME":             w.home,
+		"MEMDIR_STATE_DIR": filepath.Join(base, "state"),
+		"MEMDIR_DATA_DIR":  filepath.Join(base, "data"),
+	}
+	return w
+}
+
+func writeFile(tb testing.TB, path, content string) {
+	tb.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func (w *teamWorld) env(stdout, stderr interface{ Write([]byte) (int, error) }) *Env {
+	return &Env{
+		Stdin:     strings.NewReader(""),
+		Stdout:    stdout,
+		Stderr:    stderr,
+		LookupEnv: func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok },
+		Cwd:       w.project,
+		Now:       func() time.Time { return time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC) },
+	}
+}
+
+func (w *teamWorld) run(tb testing.TB, args ...string) (stdout, stderr string, code int) {
+	tb.Helper()
+	var out, errb bytes.Buffer
+	code = Main(context.Background(), args, w.env(&out, &errb))
+	return out.String(), errb.String(), code
+}
+
+func (w *teamWorld) ok(tb testing.TB, args ...string) string {
+	tb.Helper()
+	out, errOut, code := w.run(tb, args...)
+	if code != 0 {
+		tb.Fatalf("memdir %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, out, errOut)
+	}
+	return out
+}
+
+// teamDir is the located team directory of the project.
+func (w *teamWorld) teamDir() string {
+	return filepath.Join(w.home, ".claude", "projects", memdir.SanitizePath(w.project, memdir.HashBun), "memory", "team")
+}
+
+// server starts a team server on loopback and points the world at it with
+// a token for acme/widgets.
+func (w *teamWorld) server(tb testing.TB, readOnly bool) *memdirtest.TeamServer {
+	tb.Helper()
+	store, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "team.db"), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { store.Close() })
+	srv := memdirtest.NewTeamServer(tb, store, &team.HandlerOptions{})
+	w.vars["MEMDIR_TEAM_URL"] = srv.URL
+	w.vars["MEMDIR_TEAM_TOKEN"] = srv.Token(tb, "acme/widgets", readOnly)
+	return srv
+}
+
+func TestSyncPushPullUndo(t *testing.T) {
+	alice := newTeamWorld(t)
+	srv := alice.server(t, false)
+	secret := "ghp_" + strings.Repeat("x7Kq", 9)
+	writeFile(t, filepath.Join(alice.teamDir(), "MEMORY.md"), "- [Build](build.md) — how to build\n")
+	writeFile(t, filepath.Join(alice.teamDir(), "build.md"), "---\nname: build\n---\nmake all\n")
+	writeFile(t, filepath.Join(alice.teamDir(), "leak.md"), "token "+secret)
+
+	out := alice.ok(t, "sync", "push")
+	for _, want := range []string{"Pushed 2 entries to acme/widgets", "pushed   build.md", "skipped  leak.md: potential secret: GitHub PAT (rule github-pat)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("push output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, secret) {
+		t.Errorf("push output shows the secret")
+	}
+	var st team.Status
+	if err := json.Unmarshal([]byte(alice.ok(t, "sync", "status", "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Repo != "acme/widgets" || st.InSync != 2 || len(st.Skipped) != 1 || len(st.LocalOnly)+len(st.Modified)+len(st.ServerOnly) != 0 {
+		t.Errorf("status after push = %+v", st)
+	}
+
+	// Bob has an edited copy of build.md; a pull takes the server's and is
+	// journaled, so undo brings his back.
+	bob := newTeamWorld(t)
+	bob.vars["MEMDIR_TEAM_URL"] = srv.URL
+	bob.vars["MEMDIR_TEAM_TOKEN"] = srv.Token(t, "acme/widgets", true)
+	writeFile(t, filepath.Join(bob.teamDir(), "build.md"), "bob's version")
+	var pr team.PullResult
+	if err := json.Unmarshal([]byte(bob.ok(t, "sync", "pull", "--json")), &pr); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"MEMORY.md", "build.md"}, pr.Written); diff != "" {
+		t.Errorf("pull wrote (-want +got):\n%s", diff)
+	}
+	if got, _ := os.ReadFile(filepath.Join(bob.teamDir(), "build.md")); string(got) != "---\nname: build\n---\nmake all\n" {
+		t.Errorf("after pull build.md = %q", got)
+	}
+	bob.ok(t, "undo")
+	if got, _ := os.ReadFile(filepath.Join(bob.teamDir(), "build.md")); string(got) != "bob's version" {
+		t.Errorf("after undo build.md = %q, want bob's version back", got)
+	}
+	if _, err := os.Stat(filepath.Join(bob.teamDir(), "MEMORY.md")); !os.IsNotExist(err) {
+		t.Errorf("undo left the pulled MEMORY.md: %v", err)
+	}
+	// A read-only token cannot push: exit 1 with the reason.
+	_, errOut, code := bob.run(t, "sync", "push")
+	if code != exitFailure || !strings.Contains(errOut, "read-only") {
+		t.Errorf("read-only push: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestSyncTeamDirFlagAndRepoFlag(t *testing.T) {
+	w := newTeamWorld(t)
+	srv := w.server(t, false)
+	w.vars["MEMDIR_TEAM_TOKEN"] = srv.Token(t, "other/repo", false)
+	dir := filepath.Join(t.TempDir(), "shared")
+	writeFile(t, filepath.Join(dir, "a.md"), "A")
+	out := w.ok(t, "sync", "push", "--team-dir", dir, "--repo", "Other/Repo", "--url", srv.URL)
+	if !strings.Contains(out, "Pushed 1 entries to other/repo") {
+		t.Errorf("push output:\n%s", out)
+	}
+}
+
+func TestSyncConfigurationErrors(t *testing.T) {
+	w := newTeamWorld(t)
+	srv := w.server(t, false)
+	tests := []struct {
+		name     string
+		vars     map[string]string
+		args     []string
+		code     int
+		contains string
+	}{
+		{"no url", map[string]string{"MEMDIR_TEAM_URL": ""}, []string{"sync", "status"}, exitInvalid, "--url"},
+		{"url from TEAM_MEMORY_SYNC_URL", map[string]string{"MEMDIR_TEAM_URL": "", "TEAM_MEMORY_SYNC_URL": srv.URL}, []string{"sync", "status"}, exitOK, ""},
+		{"bad url", map[string]string{"MEMDIR_TEAM_URL": "ftp://x"}, []string{"sync", "status"}, exitInvalid, "http"},
+		{"no token", map[string]string{"MEMDIR_TEAM_TOKEN": ""}, []string{"sync", "push"}, exitInvalid, "MEMDIR_TEAM_TOKEN"},
+		{"wrong token", map[string]string{"MEMDIR_TEAM_TOKEN": "mdt_wrong"}, []string{"sync", "pull"}, exitFailure, "401"},
+		{"bad repo", nil, []string{"sync", "pull", "--repo", "not a repo"}, exitInvalid, "owner/name"},
+		{"no action", nil, []string{"sync"}, exitUsage, "pull, push, status, watch"},
+		{"bad action", nil, []string{"sync", "merge"}, exitUsage, "merge"},
+		{"agent", nil, []string{"sync", "pull", "--agent", "x"}, exitUsage, "agent"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			saved := map[string]string{}
+			for k, v := range w.vars {
+				saved[k] = v
+			}
+			defer func() { w.vars = saved }()
+			for k, v := range tt.vars {
+				w.vars[k] = v
+			}
+			_, errOut, code := w.run(t, tt.args...)
+			if code != tt.code || !strings.Contains(errOut, tt.contains) {
+				t.Errorf("exit %d, want %d; stderr %q should mention %q", code, tt.code, errOut, tt.contains)
+			}
+		})
+	}
+	// Outside a git repository, without --repo: say to pass --repo.
+	os.RemoveAll(filepath.Join(w.project, ".git"))
+	_, errOut, code := w.run(t, "sync", "status")
+	if code != exitInvalid || !strings.Contains(errOut, "--repo") {
+		t.Errorf("no git: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestSyncWatch(t *testing.T) {
+	w := newTeamWorld(t)
+	srv := w.server(t, false)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out, errb := &lockedBuffer{}, &lockedBuffer{}
+	done := make(chan int, 1)
+	os.MkdirAll(w.teamDir(), 0o700)
+	go func() { done <- Main(ctx, []string{"sync", "watch", "--json", "--debounce", "20ms"}, w.env(out, errb)) }()
+	waitFor(t, out, `"event":"pull"`)
+	writeFile(t, filepath.Join(w.teamDir(), "note.md"), "watched")
+	waitFor(t, out, `"pushed":["note.md"]`)
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("watch exit %d; stderr %s", code, errb)
+	}
+	d, err := srv.Store.Get(context.Background(), "acme/widgets", nil)
+	if err != nil || d.Content.Entries["note.md"] != "watched" {
+		t.Errorf("server after watch: %v %v", d, err)
+	}
+}
+
+// waitFor waits until buf contains s. The deadline only guards against a
+// hung test.
+func waitFor(t *testing.T, buf *lockedBuffer, s string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(buf.String(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in output within 30 s:\n%s", s, buf.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestGitHubRepo(t *testing.T) {
+	tests := map[string]string{
+		"https://github.com/Acme/Widgets.git":        "acme/widgets",
+		"https://github.com/acme/widgets":            "acme/widgets",
+		"https://github.com/acme/widgets/":           "acme/widgets",
+		"https://user:secret@github.com/acme/w.git":  "acme/w",
+		"http://github.com/acme/w":                   "acme/w",
+		"ssh://git@github.com/acme/w.git":            "acme/w",
+		"ssh://git@github.com:22/acme/w.git":         "acme/w",
+		"git://github.com/acme/w.git":                "acme/w",
+		"git@github.com:acme/w.git":                  "acme/w",
+		"github.com:acme/w":                          "acme/w",
+		"git@GitHub.com:acme/my.repo.git":            "acme/my.repo",
+		"https://gitlab.com/acme/w.git":              "",
+		"git@github.example.com:acme/w.git":          "",
+		"https://github.com/acme":                    "",
+		"https://github.com/acme/w/tree/main":        "",
+		"/srv/git/w.git":                             "",
+		"file:///srv/git/w.git":                      "",
+		"https://github.com.evil.example/acme/w.git": "",
+	}
+	for in, want := range tests {
+		got, ok := githubRepo(in)
+		if got != want || ok != (want != "") {
+			t.Errorf("githubRepo(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+}
+
+func TestRepoFromGit(t *testing.T) {
+	base := t.TempDir()
+	base, _ = filepath.EvalSymlinks(base)
+	main := filepath.Join(base, "main")
+	writeFile(t, filepath.Join(main, ".git", "config"), "[remote \"upstream\"]\n\turl = https://github.com/up/stream\n[Remote \"origin\"] \n\turl = \"https://github.com/acme/widgets.git\" ; comment\n")
+	// A worktree of main: its .git file points into main/.git/worktrees.
+	wt := filepath.Join(base, "wt")
+	wtGit := filepath.Join(main, ".git", "worktrees", "wt")
+	writeFile(t, filepath.Join(wt, ".git"), "gitdir: "+wtGit+"\n")
+	writeFile(t, filepath.Join(wtGit, "commondir"), "../..\n")
+	writeFile(t, filepath.Join(wtGit, "gitdir"), filepath.Join(wt, ".git")+"\n")
+	// A repository whose origin is not on github.com.
+	other := filepath.Join(base, "other")
+	writeFile(t, filepath.Join(other, ".git", "config"), "[remote \"origin\"]\n\turl = https://user:hunter2@gitlab.com/a/b\n")
+	// A repository without an origin.
+	none := filepath.Join(base, "none")
+	writeFile(t, filepath.Join(none, ".git", "config"), "[core]\n\tbare = false\n")
+
+	for _, dir := range []string{main, filepath.Join(main, "sub", "dir"), wt} {
+		os.MkdirAll(dir, 0o700)
+		if got, err := repoFromGit(dir); err != nil || got != "acme/widgets" {
+			t.Errorf("repoFromGit(%s) = %q, %v", dir, got, err)
+		}
+	}
+	for dir, want := range map[string]string{other: "not a github.com", none: "no url", filepath.Join(base, "plain"): "not in a git repository"} {
+		os.MkdirAll(dir, 0o700)
+		_, err := repoFromGit(dir)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--repo") {
+			t.Errorf("repoFromGit(%s) = %v, want an error about %q that suggests --repo", dir, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("error shows the remote's password: %v", err)
+		}
+	}
+}
