@@ -1,75 +1,50 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/memdir/memdir/checkpoint"
 )
 
-// checkpointWorld is a config home and a project directory for CLI tests.
-type checkpointWorld struct {
-	config, cwd string
-	vars        map[string]string
+// checkpointWorld runs 'memdir checkpoint' in the memory commands' sandbox;
+// the config home is $HOME/.claude.
+type checkpointWorld struct{ *memWorld }
+
+func newCheckpointWorld(tb testing.TB) checkpointWorld {
+	tb.Helper()
+	return checkpointWorld{newMemWorld(tb)}
 }
 
-func newCheckpointWorld(tb testing.TB) *checkpointWorld {
+func (w checkpointWorld) config() string { return filepath.Join(w.home, ".claude") }
+
+// run runs 'memdir checkpoint args...' and returns stdout, stderr and the
+// exit code.
+func (w checkpointWorld) run(tb testing.TB, args ...string) (string, string, int) {
 	tb.Helper()
-	root := tb.TempDir()
-	w := &checkpointWorld{config: filepath.Join(root, "claude"), cwd: filepath.Join(root, "proj")}
-	if err := os.MkdirAll(w.cwd, 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	w.vars = map[string]string{"HOME": root, "CLAUDE_CONFIG_DIR": w.config}
-	return w
+	return w.memWorld.run(tb, append([]string{"checkpoint"}, args...)...)
 }
 
-// run calls Main in-process and returns stdout, stderr and the exit code.
-func (w *checkpointWorld) run(tb testing.TB, args ...string) (string, string, int) {
+// must runs a checkpoint command that has to succeed.
+func (w checkpointWorld) must(tb testing.TB, args ...string) string {
 	tb.Helper()
-	var stdout, stderr bytes.Buffer
-	env := &Env{
-		Stdin:  strings.NewReader(""),
-		Stdout: &stdout,
-		Stderr: &stderr,
-		LookupEnv: func(k string) (string, bool) {
-			v, ok := w.vars[k]
-			return v, ok
-		},
-		Cwd: w.cwd,
-		Now: func() time.Time { return time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC) },
-	}
-	code := Main(context.Background(), append([]string{"checkpoint"}, args...), env)
-	return stdout.String(), stderr.String(), code
+	return w.ok(tb, append([]string{"checkpoint"}, args...)...)
 }
 
-// must runs a command that has to succeed.
-func (w *checkpointWorld) must(tb testing.TB, args ...string) string {
+func (w checkpointWorld) write(tb testing.TB, name, content string) {
 	tb.Helper()
-	out, errOut, code := w.run(tb, args...)
-	if code != 0 {
-		tb.Fatalf("memdir checkpoint %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, out, errOut)
-	}
-	return out
-}
-
-func (w *checkpointWorld) write(tb testing.TB, name, content string) {
-	tb.Helper()
-	if err := os.WriteFile(filepath.Join(w.cwd, name), []byte(content), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(w.project, name), []byte(content), 0o644); err != nil {
 		tb.Fatal(err)
 	}
 }
 
-func (w *checkpointWorld) read(tb testing.TB, name string) string {
+func (w checkpointWorld) read(tb testing.TB, name string) string {
 	tb.Helper()
-	b, err := os.ReadFile(filepath.Join(w.cwd, name))
+	b, err := os.ReadFile(filepath.Join(w.project, name))
 	if os.IsNotExist(err) {
 		return "<absent>"
 	}
@@ -156,7 +131,7 @@ func TestCheckpointCLISessionFromEnvironment(t *testing.T) {
 	w.vars["MEMDIR_SESSION_ID"] = "from-memdir"
 	w.must(t, "snapshot", "--message", "m")
 	for _, session := range []string{"from-claude", "from-memdir"} {
-		if _, err := os.Stat(filepath.Join(w.config, "file-history", session, checkpoint.LogName)); err != nil {
+		if _, err := os.Stat(filepath.Join(w.config(), "file-history", session, checkpoint.LogName)); err != nil {
 			t.Errorf("session %s: %v", session, err)
 		}
 	}
@@ -165,7 +140,7 @@ func TestCheckpointCLISessionFromEnvironment(t *testing.T) {
 func TestCheckpointCLIErrors(t *testing.T) {
 	w := newCheckpointWorld(t)
 	w.write(t, "real", "x\n")
-	if err := os.Symlink(filepath.Join(w.cwd, "real"), filepath.Join(w.cwd, "link")); err != nil {
+	if err := os.Symlink(filepath.Join(w.project, "real"), filepath.Join(w.project, "link")); err != nil {
 		t.Fatal(err)
 	}
 	w.must(t, "snapshot", "--message", "m", "--session", "s")
@@ -198,10 +173,10 @@ func TestCheckpointCLISnapshotProblemsExitNonZero(t *testing.T) {
 	w := newCheckpointWorld(t)
 	w.write(t, "f", "x\n")
 	w.must(t, "track", "f", "--message", "m1", "--session", "s")
-	if err := os.Remove(filepath.Join(w.cwd, "f")); err != nil {
+	if err := os.Remove(filepath.Join(w.project, "f")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("/etc/hostname", filepath.Join(w.cwd, "f")); err != nil {
+	if err := os.Symlink("/etc/hostname", filepath.Join(w.project, "f")); err != nil {
 		t.Fatal(err)
 	}
 	out, errOut, code := w.run(t, "snapshot", "--message", "m2", "--session", "s")
