@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+func init() {
+	register(&Command{
+		Name:  "config",
+		Args:  "[--json] [flags]",
+		Short: "show the effective configuration and where each value comes from",
+		Long: `Config prints memdir's effective configuration: every key, its value, and
+where the value came from: "default", the config file and line, the
+environment variable, or the flag. API keys and tokens are never printed,
+only whether they are set and from where.
+
+Precedence, lowest to highest: defaults, the config file, the environment,
+flags. The config file is $MEMDIR_CONFIG when set, else config.yaml in
+memdir's config directory ($MEMDIR_CONFIG_DIR, else $XDG_CONFIG_HOME/memdir,
+else ~/.config/memdir). It is YAML; an unknown key is an error naming the key
+and the line:
+
+  model: anthropic:claude-sonnet-4-5   # or openai:gpt-4.1-mini, or none
+  timeout: 2m                          # per attempt of a model call
+  max_retries: 2                       # on 429, 5xx and timeouts
+  stream: false                        # use the streaming APIs
+  anthropic:
+    base_url: https://api.anthropic.com
+  openai:
+    base_url: http://localhost:11434/v1  # Ollama, vLLM, llama.cpp: their /v1
+  team:
+    url: https://memdir.example.com
+    repo: github.com/acme/app
+    token: mdt_...                       # better in MEMDIR_TEAM_TOKEN
+
+Environment variables:
+  MEMDIR_MODEL, MEMDIR_TIMEOUT, MEMDIR_MAX_RETRIES, MEMDIR_STREAM
+  ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL
+  OPENAI_API_KEY, OPENAI_BASE_URL
+  MEMDIR_TEAM_URL (or TEAM_MEMORY_SYNC_URL), MEMDIR_TEAM_TOKEN, MEMDIR_TEAM_REPO
+
+API keys come only from the environment. With no model configured, commands
+that can use one (recall) work without it and say so.
+
+The flags below override the file and the environment for this run; every
+command that calls a model accepts them too.
+
+Examples:
+  memdir config
+  MEMDIR_MODEL=openai:llama3.2 OPENAI_BASE_URL=http://localhost:11434/v1 memdir config
+  memdir config --model anthropic:claude-haiku-4-5 --json`,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			asJSON := fs.Bool("json", false, "print JSON")
+			addConfigFlags(fs)
+			return func(ctx context.Context, env *Env, args []string) error {
+				if len(args) > 0 {
+					return usagef("config takes no arguments")
+				}
+				cfg, err := loadConfigFlags(env, fs)
+				if err != nil {
+					return err
+				}
+				view := cfg.view()
+				if *asJSON {
+					return writeJSON(env.Stdout, view)
+				}
+				return view.print(env.Stdout)
+			}
+		},
+	})
+}
+
+// configView is what `memdir config` shows, secrets reduced to set/not set.
+type configView struct {
+	File      string        `json:"file"`
+	FileFound bool          `json:"file_found"`
+	Settings  []settingView `json:"settings"`
+	Notes     []string      `json:"notes,omitempty"`
+}
+
+type settingView struct {
+	Key    string `json:"key"`
+	Value  string `json:"value,omitempty"` // absent for secrets
+	Set    bool   `json:"set"`
+	Secret bool   `json:"secret,omitempty"`
+	Source string `json:"source,omitempty"`
+	// Env lists the environment variables that set the key.
+	Env  []string `json:"env,omitempty"`
+	Flag string   `json:"flag,omitempty"`
+}
+
+func (c *config) view() *configView {
+	v := &configView{File: c.File, FileFound: c.FileFound}
+	for _, k := range configKeys {
+		s := *k.field(c)
+		sv := settingView{Key: k.name, Set: s.Set(), Secret: k.secret, Source: s.Source, Env: k.env}
+		if k.flag != "" {
+			sv.Flag = "--" + k.flag
+		}
+		if !k.secret {
+			sv.Value = redactURL(s.Value)
+		}
+		v.Settings = append(v.Settings, sv)
+	}
+	provider, name := c.modelName()
+	switch provider {
+	case "":
+		v.Notes = append(v.Notes, "No model is configured: recall ranks memories lexically. Set MEMDIR_MODEL or model: in the config file to use one.")
+	case "anthropic":
+		if !c.Anthropic.APIKey.Set() && !c.Anthropic.AuthToken.Set() && c.Anthropic.BaseURL.Value == c.defaultOf("anthropic.base_url") {
+			v.Notes = append(v.Notes, fmt.Sprintf("Model %s is an Anthropic model but ANTHROPIC_API_KEY is not set.", name))
+		}
+	case "openai":
+		if !c.OpenAI.APIKey.Set() && c.OpenAI.BaseURL.Value == c.defaultOf("openai.base_url") {
+			v.Notes = append(v.Notes, fmt.Sprintf("Model %s uses api.openai.com but OPENAI_API_KEY is not set (local servers need none: set OPENAI_BASE_URL).", name))
+		}
+	default:
+		v.Notes = append(v.Notes, fmt.Sprintf("Model provider %q is unknown: use anthropic:NAME or openai:NAME.", provider))
+	}
+	return v
+}
+
+func (c *config) defaultOf(name string) string {
+	for _, k := range configKeys {
+		if k.name == name {
+			return k.def
+		}
+	}
+	return ""
+}
+
+func (v *configView) print(w io.Writer) error {
+	state := "not found, using defaults"
+	if v.FileFound {
+		state = "loaded"
+	}
+	fmt.Fprintf(w, "Config file: %s (%s)\n\n", v.File, state)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
+	for _, s := range v.Settings {
+		value := s.Value
+		switch {
+		case !s.Set:
+			value = "not set"
+		case s.Secret:
+			value = "set (from " + s.Source + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Key, value, s.Source)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range v.Notes {
+		fmt.Fprintf(w, "\n%s\n", n)
+	}
+	return nil
+}

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/anthropic"
+	"github.com/memdir/memdir/memdirtest"
+	"github.com/memdir/memdir/openai"
+)
+
+func (w *cfgWorld) load(tb testing.TB) *config {
+	tb.Helper()
+	var out, errb bytes.Buffer
+	cfg, err := loadConfig(w.env(&out, &errb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cfg
+}
+
+func TestNewModelNone(t *testing.T) {
+	for _, model := range []string{"", "none"} {
+		w := newCfgWorld(t)
+		if model != "" {
+			w.vars["MEMDIR_MODEL"] = model
+		}
+		m, err := newModel(context.Background(), w.load(t))
+		if m != nil || err != nil {
+			t.Errorf("MEMDIR_MODEL=%q: newModel = %v, %v; want nil, nil so callers fall back", model, m, err)
+		}
+	}
+}
+
+func TestNewModelUnknownProvider(t *testing.T) {
+	w := newCfgWorld(t)
+	w.vars["MEMDIR_MODEL"] = "gemini:pro"
+	_, err := newModel(context.Background(), w.load(t))
+	if !errors.Is(err, memdir.ErrInvalid) {
+		t.Fatalf("error = %v, want ErrInvalid", err)
+	}
+	for _, s := range []string{`"gemini"`, "MEMDIR_MODEL", "anthropic:NAME", "openai:NAME"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q does not mention %s", err, s)
+		}
+	}
+}
+
+// TestNewModelEndToEnd builds each provider's client from environment
+// configuration and calls the fake server through it.
+func TestNewModelEndToEnd(t *testing.T) {
+	tests := []struct {
+		name   string
+		vars   func(srv *memdirtest.ModelServer) map[string]string
+		api    string
+		auth   string
+		stream bool
+	}{
+		{"anthropic", func(srv *memdirtest.ModelServer) map[string]string {
+			return map[string]string{"MEMDIR_MODEL": "anthropic:claude-test", "ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": srv.AnthropicBaseURL()}
+		}, "anthropic", "Bearer sk-ant-test", false},
+		{"anthropic auth token, streaming", func(srv *memdirtest.ModelServer) map[string]string {
+			return map[string]string{"MEMDIR_MODEL": "anthropic:claude-test", "ANTHROPIC_AUTH_TOKEN": "tok", "ANTHROPIC_BASE_URL": srv.AnthropicBaseURL(), "MEMDIR_STREAM": "1"}
+		}, "anthropic", "Bearer tok", true},
+		{"openai-compatible without a key", func(srv *memdirtest.ModelServer) map[string]string {
+			return map[string]string{"MEMDIR_MODEL": "openai:llama3.2", "OPENAI_BASE_URL": srv.OpenAIBaseURL()}
+		}, "openai", "", false},
+		{"openai with a key, streaming", func(srv *memdirtest.ModelServer) map[string]string {
+			return map[string]string{"MEMDIR_MODEL": "openai:gpt-test", "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": srv.OpenAIBaseURL(), "MEMDIR_STREAM": "true"}
+		}, "openai", "Bearer sk-test", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := memdirtest.NewModelServer(t)
+			srv.Enqueue(memdirtest.TextReply("hello"))
+			w := newCfgWorld(t)
+			for k, v := range tt.vars(srv) {
+				w.vars[k] = v
+			}
+			m, err := newModel(context.Background(), w.load(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := m.Generate(context.Background(), &memdir.Request{Messages: []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock("hi")}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent := srv.LastRequest()
+			type call struct{ Text, API, Auth, Model string }
+			want := call{"hello", tt.api, tt.auth, strings.SplitN(w.vars["MEMDIR_MODEL"], ":", 2)[1]}
+			if diff := cmp.Diff(want, call{resp.Text(), sent.API, sent.Header.Get("Authorization"), sent.Model}); diff != "" {
+				t.Errorf("call (-want +got):\n%s", diff)
+			}
+			if sent.Stream != tt.stream {
+				t.Errorf("stream = %v, want %v", sent.Stream, tt.stream)
+			}
+		})
+	}
+}
+
+// TestNewModelRetriesAndTimeout checks that max_retries and timeout reach the
+// client: max_retries 0 means one attempt, not the adapter's default.
+func TestNewModelRetriesAndTimeout(t *testing.T) {
+	for _, tt := range []struct {
+		retries  string
+		requests int
+	}{{"0", 1}, {"1", 2}} {
+		srv := memdirtest.NewModelServer(t)
+		fail := memdirtest.ErrorReply(500, "down")
+		fail.Header = map[string][]string{"Retry-After-Ms": {"1"}}
+		for range tt.requests {
+			srv.Enqueue(fail)
+		}
+		w := newCfgWorld(t)
+		w.vars["MEMDIR_MODEL"] = "openai:m"
+		w.vars["OPENAI_BASE_URL"] = srv.OpenAIBaseURL()
+		w.vars["MEMDIR_MAX_RETRIES"] = tt.retries
+		m, err := newModel(context.Background(), w.load(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = m.Generate(context.Background(), &memdir.Request{Messages: []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock("hi")}}}})
+		var me *memdir.ModelError
+		if !errors.As(err, &me) || me.Kind != "server" {
+			t.Errorf("max_retries %s: error = %v, want a server ModelError", tt.retries, err)
+		}
+		if n := len(srv.Requests()); n != tt.requests {
+			t.Errorf("max_retries %s: %d requests, want %d", tt.retries, n, tt.requests)
+		}
+	}
+
+	srv := memdirtest.NewModelServer(t)
+	slow := memdirtest.TextReply("late")
+	slow.Delay = time.Minute
+	srv.Enqueue(slow)
+	w := newCfgWorld(t)
+	w.vars["MEMDIR_MODEL"] = "anthropic:m"
+	w.vars["ANTHROPIC_BASE_URL"] = srv.AnthropicBaseURL()
+	w.vars["MEMDIR_TIMEOUT"] = "0.05"
+	w.vars["MEMDIR_MAX_RETRIES"] = "0"
+	m, err := newModel(context.Background(), w.load(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Generate(context.Background(), &memdir.Request{Messages: []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock("hi")}}}})
+	var me *memdir.ModelError
+	if !errors.As(err, &me) || me.Kind != "timeout" || !strings.Contains(err.Error(), "50ms") {
+		t.Errorf("error = %v, want a timeout after 50ms", err)
+	}
+}
+
+func TestNewModelTypes(t *testing.T) {
+	for model, want := range map[string]string{"anthropic:a": "*anthropic.Client", "Anthropic:a": "*anthropic.Client", "openai:b": "*openai.Client"} {
+		w := newCfgWorld(t)
+		w.vars["MEMDIR_MODEL"] = model
+		m, err := newModel(context.Background(), w.load(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		switch m.(type) {
+		case *anthropic.Client:
+			got = "*anthropic.Client"
+		case *openai.Client:
+			got = "*openai.Client"
+		}
+		if got != want {
+			t.Errorf("%s: newModel returned %T, want %s", model, m, want)
+		}
+	}
+}
+
+// TestLoadConfigFlags checks the helper other commands use: the config flags
+// declared on their own flag set override the rest.
+func TestLoadConfigFlags(t *testing.T) {
+	w := newCfgWorld(t)
+	w.vars["MEMDIR_MODEL"] = "anthropic:a"
+	fs := flag.NewFlagSet("recall", flag.ContinueOnError)
+	addConfigFlags(fs)
+	if err := fs.Parse([]string{"--model", "openai:b", "--stream"}); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	cfg, err := loadConfigFlags(w.env(&out, &errb), fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Model != (setting{"openai:b", "--model"}) || !cfg.stream() || cfg.timeout() != 2*time.Minute || cfg.maxRetries() != 2 {
+		t.Errorf("config = %+v", cfg)
+	}
+}
