@@ -64,6 +64,11 @@ type Client struct {
 	current bool
 	// maxEntries is the server's limit, learned from a 413; 0 = unknown.
 	maxEntries int
+	// synced holds, per key, the checksum of the content this client last
+	// pulled or pushed: the common base of the local file and the server.
+	// A file still at its base that the server has changed is a stale
+	// copy, not a local change, and a push must not send it.
+	synced map[string]string
 }
 
 // NewClient returns a Client that syncs teamDir with repo through repos.
@@ -79,7 +84,7 @@ func NewClient(repos Repos, repo, teamDir string, opts *ClientOptions) (*Client,
 	if err != nil {
 		return nil, fmt.Errorf("team directory %s: %w", teamDir, err)
 	}
-	c := &Client{repos: repos, repo: repo, dir: dir}
+	c := &Client{repos: repos, repo: repo, dir: dir, synced: map[string]string{}}
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -138,6 +143,10 @@ type PushResult struct {
 	// Unchanged counts local entries the server already had.
 	Unchanged int    `json:"unchanged"`
 	Skipped   []Skip `json:"skipped"`
+	// Stale lists keys not sent because the local file is the copy this
+	// client last synced and the server has a newer one from a teammate;
+	// the next pull brings it.
+	Stale []string `json:"stale,omitempty"`
 	// Requests is the number of PUTs that succeeded.
 	Requests int `json:"requests"`
 	// Conflicts is the number of 412s resolved by refreshing the hashes.
@@ -231,6 +240,9 @@ func (c *Client) pull(ctx context.Context, useETag bool) (*PullResult, error) {
 		case skipped:
 			res.Skipped = append(res.Skipped, *skip)
 		}
+		if outcome != skipped {
+			c.synced[key] = EntryChecksum(d.Content.Entries[key])
+		}
 	}
 	c.current = true
 	return res, nil
@@ -308,7 +320,15 @@ func kindOf(m fs.FileMode) string {
 // checksum the previous one returned. On a 412 it refreshes the server's
 // hashes, recomputes the delta (keys a teammate pushed with identical
 // content drop out; for keys that differ the local content wins) and
-// retries, at most MaxConflictRetries times. It learns the server's entry
+// retries, at most MaxConflictRetries times.
+//
+// One refinement over Claude Code: "local wins" applies to keys changed
+// locally. A file still holding the content this client last pulled or
+// pushed, where the server now has a teammate's newer version, is a stale
+// copy: it is not sent (Claude Code would overwrite the teammate's
+// acknowledged write with it) and is listed in PushResult.Stale for the next
+// pull to refresh. A client that has not synced a key yet (a fresh process
+// pushing before any pull) cannot tell, and sends it, as Claude Code does. It learns the server's entry
 // limit from a 413 and, from then on, pushes only the alphabetically first
 // that many keys.
 //
@@ -351,12 +371,18 @@ func (c *Client) push(ctx context.Context) (*PushResult, error) {
 			res.Pushed = append(res.Pushed, k)
 		}
 		sort.Strings(res.Pushed)
-		res.Unchanged = len(keys) - len(res.Pushed)
+		res.Unchanged = len(keys) - len(res.Pushed) - len(res.Stale)
 	}()
 	for attempt := 0; ; attempt++ {
 		var delta []string
+		res.Stale = nil
 		for _, k := range keys {
-			if c.serverSums[k] != sums[k] {
+			server := c.serverSums[k]
+			switch base, known := c.synced[k]; {
+			case server == sums[k]:
+			case known && base == sums[k] && server != base:
+				res.Stale = append(res.Stale, k)
+			default:
 				delta = append(delta, k)
 			}
 		}
@@ -397,6 +423,7 @@ func (c *Client) sendBatches(ctx context.Context, delta []string, local, sums ma
 		c.etag = d.Checksum
 		for _, k := range batch {
 			c.serverSums[k] = sums[k]
+			c.synced[k] = sums[k]
 			pushed[k] = true
 		}
 		res.Requests++

@@ -562,3 +562,38 @@ func TestConcurrentClients(t *testing.T) {
 		t.Errorf("server has %d keys, want %d", len(final), clients+2)
 	}
 }
+
+// TestPushDoesNotSendStaleCopies checks that after a 412 a client sends the
+// keys it changed (local wins) but not its stale copies of keys a teammate
+// changed meanwhile, so no acknowledged write is overwritten.
+func TestPushDoesNotSendStaleCopies(t *testing.T) {
+	e := newHTTPEnv(t, nil)
+	ctx := context.Background()
+	e.srv.Store.Put(ctx, repo, &team.Update{Entries: map[string]string{"x.md": "v0", "y.md": "v0", "z.md": "v0"}})
+	aliceDir, bobDir := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	alice, bob := e.client(t, aliceDir, false), e.client(t, bobDir, false)
+	for _, c := range []*team.Client{alice, bob} {
+		if _, err := c.Pull(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFiles(t, bobDir, map[string]string{"x.md": "bob", "z.md": "bob"})
+	if _, err := bob.Push(ctx); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, aliceDir, map[string]string{"y.md": "alice", "z.md": "alice"})
+	res, err := alice.Push(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Conflicts != 1 || !cmp.Equal([]string{"y.md", "z.md"}, res.Pushed) || !cmp.Equal([]string{"x.md"}, res.Stale) {
+		t.Errorf("alice's push = %+v; want one conflict, y.md and z.md pushed (z.md: local wins), x.md stale", res)
+	}
+	if diff := cmp.Diff(map[string]string{"x.md": "bob", "y.md": "alice", "z.md": "alice"}, e.server(t)); diff != "" {
+		t.Errorf("server (-want +got):\n%s", diff)
+	}
+	pr, err := alice.Pull(ctx, true)
+	if err != nil || !cmp.Equal([]string{"x.md"}, pr.Written) {
+		t.Errorf("alice's next pull = %+v, %v; want bob's x.md", pr, err)
+	}
+}

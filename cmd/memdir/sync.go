@@ -327,6 +327,9 @@ func printPush(w io.Writer, repo string, r *team.PushResult) {
 			fmt.Fprintf(w, "  pushed   %s\n", k)
 		}
 	}
+	for _, k := range r.Stale {
+		fmt.Fprintf(w, "  kept     %s: a teammate changed it on the server and you did not; pull to get their version\n", k)
+	}
 	printSkips(w, r.Skipped)
 }
 

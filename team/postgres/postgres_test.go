@@ -2,10 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -17,54 +13,7 @@ import (
 	"github.com/memdir/memdir/team/postgres"
 )
 
-// freshSchema creates a schema of its own for one test, so that parallel
-// test packages and runs never see each other's tables, drops it at cleanup
-// and returns a DSN whose search_path selects it.
-func freshSchema(tb testing.TB) string {
-	tb.Helper()
-	dsn := os.Getenv("MEMDIR_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		tb.Skip("MEMDIR_TEST_POSTGRES_DSN is not set; set it (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run the PostgreSQL tests")
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	schema := "memdir_test_" + hex.EncodeToString(b[:])
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		tb.Fatalf("connect to MEMDIR_TEST_POSTGRES_DSN: %v", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		tb.Fatalf("create schema: %v", err)
-	}
-	tb.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			tb.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			tb.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	return withSearchPath(tb, dsn, schema)
-}
-
-func withSearchPath(tb testing.TB, dsn, schema string) string {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			tb.Fatalf("MEMDIR_TEST_POSTGRES_DSN is not a URL: %v", err)
-		}
-		q := u.Query()
-		q.Set("search_path", schema)
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	return dsn + " search_path=" + schema
-}
+func freshSchema(tb testing.TB) string { return memdirtest.PostgresDSN(tb) }
 
 func open(tb testing.TB, dsn string) *postgres.Store {
 	tb.Helper()
