@@ -1,0 +1,370 @@
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/memdir/memdir"
+)
+
+// maxLineBytes bounds one JSONL line. Real lines reach several MB (a
+// prompt snapshot holds the whole system prompt; tool results are big);
+// anything past this is skipped rather than held in memory. Tests lower it.
+var maxLineBytes = 256 << 20
+
+// ReadFile reads a transcript file in either format (see [Detect]).
+func ReadFile(path string) (*Transcript, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read transcript: %w", err)
+	}
+	defer f.Close()
+	t, err := ReadAny(f)
+	if err != nil {
+		return nil, fmt.Errorf("read transcript %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// Read reads a Claude Code JSONL session log. Lines that are blank, not
+// JSON objects, cut short (a session still being written) or too long are
+// skipped and listed in Skipped; records of unknown types are counted in
+// Types and otherwise ignored. Only a failure to read r is an error.
+func Read(r io.Reader) (*Transcript, error) {
+	b := newBuilder()
+	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte // a line longer than the reader's buffer
+	lineNo := 0
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(long)+len(chunk) > maxLineBytes {
+				lineNo++
+				b.skip(lineNo, fmt.Sprintf("line longer than %d bytes", maxLineBytes))
+				if err := discardLine(br); err != nil && !errors.Is(err, io.EOF) {
+					return nil, fmt.Errorf("read transcript: %w", err)
+				}
+				long = long[:0]
+				continue
+			}
+			long = append(long, chunk...)
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("read transcript: %w", err)
+		}
+		line := chunk
+		if len(long) > 0 {
+			long = append(long, chunk...)
+			line = long
+		}
+		if len(line) > 0 {
+			lineNo++
+			complete := line[len(line)-1] == '\n'
+			b.line(lineNo, bytes.TrimSpace(line), complete)
+		}
+		long = long[:0]
+		if err != nil { // io.EOF
+			break
+		}
+	}
+	t := b.finish()
+	t.Lines = lineNo
+	return t, nil
+}
+
+// discardLine skips the rest of an over-long line.
+func discardLine(br *bufio.Reader) error {
+	for {
+		_, err := br.ReadSlice('\n')
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return err
+		}
+	}
+}
+
+// builder collects records and rebuilds the conversation from them.
+type builder struct {
+	t       *Transcript
+	records []*record          // conversation records, in file order
+	byUUID  map[string]*record // first record with each UUID
+	leafFix []*record          // last-prompt and summary records
+	usage   map[string]memdir.Usage
+	solo    memdir.Usage // usage of responses without ids to dedupe by
+}
+
+func newBuilder() *builder {
+	return &builder{
+		t:      &Transcript{Format: FormatJSONL, Types: make(map[string]int)},
+		byUUID: make(map[string]*record),
+		usage:  make(map[string]memdir.Usage),
+	}
+}
+
+func (b *builder) skip(line int, reason string) {
+	b.t.Skipped = append(b.t.Skipped, SkippedLine{Line: line, Reason: reason})
+}
+
+// line takes one trimmed line. complete is false for a last line with no
+// newline, which a writer may still be in the middle of.
+func (b *builder) line(n int, line []byte, complete bool) {
+	if n == 1 {
+		line = bytes.TrimPrefix(line, []byte("\uFEFF"))
+	}
+	if len(line) == 0 {
+		b.skip(n, "blank")
+		return
+	}
+	r, err := parseRecord(line)
+	if err != nil {
+		reason := "invalid JSON: " + err.Error()
+		if !complete {
+			reason = "partial last line: " + reason
+		}
+		b.skip(n, reason)
+		return
+	}
+	r.line = n
+	b.add(r)
+}
+
+func (b *builder) add(r *record) {
+	typ := r.Type
+	if typ == "" {
+		typ = "(none)"
+	}
+	b.t.Types[typ]++
+	if b.t.SessionID == "" && r.SessionID != "" {
+		b.t.SessionID = r.SessionID
+	}
+	switch r.Type {
+	case "user", "assistant":
+		if r.Message == nil {
+			b.skip(r.line, r.Type+" record without a message")
+			return
+		}
+	case "last-prompt", "summary":
+		if r.LeafUUID != "" {
+			b.leafFix = append(b.leafFix, r)
+		}
+	}
+	if r.Type == "assistant" && r.Message.Usage != nil {
+		b.addUsage(r)
+	}
+	if r.UUID == "" {
+		return
+	}
+	b.records = append(b.records, r)
+	if _, dup := b.byUUID[r.UUID]; !dup {
+		b.byUUID[r.UUID] = r
+	}
+}
+
+// addUsage counts an API response once, keyed as ccusage does by message
+// id and request id; the last record of a response wins, since streaming
+// writes the final counts last.
+func (b *builder) addUsage(r *record) {
+	u := r.Message.Usage.usage()
+	if r.Message.ID == "" || r.RequestID == "" {
+		b.solo.Add(u)
+		return
+	}
+	b.usage[r.Message.ID+":"+r.RequestID] = u
+}
+
+func (b *builder) finish() *Transcript {
+	t := b.t
+	t.usage = b.solo
+	for _, u := range b.usage {
+		t.usage.Add(u)
+	}
+	leaf := b.leaf()
+	if leaf == nil {
+		t.after = map[string]int{}
+		return t
+	}
+	t.Leaf = leaf.UUID
+	t.Orphan = "" // leaf() may have walked another chain
+	b.build(b.chain(leaf))
+	return t
+}
+
+// leaf picks where the main chain ends: the newest non-sidechain record
+// with a UUID, unless a last-prompt or summary record written after it
+// names a record on another branch (after a rewind, the newest record can
+// sit on the abandoned branch). A named record that the newest one
+// descends from is not taken: that would drop the newest records.
+func (b *builder) leaf() *record {
+	var newest *record
+	for i := len(b.records) - 1; i >= 0; i-- {
+		if !b.records[i].IsSidechain {
+			newest = b.records[i]
+			break
+		}
+	}
+	if newest == nil {
+		return nil
+	}
+	for i := len(b.leafFix) - 1; i >= 0; i-- {
+		f := b.leafFix[i]
+		if f.line < newest.line {
+			break
+		}
+		r, ok := b.byUUID[f.LeafUUID]
+		if !ok {
+			continue
+		}
+		for _, a := range b.chain(newest) {
+			if a == r {
+				return newest
+			}
+		}
+		return r
+	}
+	return newest
+}
+
+// chain climbs from leaf to the root through parentUuid, or across a
+// compaction through the boundary's logicalParentUuid, and returns the
+// records root first. It stops at a cycle or at a parent the file does not
+// hold.
+func (b *builder) chain(leaf *record) []*record {
+	var out []*record
+	seen := make(map[string]bool)
+	for r := leaf; r != nil && !seen[r.UUID]; {
+		seen[r.UUID] = true
+		out = append(out, r)
+		parent := r.ParentUUID
+		if parent == "" && isBoundary(r) {
+			parent = r.LogicalParentUUID
+		}
+		if parent == "" {
+			break
+		}
+		next, ok := b.byUUID[parent]
+		if !ok {
+			b.t.Orphan = parent
+			break
+		}
+		r = next
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+func isBoundary(r *record) bool { return r.Type == "system" && r.Subtype == "compact_boundary" }
+
+// build turns the chain's records into messages, merging the records of a
+// split assistant response into one message.
+func (b *builder) build(chain []*record) {
+	t := b.t
+	t.after = make(map[string]int, len(chain))
+	byMessageID := make(map[string]int) // message.id → index in t.messages
+	for _, r := range chain {
+		switch {
+		case isBoundary(r):
+			bd := Boundary{UUID: r.UUID, LogicalParentUUID: r.LogicalParentUUID, Timestamp: r.time(), Index: len(t.messages), Line: r.line}
+			if m := r.CompactMetadata; m != nil {
+				bd.Trigger, bd.PreTokens = m.Trigger, m.PreTokens
+			}
+			t.boundaries = append(t.boundaries, bd)
+		case r.Type == "user" || r.Type == "assistant":
+			content, dropped, err := decodeContent(r.Message.Content)
+			if err != nil {
+				b.skip(r.line, r.Type+" record: "+err.Error())
+				break
+			}
+			if r.Type == "assistant" && r.Message.ID != "" {
+				if i, ok := byMessageID[r.Message.ID]; ok {
+					m := &t.messages[i]
+					m.Content = append(m.Content, content...)
+					m.Dropped += dropped
+					m.UUID = r.UUID
+					m.PartUUIDs = append(m.PartUUIDs, r.UUID)
+					if r.Message.Usage != nil {
+						m.Usage = r.Message.Usage.usage()
+					}
+					t.after[r.UUID] = i + 1
+					continue
+				}
+				byMessageID[r.Message.ID] = len(t.messages)
+			}
+			t.messages = append(t.messages, b.message(r, content, dropped))
+		}
+		t.after[r.UUID] = len(t.messages)
+	}
+	// A skipped record can leave Skipped out of line order.
+	sortSkipped(t.Skipped)
+}
+
+func (b *builder) message(r *record, content []memdir.Block, dropped int) Message {
+	role := memdir.RoleUser
+	if r.Type == "assistant" {
+		role = memdir.RoleAssistant
+	}
+	m := Message{
+		Message:                   memdir.Message{Role: role, Content: content},
+		UUID:                      r.UUID,
+		ParentUUID:                r.ParentUUID,
+		PartUUIDs:                 []string{r.UUID},
+		Timestamp:                 r.time(),
+		Line:                      r.line,
+		IsMeta:                    r.IsMeta,
+		IsCompactSummary:          r.IsCompactSummary,
+		IsVisibleInTranscriptOnly: r.IsVisibleInTranscriptOnly,
+		IsSidechain:               r.IsSidechain,
+		Compactions:               len(b.t.boundaries),
+		Dropped:                   dropped,
+	}
+	if role == memdir.RoleAssistant {
+		m.MessageID, m.RequestID, m.Model = r.Message.ID, r.RequestID, r.Message.Model
+		m.Usage = r.Message.Usage.usage()
+	}
+	return m
+}
+
+func sortSkipped(s []SkippedLine) {
+	slices.SortStableFunc(s, func(a, b SkippedLine) int { return cmp.Compare(a.Line, b.Line) })
+}
+
+// Detect tells the format from the first bytes of a file: a JSON list
+// starts with '[', a JSONL log with '{'. Leading whitespace and a UTF-8
+// byte order mark are ignored. It returns "" when neither fits.
+func Detect(head []byte) Format {
+	head = bytes.TrimPrefix(head, []byte("\uFEFF"))
+	head = bytes.TrimLeft(head, " \t\r\n")
+	switch {
+	case len(head) == 0, head[0] == '{':
+		return FormatJSONL
+	case head[0] == '[':
+		return FormatJSON
+	}
+	return ""
+}
+
+// ReadAny reads a transcript in either format, choosing the reader with
+// [Detect]. An empty input is an empty JSONL transcript.
+func ReadAny(r io.Reader) (*Transcript, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, err := br.Peek(512)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, fmt.Errorf("read transcript: %w", err)
+	}
+	switch Detect(head) {
+	case FormatJSONL:
+		return Read(br)
+	case FormatJSON:
+		return ReadMessagesJSON(br)
+	}
+	first := strings.TrimSpace(string(head[:min(len(head), 40)]))
+	return nil, fmt.Errorf("unrecognised transcript format (starts %q): want a JSON list of messages or Claude Code JSONL: %w", first, memdir.ErrInvalid)
+}
