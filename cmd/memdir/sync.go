@@ -47,12 +47,17 @@ func init() {
           read-only token, rejected content) stop pushing until a file is
           removed or the watch restarts. On exit, push what is pending.
 
-Configuration, flags first, then environment:
-  --url     MEMDIR_TEAM_URL or TEAM_MEMORY_SYNC_URL (the server's base URL)
-  --token   MEMDIR_TEAM_TOKEN (prefer the variable: flags show in ps)
-  --repo    the github.com remote "origin" of the project's git repository,
-            read from .git/config of the canonical git root (worktrees share
-            their main repository's), https or ssh form; git is not run.
+Configuration: a flag wins over the environment, which wins over the config
+file's team: section (see 'memdir config'):
+  --url     MEMDIR_TEAM_URL or TEAM_MEMORY_SYNC_URL, team.url: the server's
+            base URL
+  --token   MEMDIR_TEAM_TOKEN, team.token (prefer the variable: flags show
+            in ps)
+  --repo    MEMDIR_TEAM_REPO, team.repo (owner/name or github.com/owner/name);
+            by default the github.com remote "origin" of the project's git
+            repository, read from .git/config of the canonical git root
+            (worktrees share their main repository's), https or ssh form;
+            git is not run.
   --team-dir  the team directory; default: team/ under the project's
             auto-memory directory, found by Claude Code's rules from the
             working directory (see 'memdir path --explain'), or from
@@ -143,11 +148,15 @@ type syncer struct {
 }
 
 func newSyncer(env *Env, lf *locationFlags, cfg syncConfig, log *slog.Logger) (*syncer, error) {
-	base := firstNonEmpty(cfg.url, env.Getenv("MEMDIR_TEAM_URL"), env.Getenv("TEAM_MEMORY_SYNC_URL"))
-	if base == "" {
-		return nil, fmt.Errorf("no team memory server: pass --url or set MEMDIR_TEAM_URL: %w", memdir.ErrInvalid)
+	conf, err := loadConfig(env)
+	if err != nil {
+		return nil, err
 	}
-	token := firstNonEmpty(cfg.token, env.Getenv("MEMDIR_TEAM_TOKEN"))
+	base := firstNonEmpty(cfg.url, conf.Team.URL.Value)
+	if base == "" {
+		return nil, fmt.Errorf("no team memory server: pass --url, set MEMDIR_TEAM_URL or team.url in the config file: %w", memdir.ErrInvalid)
+	}
+	token := firstNonEmpty(cfg.token, conf.Team.Token.Value)
 	if token == "" {
 		return nil, team.ErrNoToken
 	}
@@ -162,7 +171,6 @@ func newSyncer(env *Env, lf *locationFlags, cfg syncConfig, log *slog.Logger) (*
 		}
 		root = s.teamDir
 	} else {
-		var err error
 		if root, _, err = lf.path(env); err != nil {
 			return nil, err
 		}
@@ -173,7 +181,7 @@ func newSyncer(env *Env, lf *locationFlags, cfg syncConfig, log *slog.Logger) (*
 		return nil, err
 	}
 	s.dir = dir
-	s.repo = cfg.repo
+	s.repo = firstNonEmpty(cfg.repo, conf.Team.Repo.Value)
 	if s.repo == "" {
 		project := env.Cwd
 		if lf.project != "" {
@@ -185,6 +193,9 @@ func newSyncer(env *Env, lf *locationFlags, cfg syncConfig, log *slog.Logger) (*
 		if s.repo, err = repoFromGit(project); err != nil {
 			return nil, err
 		}
+	}
+	if r, ok := githubRepo("https://" + strings.TrimPrefix(s.repo, "https://")); ok && strings.Contains(s.repo, "github.com") {
+		s.repo = r // github.com/owner/name, as the config file may say
 	}
 	if s.repo, err = team.NormalizeRepo(s.repo); err != nil {
 		return nil, err

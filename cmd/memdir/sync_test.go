@@ -201,6 +201,8 @@ func TestSyncConfigurationErrors(t *testing.T) {
 		{"no token", map[string]string{"MEMDIR_TEAM_TOKEN": ""}, []string{"sync", "push"}, exitInvalid, "MEMDIR_TEAM_TOKEN"},
 		{"wrong token", map[string]string{"MEMDIR_TEAM_TOKEN": "mdt_wrong"}, []string{"sync", "pull"}, exitFailure, "401"},
 		{"bad repo", nil, []string{"sync", "pull", "--repo", "not a repo"}, exitInvalid, "owner/name"},
+		{"repo from MEMDIR_TEAM_REPO", map[string]string{"MEMDIR_TEAM_REPO": "github.com/Acme/Widgets"}, []string{"sync", "status"}, exitOK, ""},
+		{"MEMDIR_TEAM_REPO names another repo", map[string]string{"MEMDIR_TEAM_REPO": "acme/other"}, []string{"sync", "status"}, exitFailure, "403"},
 		{"no action", nil, []string{"sync"}, exitUsage, "pull, push, status, watch"},
 		{"bad action", nil, []string{"sync", "merge"}, exitUsage, "merge"},
 		{"agent", nil, []string{"sync", "pull", "--agent", "x"}, exitUsage, "agent"},
@@ -227,6 +229,27 @@ func TestSyncConfigurationErrors(t *testing.T) {
 	if code != exitInvalid || !strings.Contains(errOut, "--repo") {
 		t.Errorf("no git: exit %d, stderr %q", code, errOut)
 	}
+}
+
+func TestSyncConfigFile(t *testing.T) {
+	w := newTeamWorld(t)
+	srv := w.server(t, false)
+	token := w.vars["MEMDIR_TEAM_TOKEN"]
+	delete(w.vars, "MEMDIR_TEAM_URL")
+	delete(w.vars, "MEMDIR_TEAM_TOKEN")
+	conf := filepath.Join(t.TempDir(), "config.yaml")
+	writeFile(t, conf, "team:\n  url: "+srv.URL+"\n  token: "+token+"\n  repo: github.com/acme/widgets\n")
+	w.vars["MEMDIR_CONFIG"] = conf
+	writeFile(t, filepath.Join(w.teamDir(), "a.md"), "A")
+	if out := w.ok(t, "sync", "push"); !strings.Contains(out, "Pushed 1 entries to acme/widgets") {
+		t.Errorf("push configured by file:\n%s", out)
+	}
+	// The environment wins over the file, a flag over both.
+	w.vars["MEMDIR_TEAM_URL"] = (&teamWorld{vars: map[string]string{}}).server(t, false).URL // knows no token of ours
+	if _, errOut, code := w.run(t, "sync", "status"); code == 0 || !strings.Contains(errOut, "401") {
+		t.Errorf("MEMDIR_TEAM_URL did not override the file: %s", errOut)
+	}
+	w.ok(t, "sync", "status", "--url", srv.URL)
 }
 
 func TestSyncWatch(t *testing.T) {
