@@ -20,14 +20,12 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memdir/memdir/team"
-	"github.com/memdir/memdir/team/internal/migrate"
 	"github.com/memdir/memdir/team/internal/sqlstore"
 )
 
@@ -77,7 +75,13 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", where(cfg), err)
 	}
 	a := &adapter{pool: pool}
-	if err := a.migrate(ctx, log); err != nil {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	lock := fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", migrationLock)
+	if err := sqlstore.Migrate(ctx, a, sub, lock, log); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres %s: %w", where(cfg), err)
 	}
@@ -92,44 +96,6 @@ func where(cfg *pgxpool.Config) string {
 func (s *Store) Close() error {
 	s.pool.Close()
 	return nil
-}
-
-func (a *adapter) migrate(ctx context.Context, log *slog.Logger) error {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return err
-	}
-	ms, err := migrate.Load(sub)
-	if err != nil {
-		return err
-	}
-	return a.WriteTx(ctx, func(q sqlstore.Querier) error {
-		if err := q.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
-			return fmt.Errorf("lock migrations: %w", err)
-		}
-		if err := q.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+migrate.TableName+` (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
-			return fmt.Errorf("create migrations table: %w", err)
-		}
-		for _, m := range ms {
-			var one int
-			err := q.QueryRow(ctx, `SELECT 1 FROM `+migrate.TableName+` WHERE version = $1`, m.Version).Scan(&one)
-			if err == nil {
-				continue
-			}
-			if !errors.Is(err, sqlstore.ErrNoRows) {
-				return err
-			}
-			if err := q.Exec(ctx, m.SQL); err != nil {
-				return fmt.Errorf("migration %s: %w", m.Name, err)
-			}
-			if err := q.Exec(ctx, `INSERT INTO `+migrate.TableName+` (version, name, applied_at) VALUES ($1, $2, $3)`,
-				m.Version, m.Name, time.Now().UnixMilli()); err != nil {
-				return err
-			}
-			log.Info("applied migration", "migration", m.Name)
-		}
-		return nil
-	})
 }
 
 // adapter implements sqlstore.DB over a pgx pool.

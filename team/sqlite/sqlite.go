@@ -31,7 +31,6 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/team"
-	"github.com/memdir/memdir/team/internal/migrate"
 	"github.com/memdir/memdir/team/internal/sqlstore"
 )
 
@@ -102,53 +101,20 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("sqlite database %s: %w", path, err)
 	}
 	a := &adapter{db: db}
-	if err := a.migrate(ctx, log, path); err != nil {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
 		db.Close()
 		return nil, err
+	}
+	if err := sqlstore.Migrate(ctx, a, sub, "", log.With("db", path)); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite database %s: %w", path, err)
 	}
 	return &Store{Store: sqlstore.New(a, "sqlite"), db: db}, nil
 }
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
-
-func (a *adapter) migrate(ctx context.Context, log *slog.Logger, path string) error {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return err
-	}
-	ms, err := migrate.Load(sub)
-	if err != nil {
-		return err
-	}
-	// An immediate transaction holds the write lock from the start, so a
-	// second process opening the database at the same moment waits and then
-	// finds the migrations applied.
-	return a.WriteTx(ctx, func(q sqlstore.Querier) error {
-		if err := q.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+migrate.TableName+` (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
-			return fmt.Errorf("sqlite database %s: create migrations table: %w", path, err)
-		}
-		for _, m := range ms {
-			var one int
-			err := q.QueryRow(ctx, `SELECT 1 FROM `+migrate.TableName+` WHERE version = $1`, m.Version).Scan(&one)
-			if err == nil {
-				continue
-			}
-			if !errors.Is(err, sqlstore.ErrNoRows) {
-				return err
-			}
-			if err := q.Exec(ctx, m.SQL); err != nil {
-				return fmt.Errorf("sqlite database %s: migration %s: %w", path, m.Name, err)
-			}
-			if err := q.Exec(ctx, `INSERT INTO `+migrate.TableName+` (version, name, applied_at) VALUES ($1, $2, $3)`,
-				m.Version, m.Name, time.Now().UnixMilli()); err != nil {
-				return err
-			}
-			log.Info("applied migration", "db", path, "migration", m.Name)
-		}
-		return nil
-	})
-}
 
 // adapter implements sqlstore.DB over database/sql.
 type adapter struct {
