@@ -172,13 +172,7 @@ func ScanDir(ctx context.Context, dir string, opts *ScanOptions) (*ScanResult, e
 			res.Memories = append(res.Memories, r.h)
 		}
 	}
-	sort.Slice(res.Memories, func(i, j int) bool {
-		a, b := res.Memories[i], res.Memories[j]
-		if !a.ModTime.Equal(b.ModTime) {
-			return a.ModTime.After(b.ModTime)
-		}
-		return a.Path < b.Path
-	})
+	sortHeaders(res.Memories)
 	res.Total = len(res.Memories)
 	limit := opts.Limit
 	if limit == 0 {
@@ -188,6 +182,17 @@ func ScanDir(ctx context.Context, dir string, opts *ScanOptions) (*ScanResult, e
 		res.Memories = res.Memories[:limit]
 	}
 	return res, nil
+}
+
+// sortHeaders orders headers newest first, ties by path.
+func sortHeaders(hs []Header) {
+	sort.Slice(hs, func(i, j int) bool {
+		a, b := hs[i], hs[j]
+		if !a.ModTime.Equal(b.ModTime) {
+			return a.ModTime.After(b.ModTime)
+		}
+		return a.Path < b.Path
+	})
 }
 
 // scanFile reads one file's header. buf is reused between calls.

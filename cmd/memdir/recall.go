@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/memdir/memdir"
+)
+
+func init() {
+	register(&Command{
+		Name:  "recall",
+		Args:  "[flags] QUERY",
+		Short: "find the memories relevant to a prompt",
+		Long: `Recall picks the memories relevant to QUERY and prints them the way an agent
+receives them: each inside a system reminder, with its age and, for memories
+older than a day, a warning that it may be out of date; each cut to 200
+lines and 4,096 bytes.
+
+How memories are chosen:
+  1. A lexical ranker (BM25 over name, description and body; English, code
+     identifiers and Chinese/Japanese/Korean text) shortlists the best 30
+     out of every memory in the directory, not only the newest 200 that
+     Claude Code looks at.
+  2. With a model configured (MEMDIR_MODEL or --model, see 'memdir config'),
+     the model picks at most 5 from the shortlist's manifest, following
+     Claude Code's rules: only memories that clearly help; no plain usage
+     docs for tools listed with --tools, but warnings about them yes.
+  3. Without a model, or if the call fails, the lexical ranker answers on its
+     own with its best results above a relevance threshold. The summary on
+     standard error says which happened, and the tokens the model used.
+
+Like Claude Code, recall skips empty and one-word queries (--all looks them
+up anyway) and stops once a session has surfaced 60 KB of memories (--used
+and --budget). Memories already shown (--surfaced) are not shown again.
+The lexical index is cached outside the memory directory, keyed on each
+file's path, size and modification time.
+
+` + locationHelp + `
+
+Examples:
+  memdir recall "why do the settlement tests fail on CI?"
+  memdir recall --model anthropic:claude-sonnet-4-5 --tools Bash "deploy the hotfix"
+  memdir recall --json "部署流程是什么" | jq '.memories[].path'`,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			var lf locationFlags
+			lf.register(fs, false)
+			addConfigFlags(fs)
+			var surfaced multiFlag
+			fs.Var(&surfaced, "surfaced", "a memory `PATH` already shown this session (repeatable)")
+			tools := fs.String("tools", "", "comma-separated `TOOLS` the agent used recently")
+			noModel := fs.Bool("no-model", false, "rank lexically even when a model is configured")
+			shortlist := fs.Int("shortlist", memdir.RecallShortlist, "how many candidates the model sees")
+			maxN := fs.Int("max", memdir.RecallMaxMemories, "surface at most `N` memories")
+			budget := fs.Int("budget", memdir.RecallSessionBudget, "the session's memory budget in `BYTES`")
+			used := fs.Int("used", 0, "`BYTES` of memories already surfaced this session")
+			all := fs.Bool("all", false, "look up empty and one-word queries too")
+			noCache := fs.Bool("no-cache", false, "do not read or write the lexical index cache")
+			asJSON := fs.Bool("json", false, "print the result as JSON: path, score, reason and freshness of each memory")
+			return func(ctx context.Context, env *Env, args []string) error {
+				query := strings.TrimSpace(strings.Join(args, " "))
+				if query == "" && !*all {
+					return usagef("recall needs a query")
+				}
+				d, _, err := lf.open(env)
+				if err != nil {
+					return err
+				}
+				var model memdir.Model
+				if !*noModel {
+					cfg, err := loadConfigFlags(env, fs)
+					if err != nil {
+						return err
+					}
+					if model, err = newModel(ctx, cfg); err != nil {
+						return err
+					}
+				}
+				cache := ""
+				if !*noCache {
+					if cache, err = memdir.DefaultRecallCachePath(d.Path(), env.LookupEnv); err != nil {
+						return err
+					}
+				}
+				opts := &memdir.RecallOptions{
+					Model: model, Index: memdir.NewRecallIndex(d.Path(), cache), Surfaced: surfaced,
+					Max: *maxN, Shortlist: *shortlist, Budget: *budget, SessionBytes: *used,
+					AllowShortQueries: *all, Now: env.Now,
+				}
+				if *tools != "" {
+					for _, t := range strings.Split(*tools, ",") {
+						if t = strings.TrimSpace(t); t != "" {
+							opts.RecentTools = append(opts.RecentTools, t)
+						}
+					}
+				}
+				res, err := d.Recall(ctx, query, opts)
+				if err != nil {
+					return err
+				}
+				if *asJSON {
+					return writeJSON(env.Stdout, res)
+				}
+				if len(res.Memories) > 0 {
+					fmt.Fprintln(env.Stdout, res.Render())
+				}
+				printRecallSummary(env, res)
+				return nil
+			}
+		},
+	})
+}
+
+func printRecallSummary(env *Env, res *memdir.RecallResult) {
+	var how string
+	switch res.Method {
+	case memdir.RecallSkipped, memdir.RecallNoMemories:
+		fmt.Fprintf(env.Stderr, "recall: nothing looked up: %s\n", res.Reason)
+		return
+	case memdir.RecallByModel:
+		how = fmt.Sprintf("the model chose %s from a shortlist of %d", plural(len(res.Memories), "memory", "memories"), len(res.Shortlist))
+	case memdir.RecallByLexical:
+		how = fmt.Sprintf("lexical ranking (no model configured) found %s", plural(len(res.Memories), "memory", "memories"))
+	case memdir.RecallFallback:
+		how = fmt.Sprintf("lexical ranking found %s", plural(len(res.Memories), "memory", "memories"))
+	}
+	fmt.Fprintf(env.Stderr, "recall: %s among %d candidates", how, res.Candidates)
+	if res.Usage.Calls > 0 || res.Usage.InputTokens > 0 {
+		fmt.Fprintf(env.Stderr, "; model tokens: %d in, %d out", res.Usage.InputTokens, res.Usage.OutputTokens)
+	}
+	fmt.Fprintln(env.Stderr)
+	if res.Reason != "" {
+		fmt.Fprintf(env.Stderr, "note: %s\n", res.Reason)
+	}
+}

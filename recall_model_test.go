@@ -1,0 +1,143 @@
+package memdir_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/anthropic"
+	"github.com/memdir/memdir/memdirtest"
+	"github.com/memdir/memdir/openai"
+)
+
+// modelFixture writes memories and returns the directory.
+func modelFixture(tb testing.TB) *memdir.Dir {
+	tb.Helper()
+	base := tb.TempDir()
+	d, err := memdir.Open(filepath.Join(base, "memory"), &memdir.Options{Journal: memdir.NewJournal(filepath.Join(base, "j"), nil)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	d.Ensure()
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for i, m := range [][3]string{
+		{"feedback_db_tests.md", "feedback", "integration tests hit a real Postgres database, never mocks"},
+		{"feedback_kubectl.md", "feedback", "kubectl apply is forbidden in prod; deploys go through Argo"},
+		{"reference_kubectl_docs.md", "reference", "how to use kubectl: common commands cheat sheet"},
+		{"project_freeze.md", "project", "payments API frozen until the audit ends"},
+	} {
+		p := d.Abs(m[0])
+		os.WriteFile(p, []byte(fmt.Sprintf("---\nname: %s\ndescription: %s\ntype: %s\n---\nbody %d\n", strings.TrimSuffix(m[0], ".md"), m[2], m[1], i)), 0o600)
+		mt := t0.Add(-time.Duration(i) * time.Hour)
+		os.Chtimes(p, mt, mt)
+	}
+	return d
+}
+
+func models(tb testing.TB, srv *memdirtest.ModelServer) map[string]memdir.Model {
+	tb.Helper()
+	a, err := anthropic.New(&anthropic.Options{Model: "claude-sonnet-4-5", BaseURL: srv.AnthropicBaseURL(), APIKey: "test", MaxRetries: -1})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	o, err := openai.New(&openai.Options{Model: "gpt-4.1-mini", BaseURL: srv.OpenAIBaseURL(), APIKey: "test", MaxRetries: -1})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return map[string]memdir.Model{"anthropic": a, "openai": o}
+}
+
+func TestRecallWithModelSelector(t *testing.T) {
+	ctx := context.Background()
+	d := modelFixture(t)
+	now := func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) }
+	for name, build := range map[string]func(*memdirtest.ModelServer) memdir.Model{
+		"anthropic": func(s *memdirtest.ModelServer) memdir.Model { return models(t, s)["anthropic"] },
+		"openai":    func(s *memdirtest.ModelServer) memdir.Model { return models(t, s)["openai"] },
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := memdirtest.NewModelServer(t)
+			reply := memdirtest.JSONReply(map[string]any{"selected_memories": []string{"feedback_kubectl.md", "not_a_memory.md", "feedback_kubectl.md", "./feedback_db_tests.md"}})
+			reply.Usage = memdir.Usage{InputTokens: 321, OutputTokens: 17}
+			srv.Enqueue(reply)
+			res, err := d.Recall(ctx, "can I kubectl apply the fix to prod and skip the database tests?", &memdir.RecallOptions{
+				Model: build(srv), RecentTools: []string{"Bash", "Read"}, Now: now,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range res.Memories {
+				got = append(got, m.Path+" "+m.Reason)
+			}
+			want := []string{"feedback_kubectl.md selected by the model", "feedback_db_tests.md selected by the model"}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("recalled (-want +got):\n%s", diff)
+			}
+			if res.Method != memdir.RecallByModel || res.Usage.InputTokens != 321 || res.Usage.OutputTokens != 17 {
+				t.Errorf("method %s, usage %+v", res.Method, res.Usage)
+			}
+			sent := srv.LastRequest()
+			msg := sent.Messages[0].Content[0].Text
+			if !strings.HasPrefix(msg, "Query: can I kubectl apply the fix to prod") || !strings.HasSuffix(msg, "\n\nRecently used tools: Bash, Read") {
+				t.Errorf("selector message = %q", msg)
+			}
+			if !strings.Contains(msg, "\nAvailable memories:\n- [feedback] feedback_kubectl.md (2026-11-29T11:00:00.000Z): kubectl apply is forbidden in prod") {
+				t.Errorf("manifest not in Claude Code's line format:\n%s", msg)
+			}
+			if !strings.Contains(sent.System, "do not pick memories that only document how to use those tools") || len(sent.Schema) == 0 || sent.MaxTokens != 256 {
+				t.Errorf("selector request: system %q, schema %s, max tokens %d", sent.System, sent.Schema, sent.MaxTokens)
+			}
+		})
+	}
+}
+
+func TestRecallFallsBackWhenTheModelFails(t *testing.T) {
+	ctx := context.Background()
+	d := modelFixture(t)
+	for _, tc := range []struct {
+		name, wantReason string
+		reply            memdirtest.ModelReply
+	}{
+		{"malformed JSON", "no JSON", memdirtest.TextReply("I think feedback_db_tests.md is relevant")},
+		{"wrong shape", "no \"selected_memories\"", memdirtest.JSONReply(map[string]any{"memories": []string{"x"}})},
+		{"server error", "HTTP 500", memdirtest.ErrorReply(500, "overloaded")},
+		{"bad key", "HTTP 401", memdirtest.ErrorReply(401, "invalid x-api-key")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := memdirtest.NewModelServer(t)
+			srv.Enqueue(tc.reply)
+			res, err := d.Recall(ctx, "should integration tests mock the Postgres database?", &memdir.RecallOptions{Model: models(t, srv)["anthropic"]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Method != memdir.RecallFallback || !strings.Contains(res.Reason, tc.wantReason) {
+				t.Errorf("method %s, reason %q; want fallback mentioning %q", res.Method, res.Reason, tc.wantReason)
+			}
+			if len(res.Memories) == 0 || res.Memories[0].Path != "feedback_db_tests.md" {
+				t.Errorf("fallback recalled %+v", res.Memories)
+			}
+		})
+	}
+}
+
+func TestRecallSelectorCanChooseNothing(t *testing.T) {
+	d := modelFixture(t)
+	srv := memdirtest.NewModelServer(t)
+	srv.Enqueue(memdirtest.JSONReply(map[string]any{"selected_memories": []string{}}))
+	res, err := d.Recall(context.Background(), "what does the payments audit cover", &memdir.RecallOptions{Model: models(t, srv)["openai"]})
+	if err != nil || res.Method != memdir.RecallByModel || len(res.Memories) != 0 {
+		t.Errorf("empty selection: %+v, %v", res, err)
+	}
+	// A query sharing no term with any memory makes no model call at all.
+	res, err = d.Recall(context.Background(), "zzz qqq xyzzy", &memdir.RecallOptions{Model: models(t, srv)["openai"]})
+	if err != nil || len(res.Memories) != 0 || len(srv.Requests()) != 1 {
+		t.Errorf("no-match query: %+v, %v, %d requests", res, err, len(srv.Requests()))
+	}
+}
