@@ -1,9 +1,11 @@
 package openai_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -509,5 +511,45 @@ func TestInvalidInput(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("invalid requests reached the server %d times", n)
+	}
+}
+
+// TestLogger checks that each HTTP attempt, retries included, reaches the
+// injected logger.
+func TestLogger(t *testing.T) {
+	srv := memdirtest.NewModelServer(t)
+	srv.Enqueue(fastRetry(memdirtest.ErrorReply(429, "wait")), memdirtest.TextReply("ok"))
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	c := newClient(t, srv, func(o *openai.Options) { o.MaxRetries = 1; o.Logger = logger })
+	if _, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("q")}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), "model HTTP attempt"); n != 2 {
+		t.Errorf("logged %d attempts, want 2:\n%s", n, buf.String())
+	}
+	for _, s := range []string{"status=429", "status=200", "retry=1"} {
+		if !strings.Contains(buf.String(), s) {
+			t.Errorf("log lacks %s:\n%s", s, buf.String())
+		}
+	}
+}
+
+// BenchmarkGenerate measures the adapter's own cost per call (request
+// building, the SDK, the loopback round trip and decoding) against the fake.
+func BenchmarkGenerate(b *testing.B) {
+	for _, stream := range []bool{false, true} {
+		b.Run(map[bool]string{false: "plain", true: "stream"}[stream], func(b *testing.B) {
+			srv := memdirtest.NewModelServer(b)
+			reply := memdirtest.JSONReply(map[string]any{"selected_memories": []string{"a.md", "b.md", "c.md", "d.md", "e.md"}})
+			srv.Handle(func(*memdirtest.ModelRequest) memdirtest.ModelReply { return reply })
+			c := newClient(b, srv, func(o *openai.Options) { o.Stream = stream })
+			req := &memdir.Request{System: strings.Repeat("Pick the memories relevant to the query. ", 50), Messages: userText("how do we release?"), Schema: selectSchema}
+			for b.Loop() {
+				if _, err := c.Generate(context.Background(), req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -197,3 +197,35 @@ func TestLoadConfigFlags(t *testing.T) {
 		t.Errorf("config = %+v", cfg)
 	}
 }
+
+// FuzzConfigFile checks that any file content either loads or fails with an
+// ErrInvalid error naming the file, and that every value it sets is traced to
+// the file.
+func FuzzConfigFile(f *testing.F) {
+	for _, s := range []string{
+		"model: anthropic:claude-sonnet-4-5\ntimeout: 30s\n",
+		"openai:\n  base_url: http://localhost:11434/v1\nteam:\n  url: https://t\n  token: x\n  repo: r\n",
+		"model: [1]\n",
+		"anthropic: {base_url: &a x, api_key: *a}\n",
+		"stream: !!binary aGk=\n",
+		"---\nmodel: a\n---\nmodel: b\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		const path = "/cfg/config.yaml"
+		c := &config{}
+		err := c.parseFile(path, []byte(text))
+		if err != nil {
+			if !errors.Is(err, memdir.ErrInvalid) || !strings.Contains(err.Error(), path) {
+				t.Fatalf("error %q does not wrap ErrInvalid and name the file", err)
+			}
+			return
+		}
+		for _, k := range configKeys {
+			if s := k.field(c); s.Set() && !strings.HasPrefix(s.Source, path+":") {
+				t.Fatalf("key %s = %q has source %q", k.name, s.Value, s.Source)
+			}
+		}
+	})
+}
