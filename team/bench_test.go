@@ -40,6 +40,8 @@ func benchContent(i, rev int) string {
 //     and on a 412 refresh the hashes and retry. Clients edit disjoint
 //     keys, so every push succeeds, but they race for the repository
 //     checksum; conflicts/op counts the 412s.
+//   - put: the server side of a push alone: an unconditional PUT of one
+//     changed entry through the Remote, no client walk and no If-Match.
 func BenchmarkTeam(b *testing.B) {
 	backends := []struct {
 		name string
@@ -58,6 +60,7 @@ func BenchmarkTeam(b *testing.B) {
 	for _, be := range backends {
 		b.Run(be.name+"/pull", func(b *testing.B) { benchPull(b, be.open(b)) })
 		b.Run(be.name+"/push", func(b *testing.B) { benchPush(b, be.open(b)) })
+		b.Run(be.name+"/put", func(b *testing.B) { benchPut(b, be.open(b)) })
 	}
 }
 
@@ -182,4 +185,23 @@ func benchPush(b *testing.B, store team.Store) {
 		}
 	})
 	b.ReportMetric(float64(conflicts.Load())/float64(b.N), "conflicts/op")
+}
+
+func benchPut(b *testing.B, store team.Store) {
+	seed(b, store)
+	srv := memdirtest.NewTeamServer(b, store, &team.HandlerOptions{})
+	remotes := make([]*team.Remote, benchClients)
+	for i := range remotes {
+		remotes[i] = srv.Remote(b, repo, false, nil)
+	}
+	revs := make([]int, benchClients)
+	perClient := benchEntries / benchClients
+	runClients(b, func(c int) error {
+		revs[c]++
+		k := c*perClient + revs[c]%perClient
+		_, err := remotes[c].Put(context.Background(), repo, &team.Update{
+			Entries: map[string]string{fmt.Sprintf("topic/%03d.md", k): benchContent(k, revs[c])},
+		})
+		return err
+	})
 }
