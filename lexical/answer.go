@@ -7,7 +7,7 @@ type AnswerOptions struct {
 	Max int
 	// MinNorm is the Norm the best hit needs for the query to be answered
 	// at all; below it the index is judged to hold nothing relevant.
-	// Default 0.15.
+	// Default 0.13.
 	MinNorm float64
 	// MinRelative drops hits scoring below this fraction of the best hit's
 	// score, so a strong match is not padded with noise. Default 0.2.
@@ -23,7 +23,7 @@ func (o *AnswerOptions) withDefaults() AnswerOptions {
 		r.Max = 5
 	}
 	if r.MinNorm <= 0 {
-		r.MinNorm = 0.15
+		r.MinNorm = 0.13
 	}
 	if r.MinRelative <= 0 {
 		r.MinRelative = 0.2

@@ -70,9 +70,23 @@
 //     contains, in [0, 1].
 //
 // Terms no document contains count in both denominators with the highest
-// IDF, so a query about something the index has never seen scores low.
+// IDF, so a query about something the index has never seen scores low;
+// except CJK bigrams found in no document, which count a tenth: the
+// overlapping bigrams of a Chinese sentence are mostly not words, and would
+// otherwise make every Chinese question look unanswerable.
 // [Answer] applies memdir's rule: answer only when the best hit's Norm is at
-// least 0.15, then return up to 5 hits scoring at least a fifth of the best.
+// least 0.13, then return up to 5 hits scoring at least a fifth of the best.
+//
+// # Across languages
+//
+// Term matching cannot connect a question asked in Chinese to a memory
+// written in English, and projects often mix the two. A glossary of general
+// software engineering vocabulary (deploy 部署, load test 压测, incident
+// 事故, …; see glossary.go) adds to the query the translations of the terms
+// it contains, each at GlossaryWeight, and only those some memory uses. On
+// the dev set it raises recall@30 from 0.941 to 0.961 and recall@5 from
+// 0.710 to 0.790, and lets the answer rule reject every query with nothing
+// relevant.
 //
 // # Updates
 //

@@ -55,6 +55,10 @@ type Options struct {
 	// ExpandWeight is the weight of the strongest feedback term, relative
 	// to a term the user typed once. Default 0.5.
 	ExpandWeight float64
+	// GlossaryWeight is the weight of an English↔Chinese glossary
+	// translation of a query term (see the package doc). Default
+	// GlossaryWeight; negative disables the glossary.
+	GlossaryWeight float64
 }
 
 func (o *Options) withDefaults() Options {
@@ -76,6 +80,7 @@ func (o *Options) withDefaults() Options {
 	def(&r.DescriptionWeight, 2)
 	def(&r.BodyWeight, 1)
 	def(&r.ExpandWeight, 0.5)
+	def(&r.GlossaryWeight, GlossaryWeight)
 	switch {
 	case r.Feedback == 0:
 		r.Feedback = 2

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // searchScratch holds per-search buffers, pooled so that a search allocates
@@ -59,7 +60,14 @@ func (x *Index) Search(query string, k int) []Hit {
 	}
 	var maxScore float64
 	for _, q := range s.query {
-		maxScore += q.idf * q.weight
+		w := q.weight
+		if q.df == 0 && isCJKTerm(q.text) {
+			// Overlapping bigrams of a sentence make many pairs that are
+			// not words ("的压", "果在"); one absent from every document is
+			// far more likely such an artefact than an unknown concept.
+			w *= unseenCJKWeight
+		}
+		maxScore += q.idf * w
 	}
 	if n := len(x.docs); cap(s.score) < n {
 		s.score, s.orig, s.cov, s.seen = make([]float64, n), make([]float64, n), make([]float64, n), make([]bool, n)
@@ -95,6 +103,16 @@ func (x *Index) Search(query string, k int) []Hit {
 	return hits
 }
 
+// unseenCJKWeight is how much a CJK bigram found in no document counts in
+// the most a document could score (see Norm).
+const unseenCJKWeight = 0.1
+
+// isCJKTerm reports whether a term is a CJK bigram or character.
+func isCJKTerm(t string) bool {
+	r, _ := utf8.DecodeRuneInString(t)
+	return isCJK(r)
+}
+
 // parseQuery fills s.query with the distinct terms of query, counting
 // repeats.
 func (x *Index) parseQuery(s *searchScratch, query string) {
@@ -116,6 +134,27 @@ func (x *Index) parseQuery(s *searchScratch, query string) {
 		q.idf = idf(n, float64(q.df))
 		s.query = append(s.query, q)
 	})
+	if x.opts.GlossaryWeight <= 0 {
+		return
+	}
+	// Translations join as the user's own terms, at a lower weight, and
+	// only when some document holds them.
+	for _, t := range loadGlossary().translations(query) {
+		id, ok := x.terms[t]
+		if !ok || x.df[id] == 0 {
+			continue
+		}
+		dup := false
+		for i := range s.query {
+			if s.query[i].text == t {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			s.query = append(s.query, queryTerm{text: x.text[id], id: id, df: x.df[id], idf: idf(n, float64(x.df[id])), weight: x.opts.GlossaryWeight})
+		}
+	}
 }
 
 func (s *searchScratch) reset() {

@@ -243,6 +243,8 @@ func (r *recallEvalReport) print(w io.Writer) {
 	fmt.Fprintf(w, "  MRR                  %.3f\n", r.Lexical.MRR)
 	fmt.Fprintf(w, "  no-relevant → empty  %.3f\n", r.Lexical.NoneEmpty)
 	fmt.Fprintf(w, "  answered queries     %d of %d (recall@5 when answered %.3f)\n\n", r.Lexical.Answered, r.Lexical.WithRelevant, r.Lexical.AnsweredRecall[5])
+	fmt.Fprintf(w, "Lexical ranking, top 5 without the relevance threshold:\n")
+	fmt.Fprintf(w, "  recall@5             %.3f   (MRR %.3f)\n\n", r.ShortlistReport.Recall[5], r.ShortlistReport.MRR)
 	fmt.Fprintf(w, "Selector path (what the model is shown):\n")
 	fmt.Fprintf(w, "  shortlist recall@%-3d %.3f   (~%.0f manifest tokens per query)\n", r.Shortlist, r.ShortlistReport.Recall[r.Shortlist], r.ShortlistTokens)
 	fmt.Fprintf(w, "  newest-200 recall    %.3f   (~%.0f manifest tokens per query; Claude Code's baseline)\n", r.Baseline.Recall[memdir.MaxScanFiles], r.BaselineTokens)
