@@ -26,7 +26,6 @@
 // Stores serialise writers per repository inside the database (a row lock
 // on PostgreSQL, an immediate transaction on SQLite) and compare the
 // If-Match checksum under that lock, so any number of server replicas may
-// share one PostgreSQL database. The [Client] is safe for use by one
-// goroutine at a time per team directory; [Client.Watch] serialises its own
-// pushes.
+// share one PostgreSQL database. A [Client] runs its calls one at a time,
+// so several goroutines may share it; use one Client per team directory.
 package team
