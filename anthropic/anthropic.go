@@ -28,7 +28,6 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
-	"sync/atomic"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -41,9 +40,9 @@ import (
 // Defaults used when Options leaves a field zero.
 const (
 	DefaultBaseURL    = "https://api.anthropic.com"
-	DefaultMaxTokens  = 4096
-	DefaultTimeout    = 2 * time.Minute
-	DefaultMaxRetries = 2
+	DefaultMaxTokens  = modelkit.DefaultMaxTokens
+	DefaultTimeout    = modelkit.DefaultTimeout
+	DefaultMaxRetries = modelkit.DefaultMaxRetries
 )
 
 // Options configure a Client. Only Model is required.
@@ -79,10 +78,10 @@ type Options struct {
 // Client is a memdir.Model backed by the Messages API. It is safe for
 // concurrent use.
 type Client struct {
-	msgs      sdk.MessageService
-	opts      Options
-	caller    modelkit.Caller
-	forceTool atomic.Bool // set once a server rejected output_config
+	msgs   sdk.MessageService
+	opts   Options
+	caller modelkit.Caller
+	shape  modelkit.Shape // the fallback is the forced tool
 }
 
 var _ memdir.Model = (*Client)(nil)
@@ -96,24 +95,7 @@ func New(opts *Options) (*Client, error) {
 	if o.BaseURL == "" {
 		o.BaseURL = DefaultBaseURL
 	}
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
-	}
-	switch {
-	case o.MaxRetries == 0:
-		o.MaxRetries = DefaultMaxRetries
-	case o.MaxRetries < 0:
-		o.MaxRetries = 0
-	}
-	if o.MaxTokens <= 0 {
-		o.MaxTokens = DefaultMaxTokens
-	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{}
-	}
-	if o.Logger == nil {
-		o.Logger = modelkit.DiscardLogger
-	}
+	modelkit.FillDefaults(&o.Timeout, &o.MaxRetries, &o.MaxTokens, &o.HTTPClient, &o.Logger)
 	ro := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
 		option.WithBaseURL(o.BaseURL),
@@ -141,41 +123,25 @@ func New(opts *Options) (*Client, error) {
 			Timeout:  o.Timeout,
 		},
 	}
-	c.forceTool.Store(o.ForcedToolSchema)
+	if o.ForcedToolSchema {
+		c.shape.SetFallback()
+	}
 	return c, nil
 }
 
 // Generate sends req and returns the model's reply.
 func (c *Client) Generate(ctx context.Context, req *memdir.Request) (*memdir.Response, error) {
-	forceTool := c.forceTool.Load()
-	params, err := c.params(req, forceTool)
-	if err != nil {
-		return nil, err
-	}
-	msg, err := c.send(ctx, params)
-	var me *memdir.ModelError
-	if len(req.Schema) > 0 && !forceTool && errors.As(err, &me) && me.Kind == modelkit.KindBadRequest {
-		// The server may not know output_config: ask again with a forced
-		// tool, and keep doing so if that works.
-		c.opts.Logger.DebugContext(ctx, "anthropic: structured output rejected, retrying with a forced tool", slog.String("error", err.Error()))
-		if params, err = c.params(req, true); err != nil {
+	return c.shape.Generate(ctx, &c.caller, c.opts.Logger, req, func(forceTool bool) (*memdir.Response, error) {
+		params, err := c.params(req, forceTool)
+		if err != nil {
 			return nil, err
 		}
-		if msg, err = c.send(ctx, params); err == nil {
-			c.forceTool.Store(true)
-			forceTool = true
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	resp := c.response(msg, req, forceTool)
-	if len(req.Schema) > 0 {
-		if err := c.caller.Structured(resp); err != nil {
+		msg, err := c.send(ctx, params)
+		if err != nil {
 			return nil, err
 		}
-	}
-	return resp, nil
+		return c.response(msg, req, forceTool), nil
+	})
 }
 
 // send makes one call (with the SDK's retries), plain or streaming.

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -350,10 +350,10 @@ func TestHTTPErrors(t *testing.T) {
 			[]string{`"claude-test-1"`, "127.0.0.1"}},
 		{"400", []memdirtest.ModelReply{memdirtest.ErrorReply(400, "messages: at least one message is required")}, 2, false, "bad_request", 400, 1,
 			[]string{"at least one message"}},
-		{"persistent 500 fails after all tries", repeat(fastRetry(memdirtest.ErrorReply(500, "boom")), 3), 2, false, "server", 500, 3,
+		{"persistent 500 fails after all tries", slices.Repeat([]memdirtest.ModelReply{memdirtest.ModelReply{Status: 500, Message: "boom", RetryAfter: time.Millisecond}}, 3), 2, false, "server", 500, 3,
 			[]string{"after 3 tries", "boom"}},
-		{"529 overloaded", repeat(fastRetry(memdirtest.ErrorReply(529, "Overloaded")), 2), 1, false, "server", 529, 2, nil},
-		{"persistent 429", repeat(fastRetry(memdirtest.ErrorReply(429, "slow down")), 2), 1, false, "rate_limit", 429, 2, []string{"slow down"}},
+		{"529 overloaded", slices.Repeat([]memdirtest.ModelReply{memdirtest.ModelReply{Status: 529, Message: "Overloaded", RetryAfter: time.Millisecond}}, 2), 1, false, "server", 529, 2, nil},
+		{"persistent 429", slices.Repeat([]memdirtest.ModelReply{memdirtest.ModelReply{Status: 429, Message: "slow down", RetryAfter: time.Millisecond}}, 2), 1, false, "rate_limit", 429, 2, []string{"slow down"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -382,26 +382,12 @@ func TestHTTPErrors(t *testing.T) {
 	}
 }
 
-// fastRetry asks the SDK to retry after 1ms instead of its backoff.
-func fastRetry(r memdirtest.ModelReply) memdirtest.ModelReply {
-	r.Header = http.Header{"Retry-After-Ms": {"1"}}
-	return r
-}
-
-func repeat(r memdirtest.ModelReply, n int) []memdirtest.ModelReply {
-	out := make([]memdirtest.ModelReply, n)
-	for i := range out {
-		out[i] = r
-	}
-	return out
-}
-
 func TestRetryThenSuccess(t *testing.T) {
 	tests := []struct {
 		name  string
 		first memdirtest.ModelReply
 	}{
-		{"429 with Retry-After-Ms", fastRetry(memdirtest.ErrorReply(429, "rate limited"))},
+		{"429 with Retry-After-Ms", memdirtest.ModelReply{Status: 429, Message: "rate limited", RetryAfter: time.Millisecond}},
 		{"500 with the SDK's own backoff", memdirtest.ErrorReply(500, "transient")},
 	}
 	for _, tt := range tests {
@@ -530,7 +516,7 @@ func TestInvalidInput(t *testing.T) {
 // injected logger.
 func TestLogger(t *testing.T) {
 	srv := memdirtest.NewModelServer(t)
-	srv.Enqueue(fastRetry(memdirtest.ErrorReply(429, "wait")), memdirtest.TextReply("ok"))
+	srv.Enqueue(memdirtest.ModelReply{Status: 429, Message: "wait", RetryAfter: time.Millisecond}, memdirtest.TextReply("ok"))
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c := newClient(t, srv, func(o *anthropic.Options) { o.MaxRetries = 1; o.Logger = logger })

@@ -17,6 +17,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -47,8 +48,11 @@ type ModelReply struct {
 	// Body, when set, is sent verbatim instead of the generated body (with
 	// Status, or 200): a way to send malformed JSON or a foreign error page.
 	Body string
-	// Header is added to the response, for example Retry-After-Ms.
+	// Header is added to the response.
 	Header http.Header
+	// RetryAfter, with an error Status, sets the Retry-After-Ms header both
+	// SDKs obey, so a test of retries need not wait out their backoff.
+	RetryAfter time.Duration
 	// Delay holds the reply back, to test timeouts. A request whose client
 	// gives up stops waiting.
 	Delay time.Duration
@@ -236,6 +240,9 @@ func (s *ModelServer) serve(w http.ResponseWriter, r *http.Request) {
 		case <-s.closing:
 			return
 		}
+	}
+	if reply.RetryAfter > 0 {
+		w.Header().Set("Retry-After-Ms", strconv.FormatFloat(float64(reply.RetryAfter)/float64(time.Millisecond), 'f', -1, 64))
 	}
 	for k, vs := range reply.Header {
 		for _, v := range vs {

@@ -199,3 +199,12 @@ func TestCloseReleasesDelay(t *testing.T) {
 	srv.Close() // would block for an hour if the delay held
 	<-done
 }
+
+func TestRetryAfterHeader(t *testing.T) {
+	srv := memdirtest.NewModelServer(t)
+	srv.Enqueue(memdirtest.ModelReply{Status: 503, RetryAfter: 1500 * time.Microsecond, Header: http.Header{"X-Extra": {"yes"}}})
+	res, _ := post(t, srv.OpenAIBaseURL()+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"x"}]}`)
+	if got := [3]string{res.Status, res.Header.Get("Retry-After-Ms"), res.Header.Get("X-Extra")}; got != [3]string{"503 Service Unavailable", "1.5", "yes"} {
+		t.Errorf("status and headers = %q", got)
+	}
+}

@@ -23,14 +23,12 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -45,9 +43,9 @@ import (
 // Defaults used when Options leaves a field zero.
 const (
 	DefaultBaseURL    = "https://api.openai.com/v1"
-	DefaultMaxTokens  = 4096
-	DefaultTimeout    = 2 * time.Minute
-	DefaultMaxRetries = 2
+	DefaultMaxTokens  = modelkit.DefaultMaxTokens
+	DefaultTimeout    = modelkit.DefaultTimeout
+	DefaultMaxRetries = modelkit.DefaultMaxRetries
 )
 
 // Names of the request field that caps the reply.
@@ -91,10 +89,10 @@ type Options struct {
 // Client is a memdir.Model backed by Chat Completions. It is safe for
 // concurrent use.
 type Client struct {
-	chat     sdk.ChatCompletionService
-	opts     Options
-	caller   modelkit.Caller
-	noFormat atomic.Bool // set once a server rejected response_format
+	chat   sdk.ChatCompletionService
+	opts   Options
+	caller modelkit.Caller
+	shape  modelkit.Shape // the fallback is the schema in the prompt
 }
 
 var _ memdir.Model = (*Client)(nil)
@@ -122,24 +120,7 @@ func New(opts *Options) (*Client, error) {
 	default:
 		return nil, fmt.Errorf("openai: MaxTokensField %q is neither %s nor %s: %w", o.MaxTokensField, MaxTokens, MaxCompletionTokens, memdir.ErrInvalid)
 	}
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
-	}
-	switch {
-	case o.MaxRetries == 0:
-		o.MaxRetries = DefaultMaxRetries
-	case o.MaxRetries < 0:
-		o.MaxRetries = 0
-	}
-	if o.MaxTokens <= 0 {
-		o.MaxTokens = DefaultMaxTokens
-	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{}
-	}
-	if o.Logger == nil {
-		o.Logger = modelkit.DiscardLogger
-	}
+	modelkit.FillDefaults(&o.Timeout, &o.MaxRetries, &o.MaxTokens, &o.HTTPClient, &o.Logger)
 	ro := []option.RequestOption{
 		option.WithBaseURL(o.BaseURL),
 		option.WithHTTPClient(o.HTTPClient),
@@ -165,37 +146,21 @@ func New(opts *Options) (*Client, error) {
 			Timeout:  o.Timeout,
 		},
 	}
-	c.noFormat.Store(o.NoResponseFormat)
+	if o.NoResponseFormat {
+		c.shape.SetFallback()
+	}
 	return c, nil
 }
 
 // Generate sends req and returns the model's reply.
 func (c *Client) Generate(ctx context.Context, req *memdir.Request) (*memdir.Response, error) {
-	noFormat := c.noFormat.Load()
-	params, err := c.params(req, noFormat)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.send(ctx, params)
-	var me *memdir.ModelError
-	if len(req.Schema) > 0 && !noFormat && errors.As(err, &me) && me.Kind == modelkit.KindBadRequest {
-		c.opts.Logger.DebugContext(ctx, "openai: response_format rejected, retrying without it", slog.String("error", err.Error()))
-		if params, err = c.params(req, true); err != nil {
+	return c.shape.Generate(ctx, &c.caller, c.opts.Logger, req, func(noFormat bool) (*memdir.Response, error) {
+		params, err := c.params(req, noFormat)
+		if err != nil {
 			return nil, err
 		}
-		if resp, err = c.send(ctx, params); err == nil {
-			c.noFormat.Store(true)
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	if len(req.Schema) > 0 {
-		if err := c.caller.Structured(resp); err != nil {
-			return nil, err
-		}
-	}
-	return resp, nil
+		return c.send(ctx, params)
+	})
 }
 
 var schemaNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)

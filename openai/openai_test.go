@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -330,19 +330,6 @@ func TestBadResponses(t *testing.T) {
 	}
 }
 
-func fastRetry(r memdirtest.ModelReply) memdirtest.ModelReply {
-	r.Header = http.Header{"Retry-After-Ms": {"1"}}
-	return r
-}
-
-func repeat(r memdirtest.ModelReply, n int) []memdirtest.ModelReply {
-	out := make([]memdirtest.ModelReply, n)
-	for i := range out {
-		out[i] = r
-	}
-	return out
-}
-
 func TestHTTPErrors(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -364,11 +351,11 @@ func TestHTTPErrors(t *testing.T) {
 			[]string{"try pulling it first"}},
 		{"unknown model as 400", []memdirtest.ModelReply{memdirtest.ErrorReply(400, "model 'gpt-test-mini' not found")}, 2, false, "not_found", 400, 1, nil},
 		{"other 400", []memdirtest.ModelReply{memdirtest.ErrorReply(400, "messages must not be empty")}, 2, false, "bad_request", 400, 1, nil},
-		{"plain text 502", repeat(fastRetry(memdirtest.ModelReply{Status: 502, Body: "Bad Gateway"}), 2), 1, false, "server", 502, 2,
+		{"plain text 502", slices.Repeat([]memdirtest.ModelReply{memdirtest.ModelReply{Status: 502, Body: "Bad Gateway", RetryAfter: time.Millisecond}}, 2), 1, false, "server", 502, 2,
 			[]string{"Bad Gateway"}},
-		{"persistent 500 fails after all tries", repeat(fastRetry(memdirtest.ErrorReply(500, "boom")), 3), 2, false, "server", 500, 3,
+		{"persistent 500 fails after all tries", slices.Repeat([]memdirtest.ModelReply{memdirtest.ModelReply{Status: 500, Message: "boom", RetryAfter: time.Millisecond}}, 3), 2, false, "server", 500, 3,
 			[]string{"after 3 tries"}},
-		{"persistent 429", repeat(fastRetry(memdirtest.ErrorReply(429, "Rate limit reached")), 2), 1, false, "rate_limit", 429, 2, nil},
+		{"persistent 429", slices.Repeat([]memdirtest.ModelReply{memdirtest.ModelReply{Status: 429, Message: "Rate limit reached", RetryAfter: time.Millisecond}}, 2), 1, false, "rate_limit", 429, 2, nil},
 	}
 	for _, tt := range tests {
 		for _, m := range modes {
@@ -401,7 +388,7 @@ func TestHTTPErrors(t *testing.T) {
 
 func TestRetryThenSuccess(t *testing.T) {
 	for _, first := range []memdirtest.ModelReply{
-		fastRetry(memdirtest.ErrorReply(429, "slow down")),
+		memdirtest.ModelReply{Status: 429, Message: "slow down", RetryAfter: time.Millisecond},
 		memdirtest.ErrorReply(503, "warming up"), // the SDK's own backoff
 	} {
 		t.Run(first.Message, func(t *testing.T) {
@@ -518,7 +505,7 @@ func TestInvalidInput(t *testing.T) {
 // injected logger.
 func TestLogger(t *testing.T) {
 	srv := memdirtest.NewModelServer(t)
-	srv.Enqueue(fastRetry(memdirtest.ErrorReply(429, "wait")), memdirtest.TextReply("ok"))
+	srv.Enqueue(memdirtest.ModelReply{Status: 429, Message: "wait", RetryAfter: time.Millisecond}, memdirtest.TextReply("ok"))
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c := newClient(t, srv, func(o *openai.Options) { o.MaxRetries = 1; o.Logger = logger })

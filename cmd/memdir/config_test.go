@@ -1,9 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,61 +12,38 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// cfgWorld is a sandbox for configuration tests: a temporary home, an
-// environment holding nothing from the real one, and a config file path.
-type cfgWorld struct {
-	home string
-	vars map[string]string
-}
+// The configuration tests run in the memory commands' sandbox (memWorld):
+// a temporary home and an environment holding nothing from the real one.
 
-func newCfgWorld(tb testing.TB) *cfgWorld {
+func configFile(w *memWorld) string { return filepath.Join(w.home, ".config", "memdir", "config.yaml") }
+
+func writeConfig(tb testing.TB, w *memWorld, text string) {
 	tb.Helper()
-	home := tb.TempDir()
-	return &cfgWorld{home: home, vars: map[string]string{"HOME": home}}
-}
-
-func (w *cfgWorld) configFile() string {
-	return filepath.Join(w.home, ".config", "memdir", "config.yaml")
-}
-
-func (w *cfgWorld) writeConfig(tb testing.TB, text string) string {
-	tb.Helper()
-	p := w.configFile()
+	p := configFile(w)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		tb.Fatal(err)
 	}
 	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	return p
 }
 
-func (w *cfgWorld) env(stdout, stderr *bytes.Buffer) *Env {
-	return &Env{
-		Stdin:     strings.NewReader(""),
-		Stdout:    stdout,
-		Stderr:    stderr,
-		LookupEnv: func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok },
-		Cwd:       w.home,
-		Now:       func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) },
-	}
-}
-
-// run runs memdir in-process.
-func (w *cfgWorld) run(tb testing.TB, args ...string) (stdout, stderr string, code int) {
+// loadTestConfig runs loadConfig in w's environment.
+func loadTestConfig(tb testing.TB, w *memWorld) (*config, error) {
 	tb.Helper()
-	var out, errb bytes.Buffer
-	code = Main(context.Background(), args, w.env(&out, &errb))
-	return out.String(), errb.String(), code
+	return loadConfig(&Env{
+		Stdout:    io.Discard,
+		Stderr:    io.Discard,
+		LookupEnv: func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok },
+		Cwd:       w.project,
+		Now:       func() time.Time { return w.now },
+	})
 }
 
 // configJSON runs `memdir config --json` and returns key -> "value @ source".
-func (w *cfgWorld) configJSON(tb testing.TB, flags ...string) map[string]string {
+func configJSON(tb testing.TB, w *memWorld, flags ...string) map[string]string {
 	tb.Helper()
-	out, errOut, code := w.run(tb, append([]string{"config", "--json"}, flags...)...)
-	if code != 0 {
-		tb.Fatalf("memdir config exited %d: %s", code, errOut)
-	}
+	out := w.ok(tb, append([]string{"config", "--json"}, flags...)...)
 	var v configView
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		tb.Fatalf("config --json output is not JSON: %v\n%s", err, out)
@@ -177,18 +153,18 @@ team:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newCfgWorld(t)
+			w := newMemWorld(t)
 			for k, v := range tt.vars {
 				w.vars[k] = v
 			}
 			want := map[string]string{}
 			for k, v := range tt.want {
-				want[k] = strings.ReplaceAll(v, "FILE", w.configFile())
+				want[k] = strings.ReplaceAll(v, "FILE", configFile(w))
 			}
 			if tt.file != "" {
-				w.writeConfig(t, tt.file)
+				writeConfig(t, w, tt.file)
 			}
-			if diff := cmp.Diff(want, w.configJSON(t, tt.flags...)); diff != "" {
+			if diff := cmp.Diff(want, configJSON(t, w, tt.flags...)); diff != "" {
 				t.Errorf("settings (-want +got):\n%s", diff)
 			}
 		})
@@ -196,13 +172,13 @@ team:
 }
 
 func TestConfigFileLocation(t *testing.T) {
-	w := newCfgWorld(t)
-	other := filepath.Join(w.home, "elsewhere.yaml")
+	w := newMemWorld(t)
+	other := filepath.Join(w.project, "elsewhere.yaml")
 	if err := os.WriteFile(other, []byte("model: none\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	w.vars["MEMDIR_CONFIG"] = "elsewhere.yaml" // relative to the working directory
-	if got := w.configJSON(t)["model"]; got != "none @ "+other+":1" {
+	if got := configJSON(t, w)["model"]; got != "none @ "+other+":1" {
 		t.Errorf("model = %q, want it from MEMDIR_CONFIG", got)
 	}
 
@@ -246,12 +222,12 @@ func TestConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newCfgWorld(t)
+			w := newMemWorld(t)
 			for k, v := range tt.vars {
 				w.vars[k] = v
 			}
 			if tt.file != "" {
-				w.writeConfig(t, tt.file)
+				writeConfig(t, w, tt.file)
 			}
 			_, errOut, code := w.run(t, append([]string{"config"}, tt.flags...)...)
 			if code != exitInvalid {
@@ -268,9 +244,9 @@ func TestConfigErrors(t *testing.T) {
 
 func TestConfigEmptyFile(t *testing.T) {
 	for _, text := range []string{"", "# nothing yet\n", "anthropic:\nteam:\n"} {
-		w := newCfgWorld(t)
-		w.writeConfig(t, text)
-		if got := w.configJSON(t)["timeout"]; got != "2m @ default" {
+		w := newMemWorld(t)
+		writeConfig(t, w, text)
+		if got := configJSON(t, w)["timeout"]; got != "2m @ default" {
 			t.Errorf("file %q: timeout = %q", text, got)
 		}
 	}
@@ -279,8 +255,8 @@ func TestConfigEmptyFile(t *testing.T) {
 // TestConfigHidesSecrets checks that no key or token reaches the output, in
 // text or JSON, even when a base URL carries a password.
 func TestConfigHidesSecrets(t *testing.T) {
-	w := newCfgWorld(t)
-	w.writeConfig(t, "team:\n  token: mdt_FILE_SECRET\n")
+	w := newMemWorld(t)
+	writeConfig(t, w, "team:\n  token: mdt_FILE_SECRET\n")
 	w.vars["ANTHROPIC_API_KEY"] = "sk-ant-ENV-SECRET"
 	w.vars["ANTHROPIC_AUTH_TOKEN"] = "AUTH-SECRET"
 	w.vars["OPENAI_API_KEY"] = "sk-OPENAI-SECRET"
@@ -297,7 +273,7 @@ func TestConfigHidesSecrets(t *testing.T) {
 			}
 		}
 		if args[len(args)-1] == "config" {
-			for _, s := range []string{"set (from ANTHROPIC_API_KEY)", "set (from OPENAI_API_KEY)", "set (from " + w.configFile() + ":2)", "@proxy.example/v1"} {
+			for _, s := range []string{"set (from ANTHROPIC_API_KEY)", "set (from OPENAI_API_KEY)", "set (from " + configFile(w) + ":2)", "@proxy.example/v1"} {
 				if !strings.Contains(out, s) {
 					t.Errorf("text output lacks %q:\n%s", s, out)
 				}
@@ -317,7 +293,7 @@ func TestConfigNotes(t *testing.T) {
 		{map[string]string{"MEMDIR_MODEL": "gemini:pro"}, `provider "gemini" is unknown`},
 	}
 	for _, tt := range tests {
-		w := newCfgWorld(t)
+		w := newMemWorld(t)
 		for k, v := range tt.vars {
 			w.vars[k] = v
 		}
@@ -326,7 +302,7 @@ func TestConfigNotes(t *testing.T) {
 			t.Errorf("vars %v: exit %d, output lacks %q:\n%s", tt.vars, code, tt.want, out)
 		}
 	}
-	w := newCfgWorld(t)
+	w := newMemWorld(t)
 	w.vars["MEMDIR_MODEL"] = "openai:llama3.2"
 	w.vars["OPENAI_BASE_URL"] = "http://localhost:11434/v1"
 	if out, _, _ := w.run(t, "config"); strings.Contains(out, "not set (") || strings.Contains(out, "OPENAI_API_KEY is not set") {
@@ -335,7 +311,7 @@ func TestConfigNotes(t *testing.T) {
 }
 
 func TestConfigUsage(t *testing.T) {
-	w := newCfgWorld(t)
+	w := newMemWorld(t)
 	if _, _, code := w.run(t, "config", "extra"); code != exitUsage {
 		t.Errorf("config with an argument: exit %d, want %d", code, exitUsage)
 	}

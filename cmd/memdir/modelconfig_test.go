@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -17,10 +16,10 @@ import (
 	"github.com/memdir/memdir/openai"
 )
 
-func (w *cfgWorld) load(tb testing.TB) *config {
+// mustLoad runs loadConfig in w's environment and fails the test on error.
+func mustLoad(tb testing.TB, w *memWorld) *config {
 	tb.Helper()
-	var out, errb bytes.Buffer
-	cfg, err := loadConfig(w.env(&out, &errb))
+	cfg, err := loadTestConfig(tb, w)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -29,11 +28,11 @@ func (w *cfgWorld) load(tb testing.TB) *config {
 
 func TestNewModelNone(t *testing.T) {
 	for _, model := range []string{"", "none"} {
-		w := newCfgWorld(t)
+		w := newMemWorld(t)
 		if model != "" {
 			w.vars["MEMDIR_MODEL"] = model
 		}
-		m, err := newModel(context.Background(), w.load(t))
+		m, err := newModel(context.Background(), mustLoad(t, w))
 		if m != nil || err != nil {
 			t.Errorf("MEMDIR_MODEL=%q: newModel = %v, %v; want nil, nil so callers fall back", model, m, err)
 		}
@@ -41,9 +40,9 @@ func TestNewModelNone(t *testing.T) {
 }
 
 func TestNewModelUnknownProvider(t *testing.T) {
-	w := newCfgWorld(t)
+	w := newMemWorld(t)
 	w.vars["MEMDIR_MODEL"] = "gemini:pro"
-	_, err := newModel(context.Background(), w.load(t))
+	_, err := newModel(context.Background(), mustLoad(t, w))
 	if !errors.Is(err, memdir.ErrInvalid) {
 		t.Fatalf("error = %v, want ErrInvalid", err)
 	}
@@ -81,11 +80,11 @@ func TestNewModelEndToEnd(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := memdirtest.NewModelServer(t)
 			srv.Enqueue(memdirtest.TextReply("hello"))
-			w := newCfgWorld(t)
+			w := newMemWorld(t)
 			for k, v := range tt.vars(srv) {
 				w.vars[k] = v
 			}
-			m, err := newModel(context.Background(), w.load(t))
+			m, err := newModel(context.Background(), mustLoad(t, w))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,16 +113,15 @@ func TestNewModelRetriesAndTimeout(t *testing.T) {
 		requests int
 	}{{"0", 1}, {"1", 2}} {
 		srv := memdirtest.NewModelServer(t)
-		fail := memdirtest.ErrorReply(500, "down")
-		fail.Header = map[string][]string{"Retry-After-Ms": {"1"}}
+		fail := memdirtest.ModelReply{Status: 500, Message: "down", RetryAfter: time.Millisecond}
 		for range tt.requests {
 			srv.Enqueue(fail)
 		}
-		w := newCfgWorld(t)
+		w := newMemWorld(t)
 		w.vars["MEMDIR_MODEL"] = "openai:m"
 		w.vars["OPENAI_BASE_URL"] = srv.OpenAIBaseURL()
 		w.vars["MEMDIR_MAX_RETRIES"] = tt.retries
-		m, err := newModel(context.Background(), w.load(t))
+		m, err := newModel(context.Background(), mustLoad(t, w))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,12 +139,12 @@ func TestNewModelRetriesAndTimeout(t *testing.T) {
 	slow := memdirtest.TextReply("late")
 	slow.Delay = time.Minute
 	srv.Enqueue(slow)
-	w := newCfgWorld(t)
+	w := newMemWorld(t)
 	w.vars["MEMDIR_MODEL"] = "anthropic:m"
 	w.vars["ANTHROPIC_BASE_URL"] = srv.AnthropicBaseURL()
 	w.vars["MEMDIR_TIMEOUT"] = "0.05"
 	w.vars["MEMDIR_MAX_RETRIES"] = "0"
-	m, err := newModel(context.Background(), w.load(t))
+	m, err := newModel(context.Background(), mustLoad(t, w))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,9 +157,9 @@ func TestNewModelRetriesAndTimeout(t *testing.T) {
 
 func TestNewModelTypes(t *testing.T) {
 	for model, want := range map[string]string{"anthropic:a": "*anthropic.Client", "Anthropic:a": "*anthropic.Client", "openai:b": "*openai.Client"} {
-		w := newCfgWorld(t)
+		w := newMemWorld(t)
 		w.vars["MEMDIR_MODEL"] = model
-		m, err := newModel(context.Background(), w.load(t))
+		m, err := newModel(context.Background(), mustLoad(t, w))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,16 +179,15 @@ func TestNewModelTypes(t *testing.T) {
 // TestLoadConfigFlags checks the helper other commands use: the config flags
 // declared on their own flag set override the rest.
 func TestLoadConfigFlags(t *testing.T) {
-	w := newCfgWorld(t)
+	w := newMemWorld(t)
 	w.vars["MEMDIR_MODEL"] = "anthropic:a"
 	fs := flag.NewFlagSet("recall", flag.ContinueOnError)
 	addConfigFlags(fs)
 	if err := fs.Parse([]string{"--model", "openai:b", "--stream"}); err != nil {
 		t.Fatal(err)
 	}
-	var out, errb bytes.Buffer
-	cfg, err := loadConfigFlags(w.env(&out, &errb), fs)
-	if err != nil {
+	cfg := mustLoad(t, w)
+	if err := cfg.applyFlags(fs); err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Model != (setting{"openai:b", "--model"}) || !cfg.stream() || cfg.timeout() != 2*time.Minute || cfg.maxRetries() != 2 {

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/memdir/memdir"
@@ -242,3 +243,69 @@ func LogAttempts(logger *slog.Logger, provider string) func(*http.Request, func(
 
 // DiscardLogger is used when an adapter is given no logger.
 var DiscardLogger = slog.New(slog.DiscardHandler)
+
+// Defaults for the settings both adapters share.
+const (
+	DefaultMaxTokens  = 4096
+	DefaultTimeout    = 2 * time.Minute
+	DefaultMaxRetries = 2
+)
+
+// FillDefaults applies the defaults of the settings both adapters share: a
+// zero timeout, retry count or token cap takes the default, a negative retry
+// count means none, and a nil HTTP client or logger gets a plain one.
+func FillDefaults(timeout *time.Duration, maxRetries, maxTokens *int, client **http.Client, logger **slog.Logger) {
+	if *timeout <= 0 {
+		*timeout = DefaultTimeout
+	}
+	switch {
+	case *maxRetries == 0:
+		*maxRetries = DefaultMaxRetries
+	case *maxRetries < 0:
+		*maxRetries = 0
+	}
+	if *maxTokens <= 0 {
+		*maxTokens = DefaultMaxTokens
+	}
+	if *client == nil {
+		*client = &http.Client{}
+	}
+	if *logger == nil {
+		*logger = DiscardLogger
+	}
+}
+
+// Shape is a sticky choice of how a request with a schema is sent: as the
+// provider's structured output, or as the fallback (a forced tool, the
+// schema spelled out in the prompt) once a server has rejected the former.
+// It is safe for concurrent use.
+type Shape struct{ fallback atomic.Bool }
+
+// SetFallback makes every later request use the fallback.
+func (s *Shape) SetFallback() { s.fallback.Store(true) }
+
+// Generate calls send with the current shape. When a request with a schema
+// is rejected with a bad_request error, it is sent once more with the
+// fallback, which sticks if it works. A reply to a schema is then reduced to
+// its JSON by [Caller.Structured].
+func (s *Shape) Generate(ctx context.Context, c *Caller, logger *slog.Logger, req *memdir.Request, send func(fallback bool) (*memdir.Response, error)) (*memdir.Response, error) {
+	fallback := s.fallback.Load()
+	resp, err := send(fallback)
+	var me *memdir.ModelError
+	if len(req.Schema) > 0 && !fallback && errors.As(err, &me) && me.Kind == KindBadRequest {
+		logger.DebugContext(ctx, "structured output rejected, retrying without it",
+			slog.String("provider", c.Provider), slog.String("error", err.Error()))
+		if resp, err = send(true); err == nil {
+			s.fallback.Store(true)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(req.Schema) > 0 {
+		if err := c.Structured(resp); err != nil {
+			return nil, err
+		}
+	}
+	return resp, nil
+}
