@@ -88,3 +88,66 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+func BenchmarkRecallLexical(b *testing.B) {
+	queries := []string{
+		"the integration tests for the dispatch postgres schema are flaky",
+		"where is the on-call runbook for kafka lag alerts",
+		"部署流程需要注意什么",
+	}
+	for _, n := range []int{2000, 20000} {
+		dir := benchDir(b, n)
+		d, err := Open(dir, &Options{Journal: NewJournal(b.TempDir(), nil)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		cache := filepath.Join(b.TempDir(), "recall.gob")
+		// Warm the page cache and write the on-disk index cache once.
+		if _, err := NewRecallIndex(dir, cache).Refresh(ctx); err != nil {
+			b.Fatal(err)
+		}
+		run := func(b *testing.B, idx func() *RecallIndex) {
+			i := 0
+			cpu0 := cpuTime()
+			for b.Loop() {
+				res, err := d.Recall(ctx, queries[i%len(queries)], &RecallOptions{Index: idx()})
+				if err != nil || res.Candidates != n {
+					b.Fatalf("recall: %v (%d candidates)", err, res.Candidates)
+				}
+				i++
+			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+		}
+		b.Run(fmt.Sprintf("files=%d/cold", n), func(b *testing.B) {
+			run(b, func() *RecallIndex { return NewRecallIndex(dir, "") })
+		})
+		b.Run(fmt.Sprintf("files=%d/cache-file", n), func(b *testing.B) {
+			run(b, func() *RecallIndex { return NewRecallIndex(dir, cache) })
+		})
+		b.Run(fmt.Sprintf("files=%d/reused", n), func(b *testing.B) {
+			idx := NewRecallIndex(dir, "")
+			run(b, func() *RecallIndex { return idx })
+		})
+	}
+}
+
+// BenchmarkSelectorTokens reports the size of what the model selector is
+// sent per query: memdir's 30-memory shortlist against Claude Code's
+// manifest of the 200 newest files (tokens estimated as bytes/4).
+func BenchmarkSelectorTokens(b *testing.B) {
+	dir := benchDir(b, 2000)
+	idx := NewRecallIndex(dir, "")
+	if _, err := idx.Refresh(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	newest := idx.Headers()[:MaxScanFiles]
+	var short, base int
+	for b.Loop() {
+		_, hs := idx.Search("the integration tests for the dispatch postgres schema are flaky", RecallShortlist)
+		short = len(SelectorRequest("q", hs, nil).Messages[0].Content[0].Text)
+		base = len(SelectorRequest("q", newest, nil).Messages[0].Content[0].Text)
+	}
+	b.ReportMetric(float64(short)/4, "shortlist-tokens")
+	b.ReportMetric(float64(base)/4, "newest200-tokens")
+}

@@ -16,6 +16,11 @@ import (
 // string tests use; CI sets it, and tests skip when it is unset.
 const PostgresDSNEnv = "MEMDIR_TEST_POSTGRES_DSN"
 
+// RequirePostgresEnv, when set to 1 (as .ci/run does), makes a missing
+// PostgreSQL DSN fail the test instead of skipping it, so CI can never
+// silently skip the PostgreSQL backend.
+const RequirePostgresEnv = "MEMDIR_TEST_REQUIRE_POSTGRES"
+
 // PostgresDSN creates a schema of its own for one test (or benchmark), so
 // that parallel test packages never see each other's tables, drops it at
 // cleanup, and returns a connection string whose search_path selects it.
@@ -24,7 +29,11 @@ func PostgresDSN(tb testing.TB) string {
 	tb.Helper()
 	dsn := os.Getenv(PostgresDSNEnv)
 	if dsn == "" {
-		tb.Skip(PostgresDSNEnv + " is not set; set it (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run the PostgreSQL tests")
+		msg := PostgresDSNEnv + " is not set; set it (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable) to run the PostgreSQL tests"
+		if os.Getenv(RequirePostgresEnv) == "1" {
+			tb.Fatal(msg + " (" + RequirePostgresEnv + "=1 forbids skipping them)")
+		}
+		tb.Skip(msg)
 	}
 	var b [6]byte
 	rand.Read(b[:])
