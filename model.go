@@ -154,7 +154,9 @@ type ModelError struct {
 	Model      string
 	StatusCode int // HTTP status, 0 when not known
 	// Kind classifies the failure: "auth", "not_found", "rate_limit",
-	// "server", "bad_request", "bad_response".
+	// "server", "bad_request", "bad_response", "timeout" (an attempt ran
+	// past the adapter's timeout) or "unreachable" (no connection, such as
+	// a local server that is not running).
 	Kind    string
 	Message string
 	Err     error
