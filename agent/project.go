@@ -381,15 +381,11 @@ func (p *project) ls(ctx context.Context, input []byte) (string, error) {
 
 // cutRunes returns s cut to at most n runes.
 func cutRunes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j]
+	for i := range s {
+		if n == 0 {
+			return s[:i]
 		}
-		i++
+		n--
 	}
 	return s
 }
