@@ -252,8 +252,9 @@ func messageParams(m memdir.Message) ([]sdk.ChatCompletionMessageParamUnion, err
 			}})
 		case b.Type == memdir.BlockToolResult && m.Role == memdir.RoleUser:
 			text := b.Text
-			if b.IsError {
-				// Chat Completions has no error flag on tool results.
+			if b.IsError && !strings.HasPrefix(text, "Error") {
+				// Chat Completions has no error flag on tool results; many
+				// tools' error texts already say so themselves.
 				text = "Error: " + text
 			}
 			out = append(out, sdk.ChatCompletionMessageParamUnion{OfTool: &sdk.ChatCompletionToolMessageParam{
@@ -396,11 +397,14 @@ func (c *Client) response(r *reply) (*memdir.Response, error) {
 			args = json.RawMessage(`{}`)
 		case !json.Valid(args):
 			// Small local models wrap or garble arguments; keep what parses.
-			fixed, err := jsonx.Extract(tc.args)
-			if err != nil {
-				return nil, c.caller.BadResponse(fmt.Sprintf("tool call %q (%s) has arguments that are not JSON", tc.id, tc.name), err)
+			// What cannot be repaired goes to the tool as a JSON string, so
+			// the tool answers with an error the model can correct, rather
+			// than the whole exchange failing.
+			if fixed, err := jsonx.Extract(tc.args); err == nil {
+				args = fixed
+			} else {
+				args, _ = json.Marshal(tc.args)
 			}
-			args = fixed
 		}
 		resp.Content = append(resp.Content, memdir.Block{Type: memdir.BlockToolUse, ToolUseID: tc.id, ToolName: tc.name, Input: args})
 	}

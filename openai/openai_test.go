@@ -207,7 +207,8 @@ func TestToolRoundTrip(t *testing.T) {
 }
 
 // TestToolArgumentsRepaired checks that arguments a small model wrapped in
-// prose still parse, and that hopeless ones are a bad_response.
+// prose still parse, and that hopeless ones reach the tool as a JSON string,
+// so the tool can answer with an error the model corrects.
 func TestToolArgumentsRepaired(t *testing.T) {
 	srv := memdirtest.NewModelServer(t)
 	srv.Enqueue(
@@ -226,8 +227,14 @@ func TestToolArgumentsRepaired(t *testing.T) {
 	if got.StopReason != memdir.StopToolUse {
 		t.Errorf("stop reason = %q, want tool_use even when the server said stop", got.StopReason)
 	}
-	_, err = c.Generate(context.Background(), &memdir.Request{Messages: userText("x")})
-	modelError(t, err, "bad_response")
+	got, err = c.Generate(context.Background(), &memdir.Request{Messages: userText("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []memdir.Block{{Type: memdir.BlockToolUse, ToolUseID: "c1", ToolName: "f", Input: json.RawMessage(`"not json"`)}}
+	if diff := cmp.Diff(want, got.Content); diff != "" {
+		t.Errorf("hopeless arguments (-want +got):\n%s", diff)
+	}
 }
 
 var selectSchema = json.RawMessage(`{"type":"object","properties":{"selected_memories":{"type":"array","items":{"type":"string"}}},"required":["selected_memories"]}`)
@@ -538,5 +545,30 @@ func BenchmarkGenerate(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestToolErrorPrefixedOnce checks that an is_error tool result is marked
+// once, whether or not its text already says it is an error.
+func TestToolErrorPrefixedOnce(t *testing.T) {
+	srv := memdirtest.NewModelServer(t)
+	srv.Enqueue(memdirtest.TextReply("ok"), memdirtest.TextReply("ok"))
+	c := newClient(t, srv, nil)
+	for text, want := range map[string]string{
+		"Error: The path /memories/x does not exist": "Error: The path /memories/x does not exist",
+		"no such file": "Error: no such file",
+	} {
+		msgs := []memdir.Message{
+			{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock("go")}},
+			{Role: memdir.RoleAssistant, Content: []memdir.Block{{Type: memdir.BlockToolUse, ToolUseID: "t1", ToolName: "memory", Input: json.RawMessage(`{}`)}}},
+			{Role: memdir.RoleUser, Content: []memdir.Block{{Type: memdir.BlockToolResult, ToolUseID: "t1", Text: text, IsError: true}}},
+		}
+		if _, err := c.Generate(context.Background(), &memdir.Request{Messages: msgs}); err != nil {
+			t.Fatal(err)
+		}
+		sent := srv.LastRequest()
+		if !strings.Contains(string(sent.Body), `"content":"`+want+`"`) {
+			t.Errorf("tool result sent as %s, want content %q", sent.Body, want)
+		}
 	}
 }
