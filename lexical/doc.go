@@ -14,8 +14,9 @@
 //     full-width ASCII folded to ASCII. Apostrophes inside a word are dropped
 //     ("carrier's" → "carriers").
 //   - English words are stemmed lightly (Porter's steps 1 and 5: plurals,
-//     -ed, -ing, -y, final -e) so "tests", "testing" and "tested" meet,
-//     while "deploy" and "deployment" stay apart. A short list of English
+//     -ed, -ing, -y, final -e, and -ion after s or t) so "tests", "testing"
+//     and "tested" meet, and "deletion" and "deleted", while "deploy" and
+//     "deployment" stay apart. A short list of English
 //     function words ("the", "how", "you") is dropped.
 //   - Identifiers are split and also kept whole. Words joined by _ - . or /
 //     form a compound; each joined part is split again at camelCase and
@@ -86,7 +87,7 @@
 // it contains, each at GlossaryWeight, and only those some memory uses. On
 // the dev set it raises recall@30 from 0.941 to 0.961 and recall@5 from
 // 0.710 to 0.790, and lets the answer rule reject every query with nothing
-// relevant.
+// relevant; the -ion rule then brings recall@30 to 0.971.
 //
 // # Updates
 //

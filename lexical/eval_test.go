@@ -23,13 +23,14 @@ const (
 	targetRecall30 = 0.97
 )
 
-// Regression floors, just under the figures measured with the glossary and
-// the CJK-aware Norm (recall@5 0.790, recall@30 0.961, every no-relevant
-// query answered with nothing, answered recall@5 0.778): any change to the
-// tokenizer or scoring that loses ground fails here.
+// Regression floors, just under the figures measured with the glossary, the
+// CJK-aware Norm and the -ion stemming rule (recall@5 0.790, recall@30
+// 0.971, every no-relevant query answered with nothing, answered recall@5
+// 0.778): any change to the tokenizer or scoring that loses ground fails
+// here.
 const (
 	floorRecall5   = 0.77
-	floorRecall30  = 0.95
+	floorRecall30  = 0.97 // the project target itself
 	floorNoneEmpty = 0.99
 	floorAnswered5 = 0.76
 )

@@ -3,8 +3,9 @@ package lexical
 // stem reduces an English word to a stem so that inflected forms meet:
 // "tests", "testing" and "tested" all become "test". It applies the light
 // steps of Porter's algorithm (1a plurals, 1b -ed/-ing, 1c -y, 5 final -e
-// and -ll) and leaves derivational suffixes (-ment, -ation, -ness) alone,
-// which keeps distinct words like "deploy" and "deployment" apart.
+// and -ll) and one derivational rule, -ion after s or t ("deletion" meets
+// "deleted"), and leaves the other derivational suffixes (-ment, -ness)
+// alone, which keeps distinct words like "deploy" and "deployment" apart.
 //
 // Words that are not all lowercase ASCII letters, and words of two letters
 // or fewer, are returned unchanged. stem works in place and may append one
@@ -23,7 +24,21 @@ func stem(b []byte) []byte {
 	if len(b) > 1 && b[len(b)-1] == 'y' && hasVowel(b[:len(b)-1]) {
 		b[len(b)-1] = 'i'
 	}
+	b = stepIon(b)
 	b = step5(b)
+	return b
+}
+
+// stepIon is Porter's rule for -ion after s or t in a long enough stem: the
+// noun meets its verb ("deletion" and "deleted", "migration" and "migrate",
+// "connection" and "connect").
+func stepIon(b []byte) []byte {
+	if hasSuffix(b, "ion") && len(b) > 4 {
+		s := b[:len(b)-3]
+		if c := s[len(s)-1]; (c == 's' || c == 't') && measure(s) > 1 {
+			return s
+		}
+	}
 	return b
 }
 
