@@ -105,10 +105,10 @@ func TestEvalCommandOnDevSet(t *testing.T) {
 	// The project target for lexical recall@5, and regression floors for
 	// the rest (the end-to-end path must match the ranker's own figures).
 	for name, c := range map[string][2]float64{
-		"ranking recall@5 (target)":   {rep.Shortlist.Recall["5"], 0.75},
+		"ranking recall@5 (target)":    {rep.Shortlist.Recall["5"], 0.75},
 		"shortlist recall@30 (target)": {rep.Shortlist.Recall["30"], 0.97},
-		"answer recall@5 (floor)":     {rep.Lexical.Recall["5"], 0.70},
-		"no-relevant empty (floor)":   {rep.Lexical.NoneEmpty, 0.99},
+		"answer recall@5 (floor)":      {rep.Lexical.Recall["5"], 0.70},
+		"no-relevant empty (floor)":    {rep.Lexical.NoneEmpty, 0.99},
 	} {
 		if c[0] < c[1] {
 			t.Errorf("%s = %.3f, below %.2f", name, c[0], c[1])
