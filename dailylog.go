@@ -1,0 +1,96 @@
+package memdir
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/internal/flock"
+)
+
+// MaxDailyLogBytes bounds a daily log that AppendDailyLog will extend. A day
+// of short bullets is a few kilobytes; a file past this is not a log any
+// more, and rewriting it on every append would be slow.
+const MaxDailyLogBytes = MaxMemoryFileBytes
+
+// AppendDailyLog appends one timestamped bullet, "- HH:MM text", to the
+// assistant-mode daily log of now's date in now's time zone,
+// dir/logs/YYYY/MM/YYYY-MM-DD.md (see DailyLogPath), and returns the file's
+// path. The file and its folders are created when missing (0600 and 0700).
+// Line breaks and runs of whitespace in text become single spaces, so one
+// call is always one line; text that is empty after that, or holds NUL
+// bytes, is an ErrInvalid error.
+//
+// The log is append-only by design (agents are told never to reorganise
+// it), so an append is not journaled: it removes nothing. Concurrency: the
+// read-extend-replace happens under the memory directory's flock, the same
+// lock Dir takes, and the file is replaced atomically, so any number of
+// processes appending at once lose no line and readers never see half of
+// one. The log is opened through os.Root, so a symlinked logs/ folder cannot
+// redirect the write outside dir.
+func AppendDailyLog(dir string, text string, now time.Time) (string, error) {
+	line := oneLine(strings.ToValidUTF8(text, "\uFFFD"))
+	if line == "" {
+		return "", fmt.Errorf("daily log: nothing to append (the text is empty): %w", ErrInvalid)
+	}
+	if strings.ContainsRune(line, 0) {
+		return "", fmt.Errorf("daily log: the text contains a NUL byte: %w", ErrInvalid)
+	}
+	if dir == "" {
+		return "", fmt.Errorf("daily log: no memory directory given: %w", ErrInvalid)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("daily log in %s: %w", dir, err)
+	}
+	file := DailyLogPath(abs, now)
+	rel, err := filepath.Rel(abs, file)
+	if err != nil {
+		return "", err
+	}
+	rel = filepath.ToSlash(rel)
+	if err := atomicfile.MkdirAll(abs, 0o700); err != nil {
+		return "", fmt.Errorf("daily log: create %s: %w", abs, err)
+	}
+	lock, err := flock.Acquire(context.Background(), abs)
+	if err != nil {
+		return "", fmt.Errorf("daily log: lock %s: %w", abs, err)
+	}
+	defer lock.Unlock()
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return "", fmt.Errorf("daily log: %w", err)
+	}
+	defer root.Close()
+	if err := root.MkdirAll(path.Dir(rel), 0o700); err != nil {
+		return "", fmt.Errorf("daily log: create the folders of %s: %w", file, err)
+	}
+	old, _, err := readRooted(root, rel, MaxDailyLogBytes)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		old = nil
+	case err != nil:
+		return "", fmt.Errorf("daily log %s: %w", file, err)
+	case bytes.IndexByte(old, 0) >= 0:
+		return "", fmt.Errorf("daily log %s holds binary data, so memdir will not extend it; move it aside: %w", file, ErrInvalid)
+	}
+	var b bytes.Buffer
+	b.Grow(len(old) + len(line) + 10)
+	b.Write(old)
+	if len(old) > 0 && old[len(old)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "- %s %s\n", now.Format("15:04"), line)
+	if err := atomicfile.WriteFileIn(root, rel, b.Bytes(), 0o600); err != nil {
+		return "", fmt.Errorf("daily log: %w", err)
+	}
+	return file, nil
+}
