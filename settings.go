@@ -1,0 +1,463 @@
+package memdir
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/internal/flock"
+)
+
+// The settings keys behind Claude Code's /memory toggles.
+const (
+	KeyAutoMemoryEnabled = "autoMemoryEnabled"
+	KeyAutoDreamEnabled  = "autoDreamEnabled"
+)
+
+// SettingValue is one boolean setting as Claude Code resolves it, and why.
+type SettingValue struct {
+	Key   string `json:"key"`
+	Value bool   `json:"value"`
+	// Source names what decided: "env", a settings source ("policy",
+	// "flag", "local", "project", "user") or "default".
+	Source string `json:"source"`
+	// Path is the settings file that decided, "" for env and default.
+	Path string `json:"path,omitempty"`
+	// Reason says the same for a person.
+	Reason string `json:"reason"`
+}
+
+// SettingsFileState is what one settings file holds of the memory keys.
+type SettingsFileState struct {
+	Source string   `json:"source"`
+	Path   string   `json:"path"`
+	Exists bool     `json:"exists"`
+	Values Settings `json:"values"`
+	// Error is why the file could not be read ("" when it could, or is absent).
+	Error string `json:"error,omitempty"`
+}
+
+// MemorySettings are the /memory toggles as Claude Code resolves them.
+type MemorySettings struct {
+	AutoMemoryEnabled SettingValue `json:"autoMemoryEnabled"`
+	AutoDreamEnabled  SettingValue `json:"autoDreamEnabled"`
+	// UserSettings is the file the toggles are written to.
+	UserSettings string `json:"user_settings"`
+	// Files lists every settings file consulted, highest priority first.
+	Files []SettingsFileState `json:"files"`
+}
+
+// ResolveMemorySettings evaluates autoMemoryEnabled and autoDreamEnabled the
+// way Claude Code does. autoMemoryEnabled: the environment first
+// (CLAUDE_CODE_DISABLE_AUTO_MEMORY, CLAUDE_CODE_SIMPLE, CLAUDE_CODE_REMOTE),
+// then the first settings file defining it in the order policy, flag,
+// local, project, user, then on. autoDreamEnabled: the first settings file
+// defining it, else a server-side flag memdir cannot see, which is off
+// unless the server turns it on, so memdir reports off. Unreadable files are
+// listed with their error and skipped, as Claude Code skips them.
+func ResolveMemorySettings(opts *LocateOptions) (*MemorySettings, error) {
+	if opts == nil {
+		opts = &LocateOptions{}
+	}
+	l, err := Locate(opts)
+	if err != nil {
+		return nil, err
+	}
+	lookup := opts.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	ms := &MemorySettings{UserSettings: UserSettingsPath(l.ConfigHome)}
+	var files []settingsFile
+	for _, sp := range l.SettingsPaths(opts) {
+		st := SettingsFileState{Source: sp.Source, Path: sp.Path}
+		s, err := ReadSettings(sp.Path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			st.Exists, st.Error = true, err.Error()
+		default:
+			st.Exists, st.Values = true, s
+			files = append(files, settingsFile{source: sp.Source, path: sp.Path, values: s})
+		}
+		ms.Files = append(ms.Files, st)
+	}
+
+	on, reason := autoMemoryEnabled(lookup, files)
+	ms.AutoMemoryEnabled = SettingValue{Key: KeyAutoMemoryEnabled, Value: on, Source: "env", Reason: reason}
+	switch {
+	case reason == "default":
+		ms.AutoMemoryEnabled.Source = "default"
+		ms.AutoMemoryEnabled.Reason = "no environment variable or settings file decides, so it is on"
+	case strings.HasPrefix(reason, KeyAutoMemoryEnabled+"="):
+		for _, f := range files {
+			if f.values.AutoMemoryEnabled != nil {
+				ms.AutoMemoryEnabled.Source, ms.AutoMemoryEnabled.Path = f.source, f.path
+				break
+			}
+		}
+	}
+
+	ms.AutoDreamEnabled = SettingValue{Key: KeyAutoDreamEnabled, Source: "default",
+		Reason: "not set in any settings file; Claude Code then follows a server-side flag that is off unless the server turns it on"}
+	for _, f := range files {
+		if v := f.values.AutoDreamEnabled; v != nil {
+			ms.AutoDreamEnabled = SettingValue{Key: KeyAutoDreamEnabled, Value: *v, Source: f.source, Path: f.path,
+				Reason: fmt.Sprintf("%s=%t in the %s settings %s", KeyAutoDreamEnabled, *v, f.source, f.path)}
+			break
+		}
+	}
+	return ms, nil
+}
+
+// SettingsUpdate sets one top-level key of a settings file to Value (JSON),
+// or removes the key when Value is nil.
+type SettingsUpdate struct {
+	Key   string
+	Value json.RawMessage
+}
+
+// maxSettingsBytes bounds a settings file memdir will rewrite.
+const maxSettingsBytes = 4 << 20
+
+// SetUserSettings writes updates into the user's settings file,
+// UserSettingsPath(configHome), never a project's: Claude Code's /memory
+// toggles write there too, and a checked-in project file is not the user's
+// to change. Every other key is kept, in its order, with its value as
+// written (numbers are not rounded through float64); the file is
+// re-indented with two spaces, as Claude Code writes it. A file that is not
+// a JSON object is an ErrInvalid error naming it, and is left untouched.
+// The change is journaled in j (see EditExternalFile), so Dir.UndoAny
+// restores the previous file byte for byte. It returns the run, or nil when
+// the file already held these values.
+func SetUserSettings(ctx context.Context, configHome string, updates []SettingsUpdate, j *Journal) (*JournalRun, error) {
+	if configHome == "" {
+		return nil, fmt.Errorf("settings: no configuration directory: %w", ErrInvalid)
+	}
+	for _, u := range updates {
+		if u.Key == "" {
+			return nil, fmt.Errorf("settings: empty key: %w", ErrInvalid)
+		}
+		if u.Value != nil && !json.Valid(u.Value) {
+			return nil, fmt.Errorf("settings: the value for %q is not JSON: %w", u.Key, ErrInvalid)
+		}
+	}
+	path := UserSettingsPath(configHome)
+	var keys []string
+	for _, u := range updates {
+		keys = append(keys, u.Key)
+	}
+	return EditExternalFile(ctx, j, "settings", "settings: "+strings.Join(keys, ", "), path, func(old []byte, exists bool) ([]byte, error) {
+		var members []jsonMember
+		if exists {
+			var err error
+			if members, err = parseJSONObject(old); err != nil {
+				return nil, fmt.Errorf("settings file %s is not valid JSON (%v); fix or move it, memdir will not rewrite it: %w", path, err, ErrInvalid)
+			}
+		}
+		for _, u := range updates {
+			members = setMember(members, u.Key, u.Value)
+		}
+		return renderJSONObject(members), nil
+	})
+}
+
+// jsonMember is one key of a JSON object, its value kept as written.
+type jsonMember struct {
+	key string
+	raw json.RawMessage
+}
+
+// parseJSONObject reads a JSON object keeping its keys in order and each
+// value as its raw text. Whitespace alone reads as an empty object (Claude
+// Code treats an empty settings file as no settings).
+func parseJSONObject(data []byte) ([]jsonMember, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	where := func(err error) error {
+		var se *json.SyntaxError
+		off := dec.InputOffset()
+		if errors.As(err, &se) {
+			off = se.Offset
+		}
+		line := 1 + bytes.Count(data[:min(int(off), len(data))], []byte("\n"))
+		return fmt.Errorf("line %d: %v", line, err)
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, where(err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("the top level is not an object")
+	}
+	var out []jsonMember
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, where(err)
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil, where(fmt.Errorf("expected a key, found %v", tok))
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, where(err)
+		}
+		out = append(out, jsonMember{key: key, raw: raw})
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, where(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			err = errors.New("more data after the object")
+		}
+		return nil, where(err)
+	}
+	return out, nil
+}
+
+// setMember sets key to raw (removing it when raw is nil). Every occurrence
+// of a repeated key is changed, since readers disagree on which one counts.
+func setMember(ms []jsonMember, key string, raw json.RawMessage) []jsonMember {
+	found := false
+	out := ms[:0:0]
+	for _, m := range ms {
+		if m.key != key {
+			out = append(out, m)
+			continue
+		}
+		found = true
+		if raw != nil {
+			out = append(out, jsonMember{key: key, raw: raw})
+		}
+	}
+	if !found && raw != nil {
+		out = append(out, jsonMember{key: key, raw: raw})
+	}
+	return out
+}
+
+// renderJSONObject writes the members as an object indented with two
+// spaces, the layout of JSON.stringify(v, null, 2), with a final newline.
+func renderJSONObject(ms []jsonMember) []byte {
+	if len(ms) == 0 {
+		return []byte("{}\n")
+	}
+	var b bytes.Buffer
+	b.WriteString("{\n")
+	for i, m := range ms {
+		b.WriteString("  ")
+		b.Write(jsonString(m.key))
+		b.WriteString(": ")
+		if err := json.Indent(&b, m.raw, "  ", "  "); err != nil {
+			// Raw values come from the decoder or were checked with
+			// json.Valid, so they always indent.
+			panic(fmt.Sprintf("memdir: indenting a settings value: %v", err))
+		}
+		if i < len(ms)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("}\n")
+	return b.Bytes()
+}
+
+func jsonString(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// EditExternalFile changes one file that lives outside any memory directory
+// (a CLAUDE.md, CLAUDE.local.md or settings file) and journals it in j, the
+// journal of the memory directory the change was made for, so that
+// 'memdir log' lists it with the directory's other runs and Dir.UndoAny
+// reverts it. edit receives the current content (nil and false when the
+// file is missing) and returns the new content; an error from edit aborts
+// with nothing written. A symlinked file is followed and its target
+// replaced, so a CLAUDE.md linked to a shared file stays linked.
+//
+// The read-edit-replace happens under an flock on the file's directory and
+// the file is replaced atomically, keeping its permissions (new files are
+// 0600, new directories 0700). The run's root is that directory; it returns
+// the finished run, or nil when the content did not change.
+func EditExternalFile(ctx context.Context, j *Journal, kind, summary, path string, edit func(old []byte, exists bool) ([]byte, error)) (*JournalRun, error) {
+	if j == nil {
+		return nil, fmt.Errorf("edit %s: no journal to record the change in: %w", path, ErrInvalid)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("edit %s: %w", path, err)
+	}
+	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		target, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			return nil, fmt.Errorf("edit %s: it is a symlink whose target cannot be resolved: %w", abs, err)
+		}
+		abs = target
+	}
+	dir, base := filepath.Split(abs)
+	dir = filepath.Clean(dir)
+	if err := atomicfile.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("edit %s: %w", abs, err)
+	}
+	lock, err := flock.Acquire(ctx, dir)
+	if err != nil {
+		return nil, fmt.Errorf("edit %s: lock %s: %w", abs, dir, err)
+	}
+	defer lock.Unlock()
+
+	var old []byte
+	exists := false
+	mode := fs.FileMode(0o600)
+	switch fi, err := os.Lstat(abs); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("edit %s: %w", abs, err)
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("edit %s: not a regular file; memdir will not replace it: %w", abs, ErrInvalid)
+	case fi.Size() > maxSettingsBytes:
+		return nil, fmt.Errorf("edit %s: %s is too large for memdir to rewrite (limit %s): %w", abs, FormatFileSize(int(fi.Size())), FormatFileSize(maxSettingsBytes), ErrInvalid)
+	default:
+		if old, err = os.ReadFile(abs); err != nil {
+			return nil, fmt.Errorf("edit %s: %w", abs, err)
+		}
+		exists, mode = true, fi.Mode().Perm()
+	}
+	content, err := edit(old, exists)
+	if err != nil {
+		return nil, err
+	}
+	if exists && bytes.Equal(content, old) {
+		return nil, nil
+	}
+	rec, err := j.Begin(kind, dir)
+	if err != nil {
+		return nil, fmt.Errorf("edit %s: journal: %w", abs, err)
+	}
+	rec.SetSummary(summary)
+	err = rec.Before(base)
+	if err == nil {
+		err = atomicfile.WriteFile(abs, content, mode)
+	}
+	run, ferr := rec.Finish(err)
+	if err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// UndoAny is Undo for any run of the directory's journal: runs that changed
+// the directory itself go to Undo, with its index-line handling; runs of
+// EditExternalFile, rooted elsewhere (a project's CLAUDE.md, the user's
+// settings), have their files restored byte for byte under a lock on that
+// root. Conflicts and Force work as in Undo, and the undo is itself a run
+// that can be undone.
+func (d *Dir) UndoAny(ctx context.Context, id string, opts *UndoOptions) (*JournalRun, error) {
+	run, err := d.journal.Run(id)
+	if err != nil {
+		return nil, err
+	}
+	if run.Root == d.path {
+		return d.Undo(ctx, run.ID, opts)
+	}
+	return d.journal.undoExternal(ctx, run, opts)
+}
+
+func (j *Journal) undoExternal(ctx context.Context, run *JournalRun, opts *UndoOptions) (*JournalRun, error) {
+	if opts == nil {
+		opts = &UndoOptions{}
+	}
+	if run.UndoneBy != "" {
+		return nil, fmt.Errorf("run %s was already undone by run %s (undo that one to redo): %w", run.ID, run.UndoneBy, ErrInvalid)
+	}
+	changed := run.ChangedFiles()
+	if len(changed) == 0 {
+		return nil, fmt.Errorf("run %s changed nothing: %w", run.ID, ErrInvalid)
+	}
+	if err := atomicfile.MkdirAll(run.Root, 0o700); err != nil {
+		return nil, fmt.Errorf("undo %s: %w", run.ID, err)
+	}
+	lock, err := flock.Acquire(ctx, run.Root)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	root, err := os.OpenRoot(run.Root)
+	if err != nil {
+		return nil, fmt.Errorf("undo %s: %w", run.ID, err)
+	}
+	defer root.Close()
+	var conflicts, paths []string
+	for _, f := range changed {
+		if !filepath.IsLocal(filepath.FromSlash(f.Path)) {
+			return nil, fmt.Errorf("undo %s: the journal names %q, which is not inside %s: %w", run.ID, f.Path, run.Root, ErrInvalid)
+		}
+		cur, err := hashFile(filepath.Join(run.Root, filepath.FromSlash(f.Path)))
+		if err != nil {
+			return nil, fmt.Errorf("undo %s: %w", f.Path, err)
+		}
+		if cur != f.After {
+			conflicts = append(conflicts, filepath.Join(run.Root, f.Path))
+		}
+		paths = append(paths, f.Path)
+	}
+	if len(conflicts) > 0 && !opts.Force {
+		return nil, &ConflictError{RunID: run.ID, Paths: conflicts}
+	}
+	rec, err := j.Begin("undo", run.Root)
+	if err != nil {
+		return nil, err
+	}
+	rec.run.Undoes = run.ID
+	rec.SetSummary("undo " + run.ID + " (" + run.Kind + ")")
+	err = rec.Before(paths...)
+	for i := len(changed) - 1; i >= 0 && err == nil; i-- {
+		f := changed[i]
+		if f.Before == "" {
+			if rerr := root.Remove(f.Path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+				err = fmt.Errorf("undo: remove %s: %w", f.Path, rerr)
+			}
+			continue
+		}
+		var data []byte
+		if data, err = j.Blob(f.Before); err != nil {
+			break
+		}
+		mode := f.BeforeMode
+		if mode == 0 {
+			mode = 0o600
+		}
+		err = atomicfile.WriteFileIn(root, f.Path, data, mode)
+	}
+	undo, ferr := rec.Finish(err)
+	if err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := j.markUndone(run, undo.ID); err != nil {
+		return undo, err
+	}
+	return undo, nil
+}
