@@ -1,0 +1,77 @@
+package mcpserver_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/mcpserver"
+)
+
+// benchFiles returns n memories of realistic size: a description of about 120
+// characters and a body of about 600.
+func benchFiles(n int) map[string]string {
+	types := []memdir.Type{memdir.TypeUser, memdir.TypeFeedback, memdir.TypeProject, memdir.TypeReference}
+	body := strings.Repeat("Deploys go through the blue/green script; never kubectl apply by hand. ", 9)
+	files := make(map[string]string, n)
+	for i := range n {
+		t := types[i%4]
+		files[fmt.Sprintf("%s_memory_%05d.md", t, i)] = memoryFile(fmt.Sprintf("memory %d", i),
+			fmt.Sprintf("Memory number %d about the dispatch service, its Postgres schema and the on-call runbook for Kafka lag", i), t, body)
+	}
+	return files
+}
+
+// BenchmarkRecall compares a recall through the MCP server (in-memory
+// transport, JSON both ways, schema validation) with the same recall made
+// directly on the directory. The selector model is a fake that picks nothing,
+// so every call does the whole lookup and the session's record stays empty.
+func BenchmarkRecall(b *testing.B) {
+	model := &fakeModel{reply: `{"selected_memories":[]}`}
+	query := "why is the dispatch service lagging behind Kafka after the Postgres migration?"
+	for _, n := range []int{200, 2000} {
+		f := newFixture(b, &mcpserver.Options{Model: model})
+		writeFiles(b, f.dir.Path(), benchFiles(n))
+		ctx := context.Background()
+		idx := memdir.NewRecallIndex(f.dir.Path(), "")
+		b.Run(fmt.Sprintf("memories=%d/direct", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := f.dir.Recall(ctx, query, &memdir.RecallOptions{Model: model, Index: idx}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("memories=%d/mcp", n), func(b *testing.B) {
+			cs := f.connect(b)
+			callOK(b, cs, "recall", map[string]any{"query": query}, nil) // builds the server's index
+			for b.Loop() {
+				callOK(b, cs, "recall", map[string]any{"query": query}, nil)
+			}
+		})
+	}
+}
+
+// BenchmarkWrite measures the write paths through the server: save (lock,
+// journal, memory file and MEMORY.md) and a memory-tool create (lock, journal
+// run, index lines noted, file).
+func BenchmarkWrite(b *testing.B) {
+	f := newFixture(b, nil)
+	writeFiles(b, f.dir.Path(), benchFiles(200))
+	cs := f.connect(b)
+	b.Run("save", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			i++
+			callOK(b, cs, "save", map[string]any{"name": fmt.Sprintf("bench %d", i), "description": "a memory saved by the benchmark", "type": "project", "body": "body"}, nil)
+		}
+	})
+	b.Run("memory-create", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			i++
+			callOK(b, cs, "memory", map[string]any{"command": "create", "path": fmt.Sprintf("/memories/bench/create_%d.md", i), "file_text": "body\n"}, nil)
+		}
+	})
+}
