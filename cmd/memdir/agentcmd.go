@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/memdir/memdir"
+)
+
+func init() {
+	register(&Command{
+		Name:  "agent",
+		Args:  "list [--json] | sync AGENT [--scope S] [--yes | --keep] [--json]",
+		Short: "list agents' memories and sync them from project snapshots",
+		Long: `Agent works on the memory of custom agents (subagents).
+
+'memdir agent list' reads the agent definitions Claude Code loads, Markdown
+files with frontmatter in ~/.claude/agents/ (or $CLAUDE_CONFIG_DIR/agents/)
+and in .claude/agents/ of the project and its parents up to the git root,
+and shows each agent's memory scope (the definition's memory: field, user,
+project or local), its memory directory, how many memories it holds, and
+what the project's snapshot calls for.
+
+A project can ship seed memories for an agent in
+.claude/agent-memory-snapshots/AGENT/: memory files plus snapshot.json,
+{"updatedAt": "<timestamp>"}. The agent's directory remembers the snapshot it
+was synced from in .snapshot-synced.json. The snapshot column shows:
+
+  initialize     the agent has no memories yet: sync copies the snapshot in
+  prompt-update  the snapshot is newer than the last sync (or there was none):
+                 sync replaces the local memories, but only with --yes
+  none           nothing to do ("-" when the project ships no snapshot)
+
+'memdir agent sync AGENT' applies it. A replace removes the agent's
+top-level .md files and copies the snapshot's files in; without --yes it
+only says what it would replace and exits 5. --keep records the snapshot as
+seen and leaves the memories as they are. Every removal and overwrite is
+journaled: 'memdir undo --agent AGENT --scope SCOPE' puts them back.
+Claude Code does the initialize step by itself at startup, for agents with
+user-scope memory only; it asks before a replace.
+
+Examples:
+  memdir agent list
+  memdir agent sync code-reviewer
+  memdir agent sync code-reviewer --yes`,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			var lf locationFlags
+			fs.StringVar(&lf.project, "project", "", "resolve the project from `DIR` instead of the working directory")
+			scope := fs.String("scope", "", "(sync) memory `SCOPE` of the agent: user, project or local")
+			yes := fs.Bool("yes", false, "(sync) replace local memories with a newer snapshot")
+			keep := fs.Bool("keep", false, "(sync) record a newer snapshot as seen, keep local memories")
+			asJSON := fs.Bool("json", false, "print JSON")
+			return func(ctx context.Context, env *Env, args []string) error {
+				if len(args) == 0 {
+					return usagef("agent needs a subcommand: list or sync AGENT")
+				}
+				loc, err := lf.locate(env)
+				if err != nil {
+					return err
+				}
+				switch args[0] {
+				case "list":
+					if len(args) != 1 || *scope != "" || *yes || *keep {
+						return usagef("agent list takes no arguments and only --project and --json")
+					}
+					return agentList(ctx, env, loc, *asJSON)
+				case "sync":
+					if len(args) != 2 {
+						return usagef("agent sync takes one agent name")
+					}
+					if *yes && *keep {
+						return usagef("--yes and --keep exclude each other")
+					}
+					return agentSync(ctx, env, loc, args[1], *scope, &memdir.SnapshotSyncOptions{Replace: *yes, Keep: *keep}, *asJSON)
+				default:
+					return usagef("unknown agent subcommand %q: want list or sync", args[0])
+				}
+			}
+		},
+	})
+}
+
+// agentRow is one line of 'memdir agent list'.
+type agentRow struct {
+	Name        string                 `json:"name"`
+	Description string                 `json:"description"`
+	Scope       memdir.AgentScope      `json:"scope,omitempty"`
+	Source      string                 `json:"source"`
+	Definition  string                 `json:"definition"`
+	Dir         string                 `json:"dir,omitempty"`
+	Memories    int                    `json:"memories"`
+	Snapshot    *memdir.SnapshotStatus `json:"snapshot,omitempty"`
+}
+
+func agentList(ctx context.Context, env *Env, loc *memdir.Location, asJSON bool) error {
+	defs, warnings, err := memdir.LoadAgentDefs(loc)
+	if err != nil {
+		return err
+	}
+	rows := []agentRow{}
+	defined := map[string]bool{}
+	for _, d := range defs {
+		defined[d.Name] = true
+		r := agentRow{Name: d.Name, Description: d.Description, Scope: d.Scope, Source: d.Source, Definition: d.Path}
+		if d.Scope != "" {
+			if r.Dir, err = loc.AgentDir(d.Name, d.Scope); err != nil {
+				warnings = append(warnings, fmt.Sprintf("%s: %v", d.Path, err))
+				rows = append(rows, r)
+				continue
+			}
+			res, err := memdir.ScanDir(ctx, r.Dir, &memdir.ScanOptions{Limit: -1})
+			if err != nil {
+				return err
+			}
+			r.Memories = res.Total
+			if r.Snapshot, err = agentSnapshot(loc, d.Name, r.Dir); err != nil {
+				return err
+			}
+		}
+		rows = append(rows, r)
+	}
+	// Snapshots shipped for agents nobody defines are worth a word.
+	if entries, err := os.ReadDir(filepath.Join(loc.ProjectRoot, ".claude", memdir.SnapshotsDirName)); err == nil {
+		for _, e := range entries {
+			if e.IsDir() && !defined[e.Name()] {
+				warnings = append(warnings, fmt.Sprintf("the project ships a snapshot for agent %q, which has no definition in .claude/agents/", e.Name()))
+			}
+		}
+	}
+	if asJSON {
+		if warnings == nil {
+			warnings = []string{}
+		}
+		return writeJSON(env.Stdout, map[string]any{"agents": rows, "warnings": warnings})
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(env.Stderr, "No agent definitions in %s or the project's .claude/agents/.\n", filepath.Join(loc.ConfigHome, "agents"))
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "AGENT\tSCOPE\tMEMORIES\tSNAPSHOT\tDIRECTORY")
+	for _, r := range rows {
+		scope, count, snap, dir := "-", "-", "-", "-"
+		if r.Scope != "" {
+			scope, count, dir = string(r.Scope), fmt.Sprint(r.Memories), r.Dir
+		}
+		if r.Snapshot != nil && r.Snapshot.HasSnapshot {
+			snap = string(r.Snapshot.Action)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, scope, count, snap, dir)
+	}
+	return tw.Flush()
+}
+
+func agentSnapshot(loc *memdir.Location, agent, dir string) (*memdir.SnapshotStatus, error) {
+	snapDir, err := memdir.SnapshotDir(loc.ProjectRoot, agent)
+	if err != nil {
+		return nil, err
+	}
+	return memdir.CheckSnapshot(snapDir, dir)
+}
+
+func agentSync(ctx context.Context, env *Env, loc *memdir.Location, agent, scopeFlag string, opts *memdir.SnapshotSyncOptions, asJSON bool) error {
+	defs, _, err := memdir.LoadAgentDefs(loc)
+	if err != nil {
+		return err
+	}
+	var scope memdir.AgentScope
+	found := false
+	for _, d := range defs {
+		if d.Name == agent {
+			found, scope = true, d.Scope
+		}
+	}
+	if scopeFlag != "" {
+		if scope, err = memdir.ParseAgentScope(scopeFlag); err != nil {
+			return err
+		}
+	}
+	switch {
+	case !found && scope == "":
+		return fmt.Errorf("no agent named %q in %s or the project's .claude/agents/ (give --scope to sync it anyway): %w", agent, filepath.Join(loc.ConfigHome, "agents"), memdir.ErrNotFound)
+	case scope == "":
+		return fmt.Errorf("agent %q keeps no memory: its definition has no memory: field (give --scope to sync it anyway): %w", agent, memdir.ErrInvalid)
+	}
+	dir, err := loc.AgentDir(agent, scope)
+	if err != nil {
+		return err
+	}
+	snapDir, err := memdir.SnapshotDir(loc.ProjectRoot, agent)
+	if err != nil {
+		return err
+	}
+	d, err := memdir.Open(dir, &memdir.Options{Now: env.Now, LookupEnv: env.LookupEnv})
+	if err != nil {
+		return err
+	}
+	res, err := d.SyncSnapshot(ctx, snapDir, opts)
+	if errors.Is(err, memdir.ErrExists) {
+		st, cerr := memdir.CheckSnapshot(snapDir, dir)
+		if cerr != nil || st.Action != memdir.SnapshotPromptUpdate {
+			return err
+		}
+		if asJSON {
+			if jerr := writeJSON(env.Stdout, &memdir.SnapshotSyncResult{Status: st, Done: "needs-confirmation"}); jerr != nil {
+				return jerr
+			}
+			return &exitError{code: exitExists}
+		}
+		fmt.Fprintf(env.Stdout, "The project's snapshot of %s (updated %s) is newer than this memory (synced: %s).\n", agent, st.UpdatedAt, orNeverSynced(st.SyncedFrom))
+		fmt.Fprintf(env.Stdout, "Replacing %s would remove %s\n  %s\nand copy from %s\n  %s\n", dir,
+			plural(len(st.Local), "local memory file:", "local memory files:"), strings.Join(st.Local, "\n  "),
+			snapDir, strings.Join(st.Files, "\n  "))
+		fmt.Fprintf(env.Stdout, "Run 'memdir agent sync %s --yes' to replace (undoable), or --keep to keep the local memories.\n", agent)
+		return &exitError{code: exitExists}
+	}
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(env.Stdout, res)
+	}
+	st := res.Status
+	switch res.Done {
+	case "none":
+		switch {
+		case !st.HasSnapshot && st.Note != "":
+			fmt.Fprintf(env.Stdout, "Nothing to do for %s: %s.\n", agent, st.Note)
+		case !st.HasSnapshot:
+			fmt.Fprintf(env.Stdout, "Nothing to do for %s: the project ships no snapshot in %s.\n", agent, snapDir)
+		case st.Note != "":
+			fmt.Fprintf(env.Stdout, "Nothing to do for %s: %s.\n", agent, st.Note)
+		default:
+			fmt.Fprintf(env.Stdout, "%s is in step with the snapshot of %s.\n", agent, st.UpdatedAt)
+		}
+		return nil
+	case "initialize":
+		fmt.Fprintf(env.Stdout, "Initialized the %s memory of %s (%s) from the snapshot of %s: copied %s.\n", scope, agent, dir, st.UpdatedAt, plural(len(res.Copied), "file", "files"))
+	case "replace":
+		fmt.Fprintf(env.Stdout, "Replaced the %s memory of %s (%s) with the snapshot of %s: removed %s, copied %s.\n", scope, agent, dir, st.UpdatedAt, plural(len(res.Removed), "file", "files"), plural(len(res.Copied), "file", "files"))
+	case "keep":
+		fmt.Fprintf(env.Stdout, "Kept the memories of %s; the snapshot of %s is recorded as seen.\n", agent, st.UpdatedAt)
+	}
+	if res.RunID != "" {
+		fmt.Fprintf(env.Stdout, "Undo with: memdir undo --agent %s --scope %s %s\n", agent, scope, res.RunID)
+	}
+	return nil
+}
+
+func orNeverSynced(s string) string {
+	if s == "" {
+		return "never"
+	}
+	return s
+}
