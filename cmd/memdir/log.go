@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/memdir/memdir"
@@ -12,13 +14,24 @@ import (
 func init() {
 	register(&Command{
 		Name:  "log",
-		Args:  "[--limit N] [--json] | show RUN",
-		Short: "list the journaled changes that undo can revert",
+		Args:  "[--limit N] [--json] | show RUN | append TEXT...",
+		Short: "list the journaled changes that undo can revert; append to the daily log",
 		Long: `Log lists the runs in the directory's journal, newest first: when each ran,
 its kind (save, remove, rename, doctor, extract, dream, sync-pull, undo), how
 many files it changed, the model tokens it used, and whether it was undone.
 'memdir log show RUN' lists a run's files with their content ids before and
 after.
+
+'memdir log append TEXT' is something else: it adds a timestamped bullet,
+"- HH:MM TEXT", to today's assistant-mode daily log in the memory directory,
+logs/YYYY/MM/YYYY-MM-DD.md (the local date and time of the clock), creating
+the file and its folders, and prints the file's path. Several words are
+joined with spaces; line breaks become spaces, so one call is one bullet.
+Without TEXT the text is read from standard input. Claude Code's assistant
+mode writes these logs; consolidation reads them first. Appends are locked
+and atomic, so parallel appends lose nothing; they are not journaled, since
+the log is append-only and an append removes nothing. With --json it prints
+{"path": FILE}.
 
 The journal lives outside the memory directory, under memdir's state
 directory (MEMDIR_STATE_DIR, else $XDG_STATE_HOME/memdir, else
@@ -28,7 +41,8 @@ directory (MEMDIR_STATE_DIR, else $XDG_STATE_HOME/memdir, else
 
 Examples:
   memdir log
-  memdir log show 20261129T150405`,
+  memdir log show 20261129T150405
+  memdir log append "user prefers tabs; deploys go through Argo"`,
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			var lf locationFlags
 			lf.register(fs, false)
@@ -40,9 +54,12 @@ Examples:
 					return err
 				}
 				j := d.Journal()
+				if len(args) > 0 && args[0] == "append" {
+					return logAppend(env, d.Path(), args[1:], *asJSON)
+				}
 				if len(args) > 0 {
 					if args[0] != "show" || len(args) != 2 {
-						return usagef("log takes no arguments, or: show RUN")
+						return usagef("log takes no arguments, or: show RUN, or: append TEXT")
 					}
 					run, err := j.Run(args[1])
 					if err != nil {
@@ -126,4 +143,28 @@ func printRun(env *Env, r *memdir.JournalRun) {
 		}
 		fmt.Fprintf(env.Stdout, " %s %-40s %s -> %s\n", mark, f.Path, short(f.Before), short(f.After))
 	}
+}
+
+// logAppend is 'memdir log append': one bullet in today's daily log.
+func logAppend(env *Env, dir string, words []string, asJSON bool) error {
+	text := strings.Join(words, " ")
+	if len(words) == 0 {
+		if env.StdinIsTerminal {
+			return usagef("log append needs the text: memdir log append \"what happened\" (or pipe it on standard input)")
+		}
+		data, err := io.ReadAll(io.LimitReader(env.Stdin, 64<<10))
+		if err != nil {
+			return fmt.Errorf("log append: read standard input: %w", err)
+		}
+		text = string(data)
+	}
+	path, err := memdir.AppendDailyLog(dir, text, env.Now())
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(env.Stdout, map[string]string{"path": path})
+	}
+	fmt.Fprintln(env.Stdout, path)
+	return nil
 }

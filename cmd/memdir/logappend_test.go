@@ -1,0 +1,53 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLogAppend(t *testing.T) {
+	w := newMemWorld(t)
+	zone := time.FixedZone("UTC+8", 8*3600)
+	// 23:59 on the last day of November in UTC+8, then just past midnight.
+	w.now = time.Date(2026, 11, 30, 23, 59, 0, 0, zone)
+	out := w.ok(t, "log", "append", "user", "prefers", "tabs")
+	first := filepath.Join(w.memDir(t), "logs", "2026", "11", "2026-11-30.md")
+	if out != first+"\n" {
+		t.Errorf("printed %q, want %q", out, first)
+	}
+	w.now = w.now.Add(2 * time.Minute)
+	w.stdin, w.stdinTerminal = "deploys go through Argo,\nnever kubectl\n", false
+	out = w.ok(t, "log", "append", "--json")
+	second := filepath.Join(w.memDir(t), "logs", "2026", "12", "2026-12-01.md")
+	if want := "{\n  \"path\": \"" + second + "\"\n}\n"; out != want {
+		t.Errorf("printed %q, want %q", out, want)
+	}
+	if got := readFile(t, first); got != "- 23:59 user prefers tabs\n" {
+		t.Errorf("first log = %q", got)
+	}
+	if got := readFile(t, second); got != "- 00:01 deploys go through Argo, never kubectl\n" {
+		t.Errorf("second log = %q", got)
+	}
+	// Appends are not journal runs.
+	if _, errOut, _ := w.run(t, "log"); !strings.Contains(errOut, "is empty") {
+		t.Errorf("the journal is not empty after appends: %q", errOut)
+	}
+
+	w.stdin, w.stdinTerminal = "", true
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"log", "append"}, exitUsage, "needs the text"},
+		{[]string{"log", "append", " "}, exitInvalid, "nothing to append"},
+		{[]string{"log", "frob"}, exitUsage, "append TEXT"},
+	} {
+		_, errOut, code := w.run(t, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("memdir %s: exit %d, %q; want %d and %q", strings.Join(tc.args, " "), code, errOut, tc.code, tc.want)
+		}
+	}
+}
