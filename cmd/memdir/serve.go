@@ -69,6 +69,8 @@ Examples:
 			readOnly := fs.Bool("read-only", false, "token create: the token may only read")
 			name := fs.String("name", "", "token create: a `LABEL` to recognise the token by")
 			asJSON := fs.Bool("json", false, "token create and list: print JSON")
+			mcpOn := fs.Bool("mcp", false, "also serve the memory directory found from the working directory over MCP at /mcp (loopback --addr only; see 'memdir help mcp')")
+			mcpDir := fs.String("mcp-dir", "", "serve `DIR` as the memory directory at /mcp (implies --mcp)")
 			return func(ctx context.Context, env *Env, args []string) error {
 				var logger *slog.Logger
 				switch *logFormat {
@@ -103,7 +105,13 @@ Examples:
 					Now:            env.Now,
 					Logger:         logger,
 				})
-				return serveHTTP(ctx, *addr, h, logger)
+				var handler http.Handler = h
+				if *mcpOn || *mcpDir != "" {
+					if handler, err = withMCP(ctx, env, h, *addr, *mcpDir, logger); err != nil {
+						return err
+					}
+				}
+				return serveHTTP(ctx, *addr, handler, logger)
 			}
 		},
 	})

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/mcpserver"
+)
+
+func init() {
+	register(&Command{
+		Name:  "mcp",
+		Args:  "[--http HOST:PORT] [--team] [flags]",
+		Short: "serve the memory directory to MCP clients (Claude Code, IDEs, agents)",
+		Long: `Mcp serves the project's memory directory over the Model Context Protocol, so
+any MCP client gets the same file-based memory Claude Code keeps. By default
+it speaks MCP on standard input and output, the way clients start local
+servers; logs go to standard error only.
+
+What the client gets:
+  tools      memory  the memory-tool commands (view, create, str_replace,
+                     insert, delete, rename) on the directory, seen as
+                     /memories
+             recall  a query in, the relevant memories out (each memory is
+                     surfaced once per session, 60 KB per session at most)
+             save    name, description, type, body (and team) → a memory
+                     file plus its MEMORY.md line
+             forget  a memory's name or path → file and line removed
+  resources  memdir://MEMORY.md (and memdir://team/MEMORY.md with --team)
+             as agents load them; memdir://memory/{path} for each memory
+  prompt     memory: the memory system prompt (argument mode: individual,
+             team or daily-log; with_index; search)
+  plus instructions telling the model when to recall, save and forget.
+
+Every change is journaled: 'memdir log' lists the runs (the memory tool's as
+kind mcp) and 'memdir undo' reverts them. Writes take the directory lock, so
+the server is safe next to Claude Code, 'memdir sync' and other servers.
+
+Recall uses the configured model (see 'memdir config'; --no-model ranks
+lexically), falling back to the lexical ranker when the model fails.
+
+--http HOST:PORT serves streamable HTTP at http://HOST:PORT/mcp instead of
+stdio. There is no authentication, so HOST must be a loopback address.
+'memdir serve --mcp' mounts the same endpoint on the team server.
+
+` + locationHelp + `
+
+Set-up in Claude Code:
+  claude mcp add --transport stdio memdir -- memdir mcp
+or in .mcp.json at the project root:
+  {"mcpServers": {"memdir": {"command": "memdir", "args": ["mcp"]}}}
+
+Examples:
+  memdir mcp
+  memdir mcp --team --model anthropic:claude-haiku-4-5
+  memdir mcp --dir ~/notes/memory --http 127.0.0.1:8788`,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			var lf locationFlags
+			lf.register(fs, false)
+			addConfigFlags(fs)
+			team := fs.Bool("team", false, "team memory on: save into team/, serve team/MEMORY.md, team prompt by default")
+			httpAddr := fs.String("http", "", "serve streamable HTTP on `HOST:PORT` (loopback only) at /mcp instead of stdio")
+			noModel := fs.Bool("no-model", false, "recall ranks lexically even when a model is configured")
+			verbose := fs.Bool("verbose", false, "log debug details to standard error")
+			return func(ctx context.Context, env *Env, args []string) error {
+				if len(args) > 0 {
+					return usagef("mcp takes no arguments")
+				}
+				level := slog.LevelWarn
+				if *verbose {
+					level = slog.LevelDebug
+				}
+				logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+				if *httpAddr != "" {
+					if err := checkLoopback("--http", *httpAddr); err != nil {
+						return err
+					}
+				}
+				var cfg *config
+				if !*noModel {
+					var err error
+					if cfg, err = loadConfigFlags(env, fs); err != nil {
+						return err
+					}
+				}
+				srv, d, err := newMCPServer(ctx, env, &lf, cfg, *team, logger)
+				if err != nil {
+					return err
+				}
+				if *httpAddr != "" {
+					mux := http.NewServeMux()
+					mux.Handle("/mcp", mcpserver.NewHandler(srv, logger))
+					fmt.Fprintf(env.Stderr, "memdir mcp: serving %s at http://%s/mcp\n", d.Path(), *httpAddr)
+					return serveHTTP(ctx, *httpAddr, mux, logger)
+				}
+				err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(env.Stdin), Writer: nopWriteCloser{env.Stdout}})
+				if ctx.Err() != nil || errors.Is(err, io.EOF) {
+					// Stopped by a signal, or the client closed the pipe:
+					// both are the normal end of a stdio server.
+					return nil
+				}
+				return err
+			}
+		},
+	})
+}
+
+// newMCPServer opens the directory lf selects and returns its MCP server,
+// with the model cfg configures (nil cfg: lexical recall) and the recall
+// cache shared with 'memdir recall'.
+func newMCPServer(ctx context.Context, env *Env, lf *locationFlags, cfg *config, team bool, logger *slog.Logger) (*mcp.Server, *memdir.Dir, error) {
+	d, loc, err := lf.open(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	var model memdir.Model
+	if cfg != nil {
+		if model, err = newModel(ctx, cfg); err != nil {
+			return nil, nil, err
+		}
+	}
+	cache, err := memdir.DefaultRecallCachePath(d.Path(), env.LookupEnv)
+	if err != nil {
+		return nil, nil, err
+	}
+	if loc != nil && !loc.Enabled {
+		logger.Warn("auto memory is disabled, so Claude Code itself will not load this directory; serving it anyway", "reason", loc.EnabledReason, "dir", d.Path())
+	}
+	srv := mcpserver.New(d, &mcpserver.Options{
+		Location:    loc,
+		Model:       model,
+		RecallIndex: memdir.NewRecallIndex(d.Path(), cache),
+		Team:        team,
+		Version:     version,
+		Now:         env.Now,
+		Logger:      logger,
+	})
+	return srv, d, nil
+}
+
+// withMCP is how 'memdir serve --mcp' adds the MCP endpoint: /mcp serves the
+// memory directory found from the working directory (or dir, when set), and
+// every other path goes to h. The configured model, if any, drives recall.
+func withMCP(ctx context.Context, env *Env, h http.Handler, addr, dir string, logger *slog.Logger) (http.Handler, error) {
+	if err := checkLoopback("--mcp", addr); err != nil {
+		return nil, err
+	}
+	cfg, err := loadConfig(env)
+	if err != nil {
+		return nil, err
+	}
+	srv, d, err := newMCPServer(ctx, env, &locationFlags{dir: dir}, cfg, false, logger)
+	if err != nil {
+		return nil, err
+	}
+	logger.Info("serving memory over MCP", "path", "/mcp", "dir", d.Path())
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcpserver.NewHandler(srv, logger))
+	mux.Handle("/", h)
+	return mux, nil
+}
+
+// checkLoopback refuses to serve the unauthenticated MCP endpoint on an
+// address other machines can reach.
+func checkLoopback(flagName, addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usagef("%s %q: want HOST:PORT", flagName, addr)
+	}
+	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return usagef("%s: the MCP endpoint has no authentication, so it only listens on a loopback address (127.0.0.1, ::1 or localhost), not %q", flagName, addr)
+}
+
+// nopWriteCloser lets the MCP transport close standard output without
+// closing it.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
