@@ -24,10 +24,10 @@ func TestLogAppend(t *testing.T) {
 	if want := "{\n  \"path\": \"" + second + "\"\n}\n"; out != want {
 		t.Errorf("printed %q, want %q", out, want)
 	}
-	if got := readFile(t, first); got != "- 23:59 user prefers tabs\n" {
+	if got := agentTestRead(t, first); got != "- 23:59 user prefers tabs\n" {
 		t.Errorf("first log = %q", got)
 	}
-	if got := readFile(t, second); got != "- 00:01 deploys go through Argo, never kubectl\n" {
+	if got := agentTestRead(t, second); got != "- 00:01 deploys go through Argo, never kubectl\n" {
 		t.Errorf("second log = %q", got)
 	}
 	// Appends are not journal runs.

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/memdir/memdir"
+)
+
+func init() {
+	register(&Command{
+		Name:  "settings",
+		Args:  "[--json] | set KEY=VALUE...",
+		Short: "show or set autoMemoryEnabled and autoDreamEnabled (the /memory toggles)",
+		Long: `Settings shows the two switches of Claude Code's /memory command as Claude
+Code resolves them, and where each value comes from:
+
+  autoMemoryEnabled  whether agents read and write auto memory. Environment
+                     variables decide first (CLAUDE_CODE_DISABLE_AUTO_MEMORY,
+                     CLAUDE_CODE_SIMPLE, CLAUDE_CODE_REMOTE), then the first
+                     settings file defining it, in the order managed policy,
+                     --settings file, .claude/settings.local.json,
+                     .claude/settings.json (a project may turn it off),
+                     ~/.claude/settings.json; otherwise on.
+  autoDreamEnabled   whether background consolidation runs: the first
+                     settings file defining it, otherwise a server-side flag
+                     that is off unless the server turns it on. It only runs
+                     while auto memory is on.
+
+'memdir settings set KEY=VALUE...' writes the keys into the user's settings
+file (~/.claude/settings.json, or $CLAUDE_CONFIG_DIR/settings.json), as the
+/memory toggles do, never into a project's. VALUE is true or false (on/off,
+1/0), or unset to remove the key. Every other key stays as it is, in its
+order; the file is re-indented with two spaces. A settings file that is not
+valid JSON is reported and left alone. The previous file is journaled first
+and 'memdir undo' restores it. If something with a higher priority (an
+environment variable, a project or policy file) still decides otherwise, set
+says so.
+
+--project DIR resolves the project settings from DIR instead of the working
+directory; the change is journaled with that project's memory directory.
+
+Examples:
+  memdir settings
+  memdir settings set autoMemoryEnabled=false
+  memdir settings set autoDreamEnabled=true autoMemoryEnabled=unset`,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			var lf locationFlags
+			fs.StringVar(&lf.project, "project", "", "resolve the project from `DIR` instead of the working directory")
+			asJSON := fs.Bool("json", false, "print JSON")
+			return func(ctx context.Context, env *Env, args []string) error {
+				switch {
+				case len(args) == 0:
+					ms, err := resolveSettings(env, &lf)
+					if err != nil {
+						return err
+					}
+					if *asJSON {
+						return writeJSON(env.Stdout, ms)
+					}
+					printSettings(env, ms)
+					return nil
+				case args[0] == "set":
+					return settingsSet(ctx, env, &lf, args[1:], *asJSON)
+				default:
+					return usagef("settings takes no arguments, or: set KEY=VALUE...")
+				}
+			}
+		},
+	})
+}
+
+func resolveSettings(env *Env, lf *locationFlags) (*memdir.MemorySettings, error) {
+	loc, err := lf.locate(env)
+	if err != nil {
+		return nil, err
+	}
+	return memdir.ResolveMemorySettings(&memdir.LocateOptions{LookupEnv: env.LookupEnv, Cwd: env.Cwd, Project: loc.ProjectRoot, Runtime: loc.Runtime})
+}
+
+func printSettings(env *Env, ms *memdir.MemorySettings) {
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	for _, v := range []memdir.SettingValue{ms.AutoMemoryEnabled, ms.AutoDreamEnabled} {
+		fmt.Fprintf(tw, "%s\t%t\t%s\n", v.Key, v.Value, settingOrigin(v))
+	}
+	tw.Flush()
+	for _, f := range ms.Files {
+		if f.Error != "" {
+			fmt.Fprintf(env.Stderr, "warning: the %s settings are ignored: %s\n", f.Source, f.Error)
+		}
+	}
+	fmt.Fprintf(env.Stdout, "'memdir settings set' writes to %s\n", ms.UserSettings)
+}
+
+func settingOrigin(v memdir.SettingValue) string {
+	switch v.Source {
+	case "default":
+		return "default: " + v.Reason
+	case "env":
+		return "environment: " + v.Reason
+	}
+	return v.Source + " settings " + v.Path
+}
+
+// settingsKeys are the keys 'memdir settings set' writes.
+var settingsKeys = []string{memdir.KeyAutoMemoryEnabled, memdir.KeyAutoDreamEnabled}
+
+// parseSettingsArgs reads KEY=VALUE arguments into updates, in order, one
+// per key.
+func parseSettingsArgs(args []string) ([]memdir.SettingsUpdate, map[string]*bool, error) {
+	if len(args) == 0 {
+		return nil, nil, usagef("settings set needs KEY=VALUE, such as autoMemoryEnabled=false")
+	}
+	var ups []memdir.SettingsUpdate
+	want := map[string]*bool{}
+	for _, a := range args {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok {
+			return nil, nil, usagef("%q is not KEY=VALUE", a)
+		}
+		key := ""
+		for _, known := range settingsKeys {
+			if strings.EqualFold(strings.TrimSpace(k), known) {
+				key = known
+			}
+		}
+		if key == "" {
+			return nil, nil, usagef("unknown key %q: memdir sets only %s", k, strings.Join(settingsKeys, " and "))
+		}
+		if _, dup := want[key]; dup {
+			return nil, nil, usagef("%s is given twice", key)
+		}
+		var raw json.RawMessage
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "true", "on", "1", "yes":
+			on := true
+			raw, want[key] = json.RawMessage("true"), &on
+		case "false", "off", "0", "no":
+			off := false
+			raw, want[key] = json.RawMessage("false"), &off
+		case "unset", "default":
+			want[key] = nil
+		default:
+			return nil, nil, usagef("%s=%q: want true, false or unset", key, v)
+		}
+		ups = append(ups, memdir.SettingsUpdate{Key: key, Value: raw})
+	}
+	return ups, want, nil
+}
+
+func settingsSet(ctx context.Context, env *Env, lf *locationFlags, args []string, asJSON bool) error {
+	ups, want, err := parseSettingsArgs(args)
+	if err != nil {
+		return err
+	}
+	home, err := memdir.ConfigHome(env.LookupEnv)
+	if err != nil {
+		return err
+	}
+	d, _, err := lf.open(env)
+	if err != nil {
+		return err
+	}
+	run, err := memdir.SetUserSettings(ctx, home, ups, d.Journal())
+	if err != nil {
+		return err
+	}
+	ms, err := resolveSettings(env, lf)
+	if err != nil {
+		return err
+	}
+	// Say when the value written is not the value in force.
+	var notes []string
+	for _, v := range []memdir.SettingValue{ms.AutoMemoryEnabled, ms.AutoDreamEnabled} {
+		w, set := want[v.Key]
+		if !set || w == nil || *w == v.Value {
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("%s is still %t: %s", v.Key, v.Value, settingOrigin(v)))
+	}
+	sort.Strings(notes)
+	if asJSON {
+		out := map[string]any{"settings": ms, "notes": notes}
+		if notes == nil {
+			out["notes"] = []string{}
+		}
+		if run != nil {
+			out["run_id"] = run.ID
+		}
+		return writeJSON(env.Stdout, out)
+	}
+	if run == nil {
+		fmt.Fprintf(env.Stdout, "%s already says so; nothing changed.\n", ms.UserSettings)
+	} else {
+		fmt.Fprintf(env.Stdout, "Updated %s (%s). Undo with: memdir undo %s\n", ms.UserSettings, strings.Join(args, " "), run.ID)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(env.Stderr, "note: %s\n", n)
+	}
+	return nil
+}
