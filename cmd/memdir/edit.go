@@ -1,0 +1,417 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"runtime"
+	"strings"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/secrets"
+)
+
+func init() {
+	register(&Command{
+		Name:  "edit",
+		Args:  "[--type TYPE] [--team] [--json] NAME",
+		Short: "open a memory in $VISUAL or $EDITOR, creating it when missing",
+		Long: `Edit opens a memory in your editor: $VISUAL, else $EDITOR, else vi. The
+variable may hold arguments ("code --wait"); it is run by the shell with the
+file's path appended, on the terminal memdir runs on.
+
+NAME is the memory's file path, the path without ".md", or its name. When no
+memory matches, a new file is created (never over an existing one) from a
+template with name, an empty description and --type, and opened; a file left
+exactly as the template was is removed again, since it was never filled in.
+The new file is <type>_<name>.md, or NAME itself when NAME is a path ending
+in .md; --team puts it under team/.
+
+After the editor exits, edit checks the frontmatter again and reports what is
+wrong, naming the file: no frontmatter, YAML that does not parse, an empty
+name or description (errors, exit 4), and a missing or unknown type or, in
+team memory, what looks like a credential (warnings). The file is always
+kept as you wrote it. When name and description are present, the memory's
+MEMORY.md line is written from them (added, or replaced in place). The
+file's previous content and index line are journaled first, so
+'memdir undo' reverts the edit.
+
+` + locationHelp + `
+
+Examples:
+  memdir edit testing-policy
+  memdir edit --type feedback "deploys go through Argo"
+  VISUAL="code --wait" memdir edit user_role.md`,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			var lf locationFlags
+			lf.register(fs, true)
+			typ := fs.String("type", "", "type of a new memory: user, feedback, project or reference")
+			asJSON := fs.Bool("json", false, "print the result as JSON")
+			return func(ctx context.Context, env *Env, args []string) error {
+				if len(args) != 1 {
+					return usagef("edit takes one memory name")
+				}
+				t := memdir.Type("")
+				if *typ != "" {
+					if t = memdir.ParseType(*typ); t == "" {
+						return usagef("--type %q: want user, feedback, project or reference", *typ)
+					}
+				}
+				d, _, err := lf.open(env)
+				if err != nil {
+					return err
+				}
+				res, err := editMemory(ctx, env, d, args[0], t, lf.team)
+				if err != nil {
+					return err
+				}
+				return reportEdit(env, d, res, args[0], *asJSON)
+			}
+		},
+	})
+}
+
+// editResult is what 'memdir edit' did.
+type editResult struct {
+	Path    string `json:"path"`
+	Created bool   `json:"created"`
+	// Outcome is "saved", "unchanged", "discarded" (a new file left as the
+	// template) or "removed" (the editor deleted the file).
+	Outcome  string   `json:"outcome"`
+	Index    bool     `json:"index_updated"`
+	Errors   []string `json:"errors,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	RunID    string   `json:"run_id,omitempty"`
+}
+
+// editTarget finds the memory NAME refers to, or the path a new one gets.
+func editTarget(ctx context.Context, d *memdir.Dir, name string, t memdir.Type, team bool) (rel string, exists bool, err error) {
+	rel, err = d.Resolve(ctx, name)
+	if err == nil && (!team || strings.HasPrefix(rel, teamPrefix)) {
+		return rel, true, nil
+	}
+	if err != nil && !errors.Is(err, memdir.ErrNotFound) {
+		return "", false, err
+	}
+	if strings.HasSuffix(name, ".md") || strings.Contains(name, "/") {
+		rel = name
+		if !strings.HasSuffix(rel, ".md") {
+			rel += ".md"
+		}
+	} else {
+		rel = memdir.FileNameFor(name, t)
+	}
+	if team && !strings.HasPrefix(rel, teamPrefix) {
+		rel = teamPrefix + rel
+	}
+	rel, err = memdir.CleanMemoryPath(rel)
+	return rel, false, err
+}
+
+// editTemplate is the content of a new memory before the editor opens it.
+func editTemplate(name string, t memdir.Type) []byte {
+	m := &memdir.Memory{Name: name}
+	head := m.Format() // name quoted as YAML needs, description empty
+	var b bytes.Buffer
+	front := strings.TrimSuffix(string(head), "---\n\n")
+	front = strings.Replace(front, "description: \"\"\n",
+		"# One line saying what this memory is about; recall reads it to decide relevance.\ndescription: \n", 1)
+	b.WriteString(front)
+	b.WriteString("# user, feedback, project or reference\n")
+	fmt.Fprintf(&b, "type: %s\n---\n\n", t)
+	if t == memdir.TypeFeedback || t == memdir.TypeProject {
+		b.WriteString("\n\n**Why:** \n**How to apply:** \n")
+	}
+	return b.Bytes()
+}
+
+func editMemory(ctx context.Context, env *Env, d *memdir.Dir, name string, t memdir.Type, team bool) (*editResult, error) {
+	rel, exists, err := editTarget(ctx, d, name, t, team)
+	if err != nil {
+		return nil, err
+	}
+	indexRel, link := memdir.IndexFor(rel)
+	isTeam := indexRel != memdir.EntrypointName
+	ix, err := d.ReadIndex(isTeam)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := d.Journal().Begin("edit", d.Path())
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	rec.SetSummary("edit " + rel)
+	res := &editResult{Path: rel}
+	err = func() error {
+		if err := rec.Before(rel); err != nil {
+			return err
+		}
+		var lines []string
+		for _, e := range ix.Find(link) {
+			lines = append(lines, e.String())
+		}
+		rec.NoteIndexLines(rel, lines)
+		var template []byte
+		if !exists {
+			template = editTemplate(nameForTemplate(name), t)
+			created, err := createExclusive(d, rel, template)
+			if err != nil {
+				return err
+			}
+			res.Created = created
+			if !created {
+				template = nil // someone else created it meanwhile: edit theirs
+			}
+		}
+		before, _ := os.ReadFile(d.Abs(rel))
+		if err := runEditor(ctx, env, d.Abs(rel)); err != nil {
+			if res.Created {
+				if cur, rerr := os.ReadFile(d.Abs(rel)); rerr == nil && bytes.Equal(cur, template) {
+					os.Remove(d.Abs(rel))
+				}
+			}
+			return err
+		}
+		after, err := os.ReadFile(d.Abs(rel))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			res.Outcome = "removed"
+			return editIndex(ctx, d, indexRel, func(ix *memdir.Index) bool { return len(ix.Remove(link)) > 0 }, res)
+		case err != nil:
+			return fmt.Errorf("read %s after editing: %w", d.Abs(rel), err)
+		case res.Created && bytes.Equal(after, template):
+			res.Outcome = "discarded"
+			if err := os.Remove(d.Abs(rel)); err != nil {
+				return fmt.Errorf("remove the unfilled template %s: %w", d.Abs(rel), err)
+			}
+			return nil
+		case !res.Created && bytes.Equal(after, before):
+			res.Outcome = "unchanged"
+		default:
+			res.Outcome = "saved"
+		}
+		m := checkEdited(after, isTeam, res)
+		if m == nil {
+			return nil
+		}
+		line := memdir.IndexEntry{Title: m.Name, File: link, Hook: m.Description}.String()
+		return editIndex(ctx, d, indexRel, func(ix *memdir.Index) bool { return ix.Upsert(link, line) }, res)
+	}()
+	run, ferr := rec.Finish(err)
+	if err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if run != nil && len(run.ChangedFiles()) > 0 {
+		res.RunID = run.ID
+	}
+	return res, nil
+}
+
+// nameForTemplate turns what the user typed into a memory name: a path
+// becomes its file stem.
+func nameForTemplate(name string) string {
+	if strings.HasSuffix(name, ".md") || strings.Contains(name, "/") {
+		return strings.TrimSuffix(path.Base(name), ".md")
+	}
+	return name
+}
+
+// createExclusive creates rel with content unless it exists (O_EXCL, as
+// Claude Code's "wx"), inside the directory's root so no link can redirect
+// it. created is false when the file appeared in the meantime.
+func createExclusive(d *memdir.Dir, rel string, content []byte) (created bool, err error) {
+	if err := d.Ensure(); err != nil {
+		return false, err
+	}
+	root, err := os.OpenRoot(d.Path())
+	if err != nil {
+		return false, err
+	}
+	defer root.Close()
+	if dir := path.Dir(rel); dir != "." {
+		if err := root.MkdirAll(dir, 0o700); err != nil {
+			return false, fmt.Errorf("create %s: %w", d.Abs(rel), err)
+		}
+	}
+	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("create %s: %w", d.Abs(rel), err)
+	}
+	if _, err := f.Write(content); err != nil {
+		f.Close()
+		return false, fmt.Errorf("create %s: %w", d.Abs(rel), err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return false, fmt.Errorf("create %s: %w", d.Abs(rel), err)
+	}
+	return true, f.Close()
+}
+
+// editorCommand builds the editor process for file: $VISUAL, else $EDITOR,
+// else vi. On Unix the variable is a shell snippet, as git and Claude Code
+// treat it, so "code --wait" works; the path is passed as an argument, never
+// pasted into the snippet.
+func editorCommand(ctx context.Context, env *Env, file string) (*exec.Cmd, string) {
+	editor := strings.TrimSpace(env.Getenv("VISUAL"))
+	if editor == "" {
+		editor = strings.TrimSpace(env.Getenv("EDITOR"))
+	}
+	if editor == "" {
+		editor = "vi"
+		if runtime.GOOS == "windows" {
+			editor = "notepad"
+		}
+	}
+	if runtime.GOOS == "windows" {
+		f := strings.Fields(editor)
+		return exec.CommandContext(ctx, f[0], append(f[1:], file)...), editor
+	}
+	return exec.CommandContext(ctx, "/bin/sh", "-c", editor+` "$@"`, editor, file), editor
+}
+
+func runEditor(ctx context.Context, env *Env, file string) error {
+	cmd, editor := editorCommand(ctx, env, file)
+	// The editor gets memdir's own terminal: the standard streams are
+	// *os.File in real use, so the child inherits them directly.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("the editor (%s) failed on %s: %v; set VISUAL or EDITOR to an editor that waits until you close the file", editor, file, err)
+	}
+	return nil
+}
+
+// checkEdited validates an edited memory, recording errors and warnings in
+// res. It returns the parsed memory when the index line can be written from
+// it (name and description present), or nil.
+func checkEdited(content []byte, team bool, res *editResult) *memdir.Memory {
+	if bytes.IndexByte(content, 0) >= 0 {
+		res.Errors = append(res.Errors, "the file holds NUL bytes: a memory is Markdown text")
+		return nil
+	}
+	if len(content) > memdir.MaxMemoryFileBytes {
+		res.Errors = append(res.Errors, fmt.Sprintf("the file is %s, over the %s memdir reads: split it", memdir.FormatFileSize(len(content)), memdir.FormatFileSize(memdir.MaxMemoryFileBytes)))
+	}
+	m, prob := memdir.ParseMemory(content)
+	switch {
+	case prob != nil && !prob.Recovered:
+		res.Errors = append(res.Errors, prob.Error())
+	case prob != nil:
+		res.Warnings = append(res.Warnings, prob.Error()+"; quote values that hold ': ' or ' #'")
+	case !m.HasFrontmatter():
+		res.Errors = append(res.Errors, "no frontmatter: the file must start with a --- block holding name, description and type")
+	}
+	if m.HasFrontmatter() || prob != nil {
+		if strings.TrimSpace(m.Name) == "" {
+			res.Errors = append(res.Errors, "name is empty")
+		}
+		if strings.TrimSpace(m.Description) == "" {
+			res.Errors = append(res.Errors, "description is empty: recall decides relevance from it")
+		}
+		switch {
+		case m.RawType == "":
+			res.Warnings = append(res.Warnings, "type is missing: use user, feedback, project or reference")
+		case m.Type == "":
+			res.Warnings = append(res.Warnings, fmt.Sprintf("type %q is not user, feedback, project or reference", m.RawType))
+		}
+	}
+	if team {
+		if found := secrets.Scan(string(content)); len(found) > 0 {
+			res.Warnings = append(res.Warnings, "team memory holding what looks like a credential ("+secrets.Labels(found)+"): 'memdir sync' will not share it; remove it")
+		}
+	}
+	if len(res.Errors) > 0 {
+		return nil
+	}
+	return m
+}
+
+// editIndex changes MEMORY.md (or team/MEMORY.md) under the directory lock
+// and replaces it atomically when change reports a difference.
+func editIndex(ctx context.Context, d *memdir.Dir, indexRel string, change func(*memdir.Index) bool, res *editResult) error {
+	lock, err := d.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	ix, err := d.ReadIndex(indexRel != memdir.EntrypointName)
+	if err != nil {
+		return err
+	}
+	if !change(ix) {
+		return nil
+	}
+	root, err := os.OpenRoot(d.Path())
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	if err := atomicfile.WriteFileIn(root, indexRel, ix.Bytes(), 0o600); err != nil {
+		return err
+	}
+	res.Index = true
+	return nil
+}
+
+func reportEdit(env *Env, d *memdir.Dir, res *editResult, name string, asJSON bool) error {
+	if asJSON {
+		if err := writeJSON(env.Stdout, res); err != nil {
+			return err
+		}
+	} else {
+		file := d.Abs(res.Path)
+		switch res.Outcome {
+		case "discarded":
+			fmt.Fprintf(env.Stdout, "Nothing saved: %s was left as the template, so it was removed.\n", file)
+		case "removed":
+			fmt.Fprintf(env.Stdout, "The editor removed %s", file)
+			if res.Index {
+				fmt.Fprint(env.Stdout, "; its MEMORY.md line is gone too")
+			}
+			fmt.Fprintln(env.Stdout, ".")
+		case "unchanged":
+			fmt.Fprintf(env.Stdout, "%s is unchanged", file)
+			if res.Index {
+				fmt.Fprint(env.Stdout, "; its MEMORY.md line was brought in step")
+			}
+			fmt.Fprintln(env.Stdout, ".")
+		default:
+			what := "Saved"
+			if res.Created {
+				what = "Created"
+			}
+			fmt.Fprintf(env.Stdout, "%s %s", what, file)
+			if res.Index {
+				fmt.Fprint(env.Stdout, " and its MEMORY.md line")
+			}
+			fmt.Fprintln(env.Stdout, ".")
+		}
+		if res.RunID != "" {
+			fmt.Fprintf(env.Stdout, "Undo with: memdir undo %s\n", res.RunID)
+		}
+		for _, w := range res.Warnings {
+			fmt.Fprintf(env.Stderr, "warning: %s: %s\n", res.Path, w)
+		}
+		for _, e := range res.Errors {
+			fmt.Fprintf(env.Stderr, "problem: %s: %s\n", res.Path, e)
+		}
+	}
+	if len(res.Errors) > 0 {
+		return fmt.Errorf("%s has %s, so its MEMORY.md line was not written; the file is kept as you wrote it: run 'memdir edit %s' again to fix it: %w",
+			d.Abs(res.Path), plural(len(res.Errors), "problem", "problems"), name, memdir.ErrInvalid)
+	}
+	return nil
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// fakeEditor writes a shell script that plays the editor: it records its
+// arguments and the file as it found it in seen/, then runs body with the
+// file's path as $f. It returns the script's path.
+func fakeEditor(tb testing.TB, body string) (script, seen string) {
+	tb.Helper()
+	if runtime.GOOS == "windows" {
+		tb.Skip("the fake editor is a shell script")
+	}
+	dir := tb.TempDir()
+	seen = filepath.Join(dir, "seen")
+	script = filepath.Join(dir, "editor.sh")
+	src := "#!/bin/sh\nfor f; do :; done\nprintf '%s\\n' \"$@\" > '" + seen + ".args'\ncp \"$f\" '" + seen + "' 2>/dev/null\n" + body + "\n"
+	if err := os.WriteFile(script, []byte(src), 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	return script, seen
+}
+
+// writeWith is an editor body replacing the file with content.
+func writeWith(content string) string {
+	return "cat > \"$f\" <<'MEMDIR_EOF'\n" + content + "MEMDIR_EOF"
+}
+
+func TestEditCreatesFromTemplate(t *testing.T) {
+	w := newMemWorld(t)
+	dir := w.memDir(t)
+	script, seen := fakeEditor(t, writeWith("---\nname: deploys go through Argo\ndescription: never kubectl apply to prod; Argo syncs from main\ntype: feedback\n---\n\nDeploy through Argo.\n\n**Why:** a manual apply drifted prod.\n"))
+	w.vars["VISUAL"] = script
+	w.vars["EDITOR"] = "/nonexistent/editor"
+	out := w.ok(t, "edit", "--type", "feedback", "deploys go through Argo")
+	file := filepath.Join(dir, "feedback_deploys_go_through_argo.md")
+	if !strings.Contains(out, "Created "+file+" and its MEMORY.md line.") || !strings.Contains(out, "Undo with: memdir undo ") {
+		t.Errorf("edit printed %q", out)
+	}
+	wantTemplate := "---\nname: deploys go through Argo\n# One line saying what this memory is about; recall reads it to decide relevance.\ndescription: \n# user, feedback, project or reference\ntype: feedback\n---\n\n\n\n**Why:** \n**How to apply:** \n"
+	if diff := cmp.Diff(wantTemplate, agentTestRead(t, seen)); diff != "" {
+		t.Errorf("the editor was given (-want +got):\n%s", diff)
+	}
+	if got := agentTestRead(t, seen+".args"); got != file+"\n" {
+		t.Errorf("editor arguments = %q", got)
+	}
+	if fi, _ := os.Stat(file); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", fi.Mode().Perm())
+	}
+	if got := agentTestRead(t, filepath.Join(dir, "MEMORY.md")); got != "- [deploys go through Argo](feedback_deploys_go_through_argo.md) — never kubectl apply to prod; Argo syncs from main\n" {
+		t.Errorf("MEMORY.md = %q", got)
+	}
+	w.ok(t, "undo")
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Errorf("undo left the new memory: %v", err)
+	}
+	if got := agentTestRead(t, filepath.Join(dir, "MEMORY.md")); got != "" {
+		t.Errorf("undo left the index line: %q", got)
+	}
+}
+
+func TestEditExistingKeepsIndexInStep(t *testing.T) {
+	w := newMemWorld(t)
+	dir := w.memDir(t)
+	w.ok(t, "save", "--name", "grafana", "--type", "reference", "--description", "where the dashboards are", "--body", "grafana.internal")
+	w.ok(t, "save", "--name", "oncall", "--type", "reference", "--description", "pager rota", "--body", "PagerDuty")
+	before := agentTestRead(t, filepath.Join(dir, "reference_grafana.md"))
+	edited := "---\nname: Grafana\ndescription: dispatch latency dashboards\ntype: reference\nowner: sre # kept as written\n---\n\ngrafana.internal/d/dispatch\n"
+	script, seen := fakeEditor(t, writeWith(edited))
+	w.vars["EDITOR"] = script + " --wait" // arguments in EDITOR, as with "code --wait"
+	out := w.ok(t, "edit", "grafana")
+	if !strings.Contains(out, "Saved "+filepath.Join(dir, "reference_grafana.md")+" and its MEMORY.md line.") {
+		t.Errorf("edit printed %q", out)
+	}
+	if got := agentTestRead(t, seen); got != before {
+		t.Errorf("the editor saw %q, want the file %q", got, before)
+	}
+	if got := agentTestRead(t, seen+".args"); got != "--wait\n"+filepath.Join(dir, "reference_grafana.md")+"\n" {
+		t.Errorf("editor arguments = %q", got)
+	}
+	if got := agentTestRead(t, filepath.Join(dir, "reference_grafana.md")); got != edited {
+		t.Errorf("the file was rewritten: %q", got)
+	}
+	wantIndex := "- [Grafana](reference_grafana.md) — dispatch latency dashboards\n- [oncall](reference_oncall.md) — pager rota\n"
+	if diff := cmp.Diff(wantIndex, agentTestRead(t, filepath.Join(dir, "MEMORY.md"))); diff != "" {
+		t.Errorf("MEMORY.md (-want +got):\n%s", diff)
+	}
+	w.ok(t, "undo")
+	if got := agentTestRead(t, filepath.Join(dir, "reference_grafana.md")); got != before {
+		t.Errorf("undo: %q", got)
+	}
+	if got := agentTestRead(t, filepath.Join(dir, "MEMORY.md")); !strings.Contains(got, "- [grafana](reference_grafana.md) — where the dashboards are") {
+		t.Errorf("undo did not restore the index line: %q", got)
+	}
+}
+
+func TestEditReportsProblems(t *testing.T) {
+	w := newMemWorld(t)
+	dir := w.memDir(t)
+	w.ok(t, "save", "--name", "style", "--type", "user", "--description", "tabs", "--body", "Tabs.")
+	index := agentTestRead(t, filepath.Join(dir, "MEMORY.md"))
+	broken := "---\ndescription: \ntype: idea\n---\nTabs, and gofmt.\n"
+	script, _ := fakeEditor(t, writeWith(broken))
+	w.vars["VISUAL"] = script
+	out, errOut, code := w.run(t, "edit", "style")
+	if code != exitInvalid {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitInvalid, out, errOut)
+	}
+	for _, want := range []string{
+		"problem: user_style.md: name is empty",
+		"problem: user_style.md: description is empty",
+		`warning: user_style.md: type "idea" is not user, feedback, project or reference`,
+		"has 2 problems, so its MEMORY.md line was not written; the file is kept as you wrote it: run 'memdir edit style' again",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if got := agentTestRead(t, filepath.Join(dir, "user_style.md")); got != broken {
+		t.Errorf("the file is not as written: %q", got)
+	}
+	if got := agentTestRead(t, filepath.Join(dir, "MEMORY.md")); got != index {
+		t.Errorf("the index changed: %q", got)
+	}
+	// The edit is journaled even so.
+	if !strings.Contains(out, "Undo with: memdir undo ") {
+		t.Errorf("stdout = %q", out)
+	}
+
+	script, _ = fakeEditor(t, writeWith("no frontmatter at all\n"))
+	w.vars["VISUAL"] = script
+	if _, errOut, code := w.run(t, "edit", "user_style.md"); code != exitInvalid || !strings.Contains(errOut, "no frontmatter") {
+		t.Errorf("no frontmatter: exit %d, %q", code, errOut)
+	}
+	script, _ = fakeEditor(t, writeWith("---\nname: a\ndescription: [unclosed\n---\nbody\n"))
+	w.vars["VISUAL"] = script
+	if _, errOut, code := w.run(t, "edit", "user_style.md"); code != exitInvalid || !strings.Contains(errOut, "not valid YAML") {
+		t.Errorf("broken YAML: exit %d, %q", code, errOut)
+	}
+}
+
+func TestEditTemplateEditorFailureAndRemoval(t *testing.T) {
+	w := newMemWorld(t)
+	dir := w.memDir(t)
+
+	// Quitting without writing leaves no memory and no journal run.
+	script, _ := fakeEditor(t, "exit 0")
+	w.vars["VISUAL"] = script
+	out := w.ok(t, "edit", "scratch")
+	if !strings.Contains(out, "Nothing saved") {
+		t.Errorf("printed %q", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "scratch.md")); !os.IsNotExist(err) {
+		t.Errorf("the unfilled template stayed: %v", err)
+	}
+	if _, errOut, _ := w.run(t, "log"); !strings.Contains(errOut, "is empty") {
+		t.Errorf("an unfilled template left a journal run: %q", errOut)
+	}
+
+	// An editor that fails is reported, and the template goes.
+	script, _ = fakeEditor(t, "exit 3")
+	w.vars["VISUAL"] = script
+	if _, errOut, code := w.run(t, "edit", "--team", "oncall"); code != exitFailure || !strings.Contains(errOut, "the editor ("+script+") failed") {
+		t.Errorf("failing editor: exit %d, %q", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "team", "oncall.md")); !os.IsNotExist(err) {
+		t.Errorf("the template of a failed edit stayed: %v", err)
+	}
+
+	// A team memory holding a token is saved, with a warning.
+	token := "ghp_" + strings.Repeat("a1B2", 9)
+	script, _ = fakeEditor(t, writeWith("---\nname: oncall\ndescription: pager rota\ntype: reference\n---\n\nToken "+token+"\n"))
+	w.vars["VISUAL"] = script
+	var res editResult
+	out, errOut, code := w.run(t, "edit", "--team", "--json", "oncall")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Path != "team/oncall.md" || !res.Created || !res.Index || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "GitHub PAT") || strings.Contains(res.Warnings[0], token) {
+		t.Errorf("result = %+v", res)
+	}
+	if got := agentTestRead(t, filepath.Join(dir, "team", "MEMORY.md")); got != "- [oncall](oncall.md) — pager rota\n" {
+		t.Errorf("team/MEMORY.md = %q", got)
+	}
+
+	// An editor that deletes the file takes the index line with it.
+	script, _ = fakeEditor(t, `rm "$f"`)
+	w.vars["VISUAL"] = script
+	if out := w.ok(t, "edit", "team/oncall.md"); !strings.Contains(out, "The editor removed") || !strings.Contains(out, "MEMORY.md line is gone too") {
+		t.Errorf("printed %q", out)
+	}
+	if got := agentTestRead(t, filepath.Join(dir, "team", "MEMORY.md")); got != "" {
+		t.Errorf("team/MEMORY.md = %q", got)
+	}
+	w.ok(t, "undo")
+	if _, err := os.Stat(filepath.Join(dir, "team", "oncall.md")); err != nil {
+		t.Errorf("undo did not bring the memory back: %v", err)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"edit"}, exitUsage, "one memory name"},
+		{[]string{"edit", "--type", "idea", "x"}, exitUsage, `--type "idea"`},
+		{[]string{"edit", "../escape.md"}, exitInvalid, "climbs out"},
+		{[]string{"edit", "MEMORY.md"}, exitInvalid, "is the index"},
+	} {
+		_, errOut, code := w.run(t, tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("memdir %s: exit %d, %q; want %d and %q", strings.Join(tc.args, " "), code, errOut, tc.code, tc.want)
+		}
+	}
+}
