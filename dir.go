@@ -411,7 +411,15 @@ func (d *Dir) LoadIndex(team bool) (text string, status IndexStatus, exists bool
 	if team {
 		indexRel = TeamDirName + "/" + EntrypointName
 	}
-	data, err := os.ReadFile(d.Abs(indexRel))
+	if !d.Exists() {
+		return "", IndexStatus{}, false, nil
+	}
+	root, err := d.openRoot()
+	if err != nil {
+		return "", IndexStatus{}, false, err
+	}
+	defer root.Close()
+	data, _, err := readRooted(root, indexRel, 64<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", IndexStatus{}, false, nil
 	}
@@ -750,14 +758,16 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 	// index file itself, in which case restoring that file restores them.
 	touched := []string{}
 	indexes := map[string]*Index{}
+	original := map[string][]byte{}
 	for _, f := range changed {
 		touched = append(touched, f.Path)
 		if indexRel, _ := IndexFor(f.Path); path.Base(f.Path) != EntrypointName && !runFiles[indexRel] && indexes[indexRel] == nil {
-			ix, err := d.readIndex(root, indexRel)
-			if err != nil {
-				return nil, err
+			data, _, err := readRooted(root, indexRel, 64<<20)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("read %s: %w", d.Abs(indexRel), err)
 			}
-			indexes[indexRel] = ix
+			original[indexRel] = data
+			indexes[indexRel] = ParseIndex(data)
 			touched = append(touched, indexRel)
 		}
 	}
@@ -781,12 +791,20 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 			if ix == nil || path.Base(f.Path) == EntrypointName {
 				continue
 			}
-			ix.Remove(link)
-			if f.Before != "" && len(f.IndexLines) > 0 {
+			switch {
+			case f.IndexNoted && f.Before != "" && len(f.IndexLines) > 0:
+				// Replaces the current line in place, or brings it back.
 				ix.Upsert(link, f.IndexLines[0])
+			case f.IndexNoted, f.Before == "":
+				// It had no line before the run, or did not exist.
+				ix.Remove(link)
 			}
 		}
 		for indexRel, ix := range indexes {
+			data := ix.Bytes()
+			if bytes.Equal(data, original[indexRel]) || original[indexRel] == nil && len(data) == 0 {
+				continue
+			}
 			if err := d.writeIndex(root, indexRel, ix); err != nil {
 				return err
 			}

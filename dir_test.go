@@ -360,3 +360,59 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+func TestUndoKeepsIndexLinesInPlace(t *testing.T) {
+	ctx := context.Background()
+	d := mustOpen(t)
+	for _, n := range []string{"a", "b", "c"} {
+		mustSave(t, d, &Memory{Name: n, Description: n + " v1", Type: TypeUser, Body: n}, nil)
+	}
+	before := readString(t, d.Abs("MEMORY.md"))
+	res := mustSave(t, d, &Memory{Name: "b", Description: "b v2", Type: TypeUser, Body: "b2"}, nil)
+	if _, err := d.Undo(ctx, res.RunID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := readString(t, d.Abs("MEMORY.md")); got != before {
+		t.Errorf("undo moved or changed index lines:\n got %q\nwant %q", got, before)
+	}
+}
+
+func TestUndoLeavesUnnotedIndexLinesAlone(t *testing.T) {
+	ctx := context.Background()
+	d := mustOpen(t)
+	mustSave(t, d, &Memory{Name: "a", Description: "first", Type: TypeUser, Body: "a"}, nil)
+	index := readString(t, d.Abs("MEMORY.md"))
+	// A run that journals a memory without noting its index lines, as an
+	// agent run does when it edits a file and leaves MEMORY.md alone.
+	rec, _ := d.Journal().Begin("extract", d.Path())
+	if err := rec.Before("user_a.md"); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(d.Abs("user_a.md"), []byte("---\nname: a\ndescription: edited\ntype: user\n---\nx\n"), 0o600)
+	run, err := rec.Finish(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Undo(ctx, run.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := readString(t, d.Abs("MEMORY.md")); got != index {
+		t.Errorf("undo changed a line it knew nothing about: %q, want %q", got, index)
+	}
+}
+
+func TestUndoDoesNotCreateAnEmptyIndex(t *testing.T) {
+	ctx := context.Background()
+	d := mustOpen(t)
+	d.Ensure()
+	rec, _ := d.Journal().Begin("mcp", d.Path())
+	rec.Before("new.md")
+	os.WriteFile(d.Abs("new.md"), []byte("---\nname: n\ndescription: d\n---\n"), 0o600)
+	run, _ := rec.Finish(nil)
+	if _, err := d.Undo(ctx, run.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(d.Path()); len(entries) != 0 {
+		t.Errorf("undo of a create left %v behind", entries)
+	}
+}

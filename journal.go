@@ -97,8 +97,11 @@ type JournalFile struct {
 	BeforeMode fs.FileMode `json:"before_mode,omitempty"`
 	After      string      `json:"after"`
 	// IndexLines are the MEMORY.md pointer lines the file had before the
-	// run, so that an undo restores them exactly as written.
+	// run, so that an undo restores them exactly as written. IndexNoted says
+	// they were recorded at all: an undo leaves the index lines of a file it
+	// knows nothing about alone.
 	IndexLines []string `json:"index_lines,omitempty"`
+	IndexNoted bool     `json:"index_noted,omitempty"`
 }
 
 // Changed reports whether the run left the file different.
@@ -213,6 +216,7 @@ func (r *Recorder) NoteIndexLines(path string, lines []string) {
 	if i, ok := r.idx[path]; ok && !r.noted[path] {
 		r.noted[path] = true
 		r.run.Files[i].IndexLines = lines
+		r.run.Files[i].IndexNoted = true
 	}
 }
 

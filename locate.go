@@ -89,6 +89,20 @@ type Location struct {
 	Warnings []string
 
 	remoteDir string
+	// settings are the settings files read, highest priority first.
+	settings []settingsFile
+}
+
+// AutoDreamEnabled resolves the autoDreamEnabled setting as Claude Code
+// does: the highest-priority settings file that defines it, else off (the
+// server-side default Claude Code ships with). reason names the source.
+func (l *Location) AutoDreamEnabled() (enabled bool, reason string) {
+	for _, s := range l.settings {
+		if s.values.AutoDreamEnabled != nil {
+			return *s.values.AutoDreamEnabled, fmt.Sprintf("autoDreamEnabled=%t in %s", *s.values.AutoDreamEnabled, s.path)
+		}
+	}
+	return false, "default (off)"
 }
 
 // TeamDir returns the team memory directory, <Dir>team/, with a trailing separator.
@@ -236,6 +250,7 @@ func Locate(opts *LocateOptions) (*Location, error) {
 
 	home, _ := homeDir(lookup)
 	settings := l.loadSettings(opts, home)
+	l.settings = settings
 
 	if raw := getenv(lookup, EnvPathOverride); raw != "" {
 		if dir, reason := ValidateMemoryPath(raw, false, home); reason == "" {

@@ -308,3 +308,24 @@ func TestAgentDirsAndDailyLog(t *testing.T) {
 		t.Errorf("DailyLogPath = %q, want %q", got, want)
 	}
 }
+
+func TestAutoDreamEnabled(t *testing.T) {
+	home := t.TempDir()
+	proj := t.TempDir()
+	env := envMap(map[string]string{"HOME": home})
+	opts := &LocateOptions{LookupEnv: env, Cwd: proj, PolicySettings: filepath.Join(t.TempDir(), "none")}
+	l, _ := Locate(opts)
+	if on, why := l.AutoDreamEnabled(); on || why != "default (off)" {
+		t.Errorf("no settings: %v, %q", on, why)
+	}
+	writeJSON(t, filepath.Join(home, ".claude", "settings.json"), `{"autoDreamEnabled": true}`)
+	l, _ = Locate(opts)
+	if on, why := l.AutoDreamEnabled(); !on || !strings.Contains(why, "settings.json") {
+		t.Errorf("user setting: %v, %q", on, why)
+	}
+	writeJSON(t, filepath.Join(proj, ".claude", "settings.local.json"), `{"autoDreamEnabled": false}`)
+	l, _ = Locate(opts)
+	if on, _ := l.AutoDreamEnabled(); on {
+		t.Error("the local setting should win over the user's")
+	}
+}

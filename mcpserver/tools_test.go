@@ -138,23 +138,17 @@ func TestMemoryToolIsUndoable(t *testing.T) {
 		name  string
 		files map[string]string
 		args  map[string]any
-		// rootIssue names a known fault of memdir.Dir.Undo that makes the
-		// case fail; the case is skipped while the fault lasts and fails
-		// once it is fixed, as a reminder to clear the field.
-		rootIssue string
 	}{
-		{"create in an empty directory", nil, map[string]any{"command": "create", "path": "/memories/user_role.md", "file_text": "---\nname: role\n---\nA data scientist.\n"},
-			"Undo writes MEMORY.md even when it changes nothing, creating an empty one where there was none"},
-		{"edit a memory listed first", twoEntries, map[string]any{"command": "str_replace", "path": "/memories/a.md", "old_str": "a", "new_str": "A"},
-			"Undo removes the memory's index line and appends it again, moving it to the end of MEMORY.md"},
-		{"create next to an index", existing, map[string]any{"command": "create", "path": "/memories/project_freeze.md", "file_text": "Merge freeze from Thursday.\n"}, ""},
-		{"create in a new directory", existing, map[string]any{"command": "create", "path": "/memories/new/dir/x.md", "file_text": "x\n"}, ""},
-		{"edit the index", existing, map[string]any{"command": "str_replace", "path": "/memories/MEMORY.md", "old_str": "real database", "new_str": "real Postgres"}, ""},
-		{"insert", existing, map[string]any{"command": "insert", "path": "/memories/feedback_testing.md", "insert_line": 0, "insert_text": "top\n"}, ""},
-		{"delete a file", existing, map[string]any{"command": "delete", "path": "/memories/feedback_testing.md"}, ""},
-		{"delete a directory", existing, map[string]any{"command": "delete", "path": "/memories/notes"}, ""},
-		{"rename a file", existing, map[string]any{"command": "rename", "old_path": "/memories/notes/a.md", "new_path": "/memories/a.md"}, ""},
-		{"rename a directory", existing, map[string]any{"command": "rename", "old_path": "/memories/notes", "new_path": "/memories/archive/notes"}, ""},
+		{"create in an empty directory", nil, map[string]any{"command": "create", "path": "/memories/user_role.md", "file_text": "---\nname: role\n---\nA data scientist.\n"}},
+		{"edit a memory listed first", twoEntries, map[string]any{"command": "str_replace", "path": "/memories/a.md", "old_str": "a", "new_str": "A"}},
+		{"create next to an index", existing, map[string]any{"command": "create", "path": "/memories/project_freeze.md", "file_text": "Merge freeze from Thursday.\n"}},
+		{"create in a new directory", existing, map[string]any{"command": "create", "path": "/memories/new/dir/x.md", "file_text": "x\n"}},
+		{"edit the index", existing, map[string]any{"command": "str_replace", "path": "/memories/MEMORY.md", "old_str": "real database", "new_str": "real Postgres"}},
+		{"insert", existing, map[string]any{"command": "insert", "path": "/memories/feedback_testing.md", "insert_line": 0, "insert_text": "top\n"}},
+		{"delete a file", existing, map[string]any{"command": "delete", "path": "/memories/feedback_testing.md"}},
+		{"delete a directory", existing, map[string]any{"command": "delete", "path": "/memories/notes"}},
+		{"rename a file", existing, map[string]any{"command": "rename", "old_path": "/memories/notes/a.md", "new_path": "/memories/a.md"}},
+		{"rename a directory", existing, map[string]any{"command": "rename", "old_path": "/memories/notes", "new_path": "/memories/archive/notes"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -182,14 +176,8 @@ func TestMemoryToolIsUndoable(t *testing.T) {
 			if _, err := f.dir.Undo(context.Background(), out.Run, nil); err != nil {
 				t.Fatal(err)
 			}
-			diff := cmp.Diff(before, snapshot(t, f.dir.Path()))
-			switch {
-			case diff != "" && tc.rootIssue != "":
-				t.Skipf("known issue in memdir.Dir.Undo: %s (-want +got):\n%s", tc.rootIssue, diff)
-			case diff != "":
+			if diff := cmp.Diff(before, snapshot(t, f.dir.Path())); diff != "" {
 				t.Errorf("directory after undo (-want +got):\n%s", diff)
-			case tc.rootIssue != "":
-				t.Errorf("the case passes now: clear its rootIssue %q", tc.rootIssue)
 			}
 		})
 	}
