@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/agent"
+)
+
+func init() {
+	register(&Command{
+		Name:  "dream",
+		Args:  "[--force] [--session ID] [--json]",
+		Short: "consolidate the memory directory (Claude Code's auto-dream)",
+		Long: `Dream makes a reflective pass over the memory directory with a model: it
+reads the daily logs, checks memories against each other and against recent
+session transcripts, merges duplicates, corrects what is out of date, and
+tidies MEMORY.md back under its limits.
+
+Without --force it runs only when Claude Code's gates open, cheapest first:
+autoDreamEnabled is on in the settings ('memdir settings'); 24 hours have
+passed since the last consolidation (the modification time of
+.consolidate-lock in the memory directory); sessions were not counted in the
+last 10 minutes; and at least 5 sessions other than --session have touched
+the project's transcripts since then. --force runs it now, as /dream does.
+The consolidation lock keeps two runs apart (it is stale after an hour or
+when its process has died) and is rolled back if the run fails.
+
+The model gets the memory tool and read-only search over the project's
+session transcripts; it cannot run anything. Every file it changes or deletes
+is journaled first: 'memdir undo' restores them. A model must be configured.
+
+` + locationHelp + `
+
+Examples:
+  memdir dream            # only if due
+  memdir dream --force    # now`,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			var lf locationFlags
+			lf.register(fs, false)
+			addConfigFlags(fs)
+			force := fs.Bool("force", false, "run now, whatever the time, session and enabled gates say")
+			session := fs.String("session", "", "the current session `ID`, not counted by the session gate")
+			asJSON := fs.Bool("json", false, "print the result as JSON")
+			return func(ctx context.Context, env *Env, args []string) error {
+				if len(args) > 0 {
+					return usagef("dream takes no arguments")
+				}
+				d, loc, err := lf.open(env)
+				if err != nil {
+					return err
+				}
+				if loc == nil {
+					loc, err = lf.locate(env)
+					if err != nil {
+						return err
+					}
+				} else if !loc.Enabled {
+					return fmt.Errorf("%w (%s)", memdir.ErrDisabled, loc.EnabledReason)
+				}
+				model, err := requireModel(ctx, env, fs, "dream")
+				if err != nil {
+					return err
+				}
+				state, err := memdir.StateDir(env.LookupEnv)
+				if err != nil {
+					return err
+				}
+				enabled, _ := loc.AutoDreamEnabled()
+				res, err := agent.Dream(ctx, &agent.DreamOptions{
+					Model: model, Dir: d, TranscriptDir: loc.TranscriptDir(), CurrentSession: *session,
+					Enabled: enabled, Force: *force, StateDir: state, Now: env.Now, OnEvent: progress(env),
+				})
+				if err != nil {
+					return err
+				}
+				if *asJSON {
+					return writeJSON(env.Stdout, res)
+				}
+				if res.Skipped {
+					fmt.Fprintf(env.Stdout, "Not consolidating (%s gate): %s.\n", res.Gate, res.Reason)
+					return nil
+				}
+				fmt.Fprintf(env.Stdout, "Improved %s.\n", plural(len(res.Changed)+len(res.Removed), "memory", "memories"))
+				for _, p := range res.Changed {
+					fmt.Fprintf(env.Stdout, "  changed  %s\n", p)
+				}
+				for _, p := range res.Removed {
+					fmt.Fprintf(env.Stdout, "  removed  %s\n", p)
+				}
+				if res.Summary != "" {
+					fmt.Fprintf(env.Stdout, "\n%s\n", res.Summary)
+				}
+				fmt.Fprintf(env.Stderr, "model: %d turns, %d tokens in, %d out", res.Turns, res.Usage.InputTokens, res.Usage.OutputTokens)
+				if res.RunID != "" {
+					fmt.Fprintf(env.Stderr, "; undo with: memdir undo %s", res.RunID)
+				}
+				fmt.Fprintln(env.Stderr)
+				return nil
+			}
+		},
+	})
+}

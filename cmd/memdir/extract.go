@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/agent"
+	"github.com/memdir/memdir/transcript"
+)
+
+func init() {
+	register(&Command{
+		Name:  "extract",
+		Args:  "--transcript FILE [--session ID] [--every N] [--team] [--json]",
+		Short: "save memories from a conversation, in the background agent's way",
+		Long: `Extract reads a conversation and lets a model save what is worth remembering
+from it, as Claude Code's background extraction does after each answer.
+
+FILE is a Claude Code session log (~/.claude/projects/<project>/<session>.jsonl)
+or a JSON list of messages ([{"role":"user","content":"..."}]). Only the
+messages after the last extraction of this session are read (the cursor is
+kept per session under memdir's state directory; after a compaction the whole
+conversation is read again). If the conversation itself already wrote memory
+files since then, the run is skipped. --every N runs only every Nth call. A
+call that arrives while another extraction of the session is running is
+coalesced: that run extracts once more when it ends.
+
+The model works through a restricted agent: the memory tool on the memory
+directory, nothing else (it cannot read the project or run commands), at most
+5 turns, under the directory's lock. Every file it changes is journaled first:
+'memdir undo' reverts the run. A model must be configured (see 'memdir
+config'). The session id defaults to the transcript's file name.
+
+` + locationHelp + `
+
+Examples:
+  memdir extract --transcript ~/.claude/projects/-src-app/3f2a…c9.jsonl
+  memdir extract --transcript chat.json --session chat-42 --json`,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			var lf locationFlags
+			lf.register(fs, false)
+			addConfigFlags(fs)
+			path := fs.String("transcript", "", "the conversation `FILE` (required)")
+			session := fs.String("session", "", "the session `ID` (default: the transcript's file name)")
+			every := fs.Int("every", 1, "extract on every `N`th call")
+			team := fs.Bool("team", false, "cover team memory (team/) as well")
+			asJSON := fs.Bool("json", false, "print the result as JSON")
+			return func(ctx context.Context, env *Env, args []string) error {
+				if len(args) > 0 || *path == "" {
+					return usagef("extract needs --transcript FILE and no arguments")
+				}
+				p := *path
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(env.Cwd, p)
+				}
+				d, loc, err := lf.open(env)
+				if err != nil {
+					return err
+				}
+				if loc != nil && !loc.Enabled {
+					return fmt.Errorf("%w (%s)", memdir.ErrDisabled, loc.EnabledReason)
+				}
+				model, err := requireModel(ctx, env, fs, "extract")
+				if err != nil {
+					return err
+				}
+				load := func(p string) ([]transcript.Message, error) {
+					t, err := transcript.ReadFile(p)
+					if err != nil {
+						return nil, err
+					}
+					return t.Messages(), nil
+				}
+				msgs, err := load(p)
+				if err != nil {
+					return err
+				}
+				id := *session
+				if id == "" {
+					id = strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
+				}
+				state, err := memdir.StateDir(env.LookupEnv)
+				if err != nil {
+					return err
+				}
+				e, err := agent.NewExtractor(&agent.ExtractOptions{
+					Model: model, Dir: d, StateDir: state, SessionID: id, Team: *team, Every: *every,
+					Load: load, Now: env.Now, OnEvent: progress(env),
+				})
+				if err != nil {
+					return err
+				}
+				res, err := e.Extract(ctx, agent.Source{Messages: msgs, Path: p})
+				if err != nil {
+					return err
+				}
+				if *asJSON {
+					return writeJSON(env.Stdout, res)
+				}
+				for r := res; r != nil; r = r.Trailing {
+					printExtract(env, d, r)
+				}
+				return nil
+			}
+		},
+	})
+}
+
+func printExtract(env *Env, d *memdir.Dir, r *agent.ExtractResult) {
+	if r.Skipped {
+		fmt.Fprintf(env.Stdout, "No extraction: %s.\n", r.Reason)
+		return
+	}
+	what := plural(len(r.Saved)-r.Team, "memory", "memories")
+	if r.Team > 0 {
+		what += " · " + plural(r.Team, "team memory", "team memories")
+	}
+	fmt.Fprintf(env.Stdout, "Saved %s from %s.\n", what, plural(r.NewMessages, "new message", "new messages"))
+	for _, p := range r.Saved {
+		fmt.Fprintf(env.Stdout, "  %s\n", d.Abs(p))
+	}
+	fmt.Fprintf(env.Stderr, "model: %d turns, %d tokens in, %d out", r.Turns, r.Usage.InputTokens, r.Usage.OutputTokens)
+	if r.RunID != "" {
+		fmt.Fprintf(env.Stderr, "; undo with: memdir undo %s", r.RunID)
+	}
+	fmt.Fprintln(env.Stderr)
+}
+
+// requireModel returns the configured model, or an error saying how to
+// configure one.
+func requireModel(ctx context.Context, env *Env, fs *flag.FlagSet, cmd string) (memdir.Model, error) {
+	cfg, err := loadConfigFlags(env, fs)
+	if err != nil {
+		return nil, err
+	}
+	m, err := newModel(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, fmt.Errorf("%s needs a model: set MEMDIR_MODEL (for example anthropic:claude-sonnet-4-5 or openai:gpt-4.1-mini) or model: in the config file; see 'memdir config': %w", cmd, memdir.ErrInvalid)
+	}
+	return m, nil
+}
+
+// progress shows an agent's turns and tool calls on standard error when it
+// is a terminal.
+func progress(env *Env) func(agent.Event) {
+	if !env.StderrIsTerminal {
+		return nil
+	}
+	return func(ev agent.Event) {
+		switch ev.Kind {
+		case agent.EventTurn:
+			fmt.Fprintf(env.Stderr, "\r\033[Kturn %d…", ev.Turn)
+		case agent.EventToolCall:
+			if ev.Call != nil {
+				fmt.Fprintf(env.Stderr, "\r\033[Kturn %d: %s", ev.Turn, ev.Call.Name)
+			}
+		case agent.EventReply:
+			fmt.Fprint(env.Stderr, "\r\033[K")
+		}
+	}
+}
