@@ -1,0 +1,79 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/memdir/memdir/memtool"
+)
+
+// MemoryTool serves Anthropic's memory tool (memory_20250818) from a local
+// directory, for anthropic-sdk-go's tool runner: the model's /memories
+// paths map onto the directory, with memtool's checks (no traversal, no
+// symlink escapes, atomic writes that never overwrite on create or rename,
+// 0600/0700 modes).
+//
+//	mem, _ := anthropic.NewMemoryTool(dir, nil)
+//	runner := client.Beta.Messages.NewToolRunner([]sdk.BetaTool{mem}, sdk.BetaToolRunnerParams{
+//		BetaMessageNewParams: sdk.BetaMessageNewParams{Tools: []sdk.BetaToolUnionParam{mem.Definition()}, …},
+//	})
+//
+// Pass the native definition (Definition) in the request's tools: the
+// runner then sends the API's own memory tool and dispatches its calls to
+// this handler. A failed command is returned to the model as an error
+// result with memtool's text.
+type MemoryTool struct {
+	tool *memtool.Tool
+}
+
+var _ sdk.BetaTool = (*MemoryTool)(nil)
+
+// NewMemoryTool returns a memory tool on dir, which must exist. opts are
+// memtool's (size caps, a BeforeChange hook for journaling, read-only).
+func NewMemoryTool(dir string, opts *memtool.Options) (*MemoryTool, error) {
+	t, err := memtool.New(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &MemoryTool{tool: t}, nil
+}
+
+// Definition is the native tool definition to put in a request's Tools.
+func (m *MemoryTool) Definition() sdk.BetaToolUnionParam {
+	return sdk.BetaToolUnionParam{OfMemoryTool20250818: &sdk.BetaMemoryTool20250818Param{}}
+}
+
+// Name is "memory".
+func (m *MemoryTool) Name() string { return memtool.Name }
+
+// Description describes the tool for runners that send custom definitions.
+func (m *MemoryTool) Description() string { return memtool.Definition().Description }
+
+// InputSchema is the command union's schema, for runners that send custom
+// definitions; with Definition in the request it is not sent.
+func (m *MemoryTool) InputSchema() sdk.BetaToolInputSchemaParam {
+	var s struct {
+		Properties map[string]any `json:"properties"`
+		Required   []string       `json:"required"`
+	}
+	json.Unmarshal(memtool.Definition().InputSchema, &s)
+	return sdk.BetaToolInputSchemaParam{Properties: s.Properties, Required: s.Required}
+}
+
+// Execute runs one memory command.
+func (m *MemoryTool) Execute(ctx context.Context, input json.RawMessage) ([]sdk.BetaToolResultBlockParamContentUnion, error) {
+	out, err := m.tool.Execute(ctx, input)
+	if err != nil {
+		// The runner reports errors as "Error: <text>"; memtool's texts
+		// often say "Error:" themselves.
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "Error: "))
+	}
+	return []sdk.BetaToolResultBlockParamContentUnion{{OfText: &sdk.BetaTextBlockParam{Text: out}}}, nil
+}
+
+// Close releases the directory.
+func (m *MemoryTool) Close() error { return m.tool.Close() }
