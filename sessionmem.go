@@ -804,6 +804,15 @@ func (s *SessionNotes) Update(ctx context.Context, messages []SessionMessage, op
 	if len(messages) == 0 {
 		return nil, fmt.Errorf("update session notes of %s: the conversation is empty: %w", s.sessionID, ErrInvalid)
 	}
+	// A first look without the lock, so that a session that is not due
+	// gets no directory: most checks end here.
+	st, err := s.State()
+	if err != nil {
+		return nil, err
+	}
+	if d := DecideSessionUpdate(st, messages, opts.Thresholds); !d.Update && !opts.Force && d.Initialized == st.Initialized {
+		return &SessionUpdate{SessionID: s.sessionID, Path: s.Path(), State: st, Decision: d}, nil
+	}
 	if err := atomicfile.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("session notes: %w", err)
 	}
@@ -816,8 +825,8 @@ func (s *SessionNotes) Update(ctx context.Context, messages []SessionMessage, op
 	}
 	defer lock.Unlock()
 
-	st, err := s.State()
-	if err != nil {
+	// Decide again under the lock: another process may have just updated.
+	if st, err = s.State(); err != nil {
 		return nil, err
 	}
 	res := &SessionUpdate{SessionID: s.sessionID, Path: s.Path(), State: st}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log"
 	"os"
 	"path/filepath"
 	"strings"
@@ -848,8 +849,8 @@ func TestUpdateFailures(t *testing.T) {
 		if err != nil || res.Updated {
 			t.Fatalf("Update = %+v, %v", res, err)
 		}
-		if _, err := os.Stat(n.Path()); !errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("notes created without an update: %v", err)
+		if _, err := os.Stat(n.Dir()); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("session-memory directory created without an update: %v", err)
 		}
 	})
 	t.Run("crossing the first threshold is remembered", func(t *testing.T) {
@@ -947,4 +948,83 @@ func TestUpdateIsUndoable(t *testing.T) {
 			t.Errorf("undo left %s in the session-memory directory", e.Name())
 		}
 	}
+}
+
+// A host keeps a session's notes up to date after each model response and,
+// when the context is full, compacts with them instead of asking a model
+// for a summary.
+func ExampleSessionNotes_Update() {
+	home, _ := os.MkdirTemp("", "claude")
+	defer os.RemoveAll(home)
+
+	// A fake model that fills in Current State; a real host passes its
+	// configured model.
+	srv := memdirtest.StartModelServer()
+	defer srv.Close()
+	srv.Enqueue(
+		memdirtest.ModelReply{Content: []memdir.Block{replace("e1", stateLine, stateLine+"Quotes cache wired in; committed.\n")}},
+		memdirtest.TextReply("Done."),
+	)
+	model, err := anthropic.New(&anthropic.Options{Model: "claude-haiku-4-5", BaseURL: srv.AnthropicBaseURL(), APIKey: "test"})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	notes, err := memdir.OpenSessionNotes(home, "/home/lin/src/haulr", "5d0c9a3e", &memdir.SessionNotesOptions{
+		Journal: memdir.NewJournal(home+"/journal", nil),
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	conversation := []memdir.SessionMessage{
+		{ID: "u1", Message: memdir.Message{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock("Cache the quotes endpoint for 5 minutes per lane.")}}},
+		{ID: "a1", Message: memdir.Message{Role: memdir.RoleAssistant, Content: []memdir.Block{memdir.TextBlock("Done and committed as 9f3c2a1.")}},
+			Usage: memdir.Usage{InputTokens: 20, CacheReadTokens: 14000, OutputTokens: 300}},
+	}
+	// agentEditor wraps agent.Run (see the memdir command).
+	res, err := notes.Update(context.Background(), conversation, &memdir.SessionUpdateOptions{Editor: agentEditor{model}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Decision.Reason)
+	fmt.Println("changed:", res.Sections)
+
+	// Later, with the context full:
+	c, err := notes.Compact(conversation, nil)
+	if errors.Is(err, memdir.ErrCompactFallback) {
+		fmt.Println("summarise with a model:", err)
+		return
+	}
+	fmt.Printf("keep %d messages from %d; summary of about %d tokens\n", len(c.Keep), c.Start, c.SummaryTokens)
+	// Output:
+	// the context grew by 14320 tokens and the last assistant turn made no tool calls
+	// changed: [Current State]
+	// keep 2 messages from 0; summary of about 341 tokens
+}
+
+func ExampleCompactWithSessionNotes() {
+	notes := "# Current State\n_What is under way_\nHandlers use the cache; metrics next.\n"
+	var msgs []memdir.SessionMessage
+	for i, text := range []string{"Cache the quotes.", "Cached.", "Now the handlers.", "Handlers done.", "Add metrics.", "Adding them now."} {
+		role := memdir.RoleUser
+		if i%2 == 1 {
+			role = memdir.RoleAssistant
+		}
+		msgs = append(msgs, memdir.SessionMessage{ID: fmt.Sprint("m", i), Message: memdir.Message{Role: role, Content: []memdir.Block{memdir.TextBlock(text)}}})
+	}
+	// The notes cover everything up to m3; keep at least two messages with text.
+	c, err := memdir.CompactWithSessionNotes(notes, msgs, &memdir.SessionCompactOptions{LastSummarizedID: "m3", MinTokens: 1, MinTextMessages: 2})
+	if err != nil {
+		fmt.Println("fall back:", err)
+		return
+	}
+	for _, m := range c.Keep {
+		fmt.Println(m.ID, m.Content[0].Text)
+	}
+	_, err = memdir.CompactWithSessionNotes(notes, msgs, &memdir.SessionCompactOptions{LastSummarizedID: "m3", AutoCompactThreshold: 50})
+	fmt.Println(errors.Is(err, memdir.ErrCompactFallback), err)
+	// Output:
+	// m4 Add metrics.
+	// m5 Adding them now.
+	// true session-memory compaction not possible: the compacted conversation would hold about 121 tokens, not under the auto-compact threshold of 50
 }
