@@ -134,6 +134,21 @@ func (d *Dir) Lock(ctx context.Context) (*flock.Lock, error) {
 	return flock.Acquire(ctx, d.path)
 }
 
+// lockedRoot takes the directory's lock (creating the directory if needed)
+// and opens it as an os.Root; release undoes both.
+func (d *Dir) lockedRoot(ctx context.Context) (root *os.Root, release func(), err error) {
+	lock, err := d.Lock(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	root, err = d.openRoot()
+	if err != nil {
+		lock.Unlock()
+		return nil, nil, err
+	}
+	return root, func() { root.Close(); lock.Unlock() }, nil
+}
+
 func (d *Dir) openRoot() (*os.Root, error) {
 	r, err := os.OpenRoot(d.path)
 	if err != nil {
@@ -223,19 +238,11 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 	} else if rel, err = d.pathForName(ctx, m.Name, m.Type, opts.Team); err != nil {
 		return nil, err
 	}
-	if err := d.Ensure(); err != nil {
-		return nil, err
-	}
-	lock, err := d.Lock(ctx)
+	root, release, err := d.lockedRoot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Unlock()
-	root, err := d.openRoot()
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
+	defer release()
 
 	res := &SaveResult{Path: rel}
 	old, _, err := readRooted(root, rel, MaxMemoryFileBytes)
@@ -531,16 +538,11 @@ func (d *Dir) Remove(ctx context.Context, ref string, rec *Recorder) (*RemoveRes
 	if err != nil {
 		return nil, err
 	}
-	lock, err := d.Lock(ctx)
+	root, release, err := d.lockedRoot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Unlock()
-	root, err := d.openRoot()
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
+	defer release()
 	if fi, err := root.Lstat(rel); err != nil {
 		return nil, fmt.Errorf("remove memory %s: %w", rel, ErrNotFound)
 	} else if !fi.Mode().IsRegular() {
@@ -611,16 +613,11 @@ func (d *Dir) Rename(ctx context.Context, ref, to string) (*RenameResult, error)
 	if from == to {
 		return nil, fmt.Errorf("rename %s: source and destination are the same: %w", from, ErrInvalid)
 	}
-	lock, err := d.Lock(ctx)
+	root, release, err := d.lockedRoot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Unlock()
-	root, err := d.openRoot()
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
+	defer release()
 	if _, err := root.Lstat(to); err == nil {
 		return nil, fmt.Errorf("rename %s to %s: the destination %w", from, to, ErrExists)
 	}
@@ -728,16 +725,11 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 	if len(changed) == 0 {
 		return nil, fmt.Errorf("run %s changed nothing: %w", run.ID, ErrInvalid)
 	}
-	lock, err := d.Lock(ctx)
+	root, release, err := d.lockedRoot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Unlock()
-	root, err := d.openRoot()
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
+	defer release()
 
 	var conflicts []string
 	runFiles := map[string]bool{}

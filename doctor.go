@@ -257,30 +257,23 @@ func (d *Dir) Fix(ctx context.Context, opts *FixOptions) (*FixResult, error) {
 		res.Remaining = rep
 		return res, err
 	}
-	lock, err := d.Lock(ctx)
+	root, release, err := d.lockedRoot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	rep, err := d.Check(ctx)
 	if err != nil {
-		lock.Unlock()
-		return nil, err
-	}
-	root, err := d.openRoot()
-	if err != nil {
-		lock.Unlock()
+		release()
 		return nil, err
 	}
 	rec, err := d.journal.Begin("doctor", d.path)
 	if err != nil {
-		root.Close()
-		lock.Unlock()
+		release()
 		return nil, err
 	}
 	err = d.applyFixes(root, rec, rep, opts, res)
 	run, ferr := rec.Finish(err)
-	root.Close()
-	lock.Unlock()
+	release()
 	if err == nil {
 		err = ferr
 	}

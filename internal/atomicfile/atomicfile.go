@@ -20,7 +20,7 @@ var createTemp = os.CreateTemp
 // directory. On any error the temporary file is removed and name is untouched.
 //
 // The parent directory must exist.
-func WriteFile(name string, data []byte, perm fs.FileMode) (err error) {
+func WriteFile(name string, data []byte, perm fs.FileMode) error {
 	dir, base := filepath.Split(name)
 	if dir == "" {
 		dir = "."
@@ -29,30 +29,43 @@ func WriteFile(name string, data []byte, perm fs.FileMode) (err error) {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
-	tmp := f.Name()
+	return commit(name, f, data, perm,
+		func() error { return os.Rename(f.Name(), name) },
+		func() error { return os.Remove(f.Name()) },
+		func() error { return SyncDir(dir) })
+}
+
+// commit finishes an atomic write: data into the temporary file f, which is
+// made durable with perm, closed (Windows cannot rename an open file) and
+// renamed over the target, and then the directory is synced. On any error
+// the temporary file is closed and removed.
+func commit(name string, f *os.File, data []byte, perm fs.FileMode, rename, remove, syncDir func() error) (err error) {
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(tmp)
+			remove()
+			err = fmt.Errorf("write %s: %w", name, err)
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+		return err
 	}
 	if err = f.Chmod(perm); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+		return err
 	}
 	if err = syncFile(f); err != nil {
-		return fmt.Errorf("write %s: fsync: %w", name, err)
+		return fmt.Errorf("fsync: %w", err)
 	}
-	// Close before rename: Windows refuses to rename an open file.
 	if err = f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+		return err
 	}
-	if err = os.Rename(tmp, name); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+	if err = rename(); err != nil {
+		return err
 	}
-	return SyncDir(dir)
+	if err = syncDir(); err != nil {
+		return err
+	}
+	return nil
 }
 
 // tempName is the prefix of a temporary file for base: hidden, marked as a

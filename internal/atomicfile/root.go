@@ -12,7 +12,7 @@ import (
 // WriteFileIn is WriteFile inside an os.Root: name is relative to the root
 // (slash-separated) and no path component, symlinks included, can lead
 // outside it. The parent directory must exist.
-func WriteFileIn(root *os.Root, name string, data []byte, perm fs.FileMode) (err error) {
+func WriteFileIn(root *os.Root, name string, data []byte, perm fs.FileMode) error {
 	dir, base := path.Split(name)
 	var rnd [6]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
@@ -23,28 +23,10 @@ func WriteFileIn(root *os.Root, name string, data []byte, perm fs.FileMode) (err
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			root.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err = f.Chmod(perm); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err = syncFile(f); err != nil {
-		return fmt.Errorf("write %s: fsync: %w", name, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err = root.Rename(tmp, name); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	return SyncDirIn(root, dir)
+	return commit(name, f, data, perm,
+		func() error { return root.Rename(tmp, name) },
+		func() error { return root.Remove(tmp) },
+		func() error { return SyncDirIn(root, dir) })
 }
 
 // SyncDirIn fsyncs a directory inside root ("" or "." is the root itself).
