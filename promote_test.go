@@ -1,0 +1,431 @@
+package memdir_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/anthropic"
+	"github.com/memdir/memdir/memdirtest"
+)
+
+// reviewWorld is a project with every memory layer filled, and planted
+// promotions, duplicates, outdated entries and conflicts.
+type reviewWorld struct {
+	src memdir.ReviewSources
+	dir *memdir.Dir
+	now time.Time
+}
+
+var reviewToken = "ghp_" + strings.Repeat("a1B2", 9)
+
+func newReviewWorld(tb testing.TB) *reviewWorld {
+	tb.Helper()
+	base := tb.TempDir()
+	w := &reviewWorld{
+		src: memdir.ReviewSources{
+			MemoryDir:   filepath.Join(base, "config", "projects", "-p", "memory"),
+			ProjectRoot: filepath.Join(base, "project"),
+			ConfigHome:  filepath.Join(base, "config"),
+		},
+		now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC),
+	}
+	mem := func(typ, name, desc, body string) string {
+		s := "---\nname: " + name + "\ndescription: " + desc + "\n"
+		if typ != "" {
+			s += "type: " + typ + "\n"
+		}
+		return s + "---\n\n" + body + "\n"
+	}
+	files := map[string]string{
+		// Promotions.
+		"memory/feedback_commits.md": mem("feedback", "commit style", "conventional commits, squash merges",
+			"All commits in this repo use Conventional Commits, and we squash pull requests.\n\n**Why:** the changelog is generated from commit subjects."),
+		"memory/feedback_terse.md": mem("feedback", "terse answers", "the user wants short answers",
+			"The user prefers terse answers with no summary at the end."),
+		"memory/user_tabs.md":          mem("user", "tabs", "user prefers tabs", "Prefers tabs over spaces when writing shell scripts."),
+		"memory/reference_runbooks.md": mem("reference", "runbooks", "where the runbooks are", "Runbooks live in Notion under Ops/Runbooks."),
+		"memory/feedback_中文提交.md":      mem("feedback", "提交信息", "团队约定提交信息用中文", "团队约定：所有提交信息必须使用中文。"),
+		// Stays.
+		"memory/user_role.md": mem("user", "role", "senior Go engineer new to React", "Ten years of Go; first time on the React frontend."),
+		"memory/project_ci_token.md": mem("project", "ci token", "staging pipeline credentials",
+			"The staging pipeline authenticates with "+reviewToken+" until the vault migration."),
+		// Cleanup: exact duplicates, a memory already in the user's CLAUDE.md,
+		// a near duplicate of the project's CLAUDE.md, an outdated and a
+		// superseded project memory.
+		"memory/feedback_gofmt.md":      mem("feedback", "gofmt", "format before committing", "Run gofmt before committing."),
+		"memory/feedback_gofmt_copy.md": mem("feedback", "gofmt again", "format Go code", "Run  gofmt  before committing."),
+		"memory/feedback_small_prs.md":  mem("feedback", "small prs", "keep pull requests small", "Prefer small PRs."),
+		"memory/feedback_deploy.md": mem("feedback", "deploys", "deploys go through Argo CD, never kubectl apply to production",
+			"Deploy through Argo CD only; never kubectl apply against production clusters."),
+		"memory/project_freeze.md": mem("project", "mobile freeze", "merge freeze for the mobile release",
+			"Merge freeze from 2026-03-05 until March 12, 2026 for the mobile release."),
+		"memory/project_billing.md": "---\nname: billing rewrite\ndescription: the billing rewrite plan\ntype: project\nstatus: superseded\n---\n\nRewrite billing in Rust.\n",
+		// Ambiguous: a conflict with CLAUDE.md, and one memory saved with
+		// two types.
+		"memory/feedback_no_mocks.md": mem("feedback", "no http mocks", "never mock HTTP services in tests",
+			"Never mock HTTP services in tests; replay the recorded fixtures instead."),
+		"memory/reference_grafana.md": mem("reference", "grafana", "dispatch latency dashboards", "Dispatch latency dashboards: grafana.internal/d/dispatch."),
+		"memory/team/grafana.md":      mem("project", "grafana", "dispatch latency dashboards", "The dispatch dashboards moved to grafana.internal/d/dispatch-v2."),
+		"memory/team/MEMORY.md":       "- [grafana](grafana.md) — dispatch latency dashboards\n",
+		// Not memories.
+		"memory/logs/2026/11/2026-11-28.md": "- 10:00 asked about deploys\n",
+		// Instruction files.
+		"project/CLAUDE.md":       "# Project rules\n\n<!-- reviewers: keep this list short -->\n- Deploy through Argo CD; never run kubectl apply against production.\n- Mock external HTTP services in unit tests\n  so that they run offline.\n\n```sh\nmake test\n```\n\n@docs/style.md\n",
+		"project/CLAUDE.local.md": "- Answer in English.\n",
+		"config/CLAUDE.md":        "# Mine\n\nPrefer small PRs.\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(base, filepath.FromSlash(name))
+		if strings.HasPrefix(name, "memory/") {
+			p = filepath.Join(w.src.MemoryDir, filepath.FromSlash(strings.TrimPrefix(name, "memory/")))
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	// The copy is newer, so the original is the one kept.
+	old, newer := w.now.Add(-48*time.Hour), w.now.Add(-time.Hour)
+	os.Chtimes(filepath.Join(w.src.MemoryDir, "feedback_gofmt.md"), old, old)
+	os.Chtimes(filepath.Join(w.src.MemoryDir, "feedback_gofmt_copy.md"), newer, newer)
+	d, err := memdir.Open(w.src.MemoryDir, &memdir.Options{Journal: memdir.NewJournal(filepath.Join(base, "journal"), nil)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w.dir = d
+	return w
+}
+
+// brief renders an item as one comparable line.
+func brief(it memdir.ReviewItem) string {
+	var subj []string
+	for _, s := range it.Subjects {
+		subj = append(subj, s.Display)
+	}
+	s := it.ID + " " + string(it.Kind) + " " + strings.Join(subj, " | ")
+	if it.Remove != "" {
+		s += " -remove " + it.Remove
+	}
+	if it.Target != "" {
+		s += " -> " + filepath.Base(it.Target)
+	}
+	if !it.Applicable {
+		s += " (not applicable)"
+	}
+	return s
+}
+
+func TestReviewLexical(t *testing.T) {
+	w := newReviewWorld(t)
+	rep, err := memdir.Review(context.Background(), w.src, &memdir.ReviewOptions{Now: func() time.Time { return w.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range rep.Items {
+		got = append(got, brief(it))
+	}
+	want := []string{
+		"P1 to-claude-md feedback_commits.md -> CLAUDE.md",
+		"P2 to-claude-local-md feedback_terse.md -> CLAUDE.local.md",
+		"P3 to-claude-md feedback_中文提交.md -> CLAUDE.md",
+		"P4 to-team reference_runbooks.md -> reference_runbooks.md",
+		"P5 to-claude-local-md user_tabs.md -> CLAUDE.local.md",
+		"C1 duplicate feedback_gofmt_copy.md | feedback_gofmt.md -remove feedback_gofmt_copy.md",
+		"C2 duplicate feedback_small_prs.md | ~config/CLAUDE.md:3 -remove feedback_small_prs.md",
+		"C3 near-duplicate feedback_deploy.md | CLAUDE.md:4 -remove feedback_deploy.md",
+		"C4 superseded project_billing.md -remove project_billing.md",
+		"C5 outdated project_freeze.md -remove project_freeze.md",
+		"A1 conflict feedback_no_mocks.md | CLAUDE.md:5 (not applicable)",
+		"A2 conflict reference_grafana.md | team/grafana.md (not applicable)",
+		"A3 unclear feedback_gofmt.md (not applicable)",
+		"N1 keep project_ci_token.md (not applicable)",
+		"N2 keep user_role.md (not applicable)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("report (-want +got):\n%s", diff)
+		for _, it := range rep.Items {
+			t.Logf("%s: %s", it.ID, it.Reason)
+		}
+	}
+	if rep.Method != memdir.ReviewLexical || rep.Memories != 16 || rep.Rules != 4 || len(rep.Files) != 3 {
+		t.Errorf("method %s, %d memories, %d rules, files %+v", rep.Method, rep.Memories, rep.Rules, rep.Files)
+	}
+	reasons := map[string]string{}
+	for _, it := range rep.Items {
+		reasons[it.ID] = it.Reason
+	}
+	for id, want := range map[string]string{
+		"P1": `"this repo"`,
+		"P2": `"the user"`,
+		"C5": "the latest, 2026-03-12, was 262 days ago",
+		"C4": "status: superseded",
+		"A1": `one negates "mock" and the other asserts it`,
+		"A2": "saved as reference in reference_grafana.md and as project in team/grafana.md",
+		"N1": "GitHub PAT",
+	} {
+		if !strings.Contains(reasons[id], want) {
+			t.Errorf("%s reason %q lacks %q", id, reasons[id], want)
+		}
+	}
+	if strings.Contains(reasons["N1"], reviewToken) {
+		t.Error("a reason quotes the credential")
+	}
+	p1, _ := rep.Item("p1")
+	if p1.Rule != "All commits in this repo use Conventional Commits, and we squash pull requests. (Why: the changelog is generated from commit subjects.)" {
+		t.Errorf("P1 rule = %q", p1.Rule)
+	}
+}
+
+func TestApplyReview(t *testing.T) {
+	ctx := context.Background()
+	w := newReviewWorld(t)
+	rep, err := memdir.Review(ctx, w.src, &memdir.ReviewOptions{Now: func() time.Time { return w.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claudeMD := filepath.Join(w.src.ProjectRoot, "CLAUDE.md")
+	localMD := filepath.Join(w.src.ProjectRoot, "CLAUDE.local.md")
+	beforeMD, _ := os.ReadFile(claudeMD)
+	beforeLocal, _ := os.ReadFile(localMD)
+
+	// Unknown, not applicable, or stale items stop everything.
+	for _, tc := range []struct {
+		ids  []string
+		want error
+	}{
+		{[]string{"P1", "Z9"}, memdir.ErrNotFound},
+		{[]string{"P1", "A1"}, memdir.ErrInvalid},
+		{nil, memdir.ErrInvalid},
+	} {
+		if _, err := memdir.ApplyReview(ctx, w.dir, rep, tc.ids, nil); !errors.Is(err, tc.want) {
+			t.Errorf("apply %v: %v, want %v", tc.ids, err, tc.want)
+		}
+	}
+	if got, _ := os.ReadFile(claudeMD); string(got) != string(beforeMD) {
+		t.Fatal("a refused apply changed CLAUDE.md")
+	}
+
+	done, err := memdir.ApplyReview(ctx, w.dir, rep, []string{"P1", "P2", "P4", "C1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(done) != 4 {
+		t.Fatalf("applied %+v", done)
+	}
+	gotMD, _ := os.ReadFile(claudeMD)
+	wantMD := string(beforeMD) + "\n- All commits in this repo use Conventional Commits, and we squash pull requests. (Why: the changelog is generated from commit subjects.)\n"
+	if diff := cmp.Diff(wantMD, string(gotMD)); diff != "" {
+		t.Errorf("CLAUDE.md (-want +got):\n%s", diff)
+	}
+	if got, _ := os.ReadFile(localMD); string(got) != "- Answer in English.\n- The user prefers terse answers with no summary at the end.\n" {
+		t.Errorf("CLAUDE.local.md = %q", got)
+	}
+	for _, gone := range []string{"feedback_commits.md", "feedback_terse.md", "reference_runbooks.md", "feedback_gofmt_copy.md"} {
+		if _, err := os.Stat(filepath.Join(w.src.MemoryDir, gone)); !os.IsNotExist(err) {
+			t.Errorf("%s is still there: %v", gone, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(w.src.MemoryDir, "team", "reference_runbooks.md")); err != nil {
+		t.Errorf("the runbooks memory did not move to team/: %v", err)
+	}
+
+	// Applying again: the promoted memories are gone, so the review is stale.
+	if _, err := memdir.ApplyReview(ctx, w.dir, rep, []string{"P1"}, nil); !errors.Is(err, memdir.ErrExists) {
+		t.Errorf("re-applying: %v", err)
+	}
+
+	// Every run undoes, newest first, back to the files as they were.
+	runs, _ := w.dir.Journal().Runs()
+	if len(runs) != 6 {
+		t.Fatalf("%d journal runs, want 6 (2 file edits, 3 removals, 1 rename)", len(runs))
+	}
+	for _, r := range runs {
+		if _, err := w.dir.UndoAny(ctx, r.ID, nil); err != nil {
+			t.Fatalf("undo %s (%s): %v", r.ID, r.Kind, err)
+		}
+	}
+	if got, _ := os.ReadFile(claudeMD); string(got) != string(beforeMD) {
+		t.Errorf("CLAUDE.md after undo: %q", got)
+	}
+	if got, _ := os.ReadFile(localMD); string(got) != string(beforeLocal) {
+		t.Errorf("CLAUDE.local.md after undo: %q", got)
+	}
+	for _, back := range []string{"feedback_commits.md", "feedback_terse.md", "reference_runbooks.md", "feedback_gofmt_copy.md"} {
+		if _, err := os.Stat(filepath.Join(w.src.MemoryDir, back)); err != nil {
+			t.Errorf("%s not restored: %v", back, err)
+		}
+	}
+
+	// A memory edited after the review is not acted on.
+	os.WriteFile(filepath.Join(w.src.MemoryDir, "project_freeze.md"), []byte("---\nname: x\ndescription: y\ntype: project\n---\nchanged\n"), 0o600)
+	if _, err := memdir.ApplyReview(ctx, w.dir, rep, []string{"C5"}, nil); !errors.Is(err, memdir.ErrExists) || !strings.Contains(err.Error(), "project_freeze.md changed") {
+		t.Errorf("apply over an edit: %v", err)
+	}
+}
+
+func TestApplyReviewCreatesClaudeMDAndKeepsMemory(t *testing.T) {
+	ctx := context.Background()
+	w := newReviewWorld(t)
+	os.Remove(filepath.Join(w.src.ProjectRoot, "CLAUDE.md"))
+	rep, err := memdir.Review(ctx, w.src, &memdir.ReviewOptions{Now: func() time.Time { return w.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, _ := rep.Item("P1")
+	if _, err := memdir.ApplyReview(ctx, w.dir, rep, []string{"P1"}, &memdir.ApplyReviewOptions{KeepMemory: true}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(w.src.ProjectRoot, "CLAUDE.md"))
+	if err != nil || string(got) != "- "+p1.Rule+"\n" {
+		t.Errorf("new CLAUDE.md = %q, %v", got, err)
+	}
+	if fi, _ := os.Stat(filepath.Join(w.src.ProjectRoot, "CLAUDE.md")); fi.Mode().Perm() != 0o600 {
+		t.Errorf("new CLAUDE.md mode %v", fi.Mode().Perm())
+	}
+	if _, err := os.Stat(filepath.Join(w.src.MemoryDir, "feedback_commits.md")); err != nil {
+		t.Errorf("KeepMemory removed the memory: %v", err)
+	}
+}
+
+func TestReviewSaveLoad(t *testing.T) {
+	w := newReviewWorld(t)
+	rep, err := memdir.Review(context.Background(), w.src, &memdir.ReviewOptions{Now: func() time.Time { return w.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "state", "promote", "x.json")
+	if err := memdir.SaveReview(file, rep); err != nil {
+		t.Fatal(err)
+	}
+	back, err := memdir.LoadReview(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(rep, back); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	if _, err := memdir.LoadReview(filepath.Join(t.TempDir(), "none.json")); !errors.Is(err, memdir.ErrNotFound) {
+		t.Errorf("missing: %v", err)
+	}
+	os.WriteFile(file, []byte("{"), 0o600)
+	if _, err := memdir.LoadReview(file); !errors.Is(err, memdir.ErrInvalid) || !strings.Contains(err.Error(), file) {
+		t.Errorf("damaged: %v", err)
+	}
+}
+
+func TestReviewEmpty(t *testing.T) {
+	base := t.TempDir()
+	rep, err := memdir.Review(context.Background(), memdir.ReviewSources{MemoryDir: filepath.Join(base, "none"), ProjectRoot: base, ConfigHome: filepath.Join(base, "cfg")}, nil)
+	if err != nil || len(rep.Items) != 0 || rep.Memories != 0 {
+		t.Errorf("empty review: %+v, %v", rep, err)
+	}
+}
+
+// TestReviewWithModel runs the model path through the real Anthropic SDK
+// client against the fake server.
+func TestReviewWithModel(t *testing.T) {
+	ctx := context.Background()
+	w := newReviewWorld(t)
+	srv := memdirtest.NewModelServer(t)
+	m, err := anthropic.New(&anthropic.Options{Model: "claude-test", APIKey: "test-key", BaseURL: srv.AnthropicBaseURL(), MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lexical, err := memdir.Review(ctx, w.src, &memdir.ReviewOptions{Now: func() time.Time { return w.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refOf := map[string]string{}
+	for _, it := range lexical.Items {
+		for _, s := range it.Subjects {
+			refOf[s.Display] = s.Ref
+		}
+	}
+	item := func(section, kind string, refs []string, rule, remove, reason string) map[string]any {
+		return map[string]any{"section": section, "kind": kind, "refs": refs, "rule": rule, "remove": remove, "reason": reason}
+	}
+	good := memdirtest.JSONReply(map[string]any{"items": []any{
+		item("promotions", "to-claude-md", []string{refOf["feedback_commits.md"]}, "Use Conventional Commits; squash PRs.", "", "A repository convention."),
+		item("cleanup", "duplicate", []string{refOf["feedback_gofmt_copy.md"], refOf["feedback_gofmt.md"]}, "", refOf["feedback_gofmt_copy.md"], "Same text twice."),
+		item("ambiguous", "conflict", []string{refOf["feedback_no_mocks.md"], refOf["CLAUDE.md:5"]}, "", "", "Opposite advice on HTTP mocks."),
+		item("promotions", "to-team", []string{refOf["project_ci_token.md"]}, "", "", "The team needs it."),
+	}})
+	good.Usage = memdir.Usage{InputTokens: 900, OutputTokens: 120}
+	srv.Enqueue(good)
+	rep, err := memdir.Review(ctx, w.src, &memdir.ReviewOptions{Model: m, Context: "we are moving to a monorepo", Now: func() time.Time { return w.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Method != memdir.ReviewByModel || rep.Usage.InputTokens != 900 || rep.Fallback != "" {
+		t.Fatalf("method %s, usage %+v, fallback %q", rep.Method, rep.Usage, rep.Fallback)
+	}
+	var got []string
+	for _, it := range rep.Items[:4] {
+		got = append(got, brief(it))
+	}
+	want := []string{
+		"P1 to-claude-md feedback_commits.md -> CLAUDE.md",
+		"C1 duplicate feedback_gofmt_copy.md | feedback_gofmt.md -remove feedback_gofmt_copy.md",
+		"A1 conflict feedback_no_mocks.md | CLAUDE.md:5 (not applicable)",
+		// The credential check overrides the model.
+		"N1 keep project_ci_token.md (not applicable)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("model report (-want +got):\n%s", diff)
+	}
+	if p1, _ := rep.Item("P1"); p1.Rule != "Use Conventional Commits; squash PRs." {
+		t.Errorf("P1 rule = %q", p1.Rule)
+	}
+	if n := len(rep.Section(memdir.SectionNoAction)); n != 1+16-5 {
+		t.Errorf("%d no-action items: memories the model left out should be kept", n)
+	}
+	req := srv.LastRequest()
+	msg := req.Messages[0].Content[0].Text
+	for _, wantText := range []string{"## Memories", "[M", "· feedback · feedback_commits.md", "CLAUDE.md:5: Mock external HTTP services", "## Lexical findings", "conflict", "## Additional context from the user\nwe are moving to a monorepo"} {
+		if !strings.Contains(msg, wantText) {
+			t.Errorf("the prompt lacks %q", wantText)
+		}
+	}
+	if strings.Contains(msg, "2026-11-28.md") {
+		t.Error("the prompt includes a daily log")
+	}
+
+	// Answers that do not check out fall back to the lexical report.
+	for _, tc := range []struct {
+		name  string
+		reply memdirtest.ModelReply
+		want  string
+	}{
+		{"unknown ref", memdirtest.JSONReply(map[string]any{"items": []any{item("cleanup", "duplicate", []string{"M999"}, "", "", "x")}}), `unknown ref "M999"`},
+		{"wrong section", memdirtest.JSONReply(map[string]any{"items": []any{item("cleanup", "to-claude-md", []string{refOf["feedback_commits.md"]}, "r", "", "x")}}), "belongs in promotions"},
+		{"promoting an instruction", memdirtest.JSONReply(map[string]any{"items": []any{item("promotions", "to-claude-local-md", []string{refOf["CLAUDE.md:4"]}, "r", "", "x")}}), "not an auto memory"},
+		{"promotion without a rule", memdirtest.JSONReply(map[string]any{"items": []any{item("promotions", "to-claude-md", []string{refOf["feedback_commits.md"]}, " ", "", "x")}}), "needs a one-line rule"},
+		{"removing a team memory", memdirtest.JSONReply(map[string]any{"items": []any{item("cleanup", "duplicate", []string{refOf["team/grafana.md"]}, "", refOf["team/grafana.md"], "x")}}), "not an auto memory"},
+		{"not JSON", memdirtest.TextReply("I think everything is fine."), "no JSON"},
+		{"server error", memdirtest.ErrorReply(500, "overloaded"), "the model call failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv.Enqueue(tc.reply)
+			rep, err := memdir.Review(ctx, w.src, &memdir.ReviewOptions{Model: m, Now: func() time.Time { return w.now }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Method != memdir.ReviewFallback || !strings.Contains(rep.Fallback, tc.want) {
+				t.Errorf("method %s, fallback %q; want it to mention %q", rep.Method, rep.Fallback, tc.want)
+			}
+			if len(rep.Items) != len(lexical.Items) {
+				t.Errorf("fallback report has %d items, the lexical one %d", len(rep.Items), len(lexical.Items))
+			}
+		})
+	}
+}
