@@ -233,25 +233,6 @@ func readSessionTranscript(env *Env, path string) ([]memdir.SessionMessage, erro
 	return out, nil
 }
 
-// sessionAgentEditor lets the restricted agent loop edit the notes: the memory
-// tool over the session-memory directory, changes to the notes file only,
-// no project tools.
-type sessionAgentEditor struct{ model memdir.Model }
-
-func (e sessionAgentEditor) EditNotes(ctx context.Context, ed *memdir.NotesEdit) (*memdir.NotesEditResult, error) {
-	res, err := agent.Run(ctx, &agent.Options{
-		Model: e.model, System: ed.System, MemoryDir: ed.Dir, OnlyFile: ed.File,
-		MaxTurns: ed.MaxTurns, BeforeChange: ed.BeforeChange,
-	}, ed.Messages)
-	out := &memdir.NotesEditResult{Text: res.Text, Turns: res.Turns, TurnLimit: res.TurnLimit, ToolCalls: len(res.ToolCalls), Usage: res.Usage}
-	for _, c := range res.ToolCalls {
-		if c.Denied {
-			out.Denied++
-		}
-	}
-	return out, err
-}
-
 type sessionNotesJSON struct {
 	SessionID string                  `json:"session_id"`
 	Path      string                  `json:"path"`
@@ -308,7 +289,7 @@ func sessionUpdate(ctx context.Context, env *Env, n *memdir.SessionNotes, msgs [
 		fmt.Fprintf(env.Stderr, "Checking the notes of session %s…\n", n.SessionID())
 	}
 	res, err := n.Update(ctx, msgs, &memdir.SessionUpdateOptions{
-		Editor: sessionAgentEditor{model}, Thresholds: f.th, Force: f.force, MaxTurns: f.maxTurns,
+		Editor: agent.NotesEditor(model), Thresholds: f.th, Force: f.force, MaxTurns: f.maxTurns,
 	})
 	if res == nil {
 		return err
