@@ -218,7 +218,7 @@ func scanFile(root *os.Root, rel string, buf []byte) (Header, []Problem, bool, [
 		return fail(ProblemRead, "not a regular file")
 	}
 	h.ModTime, h.Size = fi.ModTime(), fi.Size()
-	head, buf, err := readLines(f, FrontmatterMaxLines, buf)
+	head, buf, err := readLines(f, FrontmatterMaxLines, fi.Size(), buf)
 	if err != nil {
 		return fail(ProblemRead, err.Error())
 	}
@@ -255,9 +255,10 @@ func scanFile(root *os.Root, rel string, buf []byte) (Header, []Problem, bool, [
 	return h, probs, true, buf
 }
 
-// readLines reads from r until it holds n lines (or EOF, or scanReadMax bytes)
-// and returns them, BOM and CRs included; ParseMemory strips both.
-func readLines(r io.Reader, n int, buf []byte) ([]byte, []byte, error) {
+// readLines reads from r until it holds n lines (or size bytes, the file's
+// length, so a short file costs one read; or EOF; or scanReadMax bytes) and
+// returns them, BOM and CRs included; ParseMemory strips both.
+func readLines(r io.Reader, n int, size int64, buf []byte) ([]byte, []byte, error) {
 	buf = buf[:0]
 	lines := 0
 	for {
@@ -285,7 +286,7 @@ func readLines(r io.Reader, n int, buf []byte) ([]byte, []byte, error) {
 			}
 			return buf[:idx], buf, nil
 		}
-		if err == io.EOF || len(buf) >= scanReadMax {
+		if err == io.EOF || len(buf) >= scanReadMax || size > 0 && int64(len(buf)) >= size {
 			return buf, buf, nil
 		}
 		if err != nil {
