@@ -98,6 +98,10 @@ func TestScanCap(t *testing.T) {
 	if len(res.Memories) != 230 {
 		t.Errorf("uncapped scan returned %d", len(res.Memories))
 	}
+	d, _ := Open(dir, &Options{Journal: NewJournal(t.TempDir(), nil)})
+	if res, err := d.List(context.Background()); err != nil || len(res.Memories) != 230 {
+		t.Errorf("List returned %d, %v; want every memory", len(res.Memories), err)
+	}
 	if res, err := ScanDir(context.Background(), filepath.Join(dir, "missing"), nil); err != nil || len(res.Memories) != 0 {
 		t.Errorf("missing dir: %v, %v", res, err)
 	}

@@ -47,7 +47,7 @@ Examples:
 				if err != nil {
 					return err
 				}
-				res, err := d.Scan(ctx, &memdir.ScanOptions{Limit: -1})
+				res, err := d.List(ctx)
 				if err != nil {
 					return err
 				}
