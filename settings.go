@@ -356,6 +356,12 @@ func EditExternalFile(ctx context.Context, j *Journal, kind, summary, path strin
 	if err == nil {
 		err = atomicfile.WriteFile(abs, content, mode)
 	}
+	return finishRun(rec, err)
+}
+
+// finishRun closes a run that ended with err (nil on success) and returns
+// the run, or the first error of the change and of closing it.
+func finishRun(rec *Recorder, err error) (*JournalRun, error) {
 	run, ferr := rec.Finish(err)
 	if err == nil {
 		err = ferr
@@ -449,10 +455,7 @@ func (j *Journal) undoExternal(ctx context.Context, run *JournalRun, opts *UndoO
 		}
 		err = atomicfile.WriteFileIn(root, f.Path, data, mode)
 	}
-	undo, ferr := rec.Finish(err)
-	if err == nil {
-		err = ferr
-	}
+	undo, err := finishRun(rec, err)
 	if err != nil {
 		return nil, err
 	}

@@ -471,14 +471,11 @@ func (d *Dir) SyncSnapshot(ctx context.Context, snapshotDir string, opts *Snapsh
 		}
 		return atomicfile.WriteFileIn(root, SnapshotMarkerFile, marker, 0o600)
 	}()
-	run, ferr := rec.Finish(err)
-	if err == nil {
-		err = ferr
-	}
+	run, err := finishRun(rec, err)
 	if err != nil {
 		return nil, err
 	}
-	if run != nil && len(run.ChangedFiles()) > 0 {
+	if len(run.ChangedFiles()) > 0 {
 		res.RunID = run.ID
 	}
 	return res, nil
