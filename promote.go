@@ -1419,6 +1419,9 @@ func ApplyReview(ctx context.Context, d *Dir, rep *ReviewReport, ids []string, o
 			continue
 		}
 		seen[it.ID] = true
+		if err := checkApplicable(rep.Sources, it); err != nil {
+			return nil, fmt.Errorf("apply %s: %w", it.ID, err)
+		}
 		for _, s := range it.Subjects {
 			if s.Path == "" || s.Sum == "" {
 				continue
@@ -1442,6 +1445,42 @@ func ApplyReview(ctx context.Context, d *Dir, rep *ReviewReport, ids []string, o
 		done = append(done, a)
 	}
 	return done, nil
+}
+
+// checkApplicable makes sure a saved item can only do what a review
+// proposes: append to the project's CLAUDE.md, .claude/CLAUDE.md or
+// CLAUDE.local.md, move a private memory into team/, or remove a private
+// memory. A report file edited by hand cannot point it anywhere else.
+func checkApplicable(src ReviewSources, it *ReviewItem) error {
+	bad := func(what string) error {
+		return fmt.Errorf("the saved review names %s; run the review again: %w", what, ErrInvalid)
+	}
+	if len(it.Subjects) == 0 {
+		return bad("no memory")
+	}
+	switch it.Kind {
+	case KindToClaudeMD, KindToLocal:
+		root := filepath.Clean(src.ProjectRoot)
+		allowed := map[string]bool{filepath.Join(root, "CLAUDE.md"): true, filepath.Join(root, ".claude", "CLAUDE.md"): true}
+		if it.Kind == KindToLocal {
+			allowed = map[string]bool{filepath.Join(root, "CLAUDE.local.md"): true}
+		}
+		if !allowed[filepath.Clean(it.Target)] {
+			return bad(fmt.Sprintf("%q as the file to add a rule to", it.Target))
+		}
+		if p, err := CleanMemoryPath(it.Subjects[0].Path); err != nil || strings.HasPrefix(p, TeamDirName+"/") {
+			return bad(fmt.Sprintf("%q as the memory to promote", it.Subjects[0].Path))
+		}
+	case KindToTeam:
+		if p, err := CleanMemoryPath(it.Target); err != nil || !strings.HasPrefix(p, TeamDirName+"/") {
+			return bad(fmt.Sprintf("%q as the team path", it.Target))
+		}
+	default:
+		if p, err := CleanMemoryPath(it.Remove); err != nil || strings.HasPrefix(p, TeamDirName+"/") {
+			return bad(fmt.Sprintf("%q as the memory to remove", it.Remove))
+		}
+	}
+	return nil
 }
 
 func applyItem(ctx context.Context, d *Dir, it *ReviewItem, opts *ApplyReviewOptions) (AppliedItem, error) {

@@ -429,3 +429,37 @@ func TestReviewWithModel(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyReviewRefusesTamperedReports edits a saved report so that its
+// items point outside what a review may touch.
+func TestApplyReviewRefusesTamperedReports(t *testing.T) {
+	ctx := context.Background()
+	w := newReviewWorld(t)
+	outside := filepath.Join(t.TempDir(), ".bashrc")
+	for _, tc := range []struct {
+		id     string
+		tamper func(*memdir.ReviewItem)
+	}{
+		{"P1", func(it *memdir.ReviewItem) { it.Target = outside }},
+		{"P2", func(it *memdir.ReviewItem) { it.Target = filepath.Join(w.src.ProjectRoot, "CLAUDE.md") }}, // local rule into the shared file
+		{"P4", func(it *memdir.ReviewItem) { it.Target = "../escape.md" }},
+		{"C1", func(it *memdir.ReviewItem) { it.Remove = "team/grafana.md" }},
+		{"C1", func(it *memdir.ReviewItem) { it.Remove = "../../x.md" }},
+	} {
+		rep, err := memdir.Review(ctx, w.src, &memdir.ReviewOptions{Now: func() time.Time { return w.now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		it, _ := rep.Item(tc.id)
+		tc.tamper(it)
+		if _, err := memdir.ApplyReview(ctx, w.dir, rep, []string{tc.id}, nil); !errors.Is(err, memdir.ErrInvalid) || !strings.Contains(err.Error(), "the saved review names") {
+			t.Errorf("%s tampered: %v", tc.id, err)
+		}
+	}
+	if _, err := os.Stat(outside); !os.IsNotExist(err) {
+		t.Errorf("a tampered report wrote outside the project: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(w.src.MemoryDir, "team", "grafana.md")); err != nil {
+		t.Errorf("a tampered report removed a team memory: %v", err)
+	}
+}
