@@ -71,12 +71,7 @@ func ResolveMemorySettings(opts *LocateOptions) (*MemorySettings, error) {
 	if err != nil {
 		return nil, err
 	}
-	lookup := opts.LookupEnv
-	if lookup == nil {
-		lookup = os.LookupEnv
-	}
 	ms := &MemorySettings{UserSettings: UserSettingsPath(l.ConfigHome)}
-	var files []settingsFile
 	for _, sp := range l.SettingsPaths(opts) {
 		st := SettingsFileState{Source: sp.Source, Path: sp.Path}
 		s, err := ReadSettings(sp.Path)
@@ -86,32 +81,30 @@ func ResolveMemorySettings(opts *LocateOptions) (*MemorySettings, error) {
 			st.Exists, st.Error = true, err.Error()
 		default:
 			st.Exists, st.Values = true, s
-			files = append(files, settingsFile{source: sp.Source, path: sp.Path, values: s})
 		}
 		ms.Files = append(ms.Files, st)
 	}
 
-	on, reason := autoMemoryEnabled(lookup, files)
-	ms.AutoMemoryEnabled = SettingValue{Key: KeyAutoMemoryEnabled, Value: on, Source: "env", Reason: reason}
+	// The values are Locate's; this adds which file decided.
+	ms.AutoMemoryEnabled = SettingValue{Key: KeyAutoMemoryEnabled, Value: l.Enabled, Source: "env", Reason: l.EnabledReason}
 	switch {
-	case reason == "default":
+	case l.EnabledReason == "default":
 		ms.AutoMemoryEnabled.Source = "default"
 		ms.AutoMemoryEnabled.Reason = "no environment variable or settings file decides, so it is on"
-	case strings.HasPrefix(reason, KeyAutoMemoryEnabled+"="):
-		for _, f := range files {
+	case strings.HasPrefix(l.EnabledReason, KeyAutoMemoryEnabled+"="):
+		for _, f := range l.settings {
 			if f.values.AutoMemoryEnabled != nil {
 				ms.AutoMemoryEnabled.Source, ms.AutoMemoryEnabled.Path = f.source, f.path
 				break
 			}
 		}
 	}
-
-	ms.AutoDreamEnabled = SettingValue{Key: KeyAutoDreamEnabled, Source: "default",
+	dream, reason := l.AutoDreamEnabled()
+	ms.AutoDreamEnabled = SettingValue{Key: KeyAutoDreamEnabled, Value: dream, Source: "default",
 		Reason: "not set in any settings file; Claude Code then follows a server-side flag that is off unless the server turns it on"}
-	for _, f := range files {
-		if v := f.values.AutoDreamEnabled; v != nil {
-			ms.AutoDreamEnabled = SettingValue{Key: KeyAutoDreamEnabled, Value: *v, Source: f.source, Path: f.path,
-				Reason: fmt.Sprintf("%s=%t in the %s settings %s", KeyAutoDreamEnabled, *v, f.source, f.path)}
+	for _, f := range l.settings {
+		if f.values.AutoDreamEnabled != nil {
+			ms.AutoDreamEnabled.Source, ms.AutoDreamEnabled.Path, ms.AutoDreamEnabled.Reason = f.source, f.path, reason
 			break
 		}
 	}
