@@ -37,6 +37,10 @@ type Env struct {
 	StderrIsTerminal bool
 	// StdinIsTerminal is true when nobody is piping input in.
 	StdinIsTerminal bool
+	// Spawn starts this memdir binary with args as a detached background
+	// process, its output appended to logPath (the hooks start extraction
+	// and consolidation this way). nil means spawnDetached.
+	Spawn func(args []string, logPath string) error
 }
 
 // Getenv returns the value of an environment variable, or "".
@@ -63,6 +67,7 @@ func osEnv() *Env {
 		Now:              time.Now,
 		StderrIsTerminal: isTerm(os.Stderr),
 		StdinIsTerminal:  isTerm(os.Stdin),
+		Spawn:            spawnDetached,
 	}
 }
 
