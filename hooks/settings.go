@@ -345,27 +345,28 @@ func parseObject(data []byte) (object, error) {
 
 func parseArray(data json.RawMessage) ([]json.RawMessage, error) {
 	var a []json.RawMessage
-	if err := json.Unmarshal(data, &a); err != nil || bytes.TrimSpace(data)[0] != '[' {
+	if err := json.Unmarshal(data, &a); err != nil || a == nil {
 		return nil, fmt.Errorf("not a JSON array (it is %s)", kindOf(data))
 	}
 	return a, nil
 }
 
+// kindOf names the kind of a JSON value for error messages.
 func kindOf(data []byte) string {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 {
-		return "empty"
+	var v any
+	if json.Unmarshal(data, &v) != nil {
+		return "not valid JSON"
 	}
-	switch data[0] {
-	case '{':
+	switch v.(type) {
+	case map[string]any:
 		return "an object"
-	case '[':
+	case []any:
 		return "an array"
-	case '"':
+	case string:
 		return "a string"
-	case 't', 'f':
+	case bool:
 		return "a boolean"
-	case 'n':
+	case nil:
 		return "null"
 	}
 	return "a number"
