@@ -705,7 +705,9 @@ func (e *ConflictError) Error() string {
 func (e *ConflictError) Unwrap() error { return ErrExists }
 
 // Undo restores every file a journaled run changed to its content before the
-// run, byte for byte, and restores their MEMORY.md lines. The undo is itself a
+// run, byte for byte, and restores their MEMORY.md lines. Runs of the
+// directory's journal that changed files outside it (CLAUDE.md, settings
+// files) are restored where those files are. The undo is itself a
 // journaled run, so it can be undone too.
 func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalRun, error) {
 	if opts == nil {
@@ -719,7 +721,9 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 		return nil, fmt.Errorf("run %s was already undone by run %s (undo that one to redo): %w", run.ID, run.UndoneBy, ErrInvalid)
 	}
 	if run.Root != d.path {
-		return nil, fmt.Errorf("run %s changed %s, not %s: %w", run.ID, run.Root, d.path, ErrInvalid)
+		// A run of this journal that edited files elsewhere (CLAUDE.md,
+		// settings.json): restore them where they are.
+		return d.journal.undoExternal(ctx, run, opts)
 	}
 	changed := run.ChangedFiles()
 	if len(changed) == 0 {

@@ -1393,7 +1393,7 @@ type AppliedItem struct {
 // Before anything changes, every id must name an applicable item and every
 // memory involved must still hold what the review read; otherwise nothing
 // is applied. Each change is journaled (edits of instruction files in d's
-// journal, rooted at their directory), so Dir.UndoAny reverts each run. A
+// journal, rooted at their directory), so Dir.Undo reverts each run. A
 // failure part-way returns what was applied so far with the error.
 func ApplyReview(ctx context.Context, d *Dir, rep *ReviewReport, ids []string, opts *ApplyReviewOptions) ([]AppliedItem, error) {
 	if opts == nil {

@@ -250,7 +250,7 @@ func TestApplyReview(t *testing.T) {
 		t.Fatalf("%d journal runs, want 6 (2 file edits, 3 removals, 1 rename)", len(runs))
 	}
 	for _, r := range runs {
-		if _, err := w.dir.UndoAny(ctx, r.ID, nil); err != nil {
+		if _, err := w.dir.Undo(ctx, r.ID, nil); err != nil {
 			t.Fatalf("undo %s (%s): %v", r.ID, r.Kind, err)
 		}
 	}

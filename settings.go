@@ -128,7 +128,7 @@ const maxSettingsBytes = 4 << 20
 // written (numbers are not rounded through float64); the file is
 // re-indented with two spaces, as Claude Code writes it. A file that is not
 // a JSON object is an ErrInvalid error naming it, and is left untouched.
-// The change is journaled in j (see EditExternalFile), so Dir.UndoAny
+// The change is journaled in j (see EditExternalFile), so Dir.Undo
 // restores the previous file byte for byte. It returns the run, or nil when
 // the file already held these values.
 func SetUserSettings(ctx context.Context, configHome string, updates []SettingsUpdate, j *Journal) (*JournalRun, error) {
@@ -280,7 +280,7 @@ func jsonString(s string) []byte {
 // EditExternalFile changes one file that lives outside any memory directory
 // (a CLAUDE.md, CLAUDE.local.md or settings file) and journals it in j, the
 // journal of the memory directory the change was made for, so that
-// 'memdir log' lists it with the directory's other runs and Dir.UndoAny
+// 'memdir log' lists it with the directory's other runs and Dir.Undo
 // reverts it. edit receives the current content (nil and false when the
 // file is missing) and returns the new content; an error from edit aborts
 // with nothing written. A symlinked file is followed and its target
@@ -363,23 +363,6 @@ func finishRun(rec *Recorder, err error) (*JournalRun, error) {
 		return nil, err
 	}
 	return run, nil
-}
-
-// UndoAny is Undo for any run of the directory's journal: runs that changed
-// the directory itself go to Undo, with its index-line handling; runs of
-// EditExternalFile, rooted elsewhere (a project's CLAUDE.md, the user's
-// settings), have their files restored byte for byte under a lock on that
-// root. Conflicts and Force work as in Undo, and the undo is itself a run
-// that can be undone.
-func (d *Dir) UndoAny(ctx context.Context, id string, opts *UndoOptions) (*JournalRun, error) {
-	run, err := d.journal.Run(id)
-	if err != nil {
-		return nil, err
-	}
-	if run.Root == d.path {
-		return d.Undo(ctx, run.ID, opts)
-	}
-	return d.journal.undoExternal(ctx, run, opts)
 }
 
 func (j *Journal) undoExternal(ctx context.Context, run *JournalRun, opts *UndoOptions) (*JournalRun, error) {

@@ -226,23 +226,23 @@ func TestSettingsUndoAndSymlinks(t *testing.T) {
 	if got := readString(t, target); !strings.Contains(got, `"autoMemoryEnabled": false`) {
 		t.Errorf("target = %q", got)
 	}
-	// The run sits in the memory directory's journal and UndoAny reverts it
+	// The run sits in the memory directory's journal and Undo reverts it
 	// byte for byte; the undo is itself undoable.
 	runs, _ := d.Journal().Runs()
 	if len(runs) != 1 || runs[0].ID != run.ID {
 		t.Fatalf("journal runs = %v", runs)
 	}
-	undo, err := d.UndoAny(ctx, run.ID, nil)
+	undo, err := d.Undo(ctx, run.ID, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := readString(t, target); got != original {
 		t.Errorf("after undo: %q, want %q", got, original)
 	}
-	if _, err := d.UndoAny(ctx, run.ID, nil); !errors.Is(err, ErrInvalid) {
+	if _, err := d.Undo(ctx, run.ID, nil); !errors.Is(err, ErrInvalid) {
 		t.Errorf("undoing twice: %v", err)
 	}
-	if _, err := d.UndoAny(ctx, undo.ID, nil); err != nil {
+	if _, err := d.Undo(ctx, undo.ID, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := readString(t, target); !strings.Contains(got, `"autoMemoryEnabled": false`) {
@@ -256,16 +256,16 @@ func TestSettingsUndoAndSymlinks(t *testing.T) {
 	}
 	writeJSON(t, target, `{"edited":"by hand"}`)
 	var ce *ConflictError
-	if _, err := d.UndoAny(ctx, run2.ID, nil); !errors.As(err, &ce) || !strings.Contains(err.Error(), target) {
+	if _, err := d.Undo(ctx, run2.ID, nil); !errors.As(err, &ce) || !strings.Contains(err.Error(), target) {
 		t.Errorf("undo over a later edit: %v", err)
 	}
-	if _, err := d.UndoAny(ctx, run2.ID, &UndoOptions{Force: true}); err != nil {
+	if _, err := d.Undo(ctx, run2.ID, &UndoOptions{Force: true}); err != nil {
 		t.Errorf("forced undo: %v", err)
 	}
 
-	// UndoAny still handles runs of the directory itself.
+	// Undo still handles runs of the directory itself.
 	res := mustSave(t, d, &Memory{Name: "n", Description: "d", Type: TypeUser, Body: "b"}, nil)
-	if _, err := d.UndoAny(ctx, res.RunID, nil); err != nil {
+	if _, err := d.Undo(ctx, res.RunID, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(d.Abs(res.Path)); !os.IsNotExist(err) {

@@ -285,7 +285,7 @@ func (e *settingsEdit) apply(ctx context.Context, env *Env, d *memdir.Dir) error
 	}
 	// 'memdir undo' reverts runs of the memory directory itself; this
 	// run (rooted at the settings file's directory) is undone through
-	// Dir.UndoAny, or by the opposite command.
+	// Dir.Undo, or by the opposite command.
 	if e.install {
 		fmt.Fprintf(env.Stdout, "Journal run %s. Remove them with: memdir hooks uninstall%s\n", run.ID, e.scopeFlag)
 	} else {

@@ -272,7 +272,7 @@ func TestHooksInstallIsJournaled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.UndoAny(context.Background(), m[1], nil); err != nil {
+	if _, err := d.Undo(context.Background(), m[1], nil); err != nil {
 		t.Fatal(err)
 	}
 	if data, _ := os.ReadFile(settings); string(data) != `{"theme": "light"}` {

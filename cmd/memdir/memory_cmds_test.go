@@ -346,3 +346,22 @@ func TestHelpAndUnknownCommands(t *testing.T) {
 		t.Errorf("no command: exit %d", code)
 	}
 }
+
+// TestUndoRevertsChangesOutsideTheMemoryDirectory checks that a journaled
+// change to a file elsewhere (the user's settings) is reverted by plain
+// 'memdir undo', like a change inside the directory.
+func TestUndoRevertsChangesOutsideTheMemoryDirectory(t *testing.T) {
+	w := newMemWorld(t)
+	settings := filepath.Join(w.home, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(settings), 0o700)
+	original := "{\n  \"theme\": \"dark\"\n}\n"
+	os.WriteFile(settings, []byte(original), 0o600)
+	w.ok(t, "settings", "set", "autoDreamEnabled=true")
+	if got, _ := os.ReadFile(settings); !strings.Contains(string(got), `"autoDreamEnabled": true`) {
+		t.Fatalf("settings after set: %s", got)
+	}
+	out := w.ok(t, "undo")
+	if got, _ := os.ReadFile(settings); string(got) != original {
+		t.Errorf("after undo (%s): settings = %q, want %q", out, got, original)
+	}
+}
