@@ -45,15 +45,7 @@ func NewJournal(dir string, now func() time.Time) *Journal {
 // DefaultJournalDir returns where the journal of a memory directory lives:
 // <StateDir>/journal/<SanitizePath(dir)>.
 func DefaultJournalDir(memoryDir string, lookup LookupEnvFunc) (string, error) {
-	state, err := StateDir(lookup)
-	if err != nil {
-		return "", err
-	}
-	abs, err := filepath.Abs(memoryDir)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(state, "journal", SanitizePath(filepath.Clean(abs), HashBun)), nil
+	return statePath(lookup, "journal", memoryDir, "")
 }
 
 // Dir returns the journal's directory.

@@ -92,3 +92,18 @@ func xdgDir(lookup LookupEnvFunc, own, xdg, fallback string) (string, error) {
 	}
 	return filepath.Join(h, fallback, "memdir"), nil
 }
+
+// statePath names memdir's state for one memory directory:
+// <StateDir>/<kind>/<SanitizePath(absolute dir)><ext>, so each directory's
+// journal, recall cache and review sit apart from every other's.
+func statePath(lookup LookupEnvFunc, kind, memoryDir, ext string) (string, error) {
+	state, err := StateDir(lookup)
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(memoryDir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(state, kind, SanitizePath(filepath.Clean(abs), HashBun)+ext), nil
+}

@@ -1550,15 +1550,7 @@ func appendRule(old []byte, rule string) []byte {
 // DefaultReviewPath returns where the last review of a memory directory is
 // kept for --apply: <StateDir>/promote/<SanitizePath(dir)>.json.
 func DefaultReviewPath(memoryDir string, lookup LookupEnvFunc) (string, error) {
-	state, err := StateDir(lookup)
-	if err != nil {
-		return "", err
-	}
-	abs, err := filepath.Abs(memoryDir)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(state, "promote", SanitizePath(filepath.Clean(abs), HashBun)+".json"), nil
+	return statePath(lookup, "promote", memoryDir, ".json")
 }
 
 // SaveReview writes a report atomically (0600, folders 0700).

@@ -73,15 +73,7 @@ func NewRecallIndex(dir, cachePath string) *RecallIndex {
 // DefaultRecallCachePath returns where the recall cache of a memory directory
 // lives: <StateDir>/recall/<SanitizePath(dir)>.gob.
 func DefaultRecallCachePath(memoryDir string, lookup LookupEnvFunc) (string, error) {
-	state, err := StateDir(lookup)
-	if err != nil {
-		return "", err
-	}
-	abs, err := filepath.Abs(memoryDir)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(state, "recall", SanitizePath(filepath.Clean(abs), HashBun)+".gob"), nil
+	return statePath(lookup, "recall", memoryDir, ".gob")
 }
 
 // RefreshStats says what a Refresh did.
