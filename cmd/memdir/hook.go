@@ -33,9 +33,10 @@ const (
 
 func init() {
 	register(&Command{
-		Name:  "hook",
-		Args:  "[flags] < HOOK-INPUT.json",
-		Short: "answer a Claude Code hook event (its JSON on standard input)",
+		NeverBlock: true,
+		Name:       "hook",
+		Args:       "[flags] < HOOK-INPUT.json",
+		Short:      "answer a Claude Code hook event (its JSON on standard input)",
 		Long: `Hook is what Claude Code runs for memdir's hooks ('memdir hooks install' sets
 them up). It reads the hook's JSON input on standard input and acts on its
 hook_event_name. The memory directory is located from the input's cwd (the

@@ -607,3 +607,14 @@ func BenchmarkHookUserPromptSubmit(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/prompt")
 }
+
+// TestHookBadFlagNeverBlocks checks that even a mistyped flag in the hook
+// command exits 1, a non-blocking error, never 2, which Claude Code reads as
+// "block this prompt or edit".
+func TestHookBadFlagNeverBlocks(t *testing.T) {
+	w := newMemWorld(t)
+	w.stdin = `{"hook_event_name":"UserPromptSubmit","session_id":"s1","cwd":"/tmp","prompt":"hi"}`
+	if _, errOut, code := w.run(t, "hook", "--no-such-flag"); code != exitFailure || !strings.Contains(errOut, "no-such-flag") {
+		t.Errorf("bad flag: exit %d, stderr %q; want exit 1 naming the flag", code, errOut)
+	}
+}

@@ -86,6 +86,9 @@ type Command struct {
 	// runs the command. It is called afresh for every run, so a command's flag
 	// values never leak from one run to the next.
 	Setup func(fs *flag.FlagSet) RunFunc
+	// NeverBlock makes a usage error exit 1 instead of 2, for commands run
+	// as Claude Code hooks, where exit 2 means "block this action".
+	NeverBlock bool
 }
 
 var commands = map[string]*Command{}
@@ -223,6 +226,9 @@ func Main(ctx context.Context, args []string, env *Env) int {
 	}
 	if code == exitUsage {
 		fmt.Fprintf(env.Stderr, "Usage: memdir %s %s\nRun 'memdir help %s' for details.\n", c.Name, c.Args, c.Name)
+		if c.NeverBlock {
+			code = exitFailure
+		}
 	}
 	return code
 }
