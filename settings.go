@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"github.com/memdir/memdir/internal/jsonobj"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -149,132 +149,22 @@ func SetUserSettings(ctx context.Context, configHome string, updates []SettingsU
 		keys = append(keys, u.Key)
 	}
 	return EditExternalFile(ctx, j, "settings", "settings: "+strings.Join(keys, ", "), path, func(old []byte, exists bool) ([]byte, error) {
-		var members []jsonMember
+		var obj jsonobj.Object
 		if exists {
 			var err error
-			if members, err = parseJSONObject(old); err != nil {
-				return nil, fmt.Errorf("settings file %s is not valid JSON (%v); fix or move it, memdir will not rewrite it: %w", path, err, ErrInvalid)
+			if obj, err = jsonobj.Parse(old); err != nil {
+				return nil, fmt.Errorf("settings file %s: %v; fix or move it, memdir will not rewrite it: %w", path, err, ErrInvalid)
 			}
 		}
 		for _, u := range updates {
-			members = setMember(members, u.Key, u.Value)
+			if u.Value == nil {
+				obj = obj.Delete(u.Key)
+			} else {
+				obj = obj.Set(u.Key, u.Value)
+			}
 		}
-		return renderJSONObject(members), nil
+		return obj.Render(), nil
 	})
-}
-
-// jsonMember is one key of a JSON object, its value kept as written.
-type jsonMember struct {
-	key string
-	raw json.RawMessage
-}
-
-// parseJSONObject reads a JSON object keeping its keys in order and each
-// value as its raw text. Whitespace alone reads as an empty object (Claude
-// Code treats an empty settings file as no settings).
-func parseJSONObject(data []byte) ([]jsonMember, error) {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	where := func(err error) error {
-		var se *json.SyntaxError
-		off := dec.InputOffset()
-		if errors.As(err, &se) {
-			off = se.Offset
-		}
-		line := 1 + bytes.Count(data[:min(int(off), len(data))], []byte("\n"))
-		return fmt.Errorf("line %d: %v", line, err)
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, where(err)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("the top level is not an object")
-	}
-	var out []jsonMember
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, where(err)
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, where(fmt.Errorf("expected a key, found %v", tok))
-		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, where(err)
-		}
-		out = append(out, jsonMember{key: key, raw: raw})
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return nil, where(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		if err == nil {
-			err = errors.New("more data after the object")
-		}
-		return nil, where(err)
-	}
-	return out, nil
-}
-
-// setMember sets key to raw (removing it when raw is nil). Every occurrence
-// of a repeated key is changed, since readers disagree on which one counts.
-func setMember(ms []jsonMember, key string, raw json.RawMessage) []jsonMember {
-	found := false
-	out := ms[:0:0]
-	for _, m := range ms {
-		if m.key != key {
-			out = append(out, m)
-			continue
-		}
-		found = true
-		if raw != nil {
-			out = append(out, jsonMember{key: key, raw: raw})
-		}
-	}
-	if !found && raw != nil {
-		out = append(out, jsonMember{key: key, raw: raw})
-	}
-	return out
-}
-
-// renderJSONObject writes the members as an object indented with two
-// spaces, the layout of JSON.stringify(v, null, 2), with a final newline.
-func renderJSONObject(ms []jsonMember) []byte {
-	if len(ms) == 0 {
-		return []byte("{}\n")
-	}
-	var b bytes.Buffer
-	b.WriteString("{\n")
-	for i, m := range ms {
-		b.WriteString("  ")
-		b.Write(jsonString(m.key))
-		b.WriteString(": ")
-		if err := json.Indent(&b, m.raw, "  ", "  "); err != nil {
-			// Raw values come from the decoder or were checked with
-			// json.Valid, so they always indent.
-			panic(fmt.Sprintf("memdir: indenting a settings value: %v", err))
-		}
-		if i < len(ms)-1 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('\n')
-	}
-	b.WriteString("}\n")
-	return b.Bytes()
-}
-
-func jsonString(s string) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s) // a string always encodes
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // EditExternalFile changes one file that lives outside any memory directory

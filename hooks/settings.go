@@ -3,9 +3,8 @@ package hooks
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
+	"github.com/memdir/memdir/internal/jsonobj"
 )
 
 // Entry is one handler memdir installs: the event it answers, the matcher
@@ -55,7 +54,7 @@ func (c *Changes) Changed() bool {
 }
 
 func edit(data []byte, entries []Entry) ([]byte, *Changes, error) {
-	root, err := parseObject(data)
+	root, err := jsonobj.Parse(data)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -69,32 +68,32 @@ func edit(data []byte, entries []Entry) ([]byte, *Changes, error) {
 		want[e.Event] = append(want[e.Event], e)
 	}
 
-	raw, at, err := root.get("hooks")
+	raw, at, err := root.Get("hooks")
 	if err != nil {
 		return nil, nil, err
 	}
-	var events object
+	var events jsonobj.Object
 	if at >= 0 {
-		if events, err = parseObject(raw); err != nil {
+		if events, err = jsonobj.Parse(raw); err != nil {
 			return nil, nil, fmt.Errorf("key hooks: %w", err)
 		}
 	}
 	emptiedByUs := false
-	var out object
+	var out jsonobj.Object
 	for _, ev := range events {
-		groups, err := parseArray(ev.value)
+		groups, err := jsonobj.ParseArray(ev.Value)
 		if err != nil {
-			return nil, nil, fmt.Errorf("key hooks.%s: %w", ev.key, err)
+			return nil, nil, fmt.Errorf("key hooks.%s: %w", ev.Key, err)
 		}
-		newGroups, removedAll, err := editEvent(ev.key, groups, want[ev.key], ch)
+		newGroups, removedAll, err := editEvent(ev.Key, groups, want[ev.Key], ch)
 		if err != nil {
 			return nil, nil, err
 		}
-		delete(want, ev.key)
+		delete(want, ev.Key)
 		if removedAll {
 			continue
 		}
-		out = append(out, member{ev.key, newGroups})
+		out = append(out, jsonobj.Member{Key: ev.Key, Value: newGroups})
 	}
 	for _, name := range order {
 		es, left := want[name]
@@ -105,7 +104,7 @@ func edit(data []byte, entries []Entry) ([]byte, *Changes, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		out = append(out, member{name, groups})
+		out = append(out, jsonobj.Member{Key: name, Value: groups})
 	}
 	if len(out) == 0 && len(events) > 0 {
 		emptiedByUs = true
@@ -114,15 +113,11 @@ func edit(data []byte, entries []Entry) ([]byte, *Changes, error) {
 	case at >= 0 && emptiedByUs:
 		root = append(root[:at:at], root[at+1:]...)
 	case at >= 0:
-		root[at].value = out.marshal()
+		root[at].Value = out.Marshal()
 	case len(out) > 0:
-		root = append(root, member{"hooks", out.marshal()})
+		root = append(root, jsonobj.Member{Key: "hooks", Value: out.Marshal()})
 	}
-	rendered, err := render(root)
-	if err != nil {
-		return nil, nil, err
-	}
-	return rendered, ch, nil
+	return root.Render(), ch, nil
 }
 
 // editEvent rewrites one event's groups: memdir handlers are updated in
@@ -133,17 +128,17 @@ func editEvent(event string, groups []json.RawMessage, entries []Entry, ch *Chan
 	placed := make([]bool, len(entries))
 	var out []json.RawMessage
 	for _, g := range groups {
-		group, err := parseObject(g)
+		group, err := jsonobj.Parse(g)
 		if err != nil {
 			out = append(out, g) // not a group memdir wrote: keep it as it is
 			continue
 		}
-		hraw, hat, err := group.get("hooks")
+		hraw, hat, err := group.Get("hooks")
 		if err != nil || hat < 0 {
 			out = append(out, g)
 			continue
 		}
-		handlers, err := parseArray(hraw)
+		handlers, err := jsonobj.ParseArray(hraw)
 		if err != nil {
 			out = append(out, g)
 			continue
@@ -167,7 +162,7 @@ func editEvent(event string, groups []json.RawMessage, entries []Entry, ch *Chan
 			if err != nil {
 				return nil, false, err
 			}
-			if bytes.Equal(compact(nh), compact(h)) {
+			if bytes.Equal(jsonobj.Compact(nh), jsonobj.Compact(h)) {
 				ch.Unchanged = append(ch.Unchanged, event)
 			} else {
 				ch.Updated = append(ch.Updated, event)
@@ -180,8 +175,8 @@ func editEvent(event string, groups []json.RawMessage, entries []Entry, ch *Chan
 		case len(kept) == 0:
 			// Only memdir's handlers were here: the group goes with them.
 		default:
-			group[hat].value = marshalArray(kept)
-			out = append(out, group.marshal())
+			group[hat].Value = jsonobj.MarshalArray(kept)
+			out = append(out, group.Marshal())
 		}
 	}
 	for i, e := range entries {
@@ -194,7 +189,7 @@ func editEvent(event string, groups []json.RawMessage, entries []Entry, ch *Chan
 	if len(out) == 0 && len(groups) > 0 {
 		return nil, true, nil
 	}
-	return marshalArray(out), false, nil
+	return jsonobj.MarshalArray(out), false, nil
 }
 
 // nextEntry returns the first unplaced entry whose matcher is the group's.
@@ -209,8 +204,8 @@ func nextEntry(entries []Entry, placed []bool, matcher string) int {
 
 // groupMatcher returns a group's matcher, "" when it has none or it is not
 // a string.
-func groupMatcher(g object) string {
-	raw, at, err := g.get("matcher")
+func groupMatcher(g jsonobj.Object) string {
+	raw, at, err := g.Get("matcher")
 	if err != nil || at < 0 {
 		return ""
 	}
@@ -255,220 +250,31 @@ func isMemdirHandler(raw json.RawMessage) bool {
 // async...). An exec-form args list goes: the command now holds the
 // arguments.
 func updateHandler(raw json.RawMessage, e Entry) (json.RawMessage, error) {
-	h, err := parseObject(raw)
+	h, err := jsonobj.Parse(raw)
 	if err != nil {
 		return nil, err
 	}
-	h = h.set("type", jsonValue("command"))
-	h = h.set("command", jsonValue(e.Command))
+	h = h.Set("type", jsonobj.Value("command"))
+	h = h.Set("command", jsonobj.Value(e.Command))
 	if e.Timeout > 0 {
-		h = h.set("timeout", jsonValue(e.Timeout))
+		h = h.Set("timeout", jsonobj.Value(e.Timeout))
 	} else {
-		h = h.del("timeout")
+		h = h.Delete("timeout")
 	}
-	h = h.del("args")
-	return h.marshal(), nil
+	h = h.Delete("args")
+	return h.Marshal(), nil
 }
 
 func newGroup(e Entry) json.RawMessage {
-	h := object{{"type", jsonValue("command")}, {"command", jsonValue(e.Command)}}
+	h := jsonobj.Object{{Key: "type", Value: jsonobj.Value("command")}, {Key: "command", Value: jsonobj.Value(e.Command)}}
 	if e.Timeout > 0 {
-		h = append(h, member{"timeout", jsonValue(e.Timeout)})
+		h = append(h, jsonobj.Member{Key: "timeout", Value: jsonobj.Value(e.Timeout)})
 	}
-	var g object
+	var g jsonobj.Object
 	if e.Matcher != "" {
-		g = append(g, member{"matcher", jsonValue(e.Matcher)})
+		g = append(g, jsonobj.Member{Key: "matcher", Value: jsonobj.Value(e.Matcher)})
 	}
-	return append(g, member{"hooks", marshalArray([]json.RawMessage{h.marshal()})}).marshal()
-}
-
-// member is one key of a JSON object with its value as written.
-type member struct {
-	key   string
-	value json.RawMessage
-}
-
-// object is a JSON object that keeps its keys in order.
-type object []member
-
-// parseObject reads a JSON object, keeping key order and raw values. Blank
-// input is an empty object (Claude Code reads an empty settings file as no
-// settings); a byte order mark is skipped.
-func parseObject(data []byte) (object, error) {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	at := func(err error) error {
-		// The decoder's offsets are not always positions in data;
-		// Unmarshal's are, so it locates syntax errors.
-		off := dec.InputOffset()
-		var se *json.SyntaxError
-		if errors.As(json.Unmarshal(data, new(any)), &se) {
-			err, off = se, se.Offset
-		}
-		line := 1 + bytes.Count(data[:min(int(off), len(data))], []byte("\n"))
-		return fmt.Errorf("not valid JSON: line %d: %v", line, err)
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, at(err)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, fmt.Errorf("not a JSON object (it is %s)", kindOf(data))
-	}
-	var o object
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, at(err)
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, at(err)
-		}
-		o = append(o, member{key, v})
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, at(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		if err == nil {
-			err = errors.New("more data after the object")
-		}
-		return nil, at(err)
-	}
-	return o, nil
-}
-
-func parseArray(data json.RawMessage) ([]json.RawMessage, error) {
-	var a []json.RawMessage
-	if err := json.Unmarshal(data, &a); err != nil || a == nil {
-		return nil, fmt.Errorf("not a JSON array (it is %s)", kindOf(data))
-	}
-	return a, nil
-}
-
-// kindOf names the kind of a JSON value for error messages.
-func kindOf(data []byte) string {
-	var v any
-	if json.Unmarshal(data, &v) != nil {
-		return "not valid JSON"
-	}
-	switch v.(type) {
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "an array"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case nil:
-		return "null"
-	}
-	return "a number"
-}
-
-// get returns the value of key and its index, -1 when absent. A key that
-// appears twice is an error: readers disagree on which one counts.
-func (o object) get(key string) (json.RawMessage, int, error) {
-	at := -1
-	for i, m := range o {
-		if m.key != key {
-			continue
-		}
-		if at >= 0 {
-			return nil, -1, fmt.Errorf("key %s appears twice", key)
-		}
-		at = i
-	}
-	if at < 0 {
-		return nil, -1, nil
-	}
-	return o[at].value, at, nil
-}
-
-// set replaces key's value in place, or adds key at the end.
-func (o object) set(key string, v json.RawMessage) object {
-	for i := range o {
-		if o[i].key == key {
-			o[i].value = v
-			return o
-		}
-	}
-	return append(o, member{key, v})
-}
-
-func (o object) del(key string) object {
-	out := o[:0:0]
-	for _, m := range o {
-		if m.key != key {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-func (o object) marshal() json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(jsonValue(m.key))
-		b.WriteByte(':')
-		b.Write(m.value)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-func marshalArray(vs []json.RawMessage) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, v := range vs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(v)
-	}
-	b.WriteByte(']')
-	return b.Bytes()
-}
-
-// jsonValue encodes a string or number without HTML escaping, so commands
-// with & or < stay readable.
-func jsonValue(v any) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		panic(fmt.Sprintf("hooks: encoding %T: %v", v, err)) // strings and ints always encode
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
-
-func compact(v json.RawMessage) []byte {
-	var b bytes.Buffer
-	if err := json.Compact(&b, v); err != nil {
-		return v
-	}
-	return b.Bytes()
-}
-
-// render indents the object with two spaces and a final newline, the way
-// Claude Code writes settings files.
-func render(o object) ([]byte, error) {
-	var b bytes.Buffer
-	if err := json.Indent(&b, compact(o.marshal()), "", "  "); err != nil {
-		return nil, fmt.Errorf("internal error: rendering settings: %w", err)
-	}
-	b.WriteByte('\n')
-	return b.Bytes(), nil
+	return append(g, jsonobj.Member{Key: "hooks", Value: jsonobj.MarshalArray([]json.RawMessage{h.Marshal()})}).Marshal()
 }
 
 // Compact returns data with insignificant whitespace removed, for comparing
