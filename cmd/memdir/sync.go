@@ -113,7 +113,9 @@ Examples:
 					return err
 				case "push":
 					res, err := s.client.Push(ctx)
-					if res != nil {
+					// After a failure, show what was done before it, if
+					// anything; an empty result would read "nothing to push".
+					if res != nil && (err == nil || len(res.Pushed) > 0 || len(res.Skipped) > 0) {
 						if perr := printResult(env, *asJSON, res, func(w io.Writer) { printPush(w, s.repo, res) }); err == nil {
 							err = perr
 						}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -349,5 +351,22 @@ func TestRepoFromGit(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("error shows the remote's password: %v", err)
 		}
+	}
+}
+
+// TestSyncPushFailureDoesNotClaimNothingToPush checks that a push refused
+// before it did anything reports only the error.
+func TestSyncPushFailureDoesNotClaimNothingToPush(t *testing.T) {
+	w := newMemWorld(t)
+	w.ok(t, "save", "--team", "--name", "oncall", "--type", "reference", "--description", "pager rota", "--body", "x")
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "application/json")
+		rw.WriteHeader(http.StatusUnauthorized)
+		rw.Write([]byte(`{"error":{"type":"authentication_error","message":"missing, unknown or revoked team memory token"}}`))
+	}))
+	defer srv.Close()
+	out, errOut, code := w.run(t, "sync", "push", "--url", srv.URL, "--token", "mdt_bad", "--repo", "acme/app")
+	if code == 0 || strings.Contains(out, "nothing to push") || !strings.Contains(errOut, "401") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
