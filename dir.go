@@ -72,25 +72,35 @@ func Open(dir string, opts *Options) (*Dir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open memory directory %s: %w", dir, err)
 	}
-	d := &Dir{path: filepath.Clean(abs), now: opts.Now, log: opts.Logger, journal: opts.Journal}
-	if d.now == nil {
-		d.now = time.Now
+	d := &Dir{path: filepath.Clean(abs)}
+	if d.now, d.log, d.journal, err = withDefaults(d.path, opts); err != nil {
+		return nil, fmt.Errorf("open memory directory %s: journal: %w", d.path, err)
 	}
-	if d.log == nil {
-		d.log = slog.New(slog.DiscardHandler)
+	return d, nil
+}
+
+// withDefaults returns opts' clock, logger and journal, filling in time.Now,
+// a discarding logger and the default journal for dir.
+func withDefaults(dir string, opts *Options) (func() time.Time, *slog.Logger, *Journal, error) {
+	now, log, j := opts.Now, opts.Logger, opts.Journal
+	if now == nil {
+		now = time.Now
 	}
-	if d.journal == nil {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if j == nil {
 		lookup := opts.LookupEnv
 		if lookup == nil {
 			lookup = os.LookupEnv
 		}
-		jdir, err := DefaultJournalDir(d.path, lookup)
+		jdir, err := DefaultJournalDir(dir, lookup)
 		if err != nil {
-			return nil, fmt.Errorf("open memory directory %s: journal: %w", d.path, err)
+			return nil, nil, nil, err
 		}
-		d.journal = NewJournal(jdir, d.now)
+		j = NewJournal(jdir, now)
 	}
-	return d, nil
+	return now, log, j, nil
 }
 
 // Path returns the directory's absolute path, without a trailing separator.

@@ -461,22 +461,9 @@ func OpenSessionNotes(configHome, cwd, sessionID string, opts *SessionNotesOptio
 		journal:    opts.Journal,
 	}
 	s.dir = filepath.Join(s.configHome, "projects", SanitizePath(filepath.Clean(cwd), opts.Runtime), sessionID, "session-memory")
-	if s.now == nil {
-		s.now = time.Now
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	if s.journal == nil {
-		lookup := opts.LookupEnv
-		if lookup == nil {
-			lookup = os.LookupEnv
-		}
-		jdir, err := DefaultJournalDir(s.dir, lookup)
-		if err != nil {
-			return nil, fmt.Errorf("session notes %s: journal: %w", sessionID, err)
-		}
-		s.journal = NewJournal(jdir, s.now)
+	var err error
+	if s.now, s.log, s.journal, err = withDefaults(s.dir, &Options{Now: s.now, Logger: s.log, Journal: s.journal, LookupEnv: opts.LookupEnv}); err != nil {
+		return nil, fmt.Errorf("session notes %s: journal: %w", sessionID, err)
 	}
 	return s, nil
 }
