@@ -325,21 +325,16 @@ func (d *Dir) applyFixes(root *os.Root, rec *Recorder, rep *CheckReport, opts *F
 			}
 			res.Actions = append(res.Actions, "rewrote the frontmatter of "+f.Path+" with quoted values")
 		case FindUnindexed:
-			data, _, err := readRooted(root, f.Path, MaxMemoryFileBytes)
+			indexRel, link := IndexFor(f.Path)
+			line, err := pointerLine(root, f.Path)
 			if err != nil {
 				return err
 			}
-			m, _ := ParseMemory(data)
-			indexRel, link := IndexFor(f.Path)
 			ix, err := index(indexRel)
 			if err != nil {
 				return err
 			}
-			title := m.Name
-			if title == "" {
-				title = strings.TrimSuffix(path.Base(link), ".md")
-			}
-			ix.Upsert(link, IndexEntry{Title: title, File: link, Hook: m.Description}.String())
+			ix.Upsert(link, line)
 			res.Actions = append(res.Actions, "added "+f.Path+" to "+indexRel)
 		case FindDanglingLine, FindDuplicateLine:
 			ix, err := index(f.Path)
@@ -436,4 +431,64 @@ func (ix *Index) compact() {
 		out = append(out, l)
 	}
 	ix.lines = out
+}
+
+// pointerLine is the MEMORY.md line memdir writes for the memory at rel: its
+// name (or its file name) and its description.
+func pointerLine(root *os.Root, rel string) (string, error) {
+	data, _, err := readRooted(root, rel, MaxMemoryFileBytes)
+	if err != nil {
+		return "", err
+	}
+	m, _ := ParseMemory(data)
+	_, link := IndexFor(rel)
+	title := m.Name
+	if title == "" {
+		title = strings.TrimSuffix(path.Base(link), ".md")
+	}
+	return IndexEntry{Title: title, File: link, Hook: m.Description}.String(), nil
+}
+
+// IndexMissing adds a MEMORY.md line for each memory among rels that has
+// none, journaling each index it changes in rec, and returns the memories it
+// indexed. MEMORY.md itself, daily logs and files that are not memories are
+// skipped. The caller holds the directory lock (see Lock), as an agent run
+// that wrote the memories does.
+func (d *Dir) IndexMissing(rec *Recorder, rels []string) ([]string, error) {
+	root, err := d.openRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	indexes := map[string]*Index{}
+	var added []string
+	for _, rel := range rels {
+		if _, err := CleanMemoryPath(rel); err != nil || isDailyLog(rel) {
+			continue
+		}
+		indexRel, link := IndexFor(rel)
+		ix := indexes[indexRel]
+		if ix == nil {
+			if ix, err = d.readIndex(root, indexRel); err != nil {
+				return added, err
+			}
+			indexes[indexRel] = ix
+		}
+		if len(ix.Find(link)) > 0 {
+			continue
+		}
+		line, err := pointerLine(root, rel)
+		if err != nil {
+			continue // gone or unreadable: nothing to point at
+		}
+		if err := rec.Before(indexRel); err != nil {
+			return added, err
+		}
+		ix.Upsert(link, line)
+		if err := d.writeIndex(root, indexRel, ix); err != nil {
+			return added, err
+		}
+		added = append(added, rel)
+	}
+	return added, nil
 }

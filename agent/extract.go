@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -423,7 +422,8 @@ func (e *Extractor) runAgent(ctx context.Context, msgs []transcript.Message, res
 		}
 	}
 	if runErr == nil && len(res.Saved) > 0 {
-		runErr = ensureIndexed(d, rec, res.Saved)
+		// A model that forgot the index step still leaves MEMORY.md complete.
+		_, runErr = d.IndexMissing(rec, res.Saved)
 	}
 	rec.SetSummary(fmt.Sprintf("extract %s from %d new messages", plural(len(res.Saved), "memory", "memories"), res.NewMessages))
 	run, ferr := rec.Finish(runErr)
@@ -456,47 +456,6 @@ func journalChange(d *memdir.Dir, rec *memdir.Recorder) func(string) error {
 			return rec.Before(filepath.ToSlash(r))
 		})
 	}
-}
-
-// ensureIndexed adds a MEMORY.md line for every saved memory that has none,
-// so a model that forgot the second step still leaves the index complete.
-func ensureIndexed(d *memdir.Dir, rec *memdir.Recorder, saved []string) error {
-	indexes := map[string]*memdir.Index{}
-	for _, rel := range saved {
-		if !strings.HasSuffix(rel, ".md") || path.Base(rel) == memdir.EntrypointName || strings.HasPrefix(rel, "logs/") {
-			continue
-		}
-		indexRel, link := memdir.IndexFor(rel)
-		ix := indexes[indexRel]
-		if ix == nil {
-			data, err := os.ReadFile(d.Abs(indexRel))
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			ix = memdir.ParseIndex(data)
-			indexes[indexRel] = ix
-		}
-		if len(ix.Find(link)) > 0 {
-			continue
-		}
-		data, err := os.ReadFile(d.Abs(rel))
-		if err != nil {
-			continue
-		}
-		m, _ := memdir.ParseMemory(data)
-		title := m.Name
-		if title == "" {
-			title = strings.TrimSuffix(path.Base(link), ".md")
-		}
-		if err := rec.Before(indexRel); err != nil {
-			return err
-		}
-		ix.Upsert(link, memdir.IndexEntry{Title: title, File: link, Hook: m.Description}.String())
-		if err := atomicfile.WriteFile(d.Abs(indexRel), ix.Bytes(), 0o600); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func plural(n int, one, many string) string {
