@@ -1,0 +1,173 @@
+package memdir
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+)
+
+// Embedder turns texts into vectors, as memdir consumes an embedding model.
+// Implementations live in adapter packages (openai); tests use the fake
+// server in memdirtest through the real adapter.
+//
+// Embed returns one vector per text, in order, all of one dimension. Failures
+// reported by the provider come back as a *ModelError, as from a Model.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) (*Embedding, error)
+	// EmbedderName names the vector space: "provider:model", with "@N" when
+	// a dimension N was asked for. Vectors with different names are never
+	// compared; the embedding cache keys its entries by it.
+	EmbedderName() string
+}
+
+// Embedding is the answer to one Embed call.
+type Embedding struct {
+	// Vectors holds one vector per text, in the order of the texts.
+	Vectors [][]float32
+	// Usage counts the tokens read (InputTokens) and the HTTP requests made
+	// (Calls).
+	Usage Usage
+}
+
+// EmbedError is a failure to get vectors from an embedder: the provider's
+// error (often a *ModelError, reachable with errors.As) or a reply that does
+// not fit the request (wrong number of vectors, mixed dimensions). Recall
+// falls back to lexical ranking on it and says so.
+type EmbedError struct {
+	// Embedder is the embedder's name.
+	Embedder string
+	Err      error
+}
+
+func (e *EmbedError) Error() string {
+	return fmt.Sprintf("embeddings from %s: %v", e.Embedder, e.Err)
+}
+
+func (e *EmbedError) Unwrap() error { return e.Err }
+
+// Cosine returns the cosine similarity of a and b, from -1 to 1. Vectors of
+// different lengths, empty vectors and zero vectors have similarity 0.
+func Cosine(a, b []float32) float64 {
+	if len(a) != len(b) || len(a) == 0 {
+		return 0
+	}
+	var dot, na, nb float64
+	for i, x := range a {
+		y := float64(b[i])
+		dot += float64(x) * y
+		na += float64(x) * float64(x)
+		nb += y * y
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+// EmbedTextMax bounds the text embedded for one memory, in bytes. About 500
+// tokens of English: it fits the context of small local embedding models
+// (all-MiniLM, bge-small: 512 tokens), and a memory's name, description and
+// first paragraphs say what it is about; the rest adds little to a vector.
+const EmbedTextMax = 2000
+
+// EmbedText builds the text embedded for a memory: its name, description and
+// body, each on its own after a blank line, cut to EmbedTextMax bytes at a
+// rune boundary. Whitespace runs are folded so that reflowing a body does not
+// change its vector. Every caller (recall, `memdir embed`) must use it, so
+// that they share cache entries.
+func EmbedText(name, description, body string) string {
+	var parts []string
+	for _, p := range []string{name, description, body} {
+		if p = strings.Join(strings.Fields(p), " "); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	text := strings.Join(parts, "\n\n")
+	if len(text) <= EmbedTextMax {
+		return text
+	}
+	cut := EmbedTextMax
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut]
+}
+
+// EmbedKey returns the cache key of a text: the hex SHA-256 of its bytes.
+func EmbedKey(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
+
+// EmbedInput is one text to get a vector for.
+type EmbedInput struct {
+	// Key identifies the content: a hex SHA-256 (EmbedKey of Text when
+	// empty). Any other string is hashed to make the key.
+	Key  string
+	Text string
+}
+
+// NewEmbedInput returns the input for a memory: EmbedText of its parts,
+// keyed by the hash of that text.
+func NewEmbedInput(name, description, body string) EmbedInput {
+	text := EmbedText(name, description, body)
+	return EmbedInput{Key: EmbedKey(text), Text: text}
+}
+
+// key returns the 32-byte key of an input.
+func (in EmbedInput) key() [32]byte {
+	var k [32]byte
+	if in.Key == "" {
+		return sha256.Sum256([]byte(in.Text))
+	}
+	if len(in.Key) == 64 {
+		if _, err := hex.Decode(k[:], []byte(in.Key)); err == nil {
+			return k
+		}
+	}
+	return sha256.Sum256([]byte(in.Key))
+}
+
+// DefaultEmbedBatchSize is how many texts go into one embeddings request
+// when EmbedOptions leaves it zero.
+const DefaultEmbedBatchSize = 64
+
+// EmbedOptions adjust EmbedCache.Vectors.
+type EmbedOptions struct {
+	// BatchSize is the most texts sent in one Embed call
+	// (DefaultEmbedBatchSize when zero).
+	BatchSize int
+	// Progress, when set, is called after each batch with the number of
+	// texts embedded so far and the number to embed in this call (those
+	// missing from the cache), and once at the start with done = 0.
+	Progress func(done, total int)
+	// Prune says the inputs are every text the caller will want from this
+	// embedder (all memories of the directory): other entries of the same
+	// embedder, left by edited or removed memories, are dropped from the
+	// cache file.
+	Prune bool
+}
+
+// EmbedStats says what a Vectors call did.
+type EmbedStats struct {
+	// Cached counts inputs found in the cache.
+	Cached int `json:"cached"`
+	// Embedded counts texts sent to the embedder.
+	Embedded int `json:"embedded"`
+	// Requests counts Embed calls made.
+	Requests int `json:"requests"`
+	// Usage is the embedder's token count (InputTokens) and HTTP requests
+	// (Calls).
+	Usage Usage `json:"usage"`
+	// Pruned counts entries dropped because of EmbedOptions.Prune.
+	Pruned int `json:"pruned,omitempty"`
+}
+
+// errEmbedReply builds the EmbedError of a reply that does not fit.
+func errEmbedReply(name, format string, args ...any) error {
+	return &EmbedError{Embedder: name, Err: fmt.Errorf(format, args...)}
+}

@@ -1,0 +1,408 @@
+package memdir_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/memdirtest"
+	"github.com/memdir/memdir/openai"
+)
+
+// newTestEmbedder returns the real OpenAI adapter pointed at srv, without
+// retries so that each scripted reply answers one request.
+func newTestEmbedder(tb testing.TB, srv *memdirtest.EmbedServer, model string, dims int) *openai.Embedder {
+	tb.Helper()
+	e, err := openai.NewEmbedder(&openai.EmbedderOptions{Model: model, BaseURL: srv.OpenAIBaseURL(), Dimensions: dims, MaxRetries: -1})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return e
+}
+
+func openTestCache(tb testing.TB, path string) *memdir.EmbedCache {
+	tb.Helper()
+	c, err := memdir.OpenEmbedCache(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+func inputs(texts ...string) []memdir.EmbedInput {
+	in := make([]memdir.EmbedInput, len(texts))
+	for i, t := range texts {
+		in[i] = memdir.EmbedInput{Key: memdir.EmbedKey(t), Text: t}
+	}
+	return in
+}
+
+func mustVectors(tb testing.TB, c *memdir.EmbedCache, e memdir.Embedder, in []memdir.EmbedInput, opts *memdir.EmbedOptions) ([][]float32, *memdir.EmbedStats) {
+	tb.Helper()
+	v, st, err := c.Vectors(context.Background(), e, in, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(v) != len(in) {
+		tb.Fatalf("%d vectors for %d inputs", len(v), len(in))
+	}
+	return v, st
+}
+
+func TestEmbedCacheEmbedsOnlyWhatChanged(t *testing.T) {
+	srv := memdirtest.NewEmbedServer(t)
+	e := newTestEmbedder(t, srv, "embed-test", 0)
+	path := filepath.Join(t.TempDir(), "state", "embed", "dir.vec")
+	texts := []string{"deploy the service with make ship", "tests use the real database", "release notes live in CHANGES.md"}
+
+	c := openTestCache(t, path)
+	vecs, st := mustVectors(t, c, e, inputs(texts...), nil)
+	if diff := cmp.Diff(memdir.EmbedStats{Embedded: 3, Requests: 1, Usage: memdir.Usage{InputTokens: 16, Calls: 1}}, *st); diff != "" {
+		t.Errorf("first call stats (-want +got):\n%s", diff)
+	}
+	for i, text := range texts {
+		if diff := cmp.Diff(memdirtest.FakeVector(text, memdirtest.DefaultEmbedDim), vecs[i]); diff != "" {
+			t.Errorf("vector %d is not the server's (-want +got):\n%s", i, diff)
+		}
+	}
+
+	// A new process: everything comes from the file.
+	c2 := openTestCache(t, path)
+	vecs2, st := mustVectors(t, c2, e, inputs(texts...), nil)
+	if diff := cmp.Diff(memdir.EmbedStats{Cached: 3}, *st); diff != "" {
+		t.Errorf("second process stats (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(vecs, vecs2); diff != "" {
+		t.Errorf("vectors read back differ (-first +second):\n%s", diff)
+	}
+
+	// Editing one memory re-embeds that one only.
+	texts[1] = "tests use the real database, never mocks"
+	_, st = mustVectors(t, c2, e, inputs(texts...), nil)
+	if st.Cached != 2 || st.Embedded != 1 {
+		t.Errorf("after one edit: cached %d, embedded %d; want 2, 1", st.Cached, st.Embedded)
+	}
+	if got := srv.Texts(); len(got) != 4 || got[3] != texts[1] {
+		t.Errorf("texts sent = %q, want the three then the edited one", got)
+	}
+}
+
+func TestEmbedCacheModelAndDimensionChanges(t *testing.T) {
+	srv := memdirtest.NewEmbedServer(t)
+	path := filepath.Join(t.TempDir(), "c.vec")
+	in := inputs("alpha beta", "gamma delta")
+	c := openTestCache(t, path)
+	small := newTestEmbedder(t, srv, "small", 0)
+	large := newTestEmbedder(t, srv, "large", 0)
+	short := newTestEmbedder(t, srv, "small", 32) // named small@32
+
+	mustVectors(t, c, small, in, nil)
+	if _, st := mustVectors(t, c, large, in, nil); st.Embedded != 2 {
+		t.Errorf("another model embedded %d, want every input (2)", st.Embedded)
+	}
+	if _, st := mustVectors(t, openTestCache(t, path), small, in, nil); st.Cached != 2 {
+		t.Errorf("back to the first model: cached %d, want 2 (kept beside the other)", st.Cached)
+	}
+	v, st := mustVectors(t, c, short, in, nil)
+	if st.Embedded != 2 || len(v[0]) != 32 {
+		t.Errorf("requested dimension: embedded %d, dim %d; want 2, 32", st.Embedded, len(v[0]))
+	}
+
+	// Same name, vectors of another size (the server's model changed):
+	// the cached vectors are dropped and every input is embedded again.
+	srv.SetDim(48)
+	in3 := append(inputs("epsilon"), in...)
+	v, st = mustVectors(t, openTestCache(t, path), small, in3, nil)
+	if st.Cached != 0 || st.Embedded != 3 {
+		t.Errorf("dimension change: cached %d, embedded %d; want 0, 3", st.Cached, st.Embedded)
+	}
+	for i := range v {
+		if len(v[i]) != 48 {
+			t.Errorf("vector %d has %d dimensions, want 48", i, len(v[i]))
+		}
+	}
+	if _, st := mustVectors(t, openTestCache(t, path), small, in3, nil); st.Cached != 3 {
+		t.Errorf("after the dimension change: cached %d, want 3", st.Cached)
+	}
+}
+
+func TestEmbedCacheBatchesAndProgress(t *testing.T) {
+	srv := memdirtest.NewEmbedServer(t)
+	e := newTestEmbedder(t, srv, "m", 0)
+	var texts []string
+	for i := range 150 {
+		texts = append(texts, fmt.Sprintf("memory number %d about topic %d", i, i%7))
+	}
+	in := inputs(texts...)
+	in = append(in, in[0], memdir.EmbedInput{Text: "  \n"}) // a duplicate and an empty text
+	var calls [][2]int
+	c := openTestCache(t, filepath.Join(t.TempDir(), "c.vec"))
+	v, st := mustVectors(t, c, e, in, &memdir.EmbedOptions{BatchSize: 64, Progress: func(done, total int) { calls = append(calls, [2]int{done, total}) }})
+	if diff := cmp.Diff([][2]int{{0, 150}, {64, 150}, {128, 150}, {150, 150}}, calls); diff != "" {
+		t.Errorf("progress (-want +got):\n%s", diff)
+	}
+	var sizes []int
+	for _, r := range srv.Requests() {
+		sizes = append(sizes, len(r.Input))
+	}
+	if diff := cmp.Diff([]int{64, 64, 22}, sizes); diff != "" {
+		t.Errorf("request sizes (-want +got):\n%s", diff)
+	}
+	if st.Requests != 3 || st.Usage.Calls != 3 || st.Embedded != 150 {
+		t.Errorf("stats = %+v, want 3 requests of 150 texts", st)
+	}
+	if diff := cmp.Diff(v[0], v[150]); diff != "" {
+		t.Errorf("duplicate input got another vector:\n%s", diff)
+	}
+	if v[151] != nil {
+		t.Errorf("empty text got a vector of %d dimensions, want nil", len(v[151]))
+	}
+}
+
+func TestEmbedCacheCorruptFileIsRebuilt(t *testing.T) {
+	srv := memdirtest.NewEmbedServer(t)
+	e := newTestEmbedder(t, srv, "m", 0)
+	in := inputs("one text", "two texts")
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.vec")
+	mustVectors(t, openTestCache(t, good), e, in, nil)
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipped := append([]byte(nil), data...)
+	flipped[len(flipped)/2] ^= 0xff
+	otherVersion := append([]byte(nil), data...)
+	otherVersion[8] = 99
+	for name, content := range map[string][]byte{
+		"garbage":       []byte("not a cache at all"),
+		"truncated":     data[:len(data)-9],
+		"bit flip":      flipped,
+		"other version": otherVersion,
+		"empty":         nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.vec")
+			if err := os.WriteFile(path, content, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, st := mustVectors(t, openTestCache(t, path), e, in, nil)
+			if st.Embedded != 2 {
+				t.Errorf("embedded %d, want 2 (the file is rebuilt)", st.Embedded)
+			}
+			if _, st := mustVectors(t, openTestCache(t, path), e, in, nil); st.Cached != 2 {
+				t.Errorf("after the rebuild: cached %d, want 2", st.Cached)
+			}
+		})
+	}
+}
+
+func TestEmbedCacheFailures(t *testing.T) {
+	texts := make([]string, 10)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("text %d", i)
+	}
+	tests := []struct {
+		name  string
+		reply memdirtest.EmbedReply
+		kind  string // ModelError kind, "" when the cache itself rejects the reply
+	}{
+		{"server error", memdirtest.EmbedReply{Status: 503, Message: "overloaded"}, "server"},
+		{"bad key", memdirtest.EmbedReply{Status: 401, Message: "bad key"}, "auth"},
+		{"broken JSON", memdirtest.EmbedReply{Body: `{"data": [`}, "bad_response"},
+		{"wrong count", memdirtest.EmbedReply{Vectors: [][]float32{{1, 0}}}, "bad_response"},
+		{"mixed dimensions", memdirtest.EmbedReply{Vectors: [][]float32{{1, 0}, {1, 0, 0}, {1, 0}, {1, 0}}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := memdirtest.NewEmbedServer(t)
+			e := newTestEmbedder(t, srv, "m", 0)
+			path := filepath.Join(t.TempDir(), "c.vec")
+			// The first batch succeeds, the second fails.
+			srv.Enqueue(memdirtest.EmbedReply{}, tt.reply)
+			_, _, err := openTestCache(t, path).Vectors(context.Background(), e, inputs(texts...), &memdir.EmbedOptions{BatchSize: 4})
+			var ee *memdir.EmbedError
+			if !errors.As(err, &ee) || ee.Embedder != "openai:m" {
+				t.Fatalf("error = %v, want an *EmbedError from openai:m", err)
+			}
+			var me *memdir.ModelError
+			switch {
+			case tt.kind == "" && errors.As(err, &me):
+				t.Errorf("error %v is a ModelError, want the cache's own", err)
+			case tt.kind != "" && (!errors.As(err, &me) || me.Kind != tt.kind):
+				t.Errorf("error = %v, want a ModelError of kind %s", err, tt.kind)
+			}
+			// The first batch was kept.
+			_, st := mustVectors(t, openTestCache(t, path), e, inputs(texts...), &memdir.EmbedOptions{BatchSize: 4})
+			if st.Cached != 4 || st.Embedded != 6 {
+				t.Errorf("after the failure: cached %d, embedded %d; want 4, 6", st.Cached, st.Embedded)
+			}
+		})
+	}
+}
+
+func TestEmbedCacheCancelled(t *testing.T) {
+	srv := memdirtest.NewEmbedServer(t)
+	e := newTestEmbedder(t, srv, "m", 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	opts := &memdir.EmbedOptions{BatchSize: 1, Progress: func(done, total int) {
+		if done == 2 {
+			cancel()
+		}
+	}}
+	path := filepath.Join(t.TempDir(), "c.vec")
+	_, _, err := openTestCache(t, path).Vectors(ctx, e, inputs("a", "b", "c", "d"), opts)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error = %v, want context.Canceled", err)
+	}
+	if _, st := mustVectors(t, openTestCache(t, path), e, inputs("a", "b", "c", "d"), nil); st.Cached != 2 {
+		t.Errorf("cached %d after cancelling at 2, want 2 (work done is kept)", st.Cached)
+	}
+}
+
+// TestEmbedCacheSharedFile has several caches, as several processes would,
+// add different texts to one file at once: none loses another's vectors.
+func TestEmbedCacheSharedFile(t *testing.T) {
+	srv := memdirtest.NewEmbedServer(t)
+	e := newTestEmbedder(t, srv, "m", 0)
+	path := filepath.Join(t.TempDir(), "c.vec")
+	const workers, each = 4, 5
+	var all []string
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		var texts []string
+		for i := range each {
+			texts = append(texts, fmt.Sprintf("worker %d text %d", w, i))
+		}
+		all = append(all, texts...)
+		c := openTestCache(t, path)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range texts { // one save per text: many interleaved writes
+				if _, _, err := c.Vectors(context.Background(), e, inputs(texts[i]), nil); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	c := openTestCache(t, path)
+	if _, st := mustVectors(t, c, e, inputs(all...), nil); st.Cached != workers*each {
+		t.Errorf("cached %d of %d after concurrent writers", st.Cached, workers*each)
+	}
+}
+
+func TestEmbedCachePrune(t *testing.T) {
+	srv := memdirtest.NewEmbedServer(t)
+	e := newTestEmbedder(t, srv, "m", 0)
+	path := filepath.Join(t.TempDir(), "c.vec")
+	c := openTestCache(t, path)
+	mustVectors(t, c, e, inputs("a b", "c d", "e f"), nil)
+	if _, st := mustVectors(t, c, e, inputs("a b", "g h"), nil); st.Pruned != 0 || c.Len("openai:m") != 4 {
+		t.Errorf("without Prune: pruned %d, holds %d; want 0, 4", st.Pruned, c.Len("openai:m"))
+	}
+	_, st := mustVectors(t, c, e, inputs("a b", "g h"), &memdir.EmbedOptions{Prune: true})
+	if st.Pruned != 2 || c.Len("openai:m") != 2 {
+		t.Errorf("with Prune: pruned %d, holds %d; want 2, 2", st.Pruned, c.Len("openai:m"))
+	}
+	_, st = mustVectors(t, openTestCache(t, path), e, inputs("a b", "g h", "c d"), nil)
+	if st.Cached != 2 || st.Embedded != 1 {
+		t.Errorf("in a new process after Prune: cached %d, embedded %d; want 2, 1", st.Cached, st.Embedded)
+	}
+}
+
+func TestCosine(t *testing.T) {
+	tests := []struct {
+		a, b []float32
+		want float64
+	}{
+		{[]float32{1, 0}, []float32{1, 0}, 1},
+		{[]float32{1, 0}, []float32{0, 3}, 0},
+		{[]float32{1, 1}, []float32{-2, -2}, -1},
+		{[]float32{3, 4}, []float32{4, 3}, 24.0 / 25},
+		{[]float32{1, 0}, []float32{1, 0, 0}, 0},
+		{nil, nil, 0},
+		{[]float32{0, 0}, []float32{1, 0}, 0},
+	}
+	for _, tt := range tests {
+		if got := memdir.Cosine(tt.a, tt.b); got < tt.want-1e-6 || got > tt.want+1e-6 {
+			t.Errorf("Cosine(%v, %v) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+func TestEmbedText(t *testing.T) {
+	if got, want := memdir.EmbedText("Deploy", "how we  ship\tto prod", "Run make ship.\n\nThen watch."), "Deploy\n\nhow we ship to prod\n\nRun make ship. Then watch."; got != want {
+		t.Errorf("EmbedText = %q, want %q", got, want)
+	}
+	if got := memdir.EmbedText("", "", "body only"); got != "body only" {
+		t.Errorf("EmbedText of a body alone = %q", got)
+	}
+	long := memdir.EmbedText("n", "d", strings.Repeat("é", memdir.EmbedTextMax))
+	if len(long) > memdir.EmbedTextMax || !strings.HasPrefix(long, "n\n\nd\n\né") || strings.ToValidUTF8(long, "?") != long {
+		t.Errorf("long text cut to %d bytes, valid UTF-8 %v", len(long), strings.ToValidUTF8(long, "?") == long)
+	}
+	in := memdir.NewEmbedInput("n", "d", "b")
+	if in.Text != "n\n\nd\n\nb" || in.Key != memdir.EmbedKey(in.Text) || len(in.Key) != 64 {
+		t.Errorf("NewEmbedInput = %+v", in)
+	}
+}
+
+func TestDefaultEmbedCachePath(t *testing.T) {
+	state := t.TempDir()
+	lookup := func(k string) (string, bool) {
+		if k == "MEMDIR_STATE_DIR" {
+			return state, true
+		}
+		return "", false
+	}
+	mem := filepath.Join(t.TempDir(), "memory")
+	p, err := memdir.DefaultEmbedCachePath(mem, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(p) != filepath.Join(state, "embed") || !strings.HasSuffix(p, ".vec") || strings.HasPrefix(p, mem) {
+		t.Errorf("DefaultEmbedCachePath = %s, want a .vec file under %s/embed, outside the memory directory", p, state)
+	}
+	other, _ := memdir.DefaultEmbedCachePath(filepath.Join(t.TempDir(), "other"), lookup)
+	if other == p {
+		t.Errorf("two directories share the cache file %s", p)
+	}
+}
+
+// TestFakeVectorRanksBySharedWords checks that the fake embedder is useful
+// for tests of ranking: a query is closest to the text it shares words with.
+func TestFakeVectorRanksBySharedWords(t *testing.T) {
+	srv := memdirtest.NewEmbedServer(t)
+	e := newTestEmbedder(t, srv, "m", 0)
+	docs := []string{"how to deploy the service to production", "the team lunch is on fridays", "database migrations run before tests"}
+	c := openTestCache(t, filepath.Join(t.TempDir(), "c.vec"))
+	v, _ := mustVectors(t, c, e, inputs(docs...), nil)
+	q, err := e.Embed(context.Background(), []string{"deploying to production"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, bestScore := -1, -2.0
+	for i := range v {
+		if s := memdir.Cosine(q.Vectors[0], v[i]); s > bestScore {
+			best, bestScore = i, s
+		}
+	}
+	if best != 0 {
+		t.Errorf("closest document to the deploy query is %q", docs[best])
+	}
+}

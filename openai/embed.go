@@ -1,0 +1,190 @@
+package openai
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/modelkit"
+)
+
+// DefaultEmbedBatch is the most texts one embeddings request carries when
+// EmbedderOptions leaves MaxBatch zero. OpenAI accepts up to 2,048; local
+// servers work through a request one text at a time or in small groups, so
+// a bounded request keeps each attempt well inside the timeout.
+const DefaultEmbedBatch = 256
+
+// EmbedderOptions configure an Embedder. Only Model is required.
+type EmbedderOptions struct {
+	// Model is the embedding model, such as text-embedding-3-small or
+	// nomic-embed-text.
+	Model string
+	// APIKey is sent as a bearer token when set. Local servers need none.
+	APIKey string
+	// BaseURL is the API root including /v1 (DefaultBaseURL when empty),
+	// such as http://localhost:11434/v1 for Ollama.
+	BaseURL string
+	// Dimensions, when more than zero, asks for vectors of that size
+	// (text-embedding-3 models and servers that support it shorten them).
+	Dimensions int
+	// MaxBatch is the most texts per request (DefaultEmbedBatch when zero);
+	// Embed splits longer lists into several requests.
+	MaxBatch int
+	// HTTPClient defaults to a plain *http.Client.
+	HTTPClient *http.Client
+	// Timeout limits one attempt (DefaultTimeout when zero).
+	Timeout time.Duration
+	// MaxRetries is how many times a failed attempt (429, 5xx, connection
+	// error) is retried: 0 means DefaultMaxRetries, negative none.
+	MaxRetries int
+	// Logger receives a debug record per HTTP attempt; nil discards.
+	Logger *slog.Logger
+}
+
+// Embedder is a memdir.Embedder on the OpenAI embeddings endpoint
+// (POST /v1/embeddings), which OpenAI, Ollama, llama.cpp's llama-server,
+// vLLM and LM Studio all serve. Vectors are asked for as JSON floats
+// (encoding_format "float"), which every compatible server supports; the
+// SDK's default of base64 is not. It is safe for concurrent use.
+type Embedder struct {
+	svc    sdk.EmbeddingService
+	opts   EmbedderOptions
+	caller modelkit.Caller
+}
+
+var _ memdir.Embedder = (*Embedder)(nil)
+
+// NewEmbedder returns an embedder for opts.Model. It makes no request.
+func NewEmbedder(opts *EmbedderOptions) (*Embedder, error) {
+	if opts == nil || opts.Model == "" {
+		return nil, fmt.Errorf("openai: no embedding model name given: %w", memdir.ErrInvalid)
+	}
+	o := *opts
+	if o.BaseURL == "" {
+		o.BaseURL = DefaultBaseURL
+	}
+	u, err := url.Parse(o.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("openai: base URL %q is not an http(s) URL: %w", o.BaseURL, memdir.ErrInvalid)
+	}
+	if o.Dimensions < 0 {
+		return nil, fmt.Errorf("openai: embedding dimensions %d is negative: %w", o.Dimensions, memdir.ErrInvalid)
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = DefaultEmbedBatch
+	}
+	unusedMaxTokens := 1
+	modelkit.FillDefaults(&o.Timeout, &o.MaxRetries, &unusedMaxTokens, &o.HTTPClient, &o.Logger)
+	ro := []option.RequestOption{
+		option.WithBaseURL(o.BaseURL),
+		option.WithHTTPClient(o.HTTPClient),
+		option.WithMaxRetries(o.MaxRetries),
+		option.WithRequestTimeout(o.Timeout),
+		option.WithMiddleware(modelkit.LogAttempts(o.Logger, "openai")),
+	}
+	if o.APIKey != "" {
+		ro = append(ro, option.WithAPIKey(o.APIKey))
+	}
+	return &Embedder{
+		// The service, not sdk.NewClient, which reads OPENAI_* variables.
+		svc:  sdk.NewEmbeddingService(ro...),
+		opts: o,
+		caller: modelkit.Caller{
+			Provider: "openai",
+			Model:    o.Model,
+			BaseURL:  o.BaseURL,
+			KeyEnv:   "OPENAI_API_KEY",
+			KeySet:   o.APIKey != "",
+			Tries:    o.MaxRetries + 1,
+			Timeout:  o.Timeout,
+		},
+	}, nil
+}
+
+// SetKeyEnv names the variable that error messages tell the user to set
+// for the key (OPENAI_API_KEY by default), for callers that read the key from
+// another one.
+func (e *Embedder) SetKeyEnv(name string) { e.caller.KeyEnv = name }
+
+// EmbedderName returns "openai:MODEL", with "@N" when Dimensions is set.
+func (e *Embedder) EmbedderName() string {
+	name := "openai:" + e.opts.Model
+	if e.opts.Dimensions > 0 {
+		name += "@" + strconv.Itoa(e.opts.Dimensions)
+	}
+	return name
+}
+
+// Embed returns one vector per text, in order, making one request per
+// MaxBatch texts. Failures the server reports are *memdir.ModelError; so is
+// a reply with the wrong number of vectors (kind bad_response).
+func (e *Embedder) Embed(ctx context.Context, texts []string) (*memdir.Embedding, error) {
+	out := &memdir.Embedding{Vectors: make([][]float32, 0, len(texts))}
+	for start := 0; start < len(texts); start += e.opts.MaxBatch {
+		batch := texts[start:min(start+e.opts.MaxBatch, len(texts))]
+		vecs, usage, err := e.send(ctx, batch)
+		if err != nil {
+			return nil, err
+		}
+		out.Vectors = append(out.Vectors, vecs...)
+		out.Usage.Add(usage)
+	}
+	return out, nil
+}
+
+func (e *Embedder) send(ctx context.Context, texts []string) ([][]float32, memdir.Usage, error) {
+	params := sdk.EmbeddingNewParams{
+		Model:          e.opts.Model,
+		Input:          sdk.EmbeddingNewParamsInputUnion{OfArrayOfStrings: texts},
+		EncodingFormat: sdk.EmbeddingNewParamsEncodingFormatFloat,
+	}
+	if e.opts.Dimensions > 0 {
+		params.Dimensions = sdk.Int(int64(e.opts.Dimensions))
+	}
+	var raw *http.Response
+	res, err := e.svc.New(ctx, params, option.WithResponseInto(&raw))
+	if err != nil {
+		return nil, memdir.Usage{}, e.caller.Failure(ctx, raw, err)
+	}
+	if len(res.Data) != len(texts) {
+		return nil, memdir.Usage{}, e.caller.BadResponse(fmt.Sprintf("the server sent %d vectors for %d texts", len(res.Data), len(texts)), nil)
+	}
+	// Place each vector by its index when the indexes are a permutation;
+	// a server that leaves them out (all zero) is taken in order.
+	vecs := make([][]float32, len(texts))
+	byIndex := true
+	for _, d := range res.Data {
+		if d.Index < 0 || int(d.Index) >= len(texts) || vecs[d.Index] != nil {
+			byIndex = false
+			break
+		}
+		vecs[d.Index] = []float32{} // placeholder: taken
+	}
+	for i, d := range res.Data {
+		if len(d.Embedding) == 0 {
+			return nil, memdir.Usage{}, e.caller.BadResponse(fmt.Sprintf("vector %d of the reply is empty", i), nil)
+		}
+		v := make([]float32, len(d.Embedding))
+		for j, x := range d.Embedding {
+			v[j] = float32(x)
+		}
+		at := i
+		if byIndex {
+			at = int(d.Index)
+		}
+		vecs[at] = v
+	}
+	usage := memdir.Usage{InputTokens: int(res.Usage.PromptTokens), Calls: 1}
+	if usage.InputTokens == 0 {
+		usage.InputTokens = int(res.Usage.TotalTokens)
+	}
+	return vecs, usage, nil
+}
