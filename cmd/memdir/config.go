@@ -1,11 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/openai"
 )
 
 func init() {
@@ -32,6 +37,11 @@ and the line:
     base_url: https://api.anthropic.com
   openai:
     base_url: http://localhost:11434/v1  # Ollama, vLLM, llama.cpp: their /v1
+  embed:                                 # optional: semantic search
+    model: openai:text-embedding-3-small # or openai:nomic-embed-text, or none
+    base_url: http://localhost:11434/v1  # default: openai.base_url
+    dimensions: 512                      # default: the model's
+    batch_size: 64                       # texts per request
   team:
     url: https://memdir.example.com
     repo: github.com/acme/app
@@ -41,10 +51,17 @@ Environment variables:
   MEMDIR_MODEL, MEMDIR_TIMEOUT, MEMDIR_MAX_RETRIES, MEMDIR_STREAM
   ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL
   OPENAI_API_KEY, OPENAI_BASE_URL
+  MEMDIR_EMBED_MODEL, MEMDIR_EMBED_BASE_URL, MEMDIR_EMBED_API_KEY,
+  MEMDIR_EMBED_DIMENSIONS, MEMDIR_EMBED_BATCH_SIZE
   MEMDIR_TEAM_URL (or TEAM_MEMORY_SYNC_URL), MEMDIR_TEAM_TOKEN, MEMDIR_TEAM_REPO
 
 API keys come only from the environment. With no model configured, commands
 that can use one (recall) work without it and say so.
+
+The embedding model's base URL defaults to openai.base_url, and its key to
+OPENAI_API_KEY while both go to that same server; MEMDIR_EMBED_API_KEY is
+the key for any other. api.openai.com without a key is an error before any
+call; a local server (Ollama, llama.cpp, vLLM, LM Studio) needs no key.
 
 The flags below override the file and the environment for this run; every
 command that calls a model accepts them too.
@@ -97,6 +114,12 @@ func (c *config) view() *configView {
 	v := &configView{File: c.File, FileFound: c.FileFound}
 	for _, k := range configKeys {
 		s := *k.field(c)
+		switch k.name { // shown as what the embedder will use
+		case "embed.base_url":
+			s = c.embedBaseURL()
+		case "embed.api_key":
+			s = c.embedAPIKey()
+		}
 		sv := settingView{Key: k.name, Set: s.Set(), Secret: k.secret, Source: s.Source, Env: k.env}
 		if k.flag != "" {
 			sv.Flag = "--" + k.flag
@@ -120,6 +143,13 @@ func (c *config) view() *configView {
 		}
 	default:
 		v.Notes = append(v.Notes, fmt.Sprintf("Model provider %q is unknown: use anthropic:NAME or openai:NAME.", provider))
+	}
+	if p, _ := c.embedModelName(); p == "" {
+		v.Notes = append(v.Notes, "No embedding model is configured: recall does not use semantic search. Set MEMDIR_EMBED_MODEL (such as openai:text-embedding-3-small) to use one.")
+	} else if _, err := newEmbedder(c); err != nil {
+		v.Notes = append(v.Notes, strings.TrimSuffix(err.Error(), ": "+memdir.ErrInvalid.Error())+".")
+	} else {
+		v.Notes = append(v.Notes, fmt.Sprintf("Semantic search: embeddings from %s at %s.", c.Embed.Model.Value, redactURL(cmp.Or(c.embedBaseURL().Value, openai.DefaultBaseURL))))
 	}
 	return v
 }

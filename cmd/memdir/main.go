@@ -118,7 +118,7 @@ const (
 	exitProblems = 6 // a check (doctor) found problems it did not fix
 	exitLocked   = 7 // another process holds the lock
 	exitDisabled = 8 // auto memory is disabled by environment or settings
-	exitModel    = 9 // the model provider failed (auth, unknown model, server)
+	exitModel    = 9 // the model or embedding provider failed (auth, unknown model, server)
 	exitCanceled = 130
 )
 
@@ -132,7 +132,7 @@ const exitCodesHelp = `Exit status:
   6    problems found and not fixed (doctor)
   7    locked by another process
   8    auto memory is disabled
-  9    model provider error (authentication, unknown model, server)
+  9    model or embedding provider error (authentication, unknown model, server)
   130  interrupted`
 
 // usageError is a mistake in how the command was called.
@@ -157,6 +157,7 @@ func exitCode(err error) int {
 	var ue *usageError
 	var ee *exitError
 	var me *memdir.ModelError
+	var emb *memdir.EmbedError
 	switch {
 	case err == nil:
 		return exitOK
@@ -176,7 +177,7 @@ func exitCode(err error) int {
 		return exitLocked
 	case errors.Is(err, memdir.ErrDisabled):
 		return exitDisabled
-	case errors.As(err, &me):
+	case errors.As(err, &me), errors.As(err, &emb):
 		return exitModel
 	default:
 		return exitFailure

@@ -54,6 +54,9 @@ type config struct {
 
 	Anthropic struct{ BaseURL, APIKey, AuthToken setting }
 	OpenAI    struct{ BaseURL, APIKey setting }
+	// Embed configures the optional embedding model. Its base URL and key,
+	// when not set, are the openai ones (see embedBaseURL, embedAPIKey).
+	Embed struct{ Model, BaseURL, APIKey, Dimensions, BatchSize setting }
 	// Team is read by the team-sync commands.
 	Team struct{ URL, Token, Repo setting }
 }
@@ -92,6 +95,16 @@ var configKeys = []configKey{
 		usage: "OpenAI-compatible API root `URL`, with /v1 (Ollama: http://localhost:11434/v1)", field: func(c *config) *setting { return &c.OpenAI.BaseURL }},
 	{name: "openai.api_key", env: []string{"OPENAI_API_KEY"}, secret: true,
 		field: func(c *config) *setting { return &c.OpenAI.APIKey }},
+	{name: "embed.model", env: []string{"MEMDIR_EMBED_MODEL"}, flag: "embed-model", inFile: true, check: checkEmbedModel,
+		usage: "embedding model for semantic recall as `PROVIDER:NAME` (openai:text-embedding-3-small, openai:nomic-embed-text), or none", field: func(c *config) *setting { return &c.Embed.Model }},
+	{name: "embed.base_url", env: []string{"MEMDIR_EMBED_BASE_URL"}, flag: "embed-base-url", inFile: true, check: checkURL,
+		usage: "OpenAI-compatible embeddings API root `URL`, with /v1 (default: openai.base_url)", field: func(c *config) *setting { return &c.Embed.BaseURL }},
+	{name: "embed.api_key", env: []string{"MEMDIR_EMBED_API_KEY"}, secret: true,
+		field: func(c *config) *setting { return &c.Embed.APIKey }},
+	{name: "embed.dimensions", env: []string{"MEMDIR_EMBED_DIMENSIONS"}, flag: "embed-dimensions", inFile: true, check: checkDimensions,
+		usage: "ask for embedding vectors of `N` dimensions (text-embedding-3 models; default: the model's)", field: func(c *config) *setting { return &c.Embed.Dimensions }},
+	{name: "embed.batch_size", env: []string{"MEMDIR_EMBED_BATCH_SIZE"}, flag: "embed-batch-size", inFile: true, def: strconv.Itoa(memdir.DefaultEmbedBatchSize), check: checkBatchSize,
+		usage: "texts per embeddings request (`N`)", field: func(c *config) *setting { return &c.Embed.BatchSize }},
 	{name: "team.url", env: []string{"MEMDIR_TEAM_URL", "TEAM_MEMORY_SYNC_URL"}, flag: "team-url", inFile: true, check: checkURL,
 		usage: "team memory server `URL`", field: func(c *config) *setting { return &c.Team.URL }},
 	{name: "team.token", env: []string{"MEMDIR_TEAM_TOKEN"}, inFile: true, secret: true,
@@ -137,7 +150,8 @@ func loadConfigFlags(env *Env, fs *flag.FlagSet) (*config, error) {
 
 // addConfigFlags declares the flags that override configuration keys
 // (--model, --timeout, --max-retries, --stream, --anthropic-base-url,
-// --openai-base-url, --team-url, --team-repo). Keys and tokens have no flag:
+// --openai-base-url, --embed-model, --embed-base-url, --embed-dimensions,
+// --embed-batch-size, --team-url, --team-repo). Keys and tokens have no flag:
 // command lines show in ps.
 func addConfigFlags(fs *flag.FlagSet) {
 	for _, k := range configKeys {
@@ -326,6 +340,33 @@ func checkModel(v string) error {
 	return nil
 }
 
+func checkEmbedModel(v string) error {
+	if v == "none" {
+		return nil
+	}
+	provider, name, ok := strings.Cut(v, ":")
+	if !ok || provider == "" || strings.TrimSpace(name) == "" {
+		return errors.New("want PROVIDER:NAME, such as openai:text-embedding-3-small or openai:nomic-embed-text, or none")
+	}
+	return nil
+}
+
+func checkDimensions(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 1<<16 {
+		return errors.New("not a whole number from 1 to 65536")
+	}
+	return nil
+}
+
+func checkBatchSize(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 2048 {
+		return errors.New("not a whole number from 1 to 2048")
+	}
+	return nil
+}
+
 func checkDuration(v string) error {
 	_, err := parseTimeout(v)
 	return err
@@ -436,4 +477,124 @@ func newModel(ctx context.Context, cfg *config) (memdir.Model, error) {
 		return nil, fmt.Errorf("model %q (from %s) has unknown provider %q: use anthropic:NAME, or openai:NAME for OpenAI and compatible servers (Ollama, vLLM, llama.cpp): %w",
 			cfg.Model.Value, cfg.Model.Source, provider, memdir.ErrInvalid)
 	}
+}
+
+// embedModelName splits the embed.model setting into provider and name;
+// both are empty when no embedding model is configured.
+func (c *config) embedModelName() (provider, name string) {
+	if !c.Embed.Model.Set() || c.Embed.Model.Value == "none" {
+		return "", ""
+	}
+	provider, name, _ = strings.Cut(c.Embed.Model.Value, ":")
+	return strings.ToLower(strings.TrimSpace(provider)), strings.TrimSpace(name)
+}
+
+// embedBaseURL is embed.base_url, or else openai.base_url: one
+// OpenAI-compatible server (Ollama, say) often serves both the chat model
+// and the embedding model.
+func (c *config) embedBaseURL() setting {
+	if c.Embed.BaseURL.Set() {
+		return c.Embed.BaseURL
+	}
+	return inherited(c.OpenAI.BaseURL, "openai.base_url")
+}
+
+// embedAPIKey is embed.api_key, or else openai.api_key, but the latter only
+// while the embeddings go to the openai base URL: the OpenAI key is never
+// sent to another server.
+func (c *config) embedAPIKey() setting {
+	if c.Embed.APIKey.Set() {
+		return c.Embed.APIKey
+	}
+	if c.Embed.BaseURL.Set() && strings.TrimRight(c.Embed.BaseURL.Value, "/") != strings.TrimRight(c.OpenAI.BaseURL.Value, "/") {
+		return setting{}
+	}
+	return inherited(c.OpenAI.APIKey, "openai.api_key")
+}
+
+// inherited is s as another key's value, its source saying so.
+func inherited(s setting, key string) setting {
+	if !s.Set() {
+		return s
+	}
+	return setting{Value: s.Value, Source: key + " (" + s.Source + ")"}
+}
+
+// embedBatchSize returns how many texts go into one embeddings request.
+func (c *config) embedBatchSize() int {
+	n, _ := strconv.Atoi(c.Embed.BatchSize.Value)
+	return n
+}
+
+// embedOptions returns the options for memdir.EmbedCache.Vectors that the
+// configuration sets (the batch size).
+func (c *config) embedOptions() *memdir.EmbedOptions {
+	return &memdir.EmbedOptions{BatchSize: c.embedBatchSize()}
+}
+
+// newEmbedder returns the configured embedding model, or nil and no error
+// when none is configured, in which case recall stays lexical. It makes no
+// request. An unknown provider, or api.openai.com without a key, is an error
+// wrapping memdir.ErrInvalid that names the variables to set; a server at
+// another URL (Ollama, llama.cpp, vLLM, LM Studio) may go without a key.
+func newEmbedder(cfg *config) (memdir.Embedder, error) {
+	provider, name := cfg.embedModelName()
+	switch provider {
+	case "":
+		return nil, nil
+	case "openai":
+	default:
+		return nil, fmt.Errorf("embedding model %q (from %s) has unknown provider %q: use openai:NAME for OpenAI and compatible servers (Ollama, llama.cpp, vLLM, LM Studio): %w",
+			cfg.Embed.Model.Value, cfg.Embed.Model.Source, provider, memdir.ErrInvalid)
+	}
+	base, key := cfg.embedBaseURL(), cfg.embedAPIKey()
+	baseURL := base.Value
+	if baseURL == "" {
+		baseURL = openai.DefaultBaseURL
+	}
+	if u, err := url.Parse(baseURL); err == nil && u.Hostname() == "api.openai.com" && !key.Set() {
+		return nil, fmt.Errorf("embedding model %s (from %s) calls %s but no API key is set: set MEMDIR_EMBED_API_KEY or OPENAI_API_KEY, or point MEMDIR_EMBED_BASE_URL at a local server (Ollama: http://localhost:11434/v1), which needs none: %w",
+			cfg.Embed.Model.Value, cfg.Embed.Model.Source, baseURL, memdir.ErrInvalid)
+	}
+	dims := 0
+	if cfg.Embed.Dimensions.Set() {
+		dims, _ = strconv.Atoi(cfg.Embed.Dimensions.Value)
+	}
+	retries := cfg.maxRetries()
+	if retries == 0 {
+		retries = -1 // the adapters read 0 as "their default"
+	}
+	e, err := openai.NewEmbedder(&openai.EmbedderOptions{
+		Model:      name,
+		APIKey:     key.Value,
+		BaseURL:    baseURL,
+		Dimensions: dims,
+		MaxBatch:   cfg.embedBatchSize(),
+		Timeout:    cfg.timeout(),
+		MaxRetries: retries,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Embed.APIKey.Set() {
+		e.SetKeyEnv("MEMDIR_EMBED_API_KEY")
+	}
+	return e, nil
+}
+
+// embedderFromFlags resolves the configuration with the flags of fs (declared
+// by addConfigFlags) and returns the embedding model and the setting that
+// chose it (value and source, for messages such as "embeddings: openai:x
+// from MEMDIR_EMBED_MODEL"). With no embedding model configured it returns
+// nil, an empty setting and no error.
+func embedderFromFlags(env *Env, fs *flag.FlagSet) (memdir.Embedder, setting, error) {
+	cfg, err := loadConfigFlags(env, fs)
+	if err != nil {
+		return nil, setting{}, err
+	}
+	e, err := newEmbedder(cfg)
+	if err != nil || e == nil {
+		return nil, setting{}, err
+	}
+	return e, cfg.Embed.Model, nil
 }
