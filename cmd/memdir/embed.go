@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/memdir/memdir"
+)
+
+func init() {
+	register(&Command{
+		Name:  "embed",
+		Args:  "[--json] [flags]",
+		Short: "embed every memory into the semantic search cache",
+		Long: `Embed sends every memory of the directory (name, description and the start
+of the body) to the configured embedding model and keeps the vectors in the
+embedding cache, outside the memory directory, so that recall can rank by
+meaning as well as by words. Only memories that are new or changed since
+they were last embedded are sent, in batches; vectors of memories that no
+longer exist are dropped. Recall embeds what is missing by itself, so this
+command is optional: run it once after configuring a model, so that the
+first recall in a large directory does not wait for thousands of vectors.
+
+On a terminal, progress is shown on standard error. The summary counts
+memories found in the cache and embedded, the requests made and the tokens
+the provider counted.
+
+The embedding model is set like the chat model: MEMDIR_EMBED_MODEL (or
+embed.model in the config file, or --embed-model) as openai:NAME, for
+OpenAI and OpenAI-compatible servers (Ollama, llama.cpp, vLLM, LM Studio);
+see 'memdir config --help'. The cache is
+$MEMDIR_STATE_DIR/embed/<directory>.vec (see docs/format.md).
+
+` + locationHelp + `
+
+` + exitCodesHelp + `
+
+Examples:
+  MEMDIR_EMBED_MODEL=openai:text-embedding-3-small memdir embed
+  memdir embed --embed-model openai:nomic-embed-text --embed-base-url http://localhost:11434/v1
+  memdir embed --json | jq .embedded`,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			var lf locationFlags
+			lf.register(fs, false)
+			addConfigFlags(fs)
+			asJSON := fs.Bool("json", false, "print the counts as JSON")
+			return func(ctx context.Context, env *Env, args []string) error {
+				if len(args) > 0 {
+					return usagef("embed takes no arguments")
+				}
+				return runEmbed(ctx, env, fs, &lf, *asJSON)
+			}
+		},
+	})
+}
+
+// embedReport is what `memdir embed` reports.
+type embedReport struct {
+	Dir      string `json:"dir"`
+	Cache    string `json:"cache"`
+	Embedder string `json:"embedder"`
+	// Source says where the embedding model setting came from.
+	Source      string `json:"source"`
+	Memories    int    `json:"memories"`
+	Cached      int    `json:"cached"`
+	Embedded    int    `json:"embedded"`
+	Requests    int    `json:"requests"`
+	InputTokens int    `json:"input_tokens"`
+	Pruned      int    `json:"pruned"`
+	// Skipped counts files that could not be read as memories.
+	Skipped int `json:"skipped"`
+}
+
+func runEmbed(ctx context.Context, env *Env, fs *flag.FlagSet, lf *locationFlags, asJSON bool) error {
+	cfg, err := loadConfigFlags(env, fs)
+	if err != nil {
+		return err
+	}
+	e, err := newEmbedder(cfg)
+	if err != nil {
+		return err
+	}
+	if e == nil {
+		return fmt.Errorf("no embedding model is configured: set MEMDIR_EMBED_MODEL (such as openai:text-embedding-3-small, or openai:nomic-embed-text with MEMDIR_EMBED_BASE_URL=http://localhost:11434/v1), embed.model in the config file, or --embed-model: %w", memdir.ErrInvalid)
+	}
+	d, _, err := lf.open(env)
+	if err != nil {
+		return err
+	}
+	list, err := d.List(ctx)
+	if err != nil {
+		return err
+	}
+	rep := &embedReport{Dir: d.Path(), Embedder: e.EmbedderName(), Source: cfg.Embed.Model.Source}
+	for _, p := range list.Problems {
+		if p.Skipped {
+			rep.Skipped++
+		}
+	}
+	in, unread, err := memoryEmbedInputs(d, list.Memories)
+	if err != nil {
+		return err
+	}
+	rep.Skipped += unread
+	rep.Memories = len(in)
+	if rep.Cache, err = memdir.DefaultEmbedCachePath(d.Path(), env.LookupEnv); err != nil {
+		return err
+	}
+	cache, err := memdir.OpenEmbedCache(rep.Cache)
+	if err != nil {
+		return err
+	}
+	opts := cfg.embedOptions()
+	opts.Prune = true
+	var prog *progressLine
+	if env.StderrIsTerminal {
+		prog = &progressLine{w: env.Stderr, what: "embedding"}
+		opts.Progress = prog.update
+	}
+	_, st, err := cache.Vectors(ctx, e, in, opts)
+	prog.done()
+	if err != nil {
+		return err
+	}
+	rep.Cached, rep.Embedded, rep.Requests, rep.InputTokens, rep.Pruned = st.Cached, st.Embedded, st.Requests, st.Usage.InputTokens, st.Pruned
+	if asJSON {
+		return writeJSON(env.Stdout, rep)
+	}
+	fmt.Fprintf(env.Stdout, "%d memories: %d embedded with %s (%d requests, %d tokens), %d already cached.\n",
+		rep.Memories, rep.Embedded, rep.Embedder, rep.Requests, rep.InputTokens, rep.Cached)
+	if rep.Pruned > 0 {
+		fmt.Fprintf(env.Stdout, "Dropped %d vectors of memories that changed or are gone.\n", rep.Pruned)
+	}
+	if rep.Skipped > 0 {
+		fmt.Fprintf(env.Stdout, "Skipped %d files that could not be read as memories (see 'memdir doctor').\n", rep.Skipped)
+	}
+	fmt.Fprintf(env.Stdout, "Cache: %s\n", rep.Cache)
+	return nil
+}
+
+// memoryEmbedInputs reads each memory's body and returns the inputs recall
+// embeds for them (memdir.NewEmbedInput of name, description and body), in
+// the order of hs, with the number of files that could not be read.
+func memoryEmbedInputs(d *memdir.Dir, hs []memdir.Header) ([]memdir.EmbedInput, int, error) {
+	root, err := os.OpenRoot(d.Path())
+	if err != nil {
+		return nil, 0, fmt.Errorf("memory directory %s: %w", d.Path(), err)
+	}
+	defer root.Close()
+	in := make([]memdir.EmbedInput, 0, len(hs))
+	unread := 0
+	for _, h := range hs {
+		f, err := root.Open(h.Path)
+		if err != nil {
+			unread++
+			continue
+		}
+		data, err := io.ReadAll(io.LimitReader(f, memdir.MaxMemoryFileBytes))
+		f.Close()
+		if err != nil {
+			unread++
+			continue
+		}
+		m, _ := memdir.ParseMemory(data)
+		in = append(in, memdir.NewEmbedInput(h.Name, h.Description, m.Body))
+	}
+	return in, unread, nil
+}
+
+// progressLine shows "what done/total" on one terminal line, rewritten in
+// place. A nil *progressLine does nothing.
+type progressLine struct {
+	w     io.Writer
+	what  string
+	shown bool
+}
+
+func (p *progressLine) update(done, total int) {
+	if p == nil || total == 0 {
+		return
+	}
+	fmt.Fprintf(p.w, "\r%s %d/%d (%d%%)", p.what, done, total, done*100/total)
+	p.shown = true
+}
+
+// done ends the progress line, if one was shown.
+func (p *progressLine) done() {
+	if p != nil && p.shown {
+		fmt.Fprintln(p.w)
+	}
+}
