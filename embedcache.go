@@ -46,10 +46,12 @@ func DefaultEmbedCachePath(memoryDir string, lookup LookupEnvFunc) (string, erro
 // Why a flat file and not gob: a warm recall needs nothing from it, but a new
 // process (a hook, a CLI call) must load every vector before it can rank, and
 // 20,000 vectors of 1,536 floats are 123 MB. Read as two flat arrays per
-// section, that is one read and one pass converting bits to floats, with
-// three allocations per section; gob of [][]float32 decodes each float
-// through reflection and allocates per vector. BenchmarkEmbedCache measures
-// the load.
+// section, that is one read, one checksum pass and one pass converting bits
+// to floats, with a few allocations per section; gob of per-entry
+// []float32 decodes through reflection and allocates per vector.
+// BenchmarkEmbedCache measured it five times faster to load than gob, with
+// a hundredth of the allocations (2,000 vectors: 61-80 ms against 410 ms, on
+// a shared two-core machine).
 const (
 	embedCacheMagic   = "MDEMBVEC"
 	embedCacheVersion = 1
