@@ -167,6 +167,30 @@ type EmbedStats struct {
 	Pruned int `json:"pruned,omitempty"`
 }
 
+// EmbedQuery returns the vector of one text, such as a recall query, which
+// is not worth caching. Failures are *EmbedError, as from EmbedCache.Vectors;
+// an empty text is an error wrapping ErrInvalid.
+func EmbedQuery(ctx context.Context, e Embedder, text string) ([]float32, Usage, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, Usage{}, fmt.Errorf("embedding an empty query: %w", ErrInvalid)
+	}
+	name := e.EmbedderName()
+	emb, err := e.Embed(ctx, []string{text})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, Usage{}, fmt.Errorf("embeddings from %s: %w", name, ctx.Err())
+	case err != nil:
+		return nil, Usage{}, &EmbedError{Embedder: name, Err: err}
+	case emb == nil || len(emb.Vectors) != 1 || len(emb.Vectors[0]) == 0:
+		n := 0
+		if emb != nil {
+			n = len(emb.Vectors)
+		}
+		return nil, Usage{}, errEmbedReply(name, "%d vectors for 1 text", n)
+	}
+	return emb.Vectors[0], emb.Usage, nil
+}
+
 // errEmbedReply builds the EmbedError of a reply that does not fit.
 func errEmbedReply(name, format string, args ...any) error {
 	return &EmbedError{Embedder: name, Err: fmt.Errorf(format, args...)}

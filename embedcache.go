@@ -132,11 +132,14 @@ func OpenEmbedCache(path string) (*EmbedCache, error) {
 // Path returns the cache file.
 func (c *EmbedCache) Path() string { return c.path }
 
-// Len returns how many vectors the cache holds for the embedder name, as
-// last read from or written to the file.
+// Len returns how many vectors the cache file holds for the embedder name,
+// reading the file when it changed; an unreadable file counts as empty.
 func (c *EmbedCache) Len(name string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.refresh() != nil {
+		return 0
+	}
 	if s := c.section(name); s != nil {
 		return len(s.keys)
 	}

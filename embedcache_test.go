@@ -406,3 +406,69 @@ func TestFakeVectorRanksBySharedWords(t *testing.T) {
 		t.Errorf("closest document to the deploy query is %q", docs[best])
 	}
 }
+
+func TestEmbedQuery(t *testing.T) {
+	srv := memdirtest.NewEmbedServer(t)
+	e := newTestEmbedder(t, srv, "m", 0)
+	v, u, err := memdir.EmbedQuery(context.Background(), e, "deploy to production")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Equal(v, memdirtest.FakeVector("deploy to production", 0)) || u.InputTokens != 3 || u.Calls != 1 {
+		t.Errorf("EmbedQuery = %d dims, usage %+v", len(v), u)
+	}
+	srv.Enqueue(memdirtest.EmbedReply{Status: 500, Message: "down"})
+	_, _, err = memdir.EmbedQuery(context.Background(), e, "x")
+	var ee *memdir.EmbedError
+	if !errors.As(err, &ee) {
+		t.Errorf("server failure: error = %v, want *EmbedError", err)
+	}
+	if _, _, err := memdir.EmbedQuery(context.Background(), e, " "); !errors.Is(err, memdir.ErrInvalid) {
+		t.Errorf("empty query: error = %v, want ErrInvalid", err)
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("%d requests, want 2 (none for the empty query)", n)
+	}
+}
+
+// TestEmbedCacheSavesDuringLongRuns checks that a long first indexing writes
+// the file as it goes, so an interrupted run (a killed process) keeps most
+// of its work.
+func TestEmbedCacheSavesDuringLongRuns(t *testing.T) {
+	srv := memdirtest.NewEmbedServer(t)
+	e := newTestEmbedder(t, srv, "m", 0)
+	path := filepath.Join(t.TempDir(), "c.vec")
+	var texts []string
+	for i := range 40 {
+		texts = append(texts, fmt.Sprintf("text number %d", i))
+	}
+	var onDisk []int
+	opts := &memdir.EmbedOptions{BatchSize: 1, Progress: func(done, total int) {
+		// Another process's view of the file while the run goes on.
+		onDisk = append(onDisk, openTestCache(t, path).Len("openai:m"))
+	}}
+	mustVectors(t, openTestCache(t, path), e, inputs(texts...), opts)
+	// onDisk[i] is seen after batch i (onDisk[0] at the start).
+	if onDisk[16] != 0 || onDisk[17] != 16 || onDisk[33] != 32 {
+		t.Errorf("vectors on disk after each batch = %v; want saves after the 16th and 32nd", onDisk)
+	}
+	if n := openTestCache(t, path).Len("openai:m"); n != 40 {
+		t.Errorf("%d vectors on disk at the end, want 40", n)
+	}
+}
+
+func TestModelServerServesEmbeddings(t *testing.T) {
+	models := memdirtest.NewModelServer(t)
+	embeds := memdirtest.NewEmbedServer(t)
+	models.ServeEmbeddings(embeds)
+	e, err := openai.NewEmbedder(&openai.EmbedderOptions{Model: "m", BaseURL: models.OpenAIBaseURL(), MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := memdir.EmbedQuery(context.Background(), e, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	if len(embeds.Requests()) != 1 || len(models.Requests()) != 0 {
+		t.Errorf("embedding requests %d, model requests %d; want 1, 0", len(embeds.Requests()), len(models.Requests()))
+	}
+}

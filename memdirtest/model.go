@@ -119,6 +119,7 @@ type ModelServer struct {
 	once    sync.Once
 
 	mu       sync.Mutex
+	embed    *EmbedServer
 	queue    []ModelReply
 	handler  func(*ModelRequest) ModelReply
 	requests []*ModelRequest
@@ -153,6 +154,16 @@ func (s *ModelServer) AnthropicBaseURL() string { return s.srv.URL }
 // OpenAIBaseURL is the base URL the OpenAI SDK wants (it appends
 // chat/completions), the form an OpenAI-compatible server's /v1 takes.
 func (s *ModelServer) OpenAIBaseURL() string { return s.srv.URL + "/v1" }
+
+// ServeEmbeddings makes the server answer POST /v1/embeddings as e does
+// (e records the requests and takes the script), for tests where one
+// OpenAI-compatible base URL serves both the chat and the embedding model,
+// as Ollama does.
+func (s *ModelServer) ServeEmbeddings(e *EmbedServer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.embed = e
+}
 
 // Enqueue appends replies to the script; each request takes the next one.
 func (s *ModelServer) Enqueue(replies ...ModelReply) {
@@ -200,6 +211,13 @@ type wireFormat interface {
 }
 
 func (s *ModelServer) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	embed := s.embed
+	s.mu.Unlock()
+	if embed != nil && r.URL.Path == "/v1/embeddings" {
+		embed.serve(w, r)
+		return
+	}
 	body, _ := io.ReadAll(r.Body)
 	req := &ModelRequest{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
 	var wf wireFormat

@@ -177,3 +177,38 @@ func TestConfigShowsEmbeddings(t *testing.T) {
 		t.Errorf("config does not warn of the missing key:\n%s", out)
 	}
 }
+
+// TestEmbedderKeyNamedInErrors checks that a refused key names the variable
+// the user should set.
+func TestEmbedderKeyNamedInErrors(t *testing.T) {
+	for _, tt := range []struct {
+		name, want string
+		vars       func(url string) map[string]string
+	}{
+		{"keyless local server", "MEMDIR_EMBED_API_KEY", func(url string) map[string]string {
+			return map[string]string{"MEMDIR_EMBED_BASE_URL": url}
+		}},
+		{"key from OPENAI_API_KEY", "OPENAI_API_KEY", func(url string) map[string]string {
+			return map[string]string{"OPENAI_BASE_URL": url, "OPENAI_API_KEY": "sk-old"}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := memdirtest.NewEmbedServer(t)
+			srv.Enqueue(memdirtest.EmbedReply{Status: 401, Message: "unauthorized"})
+			w := newMemWorld(t)
+			w.vars["MEMDIR_EMBED_MODEL"] = "openai:m"
+			w.vars["MEMDIR_MAX_RETRIES"] = "0"
+			for k, v := range tt.vars(srv.OpenAIBaseURL()) {
+				w.vars[k] = v
+			}
+			e, err := newEmbedder(mustLoad(t, w))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = e.Embed(context.Background(), []string{"x"})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error = %v, want it to name %s", err, tt.want)
+			}
+		})
+	}
+}

@@ -576,7 +576,9 @@ func newEmbedder(cfg *config) (memdir.Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Embed.APIKey.Set() {
+	if cfg.Embed.APIKey.Set() || !key.Set() {
+		// Error messages name the variable to set: OPENAI_API_KEY only when
+		// that is where the key came from.
 		e.SetKeyEnv("MEMDIR_EMBED_API_KEY")
 	}
 	return e, nil
