@@ -133,21 +133,24 @@ func BenchmarkRecallLexical(b *testing.B) {
 }
 
 // BenchmarkSelectorTokens reports the size of what the model selector is
-// sent per query: memdir's 30-memory shortlist against Claude Code's
-// manifest of the 200 newest files (tokens estimated as bytes/4).
+// sent per query: memdir's manifest, filled to its default budget, against
+// Claude Code's manifest of the 200 newest files (tokens estimated as
+// bytes/4), and how many of memdir's lines came from the ranking.
 func BenchmarkSelectorTokens(b *testing.B) {
 	dir := benchDir(b, 2000)
-	idx := NewRecallIndex(dir, "")
-	if _, err := idx.Refresh(context.Background()); err != nil {
+	d, err := Open(dir, &Options{Journal: NewJournal(b.TempDir(), nil)})
+	if err != nil {
 		b.Fatal(err)
 	}
-	newest := idx.Headers()[:MaxScanFiles]
-	var short, base int
+	idx := NewRecallIndex(dir, "")
+	var res *RecallResult
 	for b.Loop() {
-		_, hs := idx.Search("the integration tests for the dispatch postgres schema are flaky", RecallShortlist)
-		short = len(SelectorRequest("q", hs, nil).Messages[0].Content[0].Text)
-		base = len(SelectorRequest("q", newest, nil).Messages[0].Content[0].Text)
+		res, err = d.Recall(context.Background(), "the integration tests for the dispatch postgres schema are flaky", &RecallOptions{Index: idx})
+		if err != nil {
+			b.Fatal(err)
+		}
 	}
-	b.ReportMetric(float64(short)/4, "shortlist-tokens")
-	b.ReportMetric(float64(base)/4, "newest200-tokens")
+	b.ReportMetric(float64(res.ManifestTokens), "manifest-tokens")
+	b.ReportMetric(float64(res.BaselineTokens), "newest200-tokens")
+	b.ReportMetric(float64(res.Ranked), "ranked-lines")
 }

@@ -22,8 +22,6 @@ import (
 const (
 	// RecallMaxMemories is how many memories one recall surfaces.
 	RecallMaxMemories = 5
-	// RecallShortlist is how many lexical candidates the model selector sees.
-	RecallShortlist = 30
 	// RecallSessionBudget caps the bytes of memories surfaced in a session.
 	RecallSessionBudget = 60 * 1024
 	// RecallMaxLines and RecallMaxBytes cap each surfaced memory.
@@ -47,8 +45,20 @@ const (
 
 // RecallOptions adjust Recall. The zero value recalls lexically.
 type RecallOptions struct {
-	// Model chooses among the shortlist; nil means the lexical ranker alone.
+	// Model chooses among the manifest; nil means the ranking alone.
 	Model Model
+	// Embedder, when set, adds semantic similarity to the ranking: the
+	// query and every memory are embedded (memory vectors come from
+	// EmbedCache when set) and the cosine ranking is fused with the
+	// lexical one. When it fails, recall ranks lexically and says so in
+	// the result's Semantic field.
+	Embedder Embedder
+	// EmbedCache keeps memory vectors between calls and processes; nil
+	// embeds every memory on each call.
+	EmbedCache *EmbedCache
+	// EmbedOptions tune the embedding of memories (the batch size); nil
+	// means the defaults.
+	EmbedOptions *EmbedOptions
 	// Index is a recall index to reuse (see NewRecallIndex); nil builds one
 	// for this call, reading every memory.
 	Index *RecallIndex
@@ -61,9 +71,13 @@ type RecallOptions struct {
 	RecentTools []string
 	// Max caps the memories surfaced (default RecallMaxMemories).
 	Max int
-	// Shortlist is how many lexical candidates the selector sees (default
-	// RecallShortlist).
-	Shortlist int
+	// ManifestTokens caps the manifest the model selector is shown, in
+	// tokens estimated as bytes/4. Zero means what Claude Code's own
+	// manifest costs for this directory (the lines of its 200 newest
+	// memories), so the selector is never shown fewer memories than
+	// Claude Code shows it; a negative value means no cap (every memory).
+	// See [Dir.Recall] for how the manifest is filled.
+	ManifestTokens int
 	// AllowShortQueries looks up even empty or one-word queries, which
 	// Claude Code skips.
 	AllowShortQueries bool
@@ -113,10 +127,27 @@ type RecallResult struct {
 	Memories []Recalled   `json:"memories"`
 	// Candidates counts the memories considered (all but those surfaced).
 	Candidates int `json:"candidates"`
-	// Shortlist lists the paths the selector was shown.
+	// Shortlist lists the paths of the selector's manifest, in its order:
+	// the ranked memories first, then the newest of the others. It is
+	// filled whether or not a model is called, so that a caller can see
+	// what a selector would be shown.
 	Shortlist []string `json:"shortlist,omitempty"`
+	// Ranked is how many of Shortlist came from the ranking; the rest are
+	// the newest memories not ranked.
+	Ranked int `json:"ranked"`
+	// ManifestTokens estimates the tokens of the manifest (bytes/4), and
+	// BaselineTokens those of Claude Code's manifest of the same directory
+	// (its 200 newest memories); ManifestBudget is the cap that applied.
+	ManifestTokens int `json:"manifest_tokens"`
+	BaselineTokens int `json:"baseline_tokens"`
+	ManifestBudget int `json:"manifest_budget"`
 	// Usage is the model's token usage (zero without a model call).
 	Usage Usage `json:"usage"`
+	// Semantic says how embeddings took part: "" without an embedder, else
+	// a summary, or why the ranking fell back to lexical alone.
+	Semantic string `json:"semantic,omitempty"`
+	// EmbedUsage is the embedder's token usage for this recall.
+	EmbedUsage Usage `json:"embed_usage"`
 	// Bytes is the size of the surfaced content, to add to SessionBytes.
 	Bytes int `json:"bytes"`
 }
@@ -156,14 +187,22 @@ func IsShortQuery(query string) bool {
 //
 //  1. Candidates are every memory in the directory, not the newest 200,
 //     minus those already surfaced.
-//  2. A lexical ranker (BM25F over name, description and body) shortlists the
-//     best Shortlist candidates.
-//  3. With a model, the selector sees the shortlist's manifest and the query
-//     (and the recently used tools) and answers with at most Max file names.
-//     Without a model, or when the call fails, the lexical ranker answers
-//     alone with its best results above a relevance threshold; the result
-//     says which happened.
-//  4. Each chosen memory is read and cut to 200 lines / 4,096 bytes, with a
+//  2. They are ranked: BM25F over name, description and body (see package
+//     lexical), fused with embedding similarity when an Embedder is set
+//     (see [RecallOptions.Embedder]).
+//  3. The selector's manifest is filled up to ManifestTokens: first the
+//     ranked memories, best first, then the newest of the others, until
+//     the next line would pass the budget. The default budget is what
+//     Claude Code's manifest of this directory costs (its 200 newest
+//     memories), so at the same cost the selector sees a superset of what
+//     Claude Code shows it where the ranking is right, and every memory
+//     when they all fit.
+//  4. With a model, the selector sees that manifest and the query (and the
+//     recently used tools) and answers with at most Max file names.
+//     Without a model, or when the call fails, the ranking answers alone
+//     with what passes a relevance rule that can answer nothing (see
+//     [lexical.Answer]); the result says which happened.
+//  5. Each chosen memory is read and cut to 200 lines / 4,096 bytes, with a
 //     header carrying its age and, past a day, a staleness warning, within
 //     the session's byte budget.
 func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*RecallResult, error) {
@@ -173,12 +212,6 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 	o := *opts
 	if o.Max <= 0 {
 		o.Max = RecallMaxMemories
-	}
-	if o.Shortlist <= 0 {
-		o.Shortlist = RecallShortlist
-	}
-	if o.Shortlist < o.Max {
-		o.Shortlist = o.Max
 	}
 	if o.Budget <= 0 {
 		o.Budget = RecallSessionBudget
@@ -213,22 +246,95 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 			surfaced[rel] = true
 		}
 	}
-	hits, headers := idx.Search(query, o.Shortlist+len(surfaced))
-	var shortHits []lexical.Hit
-	var shortHeaders []Header
-	for i, h := range hits {
-		if surfaced[h.ID] || len(shortHits) == o.Shortlist {
-			continue
+	all := idx.Headers()
+	var candidates []Header
+	for _, h := range all {
+		if !surfaced[h.Path] {
+			candidates = append(candidates, h)
 		}
-		shortHits = append(shortHits, h)
-		shortHeaders = append(shortHeaders, headers[i])
 	}
-	res.Candidates = idx.Len() - countPresent(idx, surfaced)
-	if res.Candidates <= 0 {
+	res.Candidates = len(candidates)
+	if res.Candidates == 0 {
 		res.Method, res.Reason = RecallNoMemories, "no memories to choose from"
 		return res, nil
 	}
-	for _, h := range shortHeaders {
+
+	// The manifest's budget.
+	baseline := all
+	if len(baseline) > MaxScanFiles {
+		baseline = baseline[:MaxScanFiles]
+	}
+	var baseBytes int
+	for _, h := range baseline {
+		if !surfaced[h.Path] {
+			baseBytes += len(ManifestLine(h)) + 1
+		}
+	}
+	res.BaselineTokens = tokensOf(baseBytes)
+	budgetBytes := 4 * o.ManifestTokens
+	switch {
+	case o.ManifestTokens == 0:
+		budgetBytes = baseBytes
+	case o.ManifestTokens < 0:
+		budgetBytes = -1
+	}
+	res.ManifestBudget = tokensOf(budgetBytes)
+	// Rank: the lexical hits, best first, without the surfaced ones; as
+	// many as the shortest manifest lines could fill the budget with.
+	k := 0
+	if budgetBytes >= 0 {
+		k = budgetBytes/minManifestLine + len(surfaced) + o.Max
+	}
+	hits, headers := idx.Search(query, k)
+	var ranked []rankedMemory
+	for i, h := range hits {
+		if !surfaced[h.ID] {
+			ranked = append(ranked, rankedMemory{h: headers[i], lex: h, lexRank: len(ranked) + 1})
+		}
+	}
+	var semantic *semanticRanking
+	if o.Embedder != nil {
+		var err error
+		semantic, err = d.rankSemantic(ctx, &o, idx, query, candidates)
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err != nil:
+			log.Debug("recall: embeddings failed; ranking lexically", "err", err)
+			res.Semantic = "lexical only: the embedder failed: " + err.Error()
+		default:
+			ranked = semantic.fuse(ranked, candidates)
+			res.Semantic = semantic.summary()
+			res.EmbedUsage = semantic.usage
+		}
+	}
+
+	var shown []Header
+	var shownBytes int
+	listed := map[string]bool{}
+	add := func(h Header) bool {
+		n := len(ManifestLine(h)) + 1
+		if budgetBytes >= 0 && shownBytes+n > budgetBytes {
+			return false
+		}
+		shown = append(shown, h)
+		shownBytes += n
+		listed[h.Path] = true
+		return true
+	}
+	for _, r := range ranked {
+		if !add(r.h) {
+			break
+		}
+	}
+	res.Ranked = len(shown)
+	for _, h := range candidates {
+		if !listed[h.Path] && !add(h) {
+			break
+		}
+	}
+	res.ManifestTokens = tokensOf(shownBytes)
+	for _, h := range shown {
 		res.Shortlist = append(res.Shortlist, h.Path)
 	}
 
@@ -238,40 +344,39 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 		reason string
 	}
 	var picks []pick
-	lexicalPicks := func() {
-		for _, h := range lexical.Answer(shortHits, o.Lexical) {
-			for i, sh := range shortHits {
-				if sh.ID == h.ID {
-					picks = append(picks, pick{shortHeaders[i], h.Score, "lexical match on " + strings.Join(h.Terms, ", ")})
-				}
-			}
+	rankedPicks := func() {
+		for _, r := range answerRanked(ranked, semantic, o.Lexical, o.Max) {
+			picks = append(picks, pick{r.h, r.lex.Score, r.reason()})
 		}
 	}
 	switch {
 	case o.Model == nil:
 		res.Method = RecallByLexical
-		lexicalPicks()
-	case len(shortHeaders) == 0:
-		// Nothing shares a term with the query: the selector would see an
-		// empty list, so there is no call to make.
-		res.Method, res.Reason = RecallByModel, "no memory shares a term with the query"
+		rankedPicks()
+	case len(shown) == 0:
+		// Not one manifest line fits the budget: there is no call to make.
+		res.Method, res.Reason = RecallByModel, fmt.Sprintf("the manifest budget of %d tokens holds no memory", res.ManifestBudget)
 	default:
-		selected, usage, err := selectMemories(ctx, o.Model, query, shortHeaders, o.RecentTools)
-		res.Usage = usage
+		selected, usage, err := selectMemories(ctx, o.Model, query, shown, o.RecentTools)
+		res.Usage.Add(usage)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			log.Debug("recall selector failed; falling back to lexical", "err", err)
 			res.Method, res.Reason = RecallFallback, "the model selector failed: "+err.Error()
-			lexicalPicks()
+			rankedPicks()
 			break
 		}
 		res.Method = RecallByModel
+		score := map[string]float64{}
+		for _, r := range ranked {
+			score[r.h.Path] = r.lex.Score
+		}
 		for _, p := range selected {
-			for i, h := range shortHeaders {
+			for _, h := range shown {
 				if h.Path == p {
-					picks = append(picks, pick{h, shortHits[i].Score, "selected by the model"})
+					picks = append(picks, pick{h, score[p], "selected by the model"})
 				}
 			}
 		}
@@ -303,18 +408,6 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 		res.Bytes += len(content)
 	}
 	return res, nil
-}
-
-func countPresent(idx *RecallIndex, set map[string]bool) int {
-	idx.mu.Lock()
-	defer idx.mu.Unlock()
-	n := 0
-	for p := range set {
-		if _, ok := idx.docs[p]; ok {
-			n++
-		}
-	}
-	return n
 }
 
 // relPath turns a path given by a caller, absolute or relative to the

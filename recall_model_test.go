@@ -135,9 +135,70 @@ func TestRecallSelectorCanChooseNothing(t *testing.T) {
 	if err != nil || res.Method != memdir.RecallByModel || len(res.Memories) != 0 {
 		t.Errorf("empty selection: %+v, %v", res, err)
 	}
-	// A query sharing no term with any memory makes no model call at all.
+	// A query sharing no word with any memory still reaches the model:
+	// the selector judges by meaning, as Claude Code's does.
+	srv.Enqueue(memdirtest.JSONReply(map[string]any{"selected_memories": []string{}}))
 	res, err = d.Recall(context.Background(), "zzz qqq xyzzy", &memdir.RecallOptions{Model: models(t, srv)["openai"]})
-	if err != nil || len(res.Memories) != 0 || len(srv.Requests()) != 1 {
+	if err != nil || res.Method != memdir.RecallByModel || len(res.Memories) != 0 || len(srv.Requests()) != 2 || len(res.Shortlist) != 4 {
 		t.Errorf("no-match query: %+v, %v, %d requests", res, err, len(srv.Requests()))
+	}
+}
+
+// TestRecallSelectorSeesWhatClaudeCodeShows: in a directory under 200
+// memories, the selector's manifest holds every memory, as Claude Code's
+// does, even when no memory shares a word with the query; the ranked ones
+// come first.
+func TestRecallSelectorSeesWhatClaudeCodeShows(t *testing.T) {
+	base := t.TempDir()
+	d, err := memdir.Open(filepath.Join(base, "memory"), &memdir.Options{Journal: memdir.NewJournal(filepath.Join(base, "j"), nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Ensure()
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	descs := []string{
+		"Release trains leave on Tuesdays; the blue/green script rolls them out",
+		"integration tests hit a real Postgres database, never mocks",
+		"the on-call runbook for Kafka consumer lag",
+		"reviewers want small PRs with the why in the description",
+		"the user prefers tabs over spaces in Makefiles",
+		"Grafana dashboards for dispatch latency",
+		"payments API frozen until the audit ends",
+		"the console's Playwright suite needs a seeded database",
+		"Chinese product names are stored as NFC",
+		"feature flags live in LaunchDarkly, never in env vars",
+		"the invoice job runs at 02:00 UTC",
+	}
+	for i, desc := range descs {
+		p := d.Abs(fmt.Sprintf("m%02d.md", i))
+		os.WriteFile(p, []byte(fmt.Sprintf("---\nname: m%02d\ndescription: %s\ntype: project\n---\nbody\n", i, desc)), 0o600)
+		mt := t0.Add(-time.Duration(i) * time.Hour)
+		os.Chtimes(p, mt, mt)
+	}
+	srv := memdirtest.NewModelServer(t)
+	srv.Enqueue(memdirtest.JSONReply(map[string]any{"selected_memories": []string{"m00.md"}}))
+	res, err := d.Recall(context.Background(), "how do we ship the service to production?", &memdir.RecallOptions{Model: models(t, srv)["anthropic"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Method != memdir.RecallByModel || len(res.Memories) != 1 || res.Memories[0].Path != "m00.md" {
+		t.Fatalf("recall: method %s, memories %+v, reason %q", res.Method, res.Memories, res.Reason)
+	}
+	if len(res.Shortlist) != len(descs) || res.ManifestTokens != res.BaselineTokens {
+		t.Errorf("manifest of %d memories, %d tokens; want all %d at Claude Code's %d tokens", len(res.Shortlist), res.ManifestTokens, len(descs), res.BaselineTokens)
+	}
+	msg := srv.LastRequest().Messages[0].Content[0].Text
+	if n := strings.Count(msg, "\n- [project] "); n != len(descs) {
+		t.Errorf("selector was shown %d memories, want %d:\n%s", n, len(descs), msg)
+	}
+
+	// A smaller budget shows fewer, the ranked ones first.
+	srv.Enqueue(memdirtest.JSONReply(map[string]any{"selected_memories": []string{}}))
+	res, err = d.Recall(context.Background(), "which dashboards show dispatch latency?", &memdir.RecallOptions{Model: models(t, srv)["anthropic"], ManifestTokens: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Shortlist) == 0 || len(res.Shortlist) >= len(descs) || res.Shortlist[0] != "m05.md" || res.ManifestTokens > 40 || res.ManifestBudget != 40 {
+		t.Errorf("budget 40: shortlist %v (%d ranked), %d tokens", res.Shortlist, res.Ranked, res.ManifestTokens)
 	}
 }

@@ -244,10 +244,14 @@ func TestConcurrentSearchAndUpdate(t *testing.T) {
 
 func TestAnswer(t *testing.T) {
 	hits := []lexical.Hit{
-		{ID: "a", Score: 10, Norm: 0.4},
-		{ID: "b", Score: 5, Norm: 0.2},
-		{ID: "c", Score: 2.5, Norm: 0.1},
-		{ID: "d", Score: 1, Norm: 0.05},
+		{ID: "a", Score: 10, Coverage: 0.6, Terms: []string{"deploy", "prod"}},
+		{ID: "b", Score: 5, Coverage: 0.3, Terms: []string{"deploy"}},
+		{ID: "c", Score: 2.5, Coverage: 0.3, Terms: []string{"prod"}},
+		{ID: "d", Score: 0.5, Coverage: 0.3, Terms: []string{"prod"}},
+	}
+	feedbackOnly := []lexical.Hit{
+		{ID: "x", Score: 10, Coverage: 0},
+		{ID: "a", Score: 4, Coverage: 0.4, Terms: []string{"deploy"}},
 	}
 	tests := []struct {
 		name string
@@ -255,10 +259,12 @@ func TestAnswer(t *testing.T) {
 		opts *lexical.AnswerOptions
 		want []string
 	}{
-		{"defaults keep hits above a fifth of the best", hits, nil, []string{"a", "b", "c"}},
+		{"defaults keep hits above a tenth of the best", hits, nil, []string{"a", "b", "c"}},
 		{"max caps", hits, &lexical.AnswerOptions{Max: 2}, []string{"a", "b"}},
 		{"relative cut", hits, &lexical.AnswerOptions{MinRelative: 0.5}, []string{"a", "b"}},
-		{"weak best means nothing relevant", hits, &lexical.AnswerOptions{MinNorm: 0.5}, []string{}},
+		{"low coverage means nothing relevant", hits, &lexical.AnswerOptions{MinCoverage: 0.7}, []string{}},
+		{"a hit without a query term is never returned", feedbackOnly, nil, []string{"a"}},
+		{"only feedback hits means nothing relevant", feedbackOnly[:1], nil, []string{}},
 		{"no hits", nil, nil, []string{}},
 	}
 	for _, tt := range tests {
@@ -268,6 +274,24 @@ func TestAnswer(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestAnswerUnrelatedQuestions: questions about things a directory never
+// mentions get nothing, even when one of their words occurs in it.
+func TestAnswerUnrelatedQuestions(t *testing.T) {
+	idx := lexical.New([]lexical.Doc{
+		{ID: "deploy.md", Name: "deploy-process", Description: "Production deploys go through the blue/green script, never kubectl apply", Body: "Split traffic 10/90 first; watch the error budget."},
+		{ID: "codes.md", Name: "airport-codes", Description: "Shipment origins use IATA airport codes in upper case", Body: "Validate them against the table in `geo/iata.csv`."},
+		{ID: "review.md", Name: "review-style", Description: "Small PRs, one concern each", Body: "The description says why."},
+	}, nil)
+	for _, q := range []string{"what is the tmux shortcut to split a pane?", "how do I center a div vertically with flexbox?"} {
+		if got := ids(lexical.Answer(idx.Search(q, 30), nil)); len(got) != 0 {
+			t.Errorf("Answer(%q) = %v, want nothing", q, got)
+		}
+	}
+	if got := ids(lexical.Answer(idx.Search("how do we deploy to production?", 30), nil)); len(got) == 0 || got[0] != "deploy.md" {
+		t.Errorf("Answer(deploy question) = %v, want deploy.md first", got)
 	}
 }
 

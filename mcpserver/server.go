@@ -22,10 +22,18 @@ type Options struct {
 	// prompt can point at the project's session transcripts (its search
 	// argument); nil serves the directory on its own.
 	Location *memdir.Location
-	// Model chooses among recall's lexical shortlist; nil means the lexical
-	// ranker alone. A failing model falls back to the ranker, and recall's
-	// result says so.
+	// Model chooses among recall's manifest; nil means the ranking alone.
+	// A failing model falls back to the ranking, and recall's result says
+	// so.
 	Model memdir.Model
+	// ManifestTokens is recall's selector manifest budget, as
+	// memdir.RecallOptions.ManifestTokens (0: Claude Code's own cost).
+	ManifestTokens int
+	// Embedder and EmbedCache add semantic similarity to recall's ranking
+	// (see memdir.RecallOptions); nil Embedder ranks lexically.
+	Embedder     memdir.Embedder
+	EmbedCache   *memdir.EmbedCache
+	EmbedOptions *memdir.EmbedOptions
 	// RecallIndex is the lexical index recall reuses between calls (see
 	// memdir.NewRecallIndex and memdir.DefaultRecallCachePath). Nil builds
 	// one for the directory, kept in memory for the server's life.

@@ -244,6 +244,10 @@ func (s *server) recallTool(ctx context.Context, req *mcp.CallToolRequest, in Re
 	surfaced, used := s.sessions.Surfaced(key)
 	res, err := s.dir.Recall(ctx, in.Query, &memdir.RecallOptions{
 		Model:             s.opts.Model,
+		ManifestTokens:    s.opts.ManifestTokens,
+		Embedder:          s.opts.Embedder,
+		EmbedCache:        s.opts.EmbedCache,
+		EmbedOptions:      s.opts.EmbedOptions,
 		Index:             s.index,
 		Surfaced:          surfaced,
 		RecentTools:       in.RecentTools,

@@ -8,7 +8,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/memdir/memdir"
@@ -18,37 +20,50 @@ import (
 func init() {
 	register(&Command{
 		Name:  "eval",
-		Args:  "recall FILE [--distractors N] [--shortlist K] [--json]",
+		Args:  "recall FILE [--distractors N,...] [--model M] [--json]",
 		Short: "measure recall quality on a labelled set",
 		Long: `Eval measures how well recall finds the memories that matter. 'memdir eval
 recall FILE' reads a labelled set (the format of testdata/eval/recall-dev.json:
 memories with file, name, description, type, body and age_days; queries with
 the files relevant to each), writes the memories into a temporary directory
 with modification times from age_days, and runs every query through memdir's
-recall, end to end. It reports:
+recall, end to end, once per directory size (--distractors). Per method it
+reports recall@5, precision@5, MRR, the share of queries with nothing relevant
+answered with nothing, the share of relevant memories shown to the model
+selector (pooled over queries), and the manifest tokens sent per query:
 
-  lexical path   what recall returns without a model: recall@5, precision@5,
-                 MRR, and the share of queries with nothing relevant that
-                 get nothing back;
-  selector path  the shortlist the model selector would see: recall@K (is
-                 each relevant memory among the K candidates?), beside the
-                 baseline of Claude Code's manifest of the 200 newest files,
-                 and the manifest tokens each sends per query.
+  lexical      recall without a model: the ranking and its relevance rule;
+  hybrid       the same with embeddings fused in (only with an embedder);
+  selector     what the model selector is shown: the manifest filled to the
+               token budget (recall.manifest_tokens); with --model, the
+               model's own picks are scored too (this calls the model once
+               per query and reports its token usage);
+  claude-code  Claude Code's manifest of the 200 newest files, the baseline.
 
---distractors N adds N synthetic memories, newer than every real one and
-recombined from its sentences, to show how each approach holds up in a large
-directory. Nothing is sent to a model.
+--distractors N,... adds N synthetic memories, newer than every real one and
+recombined from the set's own sentences, so each relevant memory competes
+with many near-copies of its own text: a harder test than most real
+directories. The default runs the set alone and under 1,880 distractors.
 
 Examples:
   memdir eval recall testdata/eval/recall-dev.json
-  memdir eval recall testdata/eval/recall-dev.json --distractors 2000 --json`,
+  memdir eval recall testdata/eval/recall-oss.json --distractors 0 --json
+  memdir eval recall testdata/eval/recall-dev.json --model anthropic:claude-sonnet-4-5`,
 		Setup: func(fs *flag.FlagSet) RunFunc {
-			distractors := fs.Int("distractors", 0, "add `N` synthetic memories newer than the real ones")
-			shortlist := fs.Int("shortlist", memdir.RecallShortlist, "the selector's shortlist size `K`")
+			distractors := fs.String("distractors", "0,1880", "directory sizes to test: `N,...` synthetic memories added")
 			asJSON := fs.Bool("json", false, "print the report as JSON, with per-query details")
+			addConfigFlags(fs)
 			return func(ctx context.Context, env *Env, args []string) error {
 				if len(args) != 2 || args[0] != "recall" {
 					return usagef("eval takes: recall FILE")
+				}
+				var sizes []int
+				for _, f := range strings.Split(*distractors, ",") {
+					n, err := strconv.Atoi(strings.TrimSpace(f))
+					if err != nil || n < 0 {
+						return usagef("--distractors takes whole numbers separated by commas, not %q", *distractors)
+					}
+					sizes = append(sizes, n)
 				}
 				p := args[1]
 				if !filepath.IsAbs(p) {
@@ -58,9 +73,24 @@ Examples:
 				if err != nil {
 					return fmt.Errorf("%w: %w", err, memdir.ErrInvalid)
 				}
-				rep, err := evalRecall(ctx, set, *distractors, *shortlist)
+				cfg, err := loadConfigFlags(env, fs)
 				if err != nil {
 					return err
+				}
+				ev := &recallEval{set: set, manifestTokens: cfg.manifestTokens()}
+				if ev.model, err = newModel(ctx, cfg); err != nil {
+					return err
+				}
+				if err := ev.configureEmbedder(ctx, env, cfg); err != nil {
+					return err
+				}
+				rep := &recallEvalReport{File: p, Memories: len(set.Memories), Queries: len(set.Queries)}
+				for _, n := range sizes {
+					run, err := ev.run(ctx, n)
+					if err != nil {
+						return err
+					}
+					rep.Runs = append(rep.Runs, run)
 				}
 				if *asJSON {
 					return writeJSON(env.Stdout, rep)
@@ -75,23 +105,47 @@ Examples:
 // evalRef is the reference date the dev set's ages count back from.
 var evalRef = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
-type recallEvalReport struct {
-	File        string          `json:"-"`
-	Memories    int             `json:"memories"`
-	Distractors int             `json:"distractors"`
-	Queries     int             `json:"queries"`
-	Shortlist   int             `json:"shortlist_size"`
-	Lexical     *evalset.Report `json:"lexical"`
-	// ShortlistReport scores the selector's candidates; Baseline scores
-	// Claude Code's manifest of the 200 newest files.
-	ShortlistReport *evalset.Report `json:"shortlist"`
-	Baseline        *evalset.Report `json:"baseline_newest_200"`
-	// Mean manifest tokens per query (bytes/4), shortlist against newest 200.
-	ShortlistTokens float64 `json:"shortlist_manifest_tokens"`
-	BaselineTokens  float64 `json:"baseline_manifest_tokens"`
+type recallEval struct {
+	set            *evalset.Set
+	model          memdir.Model
+	embedder       memdir.Embedder
+	embedOpts      *memdir.EmbedOptions
+	manifestTokens int
 }
 
-func evalRecall(ctx context.Context, set *evalset.Set, distractors, shortlist int) (*recallEvalReport, error) {
+type recallEvalReport struct {
+	File     string           `json:"file"`
+	Memories int              `json:"memories"`
+	Queries  int              `json:"queries"`
+	Runs     []*recallEvalRun `json:"runs"`
+}
+
+// recallEvalRun is the evaluation at one directory size.
+type recallEvalRun struct {
+	Distractors int               `json:"distractors"`
+	Size        int               `json:"directory_size"`
+	Methods     []*evalMethodStat `json:"methods"`
+}
+
+// evalMethodStat is one method's figures. The pointers are nil where a
+// figure does not apply (the baseline never answers a query on its own).
+type evalMethodStat struct {
+	Method    string   `json:"method"`
+	Recall5   *float64 `json:"recall_at_5,omitempty"`
+	Precision *float64 `json:"precision_at_5,omitempty"`
+	MRR       *float64 `json:"mrr,omitempty"`
+	NoneEmpty *float64 `json:"none_empty,omitempty"`
+	// Shown is the share of all relevant memories (pooled over queries)
+	// that the model selector is shown; nil for methods without a selector.
+	Shown *float64 `json:"shown_to_selector,omitempty"`
+	// Tokens is the mean manifest tokens per query sent to a selector.
+	Tokens float64         `json:"manifest_tokens_per_query"`
+	Usage  *memdir.Usage   `json:"usage,omitempty"`
+	Report *evalset.Report `json:"report,omitempty"`
+}
+
+func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun, error) {
+	set := ev.set
 	tmp, err := os.MkdirTemp("", "memdir-eval-")
 	if err != nil {
 		return nil, err
@@ -117,10 +171,20 @@ func evalRecall(ctx context.Context, set *evalset.Set, distractors, shortlist in
 	if _, err := idx.Refresh(ctx); err != nil {
 		return nil, err
 	}
+	var cache *memdir.EmbedCache
+	if ev.embedder != nil {
+		if cache, err = memdir.OpenEmbedCache(filepath.Join(tmp, "vectors")); err != nil {
+			return nil, err
+		}
+	}
 	now := func() time.Time { return evalRef }
+	run := &recallEvalRun{Distractors: distractors, Size: idx.Len()}
 	var recallErr error
-	recall := func(q string, k int) *memdir.RecallResult {
-		res, err := d.Recall(ctx, q, &memdir.RecallOptions{Index: idx, Shortlist: k, Now: now})
+	recall := func(q string, model memdir.Model, emb memdir.Embedder) *memdir.RecallResult {
+		res, err := d.Recall(ctx, q, &memdir.RecallOptions{
+			Index: idx, Model: model, Embedder: emb, EmbedCache: cache, EmbedOptions: ev.embedOpts,
+			ManifestTokens: ev.manifestTokens, Now: now,
+		})
 		if err != nil && recallErr == nil {
 			recallErr = err
 		}
@@ -129,21 +193,63 @@ func evalRecall(ctx context.Context, set *evalset.Set, distractors, shortlist in
 		}
 		return res
 	}
-	rep := &recallEvalReport{Memories: len(set.Memories), Distractors: distractors, Queries: len(set.Queries), Shortlist: shortlist}
-	rep.Lexical = evalset.Evaluate(set, func(q string) []string {
-		var out []string
-		for _, m := range recall(q, shortlist).Memories {
-			out = append(out, m.Path)
+	totalRelevant := 0
+	for _, q := range set.Queries {
+		totalRelevant += len(q.Relevant)
+	}
+	// answered scores a method that answers queries itself; shown, when
+	// set, is filled with the selector's view of each query.
+	answered := func(name string, model memdir.Model, emb memdir.Embedder) *evalMethodStat {
+		st := &evalMethodStat{Method: name}
+		var usage memdir.Usage
+		var shown, tokens float64
+		rep := evalset.Evaluate(set, func(q string) []string {
+			res := recall(q, model, emb)
+			usage.Add(res.Usage)
+			usage.Add(res.EmbedUsage)
+			if model != nil {
+				tokens += float64(res.ManifestTokens)
+				shown += float64(countRelevant(set, q, res.Shortlist))
+			}
+			var out []string
+			for _, m := range res.Memories {
+				out = append(out, m.Path)
+			}
+			return out
+		}, &evalset.Options{Ks: []int{5}})
+		st.Recall5, st.Precision, st.MRR, st.NoneEmpty = ptr(rep.Recall[5]), ptr(rep.Precision[5]), ptr(rep.MRR), ptr(rep.NoneEmpty)
+		if model != nil {
+			st.Shown = ptr(shown / float64(max(totalRelevant, 1)))
+			st.Tokens = tokens / float64(max(len(set.Queries), 1))
 		}
-		return out
-	}, &evalset.Options{Ks: []int{5}})
+		if usage != (memdir.Usage{}) {
+			st.Usage = &usage
+		}
+		st.Report = rep
+		return st
+	}
+	run.Methods = append(run.Methods, answered("lexical", nil, nil))
+	if ev.embedder != nil {
+		run.Methods = append(run.Methods, answered("hybrid", nil, ev.embedder))
+	}
 
-	var shortTokens, baseTokens float64
-	rep.ShortlistReport = evalset.Evaluate(set, func(q string) []string {
-		res := recall(q, shortlist)
-		shortTokens += float64(len(manifestFor(idx, res.Shortlist))) / 4
-		return res.Shortlist
-	}, &evalset.Options{Ks: []int{5, shortlist}})
+	// The selector's view, without calling a model: what an oracle
+	// selector could pick from.
+	sel := &evalMethodStat{Method: "selector (shown)"}
+	var shown, tokens float64
+	for _, q := range set.Queries {
+		res := recall(q.Query, nil, ev.embedder)
+		shown += float64(countRelevant(set, q.Query, res.Shortlist))
+		tokens += float64(res.ManifestTokens)
+	}
+	sel.Shown = ptr(shown / float64(max(totalRelevant, 1)))
+	sel.Tokens = tokens / float64(max(len(set.Queries), 1))
+	run.Methods = append(run.Methods, sel)
+	if ev.model != nil {
+		run.Methods = append(run.Methods, answered("selector (model)", ev.model, ev.embedder))
+	}
+
+	// Claude Code: the manifest of the 200 newest files, whatever the query.
 	newest := idx.Headers()
 	if len(newest) > memdir.MaxScanFiles {
 		newest = newest[:memdir.MaxScanFiles]
@@ -152,31 +258,39 @@ func evalRecall(ctx context.Context, set *evalset.Set, distractors, shortlist in
 	for _, h := range newest {
 		newestPaths = append(newestPaths, h.Path)
 	}
-	baseManifest := memdir.Manifest(newest)
-	rep.Baseline = evalset.Evaluate(set, func(q string) []string {
-		baseTokens += float64(len(baseManifest)) / 4
-		return newestPaths
-	}, &evalset.Options{Ks: []int{memdir.MaxScanFiles}})
-	if n := float64(len(set.Queries)); n > 0 {
-		rep.ShortlistTokens, rep.BaselineTokens = shortTokens/n, baseTokens/n
+	base := &evalMethodStat{Method: "claude-code newest 200"}
+	shown = 0
+	for _, q := range set.Queries {
+		shown += float64(countRelevant(set, q.Query, newestPaths))
 	}
-	return rep, recallErr
+	base.Shown = ptr(shown / float64(max(totalRelevant, 1)))
+	base.Tokens = float64((len(memdir.Manifest(newest)) + 1 + 3) / 4)
+	run.Methods = append(run.Methods, base)
+	return run, recallErr
 }
 
-// manifestFor renders the manifest of the given paths, as the selector sees it.
-func manifestFor(idx *memdir.RecallIndex, paths []string) string {
-	want := map[string]int{}
-	for i, p := range paths {
-		want[p] = i + 1
+// countRelevant counts the relevant files of query q among paths.
+func countRelevant(set *evalset.Set, q string, paths []string) int {
+	in := map[string]bool{}
+	for _, p := range paths {
+		in[p] = true
 	}
-	hs := make([]memdir.Header, len(paths))
-	for _, h := range idx.Headers() {
-		if i := want[h.Path]; i > 0 {
-			hs[i-1] = h
+	n := 0
+	for _, qq := range set.Queries {
+		if qq.Query != q {
+			continue
 		}
+		for _, r := range qq.Relevant {
+			if in[r] {
+				n++
+			}
+		}
+		break
 	}
-	return memdir.Manifest(hs)
+	return n
 }
+
+func ptr(f float64) *float64 { return &f }
 
 // writeDistractors adds n memories, newer than every real one, whose text is
 // recombined from the set's own sentences: realistic competition for the
@@ -232,20 +346,32 @@ func secondHalf(s string) string {
 }
 
 func (r *recallEvalReport) print(w io.Writer) {
-	fmt.Fprintf(w, "Recall evaluation: %d memories", r.Memories)
-	if r.Distractors > 0 {
-		fmt.Fprintf(w, " + %d distractors", r.Distractors)
+	fmt.Fprintf(w, "Recall evaluation of %s: %d memories, %d queries\n", filepath.Base(r.File), r.Memories, r.Queries)
+	for _, run := range r.Runs {
+		fmt.Fprintf(w, "\n%d memories", run.Size)
+		if run.Distractors > 0 {
+			fmt.Fprintf(w, " (the set + %d newer distractors)", run.Distractors)
+		}
+		fmt.Fprintln(w, ":")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "method\trecall@5\tprecision@5\tMRR\tnone→empty\tshown to selector\ttokens/query\t")
+		for _, m := range run.Methods {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t\n", m.Method, fmtOpt(m.Recall5), fmtOpt(m.Precision), fmtOpt(m.MRR), fmtOpt(m.NoneEmpty), fmtOpt(m.Shown), m.Tokens)
+		}
+		tw.Flush()
 	}
-	fmt.Fprintf(w, ", %d queries (%d with relevant memories, %d without)\n\n", r.Queries, r.Lexical.WithRelevant, r.Lexical.NoRelevant)
-	fmt.Fprintf(w, "Lexical path (no model):\n")
-	fmt.Fprintf(w, "  recall@5             %.3f\n", r.Lexical.Recall[5])
-	fmt.Fprintf(w, "  precision@5          %.3f\n", r.Lexical.Precision[5])
-	fmt.Fprintf(w, "  MRR                  %.3f\n", r.Lexical.MRR)
-	fmt.Fprintf(w, "  no-relevant → empty  %.3f\n", r.Lexical.NoneEmpty)
-	fmt.Fprintf(w, "  answered queries     %d of %d (recall@5 when answered %.3f)\n\n", r.Lexical.Answered, r.Lexical.WithRelevant, r.Lexical.AnsweredRecall[5])
-	fmt.Fprintf(w, "Lexical ranking, top 5 without the relevance threshold:\n")
-	fmt.Fprintf(w, "  recall@5             %.3f   (MRR %.3f)\n\n", r.ShortlistReport.Recall[5], r.ShortlistReport.MRR)
-	fmt.Fprintf(w, "Selector path (what the model is shown):\n")
-	fmt.Fprintf(w, "  shortlist recall@%-3d %.3f   (~%.0f manifest tokens per query)\n", r.Shortlist, r.ShortlistReport.Recall[r.Shortlist], r.ShortlistTokens)
-	fmt.Fprintf(w, "  newest-200 recall    %.3f   (~%.0f manifest tokens per query; Claude Code's baseline)\n", r.Baseline.Recall[memdir.MaxScanFiles], r.BaselineTokens)
+}
+
+func fmtOpt(f *float64) string {
+	if f == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*f, 'f', 3, 64)
+}
+
+// configureEmbedder sets the embedder the configuration names, if any.
+func (ev *recallEval) configureEmbedder(ctx context.Context, env *Env, cfg *config) error {
+	e, err := newEmbedder(cfg)
+	ev.embedder, ev.embedOpts = e, cfg.embedOptions()
+	return err
 }

@@ -325,10 +325,12 @@ func (h *hookRun) userPromptSubmit(ctx context.Context) (*hooks.Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := d.Recall(ctx, *h.in.Prompt, &memdir.RecallOptions{
-		Model: h.recallModel(ctx), Index: memdir.NewRecallIndex(d.Path(), cache),
+	opts := &memdir.RecallOptions{
+		Index:    memdir.NewRecallIndex(d.Path(), cache),
 		Surfaced: sess.Surfaced, SessionBytes: sess.Bytes, Now: h.env.Now,
-	})
+	}
+	h.configureRecall(ctx, opts, d.Path())
+	res, err := d.Recall(ctx, *h.in.Prompt, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -361,26 +363,33 @@ func (h *hookRun) userPromptSubmit(ctx context.Context) (*hooks.Output, error) {
 	return hooks.WithContext(hooks.UserPromptSubmit, text), nil
 }
 
-// recallModel returns the configured model with each call bounded by
-// --model-timeout, or nil for lexical recall.
-func (h *hookRun) recallModel(ctx context.Context) memdir.Model {
-	if h.f.noModel {
-		return nil
-	}
+// configureRecall sets what the configuration says about recall, as
+// `memdir recall` reads it: the manifest budget, and the model with each
+// call bounded by --model-timeout (none for lexical recall). A bad
+// configuration is a warning: the hook recalls on the defaults.
+func (h *hookRun) configureRecall(ctx context.Context, opts *memdir.RecallOptions, dir string) {
 	cfg, err := loadConfigFlags(h.env, h.fs)
 	if err != nil {
-		h.warn("recall without a model: %v", err)
-		return nil
+		h.warn("recall on the defaults, without a model: %v", err)
+		return
+	}
+	opts.ManifestTokens = cfg.manifestTokens()
+	if e, cache, err := recallEmbedder(h.env, cfg, dir); err != nil {
+		h.warn("recall without embeddings: %v", err)
+	} else if e != nil {
+		opts.Embedder, opts.EmbedCache, opts.EmbedOptions = e, cache, cfg.embedOptions()
+	}
+	if h.f.noModel {
+		return
 	}
 	m, err := newModel(ctx, cfg)
 	if err != nil {
 		h.warn("recall without a model: %v", err)
-		return nil
+		return
 	}
-	if m == nil {
-		return nil
+	if m != nil {
+		opts.Model = boundedModel{m: m, limit: h.f.modelTimeout}
 	}
-	return boundedModel{m: m, limit: h.f.modelTimeout}
 }
 
 // boundedModel gives every call its own deadline. Recall falls back to

@@ -427,6 +427,33 @@ func TestHookUserPromptSubmitWithModel(t *testing.T) {
 	}
 }
 
+// TestHookUserPromptSubmitRecallConfig: the hook recalls on the same path
+// as 'memdir recall', with the configured manifest budget and embedder.
+func TestHookUserPromptSubmitRecallConfig(t *testing.T) {
+	w := newHookWorld(t)
+	srv := w.useFakeModel(t)
+	emb := memdirtest.NewEmbedServer(t)
+	w.vars["MEMDIR_EMBED_MODEL"] = "openai:text-embedding-3-small"
+	w.vars["MEMDIR_EMBED_BASE_URL"] = emb.OpenAIBaseURL()
+	w.vars["MEMDIR_MANIFEST_TOKENS"] = "40"
+	w.ok(t, "save", "--name", "deploy-policy", "--type", "feedback", "--description", "dispatch deploys to production go through the blue/green script", "--body", "Never deploy by hand.")
+	w.ok(t, "save", "--name", "deploy-dashboards", "--type", "reference", "--description", "the production deploy dashboards of the dispatch service", "--body", "Grafana board 'dispatch-deploys'.")
+	w.ok(t, "save", "--name", "review-style", "--type", "user", "--description", "small pull requests, one concern each", "--body", "Say why.")
+
+	srv.Enqueue(memdirtest.JSONReply(map[string]any{"selected_memories": []string{}}))
+	_, errOut, code := w.hook(t, w.input(t, "user_prompt_submit", nil))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	msg := srv.LastRequest().Messages[0].Content[0].Text
+	if n := strings.Count(msg, "\n- ["); n != 1 {
+		t.Errorf("a 40-token budget showed the selector %d memories, want 1:\n%s", n, msg)
+	}
+	if len(emb.Requests()) == 0 {
+		t.Errorf("the hook did not use the configured embedder")
+	}
+}
+
 func TestHookStopAndSessionEndForwardConfigFlags(t *testing.T) {
 	w := newHookWorld(t)
 	w.useFakeModel(t)

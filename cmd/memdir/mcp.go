@@ -85,12 +85,12 @@ Examples:
 						return err
 					}
 				}
-				var cfg *config
-				if !*noModel {
-					var err error
-					if cfg, err = loadConfigFlags(env, fs); err != nil {
-						return err
-					}
+				cfg, err := loadConfigFlags(env, fs)
+				if err != nil {
+					return err
+				}
+				if *noModel {
+					cfg.Model = setting{Value: "none", Source: "--no-model"}
 				}
 				srv, d, err := newMCPServer(ctx, env, &lf, cfg, *team, logger)
 				if err != nil {
@@ -123,10 +123,19 @@ func newMCPServer(ctx context.Context, env *Env, lf *locationFlags, cfg *config,
 		return nil, nil, err
 	}
 	var model memdir.Model
+	var embedder memdir.Embedder
+	var embedCache *memdir.EmbedCache
+	var embedOpts *memdir.EmbedOptions
+	manifestTokens := 0
 	if cfg != nil {
 		if model, err = newModel(ctx, cfg); err != nil {
 			return nil, nil, err
 		}
+		manifestTokens = cfg.manifestTokens()
+		if embedder, embedCache, err = recallEmbedder(env, cfg, d.Path()); err != nil {
+			return nil, nil, err
+		}
+		embedOpts = cfg.embedOptions()
 	}
 	cache, err := memdir.DefaultRecallCachePath(d.Path(), env.LookupEnv)
 	if err != nil {
@@ -136,13 +145,17 @@ func newMCPServer(ctx context.Context, env *Env, lf *locationFlags, cfg *config,
 		logger.Warn("auto memory is disabled, so Claude Code itself will not load this directory; serving it anyway", "reason", loc.EnabledReason, "dir", d.Path())
 	}
 	srv := mcpserver.New(d, &mcpserver.Options{
-		Location:    loc,
-		Model:       model,
-		RecallIndex: memdir.NewRecallIndex(d.Path(), cache),
-		Team:        team,
-		Version:     version,
-		Now:         env.Now,
-		Logger:      logger,
+		Location:       loc,
+		Model:          model,
+		ManifestTokens: manifestTokens,
+		Embedder:       embedder,
+		EmbedCache:     embedCache,
+		EmbedOptions:   embedOpts,
+		RecallIndex:    memdir.NewRecallIndex(d.Path(), cache),
+		Team:           team,
+		Version:        version,
+		Now:            env.Now,
+		Logger:         logger,
 	})
 	return srv, d, nil
 }

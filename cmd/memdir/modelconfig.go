@@ -59,6 +59,9 @@ type config struct {
 	Embed struct{ Model, BaseURL, APIKey, Dimensions, BatchSize setting }
 	// Team is read by the team-sync commands.
 	Team struct{ URL, Token, Repo setting }
+	// Recall tunes recall: ManifestTokens is the selector manifest's
+	// budget ("auto", "all" or a number of tokens).
+	Recall struct{ ManifestTokens setting }
 }
 
 // configKey describes one key: its name in the file and in output, where else
@@ -105,6 +108,8 @@ var configKeys = []configKey{
 		usage: "ask for embedding vectors of `N` dimensions (text-embedding-3 models; default: the model's)", field: func(c *config) *setting { return &c.Embed.Dimensions }},
 	{name: "embed.batch_size", env: []string{"MEMDIR_EMBED_BATCH_SIZE"}, flag: "embed-batch-size", inFile: true, def: strconv.Itoa(memdir.DefaultEmbedBatchSize), check: checkBatchSize,
 		usage: "texts per embeddings request (`N`)", field: func(c *config) *setting { return &c.Embed.BatchSize }},
+	{name: "recall.manifest_tokens", env: []string{"MEMDIR_MANIFEST_TOKENS"}, flag: "manifest-tokens", inFile: true, def: "auto", check: checkManifestTokens,
+		usage: "the recall selector's manifest budget: `auto` (what Claude Code's 200-newest manifest costs), all, or a number of tokens", field: func(c *config) *setting { return &c.Recall.ManifestTokens }},
 	{name: "team.url", env: []string{"MEMDIR_TEAM_URL", "TEAM_MEMORY_SYNC_URL"}, flag: "team-url", inFile: true, check: checkURL,
 		usage: "team memory server `URL`", field: func(c *config) *setting { return &c.Team.URL }},
 	{name: "team.token", env: []string{"MEMDIR_TEAM_TOKEN"}, inFile: true, secret: true,
@@ -367,6 +372,35 @@ func checkBatchSize(v string) error {
 	return nil
 }
 
+func checkManifestTokens(v string) error {
+	_, err := parseManifestTokens(v)
+	return err
+}
+
+// parseManifestTokens reads recall.manifest_tokens as a
+// memdir.RecallOptions.ManifestTokens value: "auto" (or empty) is 0,
+// "all" is -1, else a positive number of tokens.
+func parseManifestTokens(v string) (int, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "auto":
+		return 0, nil
+	case "all", "unlimited":
+		return -1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, errors.New("want auto, all, or a number of tokens above 0")
+	}
+	return n, nil
+}
+
+// manifestTokens returns the configured selector manifest budget; the
+// value was checked when the configuration was loaded.
+func (c *config) manifestTokens() int {
+	n, _ := parseManifestTokens(c.Recall.ManifestTokens.Value)
+	return n
+}
+
 func checkDuration(v string) error {
 	_, err := parseTimeout(v)
 	return err
@@ -599,4 +633,23 @@ func embedderFromFlags(env *Env, fs *flag.FlagSet) (memdir.Embedder, setting, er
 		return nil, setting{}, err
 	}
 	return e, cfg.Embed.Model, nil
+}
+
+// recallEmbedder returns the configured embedder and the embedding cache of
+// the memory directory dir, for recall; nil, nil when no embedder is
+// configured.
+func recallEmbedder(env *Env, cfg *config, dir string) (memdir.Embedder, *memdir.EmbedCache, error) {
+	e, err := newEmbedder(cfg)
+	if err != nil || e == nil {
+		return nil, nil, err
+	}
+	path, err := memdir.DefaultEmbedCachePath(dir, env.LookupEnv)
+	if err != nil {
+		return nil, nil, err
+	}
+	cache, err := memdir.OpenEmbedCache(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, cache, nil
 }

@@ -52,7 +52,6 @@ Examples:
 			fs.Var(&surfaced, "surfaced", "a memory `PATH` already shown this session (repeatable)")
 			tools := fs.String("tools", "", "comma-separated `TOOLS` the agent used recently")
 			noModel := fs.Bool("no-model", false, "rank lexically even when a model is configured")
-			shortlist := fs.Int("shortlist", memdir.RecallShortlist, "how many candidates the model sees")
 			maxN := fs.Int("max", memdir.RecallMaxMemories, "surface at most `N` memories")
 			budget := fs.Int("budget", memdir.RecallSessionBudget, "the session's memory budget in `BYTES`")
 			used := fs.Int("used", 0, "`BYTES` of memories already surfaced this session")
@@ -68,12 +67,12 @@ Examples:
 				if err != nil {
 					return err
 				}
+				cfg, err := loadConfigFlags(env, fs)
+				if err != nil {
+					return err
+				}
 				var model memdir.Model
 				if !*noModel {
-					cfg, err := loadConfigFlags(env, fs)
-					if err != nil {
-						return err
-					}
 					if model, err = newModel(ctx, cfg); err != nil {
 						return err
 					}
@@ -84,9 +83,13 @@ Examples:
 						return err
 					}
 				}
+				embedder, embedCache, err := recallEmbedder(env, cfg, d.Path())
+				if err != nil {
+					return err
+				}
 				opts := &memdir.RecallOptions{
-					Model: model, Index: memdir.NewRecallIndex(d.Path(), cache), Surfaced: surfaced,
-					Max: *maxN, Shortlist: *shortlist, Budget: *budget, SessionBytes: *used,
+					Model: model, Embedder: embedder, EmbedCache: embedCache, EmbedOptions: cfg.embedOptions(), Index: memdir.NewRecallIndex(d.Path(), cache), Surfaced: surfaced,
+					Max: *maxN, ManifestTokens: cfg.manifestTokens(), Budget: *budget, SessionBytes: *used,
 					AllowShortQueries: *all, Now: env.Now,
 				}
 				if *tools != "" {
@@ -120,7 +123,7 @@ func printRecallSummary(env *Env, res *memdir.RecallResult) {
 		fmt.Fprintf(env.Stderr, "recall: nothing looked up: %s\n", res.Reason)
 		return
 	case memdir.RecallByModel:
-		how = fmt.Sprintf("the model chose %s from a shortlist of %d", plural(len(res.Memories), "memory", "memories"), len(res.Shortlist))
+		how = fmt.Sprintf("the model chose %s from a manifest of %d (%d ranked, ~%d tokens; Claude Code's would be ~%d)", plural(len(res.Memories), "memory", "memories"), len(res.Shortlist), res.Ranked, res.ManifestTokens, res.BaselineTokens)
 	case memdir.RecallByLexical:
 		how = fmt.Sprintf("lexical ranking (no model configured) found %s", plural(len(res.Memories), "memory", "memories"))
 	case memdir.RecallFallback:

@@ -65,7 +65,7 @@ func TestRecallCommandWithModel(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Argo only.") || strings.Contains(out, "Use compose.") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	if !strings.Contains(errOut, "the model chose 1 memory from a shortlist of 2") || !strings.Contains(errOut, "model tokens: 200 in, 12 out") {
+	if !strings.Contains(errOut, "the model chose 1 memory from a manifest of 2 (2 ranked") || !strings.Contains(errOut, "model tokens: 200 in, 12 out") {
 		t.Errorf("summary = %q", errOut)
 	}
 	if msg := srv.LastRequest().Messages[0].Content[0].Text; !strings.HasSuffix(msg, "Recently used tools: Bash, Read") {
@@ -79,47 +79,82 @@ func TestRecallCommandWithModel(t *testing.T) {
 	}
 }
 
-func TestEvalCommandOnDevSet(t *testing.T) {
+// TestEvalCommandOnBothSets holds recall to the project's targets on the
+// development set and on the held-out set from another domain, at each
+// set's own size and buried under 1,880 newer distractors.
+func TestEvalCommandOnBothSets(t *testing.T) {
 	w := newMemWorld(t)
-	devSet, _ := filepath.Abs("../../testdata/eval/recall-dev.json")
-	out := w.ok(t, "eval", "recall", devSet, "--json")
-	var rep struct {
-		Lexical struct {
-			Recall    map[string]float64 `json:"recall"`
-			NoneEmpty float64            `json:"none_empty"`
-		} `json:"lexical"`
-		Shortlist struct {
-			Recall map[string]float64 `json:"recall"`
-		} `json:"shortlist"`
-		Baseline struct {
-			Recall map[string]float64 `json:"recall"`
-		} `json:"baseline_newest_200"`
-		ShortlistTokens float64 `json:"shortlist_manifest_tokens"`
-		BaselineTokens  float64 `json:"baseline_manifest_tokens"`
-	}
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("dev set: ranking recall@5 %.3f, shortlist recall@30 %.3f, answer recall@5 %.3f, none-empty %.3f, baseline %.3f, tokens %.0f vs %.0f",
-		rep.Shortlist.Recall["5"], rep.Shortlist.Recall["30"], rep.Lexical.Recall["5"], rep.Lexical.NoneEmpty, rep.Baseline.Recall["200"], rep.ShortlistTokens, rep.BaselineTokens)
-	// The project target for lexical recall@5, and regression floors for
-	// the rest (the end-to-end path must match the ranker's own figures).
-	for name, c := range map[string][2]float64{
-		"ranking recall@5 (target)":    {rep.Shortlist.Recall["5"], 0.75},
-		"shortlist recall@30 (target)": {rep.Shortlist.Recall["30"], 0.97},
-		"answer recall@5 (floor)":      {rep.Lexical.Recall["5"], 0.70},
-		"no-relevant empty (floor)":    {rep.Lexical.NoneEmpty, 0.99},
-	} {
-		if c[0] < c[1] {
-			t.Errorf("%s = %.3f, below %.2f", name, c[0], c[1])
+	for _, name := range []string{"recall-dev.json", "recall-oss.json"} {
+		file, _ := filepath.Abs("../../testdata/eval/" + name)
+		out := w.ok(t, "eval", "recall", file, "--json", "--distractors", "0,1880")
+		var rep struct {
+			Runs []struct {
+				Distractors int `json:"distractors"`
+				Methods     []struct {
+					Method    string   `json:"method"`
+					Recall5   *float64 `json:"recall_at_5"`
+					NoneEmpty *float64 `json:"none_empty"`
+					Shown     *float64 `json:"shown_to_selector"`
+					Tokens    float64  `json:"manifest_tokens_per_query"`
+				} `json:"methods"`
+			} `json:"runs"`
 		}
-	}
-	if rep.ShortlistTokens >= rep.BaselineTokens/2 {
-		t.Errorf("shortlist manifest %.0f tokens, baseline %.0f: the shortlist should cost far less", rep.ShortlistTokens, rep.BaselineTokens)
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Runs) != 2 {
+			t.Fatalf("%s: %d runs, want 2", name, len(rep.Runs))
+		}
+		for _, run := range rep.Runs {
+			by := map[string]int{}
+			for i, m := range run.Methods {
+				by[m.Method] = i
+			}
+			lex, sel, cc := run.Methods[by["lexical"]], run.Methods[by["selector (shown)"]], run.Methods[by["claude-code newest 200"]]
+			t.Logf("%s + %d distractors: lexical recall@5 %.3f, none-empty %.3f; shown to selector %.3f at %.0f tokens, Claude Code %.3f at %.0f",
+				name, run.Distractors, *lex.Recall5, *lex.NoneEmpty, *sel.Shown, sel.Tokens, *cc.Shown, cc.Tokens)
+			if *sel.Shown < *cc.Shown || sel.Tokens > cc.Tokens {
+				t.Errorf("%s + %d: the selector is shown %.3f of the relevant memories at %.0f tokens, Claude Code %.3f at %.0f", name, run.Distractors, *sel.Shown, sel.Tokens, *cc.Shown, cc.Tokens)
+			}
+			// Five of six questions no memory answers get nothing, at
+			// every size.
+			if *lex.NoneEmpty < 5.0/6-1e-9 {
+				t.Errorf("%s + %d: no-relevant queries answered with nothing %.3f, want at least 5 of 6", name, run.Distractors, *lex.NoneEmpty)
+			}
+			if run.Distractors == 0 {
+				if *lex.Recall5 < 0.75 {
+					t.Errorf("%s: lexical recall@5 %.3f, want at least 0.75", name, *lex.Recall5)
+				}
+				if *sel.Shown < 0.97 {
+					t.Errorf("%s: shown to the selector %.3f, want at least 0.97", name, *sel.Shown)
+				}
+			}
+		}
 	}
 	if _, _, code := w.run(t, "eval", "recall", "/nonexistent.json"); code == 0 {
 		t.Error("eval on a missing file succeeded")
 	}
+}
+
+// TestEvalCommandHybrid: with an embedder configured, eval reports the
+// hybrid method beside the lexical one, and the embedder is called through
+// the real SDK client (here against the fake server).
+func TestEvalCommandHybrid(t *testing.T) {
+	w := newMemWorld(t)
+	emb := memdirtest.NewEmbedServer(t)
+	w.vars["MEMDIR_EMBED_MODEL"] = "openai:text-embedding-3-small"
+	w.vars["MEMDIR_EMBED_BASE_URL"] = emb.OpenAIBaseURL()
+	file, _ := filepath.Abs("../../testdata/eval/recall-oss.json")
+	out := w.ok(t, "eval", "recall", file, "--distractors", "0")
+	for _, want := range []string{"lexical", "hybrid", "selector (shown)", "claude-code newest 200"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if len(emb.Requests()) == 0 {
+		t.Error("no embeddings request reached the server")
+	}
+	t.Logf("\n%s", out)
 }
 
 func TestPromptCommand(t *testing.T) {

@@ -1,0 +1,85 @@
+package memdir_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/memdirtest"
+)
+
+// TestRecallHybrid runs recall with embeddings through the real OpenAI SDK
+// client against the fake embeddings server: the rankings are fused, the
+// memory vectors are cached so a second recall embeds only the query, and a
+// failing server leaves recall lexical, saying so.
+func TestRecallHybrid(t *testing.T) {
+	ctx := context.Background()
+	d := modelFixture(t)
+	srv := memdirtest.NewEmbedServer(t)
+	emb := newTestEmbedder(t, srv, "text-embedding-3-small", 0)
+	cache := openTestCache(t, filepath.Join(t.TempDir(), "vectors.vec"))
+	opts := &memdir.RecallOptions{Embedder: emb, EmbedCache: cache}
+
+	res, err := d.Recall(ctx, "should integration tests mock the Postgres database?", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Semantic, "hybrid") || len(res.Memories) == 0 || res.Memories[0].Path != "feedback_db_tests.md" {
+		t.Fatalf("hybrid recall: semantic %q, memories %+v", res.Semantic, res.Memories)
+	}
+	if res.EmbedUsage.InputTokens == 0 || len(res.Shortlist) != 4 {
+		t.Errorf("embed usage %+v, manifest %v", res.EmbedUsage, res.Shortlist)
+	}
+	// Four memories and the query: every text reached the server once.
+	if got := len(srv.Texts()); got != 5 {
+		t.Errorf("%d texts embedded, want 5 (4 memories and the query)", got)
+	}
+
+	// The second recall finds the memories' vectors in the cache.
+	before := len(srv.Texts())
+	if _, err := d.Recall(ctx, "how do deploys reach prod without kubectl apply?", opts); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(srv.Texts()) - before; got != 1 {
+		t.Errorf("second recall embedded %d texts, want only the query", got)
+	}
+
+	// A broken embeddings server: lexical ranking, and the result says why.
+	srv.Enqueue(memdirtest.EmbedReply{Status: 500, Message: "overloaded"})
+	res, err = d.Recall(ctx, "should integration tests mock the Postgres database?", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Semantic, "lexical only") || !strings.Contains(res.Semantic, "500") || len(res.Memories) == 0 || res.Memories[0].Path != "feedback_db_tests.md" {
+		t.Errorf("fallback: semantic %q, memories %+v", res.Semantic, res.Memories)
+	}
+}
+
+// TestRecallHybridRanksWithoutSharedWords: a memory that shares no word
+// with the query is ranked first, and so shown to a selector whose budget
+// holds one line, by similarity alone.
+func TestRecallHybridRanksWithoutSharedWords(t *testing.T) {
+	ctx := context.Background()
+	d := modelFixture(t)
+	srv := memdirtest.NewEmbedServer(t)
+	emb := newTestEmbedder(t, srv, "text-embedding-3-small", 0)
+	// Typos: no word in common, but character trigrams ("pay", "ayme",
+	// "fro", "aud") that the fake embedder, like real ones, makes close.
+	q := "are paymnts frozn while the audt lasts"
+	lex, err := d.Recall(ctx, q, &memdir.RecallOptions{ManifestTokens: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hyb, err := d.Recall(ctx, q, &memdir.RecallOptions{Embedder: emb, ManifestTokens: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lex.Ranked != 0 {
+		t.Fatalf("lexical ranking matched %v: the query must share no word", lex.Shortlist)
+	}
+	if len(hyb.Shortlist) == 0 || hyb.Shortlist[0] != "project_freeze.md" || hyb.Ranked == 0 {
+		t.Errorf("hybrid manifest %v (lexical %v): want project_freeze.md first", hyb.Shortlist, lex.Shortlist)
+	}
+}
