@@ -111,6 +111,11 @@ func TestGoldenSession(t *testing.T) {
 		kind := "out"
 		if err != nil {
 			kind, out = "error", err.Error()
+			// The reference's messages carry no "Error: " prefix (a tool
+			// runner adds its own), and neither do memdir's.
+			if strings.HasPrefix(out, "Error") {
+				t.Errorf("%s: message %q starts with Error", in, out)
+			}
 		}
 		out = dirSizesElided(out)
 		fmt.Fprintf(&b, "-- %02d in --\n%s\n-- %02d %s --\n%s\n", i+1, in, i+1, kind, out)

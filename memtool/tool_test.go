@@ -989,3 +989,63 @@ func TestContextCancelled(t *testing.T) {
 		t.Errorf("file created despite cancellation: %v", err)
 	}
 }
+
+// TestDotDotInside checks that, as in the reference, ".." and "." segments
+// that stay inside /memories are stepped through, and that results name the
+// clean path.
+func TestDotDotInside(t *testing.T) {
+	tool, root := mustTool(t, nil)
+	mustWrite(t, root, map[string]string{"a.md": "a\n"})
+	for _, tc := range []struct{ in, want string }{
+		{`{"command":"view","path":"/memories/x/../a.md"}`, "Here's the content of /memories/a.md with line numbers:\n     1\ta\n     2\t"},
+		{`{"command":"create","path":"/memories/./n/../b.md","file_text":"b"}`, "File created successfully at: /memories/b.md"},
+		{`{"command":"rename","old_path":"/memories/b.md","new_path":"/memories/d/../c.md"}`, "Successfully renamed /memories/b.md to /memories/c.md"},
+	} {
+		if got := mustRun(t, tool, tc.in); got != tc.want {
+			t.Errorf("%s = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := snapshot(t, root)["c.md"].Content; got != "b" {
+		t.Errorf("c.md = %q, want %q", got, "b")
+	}
+}
+
+// TestViewTooLarge checks that view refuses to read a file over its 64 MiB
+// read limit (the reference reads any size), without reading it.
+func TestViewTooLarge(t *testing.T) {
+	tool, root := mustTool(t, nil)
+	f, err := os.Create(filepath.Join(root, "big.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A sparse file: its size is all that matters.
+	if err := f.Truncate(maxViewFileBytes + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	got, isErr := run(t, tool, `{"command":"view","path":"/memories/big.log"}`)
+	if want := "/memories/big.log is 64.0M, too large for the memory tool (limit 64M)."; !isErr || got != want {
+		t.Errorf("view = %q, want the error %q", got, want)
+	}
+}
+
+// TestViewUnreadableSubdirectory checks that, as in the reference, a
+// subdirectory that cannot be read is listed without its contents rather
+// than failing the whole listing.
+func TestViewUnreadableSubdirectory(t *testing.T) {
+	tool, root := mustTool(t, nil)
+	mustWrite(t, root, map[string]string{"locked/x.md": "x", "open.md": "o"})
+	locked := filepath.Join(root, "locked")
+	if err := os.Chmod(locked, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(locked, 0o700)
+	if _, err := os.ReadDir(locked); err == nil {
+		t.Skip("running with privileges that read any directory")
+	}
+	got := mustRun(t, tool, `{"command":"view","path":"/memories"}`)
+	lines := strings.Split(got, "\n")
+	if len(lines) != 4 || !strings.HasSuffix(lines[2], "\t/memories/locked/") || lines[3] != "1B\t/memories/open.md" {
+		t.Errorf("listing = %q, want the top line, locked/ without contents, and open.md", got)
+	}
+}
