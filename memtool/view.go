@@ -97,14 +97,6 @@ func viewRange(vr []int, n int) (start, end int) {
 	return start, min(end, n)
 }
 
-func fmtInts(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = strconv.Itoa(x)
-	}
-	return "[" + strings.Join(s, ", ") + "]"
-}
-
 // numberLines appends lines start..end (1-based, inclusive) of text to b,
 // each as "\n" + a 6-wide right-aligned line number + TAB + the line, while
 // the output stays within budget characters. It returns the last line fully
@@ -169,17 +161,6 @@ func truncateRunes(s string, n int) string {
 		i++
 	}
 	return s
-}
-
-// countLines counts the lines of text the way insert does: a final newline
-// ends the last line rather than starting an empty one, so "a\nb\n" has two
-// lines and "" has none.
-func countLines(text string) int {
-	n := strings.Count(text, "\n")
-	if text != "" && !strings.HasSuffix(text, "\n") {
-		n++
-	}
-	return n
 }
 
 // checkText refuses content the tool will not show or edit as text: invalid
