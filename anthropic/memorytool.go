@@ -3,8 +3,6 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
@@ -68,9 +66,10 @@ func (m *MemoryTool) InputSchema() sdk.BetaToolInputSchemaParam {
 func (m *MemoryTool) Execute(ctx context.Context, input json.RawMessage) ([]sdk.BetaToolResultBlockParamContentUnion, error) {
 	out, err := m.tool.Execute(ctx, input)
 	if err != nil {
-		// The runner reports errors as "Error: <text>"; memtool's texts
-		// often say "Error:" themselves.
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "Error: "))
+		// The runner reports errors as "Error: <text>", as the reference
+		// TypeScript runner does; memtool's texts carry no prefix of their
+		// own.
+		return nil, err
 	}
 	return []sdk.BetaToolResultBlockParamContentUnion{{OfText: &sdk.BetaTextBlockParam{Text: out}}}, nil
 }

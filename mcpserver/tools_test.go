@@ -90,7 +90,7 @@ func TestMemoryTool(t *testing.T) {
 		{"unknown key ignored", map[string]any{"command": "view", "path": "/memories/people/user.md", "mood": "curious"}, "# User", false},
 		{"traversal", map[string]any{"command": "create", "path": "/memories/../outside.md", "file_text": "x"}, "/memories/../outside.md", true},
 		{"encoded traversal", map[string]any{"command": "view", "path": "/memories/%2e%2e/etc/passwd"}, "%2e%2e", true},
-		{"outside prefix", map[string]any{"command": "view", "path": "/etc/passwd"}, "must be /memories", true},
+		{"outside prefix", map[string]any{"command": "view", "path": "/etc/passwd"}, "Path must start with /memories, got: /etc/passwd", true},
 		{"unknown command", map[string]any{"command": "shred", "path": "/memories/people/user.md"}, "shred", true},
 		{"missing file", map[string]any{"command": "view", "path": "/memories/nope.md"}, "does not exist", true},
 		{"create over existing", map[string]any{"command": "create", "path": "/memories/people/user.md", "file_text": "x"}, "already exists", true},

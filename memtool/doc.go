@@ -11,37 +11,39 @@
 //
 // # Messages
 //
-// Results and errors use the strings the memory tool documentation
-// recommends, because models are trained on them. Where the documentation and
-// the Python SDK's reference implementation differ, the documentation wins:
-//   - errors keep the "Error: " prefix where the documentation has it (the
-//     SDK drops it), and the view "does not exist" message has none, as
-//     documented;
-//   - the insert_line error reads "It should be within the range of lines of
-//     the file: [0, n]" (the SDK says "It should be within the range [0, n]");
-//   - str_replace answers "The memory file has been edited." followed by the
-//     changed lines with two lines of context, numbered as view numbers them.
+// Results and errors are those of the reference: the memory tool helpers of
+// Anthropic's Python and TypeScript SDKs (BetaLocalFilesystemMemoryTool),
+// whose outputs Claude models are trained on. Where the two SDKs differ, the
+// Python helper's words are used ("It should be within the range [0, n].",
+// "exceeds maximum line limit of 999,999 lines", the final newline insert
+// leaves). No message starts with "Error: ": a tool runner adds that itself,
+// as the TypeScript one does. docs/memory-tool.md tabulates every behaviour
+// next to the reference's and says why the few differences exist.
 //
-// Messages the documentation does not give (path rules, size caps, binary
-// files, truncation notes, malformed input) are this package's own; they say
-// what was wrong and what to do instead. Error values are [*Error]: the text
-// is meant for the model (send it back with is_error), and errors.Is reports
-// memdir.ErrNotFound, ErrExists or ErrInvalid where one applies.
+// Messages the reference does not have (hidden names, size caps, NUL bytes,
+// truncation notes, malformed input, links inside the directory) are this
+// package's own; they say what was wrong and what to do instead. Error
+// values are [*Error]: the text is meant for the model (send it back with
+// is_error), and errors.Is reports memdir.ErrNotFound, ErrExists or
+// ErrInvalid where one applies.
 //
 // # Paths
 //
 // Every path must be /memories or start with /memories/ ([Resolve]); unlike
-// the Python SDK, /memoriesfoo is refused rather than read as
-// /memories/foo. Traversal in any disguise is refused: "." and ".."
-// segments, backslashes, NUL and control characters, percent-encoded forms
-// (%2e%2e%2f, and double encodings such as %252e), and forms that become
-// traversal after Unicode NFKC normalisation (fullwidth "．．／"). Hidden
-// names (starting with ".") are refused too: listings never show them and the
-// tool keeps its temporary files under such names.
+// the reference, /memoriesfoo is refused ("would escape") rather than read
+// as /memories/foo. "." and ".." segments are stepped through as long as the
+// path stays inside /memories. Traversal in disguise is refused wherever it
+// would land: backslashes, percent-encoded forms (%2e%2e%2f, and double
+// encodings such as %252e), and forms that become traversal after Unicode
+// NFKC normalisation (fullwidth "．．／"); NUL and control characters too.
+// Hidden names (starting with ".") are refused: listings never show them and
+// the tool keeps its temporary files under such names. Results name paths in
+// their clean form ("/memories//a/./b.md" is reported as /memories/a/b.md).
 //
 // Symbolic links are never followed: a command whose path is a link, or goes
-// through one, is refused, except that delete removes a link itself (never
-// its target) and rename moves a link itself. Listings skip links and say how
+// through one, is refused (in the reference's words when the link leads out
+// of the directory), except that delete removes a link itself (never its
+// target) and rename moves a link itself. Listings skip links and say how
 // many they skipped.
 //
 // # Safety
@@ -51,14 +53,14 @@
 // place, and the directory is fsynced. create and rename never replace an
 // existing path; on Linux the final step is renameat2(RENAME_NOREPLACE),
 // elsewhere a hard link (files) or a check just before the rename. Deleting
-// /memories itself is refused (the Python SDK's delete("/memories/") empties
-// the folder). A directory is deleted by renaming it to a hidden tombstone
-// first, so it disappears at once.
+// /memories itself is refused however it is spelled (the Python helper's
+// delete("/memories/") empties the folder). A directory is deleted by
+// renaming it to a hidden tombstone first, so it disappears at once.
 //
 // Options.BeforeChange lets a journal save each path before it changes;
 // its error aborts the command with nothing modified. Files written are
 // capped at Options.MaxFileBytes (1 MiB by default); view output is capped at
 // Options.MaxViewChars characters, with a note saying how to page on with
-// view_range. Files that are not UTF-8 text are refused by view and by the
-// editing commands.
+// view_range (the reference has no such cap). Files that are not UTF-8 text,
+// or hold NUL bytes, are refused by view and by the editing commands.
 package memtool

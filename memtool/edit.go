@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -27,14 +28,15 @@ func (t *Tool) create(ctx context.Context, c Command) (string, error) {
 		return "", missing("create", "file_text", "the content of the new file")
 	}
 	if rel == "." {
-		return "", errorf(memdir.ErrExists, "Error: %s is the memory directory itself; give a file name inside it, such as %s/notes.md.", Prefix, Prefix)
+		// The reference's exclusive open of the directory fails the same way.
+		return "", errorf(memdir.ErrExists, "File %s already exists", p)
 	}
 	fi, err := t.inspect(rel, true)
 	if err != nil {
 		return "", err
 	}
 	if fi != nil {
-		return "", errorf(memdir.ErrExists, "Error: File %s already exists", p)
+		return "", errorf(memdir.ErrExists, "File %s already exists", p)
 	}
 	data := []byte(*c.FileText)
 	if err := t.checkContent(p, data); err != nil {
@@ -60,18 +62,19 @@ func (t *Tool) create(ctx context.Context, c Command) (string, error) {
 // tool is about to write.
 func (t *Tool) checkContent(p string, data []byte) error {
 	if len(data) > t.opts.MaxFileBytes {
-		return errorf(memdir.ErrInvalid, "Error: %s would be %s, over the %s limit for a memory file; nothing was written. Keep memories short: split the content or drop what is outdated.",
+		return errorf(memdir.ErrInvalid, "%s would be %s, over the %s limit for a memory file; nothing was written. Keep memories short: split the content or drop what is outdated.",
 			p, humanSize(int64(len(data))), humanSize(int64(t.opts.MaxFileBytes)))
 	}
 	if isBinary(data) {
-		return errorf(memdir.ErrInvalid, "Error: The new content of %s is not UTF-8 text (it contains a NUL byte or invalid UTF-8); nothing was written.", p)
+		return errorf(memdir.ErrInvalid, "The new content of %s is not UTF-8 text (it contains a NUL byte or invalid UTF-8); nothing was written.", p)
 	}
 	return nil
 }
 
 // loadText resolves the path of an editing command and reads the text file,
-// reporting a missing file with notExist.
-func (t *Tool) loadText(cmd string, c Command, notExist func(string) error) (rel string, text string, err error) {
+// with the reference's messages for a missing path and for one that is not
+// a file.
+func (t *Tool) loadText(cmd string, c Command) (rel string, text string, err error) {
 	rel, err = resolveArg(cmd, "path", c.Path)
 	if err != nil {
 		return "", "", err
@@ -81,19 +84,18 @@ func (t *Tool) loadText(cmd string, c Command, notExist func(string) error) (rel
 	if err != nil {
 		return "", "", err
 	}
-	// A directory is treated as not existing, as the documentation says.
-	if fi == nil || fi.IsDir() {
-		return "", "", notExist(p)
+	if fi == nil {
+		return "", "", errNotExistLong(p)
 	}
 	if !fi.Mode().IsRegular() {
-		return "", "", errNotRegular(p)
+		return "", "", errNotFile(p)
 	}
 	data, err := t.readFile(rel, max(maxViewFileBytes, int64(t.opts.MaxFileBytes)))
 	if err != nil {
 		return "", "", err
 	}
-	if isBinary(data) {
-		return "", "", errBinary(p)
+	if err := checkText(p, data); err != nil {
+		return "", "", err
 	}
 	return rel, string(data), nil
 }
@@ -125,14 +127,14 @@ func (t *Tool) strReplace(ctx context.Context, c Command) (string, error) {
 	if c.NewStr == nil {
 		return "", missing("str_replace", "new_str", "the replacement text, which may be empty")
 	}
-	rel, text, err := t.loadText("str_replace", c, errNotExistLong)
+	rel, text, err := t.loadText("str_replace", c)
 	if err != nil {
 		return "", err
 	}
 	p := MemoryPath(rel)
 	old, repl := *c.OldStr, *c.NewStr
 	if old == "" {
-		return "", errorf(memdir.ErrInvalid, "Error: old_str is empty; give the exact text in %s to replace.", p)
+		return "", errorf(memdir.ErrInvalid, "old_str is empty; give the exact text in %s to replace.", p)
 	}
 	switch n := strings.Count(text, old); {
 	case n == 0:
@@ -146,34 +148,35 @@ func (t *Tool) strReplace(ctx context.Context, c Command) (string, error) {
 	if err := t.replaceFile(ctx, "str_replace", rel, content); err != nil {
 		return "", err
 	}
-	// Show the edited region with two lines of context either side.
-	first := 1 + strings.Count(content[:at], "\n")
-	last := first + strings.Count(repl, "\n")
-	from, to := max(1, first-2), min(countLines(content), last+2)
+	// As in the reference: the lines of the new content (split on "\n", so
+	// a final newline leaves an empty last line) from two before to two
+	// after the line where the replacement starts.
+	line := 1 + strings.Count(content[:at], "\n")
+	from, to := max(1, line-2), min(strings.Count(content, "\n")+1, line+2)
 	var b strings.Builder
-	fmt.Fprintf(&b, "The memory file has been edited. Here is the edited part of %s with line numbers:", p)
-	if from <= to {
-		if shownEnd, _ := numberLines(&b, content, from, to, t.opts.MaxViewChars); shownEnd < to {
-			fmt.Fprintf(&b, "\n[Snippet truncated at the %s-character view limit.]", thousands(t.opts.MaxViewChars))
-		}
+	b.WriteString("The memory file has been edited. Here is the snippet showing the change (with line numbers):")
+	if shownEnd, _ := numberLines(&b, content, from, to, t.opts.MaxViewChars); shownEnd < to {
+		fmt.Fprintf(&b, "\n[Snippet truncated at the %s-character view limit.]", thousands(t.opts.MaxViewChars))
 	}
 	return b.String(), nil
 }
 
-// occurrenceLines lists the 1-based lines on which each occurrence of sub
-// starts, comma separated.
+// occurrenceLines lists, comma separated, the 1-based line on which each
+// occurrence of sub starts, searching on from one byte past the previous
+// match as the reference does (so overlapping matches are listed too).
 func occurrenceLines(s, sub string) string {
 	var nums []string
-	line, off := 1, 0
-	for {
+	line, last := 1, 0
+	for off := 0; off <= len(s); {
 		i := strings.Index(s[off:], sub)
 		if i < 0 {
 			break
 		}
-		line += strings.Count(s[off:off+i], "\n")
+		pos := off + i
+		line += strings.Count(s[last:pos], "\n")
+		last = pos
 		nums = append(nums, strconv.Itoa(line))
-		line += strings.Count(sub, "\n")
-		off += i + len(sub)
+		off = pos + 1
 	}
 	return strings.Join(nums, ", ")
 }
@@ -194,35 +197,29 @@ func (t *Tool) insert(ctx context.Context, c Command) (string, error) {
 	if c.InsertText == nil {
 		return "", missing("insert", "insert_text", "the text to insert")
 	}
-	rel, text, err := t.loadText("insert", c, errNotExist)
+	rel, text, err := t.loadText("insert", c)
 	if err != nil {
 		return "", err
 	}
 	p := MemoryPath(rel)
-	n := countLines(text)
-	line := *c.InsertLine
-	if line < 0 || line > n {
-		return "", errorf(memdir.ErrInvalid, "Error: Invalid `insert_line` parameter: %d. It should be within the range of lines of the file: [0, %d]", line, n)
+	// The file's lines, split on "\n" (a "\r" stays with its line), without
+	// the empty one a final newline leaves.
+	lines := strings.Split(text, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
 	}
-	// Byte offset of the start of line+1; the rest of the file is kept byte
-	// for byte.
-	off := 0
-	for range line {
-		i := strings.IndexByte(text[off:], '\n')
-		if i < 0 { // the last line has no newline
-			off = len(text)
-			break
-		}
-		off += i + 1
+	n := *c.InsertLine
+	if n < 0 || n > len(lines) {
+		return "", errorf(memdir.ErrInvalid, "Invalid `insert_line` parameter: %d. It should be within the range [0, %d].", n, len(lines))
 	}
-	ins := *c.InsertText
-	if ins != "" && !strings.HasSuffix(ins, "\n") {
-		ins += "\n"
+	// As in the reference: the text, without its trailing newlines, becomes
+	// the line(s) after line n, and the file ends with a newline. Unlike the
+	// reference, a blank last line of the file is kept.
+	lines = slices.Insert(lines, n, strings.TrimRight(*c.InsertText, "\n"))
+	content := strings.Join(lines, "\n")
+	if !strings.HasSuffix(content, "\n") || n < len(lines)-1 {
+		content += "\n"
 	}
-	if ins != "" && off == len(text) && text != "" && !strings.HasSuffix(text, "\n") {
-		ins = "\n" + strings.TrimSuffix(ins, "\n")
-	}
-	content := text[:off] + ins + text[off:]
 	if err := t.replaceFile(ctx, "insert", rel, content); err != nil {
 		return "", err
 	}
@@ -236,7 +233,7 @@ func (t *Tool) delete(ctx context.Context, c Command) (string, error) {
 	}
 	p := MemoryPath(rel)
 	if rel == "." {
-		return "", errorf(memdir.ErrInvalid, "Error: Cannot delete %s itself, the memory directory; delete the files inside it one by one instead.", Prefix)
+		return "", errorf(memdir.ErrInvalid, "Cannot delete the %s directory itself", Prefix)
 	}
 	fi, err := t.inspect(rel, true)
 	if err != nil {
@@ -282,7 +279,7 @@ func (t *Tool) removeDir(rel string) error {
 	}
 	if err := t.root.RemoveAll(native(tomb)); err != nil {
 		return &Error{
-			Msg: fmt.Sprintf("Error: %s is gone, but removing its contents failed (%v); they remain in the hidden directory %s.", p, unwrapPath(err), path.Base(tomb)),
+			Msg: fmt.Sprintf("%s is gone, but removing its contents failed (%v); they remain in the hidden directory %s.", p, unwrapPath(err), path.Base(tomb)),
 			Err: err,
 		}
 	}
@@ -308,14 +305,13 @@ func (t *Tool) rename(ctx context.Context, c Command) (string, error) {
 	}
 	oldP, newP := MemoryPath(oldRel), MemoryPath(newRel)
 	if oldRel == "." {
-		return "", errorf(memdir.ErrInvalid, "Error: Cannot rename %s itself, the memory directory; rename the files inside it instead.", Prefix)
+		return "", errorf(memdir.ErrInvalid, "Cannot rename %s itself, the memory directory; rename the files inside it instead.", Prefix)
 	}
+	// The reference checks both paths, then that the destination is free,
+	// then that the source exists.
 	fi, err := t.inspect(oldRel, true)
 	if err != nil {
 		return "", err
-	}
-	if fi == nil {
-		return "", errNotExist(oldP)
 	}
 	dst, err := t.inspect(newRel, true)
 	if err != nil {
@@ -324,8 +320,11 @@ func (t *Tool) rename(ctx context.Context, c Command) (string, error) {
 	if dst != nil {
 		return "", errDestExists(newP)
 	}
+	if fi == nil {
+		return "", errNotExist(oldP)
+	}
 	if fi.IsDir() && strings.HasPrefix(newRel+"/", oldRel+"/") {
-		return "", errorf(memdir.ErrInvalid, "Error: Cannot move the directory %s into itself (%s).", oldP, newP)
+		return "", errorf(memdir.ErrInvalid, "Cannot move the directory %s into itself (%s).", oldP, newP)
 	}
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -355,5 +354,5 @@ func (t *Tool) rename(ctx context.Context, c Command) (string, error) {
 }
 
 func errDestExists(p string) error {
-	return errorf(memdir.ErrExists, "Error: The destination %s already exists", p)
+	return errorf(memdir.ErrExists, "The destination %s already exists", p)
 }

@@ -38,19 +38,19 @@ func ioError(what, path string, err error) error {
 	if errors.As(err, &le) {
 		cause = le.Err
 	}
-	return &Error{Msg: fmt.Sprintf("Error: Could not %s %s: %v", what, path, cause), Err: err}
+	return &Error{Msg: fmt.Sprintf("Could not %s %s: %v", what, path, cause), Err: err}
 }
 
-// Messages shared by several commands. The wording of the documented ones
-// follows the Anthropic memory tool documentation (see the package comment).
-func errNotExistView(path string) error {
+// Messages shared by several commands, in the reference SDK helpers' words
+// (see the package comment).
+func errNotExistLong(path string) error {
 	return errorf(memdir.ErrNotFound, "The path %s does not exist. Please provide a valid path.", path)
 }
 
-func errNotExistLong(path string) error {
-	return errorf(memdir.ErrNotFound, "Error: The path %s does not exist. Please provide a valid path.", path)
+func errNotExist(path string) error {
+	return errorf(memdir.ErrNotFound, "The path %s does not exist", path)
 }
 
-func errNotExist(path string) error {
-	return errorf(memdir.ErrNotFound, "Error: The path %s does not exist", path)
+func errNotFile(path string) error {
+	return errorf(memdir.ErrInvalid, "The path %s is not a file.", path)
 }

@@ -30,11 +30,13 @@ const tempPrefix = ".memtool-"
 func native(rel string) string { return filepath.FromSlash(rel) }
 
 // inspect describes rel as it is now: its Lstat info, or nil when it does not
-// exist. Every ancestor must be a real directory. A symbolic link anywhere on
-// the way is refused, and so is one at rel itself unless linkOK: os.Root
-// already stops links from leaving the root, and refusing them outright also
-// keeps the model from reaching hidden files or editing one file under two
-// names.
+// exist (which includes a path through a file, as for the reference). Every
+// ancestor must be a real directory. A symbolic link anywhere on the way is
+// refused, and so is one at rel itself unless linkOK: os.Root already stops
+// links from leaving the root, and refusing them outright also keeps the
+// model from reaching hidden files or editing one file under two names. A
+// link that leads out of the root is refused in the reference's words for an
+// escape.
 func (t *Tool) inspect(rel string, linkOK bool) (fs.FileInfo, error) {
 	if rel == "." {
 		fi, err := t.root.Lstat(".")
@@ -55,19 +57,31 @@ func (t *Tool) inspect(rel string, linkOK bool) (fs.FileInfo, error) {
 		}
 		last := i == len(segs)-1
 		if fi.Mode()&fs.ModeSymlink != 0 && !(last && linkOK) {
-			if last {
-				return nil, errorf(memdir.ErrInvalid, "Error: The path %s is a symbolic link; the memory tool does not follow links.", MemoryPath(rel))
+			if t.linkEscapes(sub) {
+				return nil, errEscape(MemoryPath(rel), "")
 			}
-			return nil, errorf(memdir.ErrInvalid, "Error: The path %s goes through the symbolic link %s; the memory tool does not follow links.", MemoryPath(rel), MemoryPath(sub))
+			if last {
+				return nil, errorf(memdir.ErrInvalid, "The path %s is a symbolic link; the memory tool does not follow links.", MemoryPath(rel))
+			}
+			return nil, errorf(memdir.ErrInvalid, "The path %s goes through the symbolic link %s; the memory tool does not follow links.", MemoryPath(rel), MemoryPath(sub))
 		}
 		if last {
 			return fi, nil
 		}
 		if !fi.IsDir() {
-			return nil, errorf(memdir.ErrInvalid, "Error: The path %s is not usable: %s is a file, not a directory.", MemoryPath(rel), MemoryPath(sub))
+			return nil, nil
 		}
 	}
 	panic("unreachable")
+}
+
+// linkEscapes reports whether the symbolic link rel leads out of the root
+// (or is absolute, which os.Root treats the same way). The link is not
+// followed for anything else: os.Root only answers whether its target can be
+// reached inside the root.
+func (t *Tool) linkEscapes(rel string) bool {
+	_, err := t.root.Stat(native(rel))
+	return err != nil && strings.Contains(err.Error(), "escapes")
 }
 
 // readFile reads the regular file rel, refusing anything over limit bytes.
@@ -83,10 +97,10 @@ func (t *Tool) readFile(rel string, limit int64) ([]byte, error) {
 		return nil, ioError("read", p, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, errNotRegular(p)
+		return nil, errUnsupported(p)
 	}
 	if fi.Size() > limit {
-		return nil, errorf(memdir.ErrInvalid, "Error: %s is %s, too large for the memory tool (limit %s).", p, humanSize(fi.Size()), humanSize(limit))
+		return nil, errorf(memdir.ErrInvalid, "%s is %s, too large for the memory tool (limit %s).", p, humanSize(fi.Size()), humanSize(limit))
 	}
 	// Size the buffer from Stat so a large file is read without regrowing.
 	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
@@ -95,13 +109,9 @@ func (t *Tool) readFile(rel string, limit int64) ([]byte, error) {
 	}
 	data := buf.Bytes()
 	if int64(len(data)) > limit {
-		return nil, errorf(memdir.ErrInvalid, "Error: %s grew past %s while being read; try again.", p, humanSize(limit))
+		return nil, errorf(memdir.ErrInvalid, "%s grew past %s while being read; try again.", p, humanSize(limit))
 	}
 	return data, nil
-}
-
-func errNotRegular(p string) error {
-	return errorf(memdir.ErrInvalid, "Error: %s is not a regular file.", p)
 }
 
 // writeFile atomically writes data to rel: a temporary file in the same
@@ -145,7 +155,7 @@ func (t *Tool) writeFile(rel string, data []byte, exclusive bool) (err error) {
 	if exclusive {
 		err = renameNoReplace(t.root, tmp, rel)
 		if errors.Is(err, fs.ErrExist) {
-			return errorf(memdir.ErrExists, "Error: File %s already exists", p)
+			return errorf(memdir.ErrExists, "File %s already exists", p)
 		}
 	} else {
 		err = t.root.Rename(native(tmp), native(rel))
@@ -187,7 +197,7 @@ func (t *Tool) mkdirParents(rel string) error {
 		fi, err := t.root.Lstat(native(sub))
 		if err == nil {
 			if !fi.IsDir() {
-				return errorf(memdir.ErrInvalid, "Error: Cannot create %s: %s is a file, not a directory.", MemoryPath(rel), MemoryPath(sub))
+				return errorf(memdir.ErrInvalid, "Cannot create %s: %s is a file, not a directory.", MemoryPath(rel), MemoryPath(sub))
 			}
 			continue
 		}

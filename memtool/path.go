@@ -31,19 +31,25 @@ const (
 
 // Resolve maps a model-supplied path ("/memories" or "/memories/...") to a
 // slash-separated path relative to the memory root: "." for the root itself,
-// otherwise a clean local path such as "notes/user.md". Empty segments and a
-// trailing slash are ignored.
+// otherwise a clean local path such as "notes/user.md". Empty segments, "."
+// segments and a trailing slash are ignored, and a ".." segment steps back
+// out of the segment before it, as in the reference SDK helpers, as long as
+// the result stays inside /memories.
 //
 // Resolve refuses, with an error wrapping [memdir.ErrInvalid] whose text is
 // meant for the model:
-//   - paths outside /memories, including look-alikes such as /memoriesfoo;
-//   - "." and ".." segments, backslashes, NUL and other control characters,
-//     and invalid UTF-8;
+//   - paths that do not start with /memories ("Path must start with
+//     /memories, got: ..."), and look-alikes such as /memoriesfoo, which name
+//     a sibling of the directory ("Path ... would escape /memories
+//     directory");
+//   - ".." segments that walk above /memories, and any disguised "." or ".."
+//     (percent-encoded once or repeatedly, so %2e%2e%2f and %252e%252e%252f
+//     are caught, or turned into one by Unicode NFKC normalisation, so
+//     fullwidth "．．／" is caught), wherever it would land ("Path ... would
+//     escape /memories directory");
+//   - backslashes, NUL and other control characters, and invalid UTF-8;
 //   - hidden names (a segment starting with "."), which the tool keeps for its
 //     own temporary files and which listings never show;
-//   - segments that turn into any of the above after percent-decoding (once or
-//     repeatedly, so %2e%2e%2f and %252e%252e%252f are caught) or after
-//     Unicode NFKC normalisation (so fullwidth "．．／" is caught);
 //   - names that are not local on this OS ([filepath.IsLocal]).
 //
 // Resolve is purely lexical. Symbolic links are dealt with when a [Tool] opens
@@ -55,16 +61,29 @@ func Resolve(p string) (rel string, err error) {
 	if !utf8.ValidString(p) {
 		return "", pathError(p, "it is not valid UTF-8")
 	}
+	if !strings.HasPrefix(p, Prefix) {
+		return "", errOutside(p)
+	}
 	if p != Prefix && !strings.HasPrefix(p, Prefix+"/") {
-		return "", pathError(p, "memory paths must be "+Prefix+" or start with "+Prefix+"/")
+		return "", errEscape(p, "")
 	}
 	var segs []string
 	for _, s := range strings.Split(p[len(Prefix):], "/") {
-		if s == "" {
+		switch s {
+		case "", ".":
+			continue
+		case "..":
+			if len(segs) == 0 {
+				return "", errEscape(p, "")
+			}
+			segs = segs[:len(segs)-1]
 			continue
 		}
-		if reason := checkSegment(s); reason != "" {
-			return "", pathError(p, reason)
+		if reason, how := checkSegment(s); reason != "" {
+			if reason == traversal {
+				return "", errEscape(p, how)
+			}
+			return "", pathError(p, reason+how)
 		}
 		segs = append(segs, s)
 	}
@@ -89,14 +108,19 @@ func MemoryPath(rel string) string {
 	return Prefix + "/" + rel
 }
 
-// checkSegment returns why one path segment is refused, or "" if it is fine.
-// It checks the segment as given, every percent-decoded form of it, and the
-// NFKC normalisation of each, because any layer between the model and the
-// filesystem (a proxy, a URL router, a macOS or Windows filesystem) might
-// decode or normalise the name before it is used.
-func checkSegment(s string) string {
+// traversal is the reason checkForm gives for a disguised "." or ".."; Resolve
+// words it as an escape.
+const traversal = "traversal"
+
+// checkSegment returns why one path segment is refused ("" if it is fine)
+// and, when it is a decoded or normalised form that is at fault, how that
+// form was reached. It checks the segment as given, every percent-decoded
+// form of it, and the NFKC normalisation of each, because any layer between
+// the model and the filesystem (a proxy, a URL router, a macOS or Windows
+// filesystem) might decode or normalise the name before it is used.
+func checkSegment(s string) (reason, how string) {
 	if len(s) > maxSegmentBytes {
-		return fmt.Sprintf("the name %s is longer than %d bytes", shown(s), maxSegmentBytes)
+		return fmt.Sprintf("the name %s is longer than %d bytes", shown(s), maxSegmentBytes), ""
 	}
 	forms := []string{s}
 	for d := s; ; {
@@ -105,7 +129,7 @@ func checkSegment(s string) string {
 			break
 		}
 		if len(forms) > maxDecodeRounds {
-			return "it has too many layers of percent-encoding"
+			return "it has too many layers of percent-encoding", ""
 		}
 		forms = append(forms, next)
 		d = next
@@ -113,17 +137,16 @@ func checkSegment(s string) string {
 	// Hidden names are checked last, so that "..%2f" is reported as the
 	// traversal it is rather than as a hidden name.
 	for _, check := range []func(string) string{checkForm, checkHidden} {
-		if r := checkForms(forms, check); r != "" {
-			return r
+		if r, how := checkForms(forms, check); r != "" {
+			return r, how
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // checkForms applies check to every form and to its NFKC normalisation.
-func checkForms(forms []string, check func(string) string) string {
+func checkForms(forms []string, check func(string) string) (reason, how string) {
 	for i, f := range forms {
-		how := ""
 		switch i {
 		case 0:
 		case 1:
@@ -134,23 +157,25 @@ func checkForms(forms []string, check func(string) string) string {
 			how = fmt.Sprintf(" (%s when percent-decoded %d times)", shown(f), i)
 		}
 		if r := check(f); r != "" {
-			return r + how
+			return r, how
 		}
 		if n := norm.NFKC.String(f); n != f {
 			if r := check(n); r != "" {
-				return r + fmt.Sprintf(" (%s after Unicode normalisation)", shown(n))
+				return r, fmt.Sprintf(" (%s after Unicode normalisation)", shown(n))
 			}
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // checkForm applies the traversal and character rules to one form of a
-// segment.
+// segment. A plain "." or ".." segment never gets here (Resolve steps
+// through it); one that appears only once the segment is decoded, or inside
+// it next to a backslash, is refused as traversal.
 func checkForm(f string) string {
 	for _, part := range strings.FieldsFunc(f, func(r rune) bool { return r == '/' || r == '\\' }) {
 		if part == "." || part == ".." {
-			return fmt.Sprintf("it contains a %q segment; paths may not walk up or around the directory tree", part)
+			return traversal
 		}
 	}
 	switch {
@@ -219,9 +244,29 @@ func shown(s string) string {
 	return strconv.Quote(s)
 }
 
+// pathError refuses a path for a reason of memdir's own (the reference
+// helpers have no such rule, so there is no reference wording to follow).
 func pathError(p, reason string) error {
 	return &Error{
-		Msg: fmt.Sprintf("Error: The path %s is not allowed: %s.", shown(p), reason),
+		Msg: fmt.Sprintf("The path %s is not allowed: %s.", shown(p), reason),
+		Err: memdir.ErrInvalid,
+	}
+}
+
+// errOutside is the reference's refusal of a path outside /memories.
+func errOutside(p string) error {
+	return &Error{
+		Msg: fmt.Sprintf("Path must start with %s, got: %s", Prefix, shown(p)),
+		Err: memdir.ErrInvalid,
+	}
+}
+
+// errEscape is the reference's refusal of a path that would lead out of
+// /memories (through "..", a look-alike prefix or a symbolic link); how,
+// when not empty, says in parentheses what disguised the traversal.
+func errEscape(p, how string) error {
+	return &Error{
+		Msg: fmt.Sprintf("Path %s would escape %s directory%s", shown(p), Prefix, how),
 		Err: memdir.ErrInvalid,
 	}
 }

@@ -32,6 +32,12 @@ func TestResolveAccepts(t *testing.T) {
 		{"/memories/日本語.md", "日本語.md"},
 		{"/memories/with space.md", "with space.md"},
 		{"/memories/a\u2215b", "a\u2215b"}, // division slash is not a separator anywhere
+		// "." and ".." segments are stepped through, as in the reference,
+		// as long as the path stays inside /memories.
+		{"/memories/./a", "a"},
+		{"/memories/x/../a.md", "a.md"},
+		{"/memories/a/b/../../c/./d.md", "c/d.md"},
+		{"/memories/a/..", "."},
 	} {
 		got, err := Resolve(tc.in)
 		if err != nil {
@@ -48,43 +54,48 @@ func TestResolveAccepts(t *testing.T) {
 }
 
 func TestResolveRejects(t *testing.T) {
+	const escape = "would escape /memories directory"
 	for _, tc := range []struct{ in, wantMsg string }{
-		{"", "memory paths must be /memories or start with /memories/"},
-		{"memories/a", "memory paths must be"},
-		{"/memoriesfoo", "memory paths must be"},
-		{"/memoriesfoo/bar", "memory paths must be"},
-		{"/memories.md", "memory paths must be"},
-		{"/Memories/a", "memory paths must be"},
-		{"/etc/passwd", "memory paths must be"},
-		{"/tmp/outside/secret.md", "memory paths must be"},
-		{"C:\\Windows\\x", "memory paths must be"},
-		{"/memories/..", `".." segment`},
-		{"/memories/../x", `".." segment`},
-		{"/memories/a/../../x", `".." segment`},
-		{"/memories/./a", `"." segment`},
-		{"/memories/..\\x", `".." segment`},
+		{"", "Path must start with /memories, got: "},
+		{"memories/a", "Path must start with /memories, got: memories/a"},
+		{"/Memories/a", "Path must start with /memories, got: /Memories/a"},
+		{"/etc/passwd", "Path must start with /memories, got: /etc/passwd"},
+		{"/tmp/outside/secret.md", "Path must start with /memories, got: /tmp/outside/secret.md"},
+		{"C:\\Windows\\x", "Path must start with /memories, got: C:\\Windows\\x"},
+		// Look-alike prefixes name siblings of /memories.
+		{"/memoriesfoo", "Path /memoriesfoo " + escape},
+		{"/memoriesfoo/bar", "Path /memoriesfoo/bar " + escape},
+		{"/memories.md", "Path /memories.md " + escape},
+		{"/memories\\..\\x", escape},
+		{"/memories/..", "Path /memories/.. " + escape},
+		{"/memories/../x", "Path /memories/../x " + escape},
+		{"/memories/a/../../x", "Path /memories/a/../../x " + escape},
+		{"/memories/..\\x", escape},
 		{"/memories/a\\b", "backslash"},
 		{"/memories/a\x00b", "NUL"},
 		{"/memories/a\nb", "control character"},
 		{"/memories/a\x7fb", "control character"},
 		{"/memories/\xff.md", "not valid UTF-8"},
-		{"/memories/%2e%2e%2fx", `".." segment`},
-		{"/memories/%2E%2E%2Fx", `".." segment`},
-		{"/memories/%2e%2e/x", `".." segment`},
-		{"/memories/..%2fx", `".." segment`},
-		{"/memories/%2e%2e%5cx", `".." segment`},
+		// Disguised traversal is refused wherever it would land.
+		{"/memories/%2e%2e%2fx", escape + " (../x when percent-decoded)"},
+		{"/memories/%2E%2E%2Fx", escape},
+		{"/memories/%2e%2e/x", escape},
+		{"/memories/x/%2e%2e/y", escape},
+		{"/memories/%2e", escape},
+		{"/memories/..%2fx", escape},
+		{"/memories/%2e%2e%5cx", escape},
 		{"/memories/a%2fb", "encoded or look-alike slash"},
 		{"/memories/a%5cb", "backslash"},
 		{"/memories/a%00b", "NUL"},
-		{"/memories/%252e%252e%252fx", `".." segment`},
-		{"/memories/%25252e%25252e", `".." segment`},
+		{"/memories/%252e%252e%252fx", escape + " (../x when percent-decoded twice)"},
+		{"/memories/%25252e%25252e", escape},
 		{"/memories/%2525252525252e", "too many layers"},
-		{"/memories/．．／x", `".." segment`},
-		{"/memories/．．", `".." segment`},
+		{"/memories/．．／x", escape + " (../x after Unicode normalisation)"},
+		{"/memories/．．", escape},
 		{"/memories/a／b", "encoded or look-alike slash"},
 		{"/memories/a＼b", "backslash"},
-		{"/memories/\u2025", `".." segment`}, // two dot leader
-		{"/memories/%EF%BC%8E%EF%BC%8E", `".." segment`},
+		{"/memories/\u2025", escape}, // two dot leader
+		{"/memories/%EF%BC%8E%EF%BC%8E", escape},
 		{"/memories/.hidden", "hidden"},
 		{"/memories/a/.git/config", "hidden"},
 		{"/memories/%2ehidden", "hidden"},
@@ -100,10 +111,11 @@ func TestResolveRejects(t *testing.T) {
 		if !errors.Is(err, memdir.ErrInvalid) {
 			t.Errorf("Resolve(%q): error %v does not wrap ErrInvalid", tc.in, err)
 		}
-		if !strings.HasPrefix(err.Error(), "Error: The path ") || !strings.Contains(err.Error(), tc.wantMsg) {
-			t.Errorf("Resolve(%q) error = %q, want it to contain %q", tc.in, err, tc.wantMsg)
+		msg := err.Error()
+		if !(strings.HasPrefix(msg, "Path ") || strings.HasPrefix(msg, "The path ")) || !strings.Contains(msg, tc.wantMsg) {
+			t.Errorf("Resolve(%q) error = %q, want it to start with \"Path \" or \"The path \" and contain %q", tc.in, err, tc.wantMsg)
 		}
-		if strings.ContainsRune(err.Error(), 0) || strings.ContainsRune(err.Error(), '\n') {
+		if strings.ContainsRune(msg, 0) || strings.ContainsRune(msg, '\n') {
 			t.Errorf("Resolve(%q) error %q repeats a control character", tc.in, err)
 		}
 	}

@@ -144,14 +144,14 @@ func Decode(input json.RawMessage) (Command, error) {
 	var c Command
 	trimmed := bytes.TrimSpace(input)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return c, errorf(memdir.ErrInvalid, "Error: The memory tool input must be a JSON object with a \"command\" key.")
+		return c, errorf(memdir.ErrInvalid, "The memory tool input must be a JSON object with a \"command\" key.")
 	}
 	if err := json.Unmarshal(trimmed, &c); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return c, errorf(memdir.ErrInvalid, "Error: Invalid memory tool input: key %q must be %s, not a JSON %s.", te.Field, expectedType(te.Field), te.Value)
+			return c, errorf(memdir.ErrInvalid, "Invalid memory tool input: key %q must be %s, not a JSON %s.", te.Field, expectedType(te.Field), te.Value)
 		}
-		return c, errorf(memdir.ErrInvalid, "Error: The memory tool input is not valid JSON: %v.", err)
+		return c, errorf(memdir.ErrInvalid, "The memory tool input is not valid JSON: %v.", err)
 	}
 	return c, nil
 }
@@ -184,12 +184,12 @@ func (t *Tool) Run(ctx context.Context, c Command) (string, error) {
 		return t.view(ctx, c)
 	case "create", "str_replace", "insert", "delete", "rename":
 	case "":
-		return "", errorf(memdir.ErrInvalid, "Error: The memory tool input has no \"command\" key; use one of %s.", strings.Join(Commands, ", "))
+		return "", errorf(memdir.ErrInvalid, "The memory tool input has no \"command\" key; use one of %s.", strings.Join(Commands, ", "))
 	default:
-		return "", errorf(memdir.ErrInvalid, "Error: Unknown memory tool command %s; use one of %s.", shown(c.Command), strings.Join(Commands, ", "))
+		return "", errorf(memdir.ErrInvalid, "Unknown memory tool command %s; use one of %s.", shown(c.Command), strings.Join(Commands, ", "))
 	}
 	if t.opts.ReadOnly {
-		return "", errorf(memdir.ErrInvalid, "Error: The memory directory is read-only here; only the view command is allowed.")
+		return "", errorf(memdir.ErrInvalid, "The memory directory is read-only here; only the view command is allowed.")
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -210,11 +210,11 @@ func (t *Tool) Run(ctx context.Context, c Command) (string, error) {
 	}
 }
 
-var errClosed = errorf(os.ErrClosed, "Error: The memory tool has been closed.")
+var errClosed = errorf(os.ErrClosed, "The memory tool has been closed.")
 
 // missing reports a key the command needs but did not get.
 func missing(cmd, key, what string) error {
-	return errorf(memdir.ErrInvalid, "Error: The %s command needs the %q key (%s).", cmd, key, what)
+	return errorf(memdir.ErrInvalid, "The %s command needs the %q key (%s).", cmd, key, what)
 }
 
 // resolveArg resolves a required path argument of cmd.
@@ -233,7 +233,7 @@ func (t *Tool) before(shownPath string, rels ...string) error {
 	for _, rel := range rels {
 		if err := t.opts.BeforeChange(rel); err != nil {
 			return &Error{
-				Msg: fmt.Sprintf("Error: The change to %s was stopped before anything was modified: %v", shownPath, err),
+				Msg: fmt.Sprintf("The change to %s was stopped before anything was modified: %v", shownPath, err),
 				Err: err,
 			}
 		}

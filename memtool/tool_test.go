@@ -61,10 +61,10 @@ func TestCreate(t *testing.T) {
 		{"/memories/new.md", "hello\n", "File created successfully at: /memories/new.md", nil},
 		{"/memories/a/b/c.md", "", "File created successfully at: /memories/a/b/c.md", nil},
 		{"/memories//x//y.md", "y", "File created successfully at: /memories/x/y.md", nil},
-		{"/memories/old.md", "overwrite?", "Error: File /memories/old.md already exists", memdir.ErrExists},
-		{"/memories/a", "dir", "Error: File /memories/a already exists", memdir.ErrExists},
-		{"/memories", "root", "Error: /memories is the memory directory itself; give a file name inside it, such as /memories/notes.md.", memdir.ErrExists},
-		{"/memories/old.md/under.md", "x", "Error: The path /memories/old.md/under.md is not usable: /memories/old.md is a file, not a directory.", memdir.ErrInvalid},
+		{"/memories/old.md", "overwrite?", "File /memories/old.md already exists", memdir.ErrExists},
+		{"/memories/a", "dir", "File /memories/a already exists", memdir.ErrExists},
+		{"/memories", "root", "File /memories already exists", memdir.ErrExists},
+		{"/memories/old.md/under.md", "x", "Cannot create /memories/old.md/under.md: /memories/old.md is a file, not a directory.", memdir.ErrInvalid},
 	} {
 		out, err := tool.Run(context.Background(), Command{Command: "create", Path: tc.path, FileText: &tc.text})
 		got := out
@@ -94,21 +94,27 @@ func TestStrReplace(t *testing.T) {
 	}{
 		{
 			name: "unique", file: "a\nb\nc\nd\ne\nf\ng\n", old: "d", new: "D",
-			want: "The memory file has been edited. Here is the edited part of /memories/f.md with line numbers:\n" +
+			want: "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n" +
 				"     2\tb\n     3\tc\n     4\tD\n     5\te\n     6\tf",
 			wantFile: "a\nb\nc\nD\ne\nf\ng\n",
 		},
 		{
-			name: "multi-line new text near the top", file: "one\ntwo\nthree", old: "one", new: "1\n1.5",
-			want: "The memory file has been edited. Here is the edited part of /memories/f.md with line numbers:\n" +
-				"     1\t1\n     2\t1.5\n     3\ttwo\n     4\tthree",
+			name: "multi-line new text near the top: two lines after where it starts", file: "one\ntwo\nthree", old: "one", new: "1\n1.5",
+			want: "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n" +
+				"     1\t1\n     2\t1.5\n     3\ttwo",
 			wantFile: "1\n1.5\ntwo\nthree",
 		},
 		{
 			name: "deletion keeps CRLF and the missing final newline", file: "x\r\ny\r\nz", old: "y\r\n", new: "",
-			want: "The memory file has been edited. Here is the edited part of /memories/f.md with line numbers:\n" +
+			want: "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n" +
 				"     1\tx\r\n     2\tz",
 			wantFile: "x\r\nz",
+		},
+		{
+			name: "a final newline shows as an empty last line", file: "a\nb\n", old: "b", new: "B",
+			want: "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n" +
+				"     1\ta\n     2\tB\n     3\t",
+			wantFile: "a\nB\n",
 		},
 		{
 			name: "none", file: "abc\n", old: "abd", new: "x",
@@ -121,13 +127,18 @@ func TestStrReplace(t *testing.T) {
 			wantFile: "x\ny\nx\nzx\n",
 		},
 		{
+			name: "overlapping occurrences are all listed", file: "aaa\naaa\n", old: "aa", new: "b",
+			want:     "No replacement was performed. Multiple occurrences of old_str `aa` in lines: 1, 1, 2, 2. Please ensure it is unique",
+			wantFile: "aaa\naaa\n",
+		},
+		{
 			name: "multiple multi-line", file: "a\nb\na\nb\n", old: "a\nb", new: "c",
 			want:     "No replacement was performed. Multiple occurrences of old_str `a\nb` in lines: 1, 3. Please ensure it is unique",
 			wantFile: "a\nb\na\nb\n",
 		},
 		{
 			name: "empty old_str", file: "abc\n", old: "", new: "x",
-			want:     "Error: old_str is empty; give the exact text in /memories/f.md to replace.",
+			want:     "old_str is empty; give the exact text in /memories/f.md to replace.",
 			wantFile: "abc\n",
 		},
 		{
@@ -151,6 +162,7 @@ func TestStrReplace(t *testing.T) {
 }
 
 func TestInsert(t *testing.T) {
+	const edited = "The file /memories/f.md has been edited."
 	for _, tc := range []struct {
 		file     string
 		line     int
@@ -158,16 +170,24 @@ func TestInsert(t *testing.T) {
 		want     string
 		wantFile string
 	}{
-		{"a\nb\nc\n", 0, "X", "The file /memories/f.md has been edited.", "X\na\nb\nc\n"},
-		{"a\nb\nc\n", 2, "X\nY", "The file /memories/f.md has been edited.", "a\nb\nX\nY\nc\n"},
-		{"a\nb\nc\n", 3, "X\n", "The file /memories/f.md has been edited.", "a\nb\nc\nX\n"},
-		{"a\nb", 2, "X", "The file /memories/f.md has been edited.", "a\nb\nX"},
-		{"a\nb", 1, "X", "The file /memories/f.md has been edited.", "a\nX\nb"},
-		{"", 0, "X", "The file /memories/f.md has been edited.", "X\n"},
-		{"a\n", 1, "", "The file /memories/f.md has been edited.", "a\n"},
-		{"a\nb\nc\n", 4, "X", "Error: Invalid `insert_line` parameter: 4. It should be within the range of lines of the file: [0, 3]", "a\nb\nc\n"},
-		{"a\nb\nc\n", -1, "X", "Error: Invalid `insert_line` parameter: -1. It should be within the range of lines of the file: [0, 3]", "a\nb\nc\n"},
-		{"", 1, "X", "Error: Invalid `insert_line` parameter: 1. It should be within the range of lines of the file: [0, 0]", ""},
+		{"a\nb\nc\n", 0, "X", edited, "X\na\nb\nc\n"},
+		{"a\nb\nc\n", 2, "X\nY", edited, "a\nb\nX\nY\nc\n"},
+		{"a\nb\nc\n", 3, "X\n", edited, "a\nb\nc\nX\n"},
+		// As in the Python helper, the file ends with a newline afterwards
+		// and the text's own trailing newlines are dropped.
+		{"a\nb", 2, "X", edited, "a\nb\nX\n"},
+		{"a\nb", 1, "X", edited, "a\nX\nb\n"},
+		{"a\n", 1, "X\n\n\n", edited, "a\nX\n"},
+		{"", 0, "X", edited, "X\n"},
+		{"a\n", 1, "", edited, "a\n"},
+		{"a\n", 0, "", edited, "\na\n"},
+		// Unlike the Python helper, a blank last line is kept.
+		{"a\n\n", 0, "X", edited, "X\na\n\n"},
+		{"x\r\ny\r\n", 1, "Z", edited, "x\r\nZ\ny\r\n"},
+		{"a\nb\nc\n", 4, "X", "Invalid `insert_line` parameter: 4. It should be within the range [0, 3].", "a\nb\nc\n"},
+		{"a\nb\nc\n", -1, "X", "Invalid `insert_line` parameter: -1. It should be within the range [0, 3].", "a\nb\nc\n"},
+		{"a\n\n", 3, "X", "Invalid `insert_line` parameter: 3. It should be within the range [0, 2].", "a\n\n"},
+		{"", 1, "X", "Invalid `insert_line` parameter: 1. It should be within the range [0, 0].", ""},
 	} {
 		tool, root := mustTool(t, nil)
 		mustWrite(t, root, map[string]string{"f.md": tc.file})
@@ -182,31 +202,75 @@ func TestInsert(t *testing.T) {
 	}
 }
 
+// TestNotAFile checks the reference's answers for paths that exist but are
+// not regular files, or lead through one.
+func TestNotAFile(t *testing.T) {
+	tool, root := mustTool(t, nil)
+	mustWrite(t, root, map[string]string{"d/x.md": "x\n", "f.md": "f\n"})
+	for _, tc := range []struct{ in, want string }{
+		{`{"command":"str_replace","path":"/memories/d","old_str":"x","new_str":"y"}`, "The path /memories/d is not a file."},
+		{`{"command":"insert","path":"/memories/d","insert_line":0,"insert_text":"y"}`, "The path /memories/d is not a file."},
+		{`{"command":"str_replace","path":"/memories","old_str":"x","new_str":"y"}`, "The path /memories is not a file."},
+		{`{"command":"view","path":"/memories/f.md/x"}`, "The path /memories/f.md/x does not exist. Please provide a valid path."},
+		{`{"command":"insert","path":"/memories/f.md/x","insert_line":0,"insert_text":"y"}`, "The path /memories/f.md/x does not exist. Please provide a valid path."},
+		{`{"command":"delete","path":"/memories/f.md/x"}`, "The path /memories/f.md/x does not exist"},
+	} {
+		got, isErr := run(t, tool, tc.in)
+		if !isErr {
+			t.Errorf("%s succeeded: %q", tc.in, got)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.in, diff)
+		}
+	}
+	if err := mkfifo(filepath.Join(root, "fifo")); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{`{"command":"view","path":"/memories/fifo"}`, "Unsupported file type for /memories/fifo"},
+		{`{"command":"str_replace","path":"/memories/fifo","old_str":"x","new_str":"y"}`, "The path /memories/fifo is not a file."},
+	} {
+		if got, _ := run(t, tool, tc.in); got != tc.want {
+			t.Errorf("%s = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 func TestViewRange(t *testing.T) {
 	tool, root := mustTool(t, nil)
 	mustWrite(t, root, map[string]string{"f.md": "l1\nl2\nl3\nl4\nl5\n", "empty.md": ""})
 	const head = "Here's the content of /memories/f.md with line numbers:"
+	// The file ends with a newline, so, as in the reference, it has a sixth,
+	// empty line.
+	const all = head + "\n     1\tl1\n     2\tl2\n     3\tl3\n     4\tl4\n     5\tl5\n     6\t"
 	for _, tc := range []struct {
 		path string
 		vr   any
 		want string
 	}{
-		{"/memories/f.md", nil, head + "\n     1\tl1\n     2\tl2\n     3\tl3\n     4\tl4\n     5\tl5"},
+		{"/memories/f.md", nil, all},
 		{"/memories/f.md", []int{2, 3}, head + "\n     2\tl2\n     3\tl3"},
-		{"/memories/f.md", []int{4, -1}, head + "\n     4\tl4\n     5\tl5"},
+		{"/memories/f.md", []int{4, -1}, head + "\n     4\tl4\n     5\tl5\n     6\t"},
 		{"/memories/f.md", []int{5, 5}, head + "\n     5\tl5"},
 		{"/memories/f.md", []int{1, 1}, head + "\n     1\tl1"},
-		{"/memories/f.md", []int{4, 9}, head + "\n     4\tl4\n     5\tl5\n[The file has only 5 lines.]"},
-		{"/memories/f.md", []int{0, 2}, "Error: Invalid `view_range` parameter: [0, 2]. Its start should be within the range of lines of the file: [1, 5]."},
-		{"/memories/f.md", []int{6, -1}, "Error: Invalid `view_range` parameter: [6, -1]. Its start should be within the range of lines of the file: [1, 5]."},
-		{"/memories/f.md", []int{3, 2}, "Error: Invalid `view_range` parameter: [3, 2]. Its end should be -1 or at least its start, 3."},
-		{"/memories/f.md", []int{3, -2}, "Error: Invalid `view_range` parameter: [3, -2]. Its end should be -1 or at least its start, 3."},
-		{"/memories/f.md", []int{3}, "Error: Invalid `view_range` parameter: [3]. It should be two line numbers [start, end]; an end of -1 means the end of the file."},
-		{"/memories/f.md", []int{1, 2, 3}, "Error: Invalid `view_range` parameter: [1, 2, 3]. It should be two line numbers [start, end]; an end of -1 means the end of the file."},
-		{"/memories/f.md", []any{1.5, 2}, `Error: Invalid memory tool input: key "view_range" must be an array of two integers, not a JSON number 1.5.`},
-		{"/memories/empty.md", nil, "Here's the content of /memories/empty.md with line numbers:\n(The file is empty.)"},
-		{"/memories/empty.md", []int{1, -1}, "Here's the content of /memories/empty.md with line numbers:\n(The file is empty.)"},
-		{"/memories", []int{1, 2}, "Error: view_range only applies to files, and /memories is a directory."},
+		// The reference slices its list of lines: a start below 1 is 1, an
+		// end past the last line stops there, another negative end counts
+		// back from the end, and an empty range shows only the header.
+		{"/memories/f.md", []int{4, 9}, head + "\n     4\tl4\n     5\tl5\n     6\t"},
+		{"/memories/f.md", []int{0, 2}, head + "\n     1\tl1\n     2\tl2"},
+		{"/memories/f.md", []int{-3, 1}, head + "\n     1\tl1"},
+		{"/memories/f.md", []int{6, -1}, head + "\n     6\t"},
+		{"/memories/f.md", []int{7, -1}, head + "\n"},
+		{"/memories/f.md", []int{3, 2}, head + "\n"},
+		{"/memories/f.md", []int{3, -2}, head + "\n     3\tl3\n     4\tl4"},
+		{"/memories/f.md", []int{3, -9}, head + "\n"},
+		// Anything but two numbers is ignored.
+		{"/memories/f.md", []int{3}, all},
+		{"/memories/f.md", []int{1, 2, 3}, all},
+		{"/memories/f.md", []int{}, all},
+		{"/memories/f.md", []any{1.5, 2}, `Invalid memory tool input: key "view_range" must be an array of two integers, not a JSON number 1.5.`},
+		{"/memories/empty.md", nil, "Here's the content of /memories/empty.md with line numbers:\n     1\t"},
+		{"/memories/empty.md", []int{1, -1}, "Here's the content of /memories/empty.md with line numbers:\n     1\t"},
 	} {
 		in := cmdJSON(t, "command", "view", "path", tc.path)
 		if tc.vr != nil {
@@ -216,6 +280,11 @@ func TestViewRange(t *testing.T) {
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", in, diff)
 		}
+	}
+	// On a directory, as in the reference, view_range is ignored.
+	with := mustRun(t, tool, `{"command":"view","path":"/memories","view_range":[1,2]}`)
+	if without := mustRun(t, tool, `{"command":"view","path":"/memories"}`); with != without {
+		t.Errorf("listing with a view_range = %q, want the plain listing %q", with, without)
 	}
 }
 
@@ -242,18 +311,18 @@ func TestViewFormat(t *testing.T) {
 			"Here's the content of /memories/many.md with line numbers:\n" +
 				"     1\tline 1\n     2\tline 2\n     3\tline 3\n     4\tline 4\n     5\tline 5\n     6\tline 6\n     7\tline 7\n     8\tline 8\n" +
 				"     9\tline 9\n    10\tline 10\n" +
-				"[Output truncated at the 200-character view limit: showing lines 1-10 of 1200. Use view_range [11, -1] to read on.]"},
+				"[Output truncated at the 200-character view limit: showing lines 1-10 of 1201. Use view_range [11, -1] to read on.]"},
 		{`{"command":"view","path":"/memories/long.md"}`,
 			"Here's the content of /memories/long.md with line numbers:\n     1\t" + strings.Repeat("é", 134) +
 				"\n[Output truncated: line 1 alone is longer than the 200-character view limit, so only its beginning is shown.]"},
 		{`{"command":"view","path":"/memories/long.md","view_range":[2,-1]}`,
-			"Here's the content of /memories/long.md with line numbers:\n     2\tshort"},
+			"Here's the content of /memories/long.md with line numbers:\n     2\tshort\n     3\t"},
 		{`{"command":"view","path":"/memories/tabs.md"}`,
-			"Here's the content of /memories/tabs.md with line numbers:\n     1\t\tindented\ttab"},
+			"Here's the content of /memories/tabs.md with line numbers:\n     1\t\tindented\ttab\n     2\t"},
 		{`{"command":"view","path":"/memories/bin.dat"}`,
-			"Error: /memories/bin.dat is a binary file (it is not UTF-8 text); the memory tool only reads and edits text files."},
+			"The file /memories/bin.dat is a binary file (it contains NUL bytes) and cannot be read as memory."},
 		{`{"command":"view","path":"/memories/latin.md"}`,
-			"Error: /memories/latin.md is a binary file (it is not UTF-8 text); the memory tool only reads and edits text files."},
+			"The file /memories/latin.md is not a valid UTF-8 text file and cannot be read as memory."},
 		{`{"command":"view","path":"/memories/missing.md"}`,
 			"The path /memories/missing.md does not exist. Please provide a valid path."},
 	} {
@@ -267,8 +336,10 @@ func TestViewFormat(t *testing.T) {
 func TestViewLineLimit(t *testing.T) {
 	tool, root := mustTool(t, nil)
 	mustWrite(t, root, map[string]string{
-		"ok.md":  strings.Repeat("\n", 999_999),
-		"big.md": strings.Repeat("\n", 1_000_000),
+		// Lines are counted as the reference counts them, by splitting on
+		// newlines: n newlines make n+1 lines.
+		"ok.md":  strings.Repeat("\n", 999_998),
+		"big.md": strings.Repeat("\n", 999_999),
 	})
 	out := mustRun(t, tool, `{"command":"view","path":"/memories/ok.md","view_range":[999999,-1]}`)
 	if want := "\n999999\t"; !strings.HasSuffix(out, want) {
@@ -284,6 +355,7 @@ func TestViewDirectory(t *testing.T) {
 	tool, root := mustTool(t, nil)
 	mustWrite(t, root, map[string]string{
 		"b.md":                  strings.Repeat("x", 1536),
+		"k.md":                  strings.Repeat("x", 1024),
 		"a.md":                  "",
 		"sub/one.md":            "12345",
 		"sub/deeper/two.md":     "1234567890",
@@ -297,13 +369,23 @@ func TestViewDirectory(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(root, "empty"), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	// A directory's size is what the filesystem reports for it, as in the
+	// reference (4K on ext4), not the total of its files.
+	dir := func(rel string) string {
+		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return humanSize(fi.Size())
+	}
 	want := "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n" +
-		"1.5K\t/memories/\n" +
+		dir(".") + "\t/memories\n" +
 		"0B\t/memories/a.md\n" +
 		"1.5K\t/memories/b.md\n" +
-		"0B\t/memories/empty/\n" +
-		"16B\t/memories/sub/\n" +
-		"11B\t/memories/sub/deeper/\n" +
+		dir("empty") + "\t/memories/empty/\n" +
+		"1K\t/memories/k.md\n" +
+		dir("sub") + "\t/memories/sub/\n" +
+		dir("sub/deeper") + "\t/memories/sub/deeper/\n" +
 		"5B\t/memories/sub/one.md\n" +
 		"[1 symbolic link(s) or special file(s) not shown; the memory tool does not follow links.]"
 	got := mustRun(t, tool, `{"command":"view","path":"/memories/"}`)
@@ -311,35 +393,58 @@ func TestViewDirectory(t *testing.T) {
 		t.Errorf("listing (-want +got):\n%s", diff)
 	}
 	want = "Here're the files and directories up to 2 levels deep in /memories/sub, excluding hidden items and node_modules:\n" +
-		"16B\t/memories/sub/\n" +
-		"11B\t/memories/sub/deeper/\n" +
-		"1B\t/memories/sub/deeper/more/\n" +
+		dir("sub") + "\t/memories/sub\n" +
+		dir("sub/deeper") + "\t/memories/sub/deeper/\n" +
+		dir("sub/deeper/more") + "\t/memories/sub/deeper/more/\n" +
 		"10B\t/memories/sub/deeper/two.md\n" +
 		"5B\t/memories/sub/one.md"
 	got = mustRun(t, tool, `{"command":"view","path":"/memories/sub"}`)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("sub listing (-want +got):\n%s", diff)
 	}
+	// Without a node_modules, the header does not mention one.
+	want = "Here're the files and directories up to 2 levels deep in /memories/sub/deeper, excluding hidden items:\n" +
+		dir("sub/deeper") + "\t/memories/sub/deeper\n" +
+		dir("sub/deeper/more") + "\t/memories/sub/deeper/more/\n" +
+		"1B\t/memories/sub/deeper/more/x.md\n" +
+		"10B\t/memories/sub/deeper/two.md"
+	got = mustRun(t, tool, `{"command":"view","path":"/memories/sub/deeper"}`)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("deeper listing (-want +got):\n%s", diff)
+	}
 
-	small, root2 := mustTool(t, &Options{MaxViewChars: 150})
+	// A listing longer than MaxViewChars stops with a note; the limit is
+	// set so that the header, the top line and one entry fit.
+	_, root2 := mustTool(t, nil)
 	mustWrite(t, root2, map[string]string{"aaaaaaaa.md": "1", "bbbbbbbb.md": "2", "cccccccc.md": "3"})
-	want = "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n" +
-		"3B\t/memories/\n" +
-		"1B\t/memories/aaaaaaaa.md\n" +
-		"[Listing truncated at the 150-character view limit after 2 of 4 entries. View a subdirectory to see the rest.]"
+	fi, err := os.Lstat(root2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items:\n" +
+		humanSize(fi.Size()) + "\t/memories\n" +
+		"1B\t/memories/aaaaaaaa.md"
+	small, err := New(root2, &Options{MaxViewChars: len(head) + 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Close()
+	want = head + "\n[Listing truncated at the " + thousands(len(head)+5) + "-character view limit after 2 of 4 entries. View a subdirectory to see the rest.]"
 	got = mustRun(t, small, `{"command":"view","path":"/memories"}`)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("truncated listing (-want +got):\n%s", diff)
 	}
 }
 
+// TestHumanSize checks the reference's size format: whole numbers without
+// a decimal, powers of 1024, G the largest unit.
 func TestHumanSize(t *testing.T) {
 	for _, tc := range []struct {
 		n    int64
 		want string
 	}{
-		{0, "0B"}, {1, "1B"}, {1023, "1023B"}, {1024, "1.0K"}, {5632, "5.5K"},
-		{1048575, "1.0M"}, {1 << 20, "1.0M"}, {1258291, "1.2M"}, {3 << 30, "3.0G"}, {5 << 40, "5.0T"}, {5000 << 40, "5000.0T"},
+		{0, "0B"}, {1, "1B"}, {1023, "1023B"}, {1024, "1K"}, {1025, "1.0K"}, {1536, "1.5K"}, {4096, "4K"}, {5632, "5.5K"},
+		{1048575, "1024.0K"}, {1 << 20, "1M"}, {1258291, "1.2M"}, {3 << 30, "3G"}, {5 << 40, "5120G"},
 	} {
 		if got := humanSize(tc.n); got != tc.want {
 			t.Errorf("humanSize(%d) = %q, want %q", tc.n, got, tc.want)
@@ -353,11 +458,13 @@ func TestDelete(t *testing.T) {
 	for _, tc := range []struct{ path, want string }{
 		{"/memories/a.md", "Successfully deleted /memories/a.md"},
 		{"/memories/d/", "Successfully deleted /memories/d"},
-		{"/memories/a.md", "Error: The path /memories/a.md does not exist"},
-		{"/memories", "Error: Cannot delete /memories itself, the memory directory; delete the files inside it one by one instead."},
-		{"/memories/", "Error: Cannot delete /memories itself, the memory directory; delete the files inside it one by one instead."},
-		{"/memories//", "Error: Cannot delete /memories itself, the memory directory; delete the files inside it one by one instead."},
-		{"/memoriesfoo", "Error: The path /memoriesfoo is not allowed: memory paths must be /memories or start with /memories/."},
+		{"/memories/a.md", "The path /memories/a.md does not exist"},
+		{"/memories", "Cannot delete the /memories directory itself"},
+		// Unlike the Python helper, which empties the directory for these.
+		{"/memories/", "Cannot delete the /memories directory itself"},
+		{"/memories//", "Cannot delete the /memories directory itself"},
+		{"/memories/d/..", "Cannot delete the /memories directory itself"},
+		{"/memoriesfoo", "Path /memoriesfoo would escape /memories directory"},
 	} {
 		got, _ := run(t, tool, cmdJSON(t, "command", "delete", "path", tc.path))
 		if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -374,14 +481,16 @@ func TestRename(t *testing.T) {
 	tool, root := mustTool(t, nil)
 	mustWrite(t, root, map[string]string{"a.md": "a", "b.md": "b", "d/x.md": "x"})
 	for _, tc := range []struct{ from, to, want string }{
-		{"/memories/a.md", "/memories/b.md", "Error: The destination /memories/b.md already exists"},
-		{"/memories/a.md", "/memories/a.md", "Error: The destination /memories/a.md already exists"},
-		{"/memories/a.md", "/memories/d", "Error: The destination /memories/d already exists"},
-		{"/memories/a.md", "/memories", "Error: The destination /memories already exists"},
-		{"/memories/nope.md", "/memories/c.md", "Error: The path /memories/nope.md does not exist"},
-		{"/memories", "/memories/x", "Error: Cannot rename /memories itself, the memory directory; rename the files inside it instead."},
-		{"/memories/d", "/memories/d/sub/d", "Error: Cannot move the directory /memories/d into itself (/memories/d/sub/d)."},
-		{"/memories/a.md", "/memoriesfoo/a.md", "Error: The path /memoriesfoo/a.md is not allowed: memory paths must be /memories or start with /memories/."},
+		{"/memories/a.md", "/memories/b.md", "The destination /memories/b.md already exists"},
+		{"/memories/a.md", "/memories/a.md", "The destination /memories/a.md already exists"},
+		{"/memories/a.md", "/memories/d", "The destination /memories/d already exists"},
+		{"/memories/a.md", "/memories", "The destination /memories already exists"},
+		{"/memories/nope.md", "/memories/c.md", "The path /memories/nope.md does not exist"},
+		// As in the reference, a taken destination is reported first.
+		{"/memories/nope.md", "/memories/b.md", "The destination /memories/b.md already exists"},
+		{"/memories", "/memories/x", "Cannot rename /memories itself, the memory directory; rename the files inside it instead."},
+		{"/memories/d", "/memories/d/sub/d", "Cannot move the directory /memories/d into itself (/memories/d/sub/d)."},
+		{"/memories/a.md", "/memoriesfoo/a.md", "Path /memoriesfoo/a.md would escape /memories directory"},
 		{"/memories/a.md", "/memories/new/deep/a2.md", "Successfully renamed /memories/a.md to /memories/new/deep/a2.md"},
 		{"/memories/d", "/memories/dd", "Successfully renamed /memories/d to /memories/dd"},
 		{"/memories/dd", "/memories/d-old/dd", "Successfully renamed /memories/dd to /memories/d-old/dd"},
@@ -415,8 +524,8 @@ func TestMemoriesFoo(t *testing.T) {
 	for _, p := range []string{"/memoriesfoo", "/memoriesbar/x.md"} {
 		for _, in := range commandsOn(t, p) {
 			got, isErr := run(t, tool, in)
-			if !isErr || !strings.Contains(got, "memory paths must be /memories or start with /memories/") {
-				t.Errorf("%s = %q, want the prefix error", in, got)
+			if !isErr || !strings.Contains(got, "Path "+p+" would escape /memories directory") {
+				t.Errorf("%s = %q, want the escape error", in, got)
 			}
 		}
 	}
@@ -440,39 +549,41 @@ func commandsOn(tb testing.TB, p string) []string {
 }
 
 // TestTraversal sends hostile paths through every command and checks that
-// each is refused and that nothing inside or outside the root changes.
+// each is refused, in the reference's words where it has them, and that
+// nothing inside or outside the root changes.
 func TestTraversal(t *testing.T) {
 	tool, root := mustTool(t, nil)
 	base := filepath.Dir(root)
 	mustWrite(t, base, map[string]string{"outside/secret.md": "secret\n", "mem/a.md": "a\n"})
 	before := snapshot(t, base)
-	hostile := []string{
-		"/memories/../outside/secret.md",
-		"/memories/a/../../outside/secret.md",
-		"/memories/..",
-		"/memories/..\\outside\\secret.md",
-		"/memories\\..\\outside",
-		"/memories/secret.md\x00.txt",
-		"/memories/%2e%2e%2foutside%2fsecret.md",
-		"/memories/%2e%2e/outside/secret.md",
-		"/memories/%252e%252e%252foutside%252fsecret.md",
-		"/memories/．．／outside／secret.md",
-		"/memories/．．/outside/secret.md",
-		"/memories/\u2025/outside/secret.md",
-		filepath.Join(base, "outside", "secret.md"),
-		"/etc/passwd",
-		"/memoriesoutside/secret.md",
-		"memories/../outside/secret.md",
-		"/memories/.hidden",
-	}
-	for _, p := range hostile {
-		for _, in := range commandsOn(t, p) {
+	const escape = " would escape /memories directory"
+	abs := filepath.Join(base, "outside", "secret.md")
+	for _, tc := range []struct{ p, want string }{
+		{"/memories/../outside/secret.md", "Path /memories/../outside/secret.md" + escape},
+		{"/memories/a/../../outside/secret.md", "Path /memories/a/../../outside/secret.md" + escape},
+		{"/memories/..", "Path /memories/.." + escape},
+		{"/memories/..\\outside\\secret.md", "Path /memories/..\\outside\\secret.md" + escape},
+		{"/memories\\..\\outside", "Path /memories\\..\\outside" + escape},
+		{"/memories/secret.md\x00.txt", `The path "/memories/secret.md\x00.txt" is not allowed: it contains a NUL byte.`},
+		{"/memories/%2e%2e%2foutside%2fsecret.md", "Path /memories/%2e%2e%2foutside%2fsecret.md" + escape + " (../outside/secret.md when percent-decoded)"},
+		{"/memories/%2e%2e/outside/secret.md", "Path /memories/%2e%2e/outside/secret.md" + escape + " (.. when percent-decoded)"},
+		{"/memories/%252e%252e%252foutside%252fsecret.md", "Path /memories/%252e%252e%252foutside%252fsecret.md" + escape + " (../outside/secret.md when percent-decoded twice)"},
+		{"/memories/．．／outside／secret.md", "Path /memories/．．／outside／secret.md" + escape + " (../outside/secret.md after Unicode normalisation)"},
+		{"/memories/．．/outside/secret.md", "Path /memories/．．/outside/secret.md" + escape + " (.. after Unicode normalisation)"},
+		{"/memories/\u2025/outside/secret.md", "Path /memories/\u2025/outside/secret.md" + escape + " (.. after Unicode normalisation)"},
+		{abs, "Path must start with /memories, got: " + abs},
+		{"/etc/passwd", "Path must start with /memories, got: /etc/passwd"},
+		{"/memoriesoutside/secret.md", "Path /memoriesoutside/secret.md" + escape},
+		{"memories/../outside/secret.md", "Path must start with /memories, got: memories/../outside/secret.md"},
+		{"/memories/.hidden", `The path /memories/.hidden is not allowed: names starting with "." are hidden and reserved for the tool's own files.`},
+	} {
+		for _, in := range commandsOn(t, tc.p) {
 			_, err := tool.Execute(context.Background(), json.RawMessage(in))
 			if !errors.Is(err, memdir.ErrInvalid) {
 				t.Errorf("%s: error %v, want ErrInvalid", in, err)
 			}
-			if err != nil && !strings.HasPrefix(err.Error(), "Error: The path ") {
-				t.Errorf("%s: error %q does not start with \"Error: The path \"", in, err)
+			if err != nil && err.Error() != tc.want {
+				t.Errorf("%s: error %q, want %q", in, err, tc.want)
 			}
 		}
 	}
@@ -496,25 +607,32 @@ func TestSymlinkEscapes(t *testing.T) {
 	mustSymlink(t, "real", root, "inside-dir")
 	mustSymlink(t, filepath.Join(outside, "missing.md"), root, "dangling")
 
+	// A link that leads out of the root is refused as the reference refuses
+	// an escape; one that stays inside is refused too (memdir follows no
+	// links), in memdir's own words.
+	const escape = " would escape /memories directory"
+	const notFollowed = "; the memory tool does not follow links."
 	for _, tc := range []struct{ in, want string }{
-		{`{"command":"view","path":"/memories/abs-file"}`, "Error: The path /memories/abs-file is a symbolic link; the memory tool does not follow links."},
-		{`{"command":"view","path":"/memories/rel-file"}`, "Error: The path /memories/rel-file is a symbolic link; the memory tool does not follow links."},
-		{`{"command":"view","path":"/memories/abs-dir"}`, "Error: The path /memories/abs-dir is a symbolic link; the memory tool does not follow links."},
-		{`{"command":"view","path":"/memories/rel-dir/secret.md"}`, "Error: The path /memories/rel-dir/secret.md goes through the symbolic link /memories/rel-dir; the memory tool does not follow links."},
-		{`{"command":"view","path":"/memories/inside-file"}`, "Error: The path /memories/inside-file is a symbolic link; the memory tool does not follow links."},
-		{`{"command":"view","path":"/memories/inside-dir/r.md"}`, "Error: The path /memories/inside-dir/r.md goes through the symbolic link /memories/inside-dir; the memory tool does not follow links."},
-		{`{"command":"create","path":"/memories/abs-dir/new.md","file_text":"x"}`, "Error: The path /memories/abs-dir/new.md goes through the symbolic link /memories/abs-dir; the memory tool does not follow links."},
-		{`{"command":"create","path":"/memories/rel-dir/sub/new.md","file_text":"x"}`, "Error: The path /memories/rel-dir/sub/new.md goes through the symbolic link /memories/rel-dir; the memory tool does not follow links."},
-		{`{"command":"create","path":"/memories/dangling","file_text":"x"}`, "Error: File /memories/dangling already exists"},
-		{`{"command":"create","path":"/memories/abs-file","file_text":"x"}`, "Error: File /memories/abs-file already exists"},
-		{`{"command":"str_replace","path":"/memories/abs-file","old_str":"secret","new_str":"pwned"}`, "Error: The path /memories/abs-file is a symbolic link; the memory tool does not follow links."},
-		{`{"command":"insert","path":"/memories/rel-file","insert_line":0,"insert_text":"pwned"}`, "Error: The path /memories/rel-file is a symbolic link; the memory tool does not follow links."},
-		{`{"command":"str_replace","path":"/memories/inside-file","old_str":"a","new_str":"b"}`, "Error: The path /memories/inside-file is a symbolic link; the memory tool does not follow links."},
-		{`{"command":"rename","old_path":"/memories/a.md","new_path":"/memories/abs-file"}`, "Error: The destination /memories/abs-file already exists"},
-		{`{"command":"rename","old_path":"/memories/a.md","new_path":"/memories/dangling"}`, "Error: The destination /memories/dangling already exists"},
-		{`{"command":"rename","old_path":"/memories/a.md","new_path":"/memories/abs-dir/a.md"}`, "Error: The path /memories/abs-dir/a.md goes through the symbolic link /memories/abs-dir; the memory tool does not follow links."},
-		{`{"command":"rename","old_path":"/memories/rel-dir/secret.md","new_path":"/memories/stolen.md"}`, "Error: The path /memories/rel-dir/secret.md goes through the symbolic link /memories/rel-dir; the memory tool does not follow links."},
-		{`{"command":"delete","path":"/memories/abs-dir/secret.md"}`, "Error: The path /memories/abs-dir/secret.md goes through the symbolic link /memories/abs-dir; the memory tool does not follow links."},
+		{`{"command":"view","path":"/memories/abs-file"}`, "Path /memories/abs-file" + escape},
+		{`{"command":"view","path":"/memories/rel-file"}`, "Path /memories/rel-file" + escape},
+		{`{"command":"view","path":"/memories/abs-dir"}`, "Path /memories/abs-dir" + escape},
+		{`{"command":"view","path":"/memories/rel-dir/secret.md"}`, "Path /memories/rel-dir/secret.md" + escape},
+		{`{"command":"view","path":"/memories/dangling"}`, "Path /memories/dangling" + escape},
+		{`{"command":"view","path":"/memories/inside-file"}`, "The path /memories/inside-file is a symbolic link" + notFollowed},
+		{`{"command":"view","path":"/memories/inside-dir/r.md"}`, "The path /memories/inside-dir/r.md goes through the symbolic link /memories/inside-dir" + notFollowed},
+		{`{"command":"create","path":"/memories/abs-dir/new.md","file_text":"x"}`, "Path /memories/abs-dir/new.md" + escape},
+		{`{"command":"create","path":"/memories/rel-dir/sub/new.md","file_text":"x"}`, "Path /memories/rel-dir/sub/new.md" + escape},
+		{`{"command":"create","path":"/memories/inside-dir/new.md","file_text":"x"}`, "The path /memories/inside-dir/new.md goes through the symbolic link /memories/inside-dir" + notFollowed},
+		{`{"command":"create","path":"/memories/dangling","file_text":"x"}`, "File /memories/dangling already exists"},
+		{`{"command":"create","path":"/memories/abs-file","file_text":"x"}`, "File /memories/abs-file already exists"},
+		{`{"command":"str_replace","path":"/memories/abs-file","old_str":"secret","new_str":"pwned"}`, "Path /memories/abs-file" + escape},
+		{`{"command":"insert","path":"/memories/rel-file","insert_line":0,"insert_text":"pwned"}`, "Path /memories/rel-file" + escape},
+		{`{"command":"str_replace","path":"/memories/inside-file","old_str":"a","new_str":"b"}`, "The path /memories/inside-file is a symbolic link" + notFollowed},
+		{`{"command":"rename","old_path":"/memories/a.md","new_path":"/memories/abs-file"}`, "The destination /memories/abs-file already exists"},
+		{`{"command":"rename","old_path":"/memories/a.md","new_path":"/memories/dangling"}`, "The destination /memories/dangling already exists"},
+		{`{"command":"rename","old_path":"/memories/a.md","new_path":"/memories/abs-dir/a.md"}`, "Path /memories/abs-dir/a.md" + escape},
+		{`{"command":"rename","old_path":"/memories/rel-dir/secret.md","new_path":"/memories/stolen.md"}`, "Path /memories/rel-dir/secret.md" + escape},
+		{`{"command":"delete","path":"/memories/abs-dir/secret.md"}`, "Path /memories/abs-dir/secret.md" + escape},
 	} {
 		got, _ := run(t, tool, tc.in)
 		if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -589,19 +707,19 @@ func TestWriteFailures(t *testing.T) {
 		{
 			name: "replace fails", in: `{"command":"str_replace","path":"/memories/a.md","old_str":"a","new_str":"b"}`,
 			hook: func(string) func(string) error { return func(string) error { return boom } },
-			want: "Error: Could not write /memories/a.md: disk on fire", wantErr: boom,
+			want: "Could not write /memories/a.md: disk on fire", wantErr: boom,
 		},
 		{
 			name: "create fails", in: `{"command":"create","path":"/memories/new.md","file_text":"n"}`,
 			hook: func(string) func(string) error { return func(string) error { return boom } },
-			want: "Error: Could not write /memories/new.md: disk on fire", wantErr: boom,
+			want: "Could not write /memories/new.md: disk on fire", wantErr: boom,
 		},
 		{
 			name: "create loses a race", in: `{"command":"create","path":"/memories/new.md","file_text":"mine"}`,
 			hook: func(root string) func(string) error {
 				return func(string) error { return os.WriteFile(filepath.Join(root, "new.md"), []byte("theirs"), 0o600) }
 			},
-			want: "Error: File /memories/new.md already exists", wantErr: memdir.ErrExists,
+			want: "File /memories/new.md already exists", wantErr: memdir.ErrExists,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -637,14 +755,14 @@ func TestSizeCap(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`{"command":"create","path":"/memories/ok.md","file_text":"0123456789"}`, "File created successfully at: /memories/ok.md"},
 		{`{"command":"create","path":"/memories/big.md","file_text":"0123456789a"}`,
-			"Error: /memories/big.md would be 11B, over the 10B limit for a memory file; nothing was written. Keep memories short: split the content or drop what is outdated."},
+			"/memories/big.md would be 11B, over the 10B limit for a memory file; nothing was written. Keep memories short: split the content or drop what is outdated."},
 		{`{"command":"str_replace","path":"/memories/f.md","old_str":"1","new_str":"11"}`,
-			"Error: /memories/f.md would be 11B, over the 10B limit for a memory file; nothing was written. Keep memories short: split the content or drop what is outdated."},
+			"/memories/f.md would be 11B, over the 10B limit for a memory file; nothing was written. Keep memories short: split the content or drop what is outdated."},
 		{`{"command":"insert","path":"/memories/f.md","insert_line":1,"insert_text":""}`, "The file /memories/f.md has been edited."},
 		{`{"command":"insert","path":"/memories/f.md","insert_line":1,"insert_text":"x"}`,
-			"Error: /memories/f.md would be 12B, over the 10B limit for a memory file; nothing was written. Keep memories short: split the content or drop what is outdated."},
+			"/memories/f.md would be 12B, over the 10B limit for a memory file; nothing was written. Keep memories short: split the content or drop what is outdated."},
 		{`{"command":"create","path":"/memories/nul.md","file_text":"a\u0000b"}`,
-			"Error: The new content of /memories/nul.md is not UTF-8 text (it contains a NUL byte or invalid UTF-8); nothing was written."},
+			"The new content of /memories/nul.md is not UTF-8 text (it contains a NUL byte or invalid UTF-8); nothing was written."},
 	} {
 		got, _ := run(t, tool, tc.in)
 		if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -666,7 +784,7 @@ func TestBinaryNotEdited(t *testing.T) {
 		`{"command":"insert","path":"/memories/b.bin","insert_line":0,"insert_text":"c"}`,
 	} {
 		got, _ := run(t, tool, in)
-		if want := "Error: /memories/b.bin is a binary file (it is not UTF-8 text); the memory tool only reads and edits text files."; got != want {
+		if want := "The file /memories/b.bin is a binary file (it contains NUL bytes) and cannot be read as memory."; got != want {
 			t.Errorf("%s = %q, want %q", in, got, want)
 		}
 	}
@@ -748,7 +866,7 @@ func TestReadOnly(t *testing.T) {
 		`{"command":"rename","old_path":"/memories/a.md","new_path":"/memories/b.md"}`,
 	} {
 		got, _ := run(t, tool, in)
-		if want := "Error: The memory directory is read-only here; only the view command is allowed."; got != want {
+		if want := "The memory directory is read-only here; only the view command is allowed."; got != want {
 			t.Errorf("%s = %q, want %q", in, got, want)
 		}
 	}
@@ -763,26 +881,26 @@ func TestReadOnly(t *testing.T) {
 func TestMalformedInput(t *testing.T) {
 	tool, _ := mustTool(t, nil)
 	for _, tc := range []struct{ in, want string }{
-		{``, `Error: The memory tool input must be a JSON object with a "command" key.`},
-		{`[]`, `Error: The memory tool input must be a JSON object with a "command" key.`},
-		{`"view"`, `Error: The memory tool input must be a JSON object with a "command" key.`},
-		{`{"command":"view"`, `Error: The memory tool input is not valid JSON: unexpected end of JSON input.`},
-		{`{}`, `Error: The memory tool input has no "command" key; use one of view, create, str_replace, insert, delete, rename.`},
-		{`{"command":"undo_all"}`, `Error: Unknown memory tool command undo_all; use one of view, create, str_replace, insert, delete, rename.`},
-		{`{"command":7}`, `Error: Invalid memory tool input: key "command" must be a string, not a JSON number.`},
-		{`{"command":"view","path":["/memories"]}`, `Error: Invalid memory tool input: key "path" must be a string, not a JSON array.`},
-		{`{"command":"insert","path":"/memories/a","insert_line":"2","insert_text":"x"}`, `Error: Invalid memory tool input: key "insert_line" must be an integer, not a JSON string.`},
-		{`{"command":"create","path":"/memories/a","file_text":null}`, `Error: The create command needs the "file_text" key (the content of the new file).`},
-		{`{"command":"view"}`, `Error: The view command needs the "path" key (a path starting with /memories).`},
-		{`{"command":"create","file_text":"x"}`, `Error: The create command needs the "path" key (a path starting with /memories).`},
-		{`{"command":"create","path":"/memories/a"}`, `Error: The create command needs the "file_text" key (the content of the new file).`},
-		{`{"command":"str_replace","path":"/memories/a","new_str":"x"}`, `Error: The str_replace command needs the "old_str" key (the exact text to replace).`},
-		{`{"command":"str_replace","path":"/memories/a","old_str":"x"}`, `Error: The str_replace command needs the "new_str" key (the replacement text, which may be empty).`},
-		{`{"command":"insert","path":"/memories/a","insert_text":"x"}`, `Error: The insert command needs the "insert_line" key (the line after which to insert; 0 inserts at the top).`},
-		{`{"command":"insert","path":"/memories/a","insert_line":0}`, `Error: The insert command needs the "insert_text" key (the text to insert).`},
-		{`{"command":"delete"}`, `Error: The delete command needs the "path" key (a path starting with /memories).`},
-		{`{"command":"rename","new_path":"/memories/b"}`, `Error: The rename command needs the "old_path" key (a path starting with /memories).`},
-		{`{"command":"rename","old_path":"/memories/a"}`, `Error: The rename command needs the "new_path" key (a path starting with /memories).`},
+		{``, `The memory tool input must be a JSON object with a "command" key.`},
+		{`[]`, `The memory tool input must be a JSON object with a "command" key.`},
+		{`"view"`, `The memory tool input must be a JSON object with a "command" key.`},
+		{`{"command":"view"`, `The memory tool input is not valid JSON: unexpected end of JSON input.`},
+		{`{}`, `The memory tool input has no "command" key; use one of view, create, str_replace, insert, delete, rename.`},
+		{`{"command":"undo_all"}`, `Unknown memory tool command undo_all; use one of view, create, str_replace, insert, delete, rename.`},
+		{`{"command":7}`, `Invalid memory tool input: key "command" must be a string, not a JSON number.`},
+		{`{"command":"view","path":["/memories"]}`, `Invalid memory tool input: key "path" must be a string, not a JSON array.`},
+		{`{"command":"insert","path":"/memories/a","insert_line":"2","insert_text":"x"}`, `Invalid memory tool input: key "insert_line" must be an integer, not a JSON string.`},
+		{`{"command":"create","path":"/memories/a","file_text":null}`, `The create command needs the "file_text" key (the content of the new file).`},
+		{`{"command":"view"}`, `The view command needs the "path" key (a path starting with /memories).`},
+		{`{"command":"create","file_text":"x"}`, `The create command needs the "path" key (a path starting with /memories).`},
+		{`{"command":"create","path":"/memories/a"}`, `The create command needs the "file_text" key (the content of the new file).`},
+		{`{"command":"str_replace","path":"/memories/a","new_str":"x"}`, `The str_replace command needs the "old_str" key (the exact text to replace).`},
+		{`{"command":"str_replace","path":"/memories/a","old_str":"x"}`, `The str_replace command needs the "new_str" key (the replacement text, which may be empty).`},
+		{`{"command":"insert","path":"/memories/a","insert_text":"x"}`, `The insert command needs the "insert_line" key (the line after which to insert; 0 inserts at the top).`},
+		{`{"command":"insert","path":"/memories/a","insert_line":0}`, `The insert command needs the "insert_text" key (the text to insert).`},
+		{`{"command":"delete"}`, `The delete command needs the "path" key (a path starting with /memories).`},
+		{`{"command":"rename","new_path":"/memories/b"}`, `The rename command needs the "old_path" key (a path starting with /memories).`},
+		{`{"command":"rename","old_path":"/memories/a"}`, `The rename command needs the "new_path" key (a path starting with /memories).`},
 		{`{"command":"view","path":"/memories","extra":"ignored"}`, ""},
 	} {
 		got, isErr := run(t, tool, tc.in)
@@ -869,5 +987,65 @@ func TestContextCancelled(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "a.md")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("file created despite cancellation: %v", err)
+	}
+}
+
+// TestDotDotInside checks that, as in the reference, ".." and "." segments
+// that stay inside /memories are stepped through, and that results name the
+// clean path.
+func TestDotDotInside(t *testing.T) {
+	tool, root := mustTool(t, nil)
+	mustWrite(t, root, map[string]string{"a.md": "a\n"})
+	for _, tc := range []struct{ in, want string }{
+		{`{"command":"view","path":"/memories/x/../a.md"}`, "Here's the content of /memories/a.md with line numbers:\n     1\ta\n     2\t"},
+		{`{"command":"create","path":"/memories/./n/../b.md","file_text":"b"}`, "File created successfully at: /memories/b.md"},
+		{`{"command":"rename","old_path":"/memories/b.md","new_path":"/memories/d/../c.md"}`, "Successfully renamed /memories/b.md to /memories/c.md"},
+	} {
+		if got := mustRun(t, tool, tc.in); got != tc.want {
+			t.Errorf("%s = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := snapshot(t, root)["c.md"].Content; got != "b" {
+		t.Errorf("c.md = %q, want %q", got, "b")
+	}
+}
+
+// TestViewTooLarge checks that view refuses to read a file over its 64 MiB
+// read limit (the reference reads any size), without reading it.
+func TestViewTooLarge(t *testing.T) {
+	tool, root := mustTool(t, nil)
+	f, err := os.Create(filepath.Join(root, "big.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A sparse file: its size is all that matters.
+	if err := f.Truncate(maxViewFileBytes + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	got, isErr := run(t, tool, `{"command":"view","path":"/memories/big.log"}`)
+	if want := "/memories/big.log is 64.0M, too large for the memory tool (limit 64M)."; !isErr || got != want {
+		t.Errorf("view = %q, want the error %q", got, want)
+	}
+}
+
+// TestViewUnreadableSubdirectory checks that, as in the reference, a
+// subdirectory that cannot be read is listed without its contents rather
+// than failing the whole listing.
+func TestViewUnreadableSubdirectory(t *testing.T) {
+	tool, root := mustTool(t, nil)
+	mustWrite(t, root, map[string]string{"locked/x.md": "x", "open.md": "o"})
+	locked := filepath.Join(root, "locked")
+	if err := os.Chmod(locked, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(locked, 0o700)
+	if _, err := os.ReadDir(locked); err == nil {
+		t.Skip("running with privileges that read any directory")
+	}
+	got := mustRun(t, tool, `{"command":"view","path":"/memories"}`)
+	lines := strings.Split(got, "\n")
+	if len(lines) != 4 || !strings.HasSuffix(lines[2], "\t/memories/locked/") || lines[3] != "1B\t/memories/open.md" {
+		t.Errorf("listing = %q, want the top line, locked/ without contents, and open.md", got)
 	}
 }

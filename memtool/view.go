@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"math"
+	"math/bits"
 	"path"
 	"slices"
 	"strconv"
@@ -30,82 +32,69 @@ func (t *Tool) view(ctx context.Context, c Command) (string, error) {
 		return "", err
 	}
 	if fi == nil {
-		return "", errNotExistView(p)
+		return "", errNotExistLong(p)
 	}
 	if fi.IsDir() {
-		if c.ViewRange != nil {
-			return "", errorf(memdir.ErrInvalid, "Error: view_range only applies to files, and %s is a directory.", p)
-		}
+		// As in the reference, a view_range on a directory is ignored.
 		return t.viewDir(ctx, rel)
 	}
 	if !fi.Mode().IsRegular() {
-		return "", errNotRegular(p)
+		return "", errUnsupported(p)
 	}
 	data, err := t.readFile(rel, max(maxViewFileBytes, int64(t.opts.MaxFileBytes)))
 	if err != nil {
 		return "", err
 	}
-	if isBinary(data) {
-		return "", errBinary(p)
+	if err := checkText(p, data); err != nil {
+		return "", err
 	}
 	text := string(data)
-	n := countLines(text)
+	// Lines are what splitting on "\n" gives, as in the reference: a final
+	// newline is followed by an empty last line, and an empty file has one
+	// empty line.
+	n := strings.Count(text, "\n") + 1
 	if n > maxLines {
 		return "", errorf(memdir.ErrInvalid, "File %s exceeds maximum line limit of 999,999 lines.", p)
 	}
-	start, end, err := viewRange(c.ViewRange, n)
-	if err != nil {
-		return "", err
-	}
+	start, end := viewRange(c.ViewRange, n)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Here's the content of %s with line numbers:", p)
-	if n == 0 {
-		b.WriteString("\n(The file is empty.)")
+	if start > end {
+		// An empty range shows the header and nothing else, as the
+		// reference's join of no lines does.
+		b.WriteByte('\n')
 		return b.String(), nil
 	}
 	budget := t.opts.MaxViewChars
-	shownEnd, cut := numberLines(&b, text, start, min(end, n), budget)
+	shownEnd, cut := numberLines(&b, text, start, end, budget)
 	switch {
 	case shownEnd < start:
 		fmt.Fprintf(&b, "\n[Output truncated: line %d alone is longer than the %s-character view limit, so only its beginning is shown.]", start, thousands(budget))
-	case shownEnd < min(end, n) || cut:
+	case shownEnd < end || cut:
 		fmt.Fprintf(&b, "\n[Output truncated at the %s-character view limit: showing lines %d-%d of %d. Use view_range [%d, -1] to read on.]",
 			thousands(budget), start, shownEnd, n, shownEnd+1)
-	case end > n:
-		fmt.Fprintf(&b, "\n[The file has only %d lines.]", n)
 	}
 	return b.String(), nil
 }
 
-// viewRange validates a view_range against a file of n lines and returns the
-// 1-based inclusive range to show. An end past the last line is allowed (the
-// caller notes it); -1 means the last line.
-func viewRange(vr []int, n int) (start, end int, err error) {
-	if vr == nil {
-		return 1, n, nil
-	}
+// viewRange turns a view_range into the 1-based inclusive lines to show of
+// a file of n lines, the way the reference slices its list of lines: the
+// start is raised to at least 1, an end of -1 means the last line, another
+// negative end counts back from the end, an end past the last line stops
+// there, and a range that ends before it starts is empty (start > end).
+// Anything but two numbers is ignored and the whole file is shown.
+func viewRange(vr []int, n int) (start, end int) {
 	if len(vr) != 2 {
-		return 0, 0, errorf(memdir.ErrInvalid, "Error: Invalid `view_range` parameter: %s. It should be two line numbers [start, end]; an end of -1 means the end of the file.", fmtInts(vr))
+		return 1, n
 	}
-	start, end = vr[0], vr[1]
-	if start < 1 || start > max(n, 1) {
-		return 0, 0, errorf(memdir.ErrInvalid, "Error: Invalid `view_range` parameter: %s. Its start should be within the range of lines of the file: [1, %d].", fmtInts(vr), n)
+	start, end = max(1, vr[0]), vr[1]
+	switch {
+	case end == -1:
+		end = n
+	case end < 0:
+		end = max(n+end, 0)
 	}
-	if end == -1 {
-		return start, n, nil
-	}
-	if end < start {
-		return 0, 0, errorf(memdir.ErrInvalid, "Error: Invalid `view_range` parameter: %s. Its end should be -1 or at least its start, %d.", fmtInts(vr), start)
-	}
-	return start, end, nil
-}
-
-func fmtInts(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = strconv.Itoa(x)
-	}
-	return "[" + strings.Join(s, ", ") + "]"
+	return start, min(end, n)
 }
 
 // numberLines appends lines start..end (1-based, inclusive) of text to b,
@@ -174,47 +163,52 @@ func truncateRunes(s string, n int) string {
 	return s
 }
 
-// countLines counts the lines of text. A final newline ends the last line
-// rather than starting an empty one, so "a\nb\n" has two lines and "" has
-// none.
-func countLines(text string) int {
-	n := strings.Count(text, "\n")
-	if text != "" && !strings.HasSuffix(text, "\n") {
-		n++
+// checkText refuses content the tool will not show or edit as text: invalid
+// UTF-8 (in the reference's words) and, memdir's own rule, NUL bytes.
+func checkText(p string, data []byte) error {
+	if !utf8.Valid(data) {
+		return errorf(memdir.ErrInvalid, "The file %s is not a valid UTF-8 text file and cannot be read as memory.", p)
 	}
-	return n
+	if bytes.IndexByte(data, 0) >= 0 {
+		return errorf(memdir.ErrInvalid, "The file %s is a binary file (it contains NUL bytes) and cannot be read as memory.", p)
+	}
+	return nil
 }
 
-// isBinary reports content the tool will not show or edit as text: anything
-// with a NUL byte or that is not valid UTF-8.
+// isBinary reports content the tool will not write as text: anything with a
+// NUL byte or that is not valid UTF-8.
 func isBinary(data []byte) bool {
 	return bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data)
 }
 
-func errBinary(p string) error {
-	return errorf(memdir.ErrInvalid, "Error: %s is a binary file (it is not UTF-8 text); the memory tool only reads and edits text files.", p)
+func errUnsupported(p string) error {
+	return errorf(memdir.ErrInvalid, "Unsupported file type for %s", p)
 }
 
-// listed is one line of a directory listing.
-type listed struct {
-	rel   string
-	dir   bool
-	size  int64
-	depth int
-}
-
-// viewDir lists rel and its entries up to two levels deep, skipping hidden
-// names and node_modules. A directory's size is the total of the visible
-// files beneath it, at any depth. Links and special files are not listed
-// (the tool does not follow them); a trailing note counts them.
+// viewDir lists rel and its entries up to two levels deep, in the
+// reference's format: a header, then one "SIZE<TAB>PATH" line for rel itself
+// and for each entry, depth first in name order, with a "/" after
+// subdirectories. Sizes are what the filesystem reports (for a directory,
+// its own size, not its contents'). Hidden names and node_modules are
+// skipped; the header mentions node_modules only when there was one.
+// Symbolic links and special files are not listed (the tool does not follow
+// links); a trailing note counts them.
 func (t *Tool) viewDir(ctx context.Context, rel string) (string, error) {
-	var out []listed
-	skipped := 0
-	if _, err := t.walk(ctx, rel, 0, &out, &skipped); err != nil {
+	top, err := t.root.Lstat(native(rel))
+	if err != nil {
+		return "", ioError("list", MemoryPath(rel), err)
+	}
+	out := []listed{{rel: rel, size: top.Size()}}
+	var w walker
+	if err := t.walk(ctx, rel, 1, &out, &w, true); err != nil {
 		return "", err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Here're the files and directories up to 2 levels deep in %s, excluding hidden items and node_modules:", MemoryPath(rel))
+	b.WriteString("Here're the files and directories up to 2 levels deep in " + MemoryPath(rel) + ", excluding hidden items")
+	if w.nodeModules {
+		b.WriteString(" and node_modules")
+	}
+	b.WriteByte(':')
 	used := utf8.RuneCountInString(b.String())
 	for i, e := range out {
 		name := MemoryPath(e.rel)
@@ -230,82 +224,93 @@ func (t *Tool) viewDir(ctx context.Context, rel string) (string, error) {
 		}
 		b.WriteString(line)
 	}
-	if skipped > 0 {
-		fmt.Fprintf(&b, "\n[%d symbolic link(s) or special file(s) not shown; the memory tool does not follow links.]", skipped)
+	if w.skipped > 0 {
+		fmt.Fprintf(&b, "\n[%d symbolic link(s) or special file(s) not shown; the memory tool does not follow links.]", w.skipped)
 	}
 	return b.String(), nil
 }
 
-// walk appends rel (at depth) and, down to depth 2, its visible entries to
-// out, and returns the total size of the visible regular files beneath rel.
-func (t *Tool) walk(ctx context.Context, rel string, depth int, out *[]listed, skipped *int) (int64, error) {
+// listed is one line of a directory listing.
+type listed struct {
+	rel  string
+	dir  bool
+	size int64
+}
+
+// walker collects what a listing left out.
+type walker struct {
+	skipped     int  // links and special files
+	nodeModules bool // a node_modules entry was skipped
+}
+
+// walk appends the visible entries of rel, which is at depth-1 below the
+// listed directory, to out, and recurses into subdirectories down to depth
+// 2. A subdirectory that cannot be read is listed without its contents, as
+// the reference does; only the listed directory itself (top) must be
+// readable.
+func (t *Tool) walk(ctx context.Context, rel string, depth int, out *[]listed, w *walker, top bool) error {
 	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	idx := -1
-	if depth <= 2 {
-		idx = len(*out)
-		*out = append(*out, listed{rel: rel, dir: true, depth: depth})
+		return err
 	}
 	d, err := t.root.Open(native(rel))
 	if err != nil {
-		return 0, ioError("list", MemoryPath(rel), err)
+		if top {
+			return ioError("list", MemoryPath(rel), err)
+		}
+		return nil
 	}
 	entries, err := d.ReadDir(-1)
 	d.Close()
 	if err != nil {
-		return 0, ioError("list", MemoryPath(rel), err)
+		if top {
+			return ioError("list", MemoryPath(rel), err)
+		}
+		return nil
 	}
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	var total int64
 	for _, e := range entries {
 		name := e.Name()
-		if strings.HasPrefix(name, ".") || name == "node_modules" {
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		if name == "node_modules" {
+			w.nodeModules = true
 			continue
 		}
 		child := path.Join(rel, name)
-		switch {
-		case e.IsDir():
-			n, err := t.walk(ctx, child, depth+1, out, skipped)
-			if err != nil {
-				return 0, err
-			}
-			total += n
-		case e.Type().IsRegular():
-			fi, err := e.Info()
-			if err != nil {
-				continue // removed while listing
-			}
-			total += fi.Size()
-			if depth+1 <= 2 {
-				*out = append(*out, listed{rel: child, size: fi.Size(), depth: depth + 1})
-			}
-		default:
-			if depth+1 <= 2 {
-				*skipped++
+		if !e.IsDir() && !e.Type().IsRegular() {
+			w.skipped++
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue // removed while listing
+		}
+		*out = append(*out, listed{rel: child, dir: e.IsDir(), size: fi.Size()})
+		if e.IsDir() && depth < 2 {
+			if err := t.walk(ctx, child, depth+1, out, w, false); err != nil {
+				return err
 			}
 		}
 	}
-	if idx >= 0 {
-		(*out)[idx].size = total
-	}
-	return total, nil
+	return nil
 }
 
-// humanSize formats a byte count the way the memory tool's listings do:
-// whole bytes below 1 KiB ("0B", "812B"), then one decimal with K, M, G or T.
+// humanSize formats a byte count the way the reference's listings do: the
+// largest of B, K, M and G (powers of 1024) that is at most n, whole when
+// the value is whole ("0B", "812B", "1K", "4K") and with one decimal
+// otherwise ("1.5K", "1024.0K").
 func humanSize(n int64) string {
-	if n < 1024 {
+	if n <= 0 {
 		return strconv.FormatInt(n, 10) + "B"
 	}
-	v := float64(n)
-	for _, unit := range []string{"K", "M", "G", "T"} {
-		v /= 1024
-		if v < 1023.95 || unit == "T" {
-			return strconv.FormatFloat(v, 'f', 1, 64) + unit
-		}
+	units := []string{"B", "K", "M", "G"}
+	i := min((bits.Len64(uint64(n))-1)/10, len(units)-1)
+	v := float64(n) / math.Pow(1024, float64(i))
+	if v == math.Trunc(v) {
+		return strconv.FormatFloat(v, 'f', 0, 64) + units[i]
 	}
-	panic("unreachable")
+	return strconv.FormatFloat(v, 'f', 1, 64) + units[i]
 }
 
 // thousands formats n with comma separators, as the documented messages do
