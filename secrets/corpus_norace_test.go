@@ -3,4 +3,4 @@
 package secrets
 
 // corpusBytes caps how much of the clean corpus TestCleanCorpus reads.
-const corpusBytes = 64 << 20
+const corpusBytes = 128 << 20
