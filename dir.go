@@ -272,6 +272,11 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 	saved.Path = rel
 	content := saved.Format()
 	res.Changed = res.Created || !bytes.Equal(old, content)
+	// The index line is made of the name and description, which content
+	// holds too, so checking content covers both files.
+	if err := checkTeamWrite(rel, content); err != nil {
+		return nil, err
+	}
 
 	indexRel, link := IndexFor(rel)
 	rec, own, err := d.recorder(opts.Recorder, "save")
@@ -643,6 +648,20 @@ func (d *Dir) Rename(ctx context.Context, ref, to string) (*RenameResult, error)
 			return nil, err
 		}
 	}
+	if IsTeamPath(to) {
+		// Moving into team/ shares the file and its index line: check both
+		// before anything moves.
+		data, _, err := readRooted(root, from, MaxMemoryFileBytes)
+		if err != nil {
+			return nil, fmt.Errorf("rename %s to %s: %w", from, to, err)
+		}
+		for _, l := range entryLines(fromIx.Find(fromLink)) {
+			data = append(append(data, '\n'), l...)
+		}
+		if err := CheckTeamContent(to, data); err != nil {
+			return nil, err
+		}
+	}
 	rec, err := d.journal.Begin("rename", d.path)
 	if err != nil {
 		return nil, err
@@ -759,6 +778,20 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 	}
 	if len(conflicts) > 0 && !opts.Force {
 		return nil, &ConflictError{RunID: run.ID, Paths: conflicts}
+	}
+	// Restoring content into team/ shares it again: a version that holds
+	// a secret is refused before anything is restored.
+	for _, f := range changed {
+		if f.Before == "" || !IsTeamPath(f.Path) {
+			continue
+		}
+		data, err := d.journal.Blob(f.Before)
+		if err != nil {
+			return nil, fmt.Errorf("undo %s: %w", f.Path, err)
+		}
+		if err := CheckTeamContent(f.Path, data); err != nil {
+			return nil, fmt.Errorf("undo %s: %w", run.ID, err)
+		}
 	}
 	// Index lines are restored line by line unless the run replaced the
 	// index file itself, in which case restoring that file restores them.

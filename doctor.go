@@ -317,6 +317,10 @@ func (d *Dir) applyFixes(root *os.Root, rec *Recorder, rep *CheckReport, opts *F
 				return err
 			}
 			m, _ := ParseMemory(data)
+			if err := checkTeamWrite(f.Path, m.Format()); err != nil {
+				res.Actions = append(res.Actions, "left "+f.Path+" as it is: "+err.Error())
+				continue
+			}
 			if err := rec.Before(f.Path); err != nil {
 				return err
 			}
@@ -329,6 +333,10 @@ func (d *Dir) applyFixes(root *os.Root, rec *Recorder, rep *CheckReport, opts *F
 			line, err := pointerLine(root, f.Path)
 			if err != nil {
 				return err
+			}
+			if err := checkTeamWrite(indexRel, []byte(line)); err != nil {
+				res.Actions = append(res.Actions, "left "+f.Path+" out of "+indexRel+": its line would hold a potential secret ("+secretLabels(err)+")")
+				continue
 			}
 			ix, err := index(indexRel)
 			if err != nil {
@@ -452,7 +460,8 @@ func pointerLine(root *os.Root, rel string) (string, error) {
 // IndexMissing adds a MEMORY.md line for each memory among rels that has
 // none, journaling each index it changes in rec, and returns the memories it
 // indexed. MEMORY.md itself, daily logs and files that are not memories are
-// skipped. The caller holds the directory lock (see Lock), as an agent run
+// skipped, and so are team memories whose line would carry a potential
+// secret into team/MEMORY.md. The caller holds the directory lock (see Lock), as an agent run
 // that wrote the memories does.
 func (d *Dir) IndexMissing(rec *Recorder, rels []string) ([]string, error) {
 	root, err := d.openRoot()
@@ -480,6 +489,9 @@ func (d *Dir) IndexMissing(rec *Recorder, rels []string) ([]string, error) {
 		line, err := pointerLine(root, rel)
 		if err != nil {
 			continue // gone or unreadable: nothing to point at
+		}
+		if checkTeamWrite(indexRel, []byte(line)) != nil {
+			continue // a secret in the title or hook stays out of team/MEMORY.md
 		}
 		if err := rec.Before(indexRel); err != nil {
 			return added, err

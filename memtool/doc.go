@@ -57,6 +57,13 @@
 // delete("/memories/") empties the folder). A directory is deleted by
 // renaming it to a hidden tombstone first, so it disappears at once.
 //
+// Files under the team directory (Options.TeamDir, "team" by default: the
+// team memory of an auto-memory directory, synced to every collaborator)
+// never receive content the secret scanner flags: create, str_replace and
+// insert refuse it, and rename refuses to move such a file, or a directory
+// holding one, into team/. The error names the rule and the file, never the
+// secret, and wraps a *memdir.SecretError (errors.Is memdir.ErrSecret).
+//
 // Options.BeforeChange lets a journal save each path before it changes;
 // its error aborts the command with nothing modified. Files written are
 // capped at Options.MaxFileBytes (1 MiB by default); view output is capped at

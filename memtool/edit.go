@@ -39,7 +39,7 @@ func (t *Tool) create(ctx context.Context, c Command) (string, error) {
 		return "", errorf(memdir.ErrExists, "File %s already exists", p)
 	}
 	data := []byte(*c.FileText)
-	if err := t.checkContent(p, data); err != nil {
+	if err := t.checkContent(rel, data); err != nil {
 		return "", err
 	}
 	if err := ctx.Err(); err != nil {
@@ -58,15 +58,19 @@ func (t *Tool) create(ctx context.Context, c Command) (string, error) {
 	return "File created successfully at: " + p, nil
 }
 
-// checkContent enforces the size cap and the text-only rule on a file the
-// tool is about to write.
-func (t *Tool) checkContent(p string, data []byte) error {
+// checkContent enforces the size cap, the text-only rule and, under the team
+// directory, the secret guard on a file the tool is about to write at rel.
+func (t *Tool) checkContent(rel string, data []byte) error {
+	p := MemoryPath(rel)
 	if len(data) > t.opts.MaxFileBytes {
 		return errorf(memdir.ErrInvalid, "%s would be %s, over the %s limit for a memory file; nothing was written. Keep memories short: split the content or drop what is outdated.",
 			p, humanSize(int64(len(data))), humanSize(int64(t.opts.MaxFileBytes)))
 	}
 	if isBinary(data) {
 		return errorf(memdir.ErrInvalid, "The new content of %s is not UTF-8 text (it contains a NUL byte or invalid UTF-8); nothing was written.", p)
+	}
+	if t.inTeam(rel) {
+		return secretError(p, data)
 	}
 	return nil
 }
@@ -104,7 +108,7 @@ func (t *Tool) loadText(cmd string, c Command) (rel string, text string, err err
 // checks and the BeforeChange hook.
 func (t *Tool) replaceFile(ctx context.Context, op, rel, content string) error {
 	p := MemoryPath(rel)
-	if err := t.checkContent(p, []byte(content)); err != nil {
+	if err := t.checkContent(rel, []byte(content)); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -325,6 +329,11 @@ func (t *Tool) rename(ctx context.Context, c Command) (string, error) {
 	}
 	if fi.IsDir() && strings.HasPrefix(newRel+"/", oldRel+"/") {
 		return "", errorf(memdir.ErrInvalid, "Cannot move the directory %s into itself (%s).", oldP, newP)
+	}
+	if t.inTeam(newRel) && !t.inTeam(oldRel) {
+		if err := t.checkMoveIntoTeam(oldRel, fi, newP); err != nil {
+			return "", err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return "", err

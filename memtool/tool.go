@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"strings"
 	"sync"
 
@@ -47,6 +48,15 @@ type Options struct {
 	AfterChange func(op string, relPaths ...string)
 	// ReadOnly allows only the view command.
 	ReadOnly bool
+	// TeamDir is the root-relative slash path of the team-memory directory,
+	// whose files are synced to every collaborator: create, str_replace and
+	// insert refuse content there that the secret scanner flags, and rename
+	// refuses to move such a file (or a directory holding one) into it. The
+	// error names the rule and the file, never the secret, and wraps a
+	// *memdir.SecretError. Empty means "team" (memdir.TeamDirName), right for
+	// a tool bound to an auto-memory directory; "." makes the whole root team
+	// memory, for a tool bound to a team directory itself.
+	TeamDir string
 }
 
 // Tool runs memory-tool commands against one directory. It is safe for
@@ -94,6 +104,13 @@ func New(root string, opts *Options) (*Tool, error) {
 	}
 	if t.opts.MaxViewChars <= 0 {
 		t.opts.MaxViewChars = DefaultMaxViewChars
+	}
+	if t.opts.TeamDir == "" {
+		t.opts.TeamDir = memdir.TeamDirName
+	}
+	t.opts.TeamDir = strings.Trim(path.Clean("/"+t.opts.TeamDir), "/")
+	if t.opts.TeamDir == "" {
+		t.opts.TeamDir = "."
 	}
 	return t, nil
 }

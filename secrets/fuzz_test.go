@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -39,8 +40,10 @@ func FuzzRedact(f *testing.F) {
 		if ms == nil && out != s {
 			t.Errorf("Redact changed text in which Scan found nothing:\n%q\n%q", s, out)
 		}
-		if len(out) > len(s) {
-			t.Errorf("Redact grew the text from %d to %d bytes", len(s), len(out))
+		// A URL password may be shorter than the marker, so the text may
+		// grow; what is outside the markers never does.
+		if outside := len(strings.ReplaceAll(out, Marker, "")); outside > len(s) {
+			t.Errorf("Redact grew the text outside its markers from %d to %d bytes", len(s), outside)
 		}
 	})
 }

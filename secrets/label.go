@@ -19,6 +19,7 @@ var labelWords = map[string]string{
 	"hashicorp":    "HashiCorp",
 	"huggingface":  "Hugging Face",
 	"id":           "ID",
+	"jwt":          "JWT",
 	"npm":          "npm",
 	"oauth":        "OAuth",
 	"openai":       "OpenAI",
@@ -26,6 +27,7 @@ var labelWords = map[string]string{
 	"pypi":         "PyPI",
 	"sendgrid":     "SendGrid",
 	"tf":           "Terraform",
+	"url":          "URL",
 }
 
 // Label turns a kebab-case rule id into the name shown to people: each word

@@ -18,8 +18,8 @@ var (
 	sentryEdge = newByteSet("A-Za-z0-9+/_")
 )
 
-// rules is the catalogue, in the order of the rule ids in the spec (§9,
-// "Secret scanning"). The formats come from the vendors' published token
+// rules is the catalogue: first the rule ids of the spec (§9, "Secret
+// scanning"), in its order, then memdir's own. The formats come from the vendors' published token
 // formats; where a vendor allows a range or may lengthen its tokens, the
 // pattern takes the range rather than one observed length.
 var rules = [...]Rule{
@@ -111,6 +111,11 @@ var rules = [...]Rule{
 		ID: "private-key", Label: Label("private-key"),
 		keywords: []string{"-----BEGIN"}, match: matchPrivateKey,
 	},
+	// memdir's own rules, beyond the spec's list (see context.go).
+	jwtRule,
+	slackWebhookRule,
+	awsSecretRule,
+	urlPasswordRule,
 }
 
 // tokenRule builds a rule for a single-token credential: the whole match of

@@ -7,13 +7,18 @@
 // rejects them on upload; a write-time guard (Claude Code refuses Write and
 // Edit of such content on team paths) asks the same question.
 //
-// The scanner is a heuristic. It knows the public formats of 36 kinds of
-// credential (prefixes, lengths, alphabets; see [Rules]) and nothing else: a
-// password, a connection string or a token of an unlisted service passes
-// unseen, and an invented string shaped like a real token is reported. The
-// patterns are tuned to stay quiet on prose and code: a token must stand on
-// its own (not glued to a longer identifier), and obvious placeholders
-// (AKIA…EXAMPLE, runs like "xxxxxxxx", all-lowercase slugs) are ignored.
+// The scanner is a heuristic. It knows the public formats of the 36 kinds
+// of credential Claude Code's team-memory scanner looks for (prefixes,
+// lengths, alphabets) and four of memdir's own that need context: JSON Web
+// Tokens, Slack webhook URLs, AWS secret access keys (after their name or
+// near their key id) and passwords in URLs (postgres://user:pw@host…); see
+// [Rules]. Anything else passes unseen, and an invented string shaped like a
+// real token is reported. The patterns are tuned to stay quiet on prose and
+// code: a token must stand on its own (not glued to a longer identifier),
+// and obvious placeholders (AKIA…EXAMPLE, runs like "xxxxxxxx", all-lowercase
+// slugs, ${VAR} or <password> in a URL, example.com hosts) are ignored. A
+// test scans the system's Markdown documentation and the Go module cache
+// and expects memdir's own rules to find nothing there.
 //
 // Results never carry the secret itself: a [Match] names the rule only, so it
 // is safe to log, print or send back to a client. All functions are safe for
@@ -92,9 +97,10 @@ func Scan(content string) []Match {
 func Redact(content string) string {
 	// Removing one secret can expose another: a token that was rejected
 	// because it touched a longer run may stand alone once that run is
-	// replaced. So repeat until a pass finds nothing. This ends because every
-	// secret is longer than Marker (the shortest kind is 20 bytes), so each
-	// pass that changes the text shortens it.
+	// replaced. So repeat until a pass finds nothing. This ends because no
+	// rule matches text holding Marker's brackets, so each pass that changes
+	// the text replaces bytes outside markers, of which there are fewer
+	// every time.
 	for {
 		var spans [][2]int
 		for _, span := range find(content, nil) {

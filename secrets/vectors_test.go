@@ -144,6 +144,38 @@ func vectors() ([]positive, []negative) {
 			post: "\n> -----END EC PRIVATE KEY-----"},
 		{name: "no END line", rule: "private-key",
 			pre: rsaHead + "\n", secret: g.pemBody(4, "\n")[:4*65-1], post: "\n"},
+
+		// memdir's own rules.
+		tok("HS256", "jwt", b64url(`{"alg":"HS256","typ":"JWT"}`), ".",
+			b64url(`{"sub":"`+g.s(alnum, 12)+`","iat":1764547200,"scope":"deploy"}`), ".", g.s(urlsafe, 43)),
+		tok("RS256", "jwt", b64url(`{"alg":"RS256","kid":"`+g.s(alnum, 8)+`"}`), ".",
+			b64url(`{"iss":"https://auth.example.net","aud":"api"}`), ".", g.s(urlsafe, 342)),
+		{name: "incoming", rule: "slack-webhook-url", pre: "https://",
+			secret: "hooks.slack.com/services/T" + g.s(upper+digits, 8) + "/B" + g.s(upper+digits, 10) + "/" + g.s(alnum, 24)},
+		{name: "workflow", rule: "slack-webhook-url", pre: "https://",
+			secret: "hooks.slack.com/workflows/T" + g.s(upper+digits, 10) + "/A" + g.s(upper+digits, 10) + "/" + g.s(digits, 18) + "/" + g.s(alnum, 32)},
+		{name: "credentials file", rule: "aws-secret-access-key", pre: "aws_secret_access_key = ", secret: awsSecret(g)},
+		{name: "env", rule: "aws-secret-access-key", pre: "AWS_SECRET_ACCESS_KEY=", secret: awsSecret(g)},
+		{name: "STS JSON", rule: "aws-secret-access-key", pre: `"SecretAccessKey": "`, secret: awsSecret(g), post: `"`},
+		{name: "SDK", rule: "aws-secret-access-key", pre: "secretAccessKey: '", secret: awsSecret(g), post: "'"},
+		// The id is AWS's documented example, so only the secret rule fires.
+		{name: "after key id", rule: "aws-secret-access-key", pre: "AKIA" + "IOSFODNN7" + "EXAMPLE,", secret: awsSecret(g)},
+		{name: "postgres", rule: "url-password", pre: "postgres://app:", secret: g.s(alnum, 16), post: "@db.internal:5432/app?sslmode=require"},
+		{name: "postgresql", rule: "url-password", pre: "postgresql://deploy:", secret: g.s(alnum+"!*", 20), post: "@10.0.0.7/main"},
+		{name: "mysql", rule: "url-password", pre: "mysql://root:", secret: g.s(alnum, 12), post: "@127.0.0.1:3306/shop"},
+		{name: "redis no user", rule: "url-password", pre: "redis://:", secret: g.s(alnum, 6), post: "@cache:6379/0"},
+		{name: "amqp", rule: "url-password", pre: "amqps://worker:", secret: g.s(alnum, 24) + "%2F" + g.s(alnum, 4), post: "@mq.internal/vhost"},
+		{name: "mongodb+srv", rule: "url-password", pre: "mongodb+srv://svc:", secret: g.s(alnum, 18), post: "@cluster0.mongodb.net/db"},
+		{name: "https", rule: "url-password", pre: "https://ci-bot:", secret: g.s(alnum, 14), post: "@git.internal/org/repo.git"},
+		{name: "temporary key id", rule: "aws-secret-access-key", pre: "ASIA" + "IOSFODNN7" + "EXAMPLE\nsecret: ", secret: awsSecret(g)},
+		{name: "mariadb", rule: "url-password", pre: "mariadb://app:", secret: g.s(alnum, 16), post: "@db/app"},
+		{name: "rediss", rule: "url-password", pre: "rediss://default:", secret: g.s(alnum, 32), post: "@cache.internal:6380"},
+		{name: "amqp plain", rule: "url-password", pre: "amqp://svc:", secret: g.s(alnum, 16), post: "@rabbit:5672/%2f"},
+		{name: "mongodb", rule: "url-password", pre: "mongodb://admin:", secret: g.s(alnum, 16), post: "@mongo-0:27017,mongo-1:27017/?replicaSet=rs0"},
+		{name: "http", rule: "url-password", pre: "http://admin:", secret: g.s(alnum, 12), post: "@192.168.1.20:8080/"},
+		{name: "ftp", rule: "url-password", pre: "ftp://upload:", secret: g.s(alnum, 12), post: "@files.internal/in/"},
+		{name: "smtp", rule: "url-password", pre: "smtp://mailer:", secret: g.s(alnum, 16), post: "@smtp.internal:587"},
+		{name: "smtps", rule: "url-password", pre: "smtps://mailer:", secret: g.s(alnum, 16), post: "@smtp.internal:465"},
 	}
 
 	neg := []negative{
@@ -196,8 +228,44 @@ func vectors() ([]positive, []negative) {
 		{"elided body", "private-key", rsaHead + "\n...\n" + rsaFoot},
 		{"header in prose", "private-key", "A key file starts with " + rsaHead + " and ends with " + rsaFoot + "."},
 		{"public key", "private-key", "-----BEGIN PUBLIC KEY-----\n" + g.pemBody(4, "\n") + "\n-----END PUBLIC KEY-----"},
+
+		{"unsigned", "jwt", b64url(`{"alg":"none"}`) + "." + b64url(`{"sub":"1234"}`) + "."},
+		{"header only", "jwt", b64url(`{"alg":"HS256","typ":"JWT"}`) + "." + g.s(urlsafe, 40)},
+		{"short signature", "jwt", b64url(`{"alg":"HS256"}`) + "." + b64url(`{"sub":"1234"}`) + "." + g.s(urlsafe, 10)},
+		{"placeholder", "slack-webhook-url", "https://hooks.slack.com/services/T00000000/B00000000/" + strings.Repeat("X", 24)},
+		{"docs", "slack-webhook-url", "https://hooks.slack.com/services/YOUR/WEBHOOK/URL"},
+		{"short", "slack-webhook-url", "https://hooks.slack.com/services/T" + g.s(upper, 8) + "/B" + g.s(upper, 8) + "/" + g.s(alnum, 12)},
+		{"hex digest", "aws-secret-access-key", "aws_secret_access_key = " + g.s(hexLower, 40)},
+		{"variable", "aws-secret-access-key", "aws_secret_access_key = $AWS_SECRET_ACCESS_KEY"},
+		{"documented example", "aws-secret-access-key", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "EXAMPLEKEY"},
+		{"41 characters", "aws-secret-access-key", "AWS_SECRET_ACCESS_KEY=" + awsSecret(g) + "Q"},
+		{"no context", "aws-secret-access-key", "checksum " + awsSecret(g)},
+		{"key id then a commit", "aws-secret-access-key", "AKIA" + "IOSFODNN7" + "EXAMPLE at commit " + g.s(hexLower, 40)},
+		{"no password", "url-password", "postgres://app@db.internal/app"},
+		{"empty password", "url-password", "postgres://app:@db.internal/app"},
+		{"placeholder word", "url-password", "postgres://user:password@localhost:5432/mydb"},
+		{"your password", "url-password", "mysql://admin:your_db_pass@db/app"},
+		{"variable", "url-password", "mysql://root:${MYSQL_ROOT_PASSWORD}@db:3306/app"},
+		{"shell variable", "url-password", "postgres://$PGUSER:$PGPASSWORD@$PGHOST/app"},
+		{"mask", "url-password", "redis://:****@cache:6379"},
+		{"angle brackets", "url-password", "amqp://guest:<password>@mq:5672/"},
+		{"template", "url-password", "postgres://app:{{ .Password }}@db/app"},
+		{"printf", "url-password", "postgres://%s:%s@%s/%s"},
+		{"same as user", "url-password", "amqp://guest:guest@localhost:5672/"},
+		{"port", "url-password", "https://example.com:8443/path?q=a:b@c"},
+		{"user only", "url-password", "https://user@github.com/org/repo.git"},
+		{"in a word", "url-password", "xhttps://bot:" + g.s(alnum, 12) + "@host"},
 	}
 	return pos, neg
+}
+
+// b64url encodes a JWT part.
+func b64url(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+
+// awsSecret returns a 40-character secret access key that mixes capitals,
+// small letters and digits, as real ones do.
+func awsSecret(g *gen) string {
+	return g.s(upper, 2) + g.s(lower, 2) + g.s(digits, 2) + g.s(std64, 34)
 }
 
 // vectorTexts returns the texts of the positive vectors named "rule/name".

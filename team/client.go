@@ -561,6 +561,7 @@ func (c *Client) readLocal() (map[string]string, []Skip, error) {
 	if err != nil {
 		return nil, skips, err
 	}
+	dropSecretIndexLines(out, skips)
 	return out, skips, nil
 }
 

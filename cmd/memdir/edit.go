@@ -10,12 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"runtime"
 	"strings"
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
-	"github.com/memdir/memdir/secrets"
 )
 
 func init() {
@@ -36,9 +36,12 @@ in .md; --team puts it under team/.
 
 After the editor exits, edit checks the frontmatter again and reports what is
 wrong, naming the file: no frontmatter, YAML that does not parse, an empty
-name or description (errors, exit 4), and a missing or unknown type or, in
-team memory, what looks like a credential (warnings). The file is always
-kept as you wrote it. When name and description are present, the memory's
+name or description (errors, exit 4), and a missing or unknown type
+(warnings). The file is always kept as you wrote it. A team memory is
+edited as a private copy outside team/ and written back only if it holds
+nothing the secret scanner flags; otherwise team/ is left unchanged, the
+error names the kind of secret (never the secret), and the copy is kept at
+the path it gives (exit 4). When name and description are present, the memory's
 MEMORY.md line is written from them (added, or replaced in place). The
 file's previous content and index line are journaled first, so
 'memdir undo' reverts the edit.
@@ -149,6 +152,12 @@ func editMemory(ctx context.Context, env *Env, d *memdir.Dir, name string, t mem
 	}
 	rec.SetSummary("edit " + rel)
 	res := &editResult{Path: rel}
+	copyFile, keepCopy := "", false
+	defer func() {
+		if copyFile != "" && !keepCopy {
+			os.RemoveAll(filepath.Dir(copyFile))
+		}
+	}()
 	err = func() error {
 		if err := rec.Before(rel); err != nil {
 			return err
@@ -159,7 +168,16 @@ func editMemory(ctx context.Context, env *Env, d *memdir.Dir, name string, t mem
 		}
 		rec.NoteIndexLines(rel, lines)
 		var template []byte
-		if !exists {
+		file := d.Abs(rel)
+		if isTeam {
+			// A team file is edited as a copy outside team/: a sync watcher
+			// must not push a half-written file, and what the user saves is
+			// checked for secrets before it reaches team/.
+			if file, template, err = teamEditCopy(d, rel, exists, name, t); err != nil {
+				return err
+			}
+			copyFile = file
+		} else if !exists {
 			template = editTemplate(nameForTemplate(name), t)
 			created, err := createExclusive(d, rel, template)
 			if err != nil {
@@ -170,34 +188,53 @@ func editMemory(ctx context.Context, env *Env, d *memdir.Dir, name string, t mem
 				template = nil // someone else created it meanwhile: edit theirs
 			}
 		}
-		before, _ := os.ReadFile(d.Abs(rel))
-		if err := runEditor(ctx, env, d.Abs(rel)); err != nil {
+		before, _ := os.ReadFile(file)
+		if err := runEditor(ctx, env, file); err != nil {
 			if res.Created {
-				if cur, rerr := os.ReadFile(d.Abs(rel)); rerr == nil && bytes.Equal(cur, template) {
-					os.Remove(d.Abs(rel))
+				if cur, rerr := os.ReadFile(file); rerr == nil && bytes.Equal(cur, template) {
+					os.Remove(file)
 				}
 			}
 			return err
 		}
-		after, err := os.ReadFile(d.Abs(rel))
+		after, err := os.ReadFile(file)
+		created := res.Created || isTeam && !exists
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			res.Outcome = "removed"
+			if isTeam && exists {
+				if err := removeTeamFile(ctx, d, rel); err != nil {
+					return err
+				}
+			}
 			return editIndex(ctx, d, indexRel, func(ix *memdir.Index) bool { return len(ix.Remove(link)) > 0 }, res)
 		case err != nil:
-			return fmt.Errorf("read %s after editing: %w", d.Abs(rel), err)
-		case res.Created && bytes.Equal(after, template):
+			return fmt.Errorf("read %s after editing: %w", file, err)
+		case created && bytes.Equal(after, template):
 			res.Outcome = "discarded"
-			if err := os.Remove(d.Abs(rel)); err != nil {
-				return fmt.Errorf("remove the unfilled template %s: %w", d.Abs(rel), err)
+			if isTeam {
+				return nil
+			}
+			if err := os.Remove(file); err != nil {
+				return fmt.Errorf("remove the unfilled template %s: %w", file, err)
 			}
 			return nil
-		case !res.Created && bytes.Equal(after, before):
+		case !created && bytes.Equal(after, before):
 			res.Outcome = "unchanged"
 		default:
 			res.Outcome = "saved"
 		}
-		m := checkEdited(after, isTeam, res)
+		if isTeam && res.Outcome == "saved" {
+			if err := memdir.CheckTeamContent(rel, after); err != nil {
+				keepCopy = true
+				return fmt.Errorf("%w; %s is unchanged and your edited text is kept outside team memory in %s", err, d.Abs(rel), file)
+			}
+			if res.Created, err = placeTeamFile(ctx, d, rel, after, exists); err != nil {
+				keepCopy = true
+				return fmt.Errorf("%w; your edited text is kept in %s", err, file)
+			}
+		}
+		m := checkEdited(after, res)
 		if m == nil {
 			return nil
 		}
@@ -297,7 +334,7 @@ func runEditor(ctx context.Context, env *Env, file string) error {
 // checkEdited validates an edited memory, recording errors and warnings in
 // res. It returns the parsed memory when the index line can be written from
 // it (name and description present), or nil.
-func checkEdited(content []byte, team bool, res *editResult) *memdir.Memory {
+func checkEdited(content []byte, res *editResult) *memdir.Memory {
 	if bytes.IndexByte(content, 0) >= 0 {
 		res.Errors = append(res.Errors, "the file holds NUL bytes: a memory is Markdown text")
 		return nil
@@ -326,11 +363,6 @@ func checkEdited(content []byte, team bool, res *editResult) *memdir.Memory {
 			res.Warnings = append(res.Warnings, "type is missing: use user, feedback, project or reference")
 		case m.Type == "":
 			res.Warnings = append(res.Warnings, fmt.Sprintf("type %q is not user, feedback, project or reference", m.RawType))
-		}
-	}
-	if team {
-		if found := secrets.Scan(string(content)); len(found) > 0 {
-			res.Warnings = append(res.Warnings, "team memory holding what looks like a credential ("+secrets.Labels(found)+"): 'memdir sync' will not share it; remove it")
 		}
 	}
 	if len(res.Errors) > 0 {
@@ -412,6 +444,73 @@ func reportEdit(env *Env, d *memdir.Dir, res *editResult, name string, asJSON bo
 	if len(res.Errors) > 0 {
 		return fmt.Errorf("%s has %s, so its MEMORY.md line was not written; the file is kept as you wrote it: run 'memdir edit %s' again to fix it: %w",
 			d.Abs(res.Path), plural(len(res.Errors), "problem", "problems"), name, memdir.ErrInvalid)
+	}
+	return nil
+}
+
+// teamEditCopy makes the private copy a team memory is edited in: a file
+// named like the memory in a new 0700 temporary directory, holding the
+// memory's content or, for a new one, the template (which it returns).
+func teamEditCopy(d *memdir.Dir, rel string, exists bool, name string, t memdir.Type) (file string, template []byte, err error) {
+	var content []byte
+	if exists {
+		if content, err = os.ReadFile(d.Abs(rel)); err != nil {
+			return "", nil, fmt.Errorf("read %s: %w", d.Abs(rel), err)
+		}
+	} else {
+		template = editTemplate(nameForTemplate(name), t)
+		content = template
+	}
+	dir, err := os.MkdirTemp("", "memdir-edit-")
+	if err != nil {
+		return "", nil, fmt.Errorf("make a private copy of %s to edit: %w", rel, err)
+	}
+	file = filepath.Join(dir, path.Base(rel))
+	if err := atomicfile.WriteFile(file, content, 0o600); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("make a private copy of %s to edit: %w", rel, err)
+	}
+	return file, template, nil
+}
+
+// placeTeamFile writes the edited content of a team memory into team/,
+// atomically and under the directory lock. A new memory is created only if
+// nobody created the file meanwhile (ErrExists). created reports a new file.
+func placeTeamFile(ctx context.Context, d *memdir.Dir, rel string, content []byte, exists bool) (created bool, err error) {
+	lock, err := d.Lock(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer lock.Unlock()
+	root, err := os.OpenRoot(d.Path())
+	if err != nil {
+		return false, err
+	}
+	defer root.Close()
+	if !exists {
+		// Every memdir writer takes the lock, so checking first is safe.
+		if _, err := root.Lstat(rel); err == nil {
+			return false, fmt.Errorf("%s was created by someone else while you edited: %w", d.Abs(rel), memdir.ErrExists)
+		}
+		if err := root.MkdirAll(path.Dir(rel), 0o700); err != nil {
+			return false, fmt.Errorf("create %s: %w", d.Abs(rel), err)
+		}
+	}
+	if err := atomicfile.WriteFileIn(root, rel, content, 0o600); err != nil {
+		return false, err
+	}
+	return !exists, nil
+}
+
+// removeTeamFile deletes a team memory whose copy the editor deleted.
+func removeTeamFile(ctx context.Context, d *memdir.Dir, rel string) error {
+	lock, err := d.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	if err := os.Remove(d.Abs(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", d.Abs(rel), err)
 	}
 	return nil
 }

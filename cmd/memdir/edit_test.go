@@ -175,23 +175,62 @@ func TestEditTemplateEditorFailureAndRemoval(t *testing.T) {
 		t.Errorf("the template of a failed edit stayed: %v", err)
 	}
 
-	// A team memory holding a token is saved, with a warning.
+	// A team memory holding a token is refused (exit 4): nothing reaches
+	// team/, and the edited text is kept outside it, at the path named.
 	token := "ghp_" + strings.Repeat("a1B2", 9)
-	script, _ = fakeEditor(t, writeWith("---\nname: oncall\ndescription: pager rota\ntype: reference\n---\n\nToken "+token+"\n"))
+	leaky := "---\nname: oncall\ndescription: pager rota\ntype: reference\n---\n\nToken " + token + "\n"
+	script, _ = fakeEditor(t, writeWith(leaky))
+	w.vars["VISUAL"] = script
+	out, errOut, code := w.run(t, "edit", "--team", "--json", "oncall")
+	if code != exitInvalid || !strings.Contains(errOut, "GitHub PAT") || !strings.Contains(errOut, "team/oncall.md") || strings.Contains(errOut, token[4:20]) {
+		t.Fatalf("edit of a team memory holding a token: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "team", "oncall.md")); !os.IsNotExist(err) {
+		t.Errorf("the refused team memory was written: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "team", "MEMORY.md")); !os.IsNotExist(err) {
+		t.Errorf("the refused team memory got an index: %v", err)
+	}
+	kept := errOut[strings.LastIndex(errOut, " in ")+4:]
+	kept = strings.TrimSpace(kept)
+	if got := agentTestRead(t, kept); got != leaky {
+		t.Errorf("the edited text kept at %s = %q, want what the editor wrote", kept, got)
+	}
+	os.RemoveAll(filepath.Dir(kept))
+
+	// Clean, it is saved into team/ (and edited as a copy outside it).
+	script, seen := fakeEditor(t, writeWith(strings.Replace(leaky, token, "in the vault", 1)))
 	w.vars["VISUAL"] = script
 	var res editResult
-	out, errOut, code := w.run(t, "edit", "--team", "--json", "oncall")
+	out, errOut, code = w.run(t, "edit", "--team", "--json", "oncall")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Path != "team/oncall.md" || !res.Created || !res.Index || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "GitHub PAT") || strings.Contains(res.Warnings[0], token) {
+	if res.Path != "team/oncall.md" || !res.Created || !res.Index || len(res.Warnings) != 0 {
 		t.Errorf("result = %+v", res)
+	}
+	if args := agentTestRead(t, seen+".args"); strings.HasPrefix(args, filepath.Join(dir, "team")) {
+		t.Errorf("the editor was given the team file itself: %s", args)
 	}
 	if got := agentTestRead(t, filepath.Join(dir, "team", "MEMORY.md")); got != "- [oncall](oncall.md) — pager rota\n" {
 		t.Errorf("team/MEMORY.md = %q", got)
+	}
+
+	// Editing the existing team memory to add a token is refused too, and
+	// leaves the file as it was.
+	saved := agentTestRead(t, filepath.Join(dir, "team", "oncall.md"))
+	script, _ = fakeEditor(t, writeWith(leaky))
+	w.vars["VISUAL"] = script
+	if _, errOut, code := w.run(t, "edit", "team/oncall.md"); code != exitInvalid || !strings.Contains(errOut, "GitHub PAT") {
+		t.Errorf("edit adding a token: exit %d, %q", code, errOut)
+	} else {
+		os.RemoveAll(filepath.Dir(strings.TrimSpace(errOut[strings.LastIndex(errOut, " in ")+4:])))
+	}
+	if got := agentTestRead(t, filepath.Join(dir, "team", "oncall.md")); got != saved {
+		t.Errorf("the refused edit changed the team memory to %q", got)
 	}
 
 	// An editor that deletes the file takes the index line with it.

@@ -127,7 +127,8 @@ const exitCodesHelp = `Exit status:
   1    failure not covered below
   2    usage error (bad flags or arguments)
   3    not found (memory, file, directory)
-  4    invalid input (name, frontmatter, path, configuration)
+  4    invalid input (name, frontmatter, path, configuration), or content
+       with a potential secret refused from team memory
   5    already exists, or a conflict
   6    problems found and not fixed (doctor)
   7    locked by another process
@@ -167,6 +168,8 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.Is(err, context.Canceled):
 		return exitCanceled
+	case errors.Is(err, memdir.ErrSecret):
+		return exitInvalid
 	case errors.Is(err, memdir.ErrNotFound):
 		return exitNotFound
 	case errors.Is(err, memdir.ErrInvalid):

@@ -15,8 +15,10 @@ func init() {
 keeping the line's title and hook. OLD is a path, a path without ".md", or a
 memory name; NEW is a path in the memory directory (".md" is added if
 missing). Moving into or out of team/ moves the line between the private and
-the team MEMORY.md. Mv never replaces an existing file, and 'memdir undo'
-reverts it.
+the team MEMORY.md. A move into team/ is refused (exit 4) when the file or
+its index line holds what the secret scanner flags, since team memory is
+shared with every collaborator. Mv never replaces an existing file, and
+'memdir undo' reverts it.
 
 ` + locationHelp + `
 

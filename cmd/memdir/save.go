@@ -22,7 +22,10 @@ concurrent sessions never lose an index line.
 The body comes from --body, or from standard input when it is piped. The
 file is <type>_<name>.md unless --file names it; saving a name that already
 exists updates that memory in place, keeping frontmatter keys memdir does not
-manage. --team saves into team/ and its own MEMORY.md.
+manage. --team saves into team/ and its own MEMORY.md; team memory is
+shared with every collaborator, so a memory in which the secret scanner
+finds a credential (API token, private key, password in a URL, ...) is
+refused there with exit 4, naming the kind of secret but never the secret.
 
 Types:
   user       who the user is: role, goals, knowledge
