@@ -55,6 +55,7 @@ func TestTeamRepos(t *testing.T, newRepos func(tb testing.TB) team.Repos) {
 		{"History", testTeamHistory},
 		{"TooManyEntries", testTeamTooMany},
 		{"InvalidKeys", testTeamInvalidKeys},
+		{"KeysClientsCannotWrite", testTeamUnwritableKeys},
 		{"BinaryContent", testTeamBinary},
 		{"RepoIsolation", testTeamIsolation},
 		{"UnicodeAndLarge", testTeamUnicode},
@@ -360,6 +361,44 @@ func testTeamInvalidKeys(t *testing.T, r team.Repos) {
 	if _, err := r.Get(ctx, teamRepo, nil); !errors.Is(err, team.ErrNotFound) {
 		t.Errorf("rejected Puts left data behind: Get err = %v", err)
 	}
+}
+
+// testTeamUnwritableKeys checks the keys no client could write as files: a
+// path segment over 255 bytes, and a key that is a directory of another
+// key, in one update or against what is stored.
+func testTeamUnwritableKeys(t *testing.T, r team.Repos) {
+	ctx := context.Background()
+	long := strings.Repeat("n", team.MaxSegmentBytes+1) + ".md"
+	put(t, r, teamRepo, &team.Update{Entries: map[string]string{"file": "f", "dir/x.md": "x"}})
+	before := get(t, r, teamRepo, &team.GetOptions{HashesOnly: true})
+	for _, entries := range []map[string]string{
+		{long: "x"},
+		{"sub/" + long: "x"},
+		{"sub": "s", "sub/x.md": "x"},
+		{"file/x.md": "x"},
+		{"dir": "x"},
+	} {
+		_, err := r.Put(ctx, teamRepo, &team.Update{Entries: entries, MaxEntries: TeamMaxEntries})
+		if !errors.Is(err, team.ErrInvalidKey) {
+			t.Errorf("Put of keys %v: err = %v, want ErrInvalidKey", keysOf(entries), err)
+		}
+		if err != nil && strings.Contains(err.Error(), long) {
+			t.Errorf("the error repeats the whole key: %v", err)
+		}
+	}
+	if got := get(t, r, teamRepo, &team.GetOptions{HashesOnly: true}); got.Checksum != before.Checksum || got.Version != before.Version {
+		t.Errorf("refused Puts changed the repository: version %d, want %d", got.Version, before.Version)
+	}
+	// Deleting the file in the same update makes room for the directory.
+	put(t, r, teamRepo, &team.Update{Entries: map[string]string{"file/x.md": "x"}, Deletes: []string{"file"}})
+}
+
+func keysOf(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, team.KeyRef(k))
+	}
+	return out
 }
 
 func testTeamBinary(t *testing.T, r team.Repos) {

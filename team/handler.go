@@ -2,7 +2,6 @@ package team
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -302,16 +301,16 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request, repo string, tok *
 		h.writeError(w, r, fmt.Errorf("read request body: %w", err))
 		return
 	}
-	var in PutBody
-	if err := json.Unmarshal(body, &in); err != nil {
-		h.writeError(w, r, fmt.Errorf("request body is not the JSON object {\"entries\": {...}}: %v: %w", err, memdir.ErrInvalid))
+	in, err := DecodePutBody(body)
+	if err != nil {
+		h.writeError(w, r, err)
 		return
 	}
 	if n := len(in.Entries) + len(in.Deletes); n > 1 && len(body) > MaxPutBodyBytes {
 		h.writeError(w, r, &TooLargeError{Size: len(body), Limit: MaxPutBodyBytes})
 		return
 	}
-	if err := h.checkEntries(&in); err != nil {
+	if err := h.checkEntries(in); err != nil {
 		h.writeError(w, r, err)
 		return
 	}
@@ -332,17 +331,14 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request, repo string, tok *
 }
 
 // checkEntries applies the checks that need no database, so that a
-// rejected PUT costs no transaction: keys, sizes, then secrets.
+// rejected PUT costs no transaction: keys and contents (including keys of
+// the body that are directories of each other), sizes, then secrets. The
+// store checks the keys again against what it holds.
 func (h *Handler) checkEntries(in *PutBody) error {
-	for _, k := range in.Deletes {
-		if err := ValidateKey(k); err != nil {
-			return err
-		}
+	if err := ValidateEntries(in.Entries, in.Deletes, nil); err != nil {
+		return err
 	}
 	for k, v := range in.Entries {
-		if err := ValidateKey(k); err != nil {
-			return err
-		}
 		if len(v) > MaxEntryBytes {
 			return &TooLargeError{Key: k, Size: len(v), Limit: MaxEntryBytes}
 		}
@@ -390,7 +386,7 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		}
 		info.Details = &ErrorDetails{ErrorCode: code, Key: tl.Key}
 	case errors.As(err, &ke):
-		info.Details = &ErrorDetails{ErrorCode: CodeInvalidKey, Key: ke.Key}
+		info.Details = &ErrorDetails{ErrorCode: CodeInvalidKey, Key: KeyRef(ke.Key)}
 	}
 	if status >= 500 {
 		info.Message = http.StatusText(status)

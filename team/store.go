@@ -8,11 +8,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
-	"unicode/utf8"
 
-	"github.com/memdir/memdir"
 )
 
 // Repos reads and writes repositories' team memory. [Store]s implement it
@@ -194,7 +191,8 @@ type Plan struct {
 // PlanUpdate validates u against the current entry checksums of a
 // repository and computes the result. Stores call it inside their write
 // transaction, after the If-Match check, so the domain rules live in one
-// place: key validation, the entry limit, and which keys really change (an
+// place: key and content validation ([ValidateEntries], which also
+// refuses a key that is a directory of a stored one), the entry limit, and which keys really change (an
 // upsert of identical content is not a change).
 func PlanUpdate(current map[string]string, u *Update) (*Plan, error) {
 	next := make(map[string]string, len(current)+len(u.Entries))
@@ -206,13 +204,10 @@ func PlanUpdate(current map[string]string, u *Update) (*Plan, error) {
 		p.Time = time.Now()
 	}
 	p.Time = p.Time.UTC().Truncate(time.Millisecond)
+	if err := ValidateEntries(u.Entries, u.Deletes, current); err != nil {
+		return nil, err
+	}
 	for k, content := range u.Entries {
-		if err := ValidateKey(k); err != nil {
-			return nil, err
-		}
-		if !utf8.ValidString(content) || strings.IndexByte(content, 0) >= 0 {
-			return nil, fmt.Errorf("team memory entry %q: content is not text (invalid UTF-8 or a NUL byte): %w", k, memdir.ErrInvalid)
-		}
 		sum := EntryChecksum(content)
 		if current[k] != sum {
 			p.Changed = append(p.Changed, k)
@@ -220,12 +215,6 @@ func PlanUpdate(current map[string]string, u *Update) (*Plan, error) {
 		next[k] = sum
 	}
 	for _, k := range u.Deletes {
-		if err := ValidateKey(k); err != nil {
-			return nil, err
-		}
-		if _, ok := u.Entries[k]; ok {
-			return nil, &KeyError{k, "is both written and deleted in one update"}
-		}
 		if _, ok := next[k]; ok {
 			delete(next, k)
 			p.Deleted = append(p.Deleted, k)
