@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"sort"
 	"time"
-
 )
 
 // Repos reads and writes repositories' team memory. [Store]s implement it
