@@ -54,8 +54,61 @@ type Tokens interface {
 type Store interface {
 	Repos
 	Tokens
+	// EntryPage returns one page of the entries of repo as they were at
+	// version: the entries whose keys sort after `after` ("" for the first
+	// page) in the store's own key order, at most opts.Limit of them, and
+	// fewer once their contents add up to opts.MaxBytes (a page holds at
+	// least one entry while any is left). An empty page means there are no
+	// more. Pages read one after the other form one consistent version even
+	// while others write: a store reads them from the version, never from
+	// whatever is current when the page is read. It fails with ErrNotFound
+	// when the repository or the version does not exist.
+	//
+	// The Handler streams a full GET this way, so that its memory does not
+	// grow with the repository: [Repos.Get] with HashesOnly for the
+	// version, checksums and entry count, then EntryPage until it is
+	// empty.
+	EntryPage(ctx context.Context, repo string, version int64, after string, opts PageOptions) ([]Entry, error)
 	// Ping reports whether the database answers (readiness).
 	Ping(ctx context.Context) error
+}
+
+// Entry is one key and its content, as [Store.EntryPage] returns them.
+type Entry struct {
+	Key     string
+	Content string
+}
+
+// PageOptions bounds a page of [Store.EntryPage].
+type PageOptions struct {
+	// Limit bounds the number of entries; 0 means DefaultPageEntries.
+	Limit int
+	// MaxBytes ends the page after the entry whose content brings the
+	// total to at least this many bytes; 0 means DefaultPageBytes.
+	MaxBytes int
+}
+
+// Page sizes of a streamed GET: a page holds at most about one MiB plus
+// one entry (MaxEntryBytes), whatever the size of the repository.
+const (
+	DefaultPageEntries = 100
+	DefaultPageBytes   = 1 << 20
+)
+
+// PageLimit returns the effective entry limit of o.
+func (o PageOptions) PageLimit() int {
+	if o.Limit <= 0 {
+		return DefaultPageEntries
+	}
+	return o.Limit
+}
+
+// PageMaxBytes returns the effective byte bound of o.
+func (o PageOptions) PageMaxBytes() int {
+	if o.MaxBytes <= 0 {
+		return DefaultPageBytes
+	}
+	return o.MaxBytes
 }
 
 // GetOptions selects what [Repos.Get] returns. A nil *GetOptions is the
