@@ -47,6 +47,22 @@ func TestServeProcess(t *testing.T) {
 		}
 	}
 	t.Run("GetMemoryBound", func(t *testing.T) { testGetMemoryBound(t, bin) })
+	t.Run("Replicas/postgres", func(t *testing.T) {
+		dsn := memdirtest.PostgresDSN(t)
+		a, b := newServerProc(t, bin, dsn), newServerProc(t, bin, dsn)
+		token := a.token(t, "acme/widgets", false)
+		a.start(t)
+		b.start(t)
+		var remotes []team.Repos
+		for _, p := range []*serverProc{a, b} {
+			r, err := team.NewRemote(p.url(), token, &team.RemoteOptions{MaxRetries: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			remotes = append(remotes, r)
+		}
+		memdirtest.TestTeamReplicas(t, "acme/widgets", remotes[0], remotes[1])
+	})
 	t.Run("KillUnderLoad/sqlite", func(t *testing.T) {
 		testKillUnderLoad(t, bin, "sqlite:"+filepath.Join(t.TempDir(), "team.db"))
 	})
