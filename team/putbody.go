@@ -153,7 +153,7 @@ func kindOfToken(tok json.Token) string {
 // fieldName quotes an unknown field name when it is short, printable
 // ASCII (a misspelling worth showing), and names it by KeyRef otherwise.
 func fieldName(name string) string {
-	if len(name) <= 24 {
+	if len(name) <= 16 {
 		ok := true
 		for i := 0; i < len(name); i++ {
 			if name[i] < 0x20 || name[i] >= 0x7f {
