@@ -77,6 +77,7 @@ type serverProc struct {
 	bin, db, addr string
 	logPath       string
 	cmd           *exec.Cmd
+	done          chan struct{} // closed when cmd has exited
 }
 
 func newServerProc(t *testing.T, bin, db string) *serverProc {
@@ -131,27 +132,31 @@ func (p *serverProc) start(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	p.cmd = exec.Command(p.bin, "serve", "--addr", p.addr, "--db", p.db, "--max-entries", "100000", "--log-format", "text")
-	p.cmd.Env = p.env(t)
-	p.cmd.Stderr = log
-	if err := p.cmd.Start(); err != nil {
+	cmd := exec.Command(p.bin, "serve", "--addr", p.addr, "--db", p.db, "--max-entries", "100000", "--log-format", "text")
+	cmd.Env = p.env(t)
+	cmd.Stderr = log
+	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- p.cmd.Wait() }()
+	done := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(done)
+	}()
+	p.cmd, p.done = cmd, done
 	for i := 0; ; i++ {
 		select {
-		case err := <-exited:
+		case <-done:
 			p.cmd = nil
 			b, _ := os.ReadFile(p.logPath)
-			t.Fatalf("memdir serve exited at start: %v\n%s", err, b)
+			t.Fatalf("memdir serve exited at start: %v\n%s", cmd.ProcessState, b)
 		default:
 		}
 		resp, err := http.Get(p.url() + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				break
+				return
 			}
 		}
 		if i > 3000 { // a hung start fails the test instead of hanging it
@@ -159,30 +164,19 @@ func (p *serverProc) start(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	// Wait reaps the process; kill waits on this channel instead.
-	cmd := p.cmd
-	go func() {
-		err := <-exited
-		waited.Store(cmd, err)
-	}()
 }
-
-// waited holds the Wait result of each finished server process.
-var waited sync.Map
 
 // kill sends SIGKILL and waits until the process is gone.
 func (p *serverProc) kill(t *testing.T) {
 	t.Helper()
-	cmd := p.cmd
+	cmd, done := p.cmd, p.done
 	p.cmd = nil
 	cmd.Process.Signal(syscall.SIGKILL)
-	for i := 0; i < 3000; i++ {
-		if _, ok := waited.Load(cmd); ok {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("memdir serve (pid %d) did not die after SIGKILL", cmd.Process.Pid)
 	}
-	t.Fatalf("memdir serve (pid %d) did not die after SIGKILL", cmd.Process.Pid)
 }
 
 // procKB reads a "Name:  N kB" field of /proc/PID/status.
