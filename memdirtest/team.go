@@ -28,6 +28,7 @@ func TestTeamStore(t *testing.T, newStore func(tb testing.TB) team.Store) {
 	t.Run("Repos", func(t *testing.T) {
 		TestTeamRepos(t, func(tb testing.TB) team.Repos { return newStore(tb) })
 	})
+	t.Run("EntryPages", func(t *testing.T) { testEntryPages(t, newStore(t)) })
 	t.Run("Tokens", func(t *testing.T) { testTokens(t, newStore(t)) })
 	t.Run("Ping", func(t *testing.T) {
 		if err := newStore(t).Ping(context.Background()); err != nil {
@@ -55,6 +56,7 @@ func TestTeamRepos(t *testing.T, newRepos func(tb testing.TB) team.Repos) {
 		{"History", testTeamHistory},
 		{"TooManyEntries", testTeamTooMany},
 		{"InvalidKeys", testTeamInvalidKeys},
+		{"KeysClientsCannotWrite", testTeamUnwritableKeys},
 		{"BinaryContent", testTeamBinary},
 		{"RepoIsolation", testTeamIsolation},
 		{"UnicodeAndLarge", testTeamUnicode},
@@ -362,6 +364,44 @@ func testTeamInvalidKeys(t *testing.T, r team.Repos) {
 	}
 }
 
+// testTeamUnwritableKeys checks the keys no client could write as files: a
+// path segment over 255 bytes, and a key that is a directory of another
+// key, in one update or against what is stored.
+func testTeamUnwritableKeys(t *testing.T, r team.Repos) {
+	ctx := context.Background()
+	long := strings.Repeat("n", team.MaxSegmentBytes+1) + ".md"
+	put(t, r, teamRepo, &team.Update{Entries: map[string]string{"file": "f", "dir/x.md": "x"}})
+	before := get(t, r, teamRepo, &team.GetOptions{HashesOnly: true})
+	for _, entries := range []map[string]string{
+		{long: "x"},
+		{"sub/" + long: "x"},
+		{"sub": "s", "sub/x.md": "x"},
+		{"file/x.md": "x"},
+		{"dir": "x"},
+	} {
+		_, err := r.Put(ctx, teamRepo, &team.Update{Entries: entries, MaxEntries: TeamMaxEntries})
+		if !errors.Is(err, team.ErrInvalidKey) {
+			t.Errorf("Put of keys %v: err = %v, want ErrInvalidKey", keysOf(entries), err)
+		}
+		if err != nil && strings.Contains(err.Error(), long) {
+			t.Errorf("the error repeats the whole key: %v", err)
+		}
+	}
+	if got := get(t, r, teamRepo, &team.GetOptions{HashesOnly: true}); got.Checksum != before.Checksum || got.Version != before.Version {
+		t.Errorf("refused Puts changed the repository: version %d, want %d", got.Version, before.Version)
+	}
+	// Deleting the file in the same update makes room for the directory.
+	put(t, r, teamRepo, &team.Update{Entries: map[string]string{"file/x.md": "x"}, Deletes: []string{"file"}})
+}
+
+func keysOf(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, team.KeyRef(k))
+	}
+	return out
+}
+
 func testTeamBinary(t *testing.T, r team.Repos) {
 	_, err := r.Put(context.Background(), teamRepo, &team.Update{Entries: map[string]string{"bin.md": "a\x00b"}, MaxEntries: TeamMaxEntries})
 	wantErr(t, "Put with a NUL byte in content", err, memdir.ErrInvalid)
@@ -466,6 +506,94 @@ func testTeamConcurrentUpserts(t *testing.T, r team.Repos) {
 			t.Errorf("two writes got version %d", v)
 		}
 		seen[v] = true
+	}
+}
+
+// readPages reads every page of version, checking the bounds of each.
+func readPages(tb testing.TB, s team.Store, repo string, version int64, opts team.PageOptions, between func(page int)) map[string]string {
+	tb.Helper()
+	out := map[string]string{}
+	after := ""
+	for i := 0; ; i++ {
+		page, err := s.EntryPage(context.Background(), repo, version, after, opts)
+		if err != nil {
+			tb.Fatalf("EntryPage(%s, %d, after %q): %v", repo, version, after, err)
+		}
+		if len(page) == 0 {
+			return out
+		}
+		if len(page) > opts.PageLimit() {
+			tb.Errorf("page of %d entries, over the limit %d", len(page), opts.PageLimit())
+		}
+		size := 0
+		for j, e := range page {
+			if j > 0 && size >= opts.PageMaxBytes() {
+				tb.Errorf("page goes on after %d bytes, MaxBytes %d", size, opts.PageMaxBytes())
+			}
+			size += len(e.Content)
+			if _, dup := out[e.Key]; dup {
+				tb.Fatalf("key %q on two pages", e.Key)
+			}
+			out[e.Key] = e.Content
+		}
+		after = page[len(page)-1].Key
+		if between != nil {
+			between(i)
+		}
+	}
+}
+
+// testEntryPages checks Store.EntryPage, which the Handler streams full
+// GETs with: pages cover the version exactly, respect their bounds, and
+// stay on their version while other writes come in between pages.
+func testEntryPages(t *testing.T, s team.Store) {
+	ctx := context.Background()
+	if _, err := s.EntryPage(ctx, teamRepo, 1, "", team.PageOptions{}); !errors.Is(err, team.ErrNotFound) {
+		t.Errorf("EntryPage of a new repository: err = %v, want ErrNotFound", err)
+	}
+	v1 := map[string]string{}
+	for i := range 23 {
+		v1[fmt.Sprintf("k/%02d.md", i)] = strings.Repeat(string(rune('a'+i)), 10*i)
+	}
+	v1["ünï/cödé.md"] = "x"
+	v1["Z.md"] = "upper"
+	d1 := put(t, s, teamRepo, &team.Update{Entries: v1, MaxEntries: 100})
+	for _, opts := range []team.PageOptions{{}, {Limit: 1}, {Limit: 4}, {MaxBytes: 1}, {Limit: 7, MaxBytes: 150}} {
+		if diff := cmp.Diff(v1, readPages(t, s, teamRepo, d1.Version, opts, nil)); diff != "" {
+			t.Errorf("pages %+v (-want +got):\n%s", opts, diff)
+		}
+	}
+	// Writes between pages: change a key, delete one, add one (on both
+	// sides of the cursor). The pages still read version 1.
+	v2 := map[string]string{}
+	for k, v := range v1 {
+		v2[k] = v
+	}
+	got := readPages(t, s, teamRepo, d1.Version, team.PageOptions{Limit: 5}, func(page int) {
+		if page != 1 {
+			return
+		}
+		put(t, s, teamRepo, &team.Update{
+			Entries:    map[string]string{"k/20.md": "changed", "k/99.md": "new", "a.md": "new"},
+			Deletes:    []string{"k/22.md", "k/00.md"},
+			MaxEntries: 100,
+		})
+		v2["k/20.md"], v2["k/99.md"], v2["a.md"] = "changed", "new", "new"
+		delete(v2, "k/22.md")
+		delete(v2, "k/00.md")
+	})
+	if diff := cmp.Diff(v1, got); diff != "" {
+		t.Errorf("pages of version 1 read across a write (-want +got):\n%s", diff)
+	}
+	d2 := get(t, s, teamRepo, &team.GetOptions{HashesOnly: true})
+	if diff := cmp.Diff(v2, readPages(t, s, teamRepo, d2.Version, team.PageOptions{Limit: 3}, nil)); diff != "" {
+		t.Errorf("pages of version 2 (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(v1, readPages(t, s, teamRepo, d1.Version, team.PageOptions{Limit: 3}, nil)); diff != "" {
+		t.Errorf("pages of old version 1 (-want +got):\n%s", diff)
+	}
+	if _, err := s.EntryPage(ctx, teamRepo, d2.Version+1, "", team.PageOptions{}); !errors.Is(err, team.ErrNotFound) {
+		t.Errorf("EntryPage of a version that does not exist: err = %v, want ErrNotFound", err)
 	}
 }
 

@@ -205,3 +205,70 @@ func benchPut(b *testing.B, store team.Store) {
 		return err
 	})
 }
+
+// BenchmarkTeamPutP99 runs the put workload of BenchmarkTeam on SQLite and
+// PostgreSQL in one benchmark, alternating the two in rounds so both see
+// the same machine load, and reports each store's p99 and their ratio
+// (sqlite-p99 / postgres-p99; the target is at most 2). It needs
+// MEMDIR_TEST_POSTGRES_DSN.
+func BenchmarkTeamPutP99(b *testing.B) {
+	pg, err := postgres.Open(context.Background(), memdirtest.PostgresDSN(b), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { pg.Close() })
+	stores := []team.Store{newSQLite(b), pg}
+	var remotes [2][]*team.Remote
+	for s, store := range stores {
+		seed(b, store)
+		srv := memdirtest.NewTeamServer(b, store, &team.HandlerOptions{})
+		for range benchClients {
+			remotes[s] = append(remotes[s], srv.Remote(b, repo, false, nil))
+		}
+	}
+	var lat [2]latencies
+	revs := make([]int, benchClients)
+	perClient := benchEntries / benchClients
+	const rounds = 4
+	b.ResetTimer()
+	for round := range rounds {
+		for s := range stores {
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			var failed atomic.Pointer[error]
+			n := int64(max(1, b.N/rounds))
+			for c := range benchClients {
+				wg.Go(func() {
+					var mine []time.Duration
+					for next.Add(1) <= n {
+						revs[c]++ // each client goroutine owns revs[c]; rounds run one after another
+						k := c*perClient + revs[c]%perClient
+						t0 := time.Now()
+						_, err := remotes[s][c].Put(context.Background(), repo, &team.Update{
+							Entries: map[string]string{fmt.Sprintf("topic/%03d.md", k): benchContent(k, revs[c]+round)},
+						})
+						if err != nil {
+							failed.Store(&err)
+							return
+						}
+						mine = append(mine, time.Since(t0))
+					}
+					lat[s].add(mine)
+				})
+			}
+			wg.Wait()
+			if err := failed.Load(); err != nil {
+				b.Fatal(*err)
+			}
+		}
+	}
+	b.StopTimer()
+	p99 := func(l *latencies) float64 {
+		slices.Sort(l.d)
+		return float64(l.d[min(len(l.d)-1, int(0.99*float64(len(l.d))))].Microseconds()) / 1000
+	}
+	sq, pq := p99(&lat[0]), p99(&lat[1])
+	b.ReportMetric(sq, "sqlite-p99-ms")
+	b.ReportMetric(pq, "postgres-p99-ms")
+	b.ReportMetric(sq/pq, "p99-ratio")
+}

@@ -416,6 +416,11 @@ func (c *Client) sendBatches(ctx context.Context, delta []string, local, sums ma
 		for _, k := range batch {
 			entries[k] = local[k]
 		}
+		// The server's rules, checked here so that nothing it must refuse
+		// is sent (a key under one of its file keys, say).
+		if err := ValidateEntries(entries, nil, c.serverSums); err != nil {
+			return err
+		}
 		d, err := c.repos.Put(ctx, c.repo, &Update{Entries: entries, IfMatch: c.etag})
 		if err != nil {
 			return err

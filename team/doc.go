@@ -3,8 +3,10 @@
 //
 // The package holds the domain: the wire types ([Data], [PutBody],
 // [PutResponse], [ErrorResponse]), checksums ([EntryChecksum],
-// [RepoChecksum]), key validation ([SanitizeKey], [ValidateKey],
-// [ValidateKeyPath]), the storage contract ([Store], implemented by the
+// [RepoChecksum]), validation ([SanitizeKey], [ValidateKey],
+// [ValidateKeyPath], and the server's rules for what it stores,
+// [ValidateEntries] and [DecodePutBody], which name keys by [KeyRef]), the
+// storage contract ([Store], implemented by the
 // team/sqlite and team/postgres packages), the server ([Handler]), and the
 // client side: [Remote] speaks HTTP to a server and [Client] syncs a local
 // team directory through any [Repos] (a Remote in production, a Store in
@@ -26,6 +28,9 @@
 // Stores serialise writers per repository inside the database (a row lock
 // on PostgreSQL, an immediate transaction on SQLite) and compare the
 // If-Match checksum under that lock, so any number of server replicas may
-// share one PostgreSQL database. A [Client] runs its calls one at a time,
+// share one PostgreSQL database. Nothing is cached in a server process. A
+// full GET streams the entries of one version in pages
+// ([Store.EntryPage]), so its memory does not grow with the repository. A
+// [Client] runs its calls one at a time,
 // so several goroutines may share it; use one Client per team directory.
 package team

@@ -61,14 +61,17 @@ func (e *TooManyEntriesError) Error() string {
 
 func (e *TooManyEntriesError) Unwrap() error { return ErrTooManyEntries }
 
-// KeyError reports an unsafe or malformed team memory key.
+// KeyError reports an unsafe or malformed team memory key. Key holds the
+// key itself for callers; Error names it only by [KeyRef] (a prefix and a
+// hash), because a refused key is untrusted text that may hold a secret
+// and error messages end up in responses and logs.
 type KeyError struct {
 	Key    string
 	Reason string
 }
 
 func (e *KeyError) Error() string {
-	return fmt.Sprintf("team memory key %q: %s", e.Key, e.Reason)
+	return fmt.Sprintf("team memory key %s: %s", KeyRef(e.Key), e.Reason)
 }
 
 func (e *KeyError) Unwrap() error { return ErrInvalidKey }

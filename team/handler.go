@@ -1,8 +1,9 @@
 package team
 
 import (
+	"bufio"
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -100,9 +101,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
 	info := &requestInfo{}
+	aborted := true
+	defer func() {
+		if aborted {
+			// A response cut short (http.ErrAbortHandler) is logged too,
+			// then the panic goes on to net/http, which closes the
+			// connection.
+			h.logRequest(r, rec, info, start, true)
+		}
+	}()
 	h.mux.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
+	aborted = false
+	h.logRequest(r, rec, info, start, false)
+}
+
+func (h *Handler) logRequest(r *http.Request, rec *recorder, info *requestInfo, start time.Time, aborted bool) {
 	level := slog.LevelInfo
-	if rec.status >= 500 {
+	if rec.status >= 500 || aborted {
 		level = slog.LevelError
 	}
 	attrs := []slog.Attr{
@@ -124,6 +139,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if info.err != nil {
 		attrs = append(attrs, slog.String("error", info.err.Error()))
+	}
+	if aborted {
+		attrs = append(attrs, slog.Bool("aborted", true))
 	}
 	h.log.LogAttrs(r.Context(), level, "request", attrs...)
 }
@@ -227,6 +245,8 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, repo string, _ *To
 		}
 		opts.Version = n
 	}
+	full := !opts.HashesOnly
+	opts.HashesOnly = true
 	d, err := h.store.Get(r.Context(), repo, opts)
 	if errors.Is(err, ErrNotModified) {
 		w.Header().Set("ETag", quoteETag(opts.IfNoneMatch))
@@ -240,7 +260,80 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, repo string, _ *To
 	d.OrganizationID = h.opts.OrganizationID
 	w.Header().Set("ETag", quoteETag(d.Checksum))
 	w.Header().Set("Last-Modified", d.LastModified.UTC().Format(http.TimeFormat))
-	writeJSON(w, http.StatusOK, d)
+	if !full {
+		writeJSON(w, http.StatusOK, d)
+		return
+	}
+	h.stream(w, r, d)
+}
+
+// stream writes the full view of d's version as it reads it from the
+// store, page by page, so that a GET holds about one page in memory
+// however large the repository. The status is sent before the entries are
+// read; if the store fails after that, the response is cut short (the
+// connection is aborted, so the client sees an incomplete body, never a
+// complete-looking wrong one) and the error is logged.
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request, d *Data) {
+	sums := d.Content.EntryChecksums
+	d.Content.EntryChecksums = nil
+	head, err := marshalJSON(d)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	// head ends with `"content":{"entryChecksums":null}}`; reopen it.
+	head = bytes.TrimSuffix(head, []byte(`null}}`))
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(head)
+	if b, err := marshalJSON(sums); err == nil {
+		bw.Write(b)
+	}
+	bw.WriteString(`,"entries":{`)
+	fail := func(err error) {
+		infoOf(r).err = fmt.Errorf("streaming the entries of %s version %d: %w", d.Repo, d.Version, err)
+		panic(http.ErrAbortHandler)
+	}
+	after, n := "", 0
+	for {
+		page, err := h.store.EntryPage(r.Context(), d.Repo, d.Version, after, PageOptions{})
+		if err != nil {
+			fail(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, e := range page {
+			if _, ok := sums[e.Key]; !ok {
+				fail(fmt.Errorf("the store returned key %s twice, or one version %d does not hold", KeyRef(e.Key), d.Version))
+			}
+			delete(sums, e.Key)
+			if n > 0 {
+				bw.WriteByte(',')
+			}
+			n++
+			k, _ := marshalJSON(e.Key)
+			v, err := marshalJSON(e.Content)
+			if err != nil {
+				fail(err)
+			}
+			bw.Write(k)
+			bw.WriteByte(':')
+			bw.Write(v)
+		}
+		after = page[len(page)-1].Key
+	}
+	if len(sums) != 0 {
+		fail(fmt.Errorf("the store returned %d entries, version %d holds %d", n, d.Version, n+len(sums)))
+	}
+	bw.WriteString("}}}\n")
+	if err := bw.Flush(); err != nil {
+		infoOf(r).err = fmt.Errorf("write the response: %w", err)
+	}
 }
 
 func (h *Handler) history(w http.ResponseWriter, r *http.Request, repo string) {
@@ -302,16 +395,16 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request, repo string, tok *
 		h.writeError(w, r, fmt.Errorf("read request body: %w", err))
 		return
 	}
-	var in PutBody
-	if err := json.Unmarshal(body, &in); err != nil {
-		h.writeError(w, r, fmt.Errorf("request body is not the JSON object {\"entries\": {...}}: %v: %w", err, memdir.ErrInvalid))
+	in, err := DecodePutBody(body)
+	if err != nil {
+		h.writeError(w, r, err)
 		return
 	}
 	if n := len(in.Entries) + len(in.Deletes); n > 1 && len(body) > MaxPutBodyBytes {
 		h.writeError(w, r, &TooLargeError{Size: len(body), Limit: MaxPutBodyBytes})
 		return
 	}
-	if err := h.checkEntries(&in); err != nil {
+	if err := h.checkEntries(in); err != nil {
 		h.writeError(w, r, err)
 		return
 	}
@@ -332,17 +425,14 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request, repo string, tok *
 }
 
 // checkEntries applies the checks that need no database, so that a
-// rejected PUT costs no transaction: keys, sizes, then secrets.
+// rejected PUT costs no transaction: keys and contents (including keys of
+// the body that are directories of each other), sizes, then secrets. The
+// store checks the keys again against what it holds.
 func (h *Handler) checkEntries(in *PutBody) error {
-	for _, k := range in.Deletes {
-		if err := ValidateKey(k); err != nil {
-			return err
-		}
+	if err := ValidateEntries(in.Entries, in.Deletes, nil); err != nil {
+		return err
 	}
 	for k, v := range in.Entries {
-		if err := ValidateKey(k); err != nil {
-			return err
-		}
 		if len(v) > MaxEntryBytes {
 			return &TooLargeError{Key: k, Size: len(v), Limit: MaxEntryBytes}
 		}
@@ -390,7 +480,7 @@ func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) 
 		}
 		info.Details = &ErrorDetails{ErrorCode: code, Key: tl.Key}
 	case errors.As(err, &ke):
-		info.Details = &ErrorDetails{ErrorCode: CodeInvalidKey, Key: ke.Key}
+		info.Details = &ErrorDetails{ErrorCode: CodeInvalidKey, Key: KeyRef(ke.Key)}
 	}
 	if status >= 500 {
 		info.Message = http.StatusText(status)

@@ -1,6 +1,8 @@
 package team
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,15 +10,43 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/memdir/memdir"
 )
 
 // MaxKeyBytes bounds the length of a key the server accepts.
 const MaxKeyBytes = 1024
+
+// MaxSegmentBytes bounds one "/"-separated segment of a key: the longest
+// file name Linux, macOS and Windows file systems accept (NAME_MAX).
+const MaxSegmentBytes = 255
+
+// KeyRef is how errors and logs name a key without repeating it: a short
+// prefix (at most 12 bytes and never more than half the key, cut at a rune
+// boundary), "…", the first 12 hex digits of the key's SHA-256 and its
+// length, as in "sub/…#3f2a9c01b2de/300B". A client finds the key it sent
+// by computing KeyRef of its own keys. Keys are attacker-chosen text that
+// may hold a secret, so the server never echoes one whole.
+func KeyRef(key string) string {
+	n := min(12, len(key)/2)
+	for n > 0 && !utf8.RuneStart(key[n]) {
+		n--
+	}
+	prefix := strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError || r == '"' || r == '\\' {
+			return '?'
+		}
+		return r
+	}, key[:n])
+	sum := sha256.Sum256([]byte(key))
+	return fmt.Sprintf("%s…#%s/%dB", prefix, hex.EncodeToString(sum[:6]), len(key))
+}
 
 // SanitizeKey applies Claude Code's checks on a key received from a server
 // (sanitizePathKey): it rejects
@@ -53,8 +83,10 @@ func SanitizeKey(key string) error {
 // ValidateKey is the server's check on a key it is asked to store:
 // [SanitizeKey], and the key must be a canonical relative slash path
 // (non-empty, valid UTF-8, no control characters, no empty, "." or ".."
-// segment, at most MaxKeyBytes bytes). Clients may hold keys the server
-// would refuse; they skip them.
+// segment, at most MaxKeyBytes bytes, no segment over MaxSegmentBytes
+// bytes). Clients may hold keys the server would refuse; they skip them.
+// Whether a key fits with the other keys of a repository (one may not be
+// a directory of another) is [ValidateEntries]'s check.
 func ValidateKey(key string) error {
 	if err := SanitizeKey(key); err != nil {
 		return err
@@ -74,6 +106,104 @@ func ValidateKey(key string) error {
 	}
 	if key == "." || path.Clean(key) != key || !filepath.IsLocal(filepath.FromSlash(key)) {
 		return &KeyError{key, "is not a clean relative path (empty, \".\" or \"..\" segment)"}
+	}
+	for seg := range strings.SplitSeq(key, "/") {
+		if len(seg) > MaxSegmentBytes {
+			return &KeyError{key, fmt.Sprintf("has a path segment of %d bytes, over the %d bytes a file name may have", len(seg), MaxSegmentBytes)}
+		}
+	}
+	return nil
+}
+
+// ValidateContent checks that an entry's content can be stored and
+// written back byte for byte: valid UTF-8 without NUL bytes.
+func ValidateContent(key, content string) error {
+	if !utf8.ValidString(content) || strings.IndexByte(content, 0) >= 0 {
+		return fmt.Errorf("team memory entry %s: content is not text (invalid UTF-8 or a NUL byte): %w", KeyRef(key), memdir.ErrInvalid)
+	}
+	return nil
+}
+
+// ValidateEntries checks an update before anything is written: every key
+// of entries and deletes passes [ValidateKey], every content
+// [ValidateContent], no key is both written and deleted, and in the
+// repository the update leaves behind no written key is a directory of
+// another key ("sub" and "sub/x.md" cannot both be files on a client).
+// current holds the keys the repository has now (the values are not
+// read; nil means none), so the server passes its stored entry checksums
+// and a client the server's hashes view. Conflicts among keys already
+// stored and not written are left alone: a repository that holds one can
+// still be repaired by deleting a key.
+//
+// Keys are checked in sorted order, so the error is deterministic. A key
+// error is a *KeyError wrapping [ErrInvalidKey]; a content error wraps
+// memdir.ErrInvalid.
+func ValidateEntries(entries map[string]string, deletes []string, current map[string]string) error {
+	keys := make([]string, 0, len(entries))
+	for k := range entries {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := ValidateKey(k); err != nil {
+			return err
+		}
+		if err := ValidateContent(k, entries[k]); err != nil {
+			return err
+		}
+	}
+	deleted := make(map[string]bool, len(deletes))
+	for _, k := range deletes {
+		if err := ValidateKey(k); err != nil {
+			return err
+		}
+		if _, ok := entries[k]; ok {
+			return &KeyError{k, "is both written and deleted in one update"}
+		}
+		deleted[k] = true
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	has := func(k string) bool {
+		if _, ok := entries[k]; ok {
+			return true
+		}
+		_, ok := current[k]
+		return ok && !deleted[k]
+	}
+	// dirs maps every directory of a key in the result to one key under it.
+	dirs := map[string]string{}
+	addDirs := func(k string) {
+		for i := strings.LastIndexByte(k, '/'); i > 0; i = strings.LastIndexByte(k[:i], '/') {
+			if _, ok := dirs[k[:i]]; ok {
+				return
+			}
+			dirs[k[:i]] = k
+		}
+	}
+	for _, k := range keys {
+		addDirs(k)
+	}
+	for k := range current {
+		if !deleted[k] {
+			addDirs(k)
+		}
+	}
+	for _, k := range keys {
+		if under, ok := dirs[k]; ok {
+			return &KeyError{k, fmt.Sprintf("is a directory of key %s; a key cannot be both a file and a directory", KeyRef(under))}
+		}
+		for i := strings.IndexByte(k, '/'); i > 0; {
+			if has(k[:i]) {
+				return &KeyError{k, fmt.Sprintf("is under key %s, which is a file; a key cannot be both a file and a directory", KeyRef(k[:i]))}
+			}
+			j := strings.IndexByte(k[i+1:], '/')
+			if j < 0 {
+				break
+			}
+			i += 1 + j
+		}
 	}
 	return nil
 }

@@ -74,11 +74,14 @@ type ErrorInfo struct {
 
 // ErrorDetails is the machine-readable part of an error.
 type ErrorDetails struct {
-	ErrorCode       string          `json:"error_code"`
-	MaxEntries      int             `json:"max_entries,omitempty"`
-	ReceivedEntries int             `json:"received_entries,omitempty"`
-	Key             string          `json:"key,omitempty"`
-	Secrets         []SecretFinding `json:"secrets,omitempty"`
+	ErrorCode       string `json:"error_code"`
+	MaxEntries      int    `json:"max_entries,omitempty"`
+	ReceivedEntries int    `json:"received_entries,omitempty"`
+	// Key names the entry: the key itself for a too-large entry, its
+	// [KeyRef] (a prefix and a hash, never the whole key) for an invalid
+	// key.
+	Key     string          `json:"key,omitempty"`
+	Secrets []SecretFinding `json:"secrets,omitempty"`
 }
 
 // Error codes in ErrorDetails.ErrorCode.

@@ -8,11 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
-	"unicode/utf8"
-
-	"github.com/memdir/memdir"
 )
 
 // Repos reads and writes repositories' team memory. [Store]s implement it
@@ -58,8 +54,61 @@ type Tokens interface {
 type Store interface {
 	Repos
 	Tokens
+	// EntryPage returns one page of the entries of repo as they were at
+	// version: the entries whose keys sort after `after` ("" for the first
+	// page) in the store's own key order, at most opts.Limit of them, and
+	// fewer once their contents add up to opts.MaxBytes (a page holds at
+	// least one entry while any is left). An empty page means there are no
+	// more. Pages read one after the other form one consistent version even
+	// while others write: a store reads them from the version, never from
+	// whatever is current when the page is read. It fails with ErrNotFound
+	// when the repository or the version does not exist.
+	//
+	// The Handler streams a full GET this way, so that its memory does not
+	// grow with the repository: [Repos.Get] with HashesOnly for the
+	// version, checksums and entry count, then EntryPage until it is
+	// empty.
+	EntryPage(ctx context.Context, repo string, version int64, after string, opts PageOptions) ([]Entry, error)
 	// Ping reports whether the database answers (readiness).
 	Ping(ctx context.Context) error
+}
+
+// Entry is one key and its content, as [Store.EntryPage] returns them.
+type Entry struct {
+	Key     string
+	Content string
+}
+
+// PageOptions bounds a page of [Store.EntryPage].
+type PageOptions struct {
+	// Limit bounds the number of entries; 0 means DefaultPageEntries.
+	Limit int
+	// MaxBytes ends the page after the entry whose content brings the
+	// total to at least this many bytes; 0 means DefaultPageBytes.
+	MaxBytes int
+}
+
+// Page sizes of a streamed GET: a page holds at most about one MiB plus
+// one entry (MaxEntryBytes), whatever the size of the repository.
+const (
+	DefaultPageEntries = 100
+	DefaultPageBytes   = 1 << 20
+)
+
+// PageLimit returns the effective entry limit of o.
+func (o PageOptions) PageLimit() int {
+	if o.Limit <= 0 {
+		return DefaultPageEntries
+	}
+	return o.Limit
+}
+
+// PageMaxBytes returns the effective byte bound of o.
+func (o PageOptions) PageMaxBytes() int {
+	if o.MaxBytes <= 0 {
+		return DefaultPageBytes
+	}
+	return o.MaxBytes
 }
 
 // GetOptions selects what [Repos.Get] returns. A nil *GetOptions is the
@@ -194,7 +243,8 @@ type Plan struct {
 // PlanUpdate validates u against the current entry checksums of a
 // repository and computes the result. Stores call it inside their write
 // transaction, after the If-Match check, so the domain rules live in one
-// place: key validation, the entry limit, and which keys really change (an
+// place: key and content validation ([ValidateEntries], which also
+// refuses a key that is a directory of a stored one), the entry limit, and which keys really change (an
 // upsert of identical content is not a change).
 func PlanUpdate(current map[string]string, u *Update) (*Plan, error) {
 	next := make(map[string]string, len(current)+len(u.Entries))
@@ -206,13 +256,10 @@ func PlanUpdate(current map[string]string, u *Update) (*Plan, error) {
 		p.Time = time.Now()
 	}
 	p.Time = p.Time.UTC().Truncate(time.Millisecond)
+	if err := ValidateEntries(u.Entries, u.Deletes, current); err != nil {
+		return nil, err
+	}
 	for k, content := range u.Entries {
-		if err := ValidateKey(k); err != nil {
-			return nil, err
-		}
-		if !utf8.ValidString(content) || strings.IndexByte(content, 0) >= 0 {
-			return nil, fmt.Errorf("team memory entry %q: content is not text (invalid UTF-8 or a NUL byte): %w", k, memdir.ErrInvalid)
-		}
 		sum := EntryChecksum(content)
 		if current[k] != sum {
 			p.Changed = append(p.Changed, k)
@@ -220,12 +267,6 @@ func PlanUpdate(current map[string]string, u *Update) (*Plan, error) {
 		next[k] = sum
 	}
 	for _, k := range u.Deletes {
-		if err := ValidateKey(k); err != nil {
-			return nil, err
-		}
-		if _, ok := u.Entries[k]; ok {
-			return nil, &KeyError{k, "is both written and deleted in one update"}
-		}
 		if _, ok := next[k]; ok {
 			delete(next, k)
 			p.Deleted = append(p.Deleted, k)

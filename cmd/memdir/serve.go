@@ -50,7 +50,15 @@ and finishes the requests in flight (up to 10 s).
 
 Limits: 200,000 bytes per PUT body holding several entries, 250,000 bytes per
 entry, --max-entries entries per repository. Entries that look like secrets
-(API keys, tokens, private keys) are refused with 422.
+(API keys, tokens, private keys) are refused with 422. So is, with 400,
+anything a client could not write back as sent: a key segment over 255
+bytes, a key that is a directory of another key, a value that is not a
+string, invalid UTF-8 or lone surrogates, unknown or miscased fields. Errors
+and logs name such keys by a prefix and a hash, never whole.
+
+Full GETs are streamed from the database in pages, so memory stays bounded
+however large the repository. Replicas on one PostgreSQL database share all
+state through it.
 
 Environment: MEMDIR_TEAM_DB sets --db.
 

@@ -160,6 +160,55 @@ func (s *Store) get(ctx context.Context, q Querier, repo string, opts *team.GetO
 	return d, rows.Err()
 }
 
+// EntryPage implements team.Store. The page is read in a transaction of
+// its own: from the entries table when the repository is still at
+// version, else (a write came in between pages, or an old version was
+// asked for) from the changes of version, which never change.
+func (s *Store) EntryPage(ctx context.Context, repo string, version int64, after string, opts team.PageOptions) ([]team.Entry, error) {
+	var out []team.Entry
+	err := s.db.ReadTx(ctx, func(q Querier) error {
+		out = out[:0]
+		var current int64
+		err := q.QueryRow(ctx, `SELECT version FROM repos WHERE repo = $1 AND version > 0`, repo).Scan(&current)
+		if errors.Is(err, ErrNoRows) {
+			return team.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if version <= 0 || version > current {
+			return fmt.Errorf("version %d: %w", version, team.ErrNotFound)
+		}
+		var rows Rows
+		if version == current {
+			rows, err = q.Query(ctx, `SELECT key, content FROM entries WHERE repo = $1 AND key > $2 ORDER BY key LIMIT $3`,
+				repo, after, opts.PageLimit())
+		} else {
+			rows, err = q.Query(ctx, `SELECT c.key, c.content FROM changes c WHERE c.repo = $1 AND c.key > $2 AND c.checksum IS NOT NULL
+				AND c.version = (SELECT MAX(c2.version) FROM changes c2 WHERE c2.repo = c.repo AND c2.key = c.key AND c2.version <= $3)
+				ORDER BY c.key LIMIT $4`, repo, after, version, opts.PageLimit())
+		}
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		size, max := 0, opts.PageMaxBytes()
+		for size < max && rows.Next() {
+			var e team.Entry
+			if err := rows.Scan(&e.Key, &e.Content); err != nil {
+				return err
+			}
+			size += len(e.Content)
+			out = append(out, e)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, s.wrap("read entries of", repo, err)
+	}
+	return out, nil
+}
+
 // Put implements team.Repos.
 func (s *Store) Put(ctx context.Context, repo string, u *team.Update) (*team.Data, error) {
 	var d *team.Data
