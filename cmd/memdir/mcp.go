@@ -49,7 +49,9 @@ Recall uses the configured model (see 'memdir config'; --no-model ranks
 lexically), falling back to the lexical ranker when the model fails.
 
 --http HOST:PORT serves streamable HTTP at http://HOST:PORT/mcp instead of
-stdio. There is no authentication, so HOST must be a loopback address.
+stdio. There is no authentication, so HOST must be a loopback address;
+requests naming another Host, or with an Origin header other than the
+server's own (a web page in a browser), get 403 Forbidden.
 'memdir serve --mcp' mounts the same endpoint on the team server.
 
 ` + locationHelp + `
