@@ -30,7 +30,8 @@ const (
 	FindNoDescription   FindingKind = "no-description"
 	FindUnreadable      FindingKind = "unreadable" // unreadable or binary
 	FindDuplicateMemory FindingKind = "duplicate-content"
-	FindPermissions     FindingKind = "permissions" // readable by group or others
+	FindPermissions     FindingKind = "permissions"       // readable by group or others
+	FindUnfinished      FindingKind = "unfinished-change" // a killed process left a memory and its index line out of step
 )
 
 // Finding is one thing Check found.
@@ -69,6 +70,13 @@ func (d *Dir) Check(ctx context.Context) (*CheckReport, error) {
 	}
 	rep.Memories = scan.Total
 	add := func(f Finding) { rep.Findings = append(rep.Findings, f) }
+
+	what, err := d.PendingChange()
+	if err != nil {
+		add(Finding{Kind: FindUnfinished, Path: PendingName, Message: err.Error() + "; move it aside, then 'memdir doctor --fix' repairs the index from the files"})
+	} else if what != "" {
+		add(Finding{Kind: FindUnfinished, Path: PendingName, Message: "a memdir process was killed in the middle of " + what + ", so the memory and its index line may be out of step; the next change to the directory finishes it", Fix: "finish the " + what})
+	}
 
 	for _, p := range scan.Problems {
 		switch p.Kind {
@@ -257,9 +265,13 @@ func (d *Dir) Fix(ctx context.Context, opts *FixOptions) (*FixResult, error) {
 		res.Remaining = rep
 		return res, err
 	}
-	root, release, err := d.lockedRoot(ctx)
+	pending, _ := d.PendingChange()
+	root, release, err := d.lockedRoot(ctx) // finishes a pending change
 	if err != nil {
 		return nil, err
+	}
+	if pending != "" {
+		res.Actions = append(res.Actions, "finished the "+pending+" a killed process had left unfinished")
 	}
 	rep, err := d.Check(ctx)
 	if err != nil {
