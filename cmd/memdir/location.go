@@ -109,6 +109,29 @@ func (lf *locationFlags) open(env *Env) (*memdir.Dir, *memdir.Location, error) {
 	return d, loc, nil
 }
 
+// openEnabled is open for the commands that read or write memories the way
+// Claude Code does (save, recall, mcp): when auto memory is turned off for
+// the project, they refuse, as Claude Code does, with an error (exit 8)
+// naming the setting. An explicit --dir is the user's own directory and is
+// always served; so is an agent's memory (--agent), which the auto-memory
+// setting does not govern.
+func (lf *locationFlags) openEnabled(env *Env) (*memdir.Dir, *memdir.Location, error) {
+	d, loc, err := lf.open(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	if loc != nil && !loc.Enabled && lf.agent == "" {
+		return nil, nil, disabledError(loc)
+	}
+	return d, loc, nil
+}
+
+// disabledError says that auto memory is off, by which setting, and how to
+// work on a directory anyway.
+func disabledError(loc *memdir.Location) error {
+	return fmt.Errorf("%w (%s), so Claude Code neither loads nor saves this project's memory and memdir does not either; turn it back on, or pass --dir %s to use the directory anyway", memdir.ErrDisabled, loc.EnabledReason, loc.Dir)
+}
+
 // teamPrefix is the path prefix of team memories inside a memory directory.
 const teamPrefix = memdir.TeamDirName + "/"
 

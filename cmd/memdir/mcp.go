@@ -45,6 +45,10 @@ Every change is journaled: 'memdir log' lists the runs (the memory tool's as
 kind mcp) and 'memdir undo' reverts them. Writes take the directory lock, so
 the server is safe next to Claude Code, 'memdir sync' and other servers.
 
+When auto memory is turned off (autoMemoryEnabled=false in settings, or
+CLAUDE_CODE_DISABLE_AUTO_MEMORY=1), the server does not start (exit 8, naming
+the setting); --dir DIR serves a directory anyway.
+
 Recall uses the configured model (see 'memdir config'; --no-model ranks
 lexically), falling back to the lexical ranker when the model fails.
 
@@ -120,7 +124,7 @@ Examples:
 // with the model cfg configures (nil cfg: lexical recall) and the recall
 // cache shared with 'memdir recall'.
 func newMCPServer(ctx context.Context, env *Env, lf *locationFlags, cfg *config, team bool, logger *slog.Logger) (*mcp.Server, *memdir.Dir, error) {
-	d, loc, err := lf.open(env)
+	d, loc, err := lf.openEnabled(env)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -133,9 +137,6 @@ func newMCPServer(ctx context.Context, env *Env, lf *locationFlags, cfg *config,
 	cache, err := memdir.DefaultRecallCachePath(d.Path(), env.LookupEnv)
 	if err != nil {
 		return nil, nil, err
-	}
-	if loc != nil && !loc.Enabled {
-		logger.Warn("auto memory is disabled, so Claude Code itself will not load this directory; serving it anyway", "reason", loc.EnabledReason, "dir", d.Path())
 	}
 	srv := mcpserver.New(d, &mcpserver.Options{
 		Location:    loc,
