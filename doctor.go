@@ -110,6 +110,9 @@ func (d *Dir) Check(ctx context.Context) (*CheckReport, error) {
 	if err := d.checkPermissions(add); err != nil {
 		return nil, err
 	}
+	if err := d.checkLeftovers(add); err != nil {
+		return nil, err
+	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].Path < rep.Findings[j].Path })
 	return rep, nil
 }
@@ -161,7 +164,11 @@ func (d *Dir) checkIndex(team bool, mems []Header, add func(Finding)) error {
 	sort.Strings(links)
 	for _, link := range links {
 		if seen[link] == 0 {
-			add(Finding{Kind: FindUnindexed, Path: inArea[link].Path, Message: "has no line in " + indexRel + ", so agents only find it by searching", Fix: "add a line to " + indexRel})
+			f := Finding{Kind: FindUnindexed, Path: inArea[link].Path, Message: "has no line in " + indexRel + ", so agents only find it by searching", Fix: "add a line to " + indexRel}
+			if tooLarge(inArea[link]) {
+				f.Fix = "" // reported as too-large; memdir does not read it
+			}
+			add(f)
 		}
 	}
 	st := ix.Status()
@@ -337,6 +344,9 @@ func (d *Dir) applyFixes(root *os.Root, rec *Recorder, rep *CheckReport, opts *F
 			}
 			res.Actions = append(res.Actions, "rewrote the frontmatter of "+f.Path+" with quoted values")
 		case FindUnindexed:
+			if f.Fix == "" {
+				continue
+			}
 			indexRel, link := IndexFor(f.Path)
 			line, err := pointerLine(root, f.Path)
 			if err != nil {
@@ -356,9 +366,22 @@ func (d *Dir) applyFixes(root *os.Root, rec *Recorder, rep *CheckReport, opts *F
 			if n := dedupeAndDropDangling(d, ix, f.Path); n > 0 {
 				res.Actions = append(res.Actions, fmt.Sprintf("removed %d line(s) from %s that pointed at missing files or repeated a line", n, f.Path))
 			}
+		case FindTempFile:
+			if f.Fix == "" {
+				continue
+			}
+			if ok, err := removeTempFile(root, rec, f.Path); err != nil {
+				return err
+			} else if ok {
+				res.Actions = append(res.Actions, "removed "+f.Path+", a temporary file a killed write left")
+			}
 		case FindPermissions:
 			want := os.FileMode(0o600)
-			if fi, err := root.Lstat(f.Path); err == nil && fi.IsDir() {
+			fi, err := root.Lstat(f.Path)
+			if err != nil {
+				continue // removed above (a temporary file), or gone since
+			}
+			if fi.IsDir() {
 				want = 0o700
 			}
 			if err := root.Chmod(f.Path, want); err != nil {
