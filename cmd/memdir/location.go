@@ -23,8 +23,10 @@ const locationHelp = `Which directory: by default the project's auto-memory dire
 Claude Code's rules from the working directory (see 'memdir path --explain').
 --project DIR resolves from DIR instead; --dir DIR uses DIR as the memory
 directory as is; --agent TYPE --scope user|project|local selects an agent's
-memory; MEMDIR_HASH_RUNTIME=node reproduces Claude Code run under Node.js for
-project paths longer than 200 characters.`
+memory. For project paths longer than 200 characters Claude Code hashes the
+name, differently on Node.js (npm install) and Bun (native build): memdir
+uses whichever of the two directories exists, Bun's when neither or both do,
+and MEMDIR_HASH_RUNTIME=node|bun forces one.`
 
 // register adds --project, --dir, --agent and --scope, and --team when team is set.
 func (lf *locationFlags) register(fs *flag.FlagSet, team bool) {
@@ -48,7 +50,9 @@ func (lf *locationFlags) locate(env *Env) (*memdir.Location, error) {
 		opts.Project = p
 	}
 	switch rt := strings.ToLower(env.Getenv("MEMDIR_HASH_RUNTIME")); rt {
-	case "", "bun":
+	case "":
+		opts.DetectRuntime = true
+	case "bun":
 	case "node":
 		opts.Runtime = memdir.HashNode
 	default:
