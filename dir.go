@@ -137,11 +137,28 @@ func (d *Dir) Ensure() error {
 
 // Lock takes the directory's cross-process lock. Changes made through Dir take
 // it themselves; callers take it to make several changes as one.
+//
+// A change to a memory and its index line that a killed process left
+// half-made (see PendingName) is finished before Lock returns, so every
+// lock holder starts from a consistent pair.
 func (d *Dir) Lock(ctx context.Context) (*flock.Lock, error) {
 	if err := d.Ensure(); err != nil {
 		return nil, err
 	}
-	return flock.Acquire(ctx, d.path)
+	lock, err := flock.Acquire(ctx, d.path)
+	if err != nil {
+		return nil, err
+	}
+	root, err := d.openRoot()
+	if err == nil {
+		err = d.finishPending(root)
+		root.Close()
+	}
+	if err != nil {
+		lock.Unlock()
+		return nil, err
+	}
+	return lock, nil
 }
 
 // lockedRoot takes the directory's lock (creating the directory if needed)
@@ -292,8 +309,13 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 		if err := rec.Before(rel); err != nil {
 			return err
 		}
-		rec.NoteIndexLines(rel, entryLines(ix.Find(link)))
+		prior := entryLines(ix.Find(link))
+		rec.NoteIndexLines(rel, prior)
 		if res.Changed {
+			if err := beginPending(root, &pendingChange{Op: "save", Run: rec.ID(), Path: rel, Sum: contentSum(content), Index: indexRel, Link: link, Line: line, Prior: prior}); err != nil {
+				return err
+			}
+			crashPoint("save:begin")
 			if dir := path.Dir(rel); dir != "." {
 				if err := root.MkdirAll(dir, 0o700); err != nil {
 					return fmt.Errorf("save memory %s: %w", rel, err)
@@ -302,11 +324,15 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 			if err := atomicfile.WriteFileIn(root, rel, content, 0o600); err != nil {
 				return err
 			}
+			crashPoint("save:file")
 		}
 		if ix.Upsert(link, line) {
 			if err := d.writeIndex(root, indexRel, ix); err != nil {
 				return err
 			}
+		}
+		if res.Changed {
+			return endPending(root)
 		}
 		return nil
 	}()
@@ -577,17 +603,24 @@ func (d *Dir) Remove(ctx context.Context, ref string, rec *Recorder) (*RemoveRes
 		if err := rec.Before(rel); err != nil {
 			return err
 		}
-		rec.NoteIndexLines(rel, entryLines(ix.Find(link)))
+		prior := entryLines(ix.Find(link))
+		rec.NoteIndexLines(rel, prior)
+		if err := beginPending(root, &pendingChange{Op: "remove", Run: rec.ID(), Path: rel, Index: indexRel, Link: link, Prior: prior}); err != nil {
+			return err
+		}
 		if err := root.Remove(rel); err != nil {
 			return fmt.Errorf("remove memory %s: %w", rel, err)
 		}
 		if err := atomicfile.SyncDirIn(root, path.Dir(rel)); err != nil {
 			return err
 		}
+		crashPoint("remove:file")
 		if res.IndexLines = ix.Remove(link); len(res.IndexLines) > 0 {
-			return d.writeIndex(root, indexRel, ix)
+			if err := d.writeIndex(root, indexRel, ix); err != nil {
+				return err
+			}
 		}
-		return nil
+		return endPending(root)
 	}()
 	if own {
 		rec.SetSummary("remove " + rel)
@@ -671,11 +704,27 @@ func (d *Dir) Rename(ctx context.Context, ref, to string) (*RenameResult, error)
 		if err := rec.Before(from, to); err != nil {
 			return err
 		}
-		rec.NoteIndexLines(from, entryLines(fromIx.Find(fromLink)))
+		prior := entryLines(fromIx.Find(fromLink))
+		rec.NoteIndexLines(from, prior)
 		if dir := path.Dir(to); dir != "." {
 			if err := root.MkdirAll(dir, 0o700); err != nil {
 				return err
 			}
+		}
+		old := fromIx.Find(fromLink)
+		e := IndexEntry{File: toLink}
+		if len(old) > 0 {
+			e.Title, e.Hook = old[0].Title, old[0].Hook
+		} else if data, _, err := readRooted(root, from, MaxMemoryFileBytes); err == nil {
+			m, _ := ParseMemory(data)
+			e.Title, e.Hook = m.Name, m.Description
+		}
+		if e.Title == "" {
+			e.Title = strings.TrimSuffix(path.Base(toLink), ".md")
+		}
+		if err := beginPending(root, &pendingChange{Op: "rename", Run: rec.ID(), Path: from, Index: fromIndex, Link: fromLink,
+			To: to, ToIndex: toIndex, ToLink: toLink, Line: e.String(), Prior: prior}); err != nil {
+			return err
 		}
 		if err := root.Rename(from, to); err != nil {
 			return fmt.Errorf("rename %s to %s: %w", from, to, err)
@@ -683,26 +732,18 @@ func (d *Dir) Rename(ctx context.Context, ref, to string) (*RenameResult, error)
 		if err := atomicfile.SyncDirIn(root, path.Dir(to)); err != nil {
 			return err
 		}
-		old := fromIx.Find(fromLink)
+		crashPoint("rename:file")
 		fromIx.Remove(fromLink)
-		e := IndexEntry{File: toLink}
-		if len(old) > 0 {
-			e.Title, e.Hook = old[0].Title, old[0].Hook
-		} else if data, _, err := readRooted(root, to, MaxMemoryFileBytes); err == nil {
-			m, _ := ParseMemory(data)
-			e.Title, e.Hook = m.Name, m.Description
-		}
-		if e.Title == "" {
-			e.Title = strings.TrimSuffix(path.Base(toLink), ".md")
-		}
 		toIx.Upsert(toLink, e.String())
 		if err := d.writeIndex(root, fromIndex, fromIx); err != nil {
 			return err
 		}
 		if toIndex != fromIndex {
-			return d.writeIndex(root, toIndex, toIx)
+			if err := d.writeIndex(root, toIndex, toIx); err != nil {
+				return err
+			}
 		}
-		return nil
+		return endPending(root)
 	}()
 	run, ferr := rec.Finish(err)
 	if err == nil {
@@ -753,6 +794,18 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 		// A run of this journal that edited files elsewhere (CLAUDE.md,
 		// settings.json): restore them where they are.
 		return d.journal.undoExternal(ctx, run, opts)
+	}
+	if run.State == RunOpen {
+		// Its process may have died in the middle of a change: taking the
+		// lock finishes the change and closes the run (see Lock).
+		lock, err := d.Lock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		lock.Unlock()
+		if run, err = d.journal.Run(run.ID); err != nil {
+			return nil, err
+		}
 	}
 	changed := run.ChangedFiles()
 	if len(changed) == 0 {

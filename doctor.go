@@ -30,7 +30,8 @@ const (
 	FindNoDescription   FindingKind = "no-description"
 	FindUnreadable      FindingKind = "unreadable" // unreadable or binary
 	FindDuplicateMemory FindingKind = "duplicate-content"
-	FindPermissions     FindingKind = "permissions" // readable by group or others
+	FindPermissions     FindingKind = "permissions"       // readable by group or others
+	FindUnfinished      FindingKind = "unfinished-change" // a killed process left a memory and its index line out of step
 )
 
 // Finding is one thing Check found.
@@ -70,6 +71,13 @@ func (d *Dir) Check(ctx context.Context) (*CheckReport, error) {
 	rep.Memories = scan.Total
 	add := func(f Finding) { rep.Findings = append(rep.Findings, f) }
 
+	what, err := d.PendingChange()
+	if err != nil {
+		add(Finding{Kind: FindUnfinished, Path: PendingName, Message: err.Error() + "; move it aside, then 'memdir doctor --fix' repairs the index from the files"})
+	} else if what != "" {
+		add(Finding{Kind: FindUnfinished, Path: PendingName, Message: "a memdir process was killed in the middle of " + what + ", so the memory and its index line may be out of step; the next change to the directory finishes it", Fix: "finish the " + what})
+	}
+
 	for _, p := range scan.Problems {
 		switch p.Kind {
 		case ProblemRead, ProblemBinary:
@@ -100,6 +108,9 @@ func (d *Dir) Check(ctx context.Context) (*CheckReport, error) {
 		return nil, err
 	}
 	if err := d.checkPermissions(add); err != nil {
+		return nil, err
+	}
+	if err := d.checkLeftovers(add); err != nil {
 		return nil, err
 	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].Path < rep.Findings[j].Path })
@@ -153,7 +164,11 @@ func (d *Dir) checkIndex(team bool, mems []Header, add func(Finding)) error {
 	sort.Strings(links)
 	for _, link := range links {
 		if seen[link] == 0 {
-			add(Finding{Kind: FindUnindexed, Path: inArea[link].Path, Message: "has no line in " + indexRel + ", so agents only find it by searching", Fix: "add a line to " + indexRel})
+			f := Finding{Kind: FindUnindexed, Path: inArea[link].Path, Message: "has no line in " + indexRel + ", so agents only find it by searching", Fix: "add a line to " + indexRel}
+			if tooLarge(inArea[link]) {
+				f.Fix = "" // reported as too-large; memdir does not read it
+			}
+			add(f)
 		}
 	}
 	st := ix.Status()
@@ -257,9 +272,13 @@ func (d *Dir) Fix(ctx context.Context, opts *FixOptions) (*FixResult, error) {
 		res.Remaining = rep
 		return res, err
 	}
-	root, release, err := d.lockedRoot(ctx)
+	pending, _ := d.PendingChange()
+	root, release, err := d.lockedRoot(ctx) // finishes a pending change
 	if err != nil {
 		return nil, err
+	}
+	if pending != "" {
+		res.Actions = append(res.Actions, "finished the "+pending+" a killed process had left unfinished")
 	}
 	rep, err := d.Check(ctx)
 	if err != nil {
@@ -329,6 +348,9 @@ func (d *Dir) applyFixes(root *os.Root, rec *Recorder, rep *CheckReport, opts *F
 			}
 			res.Actions = append(res.Actions, "rewrote the frontmatter of "+f.Path+" with quoted values")
 		case FindUnindexed:
+			if f.Fix == "" {
+				continue
+			}
 			indexRel, link := IndexFor(f.Path)
 			line, err := pointerLine(root, f.Path)
 			if err != nil {
@@ -352,9 +374,22 @@ func (d *Dir) applyFixes(root *os.Root, rec *Recorder, rep *CheckReport, opts *F
 			if n := dedupeAndDropDangling(d, ix, f.Path); n > 0 {
 				res.Actions = append(res.Actions, fmt.Sprintf("removed %d line(s) from %s that pointed at missing files or repeated a line", n, f.Path))
 			}
+		case FindTempFile:
+			if f.Fix == "" {
+				continue
+			}
+			if ok, err := removeTempFile(root, rec, f.Path); err != nil {
+				return err
+			} else if ok {
+				res.Actions = append(res.Actions, "removed "+f.Path+", a temporary file a killed write left")
+			}
 		case FindPermissions:
 			want := os.FileMode(0o600)
-			if fi, err := root.Lstat(f.Path); err == nil && fi.IsDir() {
+			fi, err := root.Lstat(f.Path)
+			if err != nil {
+				continue // removed above (a temporary file), or gone since
+			}
+			if fi.IsDir() {
 				want = 0o700
 			}
 			if err := root.Chmod(f.Path, want); err != nil {

@@ -40,6 +40,12 @@ type LocateOptions struct {
 	Project string
 	// Runtime selects the hash for sanitised names past 200 characters.
 	Runtime HashRuntime
+	// DetectRuntime, for a project path whose sanitised name is hashed,
+	// looks for the project's directory under both hashes (Bun's, of the
+	// native Claude Code build, and Node's djb2, of the npm package) and
+	// uses the one that exists when exactly one does; otherwise Runtime
+	// decides. Location.Explain says which and why.
+	DetectRuntime bool
 	// FlagSettings is the path of a settings file given on the command line
 	// (Claude Code's --settings), or "".
 	FlagSettings string
@@ -246,6 +252,11 @@ func Locate(opts *LocateOptions) (*Location, error) {
 		l.explainf("git root: %s; canonical root: %s (%s)", gr, canon, why)
 	} else {
 		l.explainf("not inside a git repository: the project root identifies the project")
+	}
+	if opts.DetectRuntime {
+		l.detectRuntime()
+	} else if SanitizePath(l.CanonicalRoot, HashBun) != SanitizePath(l.CanonicalRoot, HashNode) {
+		l.explainf("long project path: its name is hashed with %s's hash, as asked", l.Runtime)
 	}
 
 	home, _ := homeDir(lookup)
@@ -567,4 +578,43 @@ func resolvePath(base, p string) string {
 		return filepath.Clean(p)
 	}
 	return filepath.Join(base, p)
+}
+
+// detectRuntime picks the hash of long project names by which of the two
+// candidate project directories exists (see LocateOptions.DetectRuntime):
+// Claude Code installed from npm runs on Node and names them with djb2, the
+// native build with Bun's wyhash. A project directory holds the memory
+// directory and the session transcripts, so either shows which one ran.
+func (l *Location) detectRuntime() {
+	candidates := func(rt HashRuntime) []string {
+		return []string{
+			filepath.Join(l.MemoryBase, "projects", SanitizePath(l.CanonicalRoot, rt)),
+			filepath.Join(l.ConfigHome, "projects", SanitizePath(l.ProjectRoot, rt)),
+		}
+	}
+	bun, node := candidates(HashBun), candidates(HashNode)
+	if bun[0] == node[0] && bun[1] == node[1] {
+		return // short enough that nothing is hashed
+	}
+	found := func(dirs []string) string {
+		for _, d := range dirs {
+			if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+				return d
+			}
+		}
+		return ""
+	}
+	fb, fn := found(bun), found(node)
+	switch {
+	case fb != "" && fn == "":
+		l.Runtime = HashBun
+		l.explainf("long project path: its name is hashed; %s exists (Bun's hash, the native Claude Code build) and the Node variant does not, so memdir uses it", fb)
+	case fn != "" && fb == "":
+		l.Runtime = HashNode
+		l.explainf("long project path: its name is hashed; %s exists (Node's djb2 hash, Claude Code installed from npm) and the Bun variant does not, so memdir uses it", fn)
+	case fb != "":
+		l.explainf("long project path: its name is hashed, and directories exist under both hashes (%s for Bun, %s for Node); using %s's (set MEMDIR_HASH_RUNTIME to choose)", fb, fn, l.Runtime)
+	default:
+		l.explainf("long project path: its name is hashed, and neither the Bun nor the Node variant exists yet; using %s's (the native build; set MEMDIR_HASH_RUNTIME=node for Claude Code installed from npm)", l.Runtime)
+	}
 }

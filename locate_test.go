@@ -329,3 +329,56 @@ func TestAutoDreamEnabled(t *testing.T) {
 		t.Error("the local setting should win over the user's")
 	}
 }
+
+// TestLocateDetectsTheHashRuntime puts a project under a path longer than 200
+// characters and creates its project directory under Bun's hash, Node's, both
+// or neither: with DetectRuntime, the one that exists alone wins, otherwise
+// Bun's, and Explain says why.
+func TestLocateDetectsTheHashRuntime(t *testing.T) {
+	tmp := t.TempDir()
+	home := filepath.Join(tmp, "home")
+	proj := filepath.Join(tmp, strings.Repeat("a-very-long-directory-name/", 9), "proj")
+	if err := os.MkdirAll(proj, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	proj, _ = filepath.EvalSymlinks(proj)
+	base := filepath.Join(home, ".claude", "projects")
+	bunDir := filepath.Join(base, SanitizePath(proj, HashBun))
+	nodeDir := filepath.Join(base, SanitizePath(proj, HashNode))
+	if bunDir == nodeDir {
+		t.Fatal("the project path is too short to be hashed")
+	}
+	for _, tc := range []struct {
+		name        string
+		exist       []string
+		want        string
+		wantExplain string
+	}{
+		{"neither", nil, bunDir, "neither the Bun nor the Node variant exists"},
+		{"node only", []string{nodeDir}, nodeDir, "Node's djb2 hash, Claude Code installed from npm"},
+		{"bun only", []string{bunDir}, bunDir, "Bun's hash, the native Claude Code build"},
+		{"both", []string{bunDir, nodeDir}, bunDir, "directories exist under both hashes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.RemoveAll(base)
+			for _, d := range tc.exist {
+				if err := os.MkdirAll(d, 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l, err := Locate(&LocateOptions{LookupEnv: envMap(map[string]string{"HOME": home}), Cwd: proj, PolicySettings: "/nonexistent", DetectRuntime: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := filepath.Join(tc.want, "memory") + string(filepath.Separator); l.Dir != want {
+				t.Errorf("Dir = %s, want %s", l.Dir, want)
+			}
+			if got := l.TranscriptDir(); got != tc.want {
+				t.Errorf("TranscriptDir = %s, want %s", got, tc.want)
+			}
+			if explain := strings.Join(l.Explain, "\n"); !strings.Contains(explain, tc.wantExplain) {
+				t.Errorf("Explain does not say %q:\n%s", tc.wantExplain, explain)
+			}
+		})
+	}
+}

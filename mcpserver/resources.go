@@ -74,14 +74,14 @@ func (s *server) readMemory(ctx context.Context, req *mcp.ReadResourceRequest) (
 	uri := req.Params.URI
 	rel, err := MemoryPathFromURI(uri)
 	if err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: modelText(err)}
 	}
 	m, data, err := s.dir.Read(ctx, rel)
 	switch {
 	case errors.Is(err, memdir.ErrNotFound) || err == nil && m.Path != rel:
 		return nil, mcp.ResourceNotFoundError(uri)
 	case errors.Is(err, memdir.ErrInvalid):
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: modelText(err)}
 	case err != nil:
 		return nil, err
 	}

@@ -96,6 +96,7 @@ func New(d *memdir.Dir, opts *Options) *mcp.Server {
 		// the client.
 		Capabilities: &mcp.ServerCapabilities{},
 	})
+	srv.AddReceivingMiddleware(dropNullArguments)
 	s.addTools(srv)
 	s.addResources(srv)
 	s.addPrompts(srv)
@@ -106,13 +107,15 @@ func New(d *memdir.Dir, opts *Options) *mcp.Server {
 // /mcp. Each client session keeps its own recall record until it ends or has
 // been idle for an hour. Responses are plain JSON rather than event streams,
 // as no tool sends progress. Requests through a loopback address must name a
-// loopback host (the SDK's DNS-rebinding protection).
+// loopback host (the SDK's DNS-rebinding protection), and a request with an
+// Origin header other than the server's own gets 403 Forbidden, as the MCP
+// specification requires (see checkOrigin).
 func NewHandler(srv *mcp.Server, logger *slog.Logger) http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+	return checkOrigin(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		JSONResponse:   true,
 		SessionTimeout: time.Hour,
 		Logger:         logger,
-	})
+	}))
 }
 
 // instructions tell the model what the server is for and how to use it.

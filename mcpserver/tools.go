@@ -123,44 +123,56 @@ type ForgetOutput struct {
 func (s *server) addTools(srv *mcp.Server) {
 	yes := true
 	no := false
+	// Every schema is inferred from the input type, with optional
+	// properties given plain types (see plainTypes).
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        memtool.Name,
 		Title:       "Memory files",
 		Description: memtool.Definition().Description,
 		InputSchema: memoryInputSchema(),
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no},
-	}, s.memoryTool)
+	}, forModel(s.memoryTool))
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "recall",
 		Title: "Recall memories",
 		Description: "Find the saved memories relevant to a request and return them, each with its age and, when it is old, a warning to verify it. " +
 			"Call it before answering anything that may depend on earlier conversations, the user's preferences or past decisions. " +
 			"A memory already shown in this session is not shown again.",
+		InputSchema: inputSchema[RecallInput](),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no},
-	}, s.recallTool)
+	}, forModel(s.recallTool))
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  "save",
 		Title: "Save a memory",
 		Description: "Save a memory for future conversations: a Markdown file plus its line in MEMORY.md, written atomically. " +
 			"Saving a name that exists updates that memory. Save what will help later and cannot be read from the code or its history.",
 		InputSchema: enumSchema[SaveInput]("type", memdir.Types),
-		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: &no, OpenWorldHint: &no},
-	}, s.saveTool)
+		// Destructive: saving a name that exists replaces that memory.
+		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: &yes, OpenWorldHint: &no},
+	}, forModel(s.saveTool))
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        "forget",
 		Title:       "Forget a memory",
 		Description: "Delete a memory and its line in MEMORY.md, when the user asks to forget something or a memory is wrong. The user can restore it with 'memdir undo'.",
+		InputSchema: inputSchema[ForgetInput](),
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &no},
-	}, s.forgetTool)
+	}, forModel(s.forgetTool))
+}
+
+// inputSchema infers the input schema of T, declaring optional properties
+// with plain types (see plainTypes).
+func inputSchema[T any]() *jsonschema.Schema {
+	sch, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: schema of %T: %v", *new(T), err))
+	}
+	return plainTypes(sch)
 }
 
 // enumSchema infers the input schema of T and restricts the string property
 // prop to values, so that clients and models see the choices.
 func enumSchema[T any, E ~string](prop string, values []E) *jsonschema.Schema {
-	sch, err := jsonschema.For[T](nil)
-	if err != nil {
-		panic(fmt.Sprintf("mcpserver: schema of %T: %v", *new(T), err))
-	}
+	sch := inputSchema[T]()
 	for _, v := range values {
 		sch.Properties[prop].Enum = append(sch.Properties[prop].Enum, string(v))
 	}

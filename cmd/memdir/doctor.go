@@ -29,10 +29,17 @@ there, and what is unsafe:
   unreadable            a file that cannot be read, or is binary
   duplicate-content     files with identical content
   permissions           files or directories other users can read
+  too-large             a file over 4 MB, which memdir neither indexes nor
+                        recalls
+  temp-file             .NAME.tmp-* left by a write that was killed
+  unfinished-change     a save, rm or mv killed between the memory and its
+                        index line (the next write finishes it)
 
 --fix repairs what is safe in one journaled run ('memdir undo' reverts it):
 it adds missing index lines, removes dangling and repeated lines, rewrites
-frontmatter that only parsed after quoting, and sets modes to 0600/0700.
+frontmatter that only parsed after quoting, sets modes to 0600/0700,
+finishes an unfinished change, and removes temporary files older than five
+minutes (younger ones may belong to a write in progress).
 --compact also shortens long index lines and collapses blank runs to bring
 MEMORY.md under its limits. Doctor never deletes a memory; duplicates and
 broken files are left for you to decide.

@@ -23,8 +23,10 @@ const locationHelp = `Which directory: by default the project's auto-memory dire
 Claude Code's rules from the working directory (see 'memdir path --explain').
 --project DIR resolves from DIR instead; --dir DIR uses DIR as the memory
 directory as is; --agent TYPE --scope user|project|local selects an agent's
-memory; MEMDIR_HASH_RUNTIME=node reproduces Claude Code run under Node.js for
-project paths longer than 200 characters.`
+memory. For project paths longer than 200 characters Claude Code hashes the
+name, differently on Node.js (npm install) and Bun (native build): memdir
+uses whichever of the two directories exists, Bun's when neither or both do,
+and MEMDIR_HASH_RUNTIME=node|bun forces one.`
 
 // register adds --project, --dir, --agent and --scope, and --team when team is set.
 func (lf *locationFlags) register(fs *flag.FlagSet, team bool) {
@@ -48,7 +50,9 @@ func (lf *locationFlags) locate(env *Env) (*memdir.Location, error) {
 		opts.Project = p
 	}
 	switch rt := strings.ToLower(env.Getenv("MEMDIR_HASH_RUNTIME")); rt {
-	case "", "bun":
+	case "":
+		opts.DetectRuntime = true
+	case "bun":
 	case "node":
 		opts.Runtime = memdir.HashNode
 	default:
@@ -107,6 +111,29 @@ func (lf *locationFlags) open(env *Env) (*memdir.Dir, *memdir.Location, error) {
 		return nil, nil, err
 	}
 	return d, loc, nil
+}
+
+// openEnabled is open for the commands that read or write memories the way
+// Claude Code does (save, recall, mcp): when auto memory is turned off for
+// the project, they refuse, as Claude Code does, with an error (exit 8)
+// naming the setting. An explicit --dir is the user's own directory and is
+// always served; so is an agent's memory (--agent), which the auto-memory
+// setting does not govern.
+func (lf *locationFlags) openEnabled(env *Env) (*memdir.Dir, *memdir.Location, error) {
+	d, loc, err := lf.open(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	if loc != nil && !loc.Enabled && lf.agent == "" {
+		return nil, nil, disabledError(loc)
+	}
+	return d, loc, nil
+}
+
+// disabledError says that auto memory is off, by which setting, and how to
+// work on a directory anyway.
+func disabledError(loc *memdir.Location) error {
+	return fmt.Errorf("%w (%s), so Claude Code neither loads nor saves this project's memory and memdir does not either; turn it back on, or pass --dir %s to use the directory anyway", memdir.ErrDisabled, loc.EnabledReason, loc.Dir)
 }
 
 // teamPrefix is the path prefix of team memories inside a memory directory.

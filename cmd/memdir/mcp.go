@@ -45,11 +45,17 @@ Every change is journaled: 'memdir log' lists the runs (the memory tool's as
 kind mcp) and 'memdir undo' reverts them. Writes take the directory lock, so
 the server is safe next to Claude Code, 'memdir sync' and other servers.
 
+When auto memory is turned off (autoMemoryEnabled=false in settings, or
+CLAUDE_CODE_DISABLE_AUTO_MEMORY=1), the server does not start (exit 8, naming
+the setting); --dir DIR serves a directory anyway.
+
 Recall uses the configured model (see 'memdir config'; --no-model ranks
 lexically), falling back to the lexical ranker when the model fails.
 
 --http HOST:PORT serves streamable HTTP at http://HOST:PORT/mcp instead of
-stdio. There is no authentication, so HOST must be a loopback address.
+stdio. There is no authentication, so HOST must be a loopback address;
+requests naming another Host, or with an Origin header other than the
+server's own (a web page in a browser), get 403 Forbidden.
 'memdir serve --mcp' mounts the same endpoint on the team server.
 
 ` + locationHelp + `
@@ -118,7 +124,7 @@ Examples:
 // with the model cfg configures (nil cfg: lexical recall) and the recall
 // cache shared with 'memdir recall'.
 func newMCPServer(ctx context.Context, env *Env, lf *locationFlags, cfg *config, team bool, logger *slog.Logger) (*mcp.Server, *memdir.Dir, error) {
-	d, loc, err := lf.open(env)
+	d, loc, err := lf.openEnabled(env)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -140,9 +146,6 @@ func newMCPServer(ctx context.Context, env *Env, lf *locationFlags, cfg *config,
 	cache, err := memdir.DefaultRecallCachePath(d.Path(), env.LookupEnv)
 	if err != nil {
 		return nil, nil, err
-	}
-	if loc != nil && !loc.Enabled {
-		logger.Warn("auto memory is disabled, so Claude Code itself will not load this directory; serving it anyway", "reason", loc.EnabledReason, "dir", d.Path())
 	}
 	srv := mcpserver.New(d, &mcpserver.Options{
 		Location:       loc,

@@ -478,12 +478,19 @@ func (c *config) modelName() (provider, name string) {
 // newModel returns the configured model, or nil and no error when none is
 // configured, in which case callers fall back (recall ranks lexically). An
 // unknown provider is an error wrapping memdir.ErrInvalid.
+//
+// A model on the provider's own API (the default base URL) with no key
+// configured is refused before any call, with an error naming the variable
+// to set; a server at another base URL (a gateway, Ollama) may need none.
 func newModel(ctx context.Context, cfg *config) (memdir.Model, error) {
 	_ = ctx // reserved: constructing a model does no I/O today
 	provider, name := cfg.modelName()
 	retries := cfg.maxRetries()
 	if retries == 0 {
 		retries = -1 // the adapters read 0 as "their default"
+	}
+	if err := cfg.checkCredentials(); err != nil {
+		return nil, err
 	}
 	switch provider {
 	case "":
@@ -652,4 +659,24 @@ func recallEmbedder(env *Env, cfg *config, dir string) (memdir.Embedder, *memdir
 		return nil, nil, err
 	}
 	return e, cache, nil
+}
+
+// checkCredentials names the missing environment variable when the model is
+// on Anthropic's or OpenAI's own API and no key for it is set, so that the
+// user learns it before a request fails with a less telling error.
+func (c *config) checkCredentials() error {
+	provider, _ := c.modelName()
+	switch provider {
+	case "anthropic":
+		if !c.Anthropic.APIKey.Set() && !c.Anthropic.AuthToken.Set() && c.Anthropic.BaseURL.Value == c.defaultOf("anthropic.base_url") {
+			return fmt.Errorf("model %s (from %s) needs an Anthropic API key, and ANTHROPIC_API_KEY is not set (nor ANTHROPIC_AUTH_TOKEN); set it, or choose another model (see 'memdir config'): %w",
+				c.Model.Value, c.Model.Source, memdir.ErrInvalid)
+		}
+	case "openai":
+		if !c.OpenAI.APIKey.Set() && c.OpenAI.BaseURL.Value == c.defaultOf("openai.base_url") {
+			return fmt.Errorf("model %s (from %s) is served by api.openai.com, which needs a key, and OPENAI_API_KEY is not set; set it, or set OPENAI_BASE_URL for a local server that needs none (see 'memdir config'): %w",
+				c.Model.Value, c.Model.Source, memdir.ErrInvalid)
+		}
+	}
+	return nil
 }

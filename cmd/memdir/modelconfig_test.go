@@ -159,6 +159,7 @@ func TestNewModelTypes(t *testing.T) {
 	for model, want := range map[string]string{"anthropic:a": "*anthropic.Client", "Anthropic:a": "*anthropic.Client", "openai:b": "*openai.Client"} {
 		w := newMemWorld(t)
 		w.vars["MEMDIR_MODEL"] = model
+		w.vars["ANTHROPIC_API_KEY"], w.vars["OPENAI_API_KEY"] = "k", "k"
 		m, err := newModel(context.Background(), mustLoad(t, w))
 		if err != nil {
 			t.Fatal(err)
@@ -225,4 +226,34 @@ func FuzzConfigFile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestNewModelNamesTheMissingKey configures a model on a provider's own API
+// without its key: newModel (which does no I/O) must refuse, naming the
+// variable, so no request is ever sent. Servers at another base URL may need
+// no key.
+func TestNewModelNamesTheMissingKey(t *testing.T) {
+	tests := []struct {
+		vars    map[string]string
+		wantErr string // "" means a model is built
+	}{
+		{map[string]string{"MEMDIR_MODEL": "anthropic:claude-haiku-4-5"}, "ANTHROPIC_API_KEY is not set"},
+		{map[string]string{"MEMDIR_MODEL": "openai:gpt-4.1-mini"}, "OPENAI_API_KEY is not set"},
+		{map[string]string{"MEMDIR_MODEL": "anthropic:claude-haiku-4-5", "ANTHROPIC_AUTH_TOKEN": "tok"}, ""},
+		{map[string]string{"MEMDIR_MODEL": "anthropic:claude-haiku-4-5", "ANTHROPIC_API_KEY": "k"}, ""},
+		{map[string]string{"MEMDIR_MODEL": "openai:llama3.2", "OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"}, ""},
+	}
+	for _, tc := range tests {
+		w := newMemWorld(t)
+		for k, v := range tc.vars {
+			w.vars[k] = v
+		}
+		m, err := newModel(context.Background(), mustLoad(t, w))
+		switch {
+		case tc.wantErr == "" && (err != nil || m == nil):
+			t.Errorf("%v: newModel = %v, %v; want a model", tc.vars, m, err)
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, memdir.ErrInvalid)):
+			t.Errorf("%v: newModel error = %v; want ErrInvalid naming %q", tc.vars, err, tc.wantErr)
+		}
+	}
 }

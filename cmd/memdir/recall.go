@@ -38,6 +38,10 @@ and --budget). Memories already shown (--surfaced) are not shown again.
 The lexical index is cached outside the memory directory, keyed on each
 file's path, size and modification time.
 
+When auto memory is turned off (autoMemoryEnabled=false in settings, or
+CLAUDE_CODE_DISABLE_AUTO_MEMORY=1), recall refuses with exit 8, naming the
+setting; --dir DIR recalls from a directory anyway.
+
 ` + locationHelp + `
 
 Examples:
@@ -63,7 +67,7 @@ Examples:
 				if query == "" && !*all {
 					return usagef("recall needs a query")
 				}
-				d, _, err := lf.open(env)
+				d, _, err := lf.openEnabled(env)
 				if err != nil {
 					return err
 				}

@@ -38,6 +38,10 @@ If the save makes MEMORY.md longer than Claude Code loads (200 lines or
 25,000 characters), a warning says so; 'memdir doctor' helps compact it.
 Every save is journaled: 'memdir undo' reverts it.
 
+When auto memory is turned off (autoMemoryEnabled=false in settings, or
+CLAUDE_CODE_DISABLE_AUTO_MEMORY=1), save refuses with exit 8, naming the
+setting, as Claude Code stops saving then too; --dir DIR saves anyway.
+
 ` + locationHelp + `
 
 Examples:
@@ -82,7 +86,7 @@ Examples:
 					}
 					text = string(data)
 				}
-				d, loc, err := lf.open(env)
+				d, _, err := lf.openEnabled(env)
 				if err != nil {
 					return err
 				}
@@ -114,9 +118,6 @@ Examples:
 				fmt.Fprintf(env.Stdout, "Saved %s (%s)\n", d.Abs(res.Path), state)
 				if warning != "" {
 					fmt.Fprintf(env.Stderr, "warning: %s\n", warning)
-				}
-				if loc != nil && !loc.Enabled {
-					fmt.Fprintf(env.Stderr, "note: auto memory is disabled (%s), so Claude Code will not load it\n", loc.EnabledReason)
 				}
 				return nil
 			}

@@ -1,0 +1,278 @@
+package memdir
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// errCrash is what the crash hook panics with to stop a change midway, as
+// SIGKILL would: nothing after the step runs but the deferred unlock, which
+// the kernel does for a killed process.
+var errCrash = errors.New("simulated crash")
+
+// crashAt runs op with the process "dying" at step, and reports whether it
+// got there.
+func crashAt(tb testing.TB, step string, op func()) {
+	tb.Helper()
+	crashHook = func(s string) {
+		if s == step {
+			panic(errCrash)
+		}
+	}
+	defer func() { crashHook = nil }()
+	crashed := false
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				if r != errCrash {
+					panic(r)
+				}
+				crashed = true
+			}
+		}()
+		op()
+	}()
+	if !crashed {
+		tb.Fatalf("the change never reached %s", step)
+	}
+}
+
+// dirFiles returns every file in the memory directory but the pending record.
+func dirFiles(tb testing.TB, d *Dir) map[string]string {
+	tb.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(d.Path(), func(p string, e fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && p == d.Path() {
+			return filepath.SkipDir
+		}
+		if err != nil || e.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(d.Path(), p)
+		out[filepath.ToSlash(rel)] = string(data)
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// openRun returns the one open run of the journal.
+func openRun(tb testing.TB, d *Dir) *JournalRun {
+	tb.Helper()
+	runs, errs := d.Journal().Runs()
+	if len(errs) > 0 {
+		tb.Fatal(errs)
+	}
+	var open []*JournalRun
+	for _, r := range runs {
+		if r.State == RunOpen {
+			open = append(open, r)
+		}
+	}
+	if len(open) != 1 {
+		tb.Fatalf("%d open runs, want 1", len(open))
+	}
+	return open[0]
+}
+
+// TestChangeKilledMidwayIsFinished kills save, remove and rename between the
+// memory file and its index line, and checks that the directory reports the
+// unfinished change, that the next write under the lock (or doctor --fix)
+// finishes it, and that undoing the killed run then restores the directory.
+func TestChangeKilledMidwayIsFinished(t *testing.T) {
+	ctx := context.Background()
+	policy := &Memory{Name: "testing", Description: "tests hit a real database", Type: TypeFeedback, Body: "Use Postgres."}
+	cases := []struct {
+		name  string
+		setup func(tb testing.TB, d *Dir)
+		step  string
+		op    func(d *Dir) error
+		// want is the file left behind and its index after recovery.
+		wantIndex string
+		wantFile  string
+	}{
+		{
+			name: "new save", step: "save:file",
+			setup: func(tb testing.TB, d *Dir) {
+				mustSave(tb, d, &Memory{Name: "first", Description: "an earlier memory", Type: TypeUser, Body: "b"}, nil)
+			},
+			op:        func(d *Dir) error { _, err := d.Save(ctx, policy, nil); return err },
+			wantIndex: "- [testing](feedback_testing.md) — tests hit a real database\n",
+			wantFile:  "feedback_testing.md",
+		},
+		{
+			name: "update", step: "save:file",
+			setup: func(tb testing.TB, d *Dir) { mustSave(tb, d, policy, nil) },
+			op: func(d *Dir) error {
+				_, err := d.Save(ctx, &Memory{Name: "testing", Description: "tests hit Postgres 16", Type: TypeFeedback, Body: "Use Postgres 16."}, nil)
+				return err
+			},
+			wantIndex: "- [testing](feedback_testing.md) — tests hit Postgres 16\n",
+			wantFile:  "feedback_testing.md",
+		},
+		{
+			name: "save killed before the file", step: "save:begin",
+			setup: func(tb testing.TB, d *Dir) { mustSave(tb, d, policy, nil) },
+			op: func(d *Dir) error {
+				_, err := d.Save(ctx, &Memory{Name: "testing", Description: "tests hit Postgres 16", Type: TypeFeedback, Body: "Use Postgres 16."}, nil)
+				return err
+			},
+			wantIndex: "- [testing](feedback_testing.md) — tests hit a real database\n",
+			wantFile:  "feedback_testing.md",
+		},
+		{
+			name: "remove", step: "remove:file",
+			setup:     func(tb testing.TB, d *Dir) { mustSave(tb, d, policy, nil) },
+			op:        func(d *Dir) error { _, err := d.Remove(ctx, "testing", nil); return err },
+			wantIndex: "",
+		},
+		{
+			name: "rename", step: "rename:file",
+			setup:     func(tb testing.TB, d *Dir) { mustSave(tb, d, policy, nil) },
+			op:        func(d *Dir) error { _, err := d.Rename(ctx, "testing", "feedback_db.md"); return err },
+			wantIndex: "- [testing](feedback_db.md) — tests hit a real database\n",
+			wantFile:  "feedback_db.md",
+		},
+	}
+	for _, tc := range cases {
+		for _, via := range []string{"save", "doctor"} {
+			t.Run(tc.name+"/finished by "+via, func(t *testing.T) {
+				d := mustOpen(t)
+				if tc.setup != nil {
+					tc.setup(t, d)
+				}
+				before := dirFiles(t, d)
+				crashAt(t, tc.step, func() {
+					if err := tc.op(d); err != nil {
+						t.Fatal(err)
+					}
+				})
+				if what, err := d.PendingChange(); err != nil || what == "" {
+					t.Fatalf("PendingChange = %q, %v; want the killed change", what, err)
+				}
+				rep, err := d.Check(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !hasFinding(rep, FindUnfinished) {
+					t.Errorf("doctor does not report the unfinished change: %+v", rep.Findings)
+				}
+				dead := openRun(t, d)
+
+				var other string
+				switch via {
+				case "save":
+					other = mustSave(t, d, &Memory{Name: "other", Description: "another memory", Type: TypeUser, Body: "b"}, nil).RunID
+				case "doctor":
+					res, err := d.Fix(ctx, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(res.Actions) == 0 || !strings.Contains(res.Actions[0], "killed") {
+						t.Errorf("doctor --fix actions = %q", res.Actions)
+					}
+				}
+				if _, err := os.Lstat(d.Abs(PendingName)); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("%s is still there: %v", PendingName, err)
+				}
+				ix, err := d.ReadIndex(false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gotIndex := ""
+				for _, e := range ix.Entries() {
+					if !strings.HasPrefix(e.File, "user_") { // the memories the case did not change
+						gotIndex += e.String() + "\n"
+					}
+				}
+				if diff := cmp.Diff(tc.wantIndex, gotIndex); diff != "" {
+					t.Errorf("index after recovery (-want +got):\n%s", diff)
+				}
+				if tc.wantFile != "" {
+					if _, err := os.Stat(d.Abs(tc.wantFile)); err != nil {
+						t.Errorf("memory file: %v", err)
+					}
+				}
+				rep, err = d.Check(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, f := range rep.Findings {
+					t.Errorf("doctor still finds %s %s: %s", f.Kind, f.Path, f.Message)
+				}
+
+				// The killed run is closed and undoes the whole change.
+				if other != "" {
+					if _, err := d.Undo(ctx, other, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if run, err := d.Journal().Run(dead.ID); err == nil {
+					if run.State != RunDone {
+						t.Errorf("killed run %s is %s after recovery", run.ID, run.State)
+					}
+					if _, err := d.Undo(ctx, dead.ID, nil); err != nil {
+						t.Fatal(err)
+					}
+				} else if tc.step != "save:begin" {
+					t.Fatalf("killed run: %v", err)
+				}
+				if diff := cmp.Diff(before, dirFiles(t, d)); diff != "" {
+					t.Errorf("directory after undo (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+// TestUndoOfAKilledRunFinishesItFirst undoes the open run of a killed save
+// directly: the undo finishes the change, then reverts all of it.
+func TestUndoOfAKilledRunFinishesItFirst(t *testing.T) {
+	ctx := context.Background()
+	d := mustOpen(t)
+	mustSave(t, d, &Memory{Name: "first", Description: "d", Type: TypeUser, Body: "b"}, nil)
+	before := dirFiles(t, d)
+	crashAt(t, "save:file", func() {
+		_, _ = d.Save(ctx, &Memory{Name: "n", Description: "d", Type: TypeUser, Body: "b"}, nil)
+	})
+	if _, err := d.Undo(ctx, openRun(t, d).ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, dirFiles(t, d)); diff != "" {
+		t.Errorf("directory after undo (-want +got):\n%s", diff)
+	}
+}
+
+func TestUnreadablePendingRecordIsReported(t *testing.T) {
+	d := mustOpen(t)
+	mustSave(t, d, &Memory{Name: "n", Description: "d", Type: TypeUser, Body: "b"}, nil)
+	if err := os.WriteFile(d.Abs(PendingName), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := d.Save(context.Background(), &Memory{Name: "m", Description: "d", Type: TypeUser, Body: "b"}, nil)
+	if err == nil || !strings.Contains(err.Error(), PendingName) || !strings.Contains(err.Error(), "move it aside") {
+		t.Errorf("save with a broken pending record: %v", err)
+	}
+}
+
+func hasFinding(rep *CheckReport, kind FindingKind) bool {
+	for _, f := range rep.Findings {
+		if f.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
