@@ -364,7 +364,7 @@ func (c *Client) pull(ctx context.Context, useETag bool) (*PullResult, error) {
 }
 
 func newPullResult() *PullResult {
-	return &PullResult{Written: []string{}, Merged: []string{}, Kept: []string{}, Conflicts: []Conflict{}}
+	return &PullResult{Written: []string{}, Merged: []string{}, Kept: []string{}, Conflicts: []Conflict{}, Skipped: []Skip{}}
 }
 
 // learn takes the server's checksums from a full GET.

@@ -171,7 +171,7 @@ func TestPullKeepsMtimesAndSavesUnsyncedEdits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &team.PullResult{Version: 3, Checksum: "sha256:v3", Written: []string{"changed.md", "new/deep.md"}, Merged: []string{}, Kept: []string{}, Unchanged: 1,
+	want := &team.PullResult{Version: 3, Checksum: "sha256:v3", Written: []string{"changed.md", "new/deep.md"}, Merged: []string{}, Kept: []string{}, Unchanged: 1, Skipped: []team.Skip{},
 		Conflicts: []team.Conflict{{Key: "changed.md", Path: filepath.Join(dir, "changed.md"), LocalCopy: filepath.Join(c.ConflictDir(), "changed.md"), NoBase: true}}}
 	if diff := cmp.Diff(want, res, cmpopts.IgnoreFields(team.Conflict{}, "At")); diff != "" {
 		t.Errorf("Pull (-want +got):\n%s", diff)

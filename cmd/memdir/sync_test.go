@@ -145,18 +145,29 @@ func TestSyncPushPullUndo(t *testing.T) {
 		t.Errorf("status after push = %+v", st)
 	}
 
-	// Bob has an edited copy of build.md; a pull takes the server's and is
+	// Bob has an edited copy of build.md he never synced: a pull puts the
+	// server's in team/, keeps his as a conflict (exit 5), and is
 	// journaled, so undo brings his back.
 	bob := newTeamWorld(t)
 	bob.vars["MEMDIR_TEAM_URL"] = srv.URL
 	bob.vars["MEMDIR_TEAM_TOKEN"] = srv.Token(t, "acme/widgets", true)
 	writeFile(t, filepath.Join(bob.teamDir(), "build.md"), "bob's version")
 	var pr team.PullResult
-	if err := json.Unmarshal([]byte(bob.ok(t, "sync", "pull", "--json")), &pr); err != nil {
+	out, errOut, code := bob.run(t, "sync", "pull", "--json")
+	if code != exitExists {
+		t.Fatalf("pull over an unsynced edit: exit %d, want %d\n%s%s", code, exitExists, out, errOut)
+	}
+	if err := json.Unmarshal([]byte(out), &pr); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"MEMORY.md", "build.md"}, pr.Written); diff != "" {
 		t.Errorf("pull wrote (-want +got):\n%s", diff)
+	}
+	if len(pr.Conflicts) != 1 || pr.Conflicts[0].Key != "build.md" || !pr.Conflicts[0].NoBase {
+		t.Fatalf("pull conflicts = %+v, want build.md without a base", pr.Conflicts)
+	}
+	if got, _ := os.ReadFile(pr.Conflicts[0].LocalCopy); string(got) != "bob's version" {
+		t.Errorf("bob's saved version = %q", got)
 	}
 	if got, _ := os.ReadFile(filepath.Join(bob.teamDir(), "build.md")); string(got) != "---\nname: build\n---\nmake all\n" {
 		t.Errorf("after pull build.md = %q", got)
@@ -169,7 +180,7 @@ func TestSyncPushPullUndo(t *testing.T) {
 		t.Errorf("undo left the pulled MEMORY.md: %v", err)
 	}
 	// A read-only token cannot push: exit 1 with the reason.
-	_, errOut, code := bob.run(t, "sync", "push")
+	_, errOut, code = bob.run(t, "sync", "push")
 	if code != exitFailure || !strings.Contains(errOut, "read-only") {
 		t.Errorf("read-only push: exit %d, stderr %q", code, errOut)
 	}
