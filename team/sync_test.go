@@ -54,7 +54,10 @@ func (m *member) restart(t *testing.T, srv *memdirtest.TeamServer) {
 	m.c = newClient(t, srv.Remote(t, repo, false, nil), m.dir, nil)
 }
 
-func (m *member) write(t *testing.T, files map[string]string) { t.Helper(); writeFiles(t, m.dir, files) }
+func (m *member) write(t *testing.T, files map[string]string) {
+	t.Helper()
+	writeFiles(t, m.dir, files)
+}
 
 func (m *member) push(t *testing.T) *team.PushResult {
 	t.Helper()
