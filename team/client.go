@@ -565,6 +565,14 @@ func (e *writeError) Error() string { return e.Err.Error() }
 
 // writeTeamFile journals and writes one file of the team directory.
 func (c *Client) writeTeamFile(abs, content string) error {
+	// A file where a directory must be (keys "sub" and "sub/x.md") is a
+	// problem of this key alone: report it before journaling anything.
+	for p := filepath.Dir(abs); len(p) > len(c.dir); p = filepath.Dir(p) {
+		if fi, err := os.Lstat(p); err == nil && !fi.IsDir() {
+			rel, _ := filepath.Rel(c.dir, p)
+			return &writeError{fmt.Errorf("%s is a %s, not a directory", filepath.ToSlash(rel), map[bool]string{true: "symlink", false: "file"}[fi.Mode()&fs.ModeSymlink != 0])}
+		}
+	}
 	if c.opts.BeforeWrite != nil {
 		if err := c.opts.BeforeWrite(abs); err != nil {
 			return fmt.Errorf("%s: before writing %s: %w", c.repo, abs, err)

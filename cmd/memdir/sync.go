@@ -285,6 +285,40 @@ func newSyncer(env *Env, lf *locationFlags, cfg syncConfig, log *slog.Logger) (*
 	return s, nil
 }
 
+// syncConflictFindings reports, as doctor findings, the open team sync
+// conflicts of the memory directory's team/, for every repository it was
+// synced with. It reads the sync state only; no server is asked.
+func syncConflictFindings(ctx context.Context, env *Env, memDir string) ([]memdir.Finding, error) {
+	teamDir := filepath.Join(memDir, memdir.TeamDirName)
+	root, err := memdir.TeamSyncStateDir(teamDir, env.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	states, _ := filepath.Glob(filepath.Join(root, "*", "*", "state.json"))
+	var out []memdir.Finding
+	for _, p := range states {
+		repo := filepath.Base(filepath.Dir(filepath.Dir(p))) + "/" + filepath.Base(filepath.Dir(p))
+		c, err := team.NewClient(noServer{}, repo, teamDir, &team.ClientOptions{StateDir: root, LookupEnv: env.LookupEnv})
+		if err != nil {
+			continue // not a repository's state
+		}
+		cs, err := c.Conflicts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, cf := range cs {
+			out = append(out, memdir.Finding{
+				Kind: "sync-conflict",
+				Path: memdir.TeamDirName + "/" + cf.Key,
+				Message: fmt.Sprintf("you and a teammate changed it in the same lines (%s): it holds the server's version, yours is at %s; run 'memdir sync resolve %s --ours|--theirs|--edit'",
+					repo, cf.LocalCopy, cf.Key),
+				Related: []string{cf.LocalCopy},
+			})
+		}
+	}
+	return out, nil
+}
+
 // noServer is the Repos of an action that needs none (resolve).
 type noServer struct{}
 
