@@ -220,8 +220,9 @@ type PushResult struct {
 	Unchanged int    `json:"unchanged"`
 	Skipped   []Skip `json:"skipped"`
 	// Stale lists keys not sent because the local file has not changed
-	// since the last sync and the server has a teammate's newer version;
-	// the next pull brings it.
+	// since the last sync and the server has a teammate's newer version
+	// (the next pull brings it), or because both sides changed them and
+	// the server's version could not be brought in (see Skipped).
 	Stale []string `json:"stale,omitempty"`
 	// When both sides had changed some key, the push first brought the
 	// server's entries in, as a pull does: Pulled lists the keys it
@@ -492,11 +493,13 @@ func (c *Client) reconcile(st *syncState, key string, entries map[string]string,
 	// A conflict: save the local version outside the team directory, then
 	// put the server's in.
 	cp := st.copyPath(key)
-	if err := atomicfile.MkdirAll(filepath.Dir(cp), 0o700); err != nil {
-		return fmt.Errorf("save your version of %s: %w", key, err)
+	err = atomicfile.MkdirAll(filepath.Dir(cp), 0o700)
+	if err == nil {
+		err = atomicfile.WriteFile(cp, []byte(local), 0o600)
 	}
-	if err := atomicfile.WriteFile(cp, []byte(local), 0o600); err != nil {
-		return fmt.Errorf("save your version of %s: %w", key, err)
+	if err != nil {
+		// Without a safe copy the local version stays where it is.
+		return skip(Skip{Key: key, Path: abs, Reason: SkipUnwritable, Detail: "changed on both sides and your version could not be saved aside: " + err.Error()})
 	}
 	if ok, err := write(server); !ok {
 		return err
@@ -949,8 +952,7 @@ func (c *Client) Sync(ctx context.Context) (*SyncResult, error) {
 }
 
 // Status compares the team directory with the server's hashes and the
-// bases, and lists the open conflicts. It changes nothing but the sync
-// state's record of keys found identical on both sides.
+// bases, and lists the open conflicts. It changes nothing.
 func (c *Client) Status(ctx context.Context) (*Status, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
