@@ -737,6 +737,9 @@ func (c *Client) pushLocked(ctx context.Context, st *syncState, res *PushResult)
 		// Keys still changed on both sides could not be brought in (they
 		// were skipped and reported): leave them for now.
 		res.Stale = append(res.Stale, both...)
+		if err := c.keepIndexLines(st, delta, local, sums); err != nil {
+			return err
+		}
 		err = c.sendBatches(ctx, st, delta, local, sums, res, pushed)
 		if err == nil {
 			return nil
@@ -758,6 +761,30 @@ func (c *Client) pushLocked(ctx context.Context, st *syncState, res *PushResult)
 			return err
 		}
 	}
+}
+
+// keepIndexLines applies the MEMORY.md rule to an index about to be sent
+// over an unchanged server copy: a line the base had goes away only with
+// its file. (An index restored by 'memdir undo', or edited by hand, would
+// otherwise drop teammates' lines on the server.) The merged index is
+// written locally first, journaled, and sent instead.
+func (c *Client) keepIndexLines(st *syncState, delta []string, local, sums map[string]string) error {
+	if !slices.Contains(delta, IndexKey) {
+		return nil
+	}
+	base, ok := st.base(IndexKey)
+	if !ok || c.serverSums[IndexKey] != st.Bases[IndexKey] {
+		return nil
+	}
+	merged := MergeIndex(base, local[IndexKey], base, c.localHas, func(f string) bool { _, ok := c.serverSums[f]; return ok })
+	if merged == local[IndexKey] {
+		return nil
+	}
+	if err := c.writeTeamFile(filepath.Join(c.dir, IndexKey), merged); err != nil {
+		return fmt.Errorf("push %s: %w", c.repo, err)
+	}
+	local[IndexKey], sums[IndexKey] = merged, EntryChecksum(merged)
+	return nil
 }
 
 func appendNew(list []string, add ...string) []string {

@@ -394,3 +394,29 @@ func TestSyncStateIsOutsideTeamDir(t *testing.T) {
 		t.Errorf("ConflictDir %s is not under the state dir", c.ConflictDir())
 	}
 }
+
+// TestPushKeepsIndexLinesOfExistingFiles: an index sent over an unchanged
+// server copy still loses a line only with its file, so an old MEMORY.md
+// (restored by undo, or edited by hand) cannot drop a teammate's line.
+func TestPushKeepsIndexLinesOfExistingFiles(t *testing.T) {
+	srv := memdirtest.NewTeamServer(t, newSQLite(t), nil)
+	a, b := newMember(t, srv), newMember(t, srv)
+	a.write(t, map[string]string{"MEMORY.md": "- [A](a.md) — a\n- [T](t.md) — t\n- [G](gone.md) — g\n", "a.md": "a\n", "t.md": "t\n", "gone.md": "g\n"})
+	a.push(t)
+	b.pull(t)
+	if err := os.Remove(filepath.Join(b.dir, "gone.md")); err != nil {
+		t.Fatal(err)
+	}
+	b.write(t, map[string]string{"MEMORY.md": "- [A](a.md) — a\n- [N](n.md) — new\n", "n.md": "n\n"})
+	res := b.push(t)
+	want := "- [A](a.md) — a\n- [T](t.md) — t\n- [N](n.md) — new\n"
+	if got := serverEntries(t, srv.Store)["MEMORY.md"]; got != want {
+		t.Errorf("server MEMORY.md = %q, want %q", got, want)
+	}
+	if got := readTree(t, b.dir)["MEMORY.md"]; got != want {
+		t.Errorf("B's MEMORY.md = %q, want %q", got, want)
+	}
+	if !cmp.Equal([]string{"MEMORY.md", "n.md"}, res.Pushed) {
+		t.Errorf("pushed %v", res.Pushed)
+	}
+}
