@@ -207,3 +207,45 @@ func FuzzMerge3(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkMerge3 merges two edits of a file at the 250,000-byte entry
+// limit (about 5,000 lines), far apart and near each other.
+func BenchmarkMerge3(b *testing.B) {
+	var base []string
+	for i := 0; len(strings.Join(base, "\n")) < team.MaxEntryBytes-60; i++ {
+		base = append(base, fmt.Sprintf("line %05d: some memory text of a usual length here", i))
+	}
+	ours := append([]string(nil), base...)
+	theirs := append([]string(nil), base...)
+	for i := 0; i < len(base); i += 500 {
+		ours[i] = "ours " + base[i]
+		if i+250 < len(base) {
+			theirs[i+250] = "theirs " + base[i+250]
+		}
+	}
+	o, a, t := lines(base...), lines(ours...), lines(theirs...)
+	b.SetBytes(int64(len(o)))
+	for b.Loop() {
+		if r := team.Merge3(o, a, t); r.Conflicts != 0 {
+			b.Fatal("conflict")
+		}
+	}
+}
+
+// BenchmarkMerge3Unrelated is the worst case: two unrelated 5,000-line
+// rewrites of a file, where the diff gives up at maxDiffEdits and reports
+// a conflict.
+func BenchmarkMerge3Unrelated(b *testing.B) {
+	var base, x, y []string
+	for i := range 5000 {
+		base = append(base, fmt.Sprintf("base %d", i))
+		x = append(x, fmt.Sprintf("x %d", i))
+		y = append(y, fmt.Sprintf("y %d", i))
+	}
+	o, a, t := lines(base...), lines(x...), lines(y...)
+	for b.Loop() {
+		if r := team.Merge3(o, a, t); r.Conflicts == 0 {
+			b.Fatal("merged unrelated texts")
+		}
+	}
+}
