@@ -673,10 +673,11 @@ func (c *Client) pushLocked(ctx context.Context, st *syncState, res *PushResult)
 			res.Pushed = append(res.Pushed, k)
 		}
 	}()
-	reconciledAt := "-" // the etag whose entries were last brought in
+	reconciledAt := "-"  // the etag whose entries were last brought in
+	var pullSkips []Skip // what bringing the server's entries in skipped
 	for attempt := 0; ; {
 		local, skips, err := c.readLocal()
-		res.Skipped = skips
+		res.Skipped = append(skips, pullSkips...)
 		if err != nil {
 			return err
 		}
@@ -724,7 +725,7 @@ func (c *Client) pushLocked(ctx context.Context, st *syncState, res *PushResult)
 				res.Pulled = appendNew(res.Pulled, pr.Written...)
 				res.Merged = appendNew(res.Merged, pr.Merged...)
 				res.Conflicts = append(res.Conflicts, pr.Conflicts...)
-				res.Skipped = append(res.Skipped, pr.Skipped...)
+				pullSkips = pr.Skipped
 				if err != nil {
 					return err
 				}

@@ -340,6 +340,21 @@ func TestPullSkipsUnwritableKeys(t *testing.T) {
 			if diff := cmp.Diff(map[string]string{"a.md": "A", "sub": "a file", "zz.md": "Z"}, readTree(t, m.dir)); diff != "" {
 				t.Errorf("team directory (-want +got):\n%s", diff)
 			}
+			// A push that has to bring the server's entries in (a.md changed
+			// on both sides) reports the same skips and still sends the rest.
+			if _, err := store.Put(context.Background(), repo, &team.Update{Entries: map[string]string{"a.md": "A by a teammate", "zz.md": "Z by a teammate"}}); err != nil {
+				t.Fatal(err)
+			}
+			m.write(t, map[string]string{"a.md": "A by me", "new.md": "N"})
+			pres := m.push(t)
+			var pskipped []string
+			for _, s := range pres.Skipped {
+				pskipped = append(pskipped, s.Key[:min(len(s.Key), 8)]+" "+s.Reason)
+			}
+			if !cmp.Equal([]string{"nnnnnnnn invalid_key", "sub/x.md unwritable"}, pskipped) || !cmp.Equal([]string{"a.md", "zz.md"}, pres.Pulled) ||
+				!cmp.Equal([]string{"new.md"}, pres.Pushed) || len(pres.Conflicts) != 1 {
+				t.Errorf("push: skipped %v, pulled %v, pushed %v, conflicts %v", pskipped, pres.Pulled, pres.Pushed, pres.Conflicts)
+			}
 		})
 	}
 }
