@@ -180,6 +180,16 @@ func TestSyncBothChangedMergesOrConflicts(t *testing.T) {
 			if err != nil || base != "ship on tuesdays\n" || yours != "ship on thursdays\n" || theirs != "ship on wednesdays\n" {
 				t.Errorf("ConflictTexts = %q, %q, %q, %v", base, yours, theirs, err)
 			}
+			// The teammate changes it again: A's pull brings the newer
+			// version in and the conflict stays open against it.
+			b.write(t, map[string]string{"deploy.md": "ship on saturdays\n"})
+			b.push(t)
+			if pr := a.pull(t); !cmp.Equal([]string{"deploy.md"}, pr.Written) {
+				t.Errorf("A's pull of B's newer deploy.md wrote %v", pr.Written)
+			}
+			if cs, _ := a.c.Conflicts(ctx); len(cs) != 1 || readTree(t, a.dir)["deploy.md"] != "ship on saturdays\n" {
+				t.Errorf("after B's second change: conflicts %+v, team/deploy.md %q", cs, readTree(t, a.dir)["deploy.md"])
+			}
 			// A second pull keeps the conflict open and changes nothing.
 			if pr := a.pull(t); len(pr.Written)+len(pr.Merged) != 0 {
 				t.Errorf("pull during the conflict wrote %v, merged %v", pr.Written, pr.Merged)
