@@ -107,3 +107,12 @@ func statePath(lookup LookupEnvFunc, kind, memoryDir, ext string) (string, error
 	}
 	return filepath.Join(state, kind, SanitizePath(filepath.Clean(abs), HashBun)+ext), nil
 }
+
+// TeamSyncStateDir returns where team sync keeps its state for one team
+// directory (the content each key had at the last pull or push, and the
+// local versions of conflicting keys): <StateDir>/team-sync/<SanitizePath(dir)>,
+// outside the memory directory so that neither Claude Code nor a push
+// ever reads it.
+func TeamSyncStateDir(teamDir string, lookup LookupEnvFunc) (string, error) {
+	return statePath(lookup, "team-sync", teamDir, "")
+}

@@ -173,7 +173,7 @@ func benchPush(b *testing.B, store team.Store) {
 		for {
 			res, err := clients[c].Push(context.Background())
 			if res != nil {
-				conflicts.Add(int64(res.Conflicts))
+				conflicts.Add(int64(res.Retries))
 			}
 			if errors.Is(err, team.ErrConflict) {
 				continue // out of retries under contention: push again, as the watcher would

@@ -1,7 +1,6 @@
 package team
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,12 +8,15 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
+	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/secrets"
 )
@@ -27,29 +29,55 @@ const MaxConflictRetries = 2
 // defaults.
 type ClientOptions struct {
 	// BeforeWrite, when set, is called with the absolute path of every
-	// file a pull is about to create or overwrite, before it does; an error
-	// stops the pull. memdir wires it to its undo journal.
+	// file a pull, push or resolve is about to create, overwrite or
+	// remove, before it does; an error stops the operation. memdir wires
+	// it to its undo journal.
 	BeforeWrite func(absPath string) error
+	// Wrap, when set, runs each Pull, Push and Sync: it must call fn once
+	// and return its error, and may record fn's one-line summary. memdir
+	// wires it to the memory directory's lock and a journal run, so that a
+	// pull or push that merges files can be undone.
+	Wrap func(ctx context.Context, op string, fn func() (summary string, err error)) error
+	// StateDir holds the sync state of the team directory: the content
+	// each key had at the last pull or push, and the local versions of
+	// conflicting keys. Empty means memdir.TeamSyncStateDir(teamDir,
+	// LookupEnv).
+	StateDir string
+	// LookupEnv finds MEMDIR_STATE_DIR, XDG_STATE_HOME and HOME for the
+	// default StateDir; nil means os.LookupEnv.
+	LookupEnv memdir.LookupEnvFunc
 	// Scan finds secrets in a file before it is pushed; nil means
 	// secrets.Scan.
 	Scan func(content string) []secrets.Match
+	// Now stamps conflicts; nil means time.Now.
+	Now func() time.Time
 	// Logger receives progress lines; nil discards.
 	Logger *slog.Logger
 }
 
-// Client syncs one team directory with one repository's team memory,
-// following Claude Code's rules: pull lets the server win per key, push
-// uploads the local delta in batches with If-Match, and deletions never
-// propagate. It remembers what it learned from the server (entry
-// checksums, the ETag, the entry limit) between calls, like Claude Code's
-// sync state. Its methods are safe to call from several goroutines; they
-// run one at a time.
+// Client syncs one team directory with one repository's team memory. It
+// speaks Claude Code's protocol (pull per key, push of the local delta in
+// batches with If-Match) but merges instead of letting one side win: it
+// keeps, outside the team directory, the content each key had at the last
+// successful pull or push (its base), and
+//   - push sends only keys changed locally since their base;
+//   - pull and push never overwrite a key both sides changed: the two
+//     edits are merged line by line when they do not overlap, and
+//     otherwise the server's version goes into the team directory and the
+//     local one is saved as a [Conflict] for [Client.Resolve];
+//   - the team MEMORY.md is merged by link target ([MergeIndex]), so it
+//     never conflicts and concurrent pushes never drop a line.
+//
+// Deletions never propagate. Its methods are safe to call from several
+// goroutines (they run one at a time) and from several processes sharing
+// a team directory (the sync state is locked).
 type Client struct {
-	repos Repos
-	repo  string
-	dir   string
-	opts  ClientOptions
-	log   *slog.Logger
+	repos    Repos
+	repo     string
+	dir      string
+	stateDir string
+	opts     ClientOptions
+	log      *slog.Logger
 
 	mu sync.Mutex
 	// serverSums are the server's entry checksums as last seen; nil means
@@ -64,11 +92,6 @@ type Client struct {
 	current bool
 	// maxEntries is the server's limit, learned from a 413; 0 = unknown.
 	maxEntries int
-	// synced holds, per key, the checksum of the content this client last
-	// pulled or pushed: the common base of the local file and the server.
-	// A file still at its base that the server has changed is a stale
-	// copy, not a local change, and a push must not send it.
-	synced map[string]string
 }
 
 // NewClient returns a Client that syncs teamDir with repo through repos.
@@ -84,18 +107,40 @@ func NewClient(repos Repos, repo, teamDir string, opts *ClientOptions) (*Client,
 	if err != nil {
 		return nil, fmt.Errorf("team directory %s: %w", teamDir, err)
 	}
-	c := &Client{repos: repos, repo: repo, dir: dir, synced: map[string]string{}}
+	c := &Client{repos: repos, repo: repo, dir: dir}
 	if opts != nil {
 		c.opts = *opts
 	}
 	if c.opts.Scan == nil {
 		c.opts.Scan = secrets.Scan
 	}
+	if c.opts.Now == nil {
+		c.opts.Now = time.Now
+	}
+	if c.opts.LookupEnv == nil {
+		c.opts.LookupEnv = os.LookupEnv
+	}
+	c.stateDir = c.opts.StateDir
+	if c.stateDir == "" {
+		if c.stateDir, err = memdir.TeamSyncStateDir(dir, c.opts.LookupEnv); err != nil {
+			return nil, fmt.Errorf("team sync state of %s: %w", dir, err)
+		}
+	}
 	c.log = c.opts.Logger
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
 	return c, nil
+}
+
+// StateDir returns the directory holding the client's sync state.
+func (c *Client) StateDir() string { return c.stateDir }
+
+// ConflictDir returns the directory where the local versions of
+// conflicting keys are kept, each at its key's path.
+func (c *Client) ConflictDir() string {
+	owner, name, _ := strings.Cut(c.repo, "/")
+	return filepath.Join(c.stateDir, owner, name, "conflicts")
 }
 
 // Skip reasons, in Skip.Reason.
@@ -106,6 +151,7 @@ const (
 	SkipNotText    = "not_text"    // invalid UTF-8 or a NUL byte
 	SkipNotRegular = "not_regular" // a symlink, directory or device where a file was expected
 	SkipUnreadable = "unreadable"  // the file could not be read
+	SkipUnwritable = "unwritable"  // a pulled key could not be written (name too long, a file where a directory must be, ...)
 	SkipOverLimit  = "over_limit"  // beyond the server's entry limit (learned from a 413)
 )
 
@@ -120,6 +166,22 @@ type Skip struct {
 	Label  string `json:"label,omitempty"`
 }
 
+// Conflict is a key both sides changed in overlapping ways. The team
+// directory holds the server's version (so nothing unmerged is pushed) and
+// LocalCopy the local one, until [Client.Resolve].
+type Conflict struct {
+	Key string `json:"key"`
+	// Path is the key's file in the team directory: the server's version.
+	Path string `json:"path"`
+	// LocalCopy is the file holding the local version, outside the team
+	// directory.
+	LocalCopy string `json:"local_copy"`
+	// NoBase: this client had never synced the key, so the two versions
+	// could not be merged (a team directory synced by an older memdir).
+	NoBase bool      `json:"no_base,omitempty"`
+	At     time.Time `json:"at"`
+}
+
 // PullResult reports a pull.
 type PullResult struct {
 	// NotModified: the server answered 304; nothing was read or written.
@@ -128,8 +190,17 @@ type PullResult struct {
 	Empty    bool   `json:"empty"`
 	Version  int64  `json:"version,omitempty"`
 	Checksum string `json:"checksum,omitempty"`
-	// Written lists the keys created or overwritten, sorted.
+	// Written lists the keys created or overwritten with the server's
+	// version, sorted (conflicting keys included).
 	Written []string `json:"written"`
+	// Merged lists the keys whose local and server edits were merged into
+	// the local file; a push uploads the result.
+	Merged []string `json:"merged"`
+	// Kept lists the keys changed only locally since the last sync: left
+	// as they are for a push to upload.
+	Kept []string `json:"kept"`
+	// Conflicts lists the keys both sides changed in overlapping ways.
+	Conflicts []Conflict `json:"conflicts"`
 	// Unchanged counts entries whose local content was already identical
 	// (their files, mtimes included, are untouched).
 	Unchanged int    `json:"unchanged"`
@@ -140,19 +211,29 @@ type PullResult struct {
 type PushResult struct {
 	// Pushed lists the keys uploaded, sorted.
 	Pushed []string `json:"pushed"`
-	// Unchanged counts local entries the server already had.
+	// Unchanged counts local entries the server already had, or that have
+	// not changed locally since the last sync.
 	Unchanged int    `json:"unchanged"`
 	Skipped   []Skip `json:"skipped"`
-	// Stale lists keys not sent because the local file is the copy this
-	// client last synced and the server has a newer one from a teammate;
-	// the next pull brings it.
+	// Stale lists keys not sent because the local file has not changed
+	// since the last sync and the server has a teammate's newer version
+	// (the next pull brings it), or because both sides changed them and
+	// the server's version could not be brought in (see Skipped).
 	Stale []string `json:"stale,omitempty"`
+	// When both sides had changed some key, the push first brought the
+	// server's entries in, as a pull does: Pulled lists the keys it
+	// wrote with the server's version, Merged the keys it merged (and
+	// then uploaded), Conflicts those it could not merge (not uploaded).
+	Pulled    []string   `json:"pulled,omitempty"`
+	Merged    []string   `json:"merged,omitempty"`
+	Conflicts []Conflict `json:"conflicts"`
 	// Requests is the number of PUTs that succeeded.
 	Requests int `json:"requests"`
-	// Conflicts is the number of 412s resolved by refreshing the hashes.
-	Conflicts int    `json:"conflicts"`
-	Version   int64  `json:"version,omitempty"`
-	Checksum  string `json:"checksum,omitempty"`
+	// Retries is the number of 412s (another writer got in first) the
+	// push recovered from by refreshing and merging again.
+	Retries  int    `json:"retries"`
+	Version  int64  `json:"version,omitempty"`
+	Checksum string `json:"checksum,omitempty"`
 }
 
 // SyncResult reports a sync: a pull, then a push.
@@ -172,33 +253,79 @@ type Status struct {
 	Checksum    string `json:"checksum,omitempty"`
 	// LocalOnly: files a push would upload as new keys.
 	LocalOnly []string `json:"localOnly"`
-	// Modified: keys whose local content differs from the server's; a push
-	// uploads the local one, a pull overwrites it with the server's.
+	// Modified: keys changed locally since the last sync, and not on the
+	// server: a push uploads them.
 	Modified []string `json:"modified"`
+	// ServerChanged: keys a teammate changed on the server and that have
+	// not changed here: a pull brings them.
+	ServerChanged []string `json:"server_changed"`
+	// BothChanged: keys changed on both sides since the last sync (or
+	// never synced by this client and different): the next pull or push
+	// merges them, or records a conflict.
+	BothChanged []string `json:"both_changed"`
 	// ServerOnly: keys a pull would create locally.
 	ServerOnly []string `json:"serverOnly"`
-	InSync     int      `json:"inSync"`
-	Skipped    []Skip   `json:"skipped"`
+	// Conflicts: unresolved conflicts ('memdir sync resolve').
+	Conflicts []Conflict `json:"conflicts"`
+	InSync    int        `json:"inSync"`
+	Skipped   []Skip     `json:"skipped"`
 }
 
-// Pull fetches the repository and writes each entry into the team
-// directory. The server wins per key; local files the server does not have
-// are left alone. Each key must pass [ValidateKeyPath] before anything is
-// written; entries over MaxEntryBytes are skipped; identical content is not
-// rewritten, so mtimes survive. Writes are atomic (files 0600, directories
-// 0700). With useETag the request is conditional on the checksum of the
-// last pull or push, and a 304 changes nothing.
+// wrap runs fn through ClientOptions.Wrap.
+func (c *Client) wrap(ctx context.Context, op string, fn func() (string, error)) error {
+	if c.opts.Wrap == nil {
+		_, err := fn()
+		return err
+	}
+	called := false
+	err := c.opts.Wrap(ctx, op, func() (string, error) { called = true; return fn() })
+	if err == nil && !called {
+		return fmt.Errorf("internal error: ClientOptions.Wrap did not run the %s", op)
+	}
+	return err
+}
+
+// Pull fetches the repository and brings each entry into the team
+// directory, key by key, against the key's base:
+//   - a key missing locally, or unchanged locally since the base, gets the
+//     server's version;
+//   - a key changed only locally is kept (a push uploads it);
+//   - a key changed on both sides is merged when the edits do not overlap,
+//     and is otherwise a conflict: the server's version is written, the
+//     local one saved (PullResult.Conflicts);
+//   - the team MEMORY.md is always merged ([MergeIndex]).
+//
+// Local files the server does not have are left alone. Each key must pass
+// [ValidateKeyPath]; entries over MaxEntryBytes, with a path segment over
+// MaxSegmentBytes, or that cannot be written (a file where a directory is
+// needed) are skipped and reported, and the pull goes on with the others.
+// Identical content is not rewritten, so mtimes survive. Writes are atomic
+// (files 0600, directories 0700). With useETag the request is conditional
+// on the checksum of the last pull or push, and a 304 changes nothing.
 //
 // The result lists what was written even when an error stops the pull
 // part way.
 func (c *Client) Pull(ctx context.Context, useETag bool) (*PullResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.pull(ctx, useETag)
+	var res *PullResult
+	err := c.wrap(ctx, "sync-pull", func() (string, error) {
+		var err error
+		res, err = c.pull(ctx, useETag)
+		return pullSummary(c.repo, res), err
+	})
+	return res, err
+}
+
+func pullSummary(repo string, r *PullResult) string {
+	if r == nil {
+		return "sync pull " + repo
+	}
+	return fmt.Sprintf("sync pull %s: %d written, %d merged, %d conflicts", repo, len(r.Written), len(r.Merged), len(r.Conflicts))
 }
 
 func (c *Client) pull(ctx context.Context, useETag bool) (*PullResult, error) {
-	res := &PullResult{Written: []string{}}
+	res := newPullResult()
 	opts := &GetOptions{}
 	if useETag && c.current {
 		opts.IfNoneMatch = c.etag
@@ -216,6 +343,29 @@ func (c *Client) pull(ctx context.Context, useETag bool) (*PullResult, error) {
 	case err != nil:
 		return res, fmt.Errorf("pull %s: %w", c.repo, err)
 	}
+	st, unlock, err := openSyncState(ctx, c.stateDir, c.repo)
+	if err != nil {
+		return res, err
+	}
+	defer unlock()
+	c.learn(d)
+	res.Version, res.Checksum = d.Version, d.Checksum
+	err = c.reconcileAll(ctx, st, d, res)
+	if serr := st.save(); err == nil {
+		err = serr
+	}
+	if err == nil {
+		c.current = true
+	}
+	return res, err
+}
+
+func newPullResult() *PullResult {
+	return &PullResult{Written: []string{}, Merged: []string{}, Kept: []string{}, Conflicts: []Conflict{}, Skipped: []Skip{}}
+}
+
+// learn takes the server's checksums from a full GET.
+func (c *Client) learn(d *Data) {
 	c.serverSums, c.etag, c.current = d.Content.EntryChecksums, d.Checksum, false
 	if c.serverSums == nil {
 		c.serverSums = map[string]string{}
@@ -223,84 +373,218 @@ func (c *Client) pull(ctx context.Context, useETag bool) (*PullResult, error) {
 			c.serverSums[k] = EntryChecksum(v)
 		}
 	}
-	res.Version, res.Checksum = d.Version, d.Checksum
-	for _, key := range sortedKeys(d.Content.Entries) {
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
-		outcome, skip, err := c.writeEntry(key, d.Content.Entries[key])
-		if err != nil {
-			return res, err
-		}
-		switch outcome {
-		case written:
-			res.Written = append(res.Written, key)
-		case unchanged:
-			res.Unchanged++
-		case skipped:
-			res.Skipped = append(res.Skipped, *skip)
-		}
-		if outcome != skipped {
-			c.synced[key] = EntryChecksum(d.Content.Entries[key])
-		}
-	}
-	c.current = true
-	return res, nil
 }
 
-type outcome int
+// reconcileAll brings every server entry of d into the team directory.
+// The team index goes last, so that it can see which files exist.
+func (c *Client) reconcileAll(ctx context.Context, st *syncState, d *Data, res *PullResult) error {
+	keys := sortedKeys(d.Content.Entries)
+	sort.SliceStable(keys, func(i, j int) bool { return keys[j] == IndexKey && keys[i] != IndexKey })
+	for _, key := range keys {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := c.reconcile(st, key, d.Content.Entries, res); err != nil {
+			return err
+		}
+	}
+	sort.Strings(res.Written)
+	sort.Strings(res.Merged)
+	sort.Strings(res.Kept)
+	sort.Slice(res.Conflicts, func(i, j int) bool { return res.Conflicts[i].Key < res.Conflicts[j].Key })
+	return nil
+}
 
-const (
-	written outcome = iota
-	unchanged
-	skipped
-)
-
-// writeEntry writes one pulled entry unless it must be skipped or is
-// already there. An error stops the pull.
-func (c *Client) writeEntry(key, content string) (outcome, *Skip, error) {
+// reconcile brings one server entry into the team directory against its
+// base. Problems with the key are reported as skips; only a failing
+// BeforeWrite or sync state stops the pull.
+func (c *Client) reconcile(st *syncState, key string, entries map[string]string, res *PullResult) error {
+	server := entries[key]
+	skip := func(s Skip) error { res.Skipped = append(res.Skipped, s); return nil }
 	abs, err := ValidateKeyPath(c.dir, key)
 	if err != nil {
 		var ke *KeyError
 		if errors.As(err, &ke) {
-			return skipped, &Skip{Key: key, Reason: SkipInvalidKey, Detail: ke.Reason}, nil
+			return skip(Skip{Key: key, Reason: SkipInvalidKey, Detail: ke.Reason})
 		}
-		return 0, nil, err
+		return err
 	}
-	if len(content) > MaxEntryBytes {
-		return skipped, &Skip{Key: key, Path: abs, Reason: SkipTooLarge, Detail: fmt.Sprintf("%d bytes", len(content))}, nil
+	if seg := longSegment(key); seg != "" {
+		return skip(Skip{Key: key, Path: abs, Reason: SkipInvalidKey, Detail: fmt.Sprintf("a path segment is %d bytes, over the %d-byte limit of file names", len(seg), MaxSegmentBytes)})
 	}
+	if len(server) > MaxEntryBytes {
+		return skip(Skip{Key: key, Path: abs, Reason: SkipTooLarge, Detail: fmt.Sprintf("%d bytes", len(server))})
+	}
+	local, exists, err := readLocalFile(abs)
+	if err != nil {
+		var nr *notRegularError
+		if errors.As(err, &nr) {
+			// Replacing a directory or a symlink (even one that stays
+			// inside the team directory) would change more than this key.
+			return skip(Skip{Key: key, Path: abs, Reason: SkipNotRegular, Detail: "local path is a " + nr.kind})
+		}
+		return skip(Skip{Key: key, Path: abs, Reason: SkipUnreadable, Detail: err.Error()})
+	}
+	base, hasBase := st.base(key)
+	write := func(content string) (bool, error) {
+		if err := c.writeTeamFile(abs, content); err != nil {
+			var we *writeError
+			if errors.As(err, &we) {
+				return false, skip(Skip{Key: key, Path: abs, Reason: SkipUnwritable, Detail: we.Err.Error()})
+			}
+			return false, err
+		}
+		return true, nil
+	}
+	agreed := func() error { return st.setBase(key, server) }
+	switch {
+	case !exists:
+		if ok, err := write(server); !ok {
+			return err
+		}
+		res.Written = append(res.Written, key)
+		return agreed()
+	case local == server:
+		res.Unchanged++
+		return agreed()
+	case key == IndexKey:
+		merged := MergeIndex(base, local, server, c.localHas, func(f string) bool { _, ok := entries[f]; return ok })
+		if merged == local {
+			res.Kept = append(res.Kept, key)
+		} else {
+			if ok, err := write(merged); !ok {
+				return err
+			}
+			if merged == server {
+				res.Written = append(res.Written, key)
+			} else {
+				res.Merged = append(res.Merged, key)
+			}
+		}
+		return agreed()
+	case hasBase && local == base:
+		if ok, err := write(server); !ok {
+			return err
+		}
+		res.Written = append(res.Written, key)
+		if r, open := st.Conflicts[key]; open && r.Theirs == st.Bases[key] {
+			// A conflict still open stays open against the newer version.
+			r.Theirs = EntryChecksum(server)
+			st.Conflicts[key] = r
+		}
+		return agreed()
+	case hasBase && server == base:
+		res.Kept = append(res.Kept, key)
+		return nil
+	}
+	if hasBase {
+		if m := Merge3(base, local, server); m.Conflicts == 0 {
+			if ok, err := write(m.Text); !ok {
+				return err
+			}
+			res.Merged = append(res.Merged, key)
+			return agreed()
+		}
+	}
+	// A conflict: save the local version outside the team directory, then
+	// put the server's in.
+	cp := st.copyPath(key)
+	err = atomicfile.MkdirAll(filepath.Dir(cp), 0o700)
+	if err == nil {
+		err = atomicfile.WriteFile(cp, []byte(local), 0o600)
+	}
+	if err != nil {
+		// Without a safe copy the local version stays where it is.
+		return skip(Skip{Key: key, Path: abs, Reason: SkipUnwritable, Detail: "changed on both sides and your version could not be saved aside: " + err.Error()})
+	}
+	if ok, err := write(server); !ok {
+		return err
+	}
+	rec := conflictRecord{Theirs: EntryChecksum(server), Ours: EntryChecksum(local), At: c.opts.Now().UTC()}
+	if hasBase {
+		rec.Base = EntryChecksum(base)
+	}
+	st.Conflicts[key] = rec
+	res.Written = append(res.Written, key)
+	res.Conflicts = append(res.Conflicts, c.conflictOf(st, key, rec))
+	c.log.Warn("conflict", "repo", c.repo, "key", key, "yours", cp)
+	return agreed()
+}
+
+func (c *Client) conflictOf(st *syncState, key string, r conflictRecord) Conflict {
+	return Conflict{Key: key, Path: filepath.Join(c.dir, filepath.FromSlash(key)), LocalCopy: st.copyPath(key), NoBase: r.Base == "", At: r.At}
+}
+
+// localHas reports whether the team directory holds file.
+func (c *Client) localHas(file string) bool {
+	if !filepath.IsLocal(filepath.FromSlash(file)) {
+		return false
+	}
+	_, err := os.Lstat(filepath.Join(c.dir, filepath.FromSlash(file)))
+	return err == nil
+}
+
+// longSegment returns the first segment of key over MaxSegmentBytes.
+func longSegment(key string) string {
+	for _, s := range strings.Split(key, "/") {
+		if len(s) > MaxSegmentBytes {
+			return s
+		}
+	}
+	return ""
+}
+
+type notRegularError struct{ kind string }
+
+func (e *notRegularError) Error() string { return "not a regular file: " + e.kind }
+
+// readLocalFile reads a team file; exists is false when it (or a parent)
+// is missing.
+func readLocalFile(abs string) (content string, exists bool, err error) {
 	fi, err := os.Lstat(abs)
 	switch {
-	case err == nil && !fi.Mode().IsRegular():
-		// Replacing a directory or a symlink (even one that stays inside
-		// the team directory) would change more than this key.
-		return skipped, &Skip{Key: key, Path: abs, Reason: SkipNotRegular, Detail: "local path is a " + kindOf(fi.Mode())}, nil
-	case err == nil:
-		old, err := os.ReadFile(abs)
-		if err != nil {
-			return 0, nil, fmt.Errorf("pull %s: read %s: %w", c.repo, abs, err)
-		}
-		if bytes.Equal(old, []byte(content)) {
-			return unchanged, nil, nil
-		}
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
-	default:
-		return 0, nil, fmt.Errorf("pull %s: %w", c.repo, err)
+		return "", false, nil
+	case err != nil:
+		return "", false, err
+	case !fi.Mode().IsRegular():
+		return "", false, &notRegularError{kindOf(fi.Mode())}
+	}
+	b, err := os.ReadFile(abs)
+	if err != nil {
+		return "", false, err
+	}
+	return string(b), true, nil
+}
+
+// writeError is a failure to write one key's file: the key is skipped.
+type writeError struct{ Err error }
+
+func (e *writeError) Error() string { return e.Err.Error() }
+
+// writeTeamFile journals and writes one file of the team directory.
+func (c *Client) writeTeamFile(abs, content string) error {
+	// A file where a directory must be (keys "sub" and "sub/x.md") is a
+	// problem of this key alone: report it before journaling anything.
+	for p := filepath.Dir(abs); len(p) > len(c.dir); p = filepath.Dir(p) {
+		if fi, err := os.Lstat(p); err == nil && !fi.IsDir() {
+			rel, _ := filepath.Rel(c.dir, p)
+			return &writeError{fmt.Errorf("%s is a %s, not a directory", filepath.ToSlash(rel), map[bool]string{true: "symlink", false: "file"}[fi.Mode()&fs.ModeSymlink != 0])}
+		}
 	}
 	if c.opts.BeforeWrite != nil {
 		if err := c.opts.BeforeWrite(abs); err != nil {
-			return 0, nil, fmt.Errorf("pull %s: before writing %s: %w", c.repo, abs, err)
+			return fmt.Errorf("%s: before writing %s: %w", c.repo, abs, err)
 		}
 	}
 	if err := atomicfile.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return 0, nil, fmt.Errorf("pull %s: key %q: %w", c.repo, key, err)
+		return &writeError{err}
 	}
 	if err := atomicfile.WriteFile(abs, []byte(content), 0o600); err != nil {
-		return 0, nil, fmt.Errorf("pull %s: key %q: %w", c.repo, key, err)
+		return &writeError{err}
 	}
-	c.log.Info("pulled", "repo", c.repo, "key", key)
-	return written, nil, nil
+	c.log.Info("wrote", "repo", c.repo, "path", abs)
+	return nil
 }
 
 func kindOf(m fs.FileMode) string {
@@ -314,23 +598,26 @@ func kindOf(m fs.FileMode) string {
 	}
 }
 
-// Push uploads the local files whose content differs from the server's, in
-// batches of at most MaxPutBodyBytes (by the size estimate Claude Code
-// uses; an oversize entry goes alone), each PUT conditional on the
-// checksum the previous one returned. On a 412 it refreshes the server's
-// hashes, recomputes the delta (keys a teammate pushed with identical
-// content drop out; for keys that differ the local content wins) and
-// retries, at most MaxConflictRetries times.
+// Push uploads the local files changed since their base, in batches of at
+// most MaxPutBodyBytes (by the size estimate Claude Code uses; an oversize
+// entry goes alone), each PUT conditional on the checksum the previous one
+// returned. For each local file, against its base and the server's
+// checksum:
+//   - identical to the server's: nothing to send;
+//   - unchanged since the base while the server moved on: not sent, listed
+//     in PushResult.Stale for the next pull (Claude Code would overwrite the
+//     teammate's write with it);
+//   - changed locally, and the server still at the base (or without the
+//     key): sent;
+//   - changed on both sides, or never synced and different (a team
+//     directory synced by an older memdir): the push first fetches the
+//     server's entries and brings them in as [Client.Pull] does (merging,
+//     or recording a conflict that is then not sent), and sends the result.
 //
-// One refinement over Claude Code: "local wins" applies to keys changed
-// locally. A file still holding the content this client last pulled or
-// pushed, where the server now has a teammate's newer version, is a stale
-// copy: it is not sent (Claude Code would overwrite the teammate's
-// acknowledged write with it) and is listed in PushResult.Stale for the next
-// pull to refresh. A client that has not synced a key yet (a fresh process
-// pushing before any pull) cannot tell, and sends it, as Claude Code does. It learns the server's entry
-// limit from a 413 and, from then on, pushes only the alphabetically first
-// that many keys.
+// On a 412 it refreshes the server's hashes and starts over, at most
+// MaxConflictRetries times, so a teammate's write that got in first is
+// merged, never overwritten. It learns the server's entry limit from a 413
+// and, from then on, pushes only the alphabetically first that many keys.
 //
 // Files are skipped, and reported, when they are over MaxEntryBytes, hold a
 // potential secret, are not UTF-8 text, are not regular files (symlinks
@@ -339,78 +626,177 @@ func kindOf(m fs.FileMode) string {
 func (c *Client) Push(ctx context.Context) (*PushResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.push(ctx)
+	var res *PushResult
+	err := c.wrap(ctx, "sync-push", func() (string, error) {
+		var err error
+		res, err = c.push(ctx)
+		return pushSummary(c.repo, res), err
+	})
+	return res, err
+}
+
+func pushSummary(repo string, r *PushResult) string {
+	if r == nil {
+		return "sync push " + repo
+	}
+	return fmt.Sprintf("sync push %s: %d pushed, %d pulled, %d merged, %d conflicts", repo, len(r.Pushed), len(r.Pulled), len(r.Merged), len(r.Conflicts))
 }
 
 func (c *Client) push(ctx context.Context) (*PushResult, error) {
-	res := &PushResult{Pushed: []string{}}
-	if c.serverSums == nil {
-		if _, err := c.probe(ctx); err != nil {
-			return res, err
-		}
-	}
-	local, skips, err := c.readLocal()
-	res.Skipped = skips
+	res := &PushResult{Pushed: []string{}, Conflicts: []Conflict{}}
+	st, unlock, err := openSyncState(ctx, c.stateDir, c.repo)
 	if err != nil {
 		return res, err
 	}
-	keys := sortedKeys(local)
-	if c.maxEntries > 0 && len(keys) > c.maxEntries {
-		for _, k := range keys[c.maxEntries:] {
-			res.Skipped = append(res.Skipped, Skip{Key: k, Reason: SkipOverLimit, Detail: fmt.Sprintf("the server allows %d entries", c.maxEntries)})
-		}
-		keys = keys[:c.maxEntries]
+	defer unlock()
+	err = c.pushLocked(ctx, st, res)
+	if serr := st.save(); err == nil {
+		err = serr
 	}
-	sums := make(map[string]string, len(keys))
-	for _, k := range keys {
-		sums[k] = EntryChecksum(local[k])
+	sort.Strings(res.Pushed)
+	return res, err
+}
+
+func (c *Client) pushLocked(ctx context.Context, st *syncState, res *PushResult) error {
+	if c.serverSums == nil {
+		if _, err := c.probe(ctx); err != nil {
+			return err
+		}
 	}
 	pushed := map[string]bool{}
 	defer func() {
 		for k := range pushed {
 			res.Pushed = append(res.Pushed, k)
 		}
-		sort.Strings(res.Pushed)
-		res.Unchanged = len(keys) - len(res.Pushed) - len(res.Stale)
 	}()
-	for attempt := 0; ; attempt++ {
-		var delta []string
-		res.Stale = nil
+	reconciledAt := "-"  // the etag whose entries were last brought in
+	var pullSkips []Skip // what bringing the server's entries in skipped
+	for attempt := 0; ; {
+		local, skips, err := c.readLocal()
+		res.Skipped = append(skips, pullSkips...)
+		if err != nil {
+			return err
+		}
+		keys := sortedKeys(local)
+		if c.maxEntries > 0 && len(keys) > c.maxEntries {
+			for _, k := range keys[c.maxEntries:] {
+				res.Skipped = append(res.Skipped, Skip{Key: k, Reason: SkipOverLimit, Detail: fmt.Sprintf("the server allows %d entries", c.maxEntries)})
+			}
+			keys = keys[:c.maxEntries]
+		}
+		sums := make(map[string]string, len(keys))
+		var delta, both []string
+		res.Stale, res.Unchanged = nil, 0
 		for _, k := range keys {
-			server := c.serverSums[k]
-			switch base, known := c.synced[k]; {
-			case server == sums[k]:
-			case known && base == sums[k] && server != base:
+			sums[k] = EntryChecksum(local[k])
+			server, onServer := c.serverSums[k]
+			base, hasBase := st.Bases[k]
+			switch {
+			case onServer && server == sums[k]:
+				if base != server {
+					if err := st.setBase(k, local[k]); err != nil {
+						return err
+					}
+				}
+				res.Unchanged++
+			case hasBase && base == sums[k] && onServer:
 				res.Stale = append(res.Stale, k)
-			default:
+			case !onServer, hasBase && server == base:
 				delta = append(delta, k)
+			default:
+				both = append(both, k)
 			}
 		}
-		err := c.sendBatches(ctx, delta, local, sums, res, pushed)
+		if len(both) > 0 && reconciledAt != c.etag {
+			// Both sides changed some key: bring the server's entries in
+			// (merging), then look again.
+			d, err := c.repos.Get(ctx, c.repo, nil)
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return fmt.Errorf("push %s: read the server's entries to merge: %w", c.repo, err)
+			}
+			if d != nil {
+				c.learn(d)
+				pr := newPullResult()
+				err := c.reconcileAll(ctx, st, d, pr)
+				res.Pulled = appendNew(res.Pulled, pr.Written...)
+				res.Merged = appendNew(res.Merged, pr.Merged...)
+				res.Conflicts = append(res.Conflicts, pr.Conflicts...)
+				pullSkips = pr.Skipped
+				if err != nil {
+					return err
+				}
+			} else {
+				c.serverSums, c.etag = map[string]string{}, ""
+			}
+			reconciledAt = c.etag
+			continue
+		}
+		// Keys still changed on both sides could not be brought in (they
+		// were skipped and reported): leave them for now.
+		res.Stale = append(res.Stale, both...)
+		if err := c.keepIndexLines(st, delta, local, sums); err != nil {
+			return err
+		}
+		err = c.sendBatches(ctx, st, delta, local, sums, res, pushed)
 		if err == nil {
-			return res, nil
+			return nil
 		}
 		if !errors.Is(err, ErrConflict) {
 			var tm *TooManyEntriesError
 			if errors.As(err, &tm) && tm.Max > 0 {
 				c.maxEntries = tm.Max
 			}
-			return res, fmt.Errorf("push %s: %w", c.repo, err)
+			return fmt.Errorf("push %s: %w", c.repo, err)
 		}
 		if attempt >= MaxConflictRetries {
-			return res, fmt.Errorf("push %s: still conflicting after %d retries; try again: %w", c.repo, MaxConflictRetries, err)
+			return fmt.Errorf("push %s: still conflicting after %d retries; try again: %w", c.repo, MaxConflictRetries, err)
 		}
-		res.Conflicts++
-		c.log.Info("push conflict; refreshing hashes", "repo", c.repo, "retry", attempt+1)
+		attempt++
+		res.Retries++
+		c.log.Info("push conflict; refreshing hashes", "repo", c.repo, "retry", attempt)
 		if _, err := c.probe(ctx); err != nil {
-			return res, err
+			return err
 		}
 	}
 }
 
+// keepIndexLines applies the MEMORY.md rule to an index about to be sent
+// over an unchanged server copy: a line the base had goes away only with
+// its file. (An index restored by 'memdir undo', or edited by hand, would
+// otherwise drop teammates' lines on the server.) The merged index is
+// written locally first, journaled, and sent instead.
+func (c *Client) keepIndexLines(st *syncState, delta []string, local, sums map[string]string) error {
+	if !slices.Contains(delta, IndexKey) {
+		return nil
+	}
+	base, ok := st.base(IndexKey)
+	if !ok || c.serverSums[IndexKey] != st.Bases[IndexKey] {
+		return nil
+	}
+	merged := MergeIndex(base, local[IndexKey], base, c.localHas, func(f string) bool { _, ok := c.serverSums[f]; return ok })
+	if merged == local[IndexKey] {
+		return nil
+	}
+	if err := c.writeTeamFile(filepath.Join(c.dir, IndexKey), merged); err != nil {
+		return fmt.Errorf("push %s: %w", c.repo, err)
+	}
+	local[IndexKey], sums[IndexKey] = merged, EntryChecksum(merged)
+	return nil
+}
+
+func appendNew(list []string, add ...string) []string {
+	for _, a := range add {
+		if !slices.Contains(list, a) {
+			list = append(list, a)
+		}
+	}
+	sort.Strings(list)
+	return list
+}
+
 // sendBatches PUTs delta in batches, updating the client's view of the
-// server after each success.
-func (c *Client) sendBatches(ctx context.Context, delta []string, local, sums map[string]string, res *PushResult, pushed map[string]bool) error {
+// server and the bases after each success.
+func (c *Client) sendBatches(ctx context.Context, st *syncState, delta []string, local, sums map[string]string, res *PushResult, pushed map[string]bool) error {
 	for _, batch := range batches(delta, local) {
 		entries := make(map[string]string, len(batch))
 		for _, k := range batch {
@@ -428,7 +814,9 @@ func (c *Client) sendBatches(ctx context.Context, delta []string, local, sums ma
 		c.etag = d.Checksum
 		for _, k := range batch {
 			c.serverSums[k] = sums[k]
-			c.synced[k] = sums[k]
+			if err := st.setBase(k, local[k]); err != nil {
+				return err
+			}
 			pushed[k] = true
 		}
 		res.Requests++
@@ -582,19 +970,23 @@ func (c *Client) Sync(ctx context.Context) (*SyncResult, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	res := &SyncResult{}
-	var err error
-	if res.Pull, err = c.pull(ctx, false); err != nil {
-		return res, err
-	}
-	res.Push, err = c.push(ctx)
+	err := c.wrap(ctx, "sync", func() (string, error) {
+		var err error
+		if res.Pull, err = c.pull(ctx, false); err != nil {
+			return pullSummary(c.repo, res.Pull), err
+		}
+		res.Push, err = c.push(ctx)
+		return pullSummary(c.repo, res.Pull) + "; " + pushSummary(c.repo, res.Push), err
+	})
 	return res, err
 }
 
-// Status compares the team directory with the server's hashes.
+// Status compares the team directory with the server's hashes and the
+// bases, and lists the open conflicts. It changes nothing.
 func (c *Client) Status(ctx context.Context) (*Status, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := &Status{Repo: c.repo, TeamDir: c.dir, LocalOnly: []string{}, Modified: []string{}, ServerOnly: []string{}}
+	st := &Status{Repo: c.repo, TeamDir: c.dir, LocalOnly: []string{}, Modified: []string{}, ServerChanged: []string{}, BothChanged: []string{}, ServerOnly: []string{}, Conflicts: []Conflict{}}
 	d, err := c.probe(ctx)
 	if err != nil {
 		return nil, err
@@ -603,6 +995,11 @@ func (c *Client) Status(ctx context.Context) (*Status, error) {
 	if d != nil {
 		st.Version, st.Checksum = d.Version, d.Checksum
 	}
+	state, unlock, err := openSyncState(ctx, c.stateDir, c.repo)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	local, skips, err := c.readLocal()
 	if err != nil {
 		return nil, err
@@ -614,13 +1011,19 @@ func (c *Client) Status(ctx context.Context) (*Status, error) {
 	}
 	for _, k := range sortedKeys(local) {
 		server, ok := c.serverSums[k]
+		sum := EntryChecksum(local[k])
+		base, hasBase := state.Bases[k]
 		switch {
 		case !ok:
 			st.LocalOnly = append(st.LocalOnly, k)
-		case server != EntryChecksum(local[k]):
+		case server == sum:
+			st.InSync++
+		case hasBase && base == sum:
+			st.ServerChanged = append(st.ServerChanged, k)
+		case hasBase && base == server:
 			st.Modified = append(st.Modified, k)
 		default:
-			st.InSync++
+			st.BothChanged = append(st.BothChanged, k)
 		}
 	}
 	for _, k := range sortedKeys(c.serverSums) {
@@ -628,7 +1031,152 @@ func (c *Client) Status(ctx context.Context) (*Status, error) {
 			st.ServerOnly = append(st.ServerOnly, k)
 		}
 	}
+	st.Conflicts = c.openConflicts(state)
 	return st, nil
+}
+
+// openConflicts lists the conflicts still open: the team directory still
+// holds the server's version the conflict left there, and the local copy
+// is still there. Writing anything else into the team file (resolve
+// --ours, an edit) closes one; undoing that reopens it.
+func (c *Client) openConflicts(st *syncState) []Conflict {
+	out := []Conflict{}
+	for _, k := range sortedKeys(st.Conflicts) {
+		r := st.Conflicts[k]
+		if st.Bases[k] != r.Theirs {
+			continue
+		}
+		if _, err := os.Lstat(st.copyPath(k)); err != nil {
+			continue
+		}
+		cur, ok, err := readLocalFile(filepath.Join(c.dir, filepath.FromSlash(k)))
+		if err != nil || !ok || EntryChecksum(cur) != r.Theirs {
+			continue
+		}
+		out = append(out, c.conflictOf(st, k, r))
+	}
+	return out
+}
+
+// Conflicts lists the open conflicts without asking the server.
+func (c *Client) Conflicts(ctx context.Context) ([]Conflict, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, unlock, err := openSyncState(ctx, c.stateDir, c.repo)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return c.openConflicts(st), nil
+}
+
+// ConflictTexts returns the three versions of an open conflict: the base
+// ("" when there was none), yours (the local copy, as it is now: you may
+// have edited it) and the server's (the team file).
+func (c *Client) ConflictTexts(ctx context.Context, key string) (base, yours, theirs string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, unlock, err := openSyncState(ctx, c.stateDir, c.repo)
+	if err != nil {
+		return "", "", "", err
+	}
+	defer unlock()
+	cf, err := c.findConflict(st, key)
+	if err != nil {
+		return "", "", "", err
+	}
+	y, err := os.ReadFile(cf.LocalCopy)
+	if err != nil {
+		return "", "", "", fmt.Errorf("your version of %s: %w", key, err)
+	}
+	t, err := os.ReadFile(cf.Path)
+	if err != nil {
+		return "", "", "", fmt.Errorf("the server's version of %s: %w", key, err)
+	}
+	base, _ = st.blob(st.Conflicts[key].Base)
+	return base, string(y), string(t), nil
+}
+
+// ErrNoConflict: the key has no open conflict.
+var ErrNoConflict = fmt.Errorf("no open sync conflict on this key (see 'memdir sync status'): %w", memdir.ErrNotFound)
+
+func (c *Client) findConflict(st *syncState, key string) (*Conflict, error) {
+	for _, cf := range c.openConflicts(st) {
+		if cf.Key == key {
+			return &cf, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: %w", key, ErrNoConflict)
+}
+
+// Resolution says how [Client.Resolve] finishes a conflict.
+type Resolution int
+
+const (
+	// ResolveOurs puts your version (the local copy, as it is now) into
+	// the team directory; the next push uploads it.
+	ResolveOurs Resolution = iota + 1
+	// ResolveTheirs keeps the server's version in the team directory and
+	// removes the local copy.
+	ResolveTheirs
+	// ResolveText puts the given text into the team directory; the next
+	// push uploads it. It must hold no conflict markers.
+	ResolveText
+)
+
+// Resolve finishes the open conflict on key. Every file it writes or
+// removes is passed to BeforeWrite first: the team file for ResolveOurs
+// and ResolveText, the local copy (under ConflictDir) for ResolveTheirs.
+// It needs no server.
+func (c *Client) Resolve(ctx context.Context, key string, how Resolution, text string) (*Conflict, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, unlock, err := openSyncState(ctx, c.stateDir, c.repo)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	cf, err := c.findConflict(st, key)
+	if err != nil {
+		return nil, err
+	}
+	if how == ResolveOurs {
+		b, err := os.ReadFile(cf.LocalCopy)
+		if err != nil {
+			return nil, fmt.Errorf("your version of %s: %w", key, err)
+		}
+		text, how = string(b), ResolveText
+	}
+	if how == ResolveText {
+		if cur, _, _ := readLocalFile(cf.Path); cur == text {
+			// The server's version after all: nothing to write.
+			how = ResolveTheirs
+		}
+	}
+	switch how {
+	case ResolveText:
+		if HasConflictMarkers(text) {
+			return nil, fmt.Errorf("the new text of %s still holds conflict markers (%s ... %s): %w", key, MarkerOurs, MarkerTheirs, memdir.ErrInvalid)
+		}
+		if len(text) > MaxEntryBytes {
+			return nil, fmt.Errorf("the new text of %s is %d bytes, over the %d-byte limit: %w", key, len(text), MaxEntryBytes, memdir.ErrInvalid)
+		}
+		if err := c.writeTeamFile(cf.Path, text); err != nil {
+			return nil, fmt.Errorf("resolve %s: %w", key, err)
+		}
+	case ResolveTheirs:
+		if c.opts.BeforeWrite != nil {
+			if err := c.opts.BeforeWrite(cf.LocalCopy); err != nil {
+				return nil, fmt.Errorf("resolve %s: before removing %s: %w", key, cf.LocalCopy, err)
+			}
+		}
+		if err := os.Remove(cf.LocalCopy); err != nil {
+			return nil, fmt.Errorf("resolve %s: %w", key, err)
+		}
+	default:
+		return nil, fmt.Errorf("resolve %s: unknown resolution %d: %w", key, how, memdir.ErrInvalid)
+	}
+	return cf, st.save()
 }
 
 func sortedKeys[V any](m map[string]V) []string {

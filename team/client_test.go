@@ -74,9 +74,19 @@ func readTree(tb testing.TB, dir string) map[string]string {
 	return out
 }
 
+// newClient returns a client of dir whose sync state lives beside dir (so
+// that a second client of the same dir shares it), never in the real
+// state directory.
 func newClient(tb testing.TB, r team.Repos, dir string, opts *team.ClientOptions) *team.Client {
 	tb.Helper()
-	c, err := team.NewClient(r, repo, dir, opts)
+	o := team.ClientOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.StateDir == "" {
+		o.StateDir = filepath.Join(filepath.Dir(dir), "."+filepath.Base(dir)+"-sync-state")
+	}
+	c, err := team.NewClient(r, repo, dir, &o)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -144,7 +154,10 @@ func TestPullSecurity(t *testing.T) {
 	}
 }
 
-func TestPullServerWinsAndKeepsMtimes(t *testing.T) {
+// TestPullKeepsMtimesAndSavesUnsyncedEdits: a pull into a directory this
+// client never synced (no bases) puts the server's version of a differing
+// key in place and keeps the local one as a conflict, never losing it.
+func TestPullKeepsMtimesAndSavesUnsyncedEdits(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"same.md": "same", "changed.md": "local edit", "local-only.md": "mine"})
 	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -158,9 +171,13 @@ func TestPullServerWinsAndKeepsMtimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &team.PullResult{Version: 3, Checksum: "sha256:v3", Written: []string{"changed.md", "new/deep.md"}, Unchanged: 1}
-	if diff := cmp.Diff(want, res); diff != "" {
+	want := &team.PullResult{Version: 3, Checksum: "sha256:v3", Written: []string{"changed.md", "new/deep.md"}, Merged: []string{}, Kept: []string{}, Unchanged: 1, Skipped: []team.Skip{},
+		Conflicts: []team.Conflict{{Key: "changed.md", Path: filepath.Join(dir, "changed.md"), LocalCopy: filepath.Join(c.ConflictDir(), "changed.md"), NoBase: true}}}
+	if diff := cmp.Diff(want, res, cmpopts.IgnoreFields(team.Conflict{}, "At")); diff != "" {
 		t.Errorf("Pull (-want +got):\n%s", diff)
+	}
+	if b, err := os.ReadFile(filepath.Join(c.ConflictDir(), "changed.md")); string(b) != "local edit" {
+		t.Errorf("saved local version = %q, %v", b, err)
 	}
 	if diff := cmp.Diff(map[string]string{"same.md": "same", "changed.md": "server", "local-only.md": "mine", "new/deep.md": "new"}, readTree(t, dir)); diff != "" {
 		t.Errorf("team directory (-want +got):\n%s", diff)
@@ -335,57 +352,72 @@ func (r *racingRepos) Put(ctx context.Context, repo string, u *team.Update) (*te
 	return r.Repos.Put(ctx, repo, u)
 }
 
+// TestPushConflictResolution: a teammate's push lands between this
+// client's probe and its PUT. The 412 makes it refresh; a key both changed
+// in separate places is merged, the teammate's new key is brought in, and
+// nothing the teammate wrote is overwritten.
 func TestPushConflictResolution(t *testing.T) {
 	e := newHTTPEnv(t, nil)
 	ctx := context.Background()
-	e.srv.Store.Put(ctx, repo, &team.Update{Entries: map[string]string{"same.md": "old", "differs.md": "old"}})
-	writeFiles(t, e.dir, map[string]string{"same.md": "new", "differs.md": "mine", "mine.md": "M"})
+	e.srv.Store.Put(ctx, repo, &team.Update{Entries: map[string]string{"same.md": "old", "differs.md": "a\nb\nc\n"}})
 	remote := e.srv.Remote(t, repo, false, nil)
 	r := &racingRepos{Repos: remote, n: 1, teammate: func(int) {
-		// A teammate pushes the same content for one key, different
-		// content for another, and a key of their own.
-		if _, err := e.srv.Store.Put(ctx, repo, &team.Update{Entries: map[string]string{"same.md": "new", "differs.md": "theirs", "theirs.md": "T"}}); err != nil {
+		// A teammate pushes the same content for one key, another edit of
+		// a second, and a key of their own.
+		if _, err := e.srv.Store.Put(ctx, repo, &team.Update{Entries: map[string]string{"same.md": "new", "differs.md": "a\nb\nC\n", "theirs.md": "T"}}); err != nil {
 			t.Fatal(err)
 		}
 	}}
 	c := newClient(t, r, e.dir, nil)
+	if _, err := c.Pull(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, e.dir, map[string]string{"same.md": "new", "differs.md": "A\nb\nc\n", "mine.md": "M"})
 	res, err := c.Push(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Conflicts != 1 {
-		t.Errorf("conflicts = %d, want 1", res.Conflicts)
+	if res.Retries != 1 {
+		t.Errorf("retries = %d, want 1", res.Retries)
 	}
 	// same.md dropped out of the retried delta: the teammate already sent it.
 	if diff := cmp.Diff([]string{"differs.md", "mine.md"}, res.Pushed); diff != "" {
 		t.Errorf("pushed (-want +got):\n%s", diff)
 	}
-	want := map[string]string{"same.md": "new", "differs.md": "mine", "mine.md": "M", "theirs.md": "T"}
-	if diff := cmp.Diff(want, e.server(t)); diff != "" {
-		t.Errorf("server after the resolved conflict (-want +got):\n%s", diff)
+	if !cmp.Equal([]string{"differs.md"}, res.Merged) || !cmp.Equal([]string{"theirs.md"}, res.Pulled) || len(res.Conflicts) != 0 {
+		t.Errorf("push = %+v; want differs.md merged, theirs.md pulled, no conflict", res)
 	}
-	// The teammate's key arrives on the next pull.
-	pr, err := c.Pull(ctx, true)
-	if err != nil || !cmp.Equal([]string{"theirs.md"}, pr.Written) {
-		t.Errorf("pull after the conflict = %+v, %v; want theirs.md", pr, err)
+	want := map[string]string{"same.md": "new", "differs.md": "A\nb\nC\n", "mine.md": "M", "theirs.md": "T"}
+	if diff := cmp.Diff(want, e.server(t)); diff != "" {
+		t.Errorf("server after the merge (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, readTree(t, e.dir)); diff != "" {
+		t.Errorf("team directory after the merge (-want +got):\n%s", diff)
+	}
+	pr, err := c.Pull(ctx, false)
+	if err != nil || len(pr.Written)+len(pr.Merged)+len(pr.Conflicts) != 0 {
+		t.Errorf("pull after the push = %+v, %v; want nothing to do", pr, err)
 	}
 }
 
 func TestPushConflictGivesUp(t *testing.T) {
 	e := newHTTPEnv(t, nil)
 	ctx := context.Background()
-	writeFiles(t, e.dir, map[string]string{"a.md": "mine"})
 	e.srv.Store.Put(ctx, repo, &team.Update{Entries: map[string]string{"a.md": "v0"}})
 	r := &racingRepos{Repos: e.srv.Remote(t, repo, false, nil), n: 100, teammate: func(i int) {
-		e.srv.Store.Put(ctx, repo, &team.Update{Entries: map[string]string{"a.md": fmt.Sprint("teammate ", i)}})
+		e.srv.Store.Put(ctx, repo, &team.Update{Entries: map[string]string{"other.md": fmt.Sprint("teammate ", i)}})
 	}}
 	c := newClient(t, r, e.dir, nil)
+	if _, err := c.Pull(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, e.dir, map[string]string{"a.md": "mine"})
 	res, err := c.Push(ctx)
 	if !errors.Is(err, team.ErrConflict) || !team.IsPermanent(err) {
 		t.Fatalf("Push = %v, want a permanent ErrConflict", err)
 	}
-	if res.Conflicts != team.MaxConflictRetries || r.puts != team.MaxConflictRetries+1 {
-		t.Errorf("conflicts %d after %d PUTs, want %d after %d", res.Conflicts, r.puts, team.MaxConflictRetries, team.MaxConflictRetries+1)
+	if res.Retries != team.MaxConflictRetries || r.puts != team.MaxConflictRetries+1 {
+		t.Errorf("conflicts %d after %d PUTs, want %d after %d", res.Retries, r.puts, team.MaxConflictRetries, team.MaxConflictRetries+1)
 	}
 }
 
@@ -449,7 +481,10 @@ func TestStatusAndSync(t *testing.T) {
 	}
 	want := &team.Status{
 		Repo: repo, TeamDir: e.dir, Version: 1,
-		LocalOnly: []string{"local.md"}, Modified: []string{"edited.md"}, ServerOnly: []string{"server.md"}, InSync: 1,
+		// Never synced here and different: neither side can be said to be
+		// newer, so the next sync records a conflict instead of choosing.
+		LocalOnly: []string{"local.md"}, Modified: []string{}, ServerChanged: []string{}, BothChanged: []string{"edited.md"},
+		ServerOnly: []string{"server.md"}, Conflicts: []team.Conflict{}, InSync: 1,
 		Skipped: []team.Skip{{Key: "leak.md", Path: filepath.Join(e.dir, "leak.md"), Reason: team.SkipSecret, RuleID: "github-pat", Label: "GitHub PAT"}},
 	}
 	if diff := cmp.Diff(want, st, cmpopts.IgnoreFields(team.Status{}, "Checksum")); diff != "" {
@@ -459,10 +494,17 @@ func TestStatusAndSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Pull first: the server wins edited.md and overwrites leak.md; then
-	// the push sends local.md only.
+	// Pull first: edited.md and leak.md get the server's version, the
+	// local ones are kept as conflicts; then the push sends local.md only.
 	if diff := cmp.Diff([]string{"edited.md", "leak.md", "server.md"}, res.Pull.Written); diff != "" {
 		t.Errorf("sync pull wrote (-want +got):\n%s", diff)
+	}
+	var conflicted []string
+	for _, cf := range res.Pull.Conflicts {
+		conflicted = append(conflicted, cf.Key)
+	}
+	if diff := cmp.Diff([]string{"edited.md", "leak.md"}, conflicted); diff != "" {
+		t.Errorf("sync pull conflicts (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"local.md"}, res.Push.Pushed); diff != "" {
 		t.Errorf("sync pushed (-want +got):\n%s", diff)
@@ -479,7 +521,8 @@ func TestStatusAndSync(t *testing.T) {
 // TestConcurrentClients has 8 clients push overlapping keys at once
 // through a real HTTP server. Every acknowledged write must be in the
 // history, the final state must be the last acknowledged write of each key,
-// and conflicts must resolve as specified (412, refresh, retry; local wins).
+// and 412s must resolve as specified (refresh, merge or record a conflict,
+// retry).
 func TestConcurrentClients(t *testing.T) {
 	e := newHTTPEnv(t, &team.HandlerOptions{MaxEntries: 100})
 	ctx := context.Background()
@@ -505,7 +548,7 @@ func TestConcurrentClients(t *testing.T) {
 					var res *team.PushResult
 					res, err = c.Push(ctx)
 					if res != nil {
-						conflicts[i] += res.Conflicts
+						conflicts[i] += res.Retries
 					}
 					if !errors.Is(err, team.ErrConflict) {
 						break
@@ -586,14 +629,26 @@ func TestPushDoesNotSendStaleCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Conflicts != 1 || !cmp.Equal([]string{"y.md", "z.md"}, res.Pushed) || !cmp.Equal([]string{"x.md"}, res.Stale) {
-		t.Errorf("alice's push = %+v; want one conflict, y.md and z.md pushed (z.md: local wins), x.md stale", res)
+	// The 412 makes alice refresh: z.md changed on both sides in one
+	// line, so it is a conflict (bob's version in place, alice's saved);
+	// x.md is bob's; y.md, changed only by alice, goes up.
+	if res.Retries != 1 || !cmp.Equal([]string{"y.md"}, res.Pushed) || !cmp.Equal([]string{"x.md", "z.md"}, res.Pulled) ||
+		len(res.Conflicts) != 1 || res.Conflicts[0].Key != "z.md" {
+		t.Errorf("alice's push = %+v; want one retry, y.md pushed, x.md and z.md pulled, a conflict on z.md", res)
 	}
-	if diff := cmp.Diff(map[string]string{"x.md": "bob", "y.md": "alice", "z.md": "alice"}, e.server(t)); diff != "" {
+	if diff := cmp.Diff(map[string]string{"x.md": "bob", "y.md": "alice", "z.md": "bob"}, e.server(t)); diff != "" {
 		t.Errorf("server (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(map[string]string{"x.md": "bob", "y.md": "alice", "z.md": "bob"}, readTree(t, aliceDir)); diff != "" {
+		t.Errorf("alice's team directory (-want +got):\n%s", diff)
+	}
+	if len(res.Conflicts) == 1 {
+		if b, _ := os.ReadFile(res.Conflicts[0].LocalCopy); string(b) != "alice" {
+			t.Errorf("alice's saved z.md = %q", b)
+		}
+	}
 	pr, err := alice.Pull(ctx, true)
-	if err != nil || !cmp.Equal([]string{"x.md"}, pr.Written) {
-		t.Errorf("alice's next pull = %+v, %v; want bob's x.md", pr, err)
+	if err != nil || len(pr.Written) != 0 {
+		t.Errorf("alice's next pull = %+v, %v; want nothing new", pr, err)
 	}
 }

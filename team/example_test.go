@@ -39,14 +39,16 @@ func Example() {
 	os.MkdirAll(alice, 0o700)
 	os.WriteFile(filepath.Join(alice, "MEMORY.md"), []byte("- [Deploys](deploys.md) — how we ship\n"), 0o600)
 	os.WriteFile(filepath.Join(alice, "deploys.md"), []byte("Never on Fridays.\n"), 0o600)
-	a, _ := team.NewClient(remote, "acme/widgets", alice, nil)
+	// Each client keeps its sync state (the bases of its three-way
+	// merges) outside the team directory.
+	a, _ := team.NewClient(remote, "acme/widgets", alice, &team.ClientOptions{StateDir: filepath.Join(tmp, "alice", "state")})
 	pushed, err := a.Push(ctx)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println("pushed:", pushed.Pushed, "version", pushed.Version)
 
-	b, _ := team.NewClient(remote, "acme/widgets", filepath.Join(tmp, "bob", "team"), nil)
+	b, _ := team.NewClient(remote, "acme/widgets", filepath.Join(tmp, "bob", "team"), &team.ClientOptions{StateDir: filepath.Join(tmp, "bob", "state")})
 	pulled, err := b.Pull(ctx, false)
 	if err != nil {
 		panic(err)

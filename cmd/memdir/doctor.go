@@ -34,6 +34,9 @@ there, and what is unsafe:
   temp-file             .NAME.tmp-* left by a write that was killed
   unfinished-change     a save, rm or mv killed between the memory and its
                         index line (the next write finishes it)
+  sync-conflict         a team memory you and a teammate changed in the same
+                        lines: team/ holds the server's version until
+                        'memdir sync resolve' (see 'memdir help sync')
 
 --fix repairs what is safe in one journaled run ('memdir undo' reverts it):
 it adds missing index lines, removes dangling and repeated lines, rewrites
@@ -79,6 +82,11 @@ Examples:
 				} else if rep, err = d.Check(ctx); err != nil {
 					return err
 				}
+				conflicts, err := syncConflictFindings(ctx, env, d.Path())
+				if err != nil {
+					return err
+				}
+				rep.Findings = append(rep.Findings, conflicts...)
 				if *asJSON {
 					out := map[string]any{"dir": rep.Dir, "memories": rep.Memories, "findings": rep.Findings}
 					if fixed != nil {

@@ -257,7 +257,7 @@ func (h *hookRun) pullTeam(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.f.pullTimeout)
 	defer cancel()
-	res, err := s.pull(ctx)
+	res, err := s.client.Pull(ctx, false)
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
 			err = fmt.Errorf("no answer within %s: %w", h.f.pullTimeout, err)

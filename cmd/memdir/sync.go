@@ -23,29 +23,52 @@ import (
 func init() {
 	register(&Command{
 		Name:  "sync",
-		Args:  "pull|push|status|watch [--url URL] [--token TOKEN] [--repo OWNER/NAME] [--json]",
+		Args:  "pull|push|status|watch|resolve KEY [--ours|--theirs|--edit] [--url URL] [--token TOKEN] [--repo OWNER/NAME] [--json]",
 		Short: "sync team memory with a team memory server",
 		Long: `Sync shares the team/ part of the memory directory with a team memory server
 ('memdir serve', or any server speaking Claude Code's team memory protocol).
 
-  pull    fetch the server's entries and write them into team/. The server
-          wins per key; local files the server does not have are kept, and
-          files whose content is identical are not touched. Every key is
-          checked before anything is written (no path traversal, no
-          URL-encoded or Unicode tricks, no symlink escapes). A pull is
-          journaled: 'memdir undo' reverts it.
-  push    upload the files of team/ whose content differs from the server's,
-          in batches, each conditional on the server's checksum; on a
-          conflict, refresh and retry (your version wins for keys that
-          differ). Files over 250,000 bytes, files that look like they hold
+  pull    fetch the server's entries and bring them into team/, key by key,
+          against the content the key had at the last pull or push (its
+          base, kept outside team/): a key you did not change takes the
+          server's version; a key only you changed is kept; a key both
+          sides changed is merged line by line when the changes do not
+          overlap, and is otherwise a conflict (below). team/MEMORY.md is
+          merged by link target, never replaced. Files whose content is
+          identical are not touched. Every key is checked before anything
+          is written (no path traversal, no URL-encoded or Unicode tricks,
+          no symlink escapes); a key that cannot be written is skipped and
+          listed, and the pull goes on. A pull is journaled: 'memdir undo'
+          reverts it.
+  push    upload the files of team/ you changed since their base, in
+          batches, each conditional on the server's checksum. A file you
+          did not change is never sent, so a teammate's newer version is
+          never overwritten. When the server changed a key you changed too
+          (or another push gets in first: 412), the push brings the
+          server's entries in as a pull does, merging, and sends the
+          result. Files over 250,000 bytes, files that look like they hold
           a secret (the rule is named, never the value), symlinks and
           non-text files are skipped and listed. Deleting a file locally
-          never deletes it on the server.
-  status  compare team/ with the server without changing either.
+          never deletes it on the server. Journaled like a pull.
+  status  compare team/ with the server and the bases without changing
+          either: what you changed, what teammates changed, what both
+          changed, and the open conflicts.
   watch   pull once, then push after every change to team/ (2 s quiet
           period) until interrupted; after a permanent failure (bad token,
           read-only token, rejected content) stop pushing until a file is
           removed or the watch restarts. On exit, push what is pending.
+  resolve KEY --ours|--theirs|--edit
+          finish a conflict, without the server. --ours puts your saved
+          version into team/KEY, --theirs keeps the server's and removes
+          your saved copy, --edit opens $VISUAL or $EDITOR on the two
+          versions between conflict markers and puts the result in
+          team/KEY once no marker is left. Journaled: 'memdir undo'
+          reopens the conflict. Run 'memdir sync push' afterwards.
+
+Conflicts: when you and a teammate changed the same lines of a key, team/KEY
+holds the server's version (so nothing unmerged is pushed) and your version
+is saved at the path 'sync status' prints (under the state directory, outside
+team/). pull, push and status list it until it is resolved; doctor reports it.
 
 Configuration: a flag wins over the environment, which wins over the config
 file's team: section (see 'memdir config'):
@@ -63,13 +86,17 @@ file's team: section (see 'memdir config'):
             working directory (see 'memdir path --explain'), or from
             --project DIR, or under --dir DIR taken as the memory directory.
 
-Exit status 5 means a push kept conflicting with other writers: run it again.
+Exit status: 5 when a pull or push recorded a conflict (resolve it), or a push
+kept meeting other writers (run it again); 6 when a pull skipped keys it could
+not write (each is listed with the reason); 3 when resolve finds no conflict
+on KEY.
 
 Examples:
   export MEMDIR_TEAM_URL=https://memdir.example.com MEMDIR_TEAM_TOKEN=mdt_...
   memdir sync pull
   memdir sync push --json
   memdir sync status --repo acme/widgets
+  memdir sync resolve build.md --edit
   memdir sync watch`,
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			// Only the flags that choose a memory directory: team memory
@@ -84,41 +111,71 @@ Examples:
 			asJSON := fs.Bool("json", false, "print results as JSON (watch: one JSON object per line)")
 			debounce := fs.Duration("debounce", 2*time.Second, "watch: quiet period before a push")
 			verbose := fs.Bool("v", false, "log each request and file to stderr")
+			ours := fs.Bool("ours", false, "resolve: take your version")
+			theirs := fs.Bool("theirs", false, "resolve: keep the server's version")
+			edit := fs.Bool("edit", false, "resolve: merge the two by hand in $VISUAL or $EDITOR")
 			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) != 1 {
-					return usagef("sync needs one of pull, push, status, watch")
+				if len(args) == 0 {
+					return usagef("sync needs one of pull, push, status, watch, resolve")
 				}
 				action := args[0]
 				switch action {
 				case "pull", "push", "status", "watch":
+					if len(args) != 1 {
+						return usagef("sync %s takes no arguments", action)
+					}
+				case "resolve":
+					if len(args) != 2 {
+						return usagef("sync resolve needs one KEY (a path under team/, as 'sync status' lists it)")
+					}
+					n := 0
+					for _, b := range []bool{*ours, *theirs, *edit} {
+						if b {
+							n++
+						}
+					}
+					if n != 1 {
+						return usagef("sync resolve needs exactly one of --ours, --theirs, --edit")
+					}
 				default:
-					return usagef("unknown sync action %q: want pull, push, status or watch", action)
+					return usagef("unknown sync action %q: want pull, push, status, watch or resolve", action)
 				}
 				logger := slog.New(slog.DiscardHandler)
 				if *verbose {
 					logger = slog.New(slog.NewTextHandler(env.Stderr, nil))
 				}
-				s, err := newSyncer(env, &lf, syncConfig{url: *serverURL, token: *token, repo: *repo, teamDir: *teamDir}, logger)
+				s, err := newSyncer(env, &lf, syncConfig{url: *serverURL, token: *token, repo: *repo, teamDir: *teamDir, local: action == "resolve"}, logger)
 				if err != nil {
 					return err
 				}
 				switch action {
 				case "pull":
-					res, err := s.pull(ctx)
-					if res != nil {
+					res, err := s.client.Pull(ctx, false)
+					// After a failure, show what was done before it, if
+					// anything: a refused pull prints its error only.
+					if res != nil && (err == nil || len(res.Written)+len(res.Merged)+len(res.Conflicts) > 0) {
 						if perr := printResult(env, *asJSON, res, func(w io.Writer) { printPull(w, s.repo, res) }); err == nil {
 							err = perr
 						}
+					}
+					if err == nil && len(res.Conflicts) > 0 {
+						return &exitError{code: exitExists}
+					}
+					if err == nil && len(res.Skipped) > 0 {
+						return &exitError{code: exitProblems}
 					}
 					return err
 				case "push":
 					res, err := s.client.Push(ctx)
 					// After a failure, show what was done before it, if
 					// anything; an empty result would read "nothing to push".
-					if res != nil && (err == nil || len(res.Pushed) > 0 || len(res.Skipped) > 0) {
+					if res != nil && (err == nil || len(res.Pushed)+len(res.Skipped)+len(res.Pulled)+len(res.Merged)+len(res.Conflicts) > 0) {
 						if perr := printResult(env, *asJSON, res, func(w io.Writer) { printPush(w, s.repo, res) }); err == nil {
 							err = perr
 						}
+					}
+					if err == nil && len(res.Conflicts) > 0 {
+						return &exitError{code: exitExists}
 					}
 					return err
 				case "status":
@@ -127,6 +184,15 @@ Examples:
 						return err
 					}
 					return printResult(env, *asJSON, st, func(w io.Writer) { printStatus(w, st) })
+				case "resolve":
+					how := team.ResolveOurs
+					switch {
+					case *theirs:
+						how = team.ResolveTheirs
+					case *edit:
+						how = team.ResolveText
+					}
+					return s.resolve(ctx, env, args[1], how, *asJSON)
 				default:
 					return s.watch(ctx, env, *asJSON, *debounce)
 				}
@@ -137,6 +203,8 @@ Examples:
 
 type syncConfig struct {
 	url, token, repo, teamDir string
+	// local: the action needs no server (resolve).
+	local bool
 }
 
 // syncer is a team.Client plus what the command needs around it: the
@@ -155,11 +223,11 @@ func newSyncer(env *Env, lf *locationFlags, cfg syncConfig, log *slog.Logger) (*
 		return nil, err
 	}
 	base := firstNonEmpty(cfg.url, conf.Team.URL.Value)
-	if base == "" {
+	if base == "" && !cfg.local {
 		return nil, fmt.Errorf("no team memory server: pass --url, set MEMDIR_TEAM_URL or team.url in the config file: %w", memdir.ErrInvalid)
 	}
 	token := firstNonEmpty(cfg.token, conf.Team.Token.Value)
-	if token == "" {
+	if token == "" && !cfg.local {
 		return nil, team.ErrNoToken
 	}
 	s := &syncer{}
@@ -202,56 +270,174 @@ func newSyncer(env *Env, lf *locationFlags, cfg syncConfig, log *slog.Logger) (*
 	if s.repo, err = team.NormalizeRepo(s.repo); err != nil {
 		return nil, err
 	}
-	remote, err := team.NewRemote(base, token, &team.RemoteOptions{UserAgent: "memdir/" + version, Logger: log})
-	if err != nil {
-		return nil, err
+	var repos team.Repos = noServer{}
+	if base != "" && token != "" {
+		if repos, err = team.NewRemote(base, token, &team.RemoteOptions{UserAgent: "memdir/" + version, Logger: log}); err != nil {
+			return nil, err
+		}
 	}
-	s.client, err = team.NewClient(remote, s.repo, s.teamDir, &team.ClientOptions{BeforeWrite: s.beforeWrite, Logger: log})
+	s.client, err = team.NewClient(repos, s.repo, s.teamDir, &team.ClientOptions{
+		BeforeWrite: s.beforeWrite, Wrap: s.wrap, LookupEnv: env.LookupEnv, Now: env.Now, Logger: log,
+	})
 	if err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// beforeWrite journals a file a pull is about to create or overwrite.
+// syncConflictFindings reports, as doctor findings, the open team sync
+// conflicts of the memory directory's team/, for every repository it was
+// synced with. It reads the sync state only; no server is asked.
+func syncConflictFindings(ctx context.Context, env *Env, memDir string) ([]memdir.Finding, error) {
+	teamDir := filepath.Join(memDir, memdir.TeamDirName)
+	root, err := memdir.TeamSyncStateDir(teamDir, env.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	states, _ := filepath.Glob(filepath.Join(root, "*", "*", "state.json"))
+	var out []memdir.Finding
+	for _, p := range states {
+		repo := filepath.Base(filepath.Dir(filepath.Dir(p))) + "/" + filepath.Base(filepath.Dir(p))
+		c, err := team.NewClient(noServer{}, repo, teamDir, &team.ClientOptions{StateDir: root, LookupEnv: env.LookupEnv})
+		if err != nil {
+			continue // not a repository's state
+		}
+		cs, err := c.Conflicts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, cf := range cs {
+			out = append(out, memdir.Finding{
+				Kind: "sync-conflict",
+				Path: memdir.TeamDirName + "/" + cf.Key,
+				Message: fmt.Sprintf("you and a teammate changed it in the same lines (%s): it holds the server's version, yours is at %s; run 'memdir sync resolve %s --ours|--theirs|--edit'",
+					repo, cf.LocalCopy, cf.Key),
+				Related: []string{cf.LocalCopy},
+			})
+		}
+	}
+	return out, nil
+}
+
+// noServer is the Repos of an action that needs none (resolve).
+type noServer struct{}
+
+func (noServer) Get(context.Context, string, *team.GetOptions) (*team.Data, error) {
+	return nil, team.ErrNoToken
+}
+
+func (noServer) Put(context.Context, string, *team.Update) (*team.Data, error) {
+	return nil, team.ErrNoToken
+}
+
+func (noServer) History(context.Context, string, *team.HistoryOptions) ([]team.VersionInfo, error) {
+	return nil, team.ErrNoToken
+}
+
+// beforeWrite journals a file a pull, push or resolve is about to create,
+// overwrite or remove.
 func (s *syncer) beforeWrite(abs string) error {
 	if s.rec == nil {
-		return errors.New("internal error: pull outside a journal run")
+		return errors.New("internal error: a sync write outside a journal run")
 	}
-	rel, err := filepath.Rel(s.dir.Path(), abs)
-	if err != nil {
-		return err
+	rel, err := filepath.Rel(s.rec.Root(), abs)
+	if err != nil || !filepath.IsLocal(rel) {
+		return fmt.Errorf("internal error: %s is outside the journal run's directory %s", abs, s.rec.Root())
 	}
 	return s.rec.Before(filepath.ToSlash(rel))
 }
 
-// pull runs a pull as one journaled run under the memory directory's lock,
-// so that 'memdir undo' can revert it and it does not interleave with other
-// memdir writes.
-func (s *syncer) pull(ctx context.Context) (*team.PullResult, error) {
+// wrap runs a pull or push (team.ClientOptions.Wrap) as one journaled run
+// under the memory directory's lock, so that 'memdir undo' can revert what
+// it wrote into team/ and it does not interleave with other memdir writes.
+func (s *syncer) wrap(ctx context.Context, op string, fn func() (string, error)) error {
+	return s.journaled(ctx, op, s.dir.Path(), fn)
+}
+
+func (s *syncer) journaled(ctx context.Context, kind, root string, fn func() (string, error)) error {
 	lock, err := s.dir.Lock(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer lock.Unlock()
-	s.rec, err = s.dir.Journal().Begin("sync-pull", s.dir.Path())
+	s.rec, err = s.dir.Journal().Begin(kind, root)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	res, err := s.client.Pull(ctx, false)
-	if res != nil {
-		s.rec.SetSummary(fmt.Sprintf("sync pull %s: %d written", s.repo, len(res.Written)))
-	}
+	summary, err := fn()
+	s.rec.SetSummary(summary)
 	_, ferr := s.rec.Finish(err)
 	s.rec = nil
 	if err == nil {
 		err = ferr
 	}
-	return res, err
+	return err
+}
+
+// resolve finishes a conflict as one journaled run: of the memory
+// directory when it writes team/KEY, of the conflict directory when it
+// removes your saved copy (--theirs), so that 'memdir undo' reopens it.
+func (s *syncer) resolve(ctx context.Context, env *Env, key string, how team.Resolution, asJSON bool) error {
+	key = filepath.ToSlash(strings.TrimPrefix(filepath.ToSlash(key), memdir.TeamDirName+"/"))
+	text := ""
+	if how == team.ResolveText {
+		base, yours, theirs, err := s.client.ConflictTexts(ctx, key)
+		if err != nil {
+			return err
+		}
+		m := team.Merge3(base, yours, theirs)
+		tmp, err := os.CreateTemp("", "memdir-resolve-*-"+filepath.Base(key))
+		if err != nil {
+			return err
+		}
+		defer os.Remove(tmp.Name())
+		_, werr := tmp.WriteString(m.Text)
+		if cerr := tmp.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return fmt.Errorf("resolve %s: %w", key, werr)
+		}
+		if err := runEditor(ctx, env, tmp.Name()); err != nil {
+			return err
+		}
+		b, err := os.ReadFile(tmp.Name())
+		if err != nil {
+			return fmt.Errorf("resolve %s: %w", key, err)
+		}
+		if team.HasConflictMarkers(string(b)) {
+			return fmt.Errorf("resolve %s: the edited text still holds conflict markers (%s ... %s); nothing was changed, run resolve --edit again: %w", key, team.MarkerOurs, team.MarkerTheirs, memdir.ErrInvalid)
+		}
+		text = string(b)
+	}
+	root := s.dir.Path()
+	if how == team.ResolveTheirs {
+		root = s.client.ConflictDir()
+	}
+	var cf *team.Conflict
+	err := s.journaled(ctx, "sync-resolve", root, func() (string, error) {
+		var err error
+		cf, err = s.client.Resolve(ctx, key, how, text)
+		return fmt.Sprintf("sync resolve %s %s", key, map[team.Resolution]string{team.ResolveOurs: "--ours", team.ResolveTheirs: "--theirs", team.ResolveText: "--edit"}[how]), err
+	})
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"key": key, "path": cf.Path, "resolution": map[team.Resolution]string{team.ResolveOurs: "ours", team.ResolveTheirs: "theirs", team.ResolveText: "edit"}[how]}
+	return printResult(env, asJSON, out, func(w io.Writer) {
+		switch how {
+		case team.ResolveTheirs:
+			fmt.Fprintf(w, "Resolved %s: kept the server's version; your copy %s is removed ('memdir undo' brings it back).\n", key, cf.LocalCopy)
+		case team.ResolveText:
+			fmt.Fprintf(w, "Resolved %s: %s now holds the text you edited; run 'memdir sync push' to share it.\n", key, cf.Path)
+		default:
+			fmt.Fprintf(w, "Resolved %s: %s now holds your version; run 'memdir sync push' to share it.\n", key, cf.Path)
+		}
+	})
 }
 
 func (s *syncer) watch(ctx context.Context, env *Env, asJSON bool, debounce time.Duration) error {
-	res, err := s.pull(ctx)
+	res, err := s.client.Pull(ctx, false)
 	report := func(kind string, v any, err error, text func(io.Writer)) {
 		if asJSON {
 			ev := map[string]any{"time": env.Now().UTC().Format(time.RFC3339), "event": kind, "result": v}
@@ -320,20 +506,46 @@ func printPull(w io.Writer, repo string, r *team.PullResult) {
 		fmt.Fprintf(w, "%s: the server has no team memory yet; nothing to pull.\n", repo)
 		return
 	}
-	fmt.Fprintf(w, "Pulled %s version %d: %d written, %d unchanged, %d skipped.\n", repo, r.Version, len(r.Written), r.Unchanged, len(r.Skipped))
-	for _, k := range r.Written {
-		fmt.Fprintf(w, "  wrote    %s\n", k)
+	fmt.Fprintf(w, "Pulled %s version %d: %d written, %d merged, %d kept, %d unchanged, %d skipped, %d conflicts.\n",
+		repo, r.Version, len(r.Written), len(r.Merged), len(r.Kept), r.Unchanged, len(r.Skipped), len(r.Conflicts))
+	conflicted := map[string]bool{}
+	for _, c := range r.Conflicts {
+		conflicted[c.Key] = true
 	}
+	for _, k := range r.Written {
+		if !conflicted[k] {
+			fmt.Fprintf(w, "  wrote    %s\n", k)
+		}
+	}
+	for _, k := range r.Merged {
+		fmt.Fprintf(w, "  merged   %s: your changes and the server's; push to share the result\n", k)
+	}
+	for _, k := range r.Kept {
+		fmt.Fprintf(w, "  kept     %s: changed only here; push to share it\n", k)
+	}
+	printConflicts(w, r.Conflicts)
 	printSkips(w, r.Skipped)
 }
 
 func printPush(w io.Writer, repo string, r *team.PushResult) {
+	conflicted := map[string]bool{}
+	for _, c := range r.Conflicts {
+		conflicted[c.Key] = true
+	}
+	for _, k := range r.Pulled {
+		if !conflicted[k] {
+			fmt.Fprintf(w, "  pulled   %s: a teammate's newer version\n", k)
+		}
+	}
+	for _, k := range r.Merged {
+		fmt.Fprintf(w, "  merged   %s: your changes and a teammate's\n", k)
+	}
 	if len(r.Pushed) == 0 {
-		fmt.Fprintf(w, "%s: nothing to push (%d entries already on the server).\n", repo, r.Unchanged)
+		fmt.Fprintf(w, "%s: nothing to push (%d entries unchanged).\n", repo, r.Unchanged)
 	} else {
 		fmt.Fprintf(w, "Pushed %d entries to %s in %d requests (version %d); %d unchanged", len(r.Pushed), repo, r.Requests, r.Version, r.Unchanged)
-		if r.Conflicts > 0 {
-			fmt.Fprintf(w, "; %d conflicts resolved", r.Conflicts)
+		if r.Retries > 0 {
+			fmt.Fprintf(w, "; merged after %d concurrent pushes", r.Retries)
 		}
 		fmt.Fprintln(w, ".")
 		for _, k := range r.Pushed {
@@ -343,7 +555,23 @@ func printPush(w io.Writer, repo string, r *team.PushResult) {
 	for _, k := range r.Stale {
 		fmt.Fprintf(w, "  kept     %s: a teammate changed it on the server and you did not; pull to get their version\n", k)
 	}
+	printConflicts(w, r.Conflicts)
 	printSkips(w, r.Skipped)
+}
+
+// printConflicts says, for each conflict, where both versions are and how
+// to finish it.
+func printConflicts(w io.Writer, cs []team.Conflict) {
+	for _, c := range cs {
+		why := "you and a teammate changed the same lines"
+		if c.NoBase {
+			why = "it differs from the server's and was never synced here"
+		}
+		fmt.Fprintf(w, "  CONFLICT %s: %s.\n", c.Key, why)
+		fmt.Fprintf(w, "           server's version: %s (not pushed)\n", c.Path)
+		fmt.Fprintf(w, "           your version:     %s\n", c.LocalCopy)
+		fmt.Fprintf(w, "           finish with: memdir sync resolve %s --ours|--theirs|--edit\n", c.Key)
+	}
 }
 
 func printSkips(w io.Writer, skips []team.Skip) {
@@ -360,6 +588,8 @@ func printSkips(w io.Writer, skips []team.Skip) {
 			why = "not UTF-8 text"
 		case team.SkipNotRegular:
 			why = "not a regular file: " + s.Detail
+		case team.SkipUnwritable:
+			why = "cannot be written here: " + s.Detail
 		case team.SkipOverLimit, team.SkipUnreadable:
 			why = s.Reason + ": " + s.Detail
 		}
@@ -379,7 +609,9 @@ func printStatus(w io.Writer, st *team.Status) {
 		keys  []string
 	}{
 		{"Only here (push uploads them):", st.LocalOnly},
-		{"Different here and on the server (push uploads yours; pull takes the server's):", st.Modified},
+		{"Changed here (push uploads them):", st.Modified},
+		{"Changed on the server (pull brings them):", st.ServerChanged},
+		{"Changed on both sides (pull or push merges them, or records a conflict):", st.BothChanged},
 		{"Only on the server (pull fetches them):", st.ServerOnly},
 	} {
 		if len(sec.keys) == 0 {
@@ -389,6 +621,10 @@ func printStatus(w io.Writer, st *team.Status) {
 		for _, k := range sec.keys {
 			fmt.Fprintf(w, "  %s\n", k)
 		}
+	}
+	if len(st.Conflicts) > 0 {
+		fmt.Fprintln(w, "Unresolved conflicts:")
+		printConflicts(w, st.Conflicts)
 	}
 	if len(st.Skipped) > 0 {
 		fmt.Fprintln(w, "Never pushed:")

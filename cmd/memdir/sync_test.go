@@ -145,18 +145,29 @@ func TestSyncPushPullUndo(t *testing.T) {
 		t.Errorf("status after push = %+v", st)
 	}
 
-	// Bob has an edited copy of build.md; a pull takes the server's and is
+	// Bob has an edited copy of build.md he never synced: a pull puts the
+	// server's in team/, keeps his as a conflict (exit 5), and is
 	// journaled, so undo brings his back.
 	bob := newTeamWorld(t)
 	bob.vars["MEMDIR_TEAM_URL"] = srv.URL
 	bob.vars["MEMDIR_TEAM_TOKEN"] = srv.Token(t, "acme/widgets", true)
 	writeFile(t, filepath.Join(bob.teamDir(), "build.md"), "bob's version")
 	var pr team.PullResult
-	if err := json.Unmarshal([]byte(bob.ok(t, "sync", "pull", "--json")), &pr); err != nil {
+	out, errOut, code := bob.run(t, "sync", "pull", "--json")
+	if code != exitExists {
+		t.Fatalf("pull over an unsynced edit: exit %d, want %d\n%s%s", code, exitExists, out, errOut)
+	}
+	if err := json.Unmarshal([]byte(out), &pr); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"MEMORY.md", "build.md"}, pr.Written); diff != "" {
 		t.Errorf("pull wrote (-want +got):\n%s", diff)
+	}
+	if len(pr.Conflicts) != 1 || pr.Conflicts[0].Key != "build.md" || !pr.Conflicts[0].NoBase {
+		t.Fatalf("pull conflicts = %+v, want build.md without a base", pr.Conflicts)
+	}
+	if got, _ := os.ReadFile(pr.Conflicts[0].LocalCopy); string(got) != "bob's version" {
+		t.Errorf("bob's saved version = %q", got)
 	}
 	if got, _ := os.ReadFile(filepath.Join(bob.teamDir(), "build.md")); string(got) != "---\nname: build\n---\nmake all\n" {
 		t.Errorf("after pull build.md = %q", got)
@@ -169,7 +180,7 @@ func TestSyncPushPullUndo(t *testing.T) {
 		t.Errorf("undo left the pulled MEMORY.md: %v", err)
 	}
 	// A read-only token cannot push: exit 1 with the reason.
-	_, errOut, code := bob.run(t, "sync", "push")
+	_, errOut, code = bob.run(t, "sync", "push")
 	if code != exitFailure || !strings.Contains(errOut, "read-only") {
 		t.Errorf("read-only push: exit %d, stderr %q", code, errOut)
 	}
@@ -368,5 +379,158 @@ func TestSyncPushFailureDoesNotClaimNothingToPush(t *testing.T) {
 	out, errOut, code := w.run(t, "sync", "push", "--url", srv.URL, "--token", "mdt_bad", "--repo", "acme/app")
 	if code == 0 || strings.Contains(out, "nothing to push") || !strings.Contains(errOut, "401") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+func readString(tb testing.TB, path string) string {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestSyncConflictResolveUndo walks a conflict through the CLI: push
+// reports it (exit 5), status, --json and doctor list it, resolve --ours,
+// --theirs and --edit finish it, and undo reopens it.
+func TestSyncConflictResolveUndo(t *testing.T) {
+	alice := newTeamWorld(t)
+	srv := alice.server(t, false)
+	bob := newTeamWorld(t)
+	bob.vars["MEMDIR_TEAM_URL"] = srv.URL
+	bob.vars["MEMDIR_TEAM_TOKEN"] = srv.Token(t, "acme/widgets", false)
+	build := filepath.Join(alice.teamDir(), "build.md")
+	writeFile(t, filepath.Join(alice.teamDir(), "MEMORY.md"), "- [Build](build.md) — how to build\n")
+	writeFile(t, build, "---\nname: build\n---\nmake all\n")
+	alice.ok(t, "sync", "push")
+	bob.ok(t, "sync", "pull")
+	writeFile(t, filepath.Join(bob.teamDir(), "build.md"), "---\nname: build\n---\nmake -j8 all\n")
+	bob.ok(t, "sync", "push")
+
+	mine := "---\nname: build\n---\nmake all && make test\n"
+	writeFile(t, build, mine)
+	out, errOut, code := alice.run(t, "sync", "push")
+	if code != exitExists {
+		t.Fatalf("conflicting push: exit %d, want %d\n%s%s", code, exitExists, out, errOut)
+	}
+	for _, want := range []string{"CONFLICT build.md: you and a teammate changed the same lines.", "server's version: " + build, "memdir sync resolve build.md --ours|--theirs|--edit"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("push output lacks %q:\n%s", want, out)
+		}
+	}
+	theirs := "---\nname: build\n---\nmake -j8 all\n"
+	if got := readString(t, build); got != theirs {
+		t.Errorf("team/build.md = %q, want the server's", got)
+	}
+	var st team.Status
+	if err := json.Unmarshal([]byte(alice.ok(t, "sync", "status", "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Conflicts) != 1 || st.Conflicts[0].Key != "build.md" {
+		t.Fatalf("status --json conflicts = %+v", st.Conflicts)
+	}
+	copyPath := st.Conflicts[0].LocalCopy
+	if got := readString(t, copyPath); got != mine {
+		t.Errorf("saved copy = %q, want alice's version", got)
+	}
+	if out := alice.ok(t, "sync", "status"); !strings.Contains(out, "Unresolved conflicts:\n  CONFLICT build.md") {
+		t.Errorf("status output:\n%s", out)
+	}
+	out, _, code = alice.run(t, "doctor")
+	if code != exitProblems || !strings.Contains(out, "sync-conflict") || !strings.Contains(out, "team/build.md") {
+		t.Errorf("doctor: exit %d\n%s", code, out)
+	}
+
+	// --ours, then undo: the conflict is back.
+	alice.ok(t, "sync", "resolve", "build.md", "--ours")
+	if got := readString(t, build); got != mine {
+		t.Errorf("after --ours team/build.md = %q", got)
+	}
+	if out := alice.ok(t, "sync", "status"); strings.Contains(out, "CONFLICT") {
+		t.Errorf("status after resolve still lists a conflict:\n%s", out)
+	}
+	alice.ok(t, "undo")
+	if got := readString(t, build); got != theirs {
+		t.Errorf("after undo team/build.md = %q", got)
+	}
+	if out := alice.ok(t, "sync", "status"); !strings.Contains(out, "CONFLICT build.md") {
+		t.Errorf("undo did not reopen the conflict:\n%s", out)
+	}
+
+	// --theirs removes the copy; undo brings it back.
+	alice.ok(t, "sync", "resolve", "team/build.md", "--theirs")
+	if _, err := os.Stat(copyPath); !os.IsNotExist(err) {
+		t.Errorf("--theirs left the copy: %v", err)
+	}
+	if _, _, code := alice.run(t, "sync", "resolve", "build.md", "--theirs"); code != exitNotFound {
+		t.Errorf("resolve without a conflict: exit %d, want %d", code, exitNotFound)
+	}
+	alice.ok(t, "undo")
+	if got := readString(t, copyPath); got != mine {
+		t.Errorf("undo of --theirs: copy = %q", got)
+	}
+
+	// --edit: markers left are refused and change nothing; a clean text
+	// is taken, and push shares it.
+	script, seen := fakeEditor(t, writeWith("left as is\n"+team.MarkerSplit+"\n"))
+	alice.vars["EDITOR"] = script
+	if _, errOut, code := alice.run(t, "sync", "resolve", "build.md", "--edit"); code != exitInvalid || !strings.Contains(errOut, "conflict markers") {
+		t.Errorf("edit leaving markers: exit %d, %s", code, errOut)
+	}
+	if got := readString(t, seen); !strings.Contains(got, team.MarkerOurs+"\nmake all && make test\n"+team.MarkerBase+"\nmake all\n"+team.MarkerSplit+"\nmake -j8 all\n"+team.MarkerTheirs) {
+		t.Errorf("the editor was given:\n%s", got)
+	}
+	if got := readString(t, build); got != theirs {
+		t.Errorf("a refused edit changed team/build.md: %q", got)
+	}
+	merged := "---\nname: build\n---\nmake -j8 all && make test\n"
+	script, _ = fakeEditor(t, writeWith(merged))
+	alice.vars["EDITOR"] = script
+	alice.ok(t, "sync", "resolve", "build.md", "--edit")
+	if out := alice.ok(t, "sync", "push"); !strings.Contains(out, "pushed   build.md") {
+		t.Errorf("push after resolve:\n%s", out)
+	}
+	d, err := srv.Store.Get(context.Background(), "acme/widgets", nil)
+	if err != nil || d.Content.Entries["build.md"] != merged {
+		t.Errorf("server build.md = %q, %v", d.Content.Entries["build.md"], err)
+	}
+	if out, _, code := alice.run(t, "doctor"); strings.Contains(out, "sync-conflict") {
+		t.Errorf("doctor after resolve: exit %d\n%s", code, out)
+	}
+}
+
+// TestSyncPullBadTokenPrintsNothing: a refused pull reports its error on
+// stderr only; stdout must not claim a pull happened.
+func TestSyncPullBadTokenPrintsNothing(t *testing.T) {
+	w := newTeamWorld(t)
+	w.server(t, false)
+	w.vars["MEMDIR_TEAM_TOKEN"] = "mdt_not_a_real_token"
+	out, errOut, code := w.run(t, "sync", "pull")
+	if code != exitFailure || out != "" || !strings.Contains(errOut, "401") {
+		t.Errorf("pull with a bad token: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestSyncPullSkipsBadKeys: keys planted in the store that no client can
+// write are skipped and listed (exit 6); every other key is written.
+func TestSyncPullSkipsBadKeys(t *testing.T) {
+	w := newTeamWorld(t)
+	srv := w.server(t, false)
+	long := strings.Repeat("x", 256) + ".md"
+	if _, err := srv.Store.Put(context.Background(), "acme/widgets", &team.Update{Entries: map[string]string{"a.md": "A", long: "L", "sub": "file", "sub/x.md": "X", "z.md": "Z"}}); err != nil {
+		t.Skipf("the store refuses the planted keys itself: %v", err)
+	}
+	out, _, code := w.run(t, "sync", "pull")
+	if code != exitProblems {
+		t.Errorf("pull with unwritable keys: exit %d, want %d\n%s", code, exitProblems, out)
+	}
+	for _, want := range []string{"3 written", "skipped  sub/x.md: cannot be written here:", "skipped  " + long + ": unsafe name: a path segment is 259 bytes"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("pull output lacks %q:\n%s", want, out)
+		}
+	}
+	if got := readString(t, filepath.Join(w.teamDir(), "z.md")); got != "Z" {
+		t.Errorf("z.md = %q", got)
 	}
 }
