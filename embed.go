@@ -118,6 +118,17 @@ func NewEmbedInput(name, description, body string) EmbedInput {
 	return EmbedInput{Key: EmbedKey(text), Text: text}
 }
 
+// MemoryEmbedInput returns the input for a memory file: EmbedText of its
+// name, description and body, keyed by the SHA-256 of the file's bytes, so
+// that a process which knows a file's hash (the recall index keeps it) can
+// find the file's vector without reading it, and any edit of the file
+// re-embeds it. name and description are the header's (see Scan).
+func MemoryEmbedInput(name, description string, file []byte) EmbedInput {
+	m, _ := ParseMemory(file)
+	sum := sha256.Sum256(file)
+	return EmbedInput{Key: hex.EncodeToString(sum[:]), Text: EmbedText(name, description, m.Body)}
+}
+
 // key returns the 32-byte key of an input.
 func (in EmbedInput) key() [32]byte {
 	var k [32]byte

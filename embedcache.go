@@ -149,8 +149,9 @@ func (c *EmbedCache) Len(name string) int {
 // Vectors returns one vector per input, in order: from the cache when it
 // holds the input's key for this embedder, else from e, in batches, the new
 // vectors then being saved to the file. Inputs with equal keys are embedded
-// once. An input whose text is empty or only white space gets a nil vector
-// (Cosine 0 with anything) and costs no call. The returned vectors are shared
+// once. An input found in the cache needs no Text (see Missing); one that is
+// not and whose text is empty or only white space gets a nil vector (Cosine
+// 0 with anything) and costs no call. The returned vectors are shared
 // with the cache and must not be modified.
 //
 // When the embedder fails or answers with the wrong number of vectors or
@@ -185,15 +186,15 @@ func (c *EmbedCache) Vectors(ctx context.Context, e Embedder, in []EmbedInput, o
 	for i := range in {
 		k := in[i].key()
 		keys[i] = k
-		if strings.TrimSpace(in[i].Text) == "" {
-			continue // nothing to embed; servers reject empty input
-		}
 		if sec != nil {
 			if j, ok := sec.index[k]; ok {
 				out[i] = sec.vector(j)
 				st.Cached++
 				continue
 			}
+		}
+		if strings.TrimSpace(in[i].Text) == "" {
+			continue // nothing to embed; servers reject empty input
 		}
 		if !queued[k] {
 			queued[k] = true
@@ -312,6 +313,29 @@ func (c *EmbedCache) Vectors(ctx context.Context, e Embedder, in []EmbedInput, o
 		}
 	}
 	return out, st, nil
+}
+
+// Missing returns the indexes of the inputs whose keys the cache holds no
+// vector for, for embedder e: the inputs whose Text a caller must fill
+// before Vectors (an input found in the cache needs no text).
+func (c *EmbedCache) Missing(e Embedder, in []EmbedInput) ([]int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.refresh(); err != nil {
+		return nil, err
+	}
+	sec := c.section(e.EmbedderName())
+	var out []int
+	for i := range in {
+		if sec == nil {
+			out = append(out, i)
+			continue
+		}
+		if _, ok := sec.index[in[i].key()]; !ok {
+			out = append(out, i)
+		}
+	}
+	return out, nil
 }
 
 func (c *EmbedCache) section(name string) *embedSection {

@@ -142,7 +142,7 @@ func runEmbed(ctx context.Context, env *Env, fs *flag.FlagSet, lf *locationFlags
 }
 
 // memoryEmbedInputs reads each memory's body and returns the inputs recall
-// embeds for them (memdir.NewEmbedInput of name, description and body), in
+// embeds for them (memdir.MemoryEmbedInput: keyed by the file's hash), in
 // the order of hs, with the number of files that could not be read.
 func memoryEmbedInputs(d *memdir.Dir, hs []memdir.Header) ([]memdir.EmbedInput, int, error) {
 	root, err := os.OpenRoot(d.Path())
@@ -164,8 +164,7 @@ func memoryEmbedInputs(d *memdir.Dir, hs []memdir.Header) ([]memdir.EmbedInput, 
 			unread++
 			continue
 		}
-		m, _ := memdir.ParseMemory(data)
-		in = append(in, memdir.NewEmbedInput(h.Name, h.Description, m.Body))
+		in = append(in, memdir.MemoryEmbedInput(h.Name, h.Description, data))
 	}
 	return in, unread, nil
 }
