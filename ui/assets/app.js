@@ -414,7 +414,7 @@ async function pageRecall(view) {
       const r = await api.post('/api/recall/preview', {
         prompt: ta.value, tools: tools.value.split(',').map(t => t.trim()).filter(Boolean),
       });
-      out.append(previewView(r));
+      out.append(...previewView(r));
     } catch (e) { out.appendChild(h('p', { class: 'errors' }, e.message)); }
   };
   view.append(h('h1', {}, 'Recall preview'),
@@ -525,7 +525,7 @@ async function pageCheckpoints(view) {
     h('h2', {}, 'Session ', h('code', {}, s.id)), h('div', { class: 'muted' }, s.cwd),
     s.error ? h('p', { class: 'errors' }, s.error) : '',
     h('table', {}, h('thead', {}, h('tr', {}, ['#', 'When', 'Message', 'Files', ''].map(x => h('th', {}, x)))),
-      h('tbody', {}, s.snapshots.slice().reverse().map(sn => h('tr', {},
+      h('tbody', {}, s.snapshots.slice().reverse().map(sn => h('tr', { 'data-message': sn.messageId },
         h('td', { class: 'num' }, sn.sequence), h('td', {}, when(sn.timestamp)), h('td', {}, h('code', {}, sn.messageId)),
         h('td', {}, Object.keys(sn.trackedFileBackups || {}).join(', ')),
         h('td', {}, h('button', { class: 'cp-diff', onclick: () => show('diff', s.id, sn.messageId) }, 'Diff since'), ' ',
@@ -543,6 +543,12 @@ async function pageChart(view) {
 }
 
 // ---------- start ----------
+
+// A blocked resource is a bug in the page: say so where tests and people
+// look.
+document.addEventListener('securitypolicyviolation', e => {
+  console.error(`Content-Security-Policy blocked ${e.blockedURI || 'inline content'} (${e.violatedDirective})`);
+});
 
 async function start() {
   info = await api.session();
