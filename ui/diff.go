@@ -49,14 +49,14 @@ func unifiedDiff(nameA, nameB, a, b string) (patch string, added, removed int, o
 			ops = append(ops, op{' ', x[i], i + 1, j + 1})
 			i++
 			j++
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			ops = append(ops, op{'+', y[j], i + 1, j + 1})
-			added++
-			j++
-		default:
+		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
 			ops = append(ops, op{'-', x[i], i + 1, j + 1})
 			removed++
 			i++
+		default:
+			ops = append(ops, op{'+', y[j], i + 1, j + 1})
+			added++
+			j++
 		}
 	}
 	var out strings.Builder

@@ -113,6 +113,13 @@ func TestUIInBrowser(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mem, "project_release_freeze.md"), []byte(orphan), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Ages spread over the chart's buckets, so the page shows stale notes.
+	for name, days := range map[string]int{"user_role.md": 40, "reference_deploy_dashboard.md": 200, "team/project_oncall.md": 5} {
+		old := time.Now().Add(-time.Duration(days) * 24 * time.Hour)
+		if err := os.Chtimes(filepath.Join(mem, name), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// A checkpoint session of this project: one file tracked, then changed.
 	src := filepath.Join(w.project, "main.go")
 	if err := os.WriteFile(src, []byte("package main\n"), 0o600); err != nil {

@@ -19,13 +19,14 @@ export function ageChart(memories) {
     counts[i][m.type || 'none']++;
   }
   const totals = counts.map(c => types.reduce((n, t) => n + c[t], 0));
-  const top = Math.max(1, ...totals);
+  const step = Math.max(1, Math.ceil(Math.max(1, ...totals) / 4));
+  const top = step * Math.ceil(Math.max(1, ...totals) / step);
   const W = 720, H = 300, left = 40, bottom = 40, barW = (W - left - 20) / buckets.length;
   const plotH = H - bottom - 20;
   const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'memories by age and type' });
   svg.appendChild(s('line', { class: 'axis', x1: left, y1: H - bottom, x2: W - 10, y2: H - bottom }));
-  for (let k = 0; k <= 4; k++) {
-    const v = Math.round(top * k / 4), y = H - bottom - plotH * v / top;
+  for (let v = 0; v <= top; v += step) {
+    const y = H - bottom - plotH * v / top;
     svg.appendChild(s('line', { class: 'axis', x1: left, y1: y, x2: W - 10, y2: y, 'stroke-dasharray': '2 4' }));
     svg.appendChild(s('text', { x: left - 6, y: y + 4, 'text-anchor': 'end' }, String(v)));
   }
