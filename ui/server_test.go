@@ -184,33 +184,84 @@ func TestRefusals(t *testing.T) {
 	csrf := w.srv.CSRF()
 	type req struct {
 		name, method, path, host, origin, site, ctype, csrf string
-		cookie                                             bool
-		want                                               int
+		cookie                                              bool
+		want                                                int
 	}
 	ok := req{method: "GET", path: "/api/memories", host: addr, cookie: true, want: 200}
 	post := req{method: "POST", path: "/api/memory/delete", host: addr, cookie: true, ctype: "application/json", csrf: csrf, want: 404}
 	cases := []req{
 		ok,
 		func() req { r := ok; r.name = "no cookie"; r.cookie = false; r.want = 401; return r }(),
-		func() req { r := ok; r.name = "page without cookie"; r.path = "/"; r.cookie = false; r.want = 401; return r }(),
-		func() req { r := ok; r.name = "asset without cookie"; r.path = "/app.js"; r.cookie = false; r.want = 401; return r }(),
+		func() req {
+			r := ok
+			r.name = "page without cookie"
+			r.path = "/"
+			r.cookie = false
+			r.want = 401
+			return r
+		}(),
+		func() req {
+			r := ok
+			r.name = "asset without cookie"
+			r.path = "/app.js"
+			r.cookie = false
+			r.want = 401
+			return r
+		}(),
 		func() req { r := ok; r.name = "foreign host"; r.host = "evil.example:8123"; r.want = 403; return r }(),
 		func() req { r := ok; r.name = "DNS rebinding host"; r.host = "attacker.test"; r.want = 403; return r }(),
 		func() req { r := ok; r.name = "other port"; r.host = "127.0.0.1:9999"; r.want = 403; return r }(),
 		func() req { r := ok; r.name = "localhost alias"; r.host = "localhost:8123"; r.want = 200; return r }(),
-		func() req { r := ok; r.name = "foreign origin"; r.origin = "http://evil.example"; r.want = 403; return r }(),
+		func() req {
+			r := ok
+			r.name = "foreign origin"
+			r.origin = "http://evil.example"
+			r.want = 403
+			return r
+		}(),
 		func() req { r := ok; r.name = "null origin"; r.origin = "null"; r.want = 403; return r }(),
 		func() req { r := ok; r.name = "cross-site fetch"; r.site = "cross-site"; r.want = 403; return r }(),
 		func() req { r := ok; r.name = "same-site fetch"; r.site = "same-site"; r.want = 403; return r }(),
-		func() req { r := ok; r.name = "own origin"; r.origin = "http://" + addr; r.site = "same-origin"; r.want = 200; return r }(),
+		func() req {
+			r := ok
+			r.name = "own origin"
+			r.origin = "http://" + addr
+			r.site = "same-origin"
+			r.want = 200
+			return r
+		}(),
 		func() req { r := ok; r.name = "PUT"; r.method = "PUT"; r.want = 405; return r }(),
-		func() req { r := ok; r.name = "GET on a POST endpoint"; r.path = "/api/memory/delete"; r.want = 405; return r }(),
-		func() req { r := post; r.name = "POST on a GET endpoint"; r.path = "/api/memories"; r.want = 405; return r }(),
+		func() req {
+			r := ok
+			r.name = "GET on a POST endpoint"
+			r.path = "/api/memory/delete"
+			r.want = 405
+			return r
+		}(),
+		func() req {
+			r := post
+			r.name = "POST on a GET endpoint"
+			r.path = "/api/memories"
+			r.want = 405
+			return r
+		}(),
 		func() req { r := post; r.name = "POST"; r.want = 400; return r }(), // body "" is not JSON
 		func() req { r := post; r.name = "POST without CSRF"; r.csrf = ""; r.want = 403; return r }(),
 		func() req { r := post; r.name = "POST wrong CSRF"; r.csrf = "x" + csrf[1:]; r.want = 403; return r }(),
-		func() req { r := post; r.name = "POST as a form"; r.ctype = "application/x-www-form-urlencoded"; r.want = 415; return r }(),
-		func() req { r := post; r.name = "POST foreign origin"; r.origin = "http://evil.example"; r.want = 403; return r }(),
+		func() req {
+			r := post
+			r.name = "POST as a form"
+			r.ctype = "application/x-www-form-urlencoded"
+			r.want = 415
+			return r
+		}(),
+		func() req {
+			r := post
+			r.name = "POST foreign origin"
+			r.origin = "http://evil.example"
+			r.want = 403
+			return r
+		}(),
 		func() req { r := post; r.name = "POST without cookie"; r.cookie = false; r.want = 401; return r }(),
 		func() req { r := ok; r.name = "unknown endpoint"; r.path = "/api/nope"; r.want = 404; return r }(),
 		func() req { r := ok; r.name = "unknown asset"; r.path = "/nope.js"; r.want = 404; return r }(),

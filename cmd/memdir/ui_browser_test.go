@@ -310,9 +310,20 @@ func TestUIInBrowser(t *testing.T) {
 			}))
 	}
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+	// need fails the test unless every element is on the page.
+	need := func(pageName string, sels ...string) {
+		t.Helper()
+		for _, sel := range append(sels, `#nav a[data-page="memories"]`, `#nav a[data-page="index"]`, `#nav a[data-page="activity"]`,
+			`#nav a[data-page="recall"]`, `#nav a[data-page="team"]`, `#nav a[data-page="checkpoints"]`, `#nav a[data-page="chart"]`) {
+			if count(sel) == 0 {
+				t.Errorf("the %s page lacks %s", pageName, sel)
+			}
+		}
+	}
 
 	// Memories: every memory listed.
 	step("open the printed URL and list memories", chromedp.Navigate(url), ready("memories"))
+	need("memories", "#memory-list", "#search-input", "#search-button", "#filter-type", "#filter-area", "#new-memory")
 	if n := count("#memory-list tbody tr"); n != 5 {
 		t.Fatalf("the memories page lists %d memories, want 5", n)
 	}
@@ -337,6 +348,8 @@ func TestUIInBrowser(t *testing.T) {
 	step("open a memory",
 		chromedp.Click(css(`#memory-list a[href="#/memory/feedback_testing_policy.md"]`)),
 		ready("memory"), shot("memory"))
+	need("memory", "#memory-title", "#memory-body", "#frontmatter", "#index-line", "#history", "#freshness",
+		"#edit-button", "#rename-button", "#team-button", "#delete-button")
 	if strong, scripts, body := text("#memory-body strong"), count("#memory-body script, #memory-body [onerror]"), text("#memory-body"); strong != "Postgres" || scripts != 0 || !strings.Contains(body, "<script>alert('body')</script>") {
 		t.Errorf("memory body: strong %q, %d script elements, text %q; want Markdown rendered and the script shown as text", strong, scripts, body)
 	}
@@ -385,7 +398,9 @@ func TestUIInBrowser(t *testing.T) {
 	step("index health",
 		chromedp.Navigate(base+"#/index"), ready("index"),
 		chromedp.WaitVisible(css(`.fix-button[data-kind="unindexed"][data-path="project_release_freeze.md"]`)),
-		shot("index-health"),
+		shot("index-health"))
+	need("index health", ".index-card svg", "#findings", "#fix-all", "#compact")
+	step("doctor fix",
 		chromedp.Click(css(`.fix-button[data-kind="unindexed"]`)),
 		noticeSays("project_release_freeze.md"),
 		ready("index"))
@@ -403,6 +418,7 @@ func TestUIInBrowser(t *testing.T) {
 		chromedp.Click(css("#preview-button")),
 		chromedp.WaitVisible(css("#selector-manifest")),
 		shot("recall-preview"))
+	need("recall preview", "#prompt-input", "#preview-button", "#preview-result", "#injected", "#claude-manifest")
 	if injected, selector := text("#injected"), text("#selector-manifest"); !strings.Contains(injected, "feedback_testing_policy.md") || !strings.Contains(selector, "input tokens") {
 		t.Errorf("recall preview: injected %q, selector %q", injected, selector)
 	}
@@ -413,11 +429,13 @@ func TestUIInBrowser(t *testing.T) {
 		chromedp.Click(css(`#runs > li:nth-child(2) details summary`)),
 		chromedp.WaitVisible(css(`#runs > li:nth-child(2) pre.diff`)),
 		shot("activity"))
+	need("activity", "#runs", "#runs .undo-run")
 	if n := count("#runs > li"); n < 8 {
 		t.Errorf("activity lists %d runs, want at least 8 (4 saves, edit, delete, undo, doctor)", n)
 	}
 
 	step("team", chromedp.Click(css(`#nav a[data-page="team"]`)), ready("team"), shot("team"))
+	need("team", "#team-status", "#history-key", "#history-button")
 	if s := text("#team-status"); !strings.Contains(s, "not available") {
 		t.Errorf("team page without a server says %q", s)
 	}
@@ -426,6 +444,7 @@ func TestUIInBrowser(t *testing.T) {
 		chromedp.Click(css(`#nav a[data-page="checkpoints"]`)), ready("checkpoints"),
 		chromedp.Click(css(`.session[data-session="s-browser"] tr[data-message="turn-1"] .cp-diff`)),
 		chromedp.WaitVisible(css("#checkpoint-result pre.diff")))
+	need("checkpoints", "#sessions", ".session .cp-diff", ".session .cp-rewind")
 	if s := text("#checkpoint-result pre.diff"); !strings.Contains(s, "+func main() {}") {
 		t.Errorf("checkpoint diff since turn-1 shows %q", s)
 	}
@@ -441,6 +460,7 @@ func TestUIInBrowser(t *testing.T) {
 	}
 
 	step("chart", chromedp.Click(css(`#nav a[data-page="chart"]`)), ready("chart"), shot("chart"))
+	need("chart", "#age-chart svg", "#age-chart .legend")
 	if n := count("#age-chart rect.bar"); n == 0 {
 		t.Errorf("the chart has no bars")
 	}
