@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os/exec"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/memdir/memdir"
@@ -144,7 +145,7 @@ Examples:
 func uiTeam(env *Env, lf *locationFlags, logger *slog.Logger) (*ui.Team, string) {
 	s, err := newSyncer(env, lf, syncConfig{}, logger)
 	if err != nil {
-		return nil, err.Error()
+		return nil, strings.TrimSuffix(err.Error(), ": "+memdir.ErrInvalid.Error())
 	}
 	conf, err := loadConfig(env)
 	if err != nil {

@@ -303,11 +303,10 @@ func TestUIInBrowser(t *testing.T) {
 		})
 	}
 	change := func(sel, value string) chromedp.Action[chromedp.Void] {
-		return chromedp.Steps(chromedp.SetValue(chromedp.CSS(sel), value),
-			chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-				_, err := chromedp.Evaluate[bool](fmt.Sprintf("document.querySelector(%q).dispatchEvent(new Event('change'))", sel))(ctx, tg)
-				return err
-			}))
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := chromedp.Evaluate[bool](fmt.Sprintf("(e => (e.value = %q, e.dispatchEvent(new Event('change'))))(document.querySelector(%q))", value, sel))(ctx, tg)
+			return err
+		})
 	}
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 	// need fails the test unless every element is on the page.
