@@ -16,6 +16,10 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/memdir/memdir/memdirtest"
+	"github.com/memdir/memdir/team"
+	"github.com/memdir/memdir/team/sqlite"
 )
 
 // RequireBrowserEnv, set to 1 (as .ci/run does), turns the browser test's
@@ -130,6 +134,24 @@ func TestUIInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.ok(t, "checkpoint", "snapshot", "--session", "s-browser", "--message", "turn-2")
+
+	// A team server with a teammate's memory the directory does not have.
+	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "team.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ts := memdirtest.NewTeamServer(t, store, nil)
+	mate := filepath.Join(t.TempDir(), "team")
+	writeFile(t, filepath.Join(mate, "runbook.md"), "---\nname: runbook\ndescription: the settlement runbook\ntype: reference\n---\n\nRestart the worker first.\n")
+	mc, err := team.NewClient(ts.Remote(t, "acme/widgets", false, nil), "acme/widgets", mate, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mc.Push(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	w.vars["MEMDIR_TEAM_URL"], w.vars["MEMDIR_TEAM_TOKEN"], w.vars["MEMDIR_TEAM_REPO"] = ts.URL, ts.Token(t, "acme/widgets", false), "acme/widgets"
 
 	// memdir ui, in-process, printing its URL.
 	ctx, stop := context.WithCancel(context.Background())
@@ -433,10 +455,19 @@ func TestUIInBrowser(t *testing.T) {
 		t.Errorf("activity lists %d runs, want at least 8 (4 saves, edit, delete, undo, doctor)", n)
 	}
 
-	step("team", chromedp.Click(css(`#nav a[data-page="team"]`)), ready("team"), shot("team"))
-	need("team", "#team-status", "#history-key", "#history-button")
-	if s := text("#team-status"); !strings.Contains(s, "not available") {
-		t.Errorf("team page without a server says %q", s)
+	step("team",
+		chromedp.Click(css(`#nav a[data-page="team"]`)), ready("team"),
+		chromedp.SendKeys(css("#history-key"), "runbook.md"),
+		chromedp.Click(css("#history-button")),
+		chromedp.WaitVisible(css("#team-history table")),
+		shot("team"))
+	need("team", "#team-status", "#team-ahead", "#team-behind", "#team-modified", "#history-key", "#history-button")
+	if st, ahead, behind := text("#team-status"), text("#team-ahead"), text("#team-behind"); !strings.Contains(st, "acme/widgets") ||
+		!strings.Contains(ahead, "project_oncall.md") || !strings.Contains(behind, "runbook.md") {
+		t.Errorf("team status %q, ahead %q, behind %q", st, ahead, behind)
+	}
+	if h := text("#team-history"); !strings.Contains(h, "written") {
+		t.Errorf("runbook.md's server history: %q", h)
 	}
 
 	step("checkpoints",
