@@ -461,7 +461,16 @@ func (s *Server) apiUndo(r *http.Request) (any, error) {
 	if !validRunID(req.Run) {
 		return nil, errorf(http.StatusBadRequest, "undo: run %q is not a journal run id", req.Run)
 	}
-	run, err := s.d.Undo(r.Context(), req.Run, &memdir.UndoOptions{Force: req.Force})
+	target, err := s.d.Journal().Run(req.Run)
+	if err != nil {
+		return nil, err
+	}
+	if target.Root != s.d.Path() {
+		// CLAUDE.md and settings edits are journaled here too; the page
+		// writes nothing outside the memory directory.
+		return nil, errorf(http.StatusForbidden, "run %s changed files in %s, outside the memory directory; undo it with 'memdir undo %s'", target.ID, target.Root, target.ID)
+	}
+	run, err := s.d.Undo(r.Context(), target.ID, &memdir.UndoOptions{Force: req.Force})
 	if err != nil {
 		return nil, err
 	}

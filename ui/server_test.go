@@ -510,6 +510,32 @@ func TestCreateRenameMoveDelete(t *testing.T) {
 	w.post("/api/undo", map[string]any{"run": "20990101T000000.000000-00000000"}, 404)
 }
 
+// A run that changed files outside the memory directory (a CLAUDE.md edit)
+// is listed but not undone from the page.
+func TestUndoOutsideRefused(t *testing.T) {
+	w := newWorld(t, nil)
+	claude := filepath.Join(w.project, "CLAUDE.md")
+	os.WriteFile(claude, []byte("before\n"), 0o600)
+	run, err := memdir.EditExternalFile(context.Background(), w.d.Journal(), "promote", "append to CLAUDE.md", claude,
+		func(old []byte, _ bool) ([]byte, error) { return append(old, "after\n"...), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := w.get("/api/activity", 200)["runs"].([]any)
+	if len(runs) != 1 || runs[0].(map[string]any)["inside"] != false {
+		t.Fatalf("activity: %v", runs)
+	}
+	w.post("/api/undo", map[string]any{"run": run.ID}, 403)
+	if got, _ := os.ReadFile(claude); string(got) != "before\nafter\n" {
+		t.Errorf("CLAUDE.md after a refused undo: %q", got)
+	}
+	// its diff comes from the journal alone
+	d := w.get("/api/run?id="+url.QueryEscape(run.ID), 200)["diffs"].([]any)[0].(map[string]any)
+	if d["available"] != false || d["note"] == "" {
+		t.Errorf("diff of an outside run: %v", d)
+	}
+}
+
 func TestUndoConflict(t *testing.T) {
 	w := newWorld(t, nil)
 	res, err := w.d.Save(context.Background(), &memdir.Memory{Name: "a", Description: "d", Type: memdir.TypeUser, Body: "one"}, nil)

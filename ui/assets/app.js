@@ -291,7 +291,9 @@ function runHeader(run) {
     run.undoes ? h('span', { class: 'muted' }, 'undoes ' + run.undoes) : '',
     h('span', { class: 'grow' }),
     h('button', {
-      class: 'undo-run', 'data-run': run.id, disabled: !!run.undone_by, onclick: async () => {
+      class: 'undo-run', 'data-run': run.id, disabled: !!run.undone_by || !run.inside,
+      title: run.inside ? null : "changed files outside the memory directory: undo it with 'memdir undo " + run.id + "'",
+      onclick: async () => {
         try {
           const r = await api.post('/api/undo', { run: run.id });
           showNotice(`Undid run ${run.id} (new run ${r.run}).`, r.run);
