@@ -607,6 +607,11 @@ func TestIndexAndDoctor(t *testing.T) {
 	if priv["raw_lines"].(float64) != 230 || priv["line_truncated"] != true || priv["char_truncated"] != true || priv["warning"] == "" {
 		t.Errorf("over the limits: %v", priv)
 	}
+	f = w.post("/api/doctor/fix", map[string]any{"compact": true}, 200)
+	after := w.get("/api/index", 200)["indexes"].([]any)[0].(map[string]any)
+	if f["run"] == nil || after["raw_chars"].(float64) >= priv["raw_chars"].(float64) {
+		t.Errorf("compaction: %v; chars %v -> %v", f, priv["raw_chars"], after["raw_chars"])
+	}
 }
 
 func TestActivity(t *testing.T) {
