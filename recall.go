@@ -310,7 +310,7 @@ func countPresent(idx *RecallIndex, set map[string]bool) int {
 	defer idx.mu.Unlock()
 	n := 0
 	for p := range set {
-		if _, ok := idx.docs[p]; ok {
+		if idx.has(p) {
 			n++
 		}
 	}

@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -42,6 +44,10 @@ type segHeader struct {
 	NDocTerms uint64
 	BlobLen   uint64
 	TotalLen  [nFields]int64
+	// Checksums (CRC-32C): of the document table, the dictionary and the
+	// strings, checked by Load; of this header up to HeaderCRC. Posting
+	// lists and document term lists carry their own, checked on first use.
+	DocsCRC, DictCRC, BlobCRC, HeaderCRC uint32
 }
 
 const segHeaderSize = int(unsafe.Sizeof(segHeader{}))
@@ -50,14 +56,14 @@ type segDoc struct {
 	IDOff, IDLen     uint32
 	Len              [nFields]uint32
 	TermsOff, TermsN uint32
-	_                uint32
+	TermsCRC         uint32
 }
 
 type segTerm struct {
 	TextOff, TextLen uint32
 	PostOff, PostN   uint32
 	Numeric          uint32
-	_                uint32
+	PostCRC          uint32
 }
 
 // segment is the read-only, mapped form of an index.
@@ -67,6 +73,29 @@ type segment struct {
 	dict     []segTerm
 	postings []posting
 	blob     []byte
+	// checked has a bit per term (posting list) and then per document
+	// (term list) whose checksum was verified.
+	checked []atomic.Uint32
+}
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+func headerCRC(h *segHeader) uint32 {
+	b := unsafe.Slice((*byte)(unsafe.Pointer(h)), unsafe.Offsetof(h.HeaderCRC))
+	return crc32.Checksum(b, crcTable)
+}
+
+// verified reports whether item i's checksum was already checked.
+func (s *segment) verified(i int) bool { return s.checked[i/32].Load()&(1<<(i%32)) != 0 }
+
+func (s *segment) markVerified(i int) {
+	w := &s.checked[i/32]
+	for {
+		old := w.Load()
+		if w.CompareAndSwap(old, old|1<<(i%32)) {
+			return
+		}
+	}
 }
 
 // ErrBadSegment is returned by [Load] for data that is not a segment of this
@@ -108,8 +137,8 @@ func Load(data []byte, opts *Options) (*Index, error) {
 		return nil, fmt.Errorf("%w: too short or misaligned", ErrBadSegment)
 	}
 	h := (*segHeader)(unsafe.Pointer(&data[0]))
-	if string(h.Magic[:]) != segMagic || h.Order != segOrderMark || h.Version != segVersion {
-		return nil, fmt.Errorf("%w: wrong magic, byte order or version", ErrBadSegment)
+	if string(h.Magic[:]) != segMagic || h.Order != segOrderMark || h.Version != segVersion || h.HeaderCRC != headerCRC(h) {
+		return nil, fmt.Errorf("%w: wrong magic, byte order, version or checksum", ErrBadSegment)
 	}
 	if h.NPostings > 1<<32 || h.NDocTerms > 1<<32 || h.BlobLen > 1<<32 {
 		return nil, fmt.Errorf("%w: sizes out of range", ErrBadSegment)
@@ -133,6 +162,10 @@ func Load(data []byte, opts *Options) (*Index, error) {
 	if seg.blob, _, ok = asSlice[byte](data, off, int(h.BlobLen)); !ok {
 		return nil, fmt.Errorf("%w: strings", ErrBadSegment)
 	}
+	if crc32.Checksum(bytesOf(seg.docs), crcTable) != h.DocsCRC || crc32.Checksum(bytesOf(seg.dict), crcTable) != h.DictCRC || crc32.Checksum(seg.blob, crcTable) != h.BlobCRC {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrBadSegment)
+	}
+	seg.checked = make([]atomic.Uint32, (len(seg.dict)+len(seg.docs))/32+1)
 	blobLen := uint64(len(seg.blob))
 	for i := range seg.dict {
 		t := &seg.dict[i]
@@ -230,6 +263,13 @@ func (x *Index) postingsOf(id uint32) []posting {
 	}
 	t := &x.seg.dict[id]
 	ps := x.seg.postings[t.PostOff : t.PostOff+t.PostN]
+	if x.seg.verified(int(id)) {
+		return ps
+	}
+	if crc32.Checksum(bytesOf(ps), crcTable) != t.PostCRC {
+		x.damaged.Store(true)
+		return nil
+	}
 	n := uint32(len(x.docs))
 	prev := int64(-1)
 	for _, p := range ps {
@@ -239,7 +279,33 @@ func (x *Index) postingsOf(id uint32) []posting {
 		}
 		prev = int64(p.doc)
 	}
+	x.seg.markVerified(int(id))
 	return ps
+}
+
+// docTermIDs returns the distinct term ids of the document in slot (none
+// when its checksum fails).
+func (x *Index) docTermIDs(slot uint32) []uint32 {
+	if !x.docTermsOK(slot) {
+		return nil
+	}
+	return x.docs[slot].terms
+}
+
+func (x *Index) docTermsOK(slot uint32) bool {
+	if x.seg == nil {
+		return true
+	}
+	i := len(x.seg.dict) + int(slot)
+	if x.seg.verified(i) {
+		return true
+	}
+	if crc32.Checksum(bytesOf(x.docs[slot].terms), crcTable) != x.seg.docs[slot].TermsCRC {
+		x.damaged.Store(true)
+		return false
+	}
+	x.seg.markVerified(i)
+	return true
 }
 
 // thaw copies a loaded segment into the mutable form, so it can be updated.
@@ -274,7 +340,12 @@ func (x *Index) thaw() {
 		d := &x.docs[i]
 		sd := &seg.docs[i]
 		d.id = strings.Clone(d.id)
+		ok := x.docTermsOK(uint32(i))
 		d.terms = terms[sd.TermsOff : sd.TermsOff : sd.TermsOff+sd.TermsN]
+		x.ids[d.id] = uint32(i)
+		if !ok {
+			continue
+		}
 		for _, t := range terms[sd.TermsOff : sd.TermsOff+sd.TermsN] {
 			if int(t) < nt {
 				d.terms = append(d.terms, t)
@@ -282,7 +353,6 @@ func (x *Index) thaw() {
 				x.damaged.Store(true)
 			}
 		}
-		x.ids[d.id] = uint32(i)
 	}
 	x.seg = nil
 }
@@ -362,6 +432,7 @@ func (x *Index) marshal() ([]byte, error) {
 			}
 		}
 		sd.TermsN = uint32(len(docTerms)) - sd.TermsOff
+		sd.TermsCRC = crc32.Checksum(bytesOf(docTerms[sd.TermsOff:]), crcTable)
 		for f := range nFields {
 			h.TotalLen[f] += int64(d.len[f])
 		}
@@ -385,6 +456,7 @@ func (x *Index) marshal() ([]byte, error) {
 		ps := postings[start:]
 		slices.SortFunc(ps, func(a, b posting) int { return cmp.Compare(a.doc, b.doc) })
 		st.PostN = uint32(len(ps))
+		st.PostCRC = crc32.Checksum(bytesOf(ps), crcTable)
 		if len(postings) > 1<<32-1 || len(blob) > 1<<32-1 {
 			return nil, errors.New("lexical: index too large to persist")
 		}
@@ -393,6 +465,8 @@ func (x *Index) marshal() ([]byte, error) {
 	h.Order, h.Version = segOrderMark, segVersion
 	h.NDocs, h.NTerms = uint32(len(docs)), uint32(len(dict))
 	h.NPostings, h.NDocTerms, h.BlobLen = uint64(len(postings)), uint64(len(docTerms)), uint64(len(blob))
+	h.DocsCRC, h.DictCRC, h.BlobCRC = crc32.Checksum(bytesOf(docs), crcTable), crc32.Checksum(bytesOf(dict), crcTable), crc32.Checksum(blob, crcTable)
+	h.HeaderCRC = headerCRC(&h)
 
 	out := make([]byte, 0, segHeaderSize+len(docs)*32+len(docTerms)*4+8+len(dict)*24+len(postings)*8+len(blob))
 	out = append(out, bytesOf([]segHeader{h})...)

@@ -261,7 +261,7 @@ func (x *Index) addFeedbackTerms(s *searchScratch, sc *scorer) bool {
 	for _, t := range top {
 		dw := t.score / top[0].score
 		d := &x.docs[t.slot]
-		for _, id := range d.terms {
+		for _, id := range x.docTermIDs(t.slot) {
 			if x.docFreq(id) < 2 || x.numericTerm(id) || inQuery(id) {
 				// A term in only this document cannot lead anywhere new,
 				// and dates and version numbers say little about topic.
