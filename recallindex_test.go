@@ -136,7 +136,7 @@ func TestRecallIndexPersistsAndUpdatesIncrementally(t *testing.T) {
 	os.Rename(filepath.Join(dir, "feedback_mem_000001.md"), filepath.Join(dir, "team", "renamed.md"))
 
 	for _, x := range []*RecallIndex{NewRecallIndex(dir, cache), idx} {
-		st, err = x.Refresh(ctx)
+		st, err = x.RefreshAll(ctx)
 		if err != nil || st.Read != 3 || st.Removed != 2 || st.Files != 305 {
 			t.Fatalf("refresh after edits: %+v, %v", st, err)
 		}
@@ -269,4 +269,60 @@ func TestRecallIndexWatch(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	sameAsRebuild(t, dir, idx)
+}
+
+// In a directory too large to stat every file per refresh, an in-place
+// edit (no rename, so no directory changes) is seen by Search at once when
+// the memory is among its results, and by Refresh within ⌈files/2,048⌉
+// refreshes otherwise.
+func TestRecallIndexSeesInPlaceEdits(t *testing.T) {
+	ctx := context.Background()
+	dir := corpusDir(t, 2200)
+	ageAll(t, dir)
+	cache := filepath.Join(t.TempDir(), "recall.idx")
+	if _, err := NewRecallIndex(dir, cache).Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(rel, word string) {
+		p := filepath.Join(dir, rel)
+		fi, _ := os.Stat(p)
+		data, _ := os.ReadFile(p)
+		copy(data[len(data)-len(word)-1:], word)
+		os.WriteFile(p, data, 0o600)
+		os.Chtimes(p, fi.ModTime(), fi.ModTime())
+	}
+	// A memory the query finds, edited to no longer match it.
+	idx := NewRecallIndex(dir, cache)
+	idx.Refresh(ctx)
+	hits, _ := idx.Search("ledger replica failover", 1)
+	if len(hits) != 1 {
+		t.Fatal("no hit")
+	}
+	top := hits[0].ID
+	p := filepath.Join(dir, filepath.FromSlash(top))
+	fi, _ := os.Stat(p)
+	os.WriteFile(p, []byte(fmt.Sprintf("---\nname: gone\ndescription: nothing about it now\ntype: project\n---\n\n%*s\n", int(fi.Size())-70, "x")), 0o600)
+	os.Chtimes(p, fi.ModTime(), fi.ModTime())
+	idx = NewRecallIndex(dir, cache)
+	idx.Refresh(ctx)
+	if hits, _ := idx.Search("ledger replica failover", 1); len(hits) == 1 && hits[0].ID == top {
+		t.Fatalf("Search returned %s as it was before it was edited", top)
+	}
+	// A memory no query has found yet, edited to match one.
+	edit("project_mem_002002.md", " okapiquux ")
+	seen := false
+	for i := 0; i < 2 && !seen; i++ {
+		x := NewRecallIndex(dir, cache)
+		if _, err := x.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		hits, _ := x.Search("okapiquux", 1)
+		seen = len(hits) == 1
+	}
+	if !seen {
+		t.Fatal("an in-place edit was not seen within 2 refreshes of 2,205 files")
+	}
+	x := NewRecallIndex(dir, cache)
+	x.RefreshAll(ctx)
+	sameAsRebuild(t, dir, x)
 }
