@@ -51,6 +51,18 @@ type recallFile struct {
 	hash             [sha256.Size]byte
 	racy             bool // changed within racyWindow of being read
 	bad              bool // could not be read or parsed: not searchable
+	// crc covers path, name and description as loaded from the cache
+	// file; checked says they were verified (or never came from it).
+	crc     uint32
+	checked bool
+}
+
+func (f *recallFile) strCRC() uint32 {
+	c := crc32.Checksum([]byte(f.path), recallCRC)
+	c = crc32.Update(c, recallCRC, []byte{0})
+	c = crc32.Update(c, recallCRC, []byte(f.name))
+	c = crc32.Update(c, recallCRC, []byte{0})
+	return crc32.Update(c, recallCRC, []byte(f.desc))
 }
 
 // recallDir is a directory of the tree with the modification time its
@@ -100,6 +112,9 @@ type RecallIndex struct {
 	lex   *lexical.Index
 	// loaded is true once the cache file was tried.
 	loaded bool
+	// damaged is set when an entry loaded from the cache file fails its
+	// checksum: the index is then rebuilt.
+	damaged bool
 	// watch, when not nil, tells Refresh whether anything changed.
 	watch *recallWatch
 	// cursor rotates the share of files a Refresh stats.
@@ -183,7 +198,32 @@ func (x *RecallIndex) statShare(n int, all bool) func(i int) bool {
 }
 
 func (x *RecallIndex) reset() {
-	x.files, x.dirs, x.lex = nil, nil, nil
+	x.files, x.dirs, x.lex, x.damaged = nil, nil, nil, false
+}
+
+// fileOK verifies the strings of x.files[i] loaded from the cache file.
+func (x *RecallIndex) fileOK(i int) bool {
+	f := &x.files[i]
+	if f.checked {
+		return true
+	}
+	if f.strCRC() != f.crc {
+		x.damaged = true
+		return false
+	}
+	f.checked = true
+	return true
+}
+
+// checkAll verifies every entry, rebuilding the index if one is damaged.
+func (x *RecallIndex) checkAll() {
+	for i := range x.files {
+		if !x.fileOK(i) {
+			x.reset()
+			x.refreshLocked(context.Background(), true)
+			return
+		}
+	}
 }
 
 func (x *RecallIndex) refreshLocked(ctx context.Context, all bool) (*RefreshStats, error) {
@@ -275,31 +315,29 @@ func (x *RecallIndex) refreshLocked(ctx context.Context, all bool) (*RefreshStat
 	// 2. Files: stat every candidate; keep those whose stamp is unchanged.
 	type cand struct {
 		rel   string
-		old   *recallFile
+		oi    int // index in x.files, or -1 for a new file
 		stamp fileStamp
 	}
 	var stale []cand
-	var files []recallFile
-	var removed []string
+	var removed []int // indexes in x.files
 	dirty := len(dirs) != len(x.dirs)
 	for i := range dirs {
 		if !dirty && dirs[i] != x.dirs[i] {
 			dirty = true
 		}
 	}
-	check := func(rel string, old *recallFile) {
+	check := func(rel string, oi int) {
 		s, _, isReg, err := sd.stat(rel)
 		if err != nil || !isReg {
-			if old != nil {
-				removed = append(removed, rel)
+			if oi >= 0 {
+				removed = append(removed, oi)
 			}
 			return
 		}
-		if old != nil && old.stamp == s && !old.racy {
-			files = append(files, *old)
+		if oi >= 0 && x.files[oi].stamp == s && !x.files[oi].racy {
 			return
 		}
-		stale = append(stale, cand{rel, old, s})
+		stale = append(stale, cand{rel, oi, s})
 	}
 	share := x.statShare(len(x.files), all)
 	foundSet := make(map[string]bool, len(found))
@@ -308,28 +346,29 @@ func (x *RecallIndex) refreshLocked(ctx context.Context, all bool) (*RefreshStat
 	}
 	for i := range x.files {
 		f := &x.files[i]
-		parent := path.Dir(f.path)
+		parent := "."
+		if j := strings.LastIndexByte(f.path, '/'); j >= 0 {
+			parent = f.path[:j]
+		}
 		switch {
 		case listed[parent]:
 			if !foundSet[f.path] {
-				removed = append(removed, f.path)
+				removed = append(removed, i)
 			} else {
 				delete(foundSet, f.path)
-				check(f.path, f)
+				check(f.path, i)
 			}
 		case visited[parent]:
 			if f.racy || share(i) {
-				check(f.path, f)
-			} else {
-				files = append(files, *f)
+				check(f.path, i)
 			}
 		default:
-			removed = append(removed, f.path)
+			removed = append(removed, i)
 		}
 	}
 	for _, p := range found {
 		if foundSet[p] {
-			check(p, nil)
+			check(p, -1)
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -376,28 +415,38 @@ func (x *RecallIndex) refreshLocked(ctx context.Context, all bool) (*RefreshStat
 		return nil, err
 	}
 
-	// 4. Apply.
+	// 4. Apply: in place when no file came or went.
 	if len(removed) > 0 || len(stale) > 0 {
 		dirty = true
 	}
 	build := x.lex == nil
 	var docs []lexical.Doc
-	for _, p := range removed {
-		if !build {
-			x.lex.Remove(p)
+	for _, i := range removed {
+		if !build && !x.files[i].bad {
+			x.lex.Remove(x.files[i].path)
 		}
 		st.Removed++
 	}
+	var added []recallFile
 	for i, c := range stale {
 		r := &read[i]
 		st.Problems = append(st.Problems, r.probs...)
-		files = append(files, r.f)
-		if c.old != nil && !c.old.bad && !r.f.bad && c.old.hash == r.f.hash && !build {
+		var old *recallFile
+		if c.oi >= 0 {
+			old = &x.files[c.oi]
+		}
+		unchanged := old != nil && !old.bad && !r.f.bad && old.hash == r.f.hash
+		if old != nil {
+			*old = r.f
+		} else {
+			added = append(added, r.f)
+		}
+		if unchanged && !build {
 			continue // touched, not changed: the index holds it already
 		}
 		switch {
 		case r.f.bad:
-			if !build && c.old != nil {
+			if !build && c.oi >= 0 {
 				x.lex.Remove(c.rel)
 			}
 		case build:
@@ -411,15 +460,23 @@ func (x *RecallIndex) refreshLocked(ctx context.Context, all bool) (*RefreshStat
 		slices.SortFunc(docs, func(a, b lexical.Doc) int { return strings.Compare(a.ID, b.ID) })
 		x.lex = lexical.New(docs, nil)
 	}
-	slices.SortFunc(files, func(a, b recallFile) int { return strings.Compare(a.path, b.path) })
-	x.files = files
+	if len(removed) > 0 || len(added) > 0 {
+		slices.Sort(removed)
+		files := make([]recallFile, 0, len(x.files)-len(removed)+len(added))
+		for i := range x.files {
+			if len(removed) > 0 && removed[0] == i {
+				removed = removed[1:]
+				continue
+			}
+			files = append(files, x.files[i])
+		}
+		files = append(files, added...)
+		slices.SortFunc(files, func(a, b recallFile) int { return strings.Compare(a.path, b.path) })
+		x.files = files
+	}
 	slices.SortFunc(dirs, func(a, b recallDir) int { return strings.Compare(a.rel, b.rel) })
 	x.dirs = dirs
-	for _, f := range files {
-		if !f.bad {
-			st.Files++
-		}
-	}
+	st.Files = x.lex.Len()
 	if dirty && x.cachePath != "" {
 		x.save()
 	}
@@ -430,7 +487,7 @@ func (x *RecallIndex) refreshLocked(ctx context.Context, all bool) (*RefreshStat
 // lines, as a scan reads it, up to recallBodyMax bytes of body, and the
 // SHA-256 of the whole file.
 func readRecallFile(root *os.Root, rel string, buf []byte) (recallFile, string, []Problem, []byte) {
-	f := recallFile{path: rel}
+	f := recallFile{path: rel, checked: true}
 	h, probs, ok, buf := scanFile(root, rel, buf)
 	if !ok {
 		f.bad = true
@@ -468,6 +525,7 @@ func (x *RecallIndex) has(p string) bool {
 func (x *RecallIndex) Headers() []Header {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.checkAll()
 	out := make([]Header, 0, len(x.files))
 	for i := range x.files {
 		if !x.files[i].bad {
@@ -497,6 +555,7 @@ type RecallEntry struct {
 func (x *RecallIndex) Entries() []RecallEntry {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.checkAll()
 	out := make([]RecallEntry, 0, len(x.files))
 	for i := range x.files {
 		f := &x.files[i]
@@ -528,6 +587,7 @@ func (x *RecallIndex) Len() int {
 func (x *RecallIndex) Lookup(name string) []string {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.checkAll()
 	var out []string
 	for i := range x.files {
 		if f := &x.files[i]; !f.bad && f.name == name {
@@ -546,7 +606,12 @@ func (x *RecallIndex) Search(query string, k int) ([]lexical.Hit, []Header) {
 		return nil, nil
 	}
 	hits := x.lex.Search(query, k)
-	if x.lex.Corrupt() {
+	for _, h := range hits {
+		if i, ok := x.find(h.ID); ok {
+			x.fileOK(i)
+		}
+	}
+	if x.lex.Corrupt() || x.damaged {
 		// The mapped file was damaged: rebuild from the directory.
 		x.reset()
 		if _, err := x.refreshLocked(context.Background(), true); err != nil || x.lex == nil {
@@ -649,7 +714,7 @@ func (x *RecallIndex) recheck(paths []string) bool {
 
 const (
 	recallMagic     = "MDRECIDX"
-	recallVersion   = 2
+	recallVersion   = 3
 	recallOrderMark = 0x01020304
 )
 
@@ -673,21 +738,35 @@ type recallDiskHeader struct {
 	TablesCRC, HeaderCRC uint32
 }
 
+// diskFile.StrCRC and the strings of each file are checked on first use;
+// TablesCRC covers the two tables and the strings of the directory and of
+// the directory table.
+
 var recallCRC = crc32.MakeTable(crc32.Castagnoli)
 
 func (h *recallDiskHeader) crc() uint32 {
 	return crc32.Checksum(unsafe.Slice((*byte)(unsafe.Pointer(h)), unsafe.Offsetof(h.TablesCRC)), recallCRC)
 }
 
-func tablesCRC(files []diskFile, dirs []diskDir, blob []byte) uint32 {
+func tablesCRC(files []diskFile, dirs []diskDir, blob []byte, dirOff, dirLen uint32) uint32 {
 	c := crc32.Update(0, recallCRC, rawBytes(files))
 	c = crc32.Update(c, recallCRC, rawBytes(dirs))
-	return crc32.Update(c, recallCRC, blob)
+	str := func(off, n uint32) {
+		if uint64(off)+uint64(n) <= uint64(len(blob)) {
+			c = crc32.Update(c, recallCRC, blob[off:off+n])
+		}
+	}
+	str(dirOff, dirLen)
+	for _, d := range dirs {
+		str(d.RelOff, d.RelLen)
+	}
+	return c
 }
 
 type diskFile struct {
 	PathOff, PathLen, NameOff, NameLen, DescOff, DescLen uint32
 	Type, Flags                                          uint32
+	StrCRC, _                                            uint32
 	Stamp                                                fileStamp
 	Hash                                                 [sha256.Size]byte
 }
@@ -754,7 +833,7 @@ func (x *RecallIndex) load() {
 	dfs, ok1 := sliceAt[diskFile](data, h.FilesOff, h.NFiles)
 	dds, ok2 := sliceAt[diskDir](data, h.DirsOff, h.NDirs)
 	lexData, ok3 := sliceAt[byte](data, h.LexOff, uint32(min(h.LexLen, 1<<32-1)))
-	if !ok1 || !ok2 || !ok3 || uint64(len(lexData)) != h.LexLen || tablesCRC(dfs, dds, blob) != h.TablesCRC {
+	if !ok1 || !ok2 || !ok3 || uint64(len(lexData)) != h.LexLen || tablesCRC(dfs, dds, blob, h.DirOff, h.DirLen) != h.TablesCRC {
 		return
 	}
 	files := make([]recallFile, len(dfs))
@@ -771,6 +850,7 @@ func (x *RecallIndex) load() {
 		}
 		f.typ, f.stamp, f.hash = recallTypes[d.Type], d.Stamp, d.Hash
 		f.racy, f.bad = d.Flags&flagRacy != 0, d.Flags&flagBad != 0
+		f.crc = d.StrCRC
 		if !f.bad {
 			good++
 		}
@@ -834,6 +914,7 @@ func (x *RecallIndex) marshal() ([]byte, error) {
 			d.Flags |= flagBad
 		}
 		d.Stamp, d.Hash = f.stamp, f.hash
+		d.StrCRC = f.strCRC()
 	}
 	dds := make([]diskDir, len(x.dirs))
 	for i, d := range x.dirs {
@@ -869,7 +950,7 @@ func (x *RecallIndex) marshal() ([]byte, error) {
 	}
 	h.LexLen = uint64(len(out)) - h.LexOff
 	h.SourceSize = uint64(len(out))
-	h.TablesCRC = tablesCRC(dfs, dds, blob)
+	h.TablesCRC = tablesCRC(dfs, dds, blob, h.DirOff, h.DirLen)
 	h.HeaderCRC = h.crc()
 	copy(out, rawBytes([]recallDiskHeader{h}))
 	return out, nil

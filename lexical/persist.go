@@ -45,8 +45,9 @@ type segHeader struct {
 	BlobLen   uint64
 	TotalLen  [nFields]int64
 	// Checksums (CRC-32C): of the document table, the dictionary and the
-	// strings, checked by Load; of this header up to HeaderCRC. Posting
-	// lists and document term lists carry their own, checked on first use.
+	// strings; of this header up to HeaderCRC. Load checks the header and
+	// the document table; each term's text and posting list, and each
+	// document's term list, carry their own, checked on first use.
 	DocsCRC, DictCRC, BlobCRC, HeaderCRC uint32
 }
 
@@ -79,6 +80,11 @@ type segment struct {
 }
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// termCRC covers a term's text and its posting list.
+func termCRC(text string, ps []posting) uint32 {
+	return crc32.Update(crc32.Checksum([]byte(text), crcTable), crcTable, bytesOf(ps))
+}
 
 func headerCRC(h *segHeader) uint32 {
 	b := unsafe.Slice((*byte)(unsafe.Pointer(h)), unsafe.Offsetof(h.HeaderCRC))
@@ -162,17 +168,13 @@ func Load(data []byte, opts *Options) (*Index, error) {
 	if seg.blob, _, ok = asSlice[byte](data, off, int(h.BlobLen)); !ok {
 		return nil, fmt.Errorf("%w: strings", ErrBadSegment)
 	}
-	if crc32.Checksum(bytesOf(seg.docs), crcTable) != h.DocsCRC || crc32.Checksum(bytesOf(seg.dict), crcTable) != h.DictCRC || crc32.Checksum(seg.blob, crcTable) != h.BlobCRC {
+	// The dictionary and the strings are checked as they are used, so that
+	// opening touches only the document table.
+	if crc32.Checksum(bytesOf(seg.docs), crcTable) != h.DocsCRC {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrBadSegment)
 	}
 	seg.checked = make([]atomic.Uint32, (len(seg.dict)+len(seg.docs))/32+1)
 	blobLen := uint64(len(seg.blob))
-	for i := range seg.dict {
-		t := &seg.dict[i]
-		if uint64(t.TextOff)+uint64(t.TextLen) > blobLen || uint64(t.PostOff)+uint64(t.PostN) > h.NPostings {
-			return nil, fmt.Errorf("%w: term %d", ErrBadSegment, i)
-		}
-	}
 	x := &Index{opts: opts.withDefaults(), seg: seg, totalLen: h.TotalLen}
 	x.docs = make([]docInfo, len(seg.docs))
 	for i := range seg.docs {
@@ -194,7 +196,7 @@ func Load(data []byte, opts *Options) (*Index, error) {
 }
 
 func (s *segment) str(off, n uint32) string {
-	if n == 0 {
+	if n == 0 || uint64(off)+uint64(n) > uint64(len(s.blob)) {
 		return ""
 	}
 	return unsafe.String(&s.blob[off], int(n))
@@ -262,11 +264,15 @@ func (x *Index) postingsOf(id uint32) []posting {
 		return nil
 	}
 	t := &x.seg.dict[id]
+	if uint64(t.PostOff)+uint64(t.PostN) > uint64(len(x.seg.postings)) {
+		x.damaged.Store(true)
+		return nil
+	}
 	ps := x.seg.postings[t.PostOff : t.PostOff+t.PostN]
 	if x.seg.verified(int(id)) {
 		return ps
 	}
-	if crc32.Checksum(bytesOf(ps), crcTable) != t.PostCRC {
+	if termCRC(x.seg.str(t.TextOff, t.TextLen), ps) != t.PostCRC {
 		x.damaged.Store(true)
 		return nil
 	}
@@ -456,7 +462,7 @@ func (x *Index) marshal() ([]byte, error) {
 		ps := postings[start:]
 		slices.SortFunc(ps, func(a, b posting) int { return cmp.Compare(a.doc, b.doc) })
 		st.PostN = uint32(len(ps))
-		st.PostCRC = crc32.Checksum(bytesOf(ps), crcTable)
+		st.PostCRC = termCRC(x.termText(ot), ps)
 		if len(postings) > 1<<32-1 || len(blob) > 1<<32-1 {
 			return nil, errors.New("lexical: index too large to persist")
 		}
