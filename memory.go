@@ -295,7 +295,7 @@ func isPlainSafe(s string) bool {
 }
 
 // simpleQuoted decodes a whole-line quoted scalar that needs no YAML
-// parser: single-quoted (” stands for '), or double-quoted without
+// parser: single-quoted (a doubled quote stands for one), or double-quoted without
 // backslash escapes. Anything else (text after the closing quote, an
 // escape) is left to the parser.
 func simpleQuoted(s string) (string, yaml.Style, bool) {
