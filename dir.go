@@ -403,13 +403,13 @@ func (d *Dir) namedLike(ctx context.Context, name string, team bool, candidate s
 	inArea := func(p string) bool { return strings.HasPrefix(p, TeamDirName+"/") == team }
 	if d.recallCache != "" {
 		idx := NewRecallIndex(d.path, d.recallCache)
-		if _, err := idx.Refresh(ctx); err == nil {
+		if paths, err := idx.LookupFresh(ctx, name); err == nil {
 			root, err := d.openRoot()
 			if err != nil {
 				return nil, err
 			}
 			defer root.Close()
-			paths := append(idx.Lookup(name), candidate)
+			paths = append(paths, candidate)
 			slices.Sort(paths)
 			paths = slices.Compact(paths)
 			var same []string

@@ -358,7 +358,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeBenchCorpora()
+	os.Exit(code)
 }
 
 func TestUndoKeepsIndexLinesInPlace(t *testing.T) {

@@ -231,7 +231,7 @@ func (x *RecallIndex) refreshLocked(ctx context.Context, all bool) (*RefreshStat
 		x.loaded = true
 		x.load()
 	}
-	if x.watch != nil && !x.watch.begin() && x.lex != nil {
+	if x.watch != nil && !x.watch.begin() && x.lex != nil && !x.dirsChanged() {
 		return &RefreshStats{Files: x.lex.Len()}, nil
 	}
 	st := &RefreshStats{}
@@ -261,53 +261,9 @@ func (x *RecallIndex) refreshLocked(ctx context.Context, all bool) (*RefreshStat
 	}
 
 	// 1. Directories: list only those whose entries may have changed.
-	oldDirs := make(map[string]recallDir, len(x.dirs))
-	children := map[string][]string{}
-	for _, d := range x.dirs {
-		oldDirs[d.rel] = d
-		if d.rel != "." {
-			p := path.Dir(d.rel)
-			children[p] = append(children[p], d.rel)
-		}
-	}
-	var dirs []recallDir
-	visited := map[string]bool{}
-	listed := map[string]bool{}
-	var found []string // memory files in listed directories
-	var visit func(rel string)
-	visit = func(rel string) {
-		s, isDir, _, err := sd.stat(rel)
-		if err != nil || !isDir || visited[rel] {
-			return
-		}
-		visited[rel] = true
-		dirs = append(dirs, recallDir{rel: rel, mtime: s.MTime, racy: racy(s.MTime)})
-		if old, ok := oldDirs[rel]; ok && old.mtime == s.MTime && !old.racy {
-			for _, c := range children[rel] {
-				visit(c)
-			}
-			return
-		}
-		listed[rel] = true
-		st.Listed++
-		ents, err := os.ReadDir(filepath.Join(x.dir, filepath.FromSlash(rel)))
-		if err != nil {
-			return // an unreadable subdirectory is skipped, as a scan does
-		}
-		for _, e := range ents {
-			p := e.Name()
-			if rel != "." {
-				p = rel + "/" + p
-			}
-			switch {
-			case e.IsDir():
-				visit(p)
-			case strings.HasSuffix(p, ".md") && e.Name() != EntrypointName:
-				found = append(found, p)
-			}
-		}
-	}
-	visit(".")
+	w := x.walkDirs(sd, racy)
+	dirs, visited, listed, found := w.dirs, w.visited, w.listed, w.found
+	st.Listed = len(listed)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -483,6 +439,65 @@ func (x *RecallIndex) refreshLocked(ctx context.Context, all bool) (*RefreshStat
 	return st, nil
 }
 
+// dirWalk is what walkDirs found.
+type dirWalk struct {
+	dirs            []recallDir
+	visited, listed map[string]bool
+	found           []string // memory files in listed directories
+}
+
+// walkDirs stats every known directory of the tree and lists those whose
+// entries may have changed (and new ones).
+func (x *RecallIndex) walkDirs(sd *statDir, racy func(...int64) bool) dirWalk {
+	oldDirs := make(map[string]recallDir, len(x.dirs))
+	children := map[string][]string{}
+	for _, d := range x.dirs {
+		oldDirs[d.rel] = d
+		if d.rel != "." {
+			p := path.Dir(d.rel)
+			children[p] = append(children[p], d.rel)
+		}
+	}
+	var dirs []recallDir
+	visited := map[string]bool{}
+	listed := map[string]bool{}
+	var found []string // memory files in listed directories
+	var visit func(rel string)
+	visit = func(rel string) {
+		s, isDir, _, err := sd.stat(rel)
+		if err != nil || !isDir || visited[rel] {
+			return
+		}
+		visited[rel] = true
+		dirs = append(dirs, recallDir{rel: rel, mtime: s.MTime, racy: racy(s.MTime)})
+		if old, ok := oldDirs[rel]; ok && old.mtime == s.MTime && !old.racy {
+			for _, c := range children[rel] {
+				visit(c)
+			}
+			return
+		}
+		listed[rel] = true
+		ents, err := os.ReadDir(filepath.Join(x.dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return // an unreadable subdirectory is skipped, as a scan does
+		}
+		for _, e := range ents {
+			p := e.Name()
+			if rel != "." {
+				p = rel + "/" + p
+			}
+			switch {
+			case e.IsDir():
+				visit(p)
+			case strings.HasSuffix(p, ".md") && e.Name() != EntrypointName:
+				found = append(found, p)
+			}
+		}
+	}
+	visit(".")
+	return dirWalk{dirs, visited, listed, found}
+}
+
 // readRecallFile reads a memory for the index: its header from the first 30
 // lines, as a scan reads it, up to recallBodyMax bytes of body, and the
 // SHA-256 of the whole file.
@@ -597,6 +612,61 @@ func (x *RecallIndex) Lookup(name string) []string {
 	return out
 }
 
+// LookupFresh returns the paths of the memories whose frontmatter name may
+// be name, without refreshing the index: those the index holds under that
+// name, and those the directories list that the index does not know yet,
+// whose headers it reads. It stats the directories and lists only those
+// whose entries changed, so it costs the same in a large directory as in a
+// small one; callers check each path they get (a memory renamed in place
+// may still be listed under its old name, and one given this name in place
+// may be missing until the index sees the edit). Without a persisted index
+// yet, it builds one.
+func (x *RecallIndex) LookupFresh(ctx context.Context, name string) ([]string, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.loaded {
+		x.loaded = true
+		x.load()
+	}
+	if x.lex == nil {
+		if _, err := x.refreshLocked(ctx, false); err != nil {
+			return nil, err
+		}
+	}
+	x.checkAll()
+	var out []string
+	for i := range x.files {
+		if f := &x.files[i]; !f.bad && f.name == name {
+			out = append(out, f.path)
+		}
+	}
+	sd, err := openStatDir(x.dir)
+	if err != nil {
+		return out, nil
+	}
+	defer sd.Close()
+	now := time.Now().UnixNano()
+	w := x.walkDirs(sd, func(t ...int64) bool { return now-t[0] < int64(racyWindow) })
+	root, err := os.OpenRoot(x.dir)
+	if err != nil {
+		return out, nil
+	}
+	defer root.Close()
+	var buf []byte
+	for _, p := range w.found {
+		if _, known := x.find(p); known {
+			continue
+		}
+		var h Header
+		var ok bool
+		h, _, ok, buf = scanFile(root, p, buf)
+		if ok && h.Name == name {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
 // Search ranks the indexed memories against query and returns the best k
 // with their headers. Refresh first.
 func (x *RecallIndex) Search(query string, k int) ([]lexical.Hit, []Header) {
@@ -636,6 +706,24 @@ func (x *RecallIndex) Search(query string, k int) ([]lexical.Hit, []Header) {
 		}
 	}
 	return out, hs
+}
+
+// dirsChanged reports whether a directory of the tree changed its entries
+// since the last refresh: a few stats, which cover a notification not yet
+// delivered for a file just created or renamed (as every memdir write is).
+func (x *RecallIndex) dirsChanged() bool {
+	sd, err := openStatDir(x.dir)
+	if err != nil {
+		return true
+	}
+	defer sd.Close()
+	for _, d := range x.dirs {
+		s, isDir, _, err := sd.stat(d.rel)
+		if err != nil || !isDir || s.MTime != d.mtime || d.racy {
+			return true
+		}
+	}
+	return false
 }
 
 // recheck stats the files at paths (known to the index) and re-reads those

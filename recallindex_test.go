@@ -243,6 +243,7 @@ func TestRecallIndexConcurrentRefresh(t *testing.T) {
 func TestRecallIndexWatch(t *testing.T) {
 	ctx := context.Background()
 	dir := corpusDir(t, 50)
+	ageAll(t, dir)
 	idx := NewRecallIndex(dir, "")
 	if err := idx.Watch(); err != nil {
 		t.Skipf("no file-system notifications here: %v", err)

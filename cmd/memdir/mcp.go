@@ -135,10 +135,17 @@ func newMCPServer(ctx context.Context, env *Env, lf *locationFlags, cfg *config,
 	if loc != nil && !loc.Enabled {
 		logger.Warn("auto memory is disabled, so Claude Code itself will not load this directory; serving it anyway", "reason", loc.EnabledReason, "dir", d.Path())
 	}
+	// A long-lived server: file-system notifications tell the index when
+	// to refresh; without them (no directory yet, no inotify) it refreshes
+	// by stat.
+	idx := memdir.NewRecallIndex(d.Path(), cache)
+	if err := idx.Watch(); err != nil {
+		logger.Debug("recall index: no file-system notifications; refreshing by stat", "err", err)
+	}
 	srv := mcpserver.New(d, &mcpserver.Options{
 		Location:    loc,
 		Model:       model,
-		RecallIndex: memdir.NewRecallIndex(d.Path(), cache),
+		RecallIndex: idx,
 		Team:        team,
 		Version:     version,
 		Now:         env.Now,
