@@ -654,9 +654,16 @@ func (x *RecallIndex) LookupFresh(ctx context.Context, name string) ([]string, e
 		return out, nil
 	}
 	defer root.Close()
+	// Files the index does not know: a merge of the sorted listing with the
+	// (sorted) index, rather than a search per name.
+	slices.Sort(w.found)
 	var buf []byte
+	j := 0
 	for _, p := range w.found {
-		if _, known := x.find(p); known {
+		for j < len(x.files) && x.files[j].path < p {
+			j++
+		}
+		if j < len(x.files) && x.files[j].path == p {
 			continue
 		}
 		var h Header
