@@ -982,7 +982,11 @@ func (x *RecallIndex) save() {
 	if err != nil {
 		return
 	}
-	atomicfile.WriteFile(x.cachePath, data, 0o600)
+	if atomicfile.WriteFile(x.cachePath, data, 0o600) == nil && strings.HasSuffix(x.cachePath, ".idx") {
+		// The cache of earlier versions (a gob of every memory's text),
+		// superseded by this file.
+		os.Remove(strings.TrimSuffix(x.cachePath, ".idx") + ".gob")
+	}
 }
 
 func (x *RecallIndex) marshal() ([]byte, error) {
