@@ -4,32 +4,55 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/memdir/memdir/internal/benchcorpus"
 )
 
-// benchDir makes n realistic memory files: short frontmatter, a one-line
-// description of about 120 characters and a body of about 600.
+// benchDir makes n memory files from the corpus generator: varied
+// bodies recombined from the recall set's sentences, with a long-tailed
+// vocabulary, file i modified i minutes before benchcorpus.Ref. Corpora are
+// cached per process.
 func benchDir(b *testing.B, n int) string {
 	b.Helper()
-	dir := b.TempDir()
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	types := []Type{TypeUser, TypeFeedback, TypeProject, TypeReference}
-	body := strings.Repeat("Deploys go through the blue/green script; never kubectl apply by hand. ", 9)
-	for i := 0; i < n; i++ {
-		typ := types[i%4]
-		content := fmt.Sprintf("---\nname: memory-%d\ndescription: Memory number %d about the dispatch service, its Postgres schema and the on-call runbook for Kafka lag\ntype: %s\n---\n\n%s\n", i, i, typ, body)
-		p := filepath.Join(dir, fmt.Sprintf("%s_memory_%05d.md", typ, i))
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if d, ok := benchDirs[n]; ok {
+		return d
+	}
+	c, err := benchcorpus.Load("testdata/eval/recall-dev.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if benchRoot == "" {
+		if benchRoot, err = os.MkdirTemp("", "memdir-bench-"); err != nil {
 			b.Fatal(err)
 		}
-		mt := t0.Add(time.Duration(i) * time.Minute)
-		os.Chtimes(p, mt, mt)
 	}
+	dir := filepath.Join(benchRoot, fmt.Sprint(n))
+	if err := c.Write(dir, n); err != nil {
+		b.Fatal(err)
+	}
+	benchDirs[n] = dir
 	return dir
+}
+
+var (
+	benchMu   sync.Mutex
+	benchDirs = map[int]string{}
+	benchRoot string
+)
+
+// removeBenchCorpora is called by TestMain when the run ends.
+func removeBenchCorpora() {
+	if benchRoot != "" {
+		os.RemoveAll(benchRoot)
+	}
 }
 
 func BenchmarkScanManifest(b *testing.B) {
@@ -57,26 +80,38 @@ func BenchmarkScanManifest(b *testing.B) {
 	}
 }
 
+// BenchmarkSaveIntoLargeIndex saves a new memory by name into directories
+// of real memory files, as 'memdir save' does in a new process: a new Dir
+// each time, finding the name through the persisted recall index.
 func BenchmarkSaveIntoLargeIndex(b *testing.B) {
-	base := b.TempDir()
-	d, err := Open(filepath.Join(base, "memory"), &Options{Journal: NewJournal(filepath.Join(base, "journal"), nil)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	d.Ensure()
-	var ix strings.Builder
-	for i := 0; i < 2000; i++ {
-		fmt.Fprintf(&ix, "- [memory %d](project_memory_%d.md) — a one-line hook of typical length for entry %d\n", i, i, i)
-	}
-	os.WriteFile(d.Abs("MEMORY.md"), []byte(ix.String()), 0o600)
-	ctx := context.Background()
-	i := 0
-	for b.Loop() {
-		i++
-		m := &Memory{Path: fmt.Sprintf("bench_%d.md", i), Name: fmt.Sprintf("bench %d", i), Description: "a memory saved by the benchmark", Type: TypeProject, Body: "body"}
-		if _, err := d.Save(ctx, m, nil); err != nil {
-			b.Fatal(err)
-		}
+	for _, n := range []int{200, 2000, 20000} {
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			base := b.TempDir()
+			dir := filepath.Join(base, "memory")
+			if err := exec.Command("cp", "-a", benchDir(b, n), dir).Run(); err != nil {
+				b.Fatal(err)
+			}
+			opts := &Options{Journal: NewJournal(filepath.Join(base, "journal"), nil), RecallCache: filepath.Join(base, "recall.idx")}
+			ctx := context.Background()
+			save := func(i int) {
+				d, err := Open(dir, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				m := &Memory{Name: fmt.Sprintf("bench %d", i), Description: "a memory saved by the benchmark", Type: TypeProject, Body: "body"}
+				if _, err := d.Save(ctx, m, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			save(0) // builds the recall index, as the first hook of a session would
+			i := 0
+			cpu0 := cpuTime()
+			for b.Loop() {
+				i++
+				save(i)
+			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+		})
 	}
 }
 
@@ -94,6 +129,7 @@ func BenchmarkRecallLexical(b *testing.B) {
 		"the integration tests for the dispatch postgres schema are flaky",
 		"where is the on-call runbook for kafka lag alerts",
 		"部署流程需要注意什么",
+		"TestInvoiceSettlement failed again on CI last night, can you take a look?",
 	}
 	for _, n := range []int{2000, 20000} {
 		dir := benchDir(b, n)
@@ -102,7 +138,7 @@ func BenchmarkRecallLexical(b *testing.B) {
 			b.Fatal(err)
 		}
 		ctx := context.Background()
-		cache := filepath.Join(b.TempDir(), "recall.gob")
+		cache := filepath.Join(b.TempDir(), "recall.idx")
 		// Warm the page cache and write the on-disk index cache once.
 		if _, err := NewRecallIndex(dir, cache).Refresh(ctx); err != nil {
 			b.Fatal(err)
@@ -122,6 +158,8 @@ func BenchmarkRecallLexical(b *testing.B) {
 		b.Run(fmt.Sprintf("files=%d/cold", n), func(b *testing.B) {
 			run(b, func() *RecallIndex { return NewRecallIndex(dir, "") })
 		})
+		// A new process each prompt, opening the persisted index: the
+		// hook's case.
 		b.Run(fmt.Sprintf("files=%d/cache-file", n), func(b *testing.B) {
 			run(b, func() *RecallIndex { return NewRecallIndex(dir, cache) })
 		})

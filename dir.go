@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +37,12 @@ type Options struct {
 	Journal *Journal
 	// LookupEnv finds the default journal; nil means os.LookupEnv.
 	LookupEnv LookupEnvFunc
+	// RecallCache is the recall index file (see NewRecallIndex) through
+	// which Save finds an existing memory by name without scanning the
+	// directory. Empty means DefaultRecallCachePath when Journal is nil
+	// (the directory uses the per-user state), and otherwise no index:
+	// Save then scans, as it does when the index cannot be used.
+	RecallCache string
 }
 
 // Dir is a memory directory: memory files plus MEMORY.md, and team/ with its
@@ -53,10 +60,11 @@ type Options struct {
 // reach outside the directory. Every change is journaled first and can be
 // undone with Undo.
 type Dir struct {
-	path    string
-	now     func() time.Time
-	log     *slog.Logger
-	journal *Journal
+	path        string
+	now         func() time.Time
+	log         *slog.Logger
+	journal     *Journal
+	recallCache string
 }
 
 // Open returns the memory directory at dir. The directory need not exist yet;
@@ -72,9 +80,17 @@ func Open(dir string, opts *Options) (*Dir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open memory directory %s: %w", dir, err)
 	}
-	d := &Dir{path: filepath.Clean(abs)}
+	d := &Dir{path: filepath.Clean(abs), recallCache: opts.RecallCache}
 	if d.now, d.log, d.journal, err = withDefaults(d.path, opts); err != nil {
 		return nil, fmt.Errorf("open memory directory %s: journal: %w", d.path, err)
+	}
+	if d.recallCache == "" && opts.Journal == nil {
+		lookup := opts.LookupEnv
+		if lookup == nil {
+			lookup = os.LookupEnv
+		}
+		// Without a state directory, saves fall back to a scan.
+		d.recallCache, _ = DefaultRecallCachePath(d.path, lookup)
 	}
 	return d, nil
 }
@@ -384,15 +400,9 @@ func (d *Dir) pathForName(ctx context.Context, name string, t Type, team bool) (
 	}
 	candidate := prefix + FileNameFor(name, t)
 	if d.Exists() {
-		res, err := d.Scan(ctx, &ScanOptions{Limit: -1})
+		same, err := d.namedLike(ctx, name, team, candidate)
 		if err != nil {
 			return "", err
-		}
-		var same []string
-		for _, h := range res.Memories {
-			if h.Name == name && strings.HasPrefix(h.Path, TeamDirName+"/") == team {
-				same = append(same, h.Path)
-			}
 		}
 		switch len(same) {
 		case 1:
@@ -411,6 +421,52 @@ func (d *Dir) pathForName(ctx context.Context, name string, t Type, team bool) (
 		}
 	}
 	return CleanMemoryPath(candidate)
+}
+
+// namedLike returns the memories of the area (team or not) whose
+// frontmatter name is name. With a recall index it reads only the files the
+// index and the natural file name (candidate) point to, checking each one's
+// name as it is now; an edit that gave a memory this name without renaming
+// it, and that the index has not seen yet (see RecallIndex.Refresh), is
+// missed, and the save then creates a file beside it. Without an index it
+// scans the directory.
+func (d *Dir) namedLike(ctx context.Context, name string, team bool, candidate string) ([]string, error) {
+	inArea := func(p string) bool { return strings.HasPrefix(p, TeamDirName+"/") == team }
+	if d.recallCache != "" {
+		idx := NewRecallIndex(d.path, d.recallCache)
+		if paths, err := idx.LookupFresh(ctx, name); err == nil {
+			root, err := d.openRoot()
+			if err != nil {
+				return nil, err
+			}
+			defer root.Close()
+			paths = append(paths, candidate)
+			slices.Sort(paths)
+			paths = slices.Compact(paths)
+			var same []string
+			var buf []byte
+			for _, p := range paths {
+				var h Header
+				var ok bool
+				h, _, ok, buf = scanFile(root, p, buf)
+				if ok && h.Name == name && inArea(p) {
+					same = append(same, p)
+				}
+			}
+			return same, nil
+		}
+	}
+	res, err := d.Scan(ctx, &ScanOptions{Limit: -1})
+	if err != nil {
+		return nil, err
+	}
+	var same []string
+	for _, h := range res.Memories {
+		if h.Name == name && inArea(h.Path) {
+			same = append(same, h.Path)
+		}
+	}
+	return same, nil
 }
 
 func (d *Dir) readIndex(root *os.Root, indexRel string) (*Index, error) {

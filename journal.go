@@ -175,7 +175,10 @@ func (r *Recorder) AddUsage(u Usage) {
 
 // Before records the current content of each path (relative to the root,
 // slash-separated) the first time the run sees it, and saves the run record,
-// so that even if the process dies during the change it can be undone.
+// so that even if the process dies during the change it can be undone. When
+// every new path is a file that does not exist yet, there is no content to
+// lose, and the record is written only by Finish: a save of a new memory
+// writes its run once.
 func (r *Recorder) Before(paths ...string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -191,7 +194,7 @@ func (r *Recorder) Before(paths ...string) error {
 		}
 		r.idx[p] = len(r.run.Files)
 		r.run.Files = append(r.run.Files, JournalFile{Path: p, Before: sum, BeforeMode: mode})
-		added = true
+		added = added || sum != ""
 	}
 	if !added {
 		return nil

@@ -247,6 +247,13 @@ func parseSimpleFrontmatter(src string) (*yaml.Node, bool) {
 			return nil, false
 		}
 		val := strings.TrimSpace(line[colon+2:])
+		if q, style, ok := simpleQuoted(val); ok {
+			seen[key] = true
+			v := strNode(q)
+			v.Style = style
+			node.Content = append(node.Content, strNode(key), v)
+			continue
+		}
 		if !isPlainSafe(val) {
 			return nil, false
 		}
@@ -285,6 +292,31 @@ func isPlainSafe(s string) bool {
 		return false
 	}
 	return true
+}
+
+// simpleQuoted decodes a whole-line quoted scalar that needs no YAML
+// parser: single-quoted (a doubled quote stands for one), or double-quoted without
+// backslash escapes. Anything else (text after the closing quote, an
+// escape) is left to the parser.
+func simpleQuoted(s string) (string, yaml.Style, bool) {
+	if len(s) < 2 {
+		return "", 0, false
+	}
+	switch q := s[0]; {
+	case q == '\'' && s[len(s)-1] == '\'':
+		inner := s[1 : len(s)-1]
+		if strings.Count(inner, "'")%2 != 0 || strings.Contains(strings.ReplaceAll(inner, "''", ""), "'") {
+			return "", 0, false
+		}
+		return strings.ReplaceAll(inner, "''", "'"), yaml.SingleQuotedStyle, true
+	case q == '"' && s[len(s)-1] == '"':
+		inner := s[1 : len(s)-1]
+		if strings.ContainsAny(inner, "\\\"") {
+			return "", 0, false
+		}
+		return inner, yaml.DoubleQuotedStyle, true
+	}
+	return "", 0, false
 }
 
 func strNode(s string) *yaml.Node {

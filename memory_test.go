@@ -247,3 +247,34 @@ func FuzzSplitFrontmatter(f *testing.F) {
 		}
 	})
 }
+
+// Quoted values on one line are read without the YAML parser, exactly as
+// the parser reads them.
+func TestSimpleFrontmatterQuotedValues(t *testing.T) {
+	for _, v := range []string{
+		`'Airflow tasks must be idempotent: replace the target'`,
+		`'it''s a ''quoted'' word'`,
+		`"double: quoted, no escapes"`,
+		`''`,
+		`"日本語: ok"`,
+	} {
+		src := "name: x\ndescription: " + v + "\ntype: user\n"
+		fast, ok := parseSimpleFrontmatter(src)
+		if !ok {
+			t.Errorf("%s: not read by the simple parser", v)
+			continue
+		}
+		slow, err := decodeMapping(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := mapGet(fast, "description").Value, mapGet(slow, "description").Value; got != want {
+			t.Errorf("%s: simple parser %q, YAML %q", v, got, want)
+		}
+	}
+	for _, v := range []string{`'unclosed`, `'a' # comment`, `"esc\"aped"`, `'a'b'`} {
+		if _, ok := parseSimpleFrontmatter("description: " + v + "\n"); ok {
+			t.Errorf("%s: the simple parser took it; it must go to YAML", v)
+		}
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // rrfK is the constant of reciprocal rank fusion: a memory's fused score is
@@ -34,15 +36,12 @@ type semanticRanking struct {
 // rankSemantic embeds the query and the candidates (through the cache) and
 // ranks the candidates by cosine similarity.
 func (d *Dir) rankSemantic(ctx context.Context, o *RecallOptions, idx *RecallIndex, query string, candidates []Header) (*semanticRanking, error) {
-	texts := idx.embedTexts(candidates)
-	in := make([]EmbedInput, len(candidates))
-	for i, h := range candidates {
-		t := texts[h.Path]
-		in[i] = EmbedInput{Key: EmbedKey(t), Text: t}
+	in, err := d.memoryEmbedInputs(ctx, o, idx, candidates)
+	if err != nil {
+		return nil, err
 	}
 	var vecs [][]float32
 	var stats *EmbedStats
-	var err error
 	if o.EmbedCache != nil {
 		vecs, stats, err = o.EmbedCache.Vectors(ctx, o.Embedder, in, o.EmbedOptions)
 	} else {
@@ -144,28 +143,67 @@ func normalQuantile(p float64) float64 {
 	return (lo + hi) / 2
 }
 
-// embedTexts returns the text embedded for each header's memory.
-func (x *RecallIndex) embedTexts(hs []Header) map[string]string {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	out := make(map[string]string, len(hs))
-	for _, h := range hs {
-		d := x.docs[h.Path]
-		out[h.Path] = EmbedText(d.Name, d.Description, d.Body)
+// memoryEmbedInputs returns the embedding input of each candidate, keyed by
+// its file's hash as the recall index knows it. Only the files whose vector
+// the cache lacks are read, for their text, so a recall whose memories are
+// all embedded reads no memory file.
+func (d *Dir) memoryEmbedInputs(ctx context.Context, o *RecallOptions, idx *RecallIndex, candidates []Header) ([]EmbedInput, error) {
+	hash := map[string]string{}
+	for _, e := range idx.Entries() {
+		hash[e.Path] = e.Hash
 	}
-	return out
+	in := make([]EmbedInput, len(candidates))
+	for i, h := range candidates {
+		in[i].Key = hash[h.Path]
+	}
+	todo := make([]int, len(in))
+	for i := range todo {
+		todo[i] = i
+	}
+	if o.EmbedCache != nil {
+		var err error
+		if todo, err = o.EmbedCache.Missing(o.Embedder, in); err != nil {
+			return nil, err
+		}
+	}
+	if len(todo) == 0 {
+		return in, nil
+	}
+	root, err := os.OpenRoot(d.path)
+	if err != nil {
+		return nil, fmt.Errorf("recall: %w", err)
+	}
+	defer root.Close()
+	for _, i := range todo {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		h := candidates[i]
+		data, err := root.ReadFile(h.Path)
+		if err != nil {
+			continue // gone since the refresh: no vector, no rank
+		}
+		in[i] = MemoryEmbedInput(h.Name, h.Description, data)
+	}
+	return in, nil
 }
 
 // embedUncached embeds every input, in batches, for a recall without an
-// embedding cache.
+// embedding cache; an input without text gets no vector.
 func embedUncached(ctx context.Context, e Embedder, in []EmbedInput) ([][]float32, *EmbedStats, error) {
 	st := &EmbedStats{}
-	out := make([][]float32, 0, len(in))
-	for start := 0; start < len(in); start += DefaultEmbedBatchSize {
-		batch := in[start:min(start+DefaultEmbedBatchSize, len(in))]
+	out := make([][]float32, len(in))
+	var todo []int
+	for i := range in {
+		if strings.TrimSpace(in[i].Text) != "" {
+			todo = append(todo, i)
+		}
+	}
+	for start := 0; start < len(todo); start += DefaultEmbedBatchSize {
+		batch := todo[start:min(start+DefaultEmbedBatchSize, len(todo))]
 		texts := make([]string, len(batch))
-		for i, b := range batch {
-			texts[i] = b.Text
+		for j, i := range batch {
+			texts[j] = in[i].Text
 		}
 		emb, err := e.Embed(ctx, texts)
 		if err != nil {
@@ -177,7 +215,9 @@ func embedUncached(ctx context.Context, e Embedder, in []EmbedInput) ([][]float3
 		if emb == nil || len(emb.Vectors) != len(batch) {
 			return nil, nil, errEmbedReply(e.EmbedderName(), "wrong number of vectors for %d texts", len(batch))
 		}
-		out = append(out, emb.Vectors...)
+		for j, i := range batch {
+			out[i] = emb.Vectors[j]
+		}
 		st.Embedded += len(batch)
 		st.Requests++
 		st.Usage.Add(emb.Usage)

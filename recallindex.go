@@ -1,79 +1,138 @@
 package memdir
 
 import (
-	"bytes"
 	"context"
-	"encoding/gob"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/internal/flock"
 	"github.com/memdir/memdir/lexical"
 )
 
 // recallBodyMax is how much of a memory's body the lexical index reads.
 const recallBodyMax = 16 << 10
 
-// recallCacheVersion changes whenever the cached fields or their meaning do.
-const recallCacheVersion = 1
+// recallHashMax bounds how much of a file is read to hash it.
+const recallHashMax = 64 << 20
 
-// indexedDoc is what the recall index keeps of one memory file.
-type indexedDoc struct {
-	Path        string
-	Size        int64
-	ModTime     int64 // UnixNano
-	Name        string
-	Description string
-	Type        Type
-	Body        string
+// racyWindow is how recent a change may be for a file's or directory's stamp
+// not to be trusted: a second change within the file system's timestamp
+// granularity could leave it unchanged, so such entries are checked again
+// by content (files) or listing (directories) at the next refresh.
+const racyWindow = 2 * time.Second
+
+// fileStamp is what stat says of a file; a file whose stamp is unchanged is
+// not read again.
+type fileStamp struct {
+	Size, MTime, CTime int64 // times in UnixNano
+	Ino                uint64
 }
 
-func (d indexedDoc) header(dir string) Header {
+// recallFile is what the recall index keeps of one memory file.
+type recallFile struct {
+	path, name, desc string
+	typ              Type
+	stamp            fileStamp
+	hash             [sha256.Size]byte
+	racy             bool // changed within racyWindow of being read
+	bad              bool // could not be read or parsed: not searchable
+	// crc covers path, name and description as loaded from the cache
+	// file; checked says they were verified (or never came from it).
+	crc     uint32
+	checked bool
+}
+
+func (f *recallFile) strCRC() uint32 {
+	c := crc32.Checksum([]byte(f.path), recallCRC)
+	c = crc32.Update(c, recallCRC, []byte{0})
+	c = crc32.Update(c, recallCRC, []byte(f.name))
+	c = crc32.Update(c, recallCRC, []byte{0})
+	return crc32.Update(c, recallCRC, []byte(f.desc))
+}
+
+// recallDir is a directory of the tree with the modification time its
+// listing had: while it is unchanged, no file was added, removed or renamed
+// there, and the directory need not be listed again.
+type recallDir struct {
+	rel   string
+	mtime int64
+	racy  bool
+}
+
+func (f *recallFile) header(dir string) Header {
 	return Header{
-		Path: d.Path, AbsPath: filepath.Join(dir, filepath.FromSlash(d.Path)),
-		ModTime: time.Unix(0, d.ModTime), Size: d.Size,
-		Name: d.Name, Description: d.Description, Type: d.Type,
+		Path: f.path, AbsPath: filepath.Join(dir, filepath.FromSlash(f.path)),
+		ModTime: time.Unix(0, f.stamp.MTime), Size: f.stamp.Size,
+		Name: f.name, Description: f.desc, Type: f.typ,
+		HasFrontmatter: f.name != "" || f.desc != "" || f.typ != "",
 	}
 }
 
 // RecallIndex is a lexical index over every memory of a directory, not only
-// the newest 200. Refresh brings it up to date by listing the directory and
-// comparing each file's size and modification time with what it holds, so
-// only new and changed files are read. With a cache file, the next process
-// starts from what this one read.
+// the newest 200.
+//
+// With a cache file (see DefaultRecallCachePath) the index persists between
+// processes: a new process maps the file and searches it in place, without
+// rebuilding or decoding anything. Refresh then brings it up to date from
+// the directory without reading it: each directory whose modification time
+// is unchanged has the same entries as before, so it is not even listed,
+// and each file whose size, modification and change times and inode are
+// unchanged is not read. Only new and changed files are read and
+// re-indexed; the file is then rewritten (atomically, under a lock, so
+// processes refreshing at once never see a torn file). A missing, damaged
+// or foreign cache file is rebuilt from the directory, never an error. See
+// docs/performance.md for the layout and why it was chosen.
+//
+// A long-lived process can call Watch, after which Refresh does nothing
+// until the file system reports a change.
 //
 // A RecallIndex is safe for concurrent use.
 type RecallIndex struct {
 	dir       string
 	cachePath string
 
-	mu   sync.Mutex
-	docs map[string]indexedDoc
-	lex  *lexical.Index
+	mu    sync.Mutex
+	files []recallFile // sorted by path
+	dirs  []recallDir  // sorted by rel
+	lex   *lexical.Index
 	// loaded is true once the cache file was tried.
 	loaded bool
+	// damaged is set when an entry loaded from the cache file fails its
+	// checksum: the index is then rebuilt.
+	damaged bool
+	// watch, when not nil, tells Refresh whether anything changed.
+	watch *recallWatch
+	// cursor rotates the share of files a Refresh stats.
+	cursor uint32
 }
 
 // NewRecallIndex returns an index of the memory directory dir. cachePath, if
-// not empty, is a file outside the memory directory where the index keeps
-// what it read between processes (see DefaultRecallCachePath).
+// not empty, is a file outside the memory directory where the index is kept
+// between processes (see DefaultRecallCachePath).
 func NewRecallIndex(dir, cachePath string) *RecallIndex {
-	return &RecallIndex{dir: filepath.Clean(dir), cachePath: cachePath, docs: map[string]indexedDoc{}}
+	return &RecallIndex{dir: filepath.Clean(dir), cachePath: cachePath}
 }
 
-// DefaultRecallCachePath returns where the recall cache of a memory directory
-// lives: <StateDir>/recall/<SanitizePath(dir)>.gob.
+// DefaultRecallCachePath returns where the recall index of a memory directory
+// is kept: <StateDir>/recall/<SanitizePath(dir)>.idx. It is derived data:
+// deleting it only makes the next recall rebuild it.
 func DefaultRecallCachePath(memoryDir string, lookup LookupEnvFunc) (string, error) {
-	return statePath(lookup, "recall", memoryDir, ".gob")
+	return statePath(lookup, "recall", memoryDir, ".idx")
 }
 
 // RefreshStats says what a Refresh did.
@@ -81,84 +140,209 @@ type RefreshStats struct {
 	Files    int // memory files in the directory
 	Read     int // files read because they were new or changed
 	Removed  int // files gone since the last refresh
+	Listed   int // directories listed because their entries changed
 	Problems []Problem
 }
 
-type recallCache struct {
-	Version int
-	Dir     string
-	Docs    []indexedDoc
-}
+// recallStatBudget is how many files a Refresh stats at most in
+// directories whose entries did not change (see Refresh).
+const recallStatBudget = 2048
 
-// Refresh updates the index from the directory.
+// Refresh updates the index from the directory. Directories whose
+// modification time changed are listed again, and every file in them is
+// stat-ed; so are files changed too recently to trust. In the other
+// directories, no file was added, removed or renamed (that is, nothing
+// written the atomic way memdir and most editors write, through a rename),
+// and of their files Refresh stats every one when there are at most 2,048,
+// otherwise a rotating share of 2,048, so that on a stat cost of a few
+// microseconds a refresh costs the same at 20,000 memories as at 2,000.
+// A file rewritten in place is thus seen at once in small directories and
+// within ⌈files/2,048⌉ refreshes in large ones — and Search always stats
+// the memories it returns, re-reading any that changed, so what it returns
+// is never stale. RefreshAll stats every file.
 func (x *RecallIndex) Refresh(ctx context.Context) (*RefreshStats, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	return x.refreshLocked(ctx, false)
+}
+
+// RefreshAll is Refresh stat-ing every file.
+func (x *RecallIndex) RefreshAll(ctx context.Context) (*RefreshStats, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.refreshLocked(ctx, true)
+}
+
+// statShare returns which of n known files in unchanged directories this
+// refresh stats: all, or every k-th from a rotating start kept beside the
+// cache file (or in memory).
+func (x *RecallIndex) statShare(n int, all bool) func(i int) bool {
+	if all || n <= recallStatBudget {
+		return func(int) bool { return true }
+	}
+	k := (n + recallStatBudget - 1) / recallStatBudget
+	if x.cachePath != "" {
+		if b, err := os.ReadFile(x.cachePath + ".cursor"); err == nil && len(b) == 4 {
+			x.cursor = uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+		}
+	}
+	slot := int(x.cursor % uint32(k))
+	x.cursor++
+	if x.cachePath != "" {
+		c := x.cursor
+		// Derived and advisory: a torn or lost write only changes which
+		// share the next refresh checks.
+		os.WriteFile(x.cachePath+".cursor", []byte{byte(c), byte(c >> 8), byte(c >> 16), byte(c >> 24)}, 0o600)
+	}
+	return func(i int) bool { return i%k == slot }
+}
+
+func (x *RecallIndex) reset() {
+	x.files, x.dirs, x.lex, x.damaged = nil, nil, nil, false
+}
+
+// fileOK verifies the strings of x.files[i] loaded from the cache file.
+func (x *RecallIndex) fileOK(i int) bool {
+	f := &x.files[i]
+	if f.checked {
+		return true
+	}
+	if f.strCRC() != f.crc {
+		x.damaged = true
+		return false
+	}
+	f.checked = true
+	return true
+}
+
+// checkAll verifies every entry, rebuilding the index if one is damaged.
+func (x *RecallIndex) checkAll() {
+	for i := range x.files {
+		if !x.fileOK(i) {
+			x.reset()
+			x.refreshLocked(context.Background(), true)
+			return
+		}
+	}
+}
+
+func (x *RecallIndex) refreshLocked(ctx context.Context, all bool) (*RefreshStats, error) {
 	if !x.loaded {
 		x.loaded = true
-		x.loadCache()
+		x.load()
+	}
+	if x.watch != nil && !x.watch.begin() && x.lex != nil && !x.dirsChanged() {
+		return &RefreshStats{Files: x.lex.Len()}, nil
 	}
 	st := &RefreshStats{}
-	root, err := os.OpenRoot(x.dir)
+	sd, err := openStatDir(x.dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		st.Removed = len(x.docs)
-		x.docs = map[string]indexedDoc{}
+		st.Removed = len(x.files)
+		changed := len(x.files) > 0 || len(x.dirs) > 0 || x.lex == nil
+		x.reset()
 		x.lex = lexical.New(nil, nil)
+		if changed && x.cachePath != "" {
+			x.save()
+		}
 		return st, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("recall index %s: %w", x.dir, err)
 	}
-	defer root.Close()
-
-	type entry struct {
-		rel      string
-		size, mt int64
-	}
-	var stale []entry
-	seen := map[string]bool{}
-	err = fs.WalkDir(root.FS(), ".", func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			if p == "." {
-				return err
+	defer sd.Close()
+	now := time.Now().UnixNano()
+	racy := func(t ...int64) bool {
+		for _, v := range t {
+			if now-v < int64(racyWindow) {
+				return true
 			}
-			return nil
 		}
-		if e.IsDir() || !strings.HasSuffix(p, ".md") || e.Name() == EntrypointName {
-			return nil
+		return false
+	}
+
+	// 1. Directories: list only those whose entries may have changed.
+	w := x.walkDirs(sd, racy)
+	dirs, visited, listed, found := w.dirs, w.visited, w.listed, w.found
+	st.Listed = len(listed)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	// 2. Files: stat every candidate; keep those whose stamp is unchanged.
+	type cand struct {
+		rel   string
+		oi    int // index in x.files, or -1 for a new file
+		stamp fileStamp
+	}
+	var stale []cand
+	var removed []int // indexes in x.files
+	dirty := len(dirs) != len(x.dirs)
+	for i := range dirs {
+		if !dirty && dirs[i] != x.dirs[i] {
+			dirty = true
 		}
-		fi, err := e.Info()
-		if err != nil {
-			return nil
+	}
+	check := func(rel string, oi int) {
+		s, _, isReg, err := sd.stat(rel)
+		if err != nil || !isReg {
+			if oi >= 0 {
+				removed = append(removed, oi)
+			}
+			return
 		}
-		seen[p] = true
-		st.Files++
-		if d, ok := x.docs[p]; ok && d.Size == fi.Size() && d.ModTime == fi.ModTime().UnixNano() {
-			return nil
+		if oi >= 0 && x.files[oi].stamp == s && !x.files[oi].racy {
+			return
 		}
-		stale = append(stale, entry{p, fi.Size(), fi.ModTime().UnixNano()})
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("recall index %s: %w", x.dir, err)
+		stale = append(stale, cand{rel, oi, s})
+	}
+	share := x.statShare(len(x.files), all)
+	foundSet := make(map[string]bool, len(found))
+	for _, p := range found {
+		foundSet[p] = true
+	}
+	for i := range x.files {
+		f := &x.files[i]
+		parent := "."
+		if j := strings.LastIndexByte(f.path, '/'); j >= 0 {
+			parent = f.path[:j]
+		}
+		switch {
+		case listed[parent]:
+			if !foundSet[f.path] {
+				removed = append(removed, i)
+			} else {
+				delete(foundSet, f.path)
+				check(f.path, i)
+			}
+		case visited[parent]:
+			if f.racy || share(i) {
+				check(f.path, i)
+			}
+		default:
+			removed = append(removed, i)
+		}
+	}
+	for _, p := range found {
+		if foundSet[p] {
+			check(p, -1)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for p := range x.docs {
-		if !seen[p] {
-			delete(x.docs, p)
-			if x.lex != nil {
-				x.lex.Remove(p)
-			}
-			st.Removed++
-		}
-	}
 
-	// Read new and changed files in parallel.
-	read := make([]indexedDoc, len(stale))
-	probs := make([][]Problem, len(stale))
-	ok := make([]bool, len(stale))
+	// 3. Read new and changed files in parallel.
+	root, err := os.OpenRoot(x.dir)
+	if err != nil {
+		return nil, fmt.Errorf("recall index %s: %w", x.dir, err)
+	}
+	defer root.Close()
+	type readResult struct {
+		f     recallFile
+		body  string
+		probs []Problem
+	}
+	read := make([]readResult, len(stale))
 	var wg sync.WaitGroup
 	var next int
 	var nmu sync.Mutex
@@ -175,7 +359,10 @@ func (x *RecallIndex) Refresh(ctx context.Context) (*RefreshStats, error) {
 				if i >= len(stale) || ctx.Err() != nil {
 					return
 				}
-				read[i], probs[i], ok[i], buf = readIndexedDoc(root, stale[i].rel, buf)
+				r := &read[i]
+				r.f, r.body, r.probs, buf = readRecallFile(root, stale[i].rel, buf)
+				r.f.stamp = stale[i].stamp
+				r.f.racy = racy(r.f.stamp.MTime, r.f.stamp.CTime)
 			}
 		}()
 	}
@@ -183,108 +370,223 @@ func (x *RecallIndex) Refresh(ctx context.Context) (*RefreshStats, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for i := range stale {
-		st.Problems = append(st.Problems, probs[i]...)
-		if !ok[i] {
-			delete(x.docs, stale[i].rel)
-			if x.lex != nil {
-				x.lex.Remove(stale[i].rel)
+
+	// 4. Apply: in place when no file came or went.
+	if len(removed) > 0 || len(stale) > 0 {
+		dirty = true
+	}
+	build := x.lex == nil
+	var docs []lexical.Doc
+	for _, i := range removed {
+		if !build && !x.files[i].bad {
+			x.lex.Remove(x.files[i].path)
+		}
+		st.Removed++
+	}
+	var added []recallFile
+	for i, c := range stale {
+		r := &read[i]
+		st.Problems = append(st.Problems, r.probs...)
+		var old *recallFile
+		if c.oi >= 0 {
+			old = &x.files[c.oi]
+		}
+		unchanged := old != nil && !old.bad && !r.f.bad && old.hash == r.f.hash
+		if old != nil {
+			*old = r.f
+		} else {
+			added = append(added, r.f)
+		}
+		if unchanged && !build {
+			continue // touched, not changed: the index holds it already
+		}
+		switch {
+		case r.f.bad:
+			if !build && c.oi >= 0 {
+				x.lex.Remove(c.rel)
 			}
-			continue
+		case build:
+			docs = append(docs, lexical.Doc{ID: r.f.path, Name: r.f.name, Description: r.f.desc, Body: r.body})
+		default:
+			x.lex.Put(lexical.Doc{ID: r.f.path, Name: r.f.name, Description: r.f.desc, Body: r.body})
 		}
 		st.Read++
-		x.docs[stale[i].rel] = read[i]
-		if x.lex != nil {
-			x.lex.Put(read[i].lexDoc())
-		}
 	}
-	if x.lex == nil {
-		docs := make([]lexical.Doc, 0, len(x.docs))
-		for _, d := range x.sortedDocs() {
-			docs = append(docs, d.lexDoc())
-		}
+	if build {
+		slices.SortFunc(docs, func(a, b lexical.Doc) int { return strings.Compare(a.ID, b.ID) })
 		x.lex = lexical.New(docs, nil)
 	}
-	if (st.Read > 0 || st.Removed > 0) && x.cachePath != "" {
-		if err := x.saveCache(); err != nil {
-			return nil, err
+	if len(removed) > 0 || len(added) > 0 {
+		slices.Sort(removed)
+		files := make([]recallFile, 0, len(x.files)-len(removed)+len(added))
+		for i := range x.files {
+			if len(removed) > 0 && removed[0] == i {
+				removed = removed[1:]
+				continue
+			}
+			files = append(files, x.files[i])
 		}
+		files = append(files, added...)
+		slices.SortFunc(files, func(a, b recallFile) int { return strings.Compare(a.path, b.path) })
+		x.files = files
+	}
+	slices.SortFunc(dirs, func(a, b recallDir) int { return strings.Compare(a.rel, b.rel) })
+	x.dirs = dirs
+	st.Files = x.lex.Len()
+	if dirty && x.cachePath != "" {
+		x.save()
 	}
 	return st, nil
 }
 
-func (d indexedDoc) lexDoc() lexical.Doc {
-	return lexical.Doc{ID: d.Path, Name: d.Name, Description: d.Description, Body: d.Body}
+// dirWalk is what walkDirs found.
+type dirWalk struct {
+	dirs            []recallDir
+	visited, listed map[string]bool
+	found           []string // memory files in listed directories
 }
 
-// readIndexedDoc reads a memory for the index: its header from the first 30
-// lines, as a scan reads it, and up to recallBodyMax bytes of body.
-func readIndexedDoc(root *os.Root, rel string, buf []byte) (indexedDoc, []Problem, bool, []byte) {
+// walkDirs stats every known directory of the tree and lists those whose
+// entries may have changed (and new ones).
+func (x *RecallIndex) walkDirs(sd *statDir, racy func(...int64) bool) dirWalk {
+	oldDirs := make(map[string]recallDir, len(x.dirs))
+	children := map[string][]string{}
+	for _, d := range x.dirs {
+		oldDirs[d.rel] = d
+		if d.rel != "." {
+			p := path.Dir(d.rel)
+			children[p] = append(children[p], d.rel)
+		}
+	}
+	var dirs []recallDir
+	visited := map[string]bool{}
+	listed := map[string]bool{}
+	var found []string // memory files in listed directories
+	var visit func(rel string)
+	visit = func(rel string) {
+		s, isDir, _, err := sd.stat(rel)
+		if err != nil || !isDir || visited[rel] {
+			return
+		}
+		visited[rel] = true
+		dirs = append(dirs, recallDir{rel: rel, mtime: s.MTime, racy: racy(s.MTime)})
+		if old, ok := oldDirs[rel]; ok && old.mtime == s.MTime && !old.racy {
+			for _, c := range children[rel] {
+				visit(c)
+			}
+			return
+		}
+		listed[rel] = true
+		// Unsorted, with the types getdents gives: no lstat per entry.
+		df, err := os.Open(filepath.Join(x.dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return // an unreadable subdirectory is skipped, as a scan does
+		}
+		ents, _ := df.ReadDir(-1)
+		df.Close()
+		for _, e := range ents {
+			p := e.Name()
+			if rel != "." {
+				p = rel + "/" + p
+			}
+			switch {
+			case e.IsDir():
+				visit(p)
+			case strings.HasSuffix(p, ".md") && e.Name() != EntrypointName:
+				found = append(found, p)
+			}
+		}
+	}
+	visit(".")
+	return dirWalk{dirs, visited, listed, found}
+}
+
+// readRecallFile reads a memory for the index: its header from the first 30
+// lines, as a scan reads it, up to recallBodyMax bytes of body, and the
+// SHA-256 of the whole file.
+func readRecallFile(root *os.Root, rel string, buf []byte) (recallFile, string, []Problem, []byte) {
+	f := recallFile{path: rel, checked: true}
 	h, probs, ok, buf := scanFile(root, rel, buf)
 	if !ok {
-		return indexedDoc{}, probs, false, buf
+		f.bad = true
+		return f, "", probs, buf
 	}
-	doc := indexedDoc{Path: rel, Size: h.Size, ModTime: h.ModTime.UnixNano(), Name: h.Name, Description: h.Description, Type: h.Type}
-	f, err := root.Open(rel)
+	f.name, f.desc, f.typ = h.Name, h.Description, h.Type
+	file, err := root.Open(rel)
 	if err != nil {
-		return doc, probs, true, buf
+		f.bad = true
+		return f, "", []Problem{{Path: rel, Kind: ProblemRead, Message: err.Error(), Skipped: true}}, buf
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, recallBodyMax))
-	if err == nil {
-		m, _ := ParseMemory(data)
-		doc.Body = m.Body
-	}
-	return doc, probs, true, buf
-}
-
-func (x *RecallIndex) sortedDocs() []indexedDoc {
-	out := make([]indexedDoc, 0, len(x.docs))
-	for _, d := range x.docs {
-		out = append(out, d)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out
-}
-
-func (x *RecallIndex) loadCache() {
-	if x.cachePath == "" {
-		return
-	}
-	data, err := os.ReadFile(x.cachePath)
+	defer file.Close()
+	data, err := io.ReadAll(io.LimitReader(file, recallHashMax))
 	if err != nil {
-		return
+		f.bad = true
+		return f, "", []Problem{{Path: rel, Kind: ProblemRead, Message: err.Error(), Skipped: true}}, buf
 	}
-	var c recallCache
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&c); err != nil || c.Version != recallCacheVersion || c.Dir != x.dir {
-		// A cache from another version or directory is simply rebuilt.
-		return
-	}
-	for _, d := range c.Docs {
-		x.docs[d.Path] = d
-	}
+	f.hash = sha256.Sum256(data)
+	m, _ := ParseMemory(data[:min(len(data), recallBodyMax)])
+	return f, m.Body, probs, buf
 }
 
-func (x *RecallIndex) saveCache() error {
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(recallCache{Version: recallCacheVersion, Dir: x.dir, Docs: x.sortedDocs()}); err != nil {
-		return fmt.Errorf("recall cache: %w", err)
-	}
-	if err := atomicfile.MkdirAll(filepath.Dir(x.cachePath), 0o700); err != nil {
-		return fmt.Errorf("recall cache: %w", err)
-	}
-	return atomicfile.WriteFile(x.cachePath, buf.Bytes(), 0o600)
+// find returns the index of the file at path in x.files.
+func (x *RecallIndex) find(p string) (int, bool) {
+	return slices.BinarySearchFunc(x.files, p, func(f recallFile, p string) int { return strings.Compare(f.path, p) })
+}
+
+// has reports whether a searchable memory is at path p.
+func (x *RecallIndex) has(p string) bool {
+	i, ok := x.find(p)
+	return ok && !x.files[i].bad
 }
 
 // Headers returns every indexed memory, newest first, like a scan.
 func (x *RecallIndex) Headers() []Header {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	out := make([]Header, 0, len(x.docs))
-	for _, d := range x.docs {
-		out = append(out, d.header(x.dir))
+	x.checkAll()
+	out := make([]Header, 0, len(x.files))
+	for i := range x.files {
+		if !x.files[i].bad {
+			out = append(out, x.files[i].header(x.dir))
+		}
 	}
 	sortHeaders(out)
+	return out
+}
+
+// RecallEntry is one indexed memory as Entries returns it.
+type RecallEntry struct {
+	Path        string // relative to the directory, slash-separated
+	AbsPath     string
+	Name        string
+	Description string
+	Type        Type
+	ModTime     time.Time
+	Size        int64
+	// Hash is the SHA-256 of the file's bytes, in hex: what caches derived
+	// from a memory's content (embeddings) are keyed by.
+	Hash string
+}
+
+// Entries returns every indexed memory, in path order, with the hash of its
+// content. Refresh first.
+func (x *RecallIndex) Entries() []RecallEntry {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.checkAll()
+	out := make([]RecallEntry, 0, len(x.files))
+	for i := range x.files {
+		f := &x.files[i]
+		if f.bad {
+			continue
+		}
+		out = append(out, RecallEntry{
+			Path: f.path, AbsPath: filepath.Join(x.dir, filepath.FromSlash(f.path)),
+			Name: f.name, Description: f.desc, Type: f.typ,
+			ModTime: time.Unix(0, f.stamp.MTime), Size: f.stamp.Size,
+			Hash: hex.EncodeToString(f.hash[:]),
+		})
+	}
 	return out
 }
 
@@ -292,7 +594,86 @@ func (x *RecallIndex) Headers() []Header {
 func (x *RecallIndex) Len() int {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return len(x.docs)
+	if x.lex == nil {
+		return 0
+	}
+	return x.lex.Len()
+}
+
+// Lookup returns the paths of the indexed memories whose frontmatter name
+// is name, in path order. Refresh first.
+func (x *RecallIndex) Lookup(name string) []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.checkAll()
+	var out []string
+	for i := range x.files {
+		if f := &x.files[i]; !f.bad && f.name == name {
+			out = append(out, f.path)
+		}
+	}
+	return out
+}
+
+// LookupFresh returns the paths of the memories whose frontmatter name may
+// be name, without refreshing the index: those the index holds under that
+// name, and those the directories list that the index does not know yet,
+// whose headers it reads. It stats the directories and lists only those
+// whose entries changed, so it costs the same in a large directory as in a
+// small one; callers check each path they get (a memory renamed in place
+// may still be listed under its old name, and one given this name in place
+// may be missing until the index sees the edit). Without a persisted index
+// yet, it builds one.
+func (x *RecallIndex) LookupFresh(ctx context.Context, name string) ([]string, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.loaded {
+		x.loaded = true
+		x.load()
+	}
+	if x.lex == nil {
+		if _, err := x.refreshLocked(ctx, false); err != nil {
+			return nil, err
+		}
+	}
+	var out []string
+	for i := range x.files {
+		if f := &x.files[i]; !f.bad && f.name == name && x.fileOK(i) {
+			out = append(out, f.path)
+		}
+	}
+	sd, err := openStatDir(x.dir)
+	if err != nil {
+		return out, nil
+	}
+	defer sd.Close()
+	now := time.Now().UnixNano()
+	w := x.walkDirs(sd, func(t ...int64) bool { return now-t[0] < int64(racyWindow) })
+	root, err := os.OpenRoot(x.dir)
+	if err != nil {
+		return out, nil
+	}
+	defer root.Close()
+	// Files the index does not know: a merge of the sorted listing with the
+	// (sorted) index, rather than a search per name.
+	slices.Sort(w.found)
+	var buf []byte
+	j := 0
+	for _, p := range w.found {
+		for j < len(x.files) && x.files[j].path < p {
+			j++
+		}
+		if j < len(x.files) && x.files[j].path == p {
+			continue
+		}
+		var h Header
+		var ok bool
+		h, _, ok, buf = scanFile(root, p, buf)
+		if ok && h.Name == name {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // Search ranks the indexed memories against query and returns the best k
@@ -304,9 +685,381 @@ func (x *RecallIndex) Search(query string, k int) ([]lexical.Hit, []Header) {
 		return nil, nil
 	}
 	hits := x.lex.Search(query, k)
-	hs := make([]Header, len(hits))
-	for i, h := range hits {
-		hs[i] = x.docs[h.ID].header(x.dir)
+	for _, h := range hits {
+		if i, ok := x.find(h.ID); ok {
+			x.fileOK(i)
+		}
 	}
-	return hits, hs
+	if x.lex.Corrupt() || x.damaged {
+		// The mapped file was damaged: rebuild from the directory.
+		x.reset()
+		if _, err := x.refreshLocked(context.Background(), true); err != nil || x.lex == nil {
+			return nil, nil
+		}
+		hits = x.lex.Search(query, k)
+	}
+	// What is returned is read from the files as they are now.
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	if x.recheck(ids) {
+		hits = x.lex.Search(query, k)
+	}
+	out := hits[:0]
+	hs := make([]Header, 0, len(hits))
+	for _, h := range hits {
+		if i, ok := x.find(h.ID); ok && !x.files[i].bad {
+			out = append(out, h)
+			hs = append(hs, x.files[i].header(x.dir))
+		}
+	}
+	return out, hs
+}
+
+// dirsChanged reports whether a directory of the tree changed its entries
+// since the last refresh: a few stats, which cover a notification not yet
+// delivered for a file just created or renamed (as every memdir write is).
+func (x *RecallIndex) dirsChanged() bool {
+	sd, err := openStatDir(x.dir)
+	if err != nil {
+		return true
+	}
+	defer sd.Close()
+	for _, d := range x.dirs {
+		s, isDir, _, err := sd.stat(d.rel)
+		if err != nil || !isDir || s.MTime != d.mtime || d.racy {
+			return true
+		}
+	}
+	return false
+}
+
+// recheck stats the files at paths (known to the index) and re-reads those
+// that changed, or changed too recently to trust, updating the index. It
+// reports whether the index changed.
+func (x *RecallIndex) recheck(paths []string) bool {
+	sd, err := openStatDir(x.dir)
+	if err != nil {
+		return false
+	}
+	defer sd.Close()
+	type change struct {
+		i     int
+		stamp fileStamp
+		gone  bool
+	}
+	var changes []change
+	for _, p := range paths {
+		i, ok := x.find(p)
+		if !ok {
+			continue
+		}
+		s, _, isReg, err := sd.stat(p)
+		switch {
+		case err != nil || !isReg:
+			changes = append(changes, change{i: i, gone: true})
+		case s != x.files[i].stamp || x.files[i].racy:
+			changes = append(changes, change{i: i, stamp: s})
+		}
+	}
+	if len(changes) == 0 {
+		return false
+	}
+	root, err := os.OpenRoot(x.dir)
+	if err != nil {
+		return false
+	}
+	defer root.Close()
+	now := time.Now().UnixNano()
+	changed := false
+	var gone []int
+	for _, c := range changes {
+		old := &x.files[c.i]
+		if c.gone {
+			x.lex.Remove(old.path)
+			gone = append(gone, c.i)
+			changed = true
+			continue
+		}
+		f, body, _, _ := readRecallFile(root, old.path, nil)
+		f.stamp = c.stamp
+		f.racy = now-max(c.stamp.MTime, c.stamp.CTime) < int64(racyWindow)
+		switch {
+		case f.bad:
+			changed = changed || !old.bad
+			x.lex.Remove(old.path)
+		case old.bad || f.hash != old.hash:
+			changed = true
+			x.lex.Put(lexical.Doc{ID: f.path, Name: f.name, Description: f.desc, Body: body})
+		}
+		*old = f
+	}
+	slices.Sort(gone)
+	for j := len(gone) - 1; j >= 0; j-- {
+		x.files = slices.Delete(x.files, gone[j], gone[j]+1)
+	}
+	if x.cachePath != "" {
+		x.save()
+	}
+	return changed
+}
+
+// The cache file: a header, a table of files and one of directories, a
+// string blob, then the lexical segment (see lexical.Load), each section
+// 8-byte aligned, in the machine's byte order.
+
+const (
+	recallMagic     = "MDRECIDX"
+	recallVersion   = 3
+	recallOrderMark = 0x01020304
+)
+
+type recallDiskHeader struct {
+	Magic      [8]byte
+	Order      uint32
+	Version    uint32
+	NFiles     uint32
+	NDirs      uint32
+	DirOff     uint32
+	DirLen     uint32
+	BlobOff    uint64
+	BlobLen    uint64
+	LexOff     uint64
+	LexLen     uint64
+	FilesOff   uint64
+	DirsOff    uint64
+	SourceSize uint64 // the file's own length, to catch truncation
+	// TablesCRC is the CRC-32C of the file and directory tables and the
+	// strings; HeaderCRC that of the header up to it.
+	TablesCRC, HeaderCRC uint32
+}
+
+// diskFile.StrCRC and the strings of each file are checked on first use;
+// TablesCRC covers the two tables and the strings of the directory and of
+// the directory table.
+
+var recallCRC = crc32.MakeTable(crc32.Castagnoli)
+
+func (h *recallDiskHeader) crc() uint32 {
+	return crc32.Checksum(unsafe.Slice((*byte)(unsafe.Pointer(h)), unsafe.Offsetof(h.TablesCRC)), recallCRC)
+}
+
+func tablesCRC(files []diskFile, dirs []diskDir, blob []byte, dirOff, dirLen uint32) uint32 {
+	c := crc32.Update(0, recallCRC, rawBytes(files))
+	c = crc32.Update(c, recallCRC, rawBytes(dirs))
+	str := func(off, n uint32) {
+		if uint64(off)+uint64(n) <= uint64(len(blob)) {
+			c = crc32.Update(c, recallCRC, blob[off:off+n])
+		}
+	}
+	str(dirOff, dirLen)
+	for _, d := range dirs {
+		str(d.RelOff, d.RelLen)
+	}
+	return c
+}
+
+type diskFile struct {
+	PathOff, PathLen, NameOff, NameLen, DescOff, DescLen uint32
+	Type, Flags                                          uint32
+	StrCRC, _                                            uint32
+	Stamp                                                fileStamp
+	Hash                                                 [sha256.Size]byte
+}
+
+type diskDir struct {
+	RelOff, RelLen, Flags, _ uint32
+	MTime                    int64
+}
+
+const (
+	flagRacy = 1 << iota
+	flagBad
+)
+
+var recallTypes = []Type{"", TypeUser, TypeFeedback, TypeProject, TypeReference}
+
+func sliceAt[T any](data []byte, off uint64, n uint32) ([]T, bool) {
+	size := uint64(unsafe.Sizeof(*new(T)))
+	if off%8 != 0 || off > uint64(len(data)) || uint64(n)*size > uint64(len(data))-off {
+		return nil, false
+	}
+	if n == 0 {
+		return nil, true
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(&data[off])), n), true
+}
+
+func strAt(blob []byte, off, n uint32) (string, bool) {
+	if uint64(off)+uint64(n) > uint64(len(blob)) {
+		return "", false
+	}
+	if n == 0 {
+		return "", true
+	}
+	return unsafe.String(&blob[off], int(n)), true
+}
+
+// load opens the cache file in place. Anything wrong with it leaves the
+// index empty, to be rebuilt.
+func (x *RecallIndex) load() {
+	if x.cachePath == "" {
+		return
+	}
+	defer func() {
+		if recover() != nil {
+			x.reset()
+		}
+	}()
+	data, err := mapFile(x.cachePath)
+	if err != nil || len(data) < int(unsafe.Sizeof(recallDiskHeader{})) {
+		return
+	}
+	h := (*recallDiskHeader)(unsafe.Pointer(&data[0]))
+	if string(h.Magic[:]) != recallMagic || h.Order != recallOrderMark || h.Version != recallVersion || h.SourceSize != uint64(len(data)) || h.HeaderCRC != h.crc() {
+		return
+	}
+	blob, ok := sliceAt[byte](data, h.BlobOff, uint32(min(h.BlobLen, 1<<32-1)))
+	if !ok || uint64(len(blob)) != h.BlobLen {
+		return
+	}
+	if dir, ok := strAt(blob, h.DirOff, h.DirLen); !ok || dir != x.dir {
+		return // another directory's index (or a hash collision of names)
+	}
+	dfs, ok1 := sliceAt[diskFile](data, h.FilesOff, h.NFiles)
+	dds, ok2 := sliceAt[diskDir](data, h.DirsOff, h.NDirs)
+	lexData, ok3 := sliceAt[byte](data, h.LexOff, uint32(min(h.LexLen, 1<<32-1)))
+	if !ok1 || !ok2 || !ok3 || uint64(len(lexData)) != h.LexLen || tablesCRC(dfs, dds, blob, h.DirOff, h.DirLen) != h.TablesCRC {
+		return
+	}
+	files := make([]recallFile, len(dfs))
+	good := 0
+	for i := range dfs {
+		d := &dfs[i]
+		f := &files[i]
+		var ok1, ok2, ok3 bool
+		f.path, ok1 = strAt(blob, d.PathOff, d.PathLen)
+		f.name, ok2 = strAt(blob, d.NameOff, d.NameLen)
+		f.desc, ok3 = strAt(blob, d.DescOff, d.DescLen)
+		if !ok1 || !ok2 || !ok3 || int(d.Type) >= len(recallTypes) || i > 0 && files[i-1].path >= f.path {
+			return
+		}
+		f.typ, f.stamp, f.hash = recallTypes[d.Type], d.Stamp, d.Hash
+		f.racy, f.bad = d.Flags&flagRacy != 0, d.Flags&flagBad != 0
+		f.crc = d.StrCRC
+		if !f.bad {
+			good++
+		}
+	}
+	dirs := make([]recallDir, len(dds))
+	for i := range dds {
+		rel, ok := strAt(blob, dds[i].RelOff, dds[i].RelLen)
+		if !ok {
+			return
+		}
+		dirs[i] = recallDir{rel: rel, mtime: dds[i].MTime, racy: dds[i].Flags&flagRacy != 0}
+	}
+	lex, err := lexical.Load(lexData, nil)
+	if err != nil || lex.Len() != good {
+		return
+	}
+	x.files, x.dirs, x.lex = files, dirs, lex
+}
+
+// save writes the cache file atomically. It is derived data: when another
+// process holds the lock, or the write fails, the next refresh catches up.
+func (x *RecallIndex) save() {
+	if err := atomicfile.MkdirAll(filepath.Dir(x.cachePath), 0o700); err != nil {
+		return
+	}
+	lock, ok, err := flock.TryAcquire(x.cachePath + ".lock")
+	if err != nil || !ok {
+		return
+	}
+	defer lock.Unlock()
+	data, err := x.marshal()
+	if err != nil {
+		return
+	}
+	if atomicfile.WriteFile(x.cachePath, data, 0o600) == nil && strings.HasSuffix(x.cachePath, ".idx") {
+		// The cache of earlier versions (a gob of every memory's text),
+		// superseded by this file.
+		os.Remove(strings.TrimSuffix(x.cachePath, ".idx") + ".gob")
+	}
+}
+
+func (x *RecallIndex) marshal() ([]byte, error) {
+	var blob []byte
+	add := func(s string) (uint32, uint32) {
+		off := len(blob)
+		blob = append(blob, s...)
+		return uint32(off), uint32(len(s))
+	}
+	var h recallDiskHeader
+	copy(h.Magic[:], recallMagic)
+	h.Order, h.Version = recallOrderMark, recallVersion
+	h.DirOff, h.DirLen = add(x.dir)
+	dfs := make([]diskFile, len(x.files))
+	for i := range x.files {
+		f := &x.files[i]
+		d := &dfs[i]
+		d.PathOff, d.PathLen = add(f.path)
+		d.NameOff, d.NameLen = add(f.name)
+		d.DescOff, d.DescLen = add(f.desc)
+		d.Type = uint32(max(0, slices.Index(recallTypes, f.typ)))
+		if f.racy {
+			d.Flags |= flagRacy
+		}
+		if f.bad {
+			d.Flags |= flagBad
+		}
+		d.Stamp, d.Hash = f.stamp, f.hash
+		d.StrCRC = f.strCRC()
+	}
+	dds := make([]diskDir, len(x.dirs))
+	for i, d := range x.dirs {
+		dds[i].RelOff, dds[i].RelLen = add(d.rel)
+		dds[i].MTime = d.mtime
+		if d.racy {
+			dds[i].Flags = flagRacy
+		}
+	}
+	if len(blob) > 1<<32-1 {
+		return nil, errors.New("recall index too large")
+	}
+	out := make([]byte, unsafe.Sizeof(h))
+	pad := func() {
+		for len(out)%8 != 0 {
+			out = append(out, 0)
+		}
+	}
+	h.NFiles, h.NDirs = uint32(len(dfs)), uint32(len(dds))
+	h.FilesOff = uint64(len(out))
+	out = append(out, rawBytes(dfs)...)
+	pad()
+	h.DirsOff = uint64(len(out))
+	out = append(out, rawBytes(dds)...)
+	pad()
+	h.BlobOff, h.BlobLen = uint64(len(out)), uint64(len(blob))
+	out = append(out, blob...)
+	pad()
+	h.LexOff = uint64(len(out))
+	out, err := x.lex.AppendBinary(out)
+	if err != nil {
+		return nil, err
+	}
+	h.LexLen = uint64(len(out)) - h.LexOff
+	h.SourceSize = uint64(len(out))
+	h.TablesCRC = tablesCRC(dfs, dds, blob, h.DirOff, h.DirLen)
+	h.HeaderCRC = h.crc()
+	copy(out, rawBytes([]recallDiskHeader{h}))
+	return out, nil
+}
+
+func rawBytes[T any](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
 }

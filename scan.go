@@ -232,9 +232,10 @@ func scanFile(root *os.Root, rel string, buf []byte) (Header, []Problem, bool, [
 		return fail(ProblemBinary, "a binary file, not Markdown text")
 	}
 	m, prob := ParseMemory(head)
-	h.Name, h.Description, h.Type = m.Name, m.Description, m.Type
+	// Clones, so that the header does not keep the whole head alive.
+	h.Name, h.Description, h.Type = strings.Clone(m.Name), strings.Clone(m.Description), m.Type
 	if m.Type == "" {
-		h.RawType = m.RawType
+		h.RawType = strings.Clone(m.RawType)
 	}
 	h.HasFrontmatter = m.HasFrontmatter()
 	var probs []Problem

@@ -2,7 +2,10 @@ package lexical
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Doc is one document: for memdir, one memory file.
@@ -136,6 +139,13 @@ type Index struct {
 	dead     int               // tombstones among docs
 	totalLen [nFields]int64    // field lengths summed over live documents
 
+	// seg, when not nil, is the loaded segment the index reads in place
+	// (see Load); the mutable fields above except docs and totalLen are
+	// then empty until an update copies it into them.
+	seg *segment
+	// damaged is set when a loaded segment turned out to be corrupt.
+	damaged atomic.Bool
+
 	tok     tokenizer        // for updates, under mu
 	tf      [][nFields]uint8 // by term id, per-document scratch for updates
 	touched []uint32
@@ -161,13 +171,17 @@ func New(docs []Doc, opts *Options) *Index {
 func (x *Index) Len() int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return len(x.ids)
+	return x.numDocs()
 }
 
 // Has reports whether a document with this ID is indexed.
 func (x *Index) Has(id string) bool {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	if x.seg != nil {
+		_, ok := slices.BinarySearchFunc(x.docs, id, func(d docInfo, id string) int { return strings.Compare(d.id, id) })
+		return ok
+	}
 	_, ok := x.ids[id]
 	return ok
 }
@@ -176,6 +190,7 @@ func (x *Index) Has(id string) bool {
 func (x *Index) Put(doc Doc) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.thaw()
 	x.put(doc)
 }
 
@@ -183,6 +198,7 @@ func (x *Index) Put(doc Doc) {
 func (x *Index) Remove(id string) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.thaw()
 	slot, ok := x.ids[id]
 	if !ok {
 		return false

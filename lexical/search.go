@@ -45,7 +45,7 @@ type scored struct {
 func (x *Index) Search(query string, k int) []Hit {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	if len(x.ids) == 0 {
+	if x.numDocs() == 0 {
 		return nil
 	}
 	s, _ := x.scratch.Get().(*searchScratch)
@@ -116,7 +116,7 @@ func isCJKTerm(t string) bool {
 // parseQuery fills s.query with the distinct terms of query, counting
 // repeats.
 func (x *Index) parseQuery(s *searchScratch, query string) {
-	n := float64(len(x.ids))
+	n := float64(x.numDocs())
 	s.query = s.query[:0]
 	s.tok.run(query, func(tok []byte) {
 		for i := range s.query {
@@ -126,8 +126,8 @@ func (x *Index) parseQuery(s *searchScratch, query string) {
 			}
 		}
 		q := queryTerm{weight: 1}
-		if id, ok := x.terms[string(tok)]; ok {
-			q.text, q.id, q.df = x.text[id], id, x.df[id]
+		if id, ok := x.lookup(string(tok)); ok {
+			q.text, q.id, q.df = x.termText(id), id, x.docFreq(id)
 		} else {
 			q.text = string(tok)
 		}
@@ -140,8 +140,8 @@ func (x *Index) parseQuery(s *searchScratch, query string) {
 	// Translations join as the user's own terms, at a lower weight, and
 	// only when some document holds them.
 	for _, t := range loadGlossary().translations(query) {
-		id, ok := x.terms[t]
-		if !ok || x.df[id] == 0 {
+		id, ok := x.lookup(t)
+		if !ok || x.docFreq(id) == 0 {
 			continue
 		}
 		dup := false
@@ -152,7 +152,7 @@ func (x *Index) parseQuery(s *searchScratch, query string) {
 			}
 		}
 		if !dup {
-			s.query = append(s.query, queryTerm{text: x.text[id], id: id, df: x.df[id], idf: idf(n, float64(x.df[id])), weight: x.opts.GlossaryWeight})
+			s.query = append(s.query, queryTerm{text: x.termText(id), id: id, df: x.docFreq(id), idf: idf(n, float64(x.docFreq(id))), weight: x.opts.GlossaryWeight})
 		}
 	}
 }
@@ -179,7 +179,7 @@ func (x *Index) accumulate(s *searchScratch, sc *scorer) {
 			continue
 		}
 		c := q.weight * q.idf
-		for _, p := range x.postings[q.id] {
+		for _, p := range x.postingsOf(q.id) {
 			d := &x.docs[p.doc]
 			if !d.alive {
 				continue
@@ -215,7 +215,7 @@ func (x *Index) newScorer() scorer {
 	}
 	for f := range nFields {
 		if x.totalLen[f] > 0 {
-			sc.perLen[f] = o.B * float64(len(x.ids)) / float64(x.totalLen[f])
+			sc.perLen[f] = o.B * float64(x.numDocs()) / float64(x.totalLen[f])
 		}
 	}
 	return sc
@@ -257,12 +257,12 @@ func (x *Index) addFeedbackTerms(s *searchScratch, sc *scorer) bool {
 		}
 		return false
 	}
-	n := float64(len(x.ids))
+	n := float64(x.numDocs())
 	for _, t := range top {
 		dw := t.score / top[0].score
 		d := &x.docs[t.slot]
-		for _, id := range d.terms {
-			if x.df[id] < 2 || x.numeric[id] || inQuery(id) {
+		for _, id := range x.docTermIDs(t.slot) {
+			if x.docFreq(id) < 2 || x.numericTerm(id) || inQuery(id) {
 				// A term in only this document cannot lead anywhere new,
 				// and dates and version numbers say little about topic.
 				continue
@@ -271,7 +271,7 @@ func (x *Index) addFeedbackTerms(s *searchScratch, sc *scorer) bool {
 			if !ok {
 				continue
 			}
-			s.expand[id] += dw * idf(n, float64(x.df[id])) * sc.saturate(p, d)
+			s.expand[id] += dw * idf(n, float64(x.docFreq(id))) * sc.saturate(p, d)
 		}
 	}
 	if len(s.expand) == 0 {
@@ -291,15 +291,15 @@ func (x *Index) addFeedbackTerms(s *searchScratch, sc *scorer) bool {
 		}
 		// Term ids depend on the order documents arrived in; the text
 		// does not, so an updated index expands exactly like a rebuilt one.
-		return strings.Compare(x.text[a.id], x.text[b.id])
+		return strings.Compare(x.termText(a.id), x.termText(b.id))
 	})
 	cands = cands[:min(len(cands), o.ExpandTerms)]
 	for _, c := range cands {
 		s.query = append(s.query, queryTerm{
-			text:   x.text[c.id],
+			text:   x.termText(c.id),
 			id:     c.id,
-			df:     x.df[c.id],
-			idf:    idf(n, float64(x.df[c.id])),
+			df:     x.docFreq(c.id),
+			idf:    idf(n, float64(x.docFreq(c.id))),
 			weight: o.ExpandWeight * c.w / cands[0].w,
 			added:  true,
 		})
@@ -310,7 +310,7 @@ func (x *Index) addFeedbackTerms(s *searchScratch, sc *scorer) bool {
 // posting finds the posting of term id for slot. Postings are ordered by
 // slot, so this is a binary search.
 func (x *Index) posting(id, slot uint32) (posting, bool) {
-	ps := x.postings[id]
+	ps := x.postingsOf(id)
 	i := sort.Search(len(ps), func(i int) bool { return ps[i].doc >= slot })
 	if i < len(ps) && ps[i].doc == slot {
 		return ps[i], true

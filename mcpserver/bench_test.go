@@ -3,23 +3,24 @@ package mcpserver_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/benchcorpus"
 	"github.com/memdir/memdir/mcpserver"
 )
 
-// benchFiles returns n memories of realistic size: a description of about 120
-// characters and a body of about 600.
+// benchFiles returns n memories from the corpus generator: varied bodies
+// recombined from the recall set's sentences, not one body repeated.
 func benchFiles(n int) map[string]string {
-	types := []memdir.Type{memdir.TypeUser, memdir.TypeFeedback, memdir.TypeProject, memdir.TypeReference}
-	body := strings.Repeat("Deploys go through the blue/green script; never kubectl apply by hand. ", 9)
+	c, err := benchcorpus.Load("../testdata/eval/recall-dev.json")
+	if err != nil {
+		panic(err)
+	}
 	files := make(map[string]string, n)
 	for i := range n {
-		t := types[i%4]
-		files[fmt.Sprintf("%s_memory_%05d.md", t, i)] = memoryFile(fmt.Sprintf("memory %d", i),
-			fmt.Sprintf("Memory number %d about the dispatch service, its Postgres schema and the on-call runbook for Kafka lag", i), t, body)
+		m := c.Memory(i, n)
+		files[m.File] = memoryFile(m.Name, m.Description, memdir.Type(m.Type), m.Body)
 	}
 	return files
 }
@@ -60,18 +61,19 @@ func BenchmarkWrite(b *testing.B) {
 	f := newFixture(b, nil)
 	writeFiles(b, f.dir.Path(), benchFiles(200))
 	cs := f.connect(b)
+	// The counters live outside the sub-benchmarks, which -count runs
+	// again on the same directory: each call creates a new memory.
+	i, j := 0, 0
 	b.Run("save", func(b *testing.B) {
-		i := 0
 		for b.Loop() {
 			i++
 			callOK(b, cs, "save", map[string]any{"name": fmt.Sprintf("bench %d", i), "description": "a memory saved by the benchmark", "type": "project", "body": "body"}, nil)
 		}
 	})
 	b.Run("memory-create", func(b *testing.B) {
-		i := 0
 		for b.Loop() {
-			i++
-			callOK(b, cs, "memory", map[string]any{"command": "create", "path": fmt.Sprintf("/memories/bench/create_%d.md", i), "file_text": "body\n"}, nil)
+			j++
+			callOK(b, cs, "memory", map[string]any{"command": "create", "path": fmt.Sprintf("/memories/bench/create_%d.md", j), "file_text": "body\n"}, nil)
 		}
 	})
 }

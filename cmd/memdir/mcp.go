@@ -147,6 +147,13 @@ func newMCPServer(ctx context.Context, env *Env, lf *locationFlags, cfg *config,
 	if err != nil {
 		return nil, nil, err
 	}
+	// A long-lived server: file-system notifications tell the index when
+	// to refresh; without them (no directory yet, no inotify) it refreshes
+	// by stat.
+	idx := memdir.NewRecallIndex(d.Path(), cache)
+	if err := idx.Watch(); err != nil {
+		logger.Debug("recall index: no file-system notifications; refreshing by stat", "err", err)
+	}
 	srv := mcpserver.New(d, &mcpserver.Options{
 		Location:       loc,
 		Model:          model,
@@ -154,7 +161,7 @@ func newMCPServer(ctx context.Context, env *Env, lf *locationFlags, cfg *config,
 		Embedder:       embedder,
 		EmbedCache:     embedCache,
 		EmbedOptions:   embedOpts,
-		RecallIndex:    memdir.NewRecallIndex(d.Path(), cache),
+		RecallIndex:    idx,
 		Team:           team,
 		Version:        version,
 		Now:            env.Now,

@@ -1,0 +1,416 @@
+// Command bench runs memdir's whole-process performance comparisons and
+// prints a table of ratios: each figure is the median CPU time (user +
+// system, from the child's rusage; steadier than wall time on a shared
+// machine) of a process, divided by that of a reference process run in the
+// same session. Run it through bench/run; it is not part of CI.
+//
+//	hook      memdir hook (UserPromptSubmit) ÷ memdir --version
+//	recall    memdir recall --json, warm ÷ SQLite FTS5 BM25 in a fresh python3
+//	save      memdir save at N memories ÷ at 200
+//	checkpoint memdir checkpoint snapshot of 1,000 unchanged files, new
+//	          process, after 1 and 100 snapshots ÷ stat(1) of the files
+//	list      memdir list --json ÷ a process reading 30 lines of each file
+//
+// Corpora are generated once into the cache directory (-cache) and reused.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/memdir/memdir/checkpoint"
+	"github.com/memdir/memdir/internal/benchcorpus"
+	"github.com/memdir/memdir/internal/evalset"
+)
+
+func main() {
+	if len(os.Args) > 2 && os.Args[1] == "floor" {
+		floor(os.Args[2])
+		return
+	}
+	memdirBin := flag.String("memdir", "", "the memdir binary to measure")
+	cache := flag.String("cache", filepath.Join(os.TempDir(), "memdir-bench"), "where generated corpora are kept")
+	evalPath := flag.String("eval", "testdata/eval/recall-dev.json", "the recall set the corpus is generated from")
+	runs := flag.Int("runs", 7, "runs per measurement (the median is reported)")
+	only := flag.String("only", "", "comma-separated parts to run: hook,recall,save,checkpoint,list (default all)")
+	sizesFlag := flag.String("recall-sizes", "2000,20000,100000", "corpus sizes for the recall comparison")
+	flag.Parse()
+	if *memdirBin == "" {
+		fmt.Fprintln(os.Stderr, "bench: -memdir is required")
+		os.Exit(2)
+	}
+	set, err := evalset.Load(*evalPath)
+	check(err)
+	b := &bench{bin: *memdirBin, cache: *cache, runs: *runs, corpus: benchcorpus.New(set)}
+	for _, q := range set.Queries {
+		b.queries = append(b.queries, q.Query)
+	}
+	b.self, err = os.Executable()
+	check(err)
+	want := func(p string) bool { return *only == "" || slices.Contains(strings.Split(*only, ","), p) }
+	var recallSizes []int
+	for _, s := range strings.Split(*sizesFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		check(err)
+		recallSizes = append(recallSizes, n)
+	}
+	check(os.MkdirAll(b.cache, 0o700))
+	fmt.Printf("memdir bench: %s, %d runs each, median CPU (user+sys) per process\n\n", *memdirBin, b.runs)
+	fmt.Printf("%-44s %10s %10s %8s %10s\n", "measurement", "cpu ms", "ref ms", "ratio", "max RSS")
+	if want("hook") {
+		ver := b.measure(nil, "", b.bin, "--version")
+		for _, n := range []int{200, 2000, 20000} {
+			r := b.hook(n)
+			b.row(fmt.Sprintf("hook UserPromptSubmit, %d ÷ --version", n), r, ver)
+		}
+	}
+	if want("recall") {
+		for _, n := range recallSizes {
+			r, f := b.recall(n)
+			b.row(fmt.Sprintf("recall --json warm, %d ÷ FTS5 python3", n), r, f)
+		}
+	}
+	if want("save") {
+		base := b.save(200)
+		b.row("save at 200 (reference)", base, base)
+		for _, n := range []int{2000, 20000} {
+			b.row(fmt.Sprintf("save at %d ÷ at 200", n), b.save(n), base)
+		}
+	}
+	if want("checkpoint") {
+		one, hundred, st := b.checkpoints()
+		b.row("checkpoint snapshot after 1 ÷ stat(1)", one, st)
+		b.row("checkpoint snapshot after 100 ÷ stat(1)", hundred, st)
+	}
+	if want("list") {
+		for _, n := range []int{2000, 20000} {
+			dir := b.dir(n)
+			fl := b.measure(nil, "", b.self, "floor", dir)
+			l := b.measure(nil, "", b.bin, "list", "--dir", dir, "--json")
+			b.row(fmt.Sprintf("list --json, %d ÷ I/O floor", n), l, fl)
+		}
+	}
+}
+
+type bench struct {
+	bin, self, cache string
+	runs             int
+	corpus           *benchcorpus.Corpus
+	queries          []string
+	qi               int
+}
+
+type result struct {
+	cpu, wall time.Duration
+	rss       int64 // KiB, the largest of the runs
+}
+
+func (b *bench) row(name string, r, ref result) {
+	fmt.Printf("%-44s %10.1f %10.1f %8.2f %8.0fMB\n", name, ms(r.cpu), ms(ref.cpu), float64(r.cpu)/float64(ref.cpu), float64(r.rss)/1024)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// dir returns a cached corpus of n memories, generating it the first time.
+func (b *bench) dir(n int) string {
+	dir := filepath.Join(b.cache, fmt.Sprintf("corpus-%d", n))
+	done := dir + ".done"
+	if _, err := os.Stat(done); err == nil {
+		return dir
+	}
+	os.RemoveAll(dir)
+	fmt.Fprintf(os.Stderr, "bench: generating %d memories in %s\n", n, dir)
+	check(b.corpus.Write(dir, n))
+	check(os.WriteFile(done, nil, 0o600))
+	return dir
+}
+
+// copyDir makes a fresh copy of a cached corpus, for measurements that
+// write into it.
+func (b *bench) copyDir(n int, name string) string {
+	src := b.dir(n)
+	dst := filepath.Join(b.cache, name)
+	os.RemoveAll(dst)
+	check(exec.Command("cp", "-a", src, dst).Run())
+	return dst
+}
+
+// measure runs a command b.runs times (after one warm-up run) and returns
+// the median CPU and wall time and the peak RSS. stdin, when not nil, gives
+// each run's standard input.
+func (b *bench) measure(env []string, _ string, name string, args ...string) result {
+	return b.measureWith(env, nil, name, args...)
+}
+
+func (b *bench) measureWith(env []string, stdin func() string, name string, args ...string) result {
+	var cpus, walls []time.Duration
+	var rss int64
+	for i := 0; i <= b.runs; i++ {
+		cmd := exec.Command(name, args...)
+		cmd.Env = append(os.Environ(), env...)
+		if stdin != nil {
+			cmd.Stdin = strings.NewReader(stdin())
+		}
+		t0 := time.Now()
+		out, err := cmd.CombinedOutput()
+		wall := time.Since(t0)
+		if err != nil {
+			check(fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out))
+		}
+		if i == 0 {
+			continue // warm-up
+		}
+		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		cpus = append(cpus, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
+		walls = append(walls, wall)
+		rss = max(rss, ru.Maxrss)
+	}
+	slices.Sort(cpus)
+	slices.Sort(walls)
+	return result{cpus[len(cpus)/2], walls[len(walls)/2], rss}
+}
+
+func (b *bench) query() string {
+	q := b.queries[b.qi%len(b.queries)]
+	b.qi++
+	return q
+}
+
+// isolatedEnv gives memdir its own state, config and home directories.
+func (b *bench) isolatedEnv(name string) []string {
+	home := filepath.Join(b.cache, "home-"+name)
+	os.MkdirAll(home, 0o700)
+	return []string{
+		"HOME=" + home, "MEMDIR_STATE_DIR=" + filepath.Join(home, "state"),
+		"MEMDIR_CONFIG_DIR=" + filepath.Join(home, "config"), "MEMDIR_DATA_DIR=" + filepath.Join(home, "data"),
+		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, "claude"),
+		"ANTHROPIC_API_KEY=", "OPENAI_API_KEY=",
+	}
+}
+
+func (b *bench) hook(n int) result {
+	dir := b.dir(n)
+	env := append(b.isolatedEnv(fmt.Sprintf("hook-%d", n)), "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE="+dir)
+	i := 0
+	return b.measureWith(env, func() string {
+		i++
+		in, _ := json.Marshal(map[string]any{
+			"session_id": fmt.Sprintf("bench-%d", i), "hook_event_name": "UserPromptSubmit",
+			"cwd": dir, "prompt": b.query(), "prompt_id": fmt.Sprintf("p%d", i),
+		})
+		return string(in)
+	}, b.bin, "hook")
+}
+
+var wordRE = regexp.MustCompile(`[\p{L}\p{N}]+`)
+
+func (b *bench) recall(n int) (mem, fts result) {
+	dir := b.dir(n)
+	db := filepath.Join(b.cache, fmt.Sprintf("fts-%d.sqlite", n))
+	if _, err := os.Stat(db); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: building the FTS5 database for %d memories\n", n)
+		cmd := exec.Command("python3", "-c", ftsBuild, dir, db)
+		out, err := cmd.CombinedOutput()
+		check(errOut(err, out))
+	}
+	env := b.isolatedEnv(fmt.Sprintf("recall-%d", n))
+	// The same queries for both, one per run.
+	qs := make([]string, b.runs+1)
+	for i := range qs {
+		qs[i] = b.query()
+	}
+	mem = b.measureSeq(env, qs, func(q string) []string {
+		return []string{b.bin, "recall", "--dir", dir, "--no-model", "--json", q}
+	})
+	fts = b.measureSeq(nil, qs, func(q string) []string {
+		words := wordRE.FindAllString(q, -1)
+		for i, w := range words {
+			words[i] = `"` + w + `"`
+		}
+		return []string{"python3", "-c", ftsQuery, db, strings.Join(words, " OR ")}
+	})
+	return mem, fts
+}
+
+func (b *bench) measureSeq(env []string, qs []string, argv func(string) []string) result {
+	i := 0
+	var cpus []time.Duration
+	var rss int64
+	for _, q := range qs {
+		a := argv(q)
+		cmd := exec.Command(a[0], a[1:]...)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		check(errOut(err, out))
+		i++
+		if i == 1 {
+			continue
+		}
+		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		cpus = append(cpus, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
+		rss = max(rss, ru.Maxrss)
+	}
+	slices.Sort(cpus)
+	return result{cpu: cpus[len(cpus)/2], rss: rss}
+}
+
+func errOut(err error, out []byte) error {
+	if err != nil {
+		return fmt.Errorf("%v\n%s", err, out)
+	}
+	return nil
+}
+
+const ftsBuild = `
+import os, sqlite3, sys
+src, db = sys.argv[1], sys.argv[2]
+c = sqlite3.connect(db + ".tmp")
+c.execute("create virtual table m using fts5(path unindexed, name, description, body, tokenize='porter unicode61')")
+rows = []
+for f in sorted(os.listdir(src)):
+    if not f.endswith(".md") or f == "MEMORY.md": continue
+    t = open(os.path.join(src, f), encoding="utf-8").read()
+    parts = t.split("---\n", 2)
+    name = desc = ""
+    for line in parts[1].splitlines():
+        if line.startswith("name:"): name = line[5:].strip()
+        if line.startswith("description:"): desc = line[12:].strip()
+    rows.append((f, name, desc, parts[2]))
+c.executemany("insert into m values (?,?,?,?)", rows)
+c.commit(); c.close()
+os.rename(db + ".tmp", db)
+`
+
+const ftsQuery = `
+import json, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+rows = c.execute("select path, bm25(m, 0, 3.0, 2.0, 1.0) as s from m where m match ? order by s limit 30", (sys.argv[2],)).fetchall()
+print(json.dumps(rows))
+`
+
+func (b *bench) save(n int) result {
+	dir := b.copyDir(n, fmt.Sprintf("save-%d", n))
+	env := b.isolatedEnv(fmt.Sprintf("save-%d", n))
+	i := 0
+	var cpus []time.Duration
+	var rss int64
+	for r := 0; r <= b.runs; r++ {
+		i++
+		cmd := exec.Command(b.bin, "save", "--dir", dir, "--name", fmt.Sprintf("bench-save-%d", i), "--type", "project",
+			"--description", "a memory the benchmark saves, with a description of usual length",
+			"--body", "Deploys go through the blue/green script; never kubectl apply by hand.")
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		check(errOut(err, out))
+		if r == 0 {
+			continue
+		}
+		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		cpus = append(cpus, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
+		rss = max(rss, ru.Maxrss)
+	}
+	slices.Sort(cpus)
+	return result{cpu: cpus[len(cpus)/2], rss: rss}
+}
+
+// checkpoints tracks 1,000 files in a session, then measures a new
+// process's snapshot after 1 and after 100 snapshots, and stat(1) of the
+// same files.
+func (b *bench) checkpoints() (one, hundred, st result) {
+	root := filepath.Join(b.cache, "checkpoint")
+	os.RemoveAll(root)
+	proj := filepath.Join(root, "project")
+	conf := filepath.Join(root, "claude")
+	var files []string
+	for i := range 1000 {
+		p := filepath.Join(proj, fmt.Sprintf("src/d%02d/f%04d.go", i%50, i))
+		check(os.MkdirAll(filepath.Dir(p), 0o700))
+		check(os.WriteFile(p, []byte(strings.Repeat(fmt.Sprintf("line of file %d\n", i), 64)), 0o600))
+		files = append(files, p)
+	}
+	ctx := context.Background()
+	h, err := checkpoint.New(conf, "bench", &checkpoint.Options{Cwd: proj})
+	check(err)
+	for _, f := range files {
+		_, err := h.Track(ctx, f, "m0")
+		check(err)
+	}
+	// Let the files' change times fall behind the clock, as in a session.
+	time.Sleep(2500 * time.Millisecond)
+	_, err = h.Snapshot(ctx, "m1")
+	check(err)
+	env := []string{"CLAUDE_CONFIG_DIR=" + conf}
+	k := 0
+	snap := func() result {
+		var cpus []time.Duration
+		var rss int64
+		for r := 0; r <= b.runs; r++ {
+			k++
+			cmd := exec.Command(b.bin, "checkpoint", "snapshot", "--session", "bench", "--message", fmt.Sprintf("x%d", k))
+			cmd.Dir = proj
+			cmd.Env = append(os.Environ(), env...)
+			out, err := cmd.CombinedOutput()
+			check(errOut(err, out))
+			if r == 0 {
+				continue
+			}
+			ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+			cpus = append(cpus, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
+			rss = max(rss, ru.Maxrss)
+		}
+		slices.Sort(cpus)
+		return result{cpu: cpus[len(cpus)/2], rss: rss}
+	}
+	one = snap()
+	for i := 0; i < 100; i++ {
+		_, err = checkpoint.New(conf, "bench", &checkpoint.Options{Cwd: proj})
+		check(err)
+		_, err := h.Snapshot(ctx, fmt.Sprintf("m%d", i+2))
+		check(err)
+	}
+	hundred = snap()
+	st = b.measure(nil, "", "stat", append([]string{"-c", "%s"}, files...)...)
+	return one, hundred, st
+}
+
+// floor is the I/O floor of a list: find every memory file and read its
+// first 30 lines, nothing more.
+func floor(dir string) {
+	lines := 0
+	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || !strings.HasSuffix(p, ".md") || e.Name() == "MEMORY.md" {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return nil
+		}
+		sc := bufio.NewScanner(f)
+		for n := 0; n < 30 && sc.Scan(); n++ {
+			lines++
+		}
+		f.Close()
+		return nil
+	})
+	fmt.Println(lines)
+}

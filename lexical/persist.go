@@ -1,0 +1,486 @@
+package lexical
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"unsafe"
+)
+
+// The persisted form of an Index (a segment) is laid out so that it can be
+// used where it lies, in a memory-mapped file, without decoding: opening it
+// costs one small allocation per document, whatever the number of terms
+// and postings, and a query touches only the pages of its own terms.
+//
+//	header    segHeaderSize bytes (segHeader)
+//	docs      nDocs × segDoc, sorted by ID
+//	docTerms  nDocTerms × uint32 (term ids of each document), padded to 8
+//	dict      nTerms × segTerm, sorted by term text
+//	postings  nPostings × posting, each list ordered by document slot
+//	blob      document IDs and term texts
+//
+// Numbers are in the machine's byte order (an order mark in the header
+// rejects a segment from another); sections start 8-byte aligned.
+
+const (
+	segMagic     = "MDLXSEG\x01"
+	segVersion   = 1
+	segOrderMark = 0x01020304
+)
+
+type segHeader struct {
+	Magic     [8]byte
+	Order     uint32
+	Version   uint32
+	NDocs     uint32
+	NTerms    uint32
+	NPostings uint64
+	NDocTerms uint64
+	BlobLen   uint64
+	TotalLen  [nFields]int64
+	// Checksums (CRC-32C): of the document table, the dictionary and the
+	// strings; of this header up to HeaderCRC. Load checks the header and
+	// the document table; each term's text and posting list, and each
+	// document's term list, carry their own, checked on first use.
+	DocsCRC, DictCRC, BlobCRC, HeaderCRC uint32
+}
+
+const segHeaderSize = int(unsafe.Sizeof(segHeader{}))
+
+type segDoc struct {
+	IDOff, IDLen     uint32
+	Len              [nFields]uint32
+	TermsOff, TermsN uint32
+	TermsCRC         uint32
+}
+
+type segTerm struct {
+	TextOff, TextLen uint32
+	PostOff, PostN   uint32
+	Numeric          uint32
+	PostCRC          uint32
+}
+
+// segment is the read-only, mapped form of an index.
+type segment struct {
+	docs     []segDoc
+	docTerms []uint32
+	dict     []segTerm
+	postings []posting
+	blob     []byte
+	// checked has a bit per term (posting list) and then per document
+	// (term list) whose checksum was verified.
+	checked []atomic.Uint32
+}
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// termCRC covers a term's text and its posting list.
+func termCRC(text string, ps []posting) uint32 {
+	return crc32.Update(crc32.Checksum([]byte(text), crcTable), crcTable, bytesOf(ps))
+}
+
+func headerCRC(h *segHeader) uint32 {
+	b := unsafe.Slice((*byte)(unsafe.Pointer(h)), unsafe.Offsetof(h.HeaderCRC))
+	return crc32.Checksum(b, crcTable)
+}
+
+// verified reports whether item i's checksum was already checked.
+func (s *segment) verified(i int) bool { return s.checked[i/32].Load()&(1<<(i%32)) != 0 }
+
+func (s *segment) markVerified(i int) {
+	w := &s.checked[i/32]
+	for {
+		old := w.Load()
+		if w.CompareAndSwap(old, old|1<<(i%32)) {
+			return
+		}
+	}
+}
+
+// ErrBadSegment is returned by [Load] for data that is not a segment of this
+// version and machine.
+var ErrBadSegment = errors.New("lexical: not a valid index segment")
+
+func align8(n int) int { return (n + 7) &^ 7 }
+
+// asSlice views n values of T at data[off:], or reports that they do not fit.
+func asSlice[T any](data []byte, off, n int) ([]T, int, bool) {
+	size := int(unsafe.Sizeof(*new(T)))
+	if off < 0 || n < 0 || off > len(data) || n > (len(data)-off)/max(size, 1) {
+		return nil, 0, false
+	}
+	if n == 0 {
+		return nil, off, true
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(&data[off])), n), off + n*size, true
+}
+
+func bytesOf[T any](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
+}
+
+// Load opens an index from a segment written by [Index.WriteTo], in place:
+// the Index keeps referring to data, which must stay unchanged and alive for
+// as long as the Index and every string it returns are in use (memdir maps
+// the file and never unmaps it). data must be 8-byte aligned. The Index
+// searches like the one that was written; Put and Remove first copy it into
+// memory.
+//
+// Load checks the structure it reads at once; posting lists are checked
+// when a query first uses them, and a bad one makes [Index.Corrupt] true.
+func Load(data []byte, opts *Options) (*Index, error) {
+	if len(data) < segHeaderSize || uintptr(unsafe.Pointer(&data[0]))%8 != 0 {
+		return nil, fmt.Errorf("%w: too short or misaligned", ErrBadSegment)
+	}
+	h := (*segHeader)(unsafe.Pointer(&data[0]))
+	if string(h.Magic[:]) != segMagic || h.Order != segOrderMark || h.Version != segVersion || h.HeaderCRC != headerCRC(h) {
+		return nil, fmt.Errorf("%w: wrong magic, byte order, version or checksum", ErrBadSegment)
+	}
+	if h.NPostings > 1<<32 || h.NDocTerms > 1<<32 || h.BlobLen > 1<<32 {
+		return nil, fmt.Errorf("%w: sizes out of range", ErrBadSegment)
+	}
+	seg := &segment{}
+	off := segHeaderSize
+	var ok bool
+	if seg.docs, off, ok = asSlice[segDoc](data, off, int(h.NDocs)); !ok {
+		return nil, fmt.Errorf("%w: documents", ErrBadSegment)
+	}
+	if seg.docTerms, off, ok = asSlice[uint32](data, off, int(h.NDocTerms)); !ok {
+		return nil, fmt.Errorf("%w: document terms", ErrBadSegment)
+	}
+	off = align8(off)
+	if seg.dict, off, ok = asSlice[segTerm](data, off, int(h.NTerms)); !ok {
+		return nil, fmt.Errorf("%w: dictionary", ErrBadSegment)
+	}
+	if seg.postings, off, ok = asSlice[posting](data, off, int(h.NPostings)); !ok {
+		return nil, fmt.Errorf("%w: postings", ErrBadSegment)
+	}
+	if seg.blob, _, ok = asSlice[byte](data, off, int(h.BlobLen)); !ok {
+		return nil, fmt.Errorf("%w: strings", ErrBadSegment)
+	}
+	// The dictionary and the strings are checked as they are used, so that
+	// opening touches only the document table.
+	if crc32.Checksum(bytesOf(seg.docs), crcTable) != h.DocsCRC {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrBadSegment)
+	}
+	seg.checked = make([]atomic.Uint32, (len(seg.dict)+len(seg.docs))/32+1)
+	blobLen := uint64(len(seg.blob))
+	x := &Index{opts: opts.withDefaults(), seg: seg, totalLen: h.TotalLen}
+	x.docs = make([]docInfo, len(seg.docs))
+	for i := range seg.docs {
+		d := &seg.docs[i]
+		if uint64(d.IDOff)+uint64(d.IDLen) > blobLen || uint64(d.TermsOff)+uint64(d.TermsN) > h.NDocTerms {
+			return nil, fmt.Errorf("%w: document %d", ErrBadSegment, i)
+		}
+		x.docs[i] = docInfo{
+			id:    seg.str(d.IDOff, d.IDLen),
+			len:   d.Len,
+			terms: seg.docTerms[d.TermsOff : d.TermsOff+d.TermsN : d.TermsOff+d.TermsN],
+			alive: true,
+		}
+		if i > 0 && x.docs[i-1].id >= x.docs[i].id {
+			return nil, fmt.Errorf("%w: documents out of order", ErrBadSegment)
+		}
+	}
+	return x, nil
+}
+
+func (s *segment) str(off, n uint32) string {
+	if n == 0 || uint64(off)+uint64(n) > uint64(len(s.blob)) {
+		return ""
+	}
+	return unsafe.String(&s.blob[off], int(n))
+}
+
+// Corrupt reports whether a search found a loaded segment damaged; its
+// results are then incomplete and the index should be rebuilt.
+func (x *Index) Corrupt() bool { return x.damaged.Load() }
+
+// Accessors that work on both forms of the index.
+
+func (x *Index) numDocs() int {
+	if x.seg != nil {
+		return len(x.docs)
+	}
+	return len(x.ids)
+}
+
+func (x *Index) lookup(term string) (uint32, bool) {
+	if x.seg == nil {
+		id, ok := x.terms[term]
+		return id, ok
+	}
+	d := x.seg.dict
+	i := sort.Search(len(d), func(i int) bool { return x.seg.str(d[i].TextOff, d[i].TextLen) >= term })
+	if i < len(d) && x.seg.str(d[i].TextOff, d[i].TextLen) == term {
+		return uint32(i), true
+	}
+	return 0, false
+}
+
+func (x *Index) termText(id uint32) string {
+	if x.seg == nil {
+		return x.text[id]
+	}
+	if int(id) >= len(x.seg.dict) {
+		return ""
+	}
+	t := &x.seg.dict[id]
+	return x.seg.str(t.TextOff, t.TextLen)
+}
+
+func (x *Index) docFreq(id uint32) int32 {
+	if x.seg == nil {
+		return x.df[id]
+	}
+	if int(id) >= len(x.seg.dict) {
+		return 0
+	}
+	return int32(x.seg.dict[id].PostN)
+}
+
+func (x *Index) numericTerm(id uint32) bool {
+	if x.seg == nil {
+		return x.numeric[id]
+	}
+	return int(id) < len(x.seg.dict) && x.seg.dict[id].Numeric != 0
+}
+
+func (x *Index) postingsOf(id uint32) []posting {
+	if x.seg == nil {
+		return x.postings[id]
+	}
+	if int(id) >= len(x.seg.dict) {
+		return nil
+	}
+	t := &x.seg.dict[id]
+	if uint64(t.PostOff)+uint64(t.PostN) > uint64(len(x.seg.postings)) {
+		x.damaged.Store(true)
+		return nil
+	}
+	ps := x.seg.postings[t.PostOff : t.PostOff+t.PostN]
+	if x.seg.verified(int(id)) {
+		return ps
+	}
+	if termCRC(x.seg.str(t.TextOff, t.TextLen), ps) != t.PostCRC {
+		x.damaged.Store(true)
+		return nil
+	}
+	n := uint32(len(x.docs))
+	prev := int64(-1)
+	for _, p := range ps {
+		if p.doc >= n || int64(p.doc) <= prev {
+			x.damaged.Store(true)
+			return nil
+		}
+		prev = int64(p.doc)
+	}
+	x.seg.markVerified(int(id))
+	return ps
+}
+
+// docTermIDs returns the distinct term ids of the document in slot (none
+// when its checksum fails).
+func (x *Index) docTermIDs(slot uint32) []uint32 {
+	if !x.docTermsOK(slot) {
+		return nil
+	}
+	return x.docs[slot].terms
+}
+
+func (x *Index) docTermsOK(slot uint32) bool {
+	if x.seg == nil {
+		return true
+	}
+	i := len(x.seg.dict) + int(slot)
+	if x.seg.verified(i) {
+		return true
+	}
+	if crc32.Checksum(bytesOf(x.docs[slot].terms), crcTable) != x.seg.docs[slot].TermsCRC {
+		x.damaged.Store(true)
+		return false
+	}
+	x.seg.markVerified(i)
+	return true
+}
+
+// thaw copies a loaded segment into the mutable form, so it can be updated.
+func (x *Index) thaw() {
+	seg := x.seg
+	if seg == nil {
+		return
+	}
+	nt := len(seg.dict)
+	x.terms = make(map[string]uint32, nt)
+	x.text = make([]string, nt)
+	x.postings = make([][]posting, nt)
+	x.df = make([]int32, nt)
+	x.numeric = make([]bool, nt)
+	x.tf = make([][nFields]uint8, nt)
+	all := slices.Clone(seg.postings)
+	for i := range seg.dict {
+		t := &seg.dict[i]
+		text := strings.Clone(seg.str(t.TextOff, t.TextLen))
+		x.terms[text] = uint32(i)
+		x.text[i] = text
+		x.numeric[i] = t.Numeric != 0
+		if x.postingsOf(uint32(i)) == nil {
+			continue // damaged: dropped (and Corrupt reports it)
+		}
+		x.postings[i] = all[t.PostOff : t.PostOff+t.PostN : t.PostOff+t.PostN]
+		x.df[i] = int32(t.PostN)
+	}
+	terms := slices.Clone(seg.docTerms)
+	x.ids = make(map[string]uint32, len(x.docs))
+	for i := range x.docs {
+		d := &x.docs[i]
+		sd := &seg.docs[i]
+		d.id = strings.Clone(d.id)
+		ok := x.docTermsOK(uint32(i))
+		d.terms = terms[sd.TermsOff : sd.TermsOff : sd.TermsOff+sd.TermsN]
+		x.ids[d.id] = uint32(i)
+		if !ok {
+			continue
+		}
+		for _, t := range terms[sd.TermsOff : sd.TermsOff+sd.TermsN] {
+			if int(t) < nt {
+				d.terms = append(d.terms, t)
+			} else {
+				x.damaged.Store(true)
+			}
+		}
+	}
+	x.seg = nil
+}
+
+// WriteTo writes the index as a segment that [Load] opens in place: only
+// its live documents, sorted by ID, with their terms.
+func (x *Index) WriteTo(w io.Writer) (int64, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	data, err := x.marshal()
+	if err != nil {
+		return 0, err
+	}
+	n, err := w.Write(data)
+	return int64(n), err
+}
+
+// AppendBinary appends the segment [Index.WriteTo] writes to b.
+func (x *Index) AppendBinary(b []byte) ([]byte, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	data, err := x.marshal()
+	if err != nil {
+		return b, err
+	}
+	return append(b, data...), nil
+}
+
+func (x *Index) marshal() ([]byte, error) {
+	// Live documents in ID order: new slot by old slot.
+	var live []uint32
+	for i := range x.docs {
+		if x.docs[i].alive {
+			live = append(live, uint32(i))
+		}
+	}
+	slices.SortFunc(live, func(a, b uint32) int { return strings.Compare(x.docs[a].id, x.docs[b].id) })
+	newSlot := make([]uint32, len(x.docs))
+	for ns, os := range live {
+		newSlot[os] = uint32(ns)
+	}
+	// Terms some live document holds, in text order.
+	nAll := len(x.text)
+	if x.seg != nil {
+		nAll = len(x.seg.dict)
+	}
+	var terms []uint32
+	for id := 0; id < nAll; id++ {
+		if x.docFreq(uint32(id)) > 0 {
+			terms = append(terms, uint32(id))
+		}
+	}
+	slices.SortFunc(terms, func(a, b uint32) int { return strings.Compare(x.termText(a), x.termText(b)) })
+	newTerm := make([]uint32, nAll)
+	for nt, ot := range terms {
+		newTerm[ot] = uint32(nt)
+	}
+
+	var blob []byte
+	addStr := func(s string) (uint32, uint32) {
+		off := len(blob)
+		blob = append(blob, s...)
+		return uint32(off), uint32(len(s))
+	}
+	docs := make([]segDoc, len(live))
+	var docTerms []uint32
+	var h segHeader
+	for ns, os := range live {
+		d := &x.docs[os]
+		sd := &docs[ns]
+		sd.IDOff, sd.IDLen = addStr(d.id)
+		sd.Len = d.len
+		sd.TermsOff = uint32(len(docTerms))
+		for _, t := range d.terms {
+			if int(t) < nAll {
+				docTerms = append(docTerms, newTerm[t])
+			}
+		}
+		sd.TermsN = uint32(len(docTerms)) - sd.TermsOff
+		sd.TermsCRC = crc32.Checksum(bytesOf(docTerms[sd.TermsOff:]), crcTable)
+		for f := range nFields {
+			h.TotalLen[f] += int64(d.len[f])
+		}
+	}
+	dict := make([]segTerm, len(terms))
+	var postings []posting
+	for nt, ot := range terms {
+		st := &dict[nt]
+		st.TextOff, st.TextLen = addStr(x.termText(ot))
+		if x.numericTerm(ot) {
+			st.Numeric = 1
+		}
+		st.PostOff = uint32(len(postings))
+		start := len(postings)
+		for _, p := range x.postingsOf(ot) {
+			if int(p.doc) < len(x.docs) && x.docs[p.doc].alive {
+				p.doc = newSlot[p.doc]
+				postings = append(postings, p)
+			}
+		}
+		ps := postings[start:]
+		slices.SortFunc(ps, func(a, b posting) int { return cmp.Compare(a.doc, b.doc) })
+		st.PostN = uint32(len(ps))
+		st.PostCRC = termCRC(x.termText(ot), ps)
+		if len(postings) > 1<<32-1 || len(blob) > 1<<32-1 {
+			return nil, errors.New("lexical: index too large to persist")
+		}
+	}
+	copy(h.Magic[:], segMagic)
+	h.Order, h.Version = segOrderMark, segVersion
+	h.NDocs, h.NTerms = uint32(len(docs)), uint32(len(dict))
+	h.NPostings, h.NDocTerms, h.BlobLen = uint64(len(postings)), uint64(len(docTerms)), uint64(len(blob))
+	h.DocsCRC, h.DictCRC, h.BlobCRC = crc32.Checksum(bytesOf(docs), crcTable), crc32.Checksum(bytesOf(dict), crcTable), crc32.Checksum(blob, crcTable)
+	h.HeaderCRC = headerCRC(&h)
+
+	out := make([]byte, 0, segHeaderSize+len(docs)*32+len(docTerms)*4+8+len(dict)*24+len(postings)*8+len(blob))
+	out = append(out, bytesOf([]segHeader{h})...)
+	out = append(out, bytesOf(docs)...)
+	out = append(out, bytesOf(docTerms)...)
+	out = append(out, make([]byte, align8(len(out))-len(out))...)
+	out = append(out, bytesOf(dict)...)
+	out = append(out, bytesOf(postings)...)
+	out = append(out, blob...)
+	return out, nil
+}

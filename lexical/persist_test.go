@@ -1,0 +1,129 @@
+package lexical_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/memdir/memdir/internal/evalset"
+	"github.com/memdir/memdir/lexical"
+)
+
+// aligned copies data into 8-byte aligned memory, as a mapped file is.
+func aligned(data []byte) []byte {
+	words := make([]uint64, (len(data)+7)/8+1)
+	out := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)[:len(data)]
+	copy(out, data)
+	return out
+}
+
+func devDocs(t *testing.T) ([]lexical.Doc, []string) {
+	t.Helper()
+	set, err := evalset.Load(devSet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []lexical.Doc
+	for _, m := range set.Memories {
+		docs = append(docs, lexical.Doc{ID: m.File, Name: m.Name, Description: m.Description, Body: m.Body})
+	}
+	var qs []string
+	for _, q := range set.Queries {
+		qs = append(qs, q.Query)
+	}
+	return docs, qs
+}
+
+func segment(t *testing.T, x *lexical.Index) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if _, err := x.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	return aligned(b.Bytes())
+}
+
+func TestLoadedSegmentSearchesLikeTheIndex(t *testing.T) {
+	docs, qs := devDocs(t)
+	x := lexical.New(docs, nil)
+	y, err := lexical.Load(segment(t, x), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if y.Len() != x.Len() || !y.Has(docs[3].ID) || y.Has("nope.md") {
+		t.Fatalf("Len %d (want %d), Has wrong", y.Len(), x.Len())
+	}
+	for _, q := range qs {
+		if d := cmp.Diff(x.Search(q, 30), y.Search(q, 30)); d != "" {
+			t.Fatalf("query %q: loaded segment ranks differently (-built +loaded):\n%s", q, d)
+		}
+	}
+	if y.Corrupt() {
+		t.Fatal("a good segment reported corrupt")
+	}
+}
+
+// An index updated after loading ranks exactly as one built from scratch
+// with the same documents, and so does the segment written from it.
+func TestLoadedSegmentUpdates(t *testing.T) {
+	docs, qs := devDocs(t)
+	y, err := lexical.Load(segment(t, lexical.New(docs[:100], nil)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs[100:] {
+		y.Put(d)
+	}
+	changed := docs[7]
+	changed.Body = "nothing left of it but a note about zebras"
+	y.Put(changed)
+	y.Remove(docs[11].ID)
+	want := append([]lexical.Doc{}, docs...)
+	want[7] = changed
+	want = append(want[:11], want[12:]...)
+	ref := lexical.New(want, nil)
+	z, err := lexical.Load(segment(t, y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append(qs, "zebras note") {
+		r := ref.Search(q, 30)
+		if d := cmp.Diff(r, y.Search(q, 30)); d != "" {
+			t.Fatalf("query %q: updated index differs from a rebuild:\n%s", q, d)
+		}
+		if d := cmp.Diff(r, z.Search(q, 30)); d != "" {
+			t.Fatalf("query %q: segment of the updated index differs from a rebuild:\n%s", q, d)
+		}
+	}
+}
+
+// Damaged segments are refused or, when the damage is in posting lists,
+// reported by Corrupt; never a panic.
+func TestDamagedSegments(t *testing.T) {
+	docs, qs := devDocs(t)
+	good := segment(t, lexical.New(docs, nil))
+	for _, n := range []int{0, 10, 100, len(good) / 2, len(good) - 1} {
+		if _, err := lexical.Load(aligned(good[:n]), nil); err == nil && n < 100 {
+			t.Errorf("a segment cut to %d bytes loaded", n)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 300; i++ {
+		bad := aligned(good)
+		for j := 0; j < 1+rng.IntN(8); j++ {
+			bad[rng.IntN(len(bad))] ^= byte(1 + rng.IntN(255))
+		}
+		x, err := lexical.Load(bad, nil)
+		if err != nil {
+			continue
+		}
+		for _, q := range qs[:10] {
+			x.Search(q, 30)
+		}
+		x.Put(lexical.Doc{ID: "new.md", Body: "a new document"})
+		x.Search(qs[0], 5)
+	}
+}

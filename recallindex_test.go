@@ -1,0 +1,329 @@
+package memdir
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/memdir/memdir/internal/benchcorpus"
+)
+
+// corpusDir writes n generated memories, some of them in subdirectories.
+func corpusDir(tb testing.TB, n int) string {
+	tb.Helper()
+	c, err := benchcorpus.Load("testdata/eval/recall-dev.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dir := filepath.Join(tb.TempDir(), "memory")
+	if err := c.Write(dir, n); err != nil {
+		tb.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "team", "deep"), 0o700)
+	for i := 0; i < 5; i++ {
+		writeMem(tb, dir, fmt.Sprintf("team/deep/t%d.md", i), fmt.Sprintf("team-%d", i), "shared runbook for the ledger replica "+fmt.Sprint(i), "ledger replica failover steps")
+	}
+	return dir
+}
+
+func writeMem(tb testing.TB, dir, rel, name, desc, body string) {
+	tb.Helper()
+	content := fmt.Sprintf("---\nname: %s\ndescription: %s\ntype: project\n---\n\n%s\n", name, desc, body)
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), []byte(content), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+var indexQueries = []string{
+	"TestInvoiceSettlement failed again on CI last night",
+	"ledger replica failover",
+	"部署流程需要注意什么",
+	"kafka consumer lag runbook",
+	"zebra crossing at the harbour",
+}
+
+// sameAsRebuild checks that idx answers every query as an index built from
+// scratch, without a cache, does.
+func sameAsRebuild(t *testing.T, dir string, idx *RecallIndex) {
+	t.Helper()
+	ref := NewRecallIndex(dir, "")
+	if _, err := ref.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range indexQueries {
+		wh, wantH := ref.Search(q, 30)
+		gh, gotH := idx.Search(q, 30)
+		if d := cmp.Diff(wh, gh); d != "" {
+			t.Fatalf("query %q: hits differ from a rebuild (-rebuild +index):\n%s", q, d)
+		}
+		if d := cmp.Diff(wantH, gotH); d != "" {
+			t.Fatalf("query %q: headers differ from a rebuild:\n%s", q, d)
+		}
+	}
+	if d := cmp.Diff(ref.Headers(), idx.Headers()); d != "" {
+		t.Fatalf("Headers differ from a rebuild:\n%s", d)
+	}
+	if d := cmp.Diff(ref.Entries(), idx.Entries()); d != "" {
+		t.Fatalf("Entries differ from a rebuild:\n%s", d)
+	}
+}
+
+// ageAll moves every file's and directory's modification time an hour
+// back, as if the corpus were written long ago (so no entry is racy).
+func ageAll(tb testing.TB, dir string) {
+	tb.Helper()
+	old := time.Now().Add(-time.Hour)
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			os.Chtimes(p, old, old)
+		}
+		return nil
+	})
+	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.IsDir() {
+			os.Chtimes(p, old, old)
+		}
+		return nil
+	})
+}
+
+func TestRecallIndexPersistsAndUpdatesIncrementally(t *testing.T) {
+	ctx := context.Background()
+	dir := corpusDir(t, 300)
+	ageAll(t, dir)
+	cache := filepath.Join(t.TempDir(), "state", "recall.idx")
+	first := NewRecallIndex(dir, cache)
+	st, err := first.Refresh(ctx)
+	if err != nil || st.Files != 305 || st.Read != 305 {
+		t.Fatalf("first refresh: %+v, %v", st, err)
+	}
+	// A new process opens the file: nothing is read, no directory listed.
+	idx := NewRecallIndex(dir, cache)
+	st, err = idx.Refresh(ctx)
+	if err != nil || st.Read != 0 || st.Listed != 0 || st.Files != 305 {
+		t.Fatalf("refresh from the persisted index: %+v, %v", st, err)
+	}
+	sameAsRebuild(t, dir, idx)
+	if idx.Len() != 305 {
+		t.Fatalf("Len = %d", idx.Len())
+	}
+	// Entries carry the SHA-256 of each file.
+	for _, e := range idx.Entries()[:3] {
+		data, _ := os.ReadFile(e.AbsPath)
+		if sum := sha256.Sum256(data); e.Hash != hex.EncodeToString(sum[:]) {
+			t.Fatalf("%s: hash %s, want %x", e.Path, e.Hash, sum)
+		}
+	}
+
+	// Edits: one file changed in place with the same size and mtime, one
+	// removed, one added in the deepest directory, one renamed.
+	p := filepath.Join(dir, "project_mem_000002.md")
+	fi, _ := os.Stat(p)
+	data, _ := os.ReadFile(p)
+	copy(data[len(data)-8:], "zebraXYZ")
+	os.WriteFile(p, data, 0o600)
+	os.Chtimes(p, fi.ModTime(), fi.ModTime())
+	os.Remove(filepath.Join(dir, "user_mem_000004.md"))
+	writeMem(t, dir, "team/deep/new.md", "harbour-zebra", "zebra crossing at the harbour", "the zebra crossing at the harbour is closed")
+	os.Rename(filepath.Join(dir, "feedback_mem_000001.md"), filepath.Join(dir, "team", "renamed.md"))
+
+	for _, x := range []*RecallIndex{NewRecallIndex(dir, cache), idx} {
+		st, err = x.RefreshAll(ctx)
+		if err != nil || st.Read != 3 || st.Removed != 2 || st.Files != 305 {
+			t.Fatalf("refresh after edits: %+v, %v", st, err)
+		}
+		sameAsRebuild(t, dir, x)
+	}
+	hits, _ := idx.Search("zebra crossing at the harbour", 3)
+	if len(hits) == 0 || hits[0].ID != "team/deep/new.md" {
+		t.Fatalf("the added memory is not found: %v", hits)
+	}
+	// And the next new process sees the edits from the file alone.
+	x := NewRecallIndex(dir, cache)
+	if st, _ := x.Refresh(ctx); st.Read > 3 {
+		t.Errorf("a process after the edits read %d files", st.Read)
+	}
+	sameAsRebuild(t, dir, x)
+}
+
+func TestRecallIndexRebuildsDamagedOrForeignFiles(t *testing.T) {
+	ctx := context.Background()
+	dir := corpusDir(t, 120)
+	ageAll(t, dir)
+	cache := filepath.Join(t.TempDir(), "recall.idx")
+	if _, err := NewRecallIndex(dir, cache).Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "other")
+	os.MkdirAll(other, 0o700)
+	writeMem(t, other, "a.md", "a", "something else", "body")
+	cases := map[string]func() []byte{
+		"empty":     func() []byte { return nil },
+		"truncated": func() []byte { return good[:len(good)/2] },
+		"garbage":   func() []byte { return []byte("not an index at all, just text") },
+		"version": func() []byte {
+			b := append([]byte{}, good...)
+			b[12]++
+			return b
+		},
+	}
+	for i := 0; i < 40; i++ {
+		cases[fmt.Sprintf("flipped-%d", i)] = func() []byte {
+			b := append([]byte{}, good...)
+			for j := 0; j < 4; j++ {
+				b[(i*7919+j*104729)%len(b)] ^= 0x5a
+			}
+			return b
+		}
+	}
+	for name, data := range cases {
+		t.Run(name, func(t *testing.T) {
+			os.WriteFile(cache, data(), 0o600)
+			idx := NewRecallIndex(dir, cache)
+			if _, err := idx.Refresh(ctx); err != nil {
+				t.Fatalf("refresh over a %s index: %v", name, err)
+			}
+			sameAsRebuild(t, dir, idx)
+		})
+	}
+	// The index of another directory at the same path is not used.
+	os.WriteFile(cache, good, 0o600)
+	idx := NewRecallIndex(other, cache)
+	if st, err := idx.Refresh(ctx); err != nil || st.Files != 1 || st.Read != 1 {
+		t.Fatalf("another directory's index: %+v, %v", st, err)
+	}
+}
+
+// Several processes (here, indexes sharing one file) refreshing at once
+// while memories change: no error, and every one ends up right.
+func TestRecallIndexConcurrentRefresh(t *testing.T) {
+	ctx := context.Background()
+	dir := corpusDir(t, 150)
+	cache := filepath.Join(t.TempDir(), "recall.idx")
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 5; i++ {
+				if w == 0 {
+					writeMem(t, dir, fmt.Sprintf("team/c%d.md", i), fmt.Sprintf("c%d", i), "concurrently written memory", "written while others refresh")
+				}
+				if _, err := NewRecallIndex(dir, cache).Refresh(ctx); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	idx := NewRecallIndex(dir, cache)
+	if _, err := idx.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sameAsRebuild(t, dir, idx)
+}
+
+func TestRecallIndexWatch(t *testing.T) {
+	ctx := context.Background()
+	dir := corpusDir(t, 50)
+	ageAll(t, dir)
+	idx := NewRecallIndex(dir, "")
+	if err := idx.Watch(); err != nil {
+		t.Skipf("no file-system notifications here: %v", err)
+	}
+	defer idx.Close()
+	if st, err := idx.Refresh(ctx); err != nil || st.Read != 55 {
+		t.Fatalf("first refresh: %+v, %v", st, err)
+	}
+	// Nothing changed: Refresh does no work at all.
+	if st, _ := idx.Refresh(ctx); st.Read != 0 || st.Listed != 0 {
+		t.Fatalf("refresh without changes: %+v", st)
+	}
+	os.MkdirAll(filepath.Join(dir, "fresh"), 0o700)
+	writeMem(t, dir, "fresh/w.md", "watched", "seen through notifications", "walrus in the watched directory")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		idx.Refresh(ctx)
+		if hits, _ := idx.Search("walrus watched directory", 1); len(hits) == 1 && hits[0].ID == "fresh/w.md" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the new memory never showed up")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sameAsRebuild(t, dir, idx)
+}
+
+// In a directory too large to stat every file per refresh, an in-place
+// edit (no rename, so no directory changes) is seen by Search at once when
+// the memory is among its results, and by Refresh within ⌈files/2,048⌉
+// refreshes otherwise.
+func TestRecallIndexSeesInPlaceEdits(t *testing.T) {
+	ctx := context.Background()
+	dir := corpusDir(t, 2200)
+	ageAll(t, dir)
+	cache := filepath.Join(t.TempDir(), "recall.idx")
+	if _, err := NewRecallIndex(dir, cache).Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(rel, word string) {
+		p := filepath.Join(dir, rel)
+		fi, _ := os.Stat(p)
+		data, _ := os.ReadFile(p)
+		copy(data[len(data)-len(word)-1:], word)
+		os.WriteFile(p, data, 0o600)
+		os.Chtimes(p, fi.ModTime(), fi.ModTime())
+	}
+	// A memory the query finds, edited to no longer match it.
+	idx := NewRecallIndex(dir, cache)
+	idx.Refresh(ctx)
+	hits, _ := idx.Search("ledger replica failover", 1)
+	if len(hits) != 1 {
+		t.Fatal("no hit")
+	}
+	top := hits[0].ID
+	p := filepath.Join(dir, filepath.FromSlash(top))
+	fi, _ := os.Stat(p)
+	os.WriteFile(p, []byte(fmt.Sprintf("---\nname: gone\ndescription: nothing about it now\ntype: project\n---\n\n%*s\n", int(fi.Size())-70, "x")), 0o600)
+	os.Chtimes(p, fi.ModTime(), fi.ModTime())
+	idx = NewRecallIndex(dir, cache)
+	idx.Refresh(ctx)
+	if hits, _ := idx.Search("ledger replica failover", 1); len(hits) == 1 && hits[0].ID == top {
+		t.Fatalf("Search returned %s as it was before it was edited", top)
+	}
+	// A memory no query has found yet, edited to match one.
+	edit("project_mem_002002.md", " okapiquux ")
+	seen := false
+	for i := 0; i < 2 && !seen; i++ {
+		x := NewRecallIndex(dir, cache)
+		if _, err := x.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		hits, _ := x.Search("okapiquux", 1)
+		seen = len(hits) == 1
+	}
+	if !seen {
+		t.Fatal("an in-place edit was not seen within 2 refreshes of 2,205 files")
+	}
+	x := NewRecallIndex(dir, cache)
+	x.RefreshAll(ctx)
+	sameAsRebuild(t, dir, x)
+}

@@ -1,0 +1,62 @@
+//go:build unix
+
+package memdir
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// statDir is an open directory that files are stat-ed relative to.
+type statDir struct{ f *os.File }
+
+func openStatDir(dir string) (*statDir, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &statDir{f}, nil
+}
+
+func (d *statDir) Close() error { return d.f.Close() }
+
+// stat returns the stamp of rel (symbolic links followed), whether it is a
+// directory, and whether it is a regular file.
+func (d *statDir) stat(rel string) (s fileStamp, isDir, isReg bool, err error) {
+	var st unix.Stat_t
+	if rel == "." {
+		err = unix.Fstat(int(d.f.Fd()), &st)
+	} else {
+		err = unix.Fstatat(int(d.f.Fd()), rel, &st, 0)
+	}
+	if err != nil {
+		return s, false, false, &os.PathError{Op: "stat", Path: rel, Err: err}
+	}
+	s = fileStamp{Size: st.Size, MTime: st.Mtim.Nano(), CTime: st.Ctim.Nano(), Ino: uint64(st.Ino)}
+	mode := st.Mode & unix.S_IFMT
+	return s, mode == unix.S_IFDIR, mode == unix.S_IFREG, nil
+}
+
+// mapFile maps a file read-only. The mapping is never undone: strings the
+// index hands out point into it.
+func mapFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() == 0 || fi.Size() > 1<<40 {
+		return nil, os.ErrInvalid
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err == nil {
+		// A query reads scattered entries: do not read ahead around them.
+		unix.Madvise(data, unix.MADV_RANDOM)
+	}
+	return data, err
+}
