@@ -202,6 +202,22 @@ func (r *Recorder) Before(paths ...string) error {
 	return r.j.writeRun(&r.run)
 }
 
+// BeforeAbsent records that path did not exist before the run, whatever it
+// holds now: for a recovery that journals the file a killed process created
+// before it could record its run. A path the run already has is left as it
+// is.
+func (r *Recorder) BeforeAbsent(path string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	path = filepath.ToSlash(filepath.Clean(filepath.FromSlash(path)))
+	if _, ok := r.idx[path]; ok {
+		return nil
+	}
+	r.idx[path] = len(r.run.Files)
+	r.run.Files = append(r.run.Files, JournalFile{Path: path})
+	return nil
+}
+
 // NoteIndexLines records the MEMORY.md pointer lines path had before the run
 // (path must have been passed to Before). Only the first call for a path
 // counts, so a run that changes a memory twice still restores the original.

@@ -238,6 +238,17 @@ func (d *Dir) finishPending(root *os.Root) error {
 	}
 	err = func() error {
 		if !resumed {
+			// A save of a new file records its run only when it finishes
+			// (there is nothing to keep of a file that did not exist), so
+			// a killed one left no run: the file it wrote is journaled
+			// here as created by this change, and one undo removes both
+			// the file and its index line.
+			if c.Op == "save" && len(edits) > 0 {
+				if err := rec.BeforeAbsent(c.Path); err != nil {
+					return err
+				}
+				rec.NoteIndexLines(c.Path, c.Prior)
+			}
 			var rels []string
 			for _, e := range edits {
 				rels = append(rels, e.indexRel)

@@ -70,7 +70,7 @@ func dirFiles(tb testing.TB, d *Dir) map[string]string {
 }
 
 // openRun returns the one open run of the journal.
-func openRun(tb testing.TB, d *Dir) *JournalRun {
+func openRuns(tb testing.TB, d *Dir) []*JournalRun {
 	tb.Helper()
 	runs, errs := d.Journal().Runs()
 	if len(errs) > 0 {
@@ -82,6 +82,12 @@ func openRun(tb testing.TB, d *Dir) *JournalRun {
 			open = append(open, r)
 		}
 	}
+	return open
+}
+
+func openRun(tb testing.TB, d *Dir) *JournalRun {
+	tb.Helper()
+	open := openRuns(tb, d)
 	if len(open) != 1 {
 		tb.Fatalf("%d open runs, want 1", len(open))
 	}
@@ -170,7 +176,15 @@ func TestChangeKilledMidwayIsFinished(t *testing.T) {
 				if !hasFinding(rep, FindUnfinished) {
 					t.Errorf("doctor does not report the unfinished change: %+v", rep.Findings)
 				}
-				dead := openRun(t, d)
+				// A killed update left its run open; a killed save of a new
+				// file left none (its run is written as it finishes), and
+				// the recovery journals the change in a run of its own.
+				var deadID string
+				if runs := openRuns(t, d); len(runs) == 1 {
+					deadID = runs[0].ID
+				} else if len(runs) > 1 {
+					t.Fatalf("%d open runs, want at most 1", len(runs))
+				}
 
 				var other string
 				switch via {
@@ -220,11 +234,19 @@ func TestChangeKilledMidwayIsFinished(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if run, err := d.Journal().Run(dead.ID); err == nil {
+				if deadID == "" {
+					runs, _ := d.Journal().Runs()
+					for _, r := range runs {
+						if r.Kind == "recover" {
+							deadID = r.ID
+						}
+					}
+				}
+				if run, err := d.Journal().Run(deadID); err == nil {
 					if run.State != RunDone {
 						t.Errorf("killed run %s is %s after recovery", run.ID, run.State)
 					}
-					if _, err := d.Undo(ctx, dead.ID, nil); err != nil {
+					if _, err := d.Undo(ctx, deadID, nil); err != nil {
 						t.Fatal(err)
 					}
 				} else if tc.step != "save:begin" {
@@ -238,22 +260,59 @@ func TestChangeKilledMidwayIsFinished(t *testing.T) {
 	}
 }
 
-// TestUndoOfAKilledRunFinishesItFirst undoes the open run of a killed save
-// directly: the undo finishes the change, then reverts all of it.
+// TestUndoOfAKilledRunFinishesItFirst undoes the open run of a killed
+// update directly: the undo finishes the change, then reverts all of it.
+// A killed save of a new file leaves no run (its run is written when it
+// finishes); the next write finishes it in a recovery run that records the
+// new file, and undoing that run reverts the whole change.
 func TestUndoOfAKilledRunFinishesItFirst(t *testing.T) {
 	ctx := context.Background()
-	d := mustOpen(t)
-	mustSave(t, d, &Memory{Name: "first", Description: "d", Type: TypeUser, Body: "b"}, nil)
-	before := dirFiles(t, d)
-	crashAt(t, "save:file", func() {
-		_, _ = d.Save(ctx, &Memory{Name: "n", Description: "d", Type: TypeUser, Body: "b"}, nil)
+	t.Run("update", func(t *testing.T) {
+		d := mustOpen(t)
+		mustSave(t, d, &Memory{Name: "first", Description: "d", Type: TypeUser, Body: "b"}, nil)
+		before := dirFiles(t, d)
+		crashAt(t, "save:file", func() {
+			_, _ = d.Save(ctx, &Memory{Name: "first", Description: "d2", Type: TypeUser, Body: "b2"}, nil)
+		})
+		if _, err := d.Undo(ctx, openRun(t, d).ID, nil); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(before, dirFiles(t, d)); diff != "" {
+			t.Errorf("directory after undo (-want +got):\n%s", diff)
+		}
 	})
-	if _, err := d.Undo(ctx, openRun(t, d).ID, nil); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(before, dirFiles(t, d)); diff != "" {
-		t.Errorf("directory after undo (-want +got):\n%s", diff)
-	}
+	t.Run("new file", func(t *testing.T) {
+		d := mustOpen(t)
+		mustSave(t, d, &Memory{Name: "first", Description: "d", Type: TypeUser, Body: "b"}, nil)
+		before := dirFiles(t, d)
+		crashAt(t, "save:file", func() {
+			_, _ = d.Save(ctx, &Memory{Name: "n", Description: "d", Type: TypeUser, Body: "b"}, nil)
+		})
+		lock, err := d.Lock(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lock.Unlock()
+		runs, errs := d.Journal().Runs()
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		var recover *JournalRun
+		for _, r := range runs {
+			if r.Kind == "recover" {
+				recover = r
+			}
+		}
+		if recover == nil {
+			t.Fatalf("no recovery run among %d runs", len(runs))
+		}
+		if _, err := d.Undo(ctx, recover.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(before, dirFiles(t, d)); diff != "" {
+			t.Errorf("directory after undo (-want +got):\n%s", diff)
+		}
+	})
 }
 
 func TestUnreadablePendingRecordIsReported(t *testing.T) {
