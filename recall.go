@@ -246,28 +246,27 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 			surfaced[rel] = true
 		}
 	}
-	all := idx.Headers()
-	var candidates []Header
-	for _, h := range all {
-		if !surfaced[h.Path] {
-			candidates = append(candidates, h)
+	// Claude Code's manifest: the 200 newest memories, then those already
+	// surfaced left out. newest holds them and, beyond, enough newer
+	// memories to fill memdir's manifest after the ranked ones.
+	newest, total := idx.Newest(MaxScanFiles+len(surfaced), nil)
+	res.Candidates = total
+	for p := range surfaced {
+		if idx.has(p) {
+			res.Candidates--
 		}
 	}
-	res.Candidates = len(candidates)
-	if res.Candidates == 0 {
+	if res.Candidates <= 0 {
 		res.Method, res.Reason = RecallNoMemories, "no memories to choose from"
 		return res, nil
 	}
 
 	// The manifest's budget.
-	baseline := all
-	if len(baseline) > MaxScanFiles {
-		baseline = baseline[:MaxScanFiles]
-	}
-	var baseBytes int
-	for _, h := range baseline {
-		if !surfaced[h.Path] {
+	var baseBytes, baseLines int
+	for i, h := range newest {
+		if i < MaxScanFiles && !surfaced[h.Path] {
 			baseBytes += len(ManifestLine(h)) + 1
+			baseLines++
 		}
 	}
 	res.BaselineTokens = tokensOf(baseBytes)
@@ -283,14 +282,44 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 	// many as the shortest manifest lines could fill the budget with.
 	k := 0
 	if budgetBytes >= 0 {
-		k = budgetBytes/minManifestLine + len(surfaced) + o.Max
-	}
-	hits, headers := idx.Search(query, k)
-	var ranked []rankedMemory
-	for i, h := range hits {
-		if !surfaced[h.ID] {
-			ranked = append(ranked, rankedMemory{h: headers[i], lex: h, lexRank: len(ranked) + 1})
+		// Twice as many hits as lines of the newest memories' average
+		// length fit, and more if the budget is not filled (see below).
+		avg := minManifestLine
+		if baseLines > 0 {
+			avg = max(avg, baseBytes/baseLines)
 		}
+		k = 2*(budgetBytes/avg) + len(surfaced) + o.Max
+	}
+	var ranked []rankedMemory
+	for {
+		hits, headers := idx.Search(query, k)
+		ranked = ranked[:0]
+		var bytes int
+		for i, h := range hits {
+			if !surfaced[h.ID] {
+				ranked = append(ranked, rankedMemory{h: headers[i], lex: h, lexRank: len(ranked) + 1})
+				bytes += len(ManifestLine(headers[i])) + 1
+			}
+		}
+		// Stop when the hits fill the budget or there are no more.
+		if k <= 0 || len(hits) < k || bytes >= budgetBytes {
+			break
+		}
+		k *= 4
+	}
+	// The memories to fill the rest of the manifest with, newest first:
+	// the newest suffice for Claude Code's budget or less; a larger one
+	// may take any memory.
+	fill := newest
+	var candidates []Header // every candidate, for the semantic ranking
+	if o.Embedder != nil || budgetBytes < 0 || budgetBytes > baseBytes {
+		candidates = candidates[:0]
+		for _, h := range idx.Headers() {
+			if !surfaced[h.Path] {
+				candidates = append(candidates, h)
+			}
+		}
+		fill = candidates
 	}
 	var semantic *semanticRanking
 	if o.Embedder != nil {
@@ -328,8 +357,8 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 		}
 	}
 	res.Ranked = len(shown)
-	for _, h := range candidates {
-		if !listed[h.Path] && !add(h) {
+	for _, h := range fill {
+		if !surfaced[h.Path] && !listed[h.Path] && !add(h) {
 			break
 		}
 	}

@@ -1063,3 +1063,68 @@ func rawBytes[T any](s []T) []byte {
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
 }
+
+// Newest returns the k newest indexed memories whose paths are not in skip,
+// newest first (as Headers orders them), and how many memories the index
+// holds outside skip: what recall needs of the whole directory, without
+// building and sorting a header for every memory. Refresh first.
+func (x *RecallIndex) Newest(k int, skip map[string]bool) ([]Header, int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.checkAll()
+	older := func(a, b int) bool { // a sorts after b
+		fa, fb := &x.files[a], &x.files[b]
+		if fa.stamp.MTime != fb.stamp.MTime {
+			return fa.stamp.MTime < fb.stamp.MTime
+		}
+		return fa.path > fb.path
+	}
+	// A min-heap of the k newest so far, the oldest of them at the root.
+	h := make([]int, 0, max(k, 0))
+	down := func(i int) {
+		for {
+			l, s := 2*i+1, i
+			if l < len(h) && older(h[l], h[s]) {
+				s = l
+			}
+			if r := l + 1; r < len(h) && older(h[r], h[s]) {
+				s = r
+			}
+			if s == i {
+				return
+			}
+			h[i], h[s] = h[s], h[i]
+			i = s
+		}
+	}
+	total := 0
+	for i := range x.files {
+		f := &x.files[i]
+		if f.bad || skip[f.path] {
+			continue
+		}
+		total++
+		switch {
+		case k <= 0:
+		case len(h) < k:
+			h = append(h, i)
+			for j := len(h) - 1; j > 0; {
+				p := (j - 1) / 2
+				if !older(h[j], h[p]) {
+					break
+				}
+				h[j], h[p] = h[p], h[j]
+				j = p
+			}
+		case older(h[0], i):
+			h[0] = i
+			down(0)
+		}
+	}
+	out := make([]Header, len(h))
+	for i, j := range h {
+		out[i] = x.files[j].header(x.dir)
+	}
+	sortHeaders(out)
+	return out, total
+}
