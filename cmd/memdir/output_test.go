@@ -5,6 +5,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/memdirtest"
 )
 
 // jsonKeys decodes a JSON object and returns its keys, sorted, with the keys
@@ -72,5 +75,35 @@ func TestSaveRmMvJSONSnakeCase(t *testing.T) {
 	json.Unmarshal([]byte(out), &rm)
 	if rm.Path != "reference_dash.md" || len(rm.IndexLines) != 1 || rm.RunID == "" {
 		t.Errorf("rm --json = %+v", rm)
+	}
+}
+
+func TestExtractJSONReportsRefusedCalls(t *testing.T) {
+	w := newMemWorld(t)
+	path := writeTranscript(t, t.TempDir(), "3f2a.jsonl", jsonlUser, jsonlBot)
+	srv := w.useFakeModel(t)
+	srv.Enqueue(
+		memdirtest.ModelReply{Content: []memdir.Block{{Type: memdir.BlockToolUse, ToolUseID: "t1", ToolName: "bash", Input: json.RawMessage(`{"command":"rm -rf /"}`)}}},
+		memdirtest.TextReply("Nothing to save."),
+	)
+	out := w.ok(t, "extract", "--json", "--transcript", path)
+	var res struct {
+		ToolCalls *int `json:"tool_calls"`
+		Denied    *int `json:"denied"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.ToolCalls == nil || *res.ToolCalls != 1 || res.Denied == nil || *res.Denied != 1 {
+		t.Errorf("extract --json does not report the refused call (want tool_calls 1, denied 1):\n%s", out)
+	}
+	srv.Enqueue(
+		memdirtest.ModelReply{Content: []memdir.Block{{Type: memdir.BlockToolUse, ToolUseID: "t2", ToolName: "bash", Input: json.RawMessage(`{"command":"ls"}`)}}},
+		memdirtest.TextReply("Nothing to save."),
+	)
+	other := writeTranscript(t, t.TempDir(), "9b7c.jsonl", jsonlUser, jsonlBot)
+	_, errOut, code := w.run(t, "extract", "--transcript", other, "--session", "9b7c")
+	if code != 0 || !strings.Contains(errOut, "model: 2 turns, 1 tool call (1 refused), ") {
+		t.Errorf("extract: exit %d, stderr %q", code, errOut)
 	}
 }
