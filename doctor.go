@@ -372,7 +372,7 @@ func (d *Dir) applyFixes(root *os.Root, rec *Recorder, rep *CheckReport, opts *F
 				return err
 			}
 			if n := dedupeAndDropDangling(d, ix, f.Path); n > 0 {
-				res.Actions = append(res.Actions, fmt.Sprintf("removed %d line(s) from %s that pointed at missing files or repeated a line", n, f.Path))
+				res.Actions = append(res.Actions, fmt.Sprintf("removed %d %s from %s that pointed at missing files or repeated a line", n, pluralWord(n, "line", "lines"), f.Path))
 			}
 		case FindTempFile:
 			if f.Fix == "" {

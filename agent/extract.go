@@ -434,7 +434,7 @@ func (e *Extractor) runAgent(ctx context.Context, msgs []transcript.Message, res
 		// A model that forgot the index step still leaves MEMORY.md complete.
 		_, runErr = d.IndexMissing(rec, res.Saved)
 	}
-	rec.SetSummary(fmt.Sprintf("extract %s from %d new messages", plural(len(res.Saved), "memory", "memories"), res.NewMessages))
+	rec.SetSummary(fmt.Sprintf("extract %s from %s", plural(len(res.Saved), "memory", "memories"), plural(res.NewMessages, "new message", "new messages")))
 	run, ferr := rec.Finish(runErr)
 	if run != nil && len(run.ChangedFiles()) > 0 {
 		res.RunID = run.ID

@@ -94,9 +94,9 @@ Examples:
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t, memdir.MemoryAge(h.ModTime, now), h.Path, h.Description)
 				}
 				tw.Flush()
-				fmt.Fprintf(env.Stderr, "%d of %d memories in %s", len(shown), res.Total, d.Path())
+				fmt.Fprintf(env.Stderr, "%d of %s in %s", len(shown), plural(res.Total, "memory", "memories"), d.Path())
 				if problems > 0 {
-					fmt.Fprintf(env.Stderr, "; %d files could not be read (run 'memdir doctor')", problems)
+					fmt.Fprintf(env.Stderr, "; %s (run 'memdir doctor')", plural(problems, "file could not be read", "files could not be read"))
 				}
 				fmt.Fprintln(env.Stderr)
 				return nil

@@ -107,3 +107,17 @@ func TestExtractJSONReportsRefusedCalls(t *testing.T) {
 		t.Errorf("extract: exit %d, stderr %q", code, errOut)
 	}
 }
+
+func TestOneIsSingular(t *testing.T) {
+	w, _ := embedWorld(t)
+	w.ok(t, "rm", "project_deploy")
+	w.ok(t, "rm", "feedback_testing")
+	out := w.ok(t, "embed")
+	if !strings.HasPrefix(out, "1 memory: 1 embedded with openai:nomic-embed-text (1 request, ") {
+		t.Errorf("embed printed %q", out)
+	}
+	_, errOut, _ := w.run(t, "list")
+	if !strings.HasPrefix(errOut, "1 of 1 memory in ") {
+		t.Errorf("list summary %q", errOut)
+	}
+}

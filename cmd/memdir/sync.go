@@ -329,11 +329,11 @@ func printPull(w io.Writer, repo string, r *team.PullResult) {
 
 func printPush(w io.Writer, repo string, r *team.PushResult) {
 	if len(r.Pushed) == 0 {
-		fmt.Fprintf(w, "%s: nothing to push (%d entries already on the server).\n", repo, r.Unchanged)
+		fmt.Fprintf(w, "%s: nothing to push (%s already on the server).\n", repo, plural(r.Unchanged, "entry", "entries"))
 	} else {
-		fmt.Fprintf(w, "Pushed %d entries to %s in %d requests (version %d); %d unchanged", len(r.Pushed), repo, r.Requests, r.Version, r.Unchanged)
+		fmt.Fprintf(w, "Pushed %s to %s in %s (version %d); %d unchanged", plural(len(r.Pushed), "entry", "entries"), repo, plural(r.Requests, "request", "requests"), r.Version, r.Unchanged)
 		if r.Conflicts > 0 {
-			fmt.Fprintf(w, "; %d conflicts resolved", r.Conflicts)
+			fmt.Fprintf(w, "; %s resolved", plural(r.Conflicts, "conflict", "conflicts"))
 		}
 		fmt.Fprintln(w, ".")
 		for _, k := range r.Pushed {
