@@ -121,3 +121,32 @@ func TestOneIsSingular(t *testing.T) {
 		t.Errorf("list summary %q", errOut)
 	}
 }
+
+func TestListAlignsWideCharacters(t *testing.T) {
+	w := newMemWorld(t)
+	w.ok(t, "save", "--name", "日本語メモ", "--type", "project", "--description", "wide", "--body", "b")
+	w.ok(t, "save", "--name", "plain", "--type", "project", "--description", "narrow", "--body", "b")
+	w.ok(t, "save", "--name", "🚀 launch", "--type", "project", "--description", "emoji", "--body", "b")
+	out := w.ok(t, "list")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("list printed %q", out)
+	}
+	// Every description starts in the same terminal column.
+	col := -1
+	for _, l := range lines {
+		i := strings.LastIndex(l, "  ")
+		if i < 0 {
+			t.Fatalf("no column gap in %q", l)
+		}
+		c := displayWidth(l[:i+2])
+		if col == -1 {
+			col = c
+		} else if c != col {
+			t.Errorf("last column of %q starts at cell %d, want %d\n%s", l, c, col, out)
+		}
+	}
+	if displayWidth("日本語") != 6 || displayWidth("🚀") != 2 || displayWidth("é") != 1 || displayWidth("e\u0301") != 1 {
+		t.Errorf("displayWidth: 日本語 %d, 🚀 %d, é %d, e+combining %d", displayWidth("日本語"), displayWidth("🚀"), displayWidth("é"), displayWidth("e\u0301"))
+	}
+}
