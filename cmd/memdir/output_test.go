@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -148,5 +150,32 @@ func TestListAlignsWideCharacters(t *testing.T) {
 	}
 	if displayWidth("日本語") != 6 || displayWidth("🚀") != 2 || displayWidth("é") != 1 || displayWidth("e\u0301") != 1 {
 		t.Errorf("displayWidth: 日本語 %d, 🚀 %d, é %d, e+combining %d", displayWidth("日本語"), displayWidth("🚀"), displayWidth("é"), displayWidth("e\u0301"))
+	}
+}
+
+func TestIndexJSONEmptyIndexHasNoLines(t *testing.T) {
+	w := newMemWorld(t)
+	dir := w.memDir(t)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, content := range []string{"", "\n\n  \n"} {
+		if err := os.WriteFile(filepath.Join(dir, "MEMORY.md"), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var res struct {
+			Exists bool `json:"exists"`
+			Lines  int  `json:"lines"`
+			Chars  int  `json:"chars"`
+		}
+		if err := json.Unmarshal([]byte(w.ok(t, "index", "--json")), &res); err != nil {
+			t.Fatal(err)
+		}
+		if !res.Exists || res.Lines != 0 || res.Chars != 0 {
+			t.Errorf("index --json of MEMORY.md %q: %+v, want exists, 0 lines, 0 chars", content, res)
+		}
+	}
+	if st := memdir.MeasureIndex("- [a](a.md) — x\n"); st.Lines != 1 {
+		t.Errorf("one line measured as %d", st.Lines)
 	}
 }
