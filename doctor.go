@@ -107,7 +107,7 @@ func (d *Dir) Check(ctx context.Context) (*CheckReport, error) {
 	if err := d.checkDuplicates(scan.Memories, add); err != nil {
 		return nil, err
 	}
-	checkNames(scan.Memories, add)
+	checkNames(scan.Memories, rep.Findings, add)
 	if err := d.checkPermissions(add); err != nil {
 		return nil, err
 	}

@@ -11,7 +11,18 @@ import (
 // person to decide: Fix changes nothing.
 const FindDuplicateName FindingKind = "duplicate-name"
 
-func checkNames(mems []Header, add func(Finding)) {
+// checkNames reports memories sharing a name. Files identical to each other
+// are already reported as duplicate-content, so a pair of them is not
+// reported again.
+func checkNames(mems []Header, found []Finding, add func(Finding)) {
+	identical := map[[2]string]bool{}
+	for _, f := range found {
+		if f.Kind == FindDuplicateMemory {
+			for _, o := range f.Related {
+				identical[[2]string{f.Path, o}] = true
+			}
+		}
+	}
 	type key struct {
 		team bool
 		name string
@@ -32,9 +43,12 @@ func checkNames(mems []Header, add func(Finding)) {
 		for _, p := range paths {
 			var others []string
 			for _, o := range paths {
-				if o != p {
+				if o != p && !identical[[2]string{p, o}] {
 					others = append(others, o)
 				}
+			}
+			if len(others) == 0 {
+				continue
 			}
 			add(Finding{Kind: FindDuplicateName, Path: p, Related: others,
 				Message: "the name " + quoteName(k.name) + " is also used by " + strings.Join(others, ", ") + "; merge them or give one another name"})

@@ -25,7 +25,8 @@ func TestDoctorDuplicateNames(t *testing.T) {
 	write("notes/release.md", "release", "freeze moved to Friday")
 	write("team/project_release.md", "release", "team copy") // another area: not a duplicate
 	write("project_other.md", "other", "x")
-	index := "- [Release](project_release.md) — freeze\n- [Release 2](notes/release.md) — moved\n- [Other](project_other.md) — x\n"
+	write("copy_other.md", "other", "x") // identical: duplicate-content says it already
+	index := "- [Release](project_release.md) — freeze\n- [Release 2](notes/release.md) — moved\n- [Other](project_other.md) — x\n- [Copy](copy_other.md) — x\n"
 	os.WriteFile(filepath.Join(d.Path(), "MEMORY.md"), []byte(index), 0o600)
 	os.WriteFile(filepath.Join(d.Path(), "team", "MEMORY.md"), []byte("- [Release](project_release.md) — team\n"), 0o600)
 
