@@ -95,6 +95,7 @@ func (lf *locationFlags) path(env *Env) (string, *memdir.Location, error) {
 		if err != nil {
 			return "", nil, err
 		}
+		warnUnknownAgent(env, loc, lf.agent)
 		return filepath.Clean(d), loc, nil
 	}
 	return filepath.Clean(loc.Dir), loc, nil
@@ -146,4 +147,20 @@ func (lf *locationFlags) teamDir(env *Env) (string, error) {
 		return "", err
 	}
 	return filepath.Join(p, memdir.TeamDirName), nil
+}
+
+// warnUnknownAgent warns when no agent definition names agent: most likely a
+// typo, though plugin and built-in agents have no definition file either, so
+// the command goes on.
+func warnUnknownAgent(env *Env, loc *memdir.Location, agent string) {
+	defs, _, err := memdir.LoadAgentDefs(loc)
+	if err != nil {
+		return
+	}
+	for _, d := range defs {
+		if d.Name == agent {
+			return
+		}
+	}
+	fmt.Fprintf(env.Stderr, "warning: no agent named %q is defined in %s or the project's .claude/agents/ (a typo? plugin and built-in agents have no definition file)\n", agent, filepath.Join(loc.ConfigHome, "agents"))
 }

@@ -179,3 +179,18 @@ func TestIndexJSONEmptyIndexHasNoLines(t *testing.T) {
 		t.Errorf("one line measured as %d", st.Lines)
 	}
 }
+
+func TestUnknownAgentWarns(t *testing.T) {
+	w := newMemWorld(t)
+	_, errOut, code := w.run(t, "list", "--agent", "nosuch", "--scope", "user")
+	if code != 0 || !strings.Contains(errOut, `warning: no agent named "nosuch" is defined`) {
+		t.Errorf("--agent nosuch: exit %d, stderr %q", code, errOut)
+	}
+	agents := filepath.Join(w.home, ".claude", "agents")
+	os.MkdirAll(agents, 0o700)
+	os.WriteFile(filepath.Join(agents, "reviewer.md"), []byte("---\nname: reviewer\ndescription: reviews code\nmemory: user\n---\nReview.\n"), 0o600)
+	_, errOut, code = w.run(t, "list", "--agent", "reviewer", "--scope", "user")
+	if code != 0 || strings.Contains(errOut, "warning") {
+		t.Errorf("--agent reviewer: exit %d, stderr %q", code, errOut)
+	}
+}
