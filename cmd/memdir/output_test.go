@@ -194,3 +194,19 @@ func TestUnknownAgentWarns(t *testing.T) {
 		t.Errorf("--agent reviewer: exit %d, stderr %q", code, errOut)
 	}
 }
+
+func TestMissingHomeIsNotCreated(t *testing.T) {
+	w := newMemWorld(t)
+	if err := os.Remove(w.home); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := w.run(t, "save", "--name", "a", "--type", "user", "--description", "d", "--body", "b")
+	if code == 0 || !strings.Contains(errOut, w.home) || !strings.Contains(errOut, "does not exist") {
+		t.Errorf("save with a missing HOME: exit %d, stderr %q", code, errOut)
+	}
+	if _, err := os.Stat(w.home); !os.IsNotExist(err) {
+		t.Errorf("HOME was created: %v", err)
+	}
+	// With --dir the user says where: that still works.
+	w.ok(t, "save", "--dir", filepath.Join(w.state, "mem"), "--name", "a", "--type", "user", "--description", "d", "--body", "b")
+}
