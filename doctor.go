@@ -107,6 +107,7 @@ func (d *Dir) Check(ctx context.Context) (*CheckReport, error) {
 	if err := d.checkDuplicates(scan.Memories, add); err != nil {
 		return nil, err
 	}
+	checkNames(scan.Memories, rep.Findings, add)
 	if err := d.checkPermissions(add); err != nil {
 		return nil, err
 	}
@@ -372,7 +373,7 @@ func (d *Dir) applyFixes(root *os.Root, rec *Recorder, rep *CheckReport, opts *F
 				return err
 			}
 			if n := dedupeAndDropDangling(d, ix, f.Path); n > 0 {
-				res.Actions = append(res.Actions, fmt.Sprintf("removed %d line(s) from %s that pointed at missing files or repeated a line", n, f.Path))
+				res.Actions = append(res.Actions, fmt.Sprintf("removed %d %s from %s that pointed at missing files or repeated a line", n, pluralWord(n, "line", "lines"), f.Path))
 			}
 		case FindTempFile:
 			if f.Fix == "" {

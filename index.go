@@ -276,7 +276,11 @@ func (s IndexStatus) Warning() string {
 // code units.
 func MeasureIndex(raw string) IndexStatus {
 	trimmed := strings.TrimSpace(raw)
-	s := IndexStatus{Lines: strings.Count(trimmed, "\n") + 1, Chars: utf16Len(trimmed)}
+	s := IndexStatus{Chars: utf16Len(trimmed)}
+	if trimmed != "" {
+		// An empty index has no lines (not the one empty line a split gives).
+		s.Lines = strings.Count(trimmed, "\n") + 1
+	}
 	s.LineTruncated = s.Lines > MaxIndexLines
 	s.CharTruncated = s.Chars > MaxIndexChars
 	return s

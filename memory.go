@@ -403,15 +403,18 @@ func (m *Memory) Format() []byte {
 			front.Content = append(front.Content, k, v)
 		}
 	}
-	var buf bytes.Buffer
-	buf.WriteString("---\n")
-	enc := yaml.NewEncoder(&buf)
+	var fm bytes.Buffer
+	front, restore := literalRunes(front)
+	enc := yaml.NewEncoder(&fm)
 	enc.SetIndent(2)
 	if err := enc.Encode(front); err != nil {
 		// Nodes built from strings always encode; a failure here is a bug.
 		panic(fmt.Sprintf("memdir: encoding frontmatter: %v", err))
 	}
 	enc.Close()
+	var buf bytes.Buffer
+	buf.WriteString("---\n")
+	buf.Write(restore(fm.Bytes()))
 	buf.WriteString("---\n\n")
 	body := strings.Trim(strings.ReplaceAll(m.Body, "\r\n", "\n"), "\n")
 	buf.WriteString(body)

@@ -152,7 +152,7 @@ func Dream(ctx context.Context, opts *DreamOptions) (*DreamResult, error) {
 	}
 	res.Sessions = sessions
 	if !o.Force && len(sessions) < o.MinSessions {
-		return skip("sessions", fmt.Sprintf("%d sessions since the last consolidation; it waits for %d", len(sessions), o.MinSessions))
+		return skip("sessions", fmt.Sprintf("%s since the last consolidation; it waits for %d", plural(len(sessions), "session", "sessions"), o.MinSessions))
 	}
 
 	if err := d.Ensure(); err != nil {

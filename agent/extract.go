@@ -75,6 +75,10 @@ type ExtractResult struct {
 	RunID string       `json:"run,omitempty"`
 	Usage memdir.Usage `json:"usage"`
 	Turns int          `json:"turns"`
+	// ToolCalls counts the tool calls the model made; Denied those the
+	// policy refused (as in a session update's edit).
+	ToolCalls int `json:"tool_calls"`
+	Denied    int `json:"denied,omitempty"`
 	// Cursor is the message the next extraction starts after.
 	Cursor string `json:"cursor,omitempty"`
 	// Trailing holds the result of the run that followed a coalesced call.
@@ -412,7 +416,12 @@ func (e *Extractor) runAgent(ctx context.Context, msgs []transcript.Message, res
 	}, []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock(user)}}})
 	res.Agent = out
 	if out != nil {
-		res.Usage, res.Turns = out.Usage, out.Turns
+		res.Usage, res.Turns, res.ToolCalls = out.Usage, out.Turns, len(out.ToolCalls)
+		for _, c := range out.ToolCalls {
+			if c.Denied {
+				res.Denied++
+			}
+		}
 		rec.AddUsage(out.Usage)
 		for _, p := range out.Saved() {
 			res.Saved = append(res.Saved, p)
@@ -425,7 +434,7 @@ func (e *Extractor) runAgent(ctx context.Context, msgs []transcript.Message, res
 		// A model that forgot the index step still leaves MEMORY.md complete.
 		_, runErr = d.IndexMissing(rec, res.Saved)
 	}
-	rec.SetSummary(fmt.Sprintf("extract %s from %d new messages", plural(len(res.Saved), "memory", "memories"), res.NewMessages))
+	rec.SetSummary(fmt.Sprintf("extract %s from %s", plural(len(res.Saved), "memory", "memories"), plural(res.NewMessages, "new message", "new messages")))
 	run, ferr := rec.Finish(runErr)
 	if run != nil && len(run.ChangedFiles()) > 0 {
 		res.RunID = run.ID

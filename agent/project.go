@@ -304,7 +304,7 @@ func (p *project) readFile(ctx context.Context, input []byte) (string, error) {
 	lines := strings.Split(text, "\n")
 	n := len(lines)
 	if offset > n {
-		return "", fmt.Errorf("read_file: %s has %d lines; offset %d is past the end", rel, n, offset)
+		return "", fmt.Errorf("read_file: %s has %s; offset %d is past the end", rel, plural(n, "line", "lines"), offset)
 	}
 	end := min(n, offset+limit-1)
 	var b strings.Builder
@@ -355,7 +355,7 @@ func (p *project) ls(ctx context.Context, input []byte) (string, error) {
 		return fmt.Sprintf("%s is empty.", upperFirst(shown(rel))), nil
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s holds %d entries (directories end in /, symbolic links in @):\n", upperFirst(shown(rel)), len(entries))
+	fmt.Fprintf(&b, "%s holds %s (directories end in /, symbolic links in @):\n", upperFirst(shown(rel)), plural(len(entries), "entry", "entries"))
 	for i, e := range entries {
 		if i == p.lim.lsEntries {
 			fmt.Fprintf(&b, "[%d more entries not shown; use glob with a pattern to find specific files.]\n", len(entries)-i)

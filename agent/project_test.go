@@ -151,7 +151,7 @@ func TestLs(t *testing.T) {
 			want: "The project directory holds 5 entries (directories end in /, symbolic links in @):\na/\nb.txt  (2 bytes)\nc/\nempty/\nleak.txt@"},
 		{name: "cap", tool: ToolLs, input: `{"path":""}`, lim: func(l *limits) { l.lsEntries = 2 },
 			want: "The project directory holds 5 entries (directories end in /, symbolic links in @):\na/\nb.txt  (2 bytes)\n[3 more entries not shown; use glob with a pattern to find specific files.]"},
-		{name: "subdirectory", tool: ToolLs, input: `{"path":"c"}`, want: "C holds 1 entries (directories end in /, symbolic links in @):\n.hidden  (0 bytes)"},
+		{name: "subdirectory", tool: ToolLs, input: `{"path":"c"}`, want: "C holds 1 entry (directories end in /, symbolic links in @):\n.hidden  (0 bytes)"},
 		{name: "file", tool: ToolLs, input: `{"path":"b.txt"}`, wantErr: true, want: "b.txt is a file"},
 		{name: "unknown key", tool: ToolLs, input: `{"dir":"a"}`, wantErr: true, want: `unknown key "dir"; the keys are path`},
 	})
@@ -213,6 +213,8 @@ func TestGlob(t *testing.T) {
 			want: "2 paths match \"**/*.{md,yml}\" (directories end in /):\n.github/ci.yml\nb.md"},
 		{name: "cap", tool: ToolGlob, input: `{"pattern":"**"}`, lim: func(l *limits) { l.globResults = 2 },
 			want: "10 paths match \"**\" (directories end in /):\n.github/\n.github/ci.yml\n[Only the first 2 are shown; narrow the pattern or the path.]"},
+		{name: "one", tool: ToolGlob, input: `{"pattern":"*.md"}`,
+			want: "1 path matches \"*.md\" (directories end in /):\nb.md"},
 		{name: "none", tool: ToolGlob, input: `{"pattern":"*.rs"}`, want: `No paths match "*.rs".`},
 		{name: "file as path", tool: ToolGlob, input: `{"pattern":"*","path":"a.go"}`, wantErr: true, want: "the path a.go is a file"},
 		{name: "missing path", tool: ToolGlob, input: `{"pattern":"*","path":"nope"}`, wantErr: true, want: "nope does not exist"},

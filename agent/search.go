@@ -116,7 +116,7 @@ func (p *project) glob(ctx context.Context, input []byte) (string, error) {
 	if total == 0 {
 		fmt.Fprintf(&b, "No paths match %q%s.", pattern, where)
 	} else {
-		fmt.Fprintf(&b, "%d paths match %q%s (directories end in /):\n%s", total, pattern, where, strings.Join(found, "\n"))
+		fmt.Fprintf(&b, "%s %q%s (directories end in /):\n%s", plural(total, "path matches", "paths match"), pattern, where, strings.Join(found, "\n"))
 	}
 	if total > len(found) {
 		fmt.Fprintf(&b, "\n[Only the first %d are shown; narrow the pattern or the path.]", len(found))
@@ -281,7 +281,7 @@ func (s *grepRun) report(pattern, rel string, limited bool) string {
 		fmt.Fprintf(&b, "\n[Not searched, over %d bytes: %s.]", s.p.lim.fileBytes, strings.Join(s.tooBig[:min(len(s.tooBig), 10)], ", "))
 	}
 	if s.unread > 0 {
-		fmt.Fprintf(&b, "\n[%d files could not be read and were skipped.]", s.unread)
+		fmt.Fprintf(&b, "\n[%s.]", plural(s.unread, "file could not be read and was skipped", "files could not be read and were skipped"))
 	}
 	return b.String()
 }

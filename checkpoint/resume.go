@@ -65,7 +65,7 @@ func (h *History) ResumeFrom(ctx context.Context, from string) (*ResumeResult, e
 	res := &ResumeResult{From: from}
 	err = h.locked(ctx, true, func(t *txn) error {
 		if n := len(t.st().snapshots); n > 0 {
-			return fmt.Errorf("session %s already has %d snapshots; resume into a new session id: %w", h.session, n, memdir.ErrExists)
+			return fmt.Errorf("session %s already has snapshots (%d); resume into a new session id: %w", h.session, n, memdir.ErrExists)
 		}
 		carried := map[string]bool{} // backup name → arrived
 		next := &state{cwd: oldState.cwd, sequence: oldState.sequence}

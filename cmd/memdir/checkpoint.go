@@ -166,7 +166,7 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointFlags, args []str
 			return err
 		}
 		if perr := r.Err(); perr != nil {
-			return fmt.Errorf("snapshot %d was recorded, but %d files kept their previous version: %w", r.Snapshot.Sequence, len(r.Problems), perr)
+			return fmt.Errorf("snapshot %d was recorded, but %s their previous version: %w", r.Snapshot.Sequence, plural(len(r.Problems), "file kept", "files kept"), perr)
 		}
 	case "list":
 		all, err := h.Snapshots(ctx)
@@ -200,8 +200,8 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointFlags, args []str
 			return err
 		}
 		err = showCheckpoint(out, f.json, r, func() {
-			fmt.Fprintf(out, "resumed session %s from %s: %d snapshots (%d dropped); backups: %d linked, %d copied, %d already present\n",
-				session, r.From, r.Snapshots, r.Dropped, r.Linked, r.Copied, r.Present)
+			fmt.Fprintf(out, "resumed session %s from %s: %s (%d dropped); backups: %d linked, %d copied, %d already present\n",
+				session, r.From, plural(r.Snapshots, "snapshot", "snapshots"), r.Dropped, r.Linked, r.Copied, r.Present)
 		})
 		if err != nil {
 			return err
@@ -211,7 +211,7 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointFlags, args []str
 			for i, p := range r.Problems {
 				errs[i] = p.Error()
 			}
-			return fmt.Errorf("%d backups could not be carried over:\n  %s", len(errs), strings.Join(errs, "\n  "))
+			return fmt.Errorf("%s could not be carried over:\n  %s", plural(len(errs), "backup", "backups"), strings.Join(errs, "\n  "))
 		}
 	}
 	return nil
@@ -239,8 +239,8 @@ func printCheckpointTrack(w io.Writer, r *checkpoint.TrackResult) {
 
 func printCheckpointSnapshot(w io.Writer, r *checkpoint.SnapshotResult) {
 	s := r.Snapshot
-	fmt.Fprintf(w, "snapshot %d for message %s: %d files (%d changed, %d deleted, %d unchanged",
-		s.Sequence, s.MessageID, len(s.Files), len(r.Changed), len(r.Deleted), r.Unchanged)
+	fmt.Fprintf(w, "snapshot %d for message %s: %s (%d changed, %d deleted, %d unchanged",
+		s.Sequence, s.MessageID, plural(len(s.Files), "file", "files"), len(r.Changed), len(r.Deleted), r.Unchanged)
 	if len(r.Problems) > 0 {
 		fmt.Fprintf(w, ", %d not backed up", len(r.Problems))
 	}
@@ -292,7 +292,7 @@ func printCheckpointDiff(w, errw io.Writer, r *checkpoint.DiffReport, stat bool)
 		}
 	}
 	if stat || len(r.Files) == 0 {
-		fmt.Fprintf(w, "%d files changed since snapshot %d (message %s), %d unchanged\n", len(r.Files), r.Sequence, r.MessageID, r.Unchanged)
+		fmt.Fprintf(w, "%s since snapshot %d (message %s), %d unchanged\n", plural(len(r.Files), "file changed", "files changed"), r.Sequence, r.MessageID, r.Unchanged)
 	}
 	for _, s := range r.Skipped {
 		fmt.Fprintf(errw, "memdir checkpoint: skipped %s\n", s)
@@ -314,7 +314,7 @@ func printCheckpointRewind(w io.Writer, r *checkpoint.RewindReport, session stri
 	if r.DryRun {
 		verb = "would rewind"
 	}
-	fmt.Fprintf(w, "%s to snapshot %d (message %s): %d files changed, %d unchanged\n", verb, r.Sequence, r.MessageID, len(r.Changes), r.Unchanged)
+	fmt.Fprintf(w, "%s to snapshot %d (message %s): %s, %d unchanged\n", verb, r.Sequence, r.MessageID, plural(len(r.Changes), "file changed", "files changed"), r.Unchanged)
 	for _, c := range r.Changes {
 		fmt.Fprintf(w, "  %-8s %s  +%d -%d%s\n", c.Action, c.Path, c.Added, c.Removed, checkpointDiffNote(c.Binary, c.Approximate))
 	}

@@ -191,7 +191,7 @@ func TestCheckpointCLIResume(t *testing.T) {
 	w.must(t, "track", "f", "--message", "m1", "--session", "old")
 	w.write(t, "f", "two\n")
 	out := w.must(t, "resume", "--from", "old", "--session", "new")
-	if !strings.Contains(out, "1 snapshots (0 dropped); backups: 1 linked") {
+	if !strings.Contains(out, "1 snapshot (0 dropped); backups: 1 linked") {
 		t.Errorf("resume output: %q", out)
 	}
 	w.must(t, "rewind", "--message", "m1", "--session", "new")

@@ -93,7 +93,7 @@ Examples:
 				if res.Summary != "" {
 					fmt.Fprintf(env.Stdout, "\n%s\n", res.Summary)
 				}
-				fmt.Fprintf(env.Stderr, "model: %d turns, %d tokens in, %d out", res.Turns, res.Usage.InputTokens, res.Usage.OutputTokens)
+				fmt.Fprintf(env.Stderr, "model: %s, %d tokens in, %d out", plural(res.Turns, "turn", "turns"), res.Usage.InputTokens, res.Usage.OutputTokens)
 				if res.RunID != "" {
 					fmt.Fprintf(env.Stderr, "; undo with: memdir undo %s", res.RunID)
 				}

@@ -129,13 +129,13 @@ func runEmbed(ctx context.Context, env *Env, fs *flag.FlagSet, lf *locationFlags
 	if asJSON {
 		return writeJSON(env.Stdout, rep)
 	}
-	fmt.Fprintf(env.Stdout, "%d memories: %d embedded with %s (%d requests, %d tokens), %d already cached.\n",
-		rep.Memories, rep.Embedded, rep.Embedder, rep.Requests, rep.InputTokens, rep.Cached)
+	fmt.Fprintf(env.Stdout, "%s: %d embedded with %s (%s, %s), %d already cached.\n",
+		plural(rep.Memories, "memory", "memories"), rep.Embedded, rep.Embedder, plural(rep.Requests, "request", "requests"), plural(rep.InputTokens, "token", "tokens"), rep.Cached)
 	if rep.Pruned > 0 {
-		fmt.Fprintf(env.Stdout, "Dropped %d vectors of memories that changed or are gone.\n", rep.Pruned)
+		fmt.Fprintf(env.Stdout, "Dropped %s of memories that changed or are gone.\n", plural(rep.Pruned, "vector", "vectors"))
 	}
 	if rep.Skipped > 0 {
-		fmt.Fprintf(env.Stdout, "Skipped %d files that could not be read as memories (see 'memdir doctor').\n", rep.Skipped)
+		fmt.Fprintf(env.Stdout, "Skipped %s that could not be read as memories (see 'memdir doctor').\n", plural(rep.Skipped, "file", "files"))
 	}
 	fmt.Fprintf(env.Stdout, "Cache: %s\n", rep.Cache)
 	return nil

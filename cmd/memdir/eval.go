@@ -346,9 +346,9 @@ func secondHalf(s string) string {
 }
 
 func (r *recallEvalReport) print(w io.Writer) {
-	fmt.Fprintf(w, "Recall evaluation of %s: %d memories, %d queries\n", filepath.Base(r.File), r.Memories, r.Queries)
+	fmt.Fprintf(w, "Recall evaluation of %s: %s, %s\n", filepath.Base(r.File), plural(r.Memories, "memory", "memories"), plural(r.Queries, "query", "queries"))
 	for _, run := range r.Runs {
-		fmt.Fprintf(w, "\n%d memories", run.Size)
+		fmt.Fprintf(w, "\n%s", plural(run.Size, "memory", "memories"))
 		if run.Distractors > 0 {
 			fmt.Fprintf(w, " (the set + %d newer distractors)", run.Distractors)
 		}

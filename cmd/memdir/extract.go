@@ -123,7 +123,11 @@ func printExtract(env *Env, d *memdir.Dir, r *agent.ExtractResult) {
 	for _, p := range r.Saved {
 		fmt.Fprintf(env.Stdout, "  %s\n", d.Abs(p))
 	}
-	fmt.Fprintf(env.Stderr, "model: %d turns, %d tokens in, %d out", r.Turns, r.Usage.InputTokens, r.Usage.OutputTokens)
+	fmt.Fprintf(env.Stderr, "model: %s, %s", plural(r.Turns, "turn", "turns"), plural(r.ToolCalls, "tool call", "tool calls"))
+	if r.Denied > 0 {
+		fmt.Fprintf(env.Stderr, " (%d refused)", r.Denied)
+	}
+	fmt.Fprintf(env.Stderr, ", %d tokens in, %d out", r.Usage.InputTokens, r.Usage.OutputTokens)
 	if r.RunID != "" {
 		fmt.Fprintf(env.Stderr, "; undo with: memdir undo %s", r.RunID)
 	}

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/memdir/memdir"
 )
@@ -84,19 +83,20 @@ Examples:
 					fmt.Fprintf(env.Stderr, "No memories yet: %s does not exist. Save one with 'memdir save'.\n", d.Path())
 					return nil
 				}
-				tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "TYPE\tAGE\tPATH\tDESCRIPTION")
+				rows := [][]string{{"TYPE", "AGE", "PATH", "DESCRIPTION"}}
 				for _, h := range shown {
 					t := string(h.Type)
 					if t == "" {
 						t = "-"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t, memdir.MemoryAge(h.ModTime, now), h.Path, h.Description)
+					rows = append(rows, []string{t, memdir.MemoryAge(h.ModTime, now), h.Path, h.Description})
 				}
-				tw.Flush()
-				fmt.Fprintf(env.Stderr, "%d of %d memories in %s", len(shown), res.Total, d.Path())
+				if err := writeTable(env.Stdout, rows); err != nil {
+					return err
+				}
+				fmt.Fprintf(env.Stderr, "%d of %s in %s", len(shown), plural(res.Total, "memory", "memories"), d.Path())
 				if problems > 0 {
-					fmt.Fprintf(env.Stderr, "; %d files could not be read (run 'memdir doctor')", problems)
+					fmt.Fprintf(env.Stderr, "; %s (run 'memdir doctor')", plural(problems, "file could not be read", "files could not be read"))
 				}
 				fmt.Fprintln(env.Stderr)
 				return nil

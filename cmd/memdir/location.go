@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -83,6 +86,9 @@ func (lf *locationFlags) path(env *Env) (string, *memdir.Location, error) {
 	if err != nil {
 		return "", nil, err
 	}
+	if err := checkHome(env, loc.Dir); err != nil {
+		return "", nil, err
+	}
 	if lf.agent != "" {
 		if lf.team {
 			return "", nil, usagef("--team cannot be combined with --agent")
@@ -95,6 +101,7 @@ func (lf *locationFlags) path(env *Env) (string, *memdir.Location, error) {
 		if err != nil {
 			return "", nil, err
 		}
+		warnUnknownAgent(env, loc, lf.agent)
 		return filepath.Clean(d), loc, nil
 	}
 	return filepath.Clean(loc.Dir), loc, nil
@@ -146,4 +153,38 @@ func (lf *locationFlags) teamDir(env *Env) (string, error) {
 		return "", err
 	}
 	return filepath.Join(p, memdir.TeamDirName), nil
+}
+
+// warnUnknownAgent warns when no agent definition names agent: most likely a
+// typo, though plugin and built-in agents have no definition file either, so
+// the command goes on.
+func warnUnknownAgent(env *Env, loc *memdir.Location, agent string) {
+	defs, _, err := memdir.LoadAgentDefs(loc)
+	if err != nil {
+		return
+	}
+	for _, d := range defs {
+		if d.Name == agent {
+			return
+		}
+	}
+	fmt.Fprintf(env.Stderr, "warning: no agent named %q is defined in %s or the project's .claude/agents/ (a typo? plugin and built-in agents have no definition file)\n", agent, filepath.Join(loc.ConfigHome, "agents"))
+}
+
+// checkHome refuses a memory directory under a HOME that does not exist:
+// creating the directory would create the user's home too, which is never
+// memdir's to make.
+func checkHome(env *Env, dir string) error {
+	home, ok := env.LookupEnv("HOME")
+	if !ok || home == "" || !filepath.IsAbs(home) {
+		return nil
+	}
+	home = filepath.Clean(home)
+	if rel, err := filepath.Rel(home, dir); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil
+	}
+	if _, err := os.Stat(home); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("HOME is %s, which does not exist; memdir does not create a home directory: set HOME to yours, or pass --dir DIR: %w", home, memdir.ErrNotFound)
+	}
+	return nil
 }

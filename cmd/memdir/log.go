@@ -121,7 +121,7 @@ func printRun(env *Env, r *memdir.JournalRun) {
 		fmt.Fprintf(env.Stdout, "error    %s\n", r.Error)
 	}
 	if r.Usage != nil {
-		fmt.Fprintf(env.Stdout, "tokens   %d in, %d out, %d calls\n", r.Usage.InputTokens, r.Usage.OutputTokens, r.Usage.Calls)
+		fmt.Fprintf(env.Stdout, "tokens   %d in, %d out, %s\n", r.Usage.InputTokens, r.Usage.OutputTokens, plural(r.Usage.Calls, "call", "calls"))
 	}
 	if r.Undoes != "" {
 		fmt.Fprintf(env.Stdout, "undoes   %s\n", r.Undoes)

@@ -42,7 +42,9 @@ Examples:
 					return err
 				}
 				if *asJSON {
-					return writeJSON(env.Stdout, res)
+					return writeJSON(env.Stdout, map[string]any{
+						"from": res.From, "to": res.To, "abs_path": d.Abs(res.To), "run_id": res.RunID,
+					})
 				}
 				fmt.Fprintf(env.Stdout, "Renamed %s to %s. Undo with: memdir undo %s\n", res.From, res.To, res.RunID)
 				return nil

@@ -133,7 +133,7 @@ func printRecallSummary(env *Env, res *memdir.RecallResult) {
 	case memdir.RecallFallback:
 		how = fmt.Sprintf("lexical ranking found %s", plural(len(res.Memories), "memory", "memories"))
 	}
-	fmt.Fprintf(env.Stderr, "recall: %s among %d candidates", how, res.Candidates)
+	fmt.Fprintf(env.Stderr, "recall: %s among %s", how, plural(res.Candidates, "candidate", "candidates"))
 	if res.Usage.Calls > 0 || res.Usage.InputTokens > 0 {
 		fmt.Fprintf(env.Stderr, "; model tokens: %d in, %d out", res.Usage.InputTokens, res.Usage.OutputTokens)
 	}

@@ -39,7 +39,13 @@ Examples:
 					return err
 				}
 				if *asJSON {
-					return writeJSON(env.Stdout, res)
+					lines := res.IndexLines
+					if lines == nil {
+						lines = []string{}
+					}
+					return writeJSON(env.Stdout, map[string]any{
+						"path": res.Path, "abs_path": d.Abs(res.Path), "index_lines": lines, "run_id": res.RunID,
+					})
 				}
 				fmt.Fprintf(env.Stdout, "Removed %s", res.Path)
 				if n := len(res.IndexLines); n > 0 {

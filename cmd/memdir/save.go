@@ -105,7 +105,7 @@ Examples:
 				if *asJSON {
 					return writeJSON(env.Stdout, map[string]any{
 						"path": res.Path, "abs_path": d.Abs(res.Path), "created": res.Created, "changed": res.Changed,
-						"run": res.RunID, "index": res.Index, "index_warning": warning,
+						"run_id": res.RunID, "index": indexStatusJSON(res.Index), "index_warning": warning,
 					})
 				}
 				state := "updated"

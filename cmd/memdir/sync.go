@@ -541,11 +541,11 @@ func printPush(w io.Writer, repo string, r *team.PushResult) {
 		fmt.Fprintf(w, "  merged   %s: your changes and a teammate's\n", k)
 	}
 	if len(r.Pushed) == 0 {
-		fmt.Fprintf(w, "%s: nothing to push (%d entries unchanged).\n", repo, r.Unchanged)
+		fmt.Fprintf(w, "%s: nothing to push (%s already on the server).\n", repo, plural(r.Unchanged, "entry", "entries"))
 	} else {
-		fmt.Fprintf(w, "Pushed %d entries to %s in %d requests (version %d); %d unchanged", len(r.Pushed), repo, r.Requests, r.Version, r.Unchanged)
+		fmt.Fprintf(w, "Pushed %s to %s in %s (version %d); %d unchanged", plural(len(r.Pushed), "entry", "entries"), repo, plural(r.Requests, "request", "requests"), r.Version, r.Unchanged)
 		if r.Retries > 0 {
-			fmt.Fprintf(w, "; merged after %d concurrent pushes", r.Retries)
+			fmt.Fprintf(w, "; merged after %s", plural(r.Retries, "concurrent push", "concurrent pushes"))
 		}
 		fmt.Fprintln(w, ".")
 		for _, k := range r.Pushed {

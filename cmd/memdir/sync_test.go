@@ -193,7 +193,7 @@ func TestSyncTeamDirFlagAndRepoFlag(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "shared")
 	writeFile(t, filepath.Join(dir, "a.md"), "A")
 	out := w.ok(t, "sync", "push", "--team-dir", dir, "--repo", "Other/Repo", "--url", srv.URL)
-	if !strings.Contains(out, "Pushed 1 entries to other/repo") {
+	if !strings.Contains(out, "Pushed 1 entry to other/repo in 1 request") {
 		t.Errorf("push output:\n%s", out)
 	}
 }
@@ -254,7 +254,7 @@ func TestSyncConfigFile(t *testing.T) {
 	writeFile(t, conf, "team:\n  url: "+srv.URL+"\n  token: "+token+"\n  repo: github.com/acme/widgets\n")
 	w.vars["MEMDIR_CONFIG"] = conf
 	writeFile(t, filepath.Join(w.teamDir(), "a.md"), "A")
-	if out := w.ok(t, "sync", "push"); !strings.Contains(out, "Pushed 1 entries to acme/widgets") {
+	if out := w.ok(t, "sync", "push"); !strings.Contains(out, "Pushed 1 entry to acme/widgets") {
 		t.Errorf("push configured by file:\n%s", out)
 	}
 	// The environment wins over the file, a flag over both.

@@ -122,7 +122,7 @@ func (c *chat) run(ctx context.Context, in io.Reader, out io.Writer) error {
 		}
 		used += rec.Bytes
 		if len(rec.Memories) > 0 {
-			fmt.Fprintf(out, "(recalled %d memories)\n", len(rec.Memories))
+			fmt.Fprintf(out, "(recalled %s)\n", memories(len(rec.Memories)))
 		}
 		blocks = append(blocks, memdir.TextBlock(line))
 		history = append(history, message(memdir.RoleUser, len(history), blocks...))
@@ -140,7 +140,7 @@ func (c *chat) run(ctx context.Context, in io.Reader, out io.Writer) error {
 		if err != nil {
 			fmt.Fprintf(out, "(memory extraction failed: %v)\n", err)
 		} else if len(res.Saved) > 0 {
-			fmt.Fprintf(out, "(saved %d memories: %s)\n", len(res.Saved), strings.Join(res.Saved, ", "))
+			fmt.Fprintf(out, "(saved %s: %s)\n", memories(len(res.Saved)), strings.Join(res.Saved, ", "))
 		}
 		fmt.Fprint(out, "> ")
 	}
@@ -175,4 +175,12 @@ func plain(ms []transcript.Message) []memdir.Message {
 		out[i] = m.Message
 	}
 	return out
+}
+
+// memories counts memories in words: "1 memory", "2 memories".
+func memories(n int) string {
+	if n == 1 {
+		return "1 memory"
+	}
+	return fmt.Sprintf("%d memories", n)
 }

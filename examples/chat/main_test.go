@@ -54,7 +54,7 @@ func TestChatRemembersAcrossSessions(t *testing.T) {
 	if err := first.run(context.Background(), strings.NewReader("please always use tabs for indentation\n"), &out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "Sure.\n(saved 1 memories: feedback_indentation.md)") {
+	if !strings.Contains(out.String(), "Sure.\n(saved 1 memory: feedback_indentation.md)") {
 		t.Fatalf("first session:\n%s", out.String())
 	}
 
@@ -63,7 +63,7 @@ func TestChatRemembersAcrossSessions(t *testing.T) {
 	if err := second.run(context.Background(), strings.NewReader("format this shell script for indentation\n"), &out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "(recalled 1 memories)") {
+	if !strings.Contains(out.String(), "(recalled 1 memory)") {
 		t.Fatalf("second session:\n%s", out.String())
 	}
 	// The answer request carried MEMORY.md in the system prompt and the
