@@ -304,6 +304,15 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 	if err != nil {
 		return nil, err
 	}
+	// A line compaction moved to the overflow file is updated there (and
+	// the journal notes where, for undo).
+	oRel, oix, inOverflow, err := d.overflowHolding(root, indexRel, link, ix)
+	if err != nil {
+		return nil, err
+	}
+	if inOverflow {
+		indexRel, ix = oRel, oix
+	}
 	line := IndexEntry{Title: saved.Name, File: link, Hook: saved.Description}.String()
 	err = func() error {
 		if err := rec.Before(rel); err != nil {
@@ -311,6 +320,9 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 		}
 		prior := entryLines(ix.Find(link))
 		rec.NoteIndexLines(rel, prior)
+		if inOverflow {
+			rec.NoteIndexFile(rel, oRel)
+		}
 		if res.Changed {
 			if err := beginPending(root, &pendingChange{Op: "save", Run: rec.ID(), Path: rel, Sum: contentSum(content), Index: indexRel, Link: link, Line: line, Prior: prior}); err != nil {
 				return err
@@ -594,6 +606,13 @@ func (d *Dir) Remove(ctx context.Context, ref string, rec *Recorder) (*RemoveRes
 	if err != nil {
 		return nil, err
 	}
+	oRel, oix, inOverflow, err := d.overflowHolding(root, indexRel, link, ix)
+	if err != nil {
+		return nil, err
+	}
+	if inOverflow {
+		indexRel, ix = oRel, oix
+	}
 	rec, own, err := d.recorder(rec, "remove")
 	if err != nil {
 		return nil, err
@@ -605,6 +624,9 @@ func (d *Dir) Remove(ctx context.Context, ref string, rec *Recorder) (*RemoveRes
 		}
 		prior := entryLines(ix.Find(link))
 		rec.NoteIndexLines(rel, prior)
+		if inOverflow {
+			rec.NoteIndexFile(rel, oRel)
+		}
 		if err := beginPending(root, &pendingChange{Op: "remove", Run: rec.ID(), Path: rel, Index: indexRel, Link: link, Prior: prior}); err != nil {
 			return err
 		}
@@ -675,6 +697,18 @@ func (d *Dir) Rename(ctx context.Context, ref, to string) (*RenameResult, error)
 	if err != nil {
 		return nil, err
 	}
+	// A line compaction moved to the overflow file is renamed there when
+	// the memory stays in its area, and removed from there otherwise.
+	oRel, oix, inOverflow, err := d.overflowHolding(root, fromIndex, fromLink, fromIx)
+	if err != nil {
+		return nil, err
+	}
+	if inOverflow {
+		if toIndex == fromIndex {
+			toIndex = oRel
+		}
+		fromIndex, fromIx = oRel, oix
+	}
 	toIx := fromIx
 	if toIndex != fromIndex {
 		if toIx, err = d.readIndex(root, toIndex); err != nil {
@@ -706,6 +740,9 @@ func (d *Dir) Rename(ctx context.Context, ref, to string) (*RenameResult, error)
 		}
 		prior := entryLines(fromIx.Find(fromLink))
 		rec.NoteIndexLines(from, prior)
+		if inOverflow {
+			rec.NoteIndexFile(from, oRel)
+		}
 		if dir := path.Dir(to); dir != "." {
 			if err := root.MkdirAll(dir, 0o700); err != nil {
 				return err
@@ -853,7 +890,7 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 	original := map[string][]byte{}
 	for _, f := range changed {
 		touched = append(touched, f.Path)
-		if indexRel, _ := IndexFor(f.Path); path.Base(f.Path) != EntrypointName && !runFiles[indexRel] && indexes[indexRel] == nil {
+		if indexRel := f.indexFile(); path.Base(f.Path) != EntrypointName && !runFiles[indexRel] && indexes[indexRel] == nil {
 			data, _, err := readRooted(root, indexRel, 64<<20)
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("read %s: %w", d.Abs(indexRel), err)
@@ -878,8 +915,8 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 			if err := d.restoreFile(root, f); err != nil {
 				return err
 			}
-			indexRel, link := IndexFor(f.Path)
-			ix := indexes[indexRel]
+			_, link := IndexFor(f.Path)
+			ix := indexes[f.indexFile()]
 			if ix == nil || path.Base(f.Path) == EntrypointName {
 				continue
 			}

@@ -157,6 +157,29 @@ func (d *Dir) checkIndex(team bool, mems []Header, add func(Finding)) error {
 			}
 		}
 	}
+	// Lines compaction moved to the overflow file index their memories too.
+	if oix, err := d.readIndexIfExists(overflowFor(indexRel)); err != nil {
+		return err
+	} else if oix != nil {
+		oRel := overflowFor(indexRel)
+		oseen := map[string]int{}
+		for _, e := range oix.Entries() {
+			target := e.Path()
+			if target == "" || strings.Contains(e.File, "://") {
+				continue
+			}
+			oseen[target]++
+			seen[target]++
+			if oseen[target] == 2 {
+				add(Finding{Kind: FindDuplicateLine, Path: oRel, Message: fmt.Sprintf("line %d points at %s again", e.Line, target), Fix: "remove the repeated line"})
+			}
+			if _, ok := inArea[target]; !ok && oseen[target] == 1 {
+				if _, err := os.Lstat(d.Abs(path.Join(path.Dir(oRel), target))); errors.Is(err, fs.ErrNotExist) {
+					add(Finding{Kind: FindDanglingLine, Path: oRel, Message: fmt.Sprintf("line %d points at %s, which does not exist", e.Line, target), Fix: "remove the line"})
+				}
+			}
+		}
+	}
 	links := make([]string, 0, len(inArea))
 	for link := range inArea {
 		links = append(links, link)
@@ -173,7 +196,7 @@ func (d *Dir) checkIndex(team bool, mems []Header, add func(Finding)) error {
 	}
 	st := ix.Status()
 	if st.Truncated() {
-		add(Finding{Kind: FindIndexOverLimit, Path: indexRel, Message: st.Warning(), Fix: "compact: shorten long lines, drop repeated lines and blank runs", CompactOnly: true})
+		add(Finding{Kind: FindIndexOverLimit, Path: indexRel, Message: st.Warning(), Fix: "compact: shorten long lines, drop repeated lines and blank runs, then move the lines of the least recently changed memories to " + overflowFor(indexRel), CompactOnly: true})
 	}
 	for _, e := range ix.Entries() {
 		if n := len([]rune(ix.lines[e.Line-1])); n > 200 {
@@ -410,6 +433,23 @@ func (d *Dir) applyFixes(root *os.Root, rec *Recorder, rep *CheckReport, opts *F
 			before := ix.Status()
 			dedupeAndDropDangling(d, ix, indexRel)
 			ix.compact()
+			moved := 0
+			if ix.Status().Truncated() {
+				// Still too long: the lines of the least recently changed
+				// memories move to the overflow file, linked by one line.
+				oRel := overflowFor(indexRel)
+				oix, err := index(oRel)
+				if err != nil {
+					return err
+				}
+				if len(oix.lines) == 0 {
+					*oix = *newOverflowIndex()
+				}
+				moved = d.moveOverflow(root, indexRel, ix, oix)
+				if moved > 0 {
+					res.Actions = append(res.Actions, fmt.Sprintf("moved %d index line(s) of the least recently changed memories from %s to %s, which %s links", moved, indexRel, oRel, indexRel))
+				}
+			}
 			after := ix.Status()
 			if before != after {
 				res.Actions = append(res.Actions, fmt.Sprintf("compacted %s from %d lines / %s to %d lines / %s", indexRel, before.Lines, FormatFileSize(before.Chars), after.Lines, FormatFileSize(after.Chars)))
@@ -417,6 +457,9 @@ func (d *Dir) applyFixes(root *os.Root, rec *Recorder, rep *CheckReport, opts *F
 		}
 	}
 	for indexRel, ix := range indexes {
+		if isOverflowIndex(indexRel) && len(ix.lines) == 0 {
+			continue // there was none and nothing moved
+		}
 		if err := d.writeIndex(root, indexRel, ix); err != nil {
 			return err
 		}

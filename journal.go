@@ -94,6 +94,19 @@ type JournalFile struct {
 	// knows nothing about alone.
 	IndexLines []string `json:"index_lines,omitempty"`
 	IndexNoted bool     `json:"index_noted,omitempty"`
+	// IndexFile is the index file that held those lines when it is not the
+	// file's MEMORY.md: the overflow file compaction moved them to
+	// (OverflowIndexName).
+	IndexFile string `json:"index_file,omitempty"`
+}
+
+// indexFile returns the index file whose lines undo restores for f.
+func (f JournalFile) indexFile() string {
+	indexRel, _ := IndexFor(f.Path)
+	if f.IndexFile == overflowFor(indexRel) {
+		return f.IndexFile
+	}
+	return indexRel
 }
 
 // Changed reports whether the run left the file different.
@@ -209,6 +222,16 @@ func (r *Recorder) NoteIndexLines(path string, lines []string) {
 		r.noted[path] = true
 		r.run.Files[i].IndexLines = lines
 		r.run.Files[i].IndexNoted = true
+	}
+}
+
+// NoteIndexFile records that path's index lines, noted by NoteIndexLines,
+// are in indexRel (an overflow index file) rather than its MEMORY.md.
+func (r *Recorder) NoteIndexFile(path, indexRel string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i, ok := r.idx[path]; ok && r.run.Files[i].IndexFile == "" {
+		r.run.Files[i].IndexFile = indexRel
 	}
 }
 
