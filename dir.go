@@ -670,6 +670,11 @@ type RenameResult struct {
 // line's title and hook. Moving between the private area and team/ moves the
 // line between the two indexes. It never replaces an existing file.
 func (d *Dir) Rename(ctx context.Context, ref, to string) (*RenameResult, error) {
+	return d.rename(ctx, ref, to, nil)
+}
+
+// rename is Rename; with given set, the change joins that open run.
+func (d *Dir) rename(ctx context.Context, ref, to string, given *Recorder) (*RenameResult, error) {
 	from, err := d.Resolve(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -729,11 +734,13 @@ func (d *Dir) Rename(ctx context.Context, ref, to string) (*RenameResult, error)
 			return nil, err
 		}
 	}
-	rec, err := d.journal.Begin("rename", d.path)
+	rec, own, err := d.recorder(given, "rename")
 	if err != nil {
 		return nil, err
 	}
-	rec.SetSummary("rename " + from + " → " + to)
+	if own {
+		rec.SetSummary("rename " + from + " → " + to)
+	}
 	err = func() error {
 		if err := rec.Before(from, to); err != nil {
 			return err
@@ -782,6 +789,12 @@ func (d *Dir) Rename(ctx context.Context, ref, to string) (*RenameResult, error)
 		}
 		return endPending(root)
 	}()
+	if !own {
+		if err != nil {
+			return nil, err
+		}
+		return &RenameResult{From: from, To: to, RunID: rec.ID()}, nil
+	}
 	run, ferr := rec.Finish(err)
 	if err == nil {
 		err = ferr
@@ -845,7 +858,7 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 		}
 	}
 	changed := run.ChangedFiles()
-	if len(changed) == 0 {
+	if !run.HasChanges() {
 		return nil, fmt.Errorf("run %s changed nothing: %w", run.ID, ErrInvalid)
 	}
 	root, release, err := d.lockedRoot(ctx)
@@ -853,6 +866,22 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 		return nil, err
 	}
 	defer release()
+
+	// Files the run changed outside the directory (a promotion's CLAUDE.md)
+	// are restored where they are, in this same undo run.
+	var external []JournalFile
+	local := changed[:0:0]
+	for _, f := range changed {
+		if f.Root == "" {
+			local = append(local, f)
+			continue
+		}
+		if !filepath.IsAbs(f.Root) || !filepath.IsLocal(filepath.FromSlash(f.Path)) {
+			return nil, fmt.Errorf("undo %s: the journal names %q in %q, which is not a file in an absolute directory: %w", run.ID, f.Path, f.Root, ErrInvalid)
+		}
+		external = append(external, f)
+	}
+	changed = local
 
 	var conflicts []string
 	runFiles := map[string]bool{}
@@ -864,6 +893,25 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 		}
 		if cur != f.After {
 			conflicts = append(conflicts, f.Path)
+		}
+	}
+	for _, f := range external {
+		cur, err := hashFile(f.abs(""))
+		if err != nil {
+			return nil, fmt.Errorf("undo %s: %w", f.abs(""), err)
+		}
+		if cur != f.After {
+			conflicts = append(conflicts, f.abs(""))
+		}
+	}
+	var modePaths []string
+	for _, m := range run.Modes {
+		if !filepath.IsLocal(filepath.FromSlash(m.Path)) && m.Path != "." {
+			return nil, fmt.Errorf("undo %s: the journal names %q, which is not inside %s: %w", run.ID, m.Path, d.path, ErrInvalid)
+		}
+		modePaths = append(modePaths, m.Path)
+		if fi, err := root.Lstat(m.Path); err == nil && fi.Mode().Perm() != m.After {
+			conflicts = append(conflicts, m.Path+" (mode)")
 		}
 	}
 	if len(conflicts) > 0 && !opts.Force {
@@ -909,6 +957,25 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 	err = func() error {
 		if err := rec.Before(touched...); err != nil {
 			return err
+		}
+		for _, f := range external {
+			if err := rec.BeforeIn(f.Root, f.Path); err != nil {
+				return err
+			}
+		}
+		if err := rec.BeforeMode(modePaths...); err != nil {
+			return err
+		}
+		for i := len(external) - 1; i >= 0; i-- {
+			if err := d.journal.restoreExternal(ctx, external[i]); err != nil {
+				return err
+			}
+		}
+		for i := len(run.Modes) - 1; i >= 0; i-- {
+			m := run.Modes[i]
+			if err := root.Chmod(m.Path, m.Before); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("undo: chmod %s: %w", d.Abs(m.Path), err)
+			}
 		}
 		for i := len(changed) - 1; i >= 0; i-- {
 			f := changed[i]

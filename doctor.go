@@ -274,7 +274,7 @@ type FixOptions struct {
 type FixResult struct {
 	// Actions describe each repair, for people.
 	Actions []string `json:"actions"`
-	// RunID is the journal run that can undo the content changes.
+	// RunID is the journal run that undoes the changes, modes included.
 	RunID string `json:"run,omitempty"`
 	// Remaining is what Check still finds afterwards.
 	Remaining *CheckReport `json:"remaining"`
@@ -322,7 +322,7 @@ func (d *Dir) Fix(ctx context.Context, opts *FixOptions) (*FixResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if run != nil && len(run.ChangedFiles()) > 0 {
+	if run != nil && run.HasChanges() {
 		res.RunID = run.ID
 	}
 	if res.Remaining, err = d.Check(ctx); err != nil {
@@ -414,6 +414,9 @@ func (d *Dir) applyFixes(root *os.Root, rec *Recorder, rep *CheckReport, opts *F
 			}
 			if fi.IsDir() {
 				want = 0o700
+			}
+			if err := rec.BeforeMode(f.Path); err != nil {
+				return err
 			}
 			if err := root.Chmod(f.Path, want); err != nil {
 				return fmt.Errorf("chmod %s: %w", d.Abs(f.Path), err)
