@@ -971,12 +971,6 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 				return err
 			}
 		}
-		for i := len(run.Modes) - 1; i >= 0; i-- {
-			m := run.Modes[i]
-			if err := root.Chmod(m.Path, m.Before); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("undo: chmod %s: %w", d.Abs(m.Path), err)
-			}
-		}
 		for i := len(changed) - 1; i >= 0; i-- {
 			f := changed[i]
 			if err := d.restoreFile(root, f); err != nil {
@@ -1003,6 +997,14 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 			}
 			if err := d.writeIndex(root, indexRel, ix); err != nil {
 				return err
+			}
+		}
+		// Modes last: a restored file is written with the mode it had when
+		// the run first recorded it, which may be after a chmod of the run.
+		for i := len(run.Modes) - 1; i >= 0; i-- {
+			m := run.Modes[i]
+			if err := root.Chmod(m.Path, m.Before); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("undo: chmod %s: %w", d.Abs(m.Path), err)
 			}
 		}
 		return nil

@@ -44,13 +44,21 @@ func TestCompactLineLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	orig := []byte(index.String())
+	// Group-readable files: the same run fixes their modes, and the undo
+	// must put them back after restoring the content.
+	os.Chmod(d.Abs(EntrypointName), 0o644)
+	os.Chmod(d.Abs("m001.md"), 0o644)
 
 	rep, err := d.Check(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Findings) != 1 || rep.Findings[0].Kind != FindIndexOverLimit {
-		t.Fatalf("before: findings %+v, want one index-over-limit", rep.Findings)
+	kinds := map[FindingKind]int{}
+	for _, f := range rep.Findings {
+		kinds[f.Kind]++
+	}
+	if len(rep.Findings) != 3 || kinds[FindIndexOverLimit] != 1 || kinds[FindPermissions] != 2 {
+		t.Fatalf("before: findings %+v, want index-over-limit and two permissions", rep.Findings)
 	}
 
 	runsBefore, _ := j.Runs()
@@ -108,6 +116,11 @@ func TestCompactLineLimit(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(d.Abs(EntrypointName)); !bytes.Equal(got, orig) {
 		t.Errorf("undo did not restore MEMORY.md")
+	}
+	for _, rel := range []string{EntrypointName, "m001.md"} {
+		if fi, _ := os.Stat(d.Abs(rel)); fi.Mode().Perm() != 0o644 {
+			t.Errorf("undo left %s at mode %04o, want 0644", rel, fi.Mode().Perm())
+		}
 	}
 	if _, err := os.Stat(d.Abs(OverflowIndexName)); !os.IsNotExist(err) {
 		t.Errorf("undo left %s: %v", OverflowIndexName, err)
