@@ -567,6 +567,11 @@ func (d *Dir) IndexMissing(rec *Recorder, rels []string) ([]string, error) {
 		if len(ix.Find(link)) > 0 {
 			continue
 		}
+		if _, _, moved, err := d.overflowHolding(root, indexRel, link, ix); err != nil {
+			return added, err
+		} else if moved {
+			continue // its line is in the overflow file compaction moved it to
+		}
 		line, err := pointerLine(root, rel)
 		if err != nil {
 			continue // gone or unreadable: nothing to point at

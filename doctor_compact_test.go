@@ -139,6 +139,21 @@ func TestCompactLineLimit(t *testing.T) {
 	if _, err := d.Remove(ctx, "m002.md", nil); err != nil {
 		t.Fatal(err)
 	}
+	// An agent's write of a moved memory does not give it a second line.
+	lock, err := d.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := j.Begin("agent", d.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	added, err := d.IndexMissing(rec, []string{"m004.md"})
+	rec.Finish(err)
+	lock.Unlock()
+	if err != nil || len(added) != 0 {
+		t.Errorf("IndexMissing of a moved memory = %v, %v; want nothing added", added, err)
+	}
 	if _, err := d.Rename(ctx, "m003.md", "m003b.md"); err != nil {
 		t.Fatal(err)
 	}
