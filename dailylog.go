@@ -30,57 +30,74 @@ const MaxDailyLogBytes = MaxMemoryFileBytes
 // bytes, is an ErrInvalid error.
 //
 // The log is append-only by design (agents are told never to reorganise
-// it), so an append is not journaled: it removes nothing. Concurrency: the
+// it); AppendDailyLog does not journal the append, AppendDailyLogJournaled
+// does. Concurrency: the
 // read-extend-replace happens under the memory directory's flock, the same
 // lock Dir takes, and the file is replaced atomically, so any number of
 // processes appending at once lose no line and readers never see half of
 // one. The log is opened through os.Root, so a symlinked logs/ folder cannot
 // redirect the write outside dir.
 func AppendDailyLog(dir string, text string, now time.Time) (string, error) {
+	file, _, err := appendDailyLog(nil, dir, text, now)
+	return file, err
+}
+
+// AppendDailyLogJournaled appends like AppendDailyLog and journals the
+// append in j (the journal of dir) as one run of kind "log-append", so
+// 'memdir undo' takes the line back out. It returns the log's path and
+// the run.
+func AppendDailyLogJournaled(j *Journal, dir string, text string, now time.Time) (string, *JournalRun, error) {
+	if j == nil {
+		return "", nil, fmt.Errorf("daily log: no journal to record the append in: %w", ErrInvalid)
+	}
+	return appendDailyLog(j, dir, text, now)
+}
+
+func appendDailyLog(j *Journal, dir string, text string, now time.Time) (string, *JournalRun, error) {
 	line := oneLine(strings.ToValidUTF8(text, "\uFFFD"))
 	if line == "" {
-		return "", fmt.Errorf("daily log: nothing to append (the text is empty): %w", ErrInvalid)
+		return "", nil, fmt.Errorf("daily log: nothing to append (the text is empty): %w", ErrInvalid)
 	}
 	if strings.ContainsRune(line, 0) {
-		return "", fmt.Errorf("daily log: the text contains a NUL byte: %w", ErrInvalid)
+		return "", nil, fmt.Errorf("daily log: the text contains a NUL byte: %w", ErrInvalid)
 	}
 	if dir == "" {
-		return "", fmt.Errorf("daily log: no memory directory given: %w", ErrInvalid)
+		return "", nil, fmt.Errorf("daily log: no memory directory given: %w", ErrInvalid)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", fmt.Errorf("daily log in %s: %w", dir, err)
+		return "", nil, fmt.Errorf("daily log in %s: %w", dir, err)
 	}
 	file := DailyLogPath(abs, now)
 	rel, err := filepath.Rel(abs, file)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	rel = filepath.ToSlash(rel)
 	if err := atomicfile.MkdirAll(abs, 0o700); err != nil {
-		return "", fmt.Errorf("daily log: create %s: %w", abs, err)
+		return "", nil, fmt.Errorf("daily log: create %s: %w", abs, err)
 	}
 	lock, err := flock.Acquire(context.Background(), abs)
 	if err != nil {
-		return "", fmt.Errorf("daily log: lock %s: %w", abs, err)
+		return "", nil, fmt.Errorf("daily log: lock %s: %w", abs, err)
 	}
 	defer lock.Unlock()
 	root, err := os.OpenRoot(abs)
 	if err != nil {
-		return "", fmt.Errorf("daily log: %w", err)
+		return "", nil, fmt.Errorf("daily log: %w", err)
 	}
 	defer root.Close()
 	if err := root.MkdirAll(path.Dir(rel), 0o700); err != nil {
-		return "", fmt.Errorf("daily log: create the folders of %s: %w", file, err)
+		return "", nil, fmt.Errorf("daily log: create the folders of %s: %w", file, err)
 	}
 	old, _, err := readRooted(root, rel, MaxDailyLogBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		old = nil
 	case err != nil:
-		return "", fmt.Errorf("daily log %s: %w", file, err)
+		return "", nil, fmt.Errorf("daily log %s: %w", file, err)
 	case bytes.IndexByte(old, 0) >= 0:
-		return "", fmt.Errorf("daily log %s holds binary data, so memdir will not extend it; move it aside: %w", file, ErrInvalid)
+		return "", nil, fmt.Errorf("daily log %s holds binary data, so memdir will not extend it; move it aside: %w", file, ErrInvalid)
 	}
 	var b bytes.Buffer
 	b.Grow(len(old) + len(line) + 10)
@@ -89,8 +106,26 @@ func AppendDailyLog(dir string, text string, now time.Time) (string, error) {
 		b.WriteByte('\n')
 	}
 	fmt.Fprintf(&b, "- %s %s\n", now.Format("15:04"), line)
-	if err := atomicfile.WriteFileIn(root, rel, b.Bytes(), 0o600); err != nil {
-		return "", fmt.Errorf("daily log: %w", err)
+	if j == nil {
+		if err := atomicfile.WriteFileIn(root, rel, b.Bytes(), 0o600); err != nil {
+			return "", nil, fmt.Errorf("daily log: %w", err)
+		}
+		return file, nil, nil
 	}
-	return file, nil
+	rec, err := j.Begin("log-append", abs)
+	if err != nil {
+		return "", nil, fmt.Errorf("daily log: journal: %w", err)
+	}
+	rec.SetSummary("log append " + rel)
+	err = rec.Before(rel)
+	if err == nil {
+		if err = atomicfile.WriteFileIn(root, rel, b.Bytes(), 0o600); err != nil {
+			err = fmt.Errorf("daily log: %w", err)
+		}
+	}
+	run, err := finishRun(rec, err)
+	if err != nil {
+		return "", nil, err
+	}
+	return file, run, nil
 }

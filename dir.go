@@ -320,6 +320,15 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 	if err != nil {
 		return nil, err
 	}
+	// A line compaction moved to the overflow file is updated there (and
+	// the journal notes where, for undo).
+	oRel, oix, inOverflow, err := d.overflowHolding(root, indexRel, link, ix)
+	if err != nil {
+		return nil, err
+	}
+	if inOverflow {
+		indexRel, ix = oRel, oix
+	}
 	line := IndexEntry{Title: saved.Name, File: link, Hook: saved.Description}.String()
 	err = func() error {
 		if err := rec.Before(rel); err != nil {
@@ -327,6 +336,9 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 		}
 		prior := entryLines(ix.Find(link))
 		rec.NoteIndexLines(rel, prior)
+		if inOverflow {
+			rec.NoteIndexFile(rel, oRel)
+		}
 		if res.Changed {
 			if err := beginPending(root, &pendingChange{Op: "save", Run: rec.ID(), Path: rel, Sum: contentSum(content), Index: indexRel, Link: link, Line: line, Prior: prior}); err != nil {
 				return err
@@ -650,6 +662,13 @@ func (d *Dir) Remove(ctx context.Context, ref string, rec *Recorder) (*RemoveRes
 	if err != nil {
 		return nil, err
 	}
+	oRel, oix, inOverflow, err := d.overflowHolding(root, indexRel, link, ix)
+	if err != nil {
+		return nil, err
+	}
+	if inOverflow {
+		indexRel, ix = oRel, oix
+	}
 	rec, own, err := d.recorder(rec, "remove")
 	if err != nil {
 		return nil, err
@@ -661,6 +680,9 @@ func (d *Dir) Remove(ctx context.Context, ref string, rec *Recorder) (*RemoveRes
 		}
 		prior := entryLines(ix.Find(link))
 		rec.NoteIndexLines(rel, prior)
+		if inOverflow {
+			rec.NoteIndexFile(rel, oRel)
+		}
 		if err := beginPending(root, &pendingChange{Op: "remove", Run: rec.ID(), Path: rel, Index: indexRel, Link: link, Prior: prior}); err != nil {
 			return err
 		}
@@ -704,6 +726,11 @@ type RenameResult struct {
 // line's title and hook. Moving between the private area and team/ moves the
 // line between the two indexes. It never replaces an existing file.
 func (d *Dir) Rename(ctx context.Context, ref, to string) (*RenameResult, error) {
+	return d.rename(ctx, ref, to, nil)
+}
+
+// rename is Rename; with given set, the change joins that open run.
+func (d *Dir) rename(ctx context.Context, ref, to string, given *Recorder) (*RenameResult, error) {
 	from, err := d.Resolve(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -731,6 +758,18 @@ func (d *Dir) Rename(ctx context.Context, ref, to string) (*RenameResult, error)
 	if err != nil {
 		return nil, err
 	}
+	// A line compaction moved to the overflow file is renamed there when
+	// the memory stays in its area, and removed from there otherwise.
+	oRel, oix, inOverflow, err := d.overflowHolding(root, fromIndex, fromLink, fromIx)
+	if err != nil {
+		return nil, err
+	}
+	if inOverflow {
+		if toIndex == fromIndex {
+			toIndex = oRel
+		}
+		fromIndex, fromIx = oRel, oix
+	}
 	toIx := fromIx
 	if toIndex != fromIndex {
 		if toIx, err = d.readIndex(root, toIndex); err != nil {
@@ -751,17 +790,22 @@ func (d *Dir) Rename(ctx context.Context, ref, to string) (*RenameResult, error)
 			return nil, err
 		}
 	}
-	rec, err := d.journal.Begin("rename", d.path)
+	rec, own, err := d.recorder(given, "rename")
 	if err != nil {
 		return nil, err
 	}
-	rec.SetSummary("rename " + from + " → " + to)
+	if own {
+		rec.SetSummary("rename " + from + " → " + to)
+	}
 	err = func() error {
 		if err := rec.Before(from, to); err != nil {
 			return err
 		}
 		prior := entryLines(fromIx.Find(fromLink))
 		rec.NoteIndexLines(from, prior)
+		if inOverflow {
+			rec.NoteIndexFile(from, oRel)
+		}
 		if dir := path.Dir(to); dir != "." {
 			if err := root.MkdirAll(dir, 0o700); err != nil {
 				return err
@@ -801,6 +845,12 @@ func (d *Dir) Rename(ctx context.Context, ref, to string) (*RenameResult, error)
 		}
 		return endPending(root)
 	}()
+	if !own {
+		if err != nil {
+			return nil, err
+		}
+		return &RenameResult{From: from, To: to, RunID: rec.ID()}, nil
+	}
 	run, ferr := rec.Finish(err)
 	if err == nil {
 		err = ferr
@@ -864,7 +914,7 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 		}
 	}
 	changed := run.ChangedFiles()
-	if len(changed) == 0 {
+	if !run.HasChanges() {
 		return nil, fmt.Errorf("run %s changed nothing: %w", run.ID, ErrInvalid)
 	}
 	root, release, err := d.lockedRoot(ctx)
@@ -872,6 +922,22 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 		return nil, err
 	}
 	defer release()
+
+	// Files the run changed outside the directory (a promotion's CLAUDE.md)
+	// are restored where they are, in this same undo run.
+	var external []JournalFile
+	local := changed[:0:0]
+	for _, f := range changed {
+		if f.Root == "" {
+			local = append(local, f)
+			continue
+		}
+		if !filepath.IsAbs(f.Root) || !filepath.IsLocal(filepath.FromSlash(f.Path)) {
+			return nil, fmt.Errorf("undo %s: the journal names %q in %q, which is not a file in an absolute directory: %w", run.ID, f.Path, f.Root, ErrInvalid)
+		}
+		external = append(external, f)
+	}
+	changed = local
 
 	var conflicts []string
 	runFiles := map[string]bool{}
@@ -883,6 +949,25 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 		}
 		if cur != f.After {
 			conflicts = append(conflicts, f.Path)
+		}
+	}
+	for _, f := range external {
+		cur, err := hashFile(f.abs(""))
+		if err != nil {
+			return nil, fmt.Errorf("undo %s: %w", f.abs(""), err)
+		}
+		if cur != f.After {
+			conflicts = append(conflicts, f.abs(""))
+		}
+	}
+	var modePaths []string
+	for _, m := range run.Modes {
+		if !filepath.IsLocal(filepath.FromSlash(m.Path)) && m.Path != "." {
+			return nil, fmt.Errorf("undo %s: the journal names %q, which is not inside %s: %w", run.ID, m.Path, d.path, ErrInvalid)
+		}
+		modePaths = append(modePaths, m.Path)
+		if fi, err := root.Lstat(m.Path); err == nil && fi.Mode().Perm() != m.After {
+			conflicts = append(conflicts, m.Path+" (mode)")
 		}
 	}
 	if len(conflicts) > 0 && !opts.Force {
@@ -909,7 +994,7 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 	original := map[string][]byte{}
 	for _, f := range changed {
 		touched = append(touched, f.Path)
-		if indexRel, _ := IndexFor(f.Path); path.Base(f.Path) != EntrypointName && !runFiles[indexRel] && indexes[indexRel] == nil {
+		if indexRel := f.indexFile(); path.Base(f.Path) != EntrypointName && !runFiles[indexRel] && indexes[indexRel] == nil {
 			data, _, err := readRooted(root, indexRel, 64<<20)
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("read %s: %w", d.Abs(indexRel), err)
@@ -929,13 +1014,26 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 		if err := rec.Before(touched...); err != nil {
 			return err
 		}
+		for _, f := range external {
+			if err := rec.BeforeIn(f.Root, f.Path); err != nil {
+				return err
+			}
+		}
+		if err := rec.BeforeMode(modePaths...); err != nil {
+			return err
+		}
+		for i := len(external) - 1; i >= 0; i-- {
+			if err := d.journal.restoreExternal(ctx, external[i]); err != nil {
+				return err
+			}
+		}
 		for i := len(changed) - 1; i >= 0; i-- {
 			f := changed[i]
 			if err := d.restoreFile(root, f); err != nil {
 				return err
 			}
-			indexRel, link := IndexFor(f.Path)
-			ix := indexes[indexRel]
+			_, link := IndexFor(f.Path)
+			ix := indexes[f.indexFile()]
 			if ix == nil || path.Base(f.Path) == EntrypointName {
 				continue
 			}
@@ -955,6 +1053,14 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 			}
 			if err := d.writeIndex(root, indexRel, ix); err != nil {
 				return err
+			}
+		}
+		// Modes last: a restored file is written with the mode it had when
+		// the run first recorded it, which may be after a chmod of the run.
+		for i := len(run.Modes) - 1; i >= 0; i-- {
+			m := run.Modes[i]
+			if err := root.Chmod(m.Path, m.Before); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("undo: chmod %s: %w", d.Abs(m.Path), err)
 			}
 		}
 		return nil

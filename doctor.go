@@ -158,6 +158,29 @@ func (d *Dir) checkIndex(team bool, mems []Header, add func(Finding)) error {
 			}
 		}
 	}
+	// Lines compaction moved to the overflow file index their memories too.
+	if oix, err := d.readIndexIfExists(overflowFor(indexRel)); err != nil {
+		return err
+	} else if oix != nil {
+		oRel := overflowFor(indexRel)
+		oseen := map[string]int{}
+		for _, e := range oix.Entries() {
+			target := e.Path()
+			if target == "" || strings.Contains(e.File, "://") {
+				continue
+			}
+			oseen[target]++
+			seen[target]++
+			if oseen[target] == 2 {
+				add(Finding{Kind: FindDuplicateLine, Path: oRel, Message: fmt.Sprintf("line %d points at %s again", e.Line, target), Fix: "remove the repeated line"})
+			}
+			if _, ok := inArea[target]; !ok && oseen[target] == 1 {
+				if _, err := os.Lstat(d.Abs(path.Join(path.Dir(oRel), target))); errors.Is(err, fs.ErrNotExist) {
+					add(Finding{Kind: FindDanglingLine, Path: oRel, Message: fmt.Sprintf("line %d points at %s, which does not exist", e.Line, target), Fix: "remove the line"})
+				}
+			}
+		}
+	}
 	links := make([]string, 0, len(inArea))
 	for link := range inArea {
 		links = append(links, link)
@@ -174,7 +197,7 @@ func (d *Dir) checkIndex(team bool, mems []Header, add func(Finding)) error {
 	}
 	st := ix.Status()
 	if st.Truncated() {
-		add(Finding{Kind: FindIndexOverLimit, Path: indexRel, Message: st.Warning(), Fix: "compact: shorten long lines, drop repeated lines and blank runs", CompactOnly: true})
+		add(Finding{Kind: FindIndexOverLimit, Path: indexRel, Message: st.Warning(), Fix: "compact: shorten long lines, drop repeated lines and blank runs, then move the lines of the least recently changed memories to " + overflowFor(indexRel), CompactOnly: true})
 	}
 	for _, e := range ix.Entries() {
 		if n := len([]rune(ix.lines[e.Line-1])); n > 200 {
@@ -252,7 +275,7 @@ type FixOptions struct {
 type FixResult struct {
 	// Actions describe each repair, for people.
 	Actions []string `json:"actions"`
-	// RunID is the journal run that can undo the content changes.
+	// RunID is the journal run that undoes the changes, modes included.
 	RunID string `json:"run,omitempty"`
 	// Remaining is what Check still finds afterwards.
 	Remaining *CheckReport `json:"remaining"`
@@ -300,7 +323,7 @@ func (d *Dir) Fix(ctx context.Context, opts *FixOptions) (*FixResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if run != nil && len(run.ChangedFiles()) > 0 {
+	if run != nil && run.HasChanges() {
 		res.RunID = run.ID
 	}
 	if res.Remaining, err = d.Check(ctx); err != nil {
@@ -393,6 +416,9 @@ func (d *Dir) applyFixes(root *os.Root, rec *Recorder, rep *CheckReport, opts *F
 			if fi.IsDir() {
 				want = 0o700
 			}
+			if err := rec.BeforeMode(f.Path); err != nil {
+				return err
+			}
 			if err := root.Chmod(f.Path, want); err != nil {
 				return fmt.Errorf("chmod %s: %w", d.Abs(f.Path), err)
 			}
@@ -411,6 +437,23 @@ func (d *Dir) applyFixes(root *os.Root, rec *Recorder, rep *CheckReport, opts *F
 			before := ix.Status()
 			dedupeAndDropDangling(d, ix, indexRel)
 			ix.compact()
+			moved := 0
+			if ix.Status().Truncated() {
+				// Still too long: the lines of the least recently changed
+				// memories move to the overflow file, linked by one line.
+				oRel := overflowFor(indexRel)
+				oix, err := index(oRel)
+				if err != nil {
+					return err
+				}
+				if len(oix.lines) == 0 {
+					*oix = *newOverflowIndex()
+				}
+				moved = d.moveOverflow(root, indexRel, ix, oix)
+				if moved > 0 {
+					res.Actions = append(res.Actions, fmt.Sprintf("moved %d index line(s) of the least recently changed memories from %s to %s, which %s links", moved, indexRel, oRel, indexRel))
+				}
+			}
 			after := ix.Status()
 			if before != after {
 				res.Actions = append(res.Actions, fmt.Sprintf("compacted %s from %d lines / %s to %d lines / %s", indexRel, before.Lines, FormatFileSize(before.Chars), after.Lines, FormatFileSize(after.Chars)))
@@ -418,6 +461,9 @@ func (d *Dir) applyFixes(root *os.Root, rec *Recorder, rep *CheckReport, opts *F
 		}
 	}
 	for indexRel, ix := range indexes {
+		if isOverflowIndex(indexRel) && len(ix.lines) == 0 {
+			continue // there was none and nothing moved
+		}
 		if err := d.writeIndex(root, indexRel, ix); err != nil {
 			return err
 		}
@@ -521,6 +567,11 @@ func (d *Dir) IndexMissing(rec *Recorder, rels []string) ([]string, error) {
 		}
 		if len(ix.Find(link)) > 0 {
 			continue
+		}
+		if _, _, moved, err := d.overflowHolding(root, indexRel, link, ix); err != nil {
+			return added, err
+		} else if moved {
+			continue // its line is in the overflow file compaction moved it to
 		}
 		line, err := pointerLine(root, rel)
 		if err != nil {

@@ -73,16 +73,30 @@ type JournalRun struct {
 	Root    string        `json:"root"`
 	Summary string        `json:"summary,omitempty"`
 	Files   []JournalFile `json:"files"`
-	Usage   *Usage        `json:"usage,omitempty"`
+	// Modes are the permission changes the run made (doctor's chmod), on
+	// files or directories relative to Root.
+	Modes []JournalMode `json:"modes,omitempty"`
+	Usage *Usage        `json:"usage,omitempty"`
 	// Undoes names the run this run undid; UndoneBy the run that undid this one.
 	Undoes   string `json:"undoes,omitempty"`
 	UndoneBy string `json:"undone_by,omitempty"`
 }
 
+// JournalMode is one permission change of a run.
+type JournalMode struct {
+	Path   string      `json:"path"`
+	Before fs.FileMode `json:"before"`
+	After  fs.FileMode `json:"after"`
+}
+
 // JournalFile is one file a run touched.
 type JournalFile struct {
-	// Path is slash-separated and relative to the run's root.
+	// Path is slash-separated and relative to the run's root, or to Root.
 	Path string `json:"path"`
+	// Root, when set, is the absolute directory holding the file because
+	// it lies outside the run's root (the project's CLAUDE.md a promotion
+	// edits in the same run as the memories it removes).
+	Root string `json:"root,omitempty"`
 	// Before and After are "sha256:<hex>" of the content, or "" when the
 	// file did not exist.
 	Before     string      `json:"before"`
@@ -94,10 +108,34 @@ type JournalFile struct {
 	// knows nothing about alone.
 	IndexLines []string `json:"index_lines,omitempty"`
 	IndexNoted bool     `json:"index_noted,omitempty"`
+	// IndexFile is the index file that held those lines when it is not the
+	// file's MEMORY.md: the overflow file compaction moved them to
+	// (OverflowIndexName).
+	IndexFile string `json:"index_file,omitempty"`
+}
+
+// indexFile returns the index file whose lines undo restores for f.
+func (f JournalFile) indexFile() string {
+	indexRel, _ := IndexFor(f.Path)
+	if f.IndexFile == overflowFor(indexRel) {
+		return f.IndexFile
+	}
+	return indexRel
 }
 
 // Changed reports whether the run left the file different.
 func (f JournalFile) Changed() bool { return f.Before != f.After }
+
+// abs returns the file's path, given the run's root.
+func (f JournalFile) abs(runRoot string) string {
+	if f.Root != "" {
+		return filepath.Join(f.Root, filepath.FromSlash(f.Path))
+	}
+	return filepath.Join(runRoot, filepath.FromSlash(f.Path))
+}
+
+// HasChanges reports whether the run changed any content or mode.
+func (r *JournalRun) HasChanges() bool { return len(r.ChangedFiles()) > 0 || len(r.Modes) > 0 }
 
 // ChangedFiles returns the files the run actually changed.
 func (r *JournalRun) ChangedFiles() []JournalFile {
@@ -117,6 +155,8 @@ type Recorder struct {
 	mu  sync.Mutex
 	run JournalRun
 	idx map[string]int
+	// midx indexes run.Modes by path.
+	midx map[string]int
 	// noted holds the paths whose index lines are recorded: only the first
 	// observation, from before the run changed anything, counts.
 	noted map[string]bool
@@ -136,6 +176,7 @@ func (j *Journal) Begin(kind, root string) (*Recorder, error) {
 		j:     j,
 		run:   JournalRun{ID: id, Kind: kind, Start: j.now().UTC(), State: RunOpen, Root: abs},
 		idx:   map[string]int{},
+		midx:  map[string]int{},
 		noted: map[string]bool{},
 	}, nil
 }
@@ -218,6 +259,62 @@ func (r *Recorder) BeforeAbsent(path string) error {
 	return nil
 }
 
+// BeforeIn records, like Before, the content of the file name in dir, an
+// absolute directory outside the run's root, so that one run can change
+// files in several places and one undo restores them all.
+func (r *Recorder) BeforeIn(dir, name string) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if dir == r.run.Root {
+		return r.Before(name)
+	}
+	name = filepath.ToSlash(filepath.Clean(filepath.FromSlash(name)))
+	if !filepath.IsLocal(filepath.FromSlash(name)) {
+		return fmt.Errorf("journal %s: not a file inside %s: %w", name, dir, ErrInvalid)
+	}
+	key := "\x00" + dir + "\x00" + name
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.idx[key]; ok {
+		return nil
+	}
+	sum, mode, err := r.j.store(filepath.Join(dir, filepath.FromSlash(name)))
+	if err != nil {
+		return fmt.Errorf("journal %s before changing it: %w", filepath.Join(dir, name), err)
+	}
+	r.idx[key] = len(r.run.Files)
+	r.run.Files = append(r.run.Files, JournalFile{Path: name, Root: dir, Before: sum, BeforeMode: mode})
+	return r.j.writeRun(&r.run)
+}
+
+// BeforeMode records the permission bits of each path (a file or a
+// directory, relative to the root; "." is the root itself) the first time
+// the run sees it, before the run changes them.
+func (r *Recorder) BeforeMode(paths ...string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	added := false
+	for _, p := range paths {
+		p = filepath.ToSlash(filepath.Clean(filepath.FromSlash(p)))
+		if _, ok := r.midx[p]; ok {
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(r.run.Root, filepath.FromSlash(p)))
+		if err != nil {
+			return fmt.Errorf("journal the mode of %s: %w", p, err)
+		}
+		r.midx[p] = len(r.run.Modes)
+		r.run.Modes = append(r.run.Modes, JournalMode{Path: p, Before: fi.Mode().Perm(), After: fi.Mode().Perm()})
+		added = true
+	}
+	if !added {
+		return nil
+	}
+	return r.j.writeRun(&r.run)
+}
+
 // NoteIndexLines records the MEMORY.md pointer lines path had before the run
 // (path must have been passed to Before). Only the first call for a path
 // counts, so a run that changes a memory twice still restores the original.
@@ -231,6 +328,16 @@ func (r *Recorder) NoteIndexLines(path string, lines []string) {
 	}
 }
 
+// NoteIndexFile records that path's index lines, noted by NoteIndexLines,
+// are in indexRel (an overflow index file) rather than its MEMORY.md.
+func (r *Recorder) NoteIndexFile(path, indexRel string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i, ok := r.idx[path]; ok && r.run.Files[i].IndexFile == "" {
+		r.run.Files[i].IndexFile = indexRel
+	}
+}
+
 // Finish closes the run: it records each file's content after the change and
 // saves the record, or deletes it when nothing changed. runErr, if not nil,
 // marks the run failed; what it changed stays undoable.
@@ -240,7 +347,7 @@ func (r *Recorder) Finish(runErr error) (*JournalRun, error) {
 	changed := false
 	for i := range r.run.Files {
 		f := &r.run.Files[i]
-		sum, err := hashFile(filepath.Join(r.run.Root, filepath.FromSlash(f.Path)))
+		sum, err := hashFile(f.abs(r.run.Root))
 		if err != nil {
 			return nil, fmt.Errorf("journal %s after the change: %w", f.Path, err)
 		}
@@ -248,6 +355,20 @@ func (r *Recorder) Finish(runErr error) (*JournalRun, error) {
 		if f.Changed() {
 			changed = true
 		}
+	}
+	// Only modes that changed, on paths still there, are kept.
+	modes := r.run.Modes[:0:0]
+	for _, m := range r.run.Modes {
+		fi, err := os.Lstat(filepath.Join(r.run.Root, filepath.FromSlash(m.Path)))
+		if err != nil || fi.Mode().Perm() == m.Before {
+			continue
+		}
+		m.After = fi.Mode().Perm()
+		modes = append(modes, m)
+	}
+	r.run.Modes = modes
+	if len(modes) > 0 {
+		changed = true
 	}
 	r.run.End = r.j.now().UTC()
 	r.run.State = RunDone

@@ -1377,7 +1377,8 @@ type AppliedItem struct {
 	Kind ReviewKind `json:"kind"`
 	// Done describes the change for a person.
 	Done string `json:"done"`
-	// RunIDs are the journal runs that undo it, newest last.
+	// RunIDs holds the one journal run of the whole apply, which undoes
+	// every item of it (empty when nothing changed).
 	RunIDs []string `json:"run_ids"`
 }
 
@@ -1392,9 +1393,10 @@ type AppliedItem struct {
 //
 // Before anything changes, every id must name an applicable item and every
 // memory involved must still hold what the review read; otherwise nothing
-// is applied. Each change is journaled (edits of instruction files in d's
-// journal, rooted at their directory), so Dir.Undo reverts each run. A
-// failure part-way returns what was applied so far with the error.
+// is applied. All the items are one run of d's journal (instruction files
+// recorded where they are, outside the directory), so one Dir.Undo reverts
+// the whole apply. A failure part-way returns what was applied so far with
+// the error; the run records it too.
 func ApplyReview(ctx context.Context, d *Dir, rep *ReviewReport, ids []string, opts *ApplyReviewOptions) ([]AppliedItem, error) {
 	if opts == nil {
 		opts = &ApplyReviewOptions{}
@@ -1436,15 +1438,43 @@ func ApplyReview(ctx context.Context, d *Dir, rep *ReviewReport, ids []string, o
 		}
 		todo = append(todo, it)
 	}
+	// All the items are one journal run, which records the instruction
+	// files outside the directory beside the memories, so one undo
+	// reverts the whole apply.
+	rec, err := d.journal.Begin("promote", d.path)
+	if err != nil {
+		return nil, fmt.Errorf("apply: journal: %w", err)
+	}
+	// The indexes are journaled whole, so the undo puts every line back
+	// where it was rather than appending the removed ones.
+	for _, ix := range []string{EntrypointName, TeamDirName + "/" + EntrypointName} {
+		if err := rec.Before(ix, overflowFor(ix)); err != nil {
+			rec.Finish(err)
+			return nil, fmt.Errorf("apply: %w", err)
+		}
+	}
 	var done []AppliedItem
+	var summary []string
 	for _, it := range todo {
-		a, err := applyItem(ctx, d, it, opts)
-		if err != nil {
-			return done, fmt.Errorf("apply %s: %w", it.ID, err)
+		a, aerr := applyItem(ctx, d, rec, it, opts)
+		if aerr != nil {
+			err = fmt.Errorf("apply %s: %w", it.ID, aerr)
+			break
 		}
 		done = append(done, a)
+		summary = append(summary, it.ID+": "+a.Done)
 	}
-	return done, nil
+	rec.SetSummary("promote " + strings.Join(summary, "; "))
+	run, ferr := rec.Finish(err)
+	if err == nil {
+		err = ferr
+	}
+	if run != nil && run.HasChanges() {
+		for i := range done {
+			done[i].RunIDs = []string{run.ID}
+		}
+	}
+	return done, err
 }
 
 // checkApplicable makes sure a saved item can only do what a review
@@ -1483,47 +1513,38 @@ func checkApplicable(src ReviewSources, it *ReviewItem) error {
 	return nil
 }
 
-func applyItem(ctx context.Context, d *Dir, it *ReviewItem, opts *ApplyReviewOptions) (AppliedItem, error) {
+func applyItem(ctx context.Context, d *Dir, rec *Recorder, it *ReviewItem, opts *ApplyReviewOptions) (AppliedItem, error) {
 	a := AppliedItem{ID: it.ID, Kind: it.Kind, RunIDs: []string{}}
 	subject := it.Subjects[0]
 	switch it.Kind {
 	case KindToClaudeMD, KindToLocal:
 		rule := oneLine(it.Rule)
-		run, err := EditExternalFile(ctx, d.Journal(), "promote", "promote "+subject.Path+" to "+filepath.Base(it.Target), it.Target, func(old []byte, exists bool) ([]byte, error) {
+		if _, err := editExternal(ctx, d.Journal(), rec, "promote", "", it.Target, func(old []byte, exists bool) ([]byte, error) {
 			return appendRule(old, rule), nil
-		})
-		if err != nil {
+		}); err != nil {
 			return a, err
-		}
-		if run != nil {
-			a.RunIDs = append(a.RunIDs, run.ID)
 		}
 		a.Done = "added the rule to " + it.Target
 		if opts.KeepMemory {
 			return a, nil
 		}
-		res, err := d.Remove(ctx, subject.Path, nil)
-		if err != nil {
+		if _, err := d.Remove(ctx, subject.Path, rec); err != nil {
 			return a, err
 		}
-		a.RunIDs = append(a.RunIDs, res.RunID)
 		a.Done += " and removed " + subject.Path
 	case KindToTeam:
-		res, err := d.Rename(ctx, subject.Path, it.Target)
+		res, err := d.rename(ctx, subject.Path, it.Target, rec)
 		if err != nil {
 			return a, err
 		}
-		a.RunIDs = append(a.RunIDs, res.RunID)
 		a.Done = "moved " + res.From + " to " + res.To
 	default:
 		if it.Remove == "" {
 			return a, fmt.Errorf("nothing to remove: %w", ErrInvalid)
 		}
-		res, err := d.Remove(ctx, it.Remove, nil)
-		if err != nil {
+		if _, err := d.Remove(ctx, it.Remove, rec); err != nil {
 			return a, err
 		}
-		a.RunIDs = append(a.RunIDs, res.RunID)
 		a.Done = "removed " + it.Remove
 	}
 	return a, nil

@@ -215,6 +215,7 @@ func TestApplyReview(t *testing.T) {
 		t.Fatal("a refused apply changed CLAUDE.md")
 	}
 
+	beforeIndex, _ := os.ReadFile(filepath.Join(w.src.MemoryDir, "MEMORY.md"))
 	done, err := memdir.ApplyReview(ctx, w.dir, rep, []string{"P1", "P2", "P4", "C1"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -244,15 +245,25 @@ func TestApplyReview(t *testing.T) {
 		t.Errorf("re-applying: %v", err)
 	}
 
-	// Every run undoes, newest first, back to the files as they were.
+	// The apply is one run (2 file edits, 3 removals, 1 rename), and one
+	// undo brings the files back as they were.
 	runs, _ := w.dir.Journal().Runs()
-	if len(runs) != 6 {
-		t.Fatalf("%d journal runs, want 6 (2 file edits, 3 removals, 1 rename)", len(runs))
+	if len(runs) != 1 || len(runs[0].ChangedFiles()) < 8 {
+		t.Fatalf("%d journal runs, want 1 with every file of the apply", len(runs))
 	}
-	for _, r := range runs {
-		if _, err := w.dir.Undo(ctx, r.ID, nil); err != nil {
-			t.Fatalf("undo %s (%s): %v", r.ID, r.Kind, err)
+	for _, a := range done {
+		if len(a.RunIDs) != 1 || a.RunIDs[0] != runs[0].ID {
+			t.Errorf("%s: runs %v, want [%s]", a.ID, a.RunIDs, runs[0].ID)
 		}
+	}
+	if _, err := w.dir.Undo(ctx, runs[0].ID, nil); err != nil {
+		t.Fatalf("undo: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(w.src.MemoryDir, "MEMORY.md")); string(got) != string(beforeIndex) {
+		t.Errorf("MEMORY.md after undo: %q, want %q", got, beforeIndex)
+	}
+	if _, err := os.Stat(filepath.Join(w.src.MemoryDir, "team", "reference_runbooks.md")); !os.IsNotExist(err) {
+		t.Errorf("undo left the moved memory in team/: %v", err)
 	}
 	if got, _ := os.ReadFile(claudeMD); string(got) != string(beforeMD) {
 		t.Errorf("CLAUDE.md after undo: %q", got)

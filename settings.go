@@ -181,7 +181,13 @@ func SetUserSettings(ctx context.Context, configHome string, updates []SettingsU
 // 0600, new directories 0700). The run's root is that directory; it returns
 // the finished run, or nil when the content did not change.
 func EditExternalFile(ctx context.Context, j *Journal, kind, summary, path string, edit func(old []byte, exists bool) ([]byte, error)) (*JournalRun, error) {
-	if j == nil {
+	return editExternal(ctx, j, nil, kind, summary, path, edit)
+}
+
+// editExternal is EditExternalFile; with given set, the change joins that
+// open run (recorded with Recorder.BeforeIn) and no run is returned.
+func editExternal(ctx context.Context, j *Journal, given *Recorder, kind, summary, path string, edit func(old []byte, exists bool) ([]byte, error)) (*JournalRun, error) {
+	if j == nil && given == nil {
 		return nil, fmt.Errorf("edit %s: no journal to record the change in: %w", path, ErrInvalid)
 	}
 	abs, err := filepath.Abs(path)
@@ -230,6 +236,15 @@ func EditExternalFile(ctx context.Context, j *Journal, kind, summary, path strin
 	if exists && bytes.Equal(content, old) {
 		return nil, nil
 	}
+	if given != nil {
+		if err := given.BeforeIn(dir, base); err != nil {
+			return nil, err
+		}
+		if err := atomicfile.WriteFile(abs, content, mode); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
 	rec, err := j.Begin(kind, dir)
 	if err != nil {
 		return nil, fmt.Errorf("edit %s: journal: %w", abs, err)
@@ -253,6 +268,36 @@ func finishRun(rec *Recorder, err error) (*JournalRun, error) {
 		return nil, err
 	}
 	return run, nil
+}
+
+// restoreExternal puts back the content a run recorded for f, a file
+// outside the run's root, under an flock on its directory.
+func (j *Journal) restoreExternal(ctx context.Context, f JournalFile) error {
+	lock, err := flock.Acquire(ctx, f.Root)
+	if err != nil {
+		return fmt.Errorf("undo %s: lock %s: %w", f.abs(""), f.Root, err)
+	}
+	defer lock.Unlock()
+	root, err := os.OpenRoot(f.Root)
+	if err != nil {
+		return fmt.Errorf("undo %s: %w", f.abs(""), err)
+	}
+	defer root.Close()
+	if f.Before == "" {
+		if err := root.Remove(f.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("undo: remove %s: %w", f.abs(""), err)
+		}
+		return nil
+	}
+	data, err := j.Blob(f.Before)
+	if err != nil {
+		return fmt.Errorf("undo %s: %w", f.abs(""), err)
+	}
+	mode := f.BeforeMode
+	if mode == 0 {
+		mode = 0o600
+	}
+	return atomicfile.WriteFileIn(root, f.Path, data, mode)
 }
 
 func (j *Journal) undoExternal(ctx context.Context, run *JournalRun, opts *UndoOptions) (*JournalRun, error) {

@@ -44,7 +44,9 @@ frontmatter that only parsed after quoting, sets modes to 0600/0700,
 finishes an unfinished change, and removes temporary files older than five
 minutes (younger ones may belong to a write in progress).
 --compact also shortens long index lines and collapses blank runs to bring
-MEMORY.md under its limits. Doctor never deletes a memory; duplicates and
+MEMORY.md under its limits; if that is not enough, it moves the lines of the
+least recently changed memories into MEMORY-more.md, which MEMORY.md links
+with one line. Doctor never deletes a memory; duplicates and
 broken files are left for you to decide.
 
 Exit status 6 means problems remain.

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -17,8 +18,9 @@ func init() {
 		Args:  "[--limit N] [--json] | show RUN | append TEXT...",
 		Short: "list the journaled changes that undo can revert; append to the daily log",
 		Long: `Log lists the runs in the directory's journal, newest first: when each ran,
-its kind (save, remove, rename, doctor, extract, dream, sync-pull, undo), how
-many files it changed, the model tokens it used, and whether it was undone.
+its kind (save, remove, rename, doctor, extract, dream, sync-pull, promote,
+log-append, undo), how many files it changed, the model tokens it used, and
+whether it was undone.
 'memdir log show RUN' lists a run's files with their content ids before and
 after.
 
@@ -29,8 +31,8 @@ the file and its folders, and prints the file's path. Several words are
 joined with spaces; line breaks become spaces, so one call is one bullet.
 Without TEXT the text is read from standard input. Claude Code's assistant
 mode writes these logs; consolidation reads them first. Appends are locked
-and atomic, so parallel appends lose nothing; they are not journaled, since
-the log is append-only and an append removes nothing. With --json it prints
+and atomic, so parallel appends lose nothing; each append is one journal
+run (kind log-append), so 'memdir undo' takes it back. With --json it prints
 {"path": FILE}.
 
 The journal lives outside the memory directory, under memdir's state
@@ -55,7 +57,7 @@ Examples:
 				}
 				j := d.Journal()
 				if len(args) > 0 && args[0] == "append" {
-					return logAppend(env, d.Path(), args[1:], *asJSON)
+					return logAppend(env, j, d.Path(), args[1:], *asJSON)
 				}
 				if len(args) > 0 {
 					if args[0] != "show" || len(args) != 2 {
@@ -141,12 +143,19 @@ func printRun(env *Env, r *memdir.JournalRun) {
 		if f.Changed() {
 			mark = "*"
 		}
-		fmt.Fprintf(env.Stdout, " %s %-40s %s -> %s\n", mark, f.Path, short(f.Before), short(f.After))
+		name := f.Path
+		if f.Root != "" {
+			name = filepath.Join(f.Root, f.Path)
+		}
+		fmt.Fprintf(env.Stdout, " %s %-40s %s -> %s\n", mark, name, short(f.Before), short(f.After))
+	}
+	for _, m := range r.Modes {
+		fmt.Fprintf(env.Stdout, " * %-40s mode %04o -> %04o\n", m.Path, m.Before, m.After)
 	}
 }
 
 // logAppend is 'memdir log append': one bullet in today's daily log.
-func logAppend(env *Env, dir string, words []string, asJSON bool) error {
+func logAppend(env *Env, j *memdir.Journal, dir string, words []string, asJSON bool) error {
 	text := strings.Join(words, " ")
 	if len(words) == 0 {
 		if env.StdinIsTerminal {
@@ -158,7 +167,7 @@ func logAppend(env *Env, dir string, words []string, asJSON bool) error {
 		}
 		text = string(data)
 	}
-	path, err := memdir.AppendDailyLog(dir, text, env.Now())
+	path, _, err := memdir.AppendDailyLogJournaled(j, dir, text, env.Now())
 	if err != nil {
 		return err
 	}

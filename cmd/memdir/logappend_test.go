@@ -30,9 +30,9 @@ func TestLogAppend(t *testing.T) {
 	if got := agentTestRead(t, second); got != "- 00:01 deploys go through Argo, never kubectl\n" {
 		t.Errorf("second log = %q", got)
 	}
-	// Appends are not journal runs.
-	if _, errOut, _ := w.run(t, "log"); !strings.Contains(errOut, "is empty") {
-		t.Errorf("the journal is not empty after appends: %q", errOut)
+	// Each append is one journal run.
+	if n := w.runCount(t); n != 2 {
+		t.Errorf("the journal has %d runs after two appends, want 2", n)
 	}
 
 	w.stdin, w.stdinTerminal = "", true

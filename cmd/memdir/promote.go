@@ -55,8 +55,9 @@ The report is saved (under memdir's state directory) so that
   cleanup item removes the memory it names. Ambiguous and no-action items
   cannot be applied. A memory changed since the review stops the apply.
 
-Every change is journaled: 'memdir log' lists the runs and 'memdir undo'
-reverts each one.
+An apply is one journal run, whatever number of items it carries out (the
+CLAUDE.md files it edits are recorded in it beside the memories): 'memdir
+log' lists it and one 'memdir undo' reverts all of it.
 
 ` + locationHelp + `
 
@@ -225,16 +226,16 @@ func promoteApply(ctx context.Context, env *Env, dir, reviewFile string, ids []s
 		}
 		return err
 	}
+	run := ""
 	for _, a := range done {
-		fmt.Fprintf(env.Stdout, "%s: %s.", a.ID, a.Done)
+		fmt.Fprintf(env.Stdout, "%s: %s.\n", a.ID, a.Done)
 		if len(a.RunIDs) > 0 {
-			var undo []string
-			for i := len(a.RunIDs) - 1; i >= 0; i-- {
-				undo = append(undo, "memdir undo "+a.RunIDs[i])
-			}
-			fmt.Fprintf(env.Stdout, " Undo with: %s", strings.Join(undo, " && "))
+			run = a.RunIDs[0]
 		}
-		fmt.Fprintln(env.Stdout)
+	}
+	if run != "" {
+		// The items are one run: one undo reverts them all.
+		fmt.Fprintf(env.Stdout, "Undo with: memdir undo %s\n", run)
 	}
 	return err
 }

@@ -58,8 +58,8 @@ func TestPromoteCommand(t *testing.T) {
 	out = w.ok(t, "promote", "--apply", "P1", "c1")
 	claude := filepath.Join(w.project, "CLAUDE.md")
 	for _, want := range []string{
-		"P1: added the rule to " + claude + " and removed feedback_commit_style.md. Undo with: memdir undo ",
-		"C1: removed feedback_small_prs.md. Undo with: memdir undo ",
+		"P1: added the rule to " + claude + " and removed feedback_commit_style.md.\n",
+		"C1: removed feedback_small_prs.md.\nUndo with: memdir undo ",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("apply printed no %q:\n%s", want, out)
@@ -73,14 +73,15 @@ func TestPromoteCommand(t *testing.T) {
 		t.Errorf("MEMORY.md = %q", index)
 	}
 	log := w.ok(t, "log")
-	if !strings.Contains(log, "remove feedback_small_prs.md") || !strings.Contains(log, "remove feedback_commit_style.md") || !strings.Contains(log, "promote feedback_commit_style.md to CLAUDE.md") {
+	if !strings.Contains(log, "promote P1: added the rule to "+claude+" and removed feedback_commit_style.md; C1: removed feedback_small_prs.md") {
 		t.Errorf("log:\n%s", log)
 	}
-	// The newest run, the duplicate's removal, undoes from the command line.
-	if out := w.ok(t, "undo"); !strings.Contains(out, "recreated feedback_small_prs.md") {
+	// The apply is one run, and one undo reverts all of it.
+	if out := w.ok(t, "undo"); !strings.Contains(out, "recreated feedback_small_prs.md") || !strings.Contains(out, "recreated feedback_commit_style.md") || !strings.Contains(out, "restored  CLAUDE.md") {
 		t.Errorf("undo printed %q", out)
 	}
-	// The review is now stale for the promoted memory.
+	// The review is stale once the promoted memory changes.
+	w.ok(t, "save", "--name", "commit style", "--type", "feedback", "--description", "conventional commits in this repo", "--body", "Changed.")
 	if _, errOut, code := w.run(t, "promote", "--apply", "P1"); code != exitExists || !strings.Contains(errOut, "since the review") {
 		t.Errorf("stale apply: exit %d, %q", code, errOut)
 	}

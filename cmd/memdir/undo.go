@@ -65,6 +65,9 @@ Examples:
 					}
 					fmt.Fprintf(env.Stdout, "  %-9s %s\n", what, f.Path)
 				}
+				for _, m := range run.Modes {
+					fmt.Fprintf(env.Stdout, "  %-9s %s (%04o)\n", "chmod", m.Path, m.After)
+				}
 				fmt.Fprintf(env.Stdout, "Redo with: memdir undo %s\n", run.ID)
 				return nil
 			}
@@ -77,7 +80,7 @@ Examples:
 func lastUndoable(j *memdir.Journal) (string, error) {
 	runs, _ := j.Runs()
 	for _, r := range runs {
-		if r.UndoneBy == "" && r.Undoes == "" && r.State != memdir.RunOpen && len(r.ChangedFiles()) > 0 {
+		if r.UndoneBy == "" && r.Undoes == "" && r.State != memdir.RunOpen && r.HasChanges() {
 			return r.ID, nil
 		}
 	}
