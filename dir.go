@@ -34,8 +34,15 @@ type Options struct {
 	// Journal records prior contents so every change can be undone. Nil
 	// means the default journal for the directory (see DefaultJournalDir).
 	Journal *Journal
-	// LookupEnv finds the default journal; nil means os.LookupEnv.
+	// LookupEnv finds the default journal and use log; nil means os.LookupEnv.
 	LookupEnv LookupEnvFunc
+	// Uses counts how often memories are surfaced (see UseLog). Nil means
+	// the default: DefaultUseLogPath when Journal is nil, else a file
+	// beside the journal's directory (<journal dir>.uses.log), so a caller
+	// that keeps its journal apart keeps its counts there too.
+	Uses *UseLog
+	// NoUses turns usage counting off.
+	NoUses bool
 }
 
 // Dir is a memory directory: memory files plus MEMORY.md, and team/ with its
@@ -57,6 +64,7 @@ type Dir struct {
 	now     func() time.Time
 	log     *slog.Logger
 	journal *Journal
+	uses    *UseLog
 }
 
 // Open returns the memory directory at dir. The directory need not exist yet;
@@ -75,6 +83,9 @@ func Open(dir string, opts *Options) (*Dir, error) {
 	d := &Dir{path: filepath.Clean(abs)}
 	if d.now, d.log, d.journal, err = withDefaults(d.path, opts); err != nil {
 		return nil, fmt.Errorf("open memory directory %s: journal: %w", d.path, err)
+	}
+	if d.uses, err = defaultUses(d.path, opts, d.journal, d.now); err != nil {
+		return nil, fmt.Errorf("open memory directory %s: use log: %w", d.path, err)
 	}
 	return d, nil
 }
