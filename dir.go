@@ -35,7 +35,7 @@ type Options struct {
 	// Journal records prior contents so every change can be undone. Nil
 	// means the default journal for the directory (see DefaultJournalDir).
 	Journal *Journal
-	// LookupEnv finds the default journal; nil means os.LookupEnv.
+	// LookupEnv finds the default journal and use log; nil means os.LookupEnv.
 	LookupEnv LookupEnvFunc
 	// RecallCache is the recall index file (see NewRecallIndex) through
 	// which Save finds an existing memory by name without scanning the
@@ -43,6 +43,13 @@ type Options struct {
 	// (the directory uses the per-user state), and otherwise no index:
 	// Save then scans, as it does when the index cannot be used.
 	RecallCache string
+	// Uses counts how often memories are surfaced (see UseLog). Nil means
+	// the default: DefaultUseLogPath when Journal is nil, else a file
+	// beside the journal's directory (<journal dir>.uses.log), so a caller
+	// that keeps its journal apart keeps its counts there too.
+	Uses *UseLog
+	// NoUses turns usage counting off.
+	NoUses bool
 }
 
 // Dir is a memory directory: memory files plus MEMORY.md, and team/ with its
@@ -65,6 +72,7 @@ type Dir struct {
 	log         *slog.Logger
 	journal     *Journal
 	recallCache string
+	uses        *UseLog
 }
 
 // Open returns the memory directory at dir. The directory need not exist yet;
@@ -91,6 +99,9 @@ func Open(dir string, opts *Options) (*Dir, error) {
 		}
 		// Without a state directory, saves fall back to a scan.
 		d.recallCache, _ = DefaultRecallCachePath(d.path, lookup)
+	}
+	if d.uses, err = defaultUses(d.path, opts, d.journal, d.now); err != nil {
+		return nil, fmt.Errorf("open memory directory %s: use log: %w", d.path, err)
 	}
 	return d, nil
 }

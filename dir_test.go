@@ -351,6 +351,13 @@ func runSaver() error {
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv("MEMDIR_TEST_RECALLER") == "1" {
+		if err := runRecaller(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv("MEMDIR_TEST_SAVER") == "1" {
 		if err := runSaver(); err != nil {
 			fmt.Fprintln(os.Stderr, err)

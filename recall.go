@@ -91,6 +91,13 @@ type RecallOptions struct {
 	Now func() time.Time
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
+	// Via says who surfaces the memories, for the use log (UseHook,
+	// UseMCP, UseUI; "" means UseRecall).
+	Via string
+	// NoCount leaves the surfaced memories uncounted (a preview, an
+	// evaluation). Otherwise each one is counted in the directory's use
+	// log (see UseLog); a failure to count is logged, never returned.
+	NoCount bool
 }
 
 // Recalled is one memory chosen for the query.
@@ -435,6 +442,19 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 		r.Header = recallHeader(r)
 		res.Memories = append(res.Memories, r)
 		res.Bytes += len(content)
+	}
+	if !o.NoCount && len(res.Memories) > 0 {
+		via := o.Via
+		if via == "" {
+			via = UseRecall
+		}
+		paths := make([]string, len(res.Memories))
+		for i, m := range res.Memories {
+			paths[i] = m.Path
+		}
+		if err := d.RecordUse(ctx, via, paths...); err != nil {
+			log.Warn("recall: cannot count the surfaced memories", "err", err)
+		}
 	}
 	return res, nil
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -195,7 +197,14 @@ func runDream(ctx context.Context, o *DreamOptions, res *DreamResult) error {
 	if !o.Force {
 		sessions = res.Sessions
 	}
-	system := memPrompt + "\n" + DreamPrompt(&DreamPromptOptions{MemoryDir: d.Path(), TranscriptDir: project, Sessions: sessions, Today: o.Now()})
+	po := &DreamPromptOptions{MemoryDir: d.Path(), TranscriptDir: project, Sessions: sessions, Today: o.Now()}
+	if po.Usage, po.UsageSince, err = dreamUsage(ctx, d); err != nil {
+		// The figures are a hint: the run goes on without them.
+		if o.Logger != nil {
+			o.Logger.Warn("dream: no usage figures", "err", err)
+		}
+	}
+	system := memPrompt + "\n" + DreamPrompt(po)
 	rec, err := d.Journal().Begin("dream", d.Path())
 	if err != nil {
 		return err
@@ -359,4 +368,36 @@ func SessionsSince(dir string, since time.Time, current string) ([]string, error
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// dreamUsage lists every memory (daily logs aside) with its use count, least
+// used first (never used, then the longest unused, then the oldest), and
+// when counting began; nothing when nothing was ever counted.
+func dreamUsage(ctx context.Context, d *memdir.Dir) ([]DreamMemoryUse, time.Time, error) {
+	st, err := d.UseStats(ctx)
+	if err != nil || st.Since.IsZero() {
+		return nil, time.Time{}, err
+	}
+	scan, err := d.Scan(ctx, &memdir.ScanOptions{Limit: -1})
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	var out []DreamMemoryUse
+	for _, h := range scan.Memories {
+		if strings.HasPrefix(h.Path, "logs/") {
+			continue
+		}
+		u := st.Get(h.Path)
+		out = append(out, DreamMemoryUse{Path: h.Path, Uses: u.Uses, LastUsed: u.LastUsed, Changed: h.ModTime})
+	}
+	slices.SortStableFunc(out, func(a, b DreamMemoryUse) int {
+		if c := cmp.Compare(a.Uses, b.Uses); c != 0 {
+			return c
+		}
+		if c := a.LastUsed.Compare(b.LastUsed); c != 0 {
+			return c
+		}
+		return a.Changed.Compare(b.Changed)
+	})
+	return out, st.Since, nil
 }

@@ -176,7 +176,24 @@ type DreamPromptOptions struct {
 	// runs); empty for a run started by hand.
 	Sessions []string
 	Today    time.Time
+	// Usage is how often each memory was surfaced to an agent, from the
+	// directory's use log (see memdir.UseLog), least used first; counting
+	// began at UsageSince. Empty means no usage section.
+	Usage      []DreamMemoryUse
+	UsageSince time.Time
 }
+
+// DreamMemoryUse is one memory's line in the dream prompt's usage table.
+type DreamMemoryUse struct {
+	Path     string
+	Uses     int
+	LastUsed time.Time // zero when never surfaced
+	Changed  time.Time // the file's modification time
+}
+
+// dreamUsageLines caps the usage table: the least used memories are the ones
+// to look at.
+const dreamUsageLines = 200
 
 // DreamPrompt is the consolidation agent's brief: four phases (orient,
 // gather, consolidate, prune and index) in memdir's words.
@@ -210,6 +227,7 @@ func DreamPrompt(o *DreamPromptOptions) string {
 	b.WriteString("- Remove lines that point at files that no longer exist, and add lines for memories that have none.\n")
 	b.WriteString("- Shorten lines over about 200 characters, moving the detail into the topic file.\n")
 	b.WriteString("- Resolve contradictions between memories.\n")
+	writeDreamUsage(&b, o)
 	b.WriteString("\nWhen you are done, reply with a brief summary of what you changed, or say that nothing needed changing.\n")
 	if len(o.Sessions) > 0 {
 		b.WriteString("\n## Additional context\n\n")
@@ -220,4 +238,29 @@ func DreamPrompt(o *DreamPromptOptions) string {
 		}
 	}
 	return b.String()
+}
+
+// writeDreamUsage adds the usage figures: a signal for the prune phase, never
+// a reason to delete on its own.
+func writeDreamUsage(b *strings.Builder, o *DreamPromptOptions) {
+	if len(o.Usage) == 0 {
+		return
+	}
+	day := func(t time.Time) string { return t.UTC().Format("2006-01-02") }
+	b.WriteString("\n## How often each memory is used\n\n")
+	fmt.Fprintf(b, "memdir counts every time a memory is surfaced to an agent (recall, the prompt hook, a memory-tool view), since %s. Treat these figures as a hint, not a rule: a memory rarely or never surfaced may have a description that does not say when it applies (sharpen it), may duplicate another (merge them), or may be obsolete (correct or remove it only when its content is no longer true). Never delete a memory only because it is unused; a rarely needed fact can still be right and valuable.\n\n", day(o.UsageSince))
+	rows := o.Usage
+	if len(rows) > dreamUsageLines {
+		rows = rows[:dreamUsageLines]
+	}
+	for _, u := range rows {
+		last := "never surfaced"
+		if !u.LastUsed.IsZero() {
+			last = "last surfaced " + day(u.LastUsed)
+		}
+		fmt.Fprintf(b, "- %s: %d uses, %s, changed %s\n", u.Path, u.Uses, last, day(u.Changed))
+	}
+	if n := len(o.Usage) - len(rows); n > 0 {
+		fmt.Fprintf(b, "- … and %d more memories, each used at least %d times\n", n, rows[len(rows)-1].Uses)
+	}
 }

@@ -3,9 +3,12 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
+	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/memtool"
 )
 
@@ -32,8 +35,22 @@ var _ sdk.BetaTool = (*MemoryTool)(nil)
 
 // NewMemoryTool returns a memory tool on dir, which must exist. opts are
 // memtool's (size caps, a BeforeChange hook for journaling, read-only).
+// Unless opts.AfterView is set, each view of a memory file is counted in
+// the directory's default use log (memdir.DefaultUseLogPath), as recall
+// counts what it surfaces; a failure to count never fails the view.
 func NewMemoryTool(dir string, opts *memtool.Options) (*MemoryTool, error) {
-	t, err := memtool.New(dir, opts)
+	var o memtool.Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.AfterView == nil {
+		p, err := memdir.DefaultUseLogPath(dir, os.LookupEnv)
+		if err != nil {
+			return nil, fmt.Errorf("memory tool: use log: %w", err)
+		}
+		o.AfterView = memdir.NewUseLog(p, nil).ViewCounter(context.Background(), nil)
+	}
+	t, err := memtool.New(dir, &o)
 	if err != nil {
 		return nil, err
 	}

@@ -200,7 +200,8 @@ func (s *server) memoryTool(ctx context.Context, _ *mcp.CallToolRequest, in Memo
 		return nil, out, err
 	}
 	if cmd.Command == "view" {
-		tool, err := memtool.New(s.dir.Path(), &memtool.Options{ReadOnly: true})
+		tool, err := memtool.New(s.dir.Path(), &memtool.Options{ReadOnly: true,
+			AfterView: s.dir.Uses().ViewCounter(ctx, func(err error) { s.log.Warn("memory tool: view not counted", "err", err) })})
 		if err != nil {
 			return nil, out, err
 		}
@@ -268,6 +269,7 @@ func (s *server) recallTool(ctx context.Context, req *mcp.CallToolRequest, in Re
 		SessionBytes:      used,
 		Now:               s.opts.Now,
 		Logger:            s.log,
+		Via:               memdir.UseMCP,
 	})
 	if err != nil {
 		return nil, out, fmt.Errorf("recall failed: %w", err)

@@ -46,6 +46,11 @@ type Options struct {
 	// name ("create", "str_replace", "insert", "delete", "rename") and the
 	// root-relative paths involved (source then destination for rename).
 	AfterChange func(op string, relPaths ...string)
+	// AfterView is called after a successful view of a file (not of a
+	// directory) with its root-relative slash path, to count the file as
+	// used (see memdir.UseLog.ViewCounter). It must not call back into the
+	// Tool.
+	AfterView func(relPath string)
 	// ReadOnly allows only the view command.
 	ReadOnly bool
 	// TeamDir is the root-relative slash path of the team-memory directory,

@@ -57,6 +57,9 @@ func (t *Tool) view(ctx context.Context, c Command) (string, error) {
 		return "", errorf(memdir.ErrInvalid, "File %s exceeds maximum line limit of 999,999 lines.", p)
 	}
 	start, end := viewRange(c.ViewRange, n)
+	if t.opts.AfterView != nil {
+		defer t.opts.AfterView(rel)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Here's the content of %s with line numbers:", p)
 	if start > end {

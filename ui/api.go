@@ -111,7 +111,7 @@ func nonNil[T any](v []T) []T {
 }
 
 func (s *Server) recallOptions() *memdir.RecallOptions {
-	return &memdir.RecallOptions{Model: s.opts.Model, Index: s.opts.RecallIndex, Now: s.now}
+	return &memdir.RecallOptions{Model: s.opts.Model, Index: s.opts.RecallIndex, Now: s.now, Via: memdir.UseUI}
 }
 
 func (s *Server) apiSearch(r *http.Request) (any, error) {
@@ -784,6 +784,8 @@ func (s *Server) apiPreview(r *http.Request) (any, error) {
 	ctx := r.Context()
 	opts := s.recallOptions()
 	opts.RecentTools = req.Tools
+	// A preview shows what the hook would inject; it surfaces nothing to an agent.
+	opts.NoCount = true
 	res, err := s.d.Recall(ctx, req.Prompt, opts)
 	if err != nil {
 		return nil, err
@@ -803,6 +805,7 @@ func (s *Server) apiPreview(r *http.Request) (any, error) {
 
 	// The selector's manifest: what a model is shown for this prompt.
 	capOpts := s.recallOptions()
+	capOpts.NoCount = true
 	capture := &captureModel{}
 	capOpts.Model, capOpts.RecentTools = capture, req.Tools
 	if _, err := s.d.Recall(ctx, req.Prompt, capOpts); err != nil && !errors.Is(err, errCaptured) {

@@ -11,7 +11,7 @@ import (
 func init() {
 	register(&Command{
 		Name:  "doctor",
-		Args:  "[--fix [--compact]] [--json]",
+		Args:  "[--fix [--compact]] [--unused-days N] [--json]",
 		Short: "find and repair problems in a memory directory",
 		Long: `Doctor checks a memory directory for what makes agents see less than is
 there, and what is unsafe:
@@ -43,6 +43,15 @@ it adds missing index lines, removes dangling and repeated lines, rewrites
 frontmatter that only parsed after quoting, sets modes to 0600/0700,
 finishes an unfinished change, and removes temporary files older than five
 minutes (younger ones may belong to a write in progress).
+Doctor also suggests (informational: never fixed, never deleted, and no
+cause for exit status 6):
+
+  unused                a memory not surfaced to an agent (recall, hook,
+                        MCP, UI search, memory-tool view) for --unused-days
+                        days (default 90), or never since memdir began
+                        counting uses that long ago; a memory changed more
+                        recently than that is never flagged
+
 --compact also shortens long index lines and collapses blank runs to bring
 MEMORY.md under its limits; if that is not enough, it moves the lines of the
 least recently changed memories into MEMORY-more.md, which MEMORY.md links
@@ -63,12 +72,16 @@ Examples:
 			fix := fs.Bool("fix", false, "repair what is safe to repair")
 			compact := fs.Bool("compact", false, "with --fix, also compact MEMORY.md")
 			asJSON := fs.Bool("json", false, "print the findings (and repairs) as JSON")
+			unusedDays := fs.Int("unused-days", memdir.DefaultUnusedDays, "suggest memories not surfaced for `N` days (0: no such suggestions)")
 			return func(ctx context.Context, env *Env, args []string) error {
 				if len(args) > 0 {
 					return usagef("doctor takes no arguments")
 				}
 				if *compact && !*fix {
 					return usagef("--compact needs --fix")
+				}
+				if *unusedDays < 0 {
+					return usagef("--unused-days %d: want 0 (off) or a number of days", *unusedDays)
 				}
 				d, _, err := lf.open(env)
 				if err != nil {
@@ -89,8 +102,14 @@ Examples:
 					return err
 				}
 				rep.Findings = append(rep.Findings, conflicts...)
+				suggestions := []memdir.Finding{}
+				if *unusedDays > 0 {
+					if suggestions, err = d.UnusedMemories(ctx, *unusedDays, env.Now()); err != nil {
+						return err
+					}
+				}
 				if *asJSON {
-					out := map[string]any{"dir": rep.Dir, "memories": rep.Memories, "findings": rep.Findings}
+					out := map[string]any{"dir": rep.Dir, "memories": rep.Memories, "findings": rep.Findings, "suggestions": suggestions}
 					if fixed != nil {
 						out["actions"] = fixed.Actions
 						out["run"] = fixed.RunID
@@ -100,6 +119,9 @@ Examples:
 					}
 				} else {
 					printDoctor(env, rep, fixed, *fix)
+					for _, f := range suggestions {
+						fmt.Fprintf(env.Stdout, "suggestion: %-8s %s: %s\n", f.Kind, f.Path, f.Message)
+					}
 				}
 				if len(rep.Findings) > 0 {
 					return &exitError{code: exitProblems}

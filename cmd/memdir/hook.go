@@ -328,6 +328,8 @@ func (h *hookRun) userPromptSubmit(ctx context.Context) (*hooks.Output, error) {
 	opts := &memdir.RecallOptions{
 		Index:    memdir.NewRecallIndex(d.Path(), cache),
 		Surfaced: sess.Surfaced, SessionBytes: sess.Bytes, Now: h.env.Now,
+		// Counted below: only the memories that fit the context.
+		NoCount: true,
 	}
 	h.configureRecall(ctx, opts, d.Path())
 	res, err := d.Recall(ctx, *h.in.Prompt, opts)
@@ -344,11 +346,12 @@ func (h *hookRun) userPromptSubmit(ctx context.Context) (*hooks.Output, error) {
 	}
 	header := fmt.Sprintf("Memories saved in earlier conversations that may be relevant to this prompt, recalled by memdir from %s. Each starts with its file's path and age.", d.Path())
 	text, included := hooks.Fit(hooks.MaxContextChars, header, parts)
-	var surfaced []string
+	var surfaced, counted []string
 	bytes := 0
 	for i, m := range res.Memories {
 		if included[i] {
 			surfaced = append(surfaced, m.AbsPath)
+			counted = append(counted, m.Path)
 			bytes += len(m.Content)
 		} else {
 			h.note("%s left out: the context would pass %d characters", m.Path, hooks.MaxContextChars)
@@ -356,6 +359,9 @@ func (h *hookRun) userPromptSubmit(ctx context.Context) (*hooks.Output, error) {
 	}
 	if len(surfaced) == 0 {
 		return nil, nil
+	}
+	if err := d.RecordUse(ctx, memdir.UseHook, counted...); err != nil {
+		h.warn("recalled memories not counted in the use log: %v", err)
 	}
 	if _, err := store.Add(ctx, h.in.SessionID, surfaced, bytes, h.env.Now()); err != nil {
 		h.warn("recalled memories not recorded, so they may be shown again this session: %v", err)

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/memdir/memdir"
 )
@@ -12,8 +16,8 @@ import (
 func init() {
 	register(&Command{
 		Name:  "list",
-		Args:  "[--team] [--type T] [--limit N] [--json]",
-		Short: "list memories, newest first",
+		Args:  "[--team] [--type T] [--sort new|used|unused] [--limit N] [--json]",
+		Short: "list memories, newest first (or by use)",
 		Long: `List shows every memory in the directory, newest first: its type, age, path
 and description, read from the first 30 lines of each file as Claude Code
 reads them. Team memories (team/) are included and shown with their path;
@@ -23,17 +27,26 @@ listed too, and counted in a note; 'memdir doctor' says what is wrong.
 Claude Code's recall looks only at the 200 newest files; list shows them all
 unless --limit is given.
 
+USES is how many times the memory was surfaced to an agent (recall, the
+Claude Code hook, MCP, the UI's search, a memory-tool view), counted in the
+use log under the state directory, never in the memory file. --sort used
+puts the most used first; --sort unused the least used first (never used,
+then the longest unused). A memory renamed with 'memdir mv' starts again at
+zero. 'memdir doctor' suggests memories unused for long; nothing is deleted.
+
 ` + locationHelp + `
 
 Examples:
   memdir list
   memdir list --type feedback
+  memdir list --sort unused --limit 10
   memdir list --json | jq -r '.memories[].path'`,
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			var lf locationFlags
 			lf.register(fs, true)
 			typ := fs.String("type", "", "show only memories of type `T` (user, feedback, project, reference, or none for untyped)")
 			limit := fs.Int("limit", 0, "show at most `N` memories (0: all)")
+			sortBy := fs.String("sort", "new", "order: `new` (newest first), used (most used first) or unused (least used first)")
 			asJSON := fs.Bool("json", false, "print JSON")
 			return func(ctx context.Context, env *Env, args []string) error {
 				if len(args) > 0 {
@@ -41,6 +54,9 @@ Examples:
 				}
 				if *typ != "" && *typ != "none" && memdir.ParseType(*typ) == "" {
 					return usagef("--type %q: want user, feedback, project, reference or none", *typ)
+				}
+				if *sortBy != "new" && *sortBy != "used" && *sortBy != "unused" {
+					return usagef("--sort %q: want new, used or unused", *sortBy)
 				}
 				d, _, err := lf.open(env)
 				if err != nil {
@@ -61,6 +77,11 @@ Examples:
 					}
 					shown = append(shown, h)
 				}
+				uses, err := d.UseStats(ctx)
+				if err != nil {
+					return err
+				}
+				sortByUse(shown, uses, *sortBy)
 				matched := len(shown)
 				if *limit > 0 && len(shown) > *limit {
 					shown = shown[:*limit]
@@ -69,27 +90,39 @@ Examples:
 				if *asJSON {
 					type item struct {
 						memdir.Header
-						Age string `json:"age"`
+						Age      string    `json:"age"`
+						Uses     int       `json:"uses"`
+						LastUsed time.Time `json:"last_used,omitzero"`
 					}
 					items := make([]item, 0, len(shown))
 					for _, h := range shown {
-						items = append(items, item{h, memdir.MemoryAge(h.ModTime, now)})
+						u := uses.Get(h.Path)
+						items = append(items, item{h, memdir.MemoryAge(h.ModTime, now), u.Uses, u.LastUsed})
 					}
-					return writeJSON(env.Stdout, map[string]any{
+					out := map[string]any{
 						"dir": d.Path(), "memories": items, "matched": matched, "total": res.Total, "problems": res.Problems,
-					})
+					}
+					if !uses.Since.IsZero() {
+						out["uses_since"] = uses.Since
+					}
+					return writeJSON(env.Stdout, out)
 				}
 				if res.Total == 0 && !d.Exists() {
 					fmt.Fprintf(env.Stderr, "No memories yet: %s does not exist. Save one with 'memdir save'.\n", d.Path())
 					return nil
 				}
-				rows := [][]string{{"TYPE", "AGE", "PATH", "DESCRIPTION"}}
+				rows := [][]string{{"TYPE", "AGE", "USES", "LAST USED", "PATH", "DESCRIPTION"}}
 				for _, h := range shown {
 					t := string(h.Type)
 					if t == "" {
 						t = "-"
 					}
-					rows = append(rows, []string{t, memdir.MemoryAge(h.ModTime, now), h.Path, h.Description})
+					u := uses.Get(h.Path)
+					last := "never"
+					if !u.LastUsed.IsZero() {
+						last = memdir.MemoryAge(u.LastUsed, now)
+					}
+					rows = append(rows, []string{t, memdir.MemoryAge(h.ModTime, now), strconv.Itoa(u.Uses), last, h.Path, h.Description})
 				}
 				if err := writeTable(env.Stdout, rows); err != nil {
 					return err
@@ -102,6 +135,26 @@ Examples:
 				return nil
 			}
 		},
+	})
+}
+
+// sortByUse orders memories (newest first already) for --sort: "used" puts
+// the most used first, then the most recently used; "unused" the least
+// used first, then the longest unused. Ties keep the newest-first order.
+func sortByUse(hs []memdir.Header, uses *memdir.UseStats, by string) {
+	if by == "new" {
+		return
+	}
+	slices.SortStableFunc(hs, func(a, b memdir.Header) int {
+		ua, ub := uses.Get(a.Path), uses.Get(b.Path)
+		c := cmp.Compare(ub.Uses, ua.Uses)
+		if c == 0 {
+			c = ub.LastUsed.Compare(ua.LastUsed)
+		}
+		if by == "unused" {
+			c = -c
+		}
+		return c
 	})
 }
 
