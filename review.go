@@ -75,7 +75,7 @@ type HeldWrite struct {
 	Existed bool   `json:"existed"`
 	BaseSum string `json:"base_sum,omitempty"`
 	// Provenance says who made the write.
-	Provenance *Provenance       `json:"provenance"`
+	Provenance *Provenance      `json:"provenance"`
 	Findings   []screen.Finding `json:"findings"`
 	State      string           `json:"state"`
 	Queued     time.Time        `json:"queued"`
