@@ -350,7 +350,7 @@ func (d *Dir) acceptWrite(ctx context.Context, it *HeldWrite, base string, rec *
 	if !isIndex && prob == nil && m.HasFrontmatter() && strings.TrimSpace(m.Name) != "" && strings.TrimSpace(m.Description) != "" {
 		// A memory: save it as such, so its MEMORY.md line is written too.
 		m.Path = rel
-		_, err := d.Save(ctx, m, &SaveOptions{Recorder: rec, reviewed: true, baseSum: &base})
+		_, err := d.Save(ctx, m, &SaveOptions{Recorder: rec, Origin: it.Provenance, reviewed: true, baseSum: &base})
 		return err
 	}
 	root, release, err := d.lockedRoot(ctx)
@@ -373,5 +373,30 @@ func (d *Dir) acceptWrite(ctx context.Context, it *HeldWrite, base string, rec *
 			return fmt.Errorf("accept held write to %s: %w", rel, err)
 		}
 	}
-	return atomicfile.WriteFileIn(root, rel, []byte(it.Content), 0o600)
+	content := []byte(it.Content)
+	if it.Provenance != nil && !isIndex {
+		content, _ = StampProvenance(content, it.Provenance)
+	}
+	return atomicfile.WriteFileIn(root, rel, content, 0o600)
+}
+
+// WriteGuard returns a hook for writers of whole files (memtool.Options.Write,
+// agent.Options.Write): it screens the new content of rel and, for an
+// automatic origin, holds a suspicious write (the hook returns the
+// *HeldError and nothing is written); otherwise it returns the content with
+// origin recorded in its frontmatter (files without frontmatter, such as
+// MEMORY.md, are returned unchanged). old is the file's current content,
+// nil when it does not exist.
+func (d *Dir) WriteGuard(origin *Provenance) func(rel string, old, content []byte) ([]byte, error) {
+	return func(rel string, old, content []byte) ([]byte, error) {
+		if err := d.ScreenWrite(rel, old, old != nil, content, origin); err != nil {
+			return nil, err
+		}
+		if origin != nil && path.Base(rel) != "MEMORY.md" {
+			if out, ok := StampProvenance(content, origin.stamped(d.now)); ok {
+				return out, nil
+			}
+		}
+		return content, nil
+	}
 }
