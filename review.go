@@ -158,6 +158,14 @@ func (d *Dir) holdIfSuspicious(rel, op string, old []byte, created bool, content
 	if len(findings) == 0 {
 		return nil, nil
 	}
+	// The same write held again (a sync pull retries every time) is not
+	// queued twice.
+	pending, _ := d.HeldWrites(false)
+	for _, it := range pending {
+		if it.Path == rel && it.Content == string(content) {
+			return &HeldError{ID: it.ID, Path: rel, Findings: it.Findings}, nil
+		}
+	}
 	id, err := newReviewID(d.now())
 	if err != nil {
 		return nil, err
@@ -347,8 +355,11 @@ func (d *Dir) acceptWrite(ctx context.Context, it *HeldWrite, base string, rec *
 	}
 	m, prob := ParseMemory([]byte(it.Content))
 	isIndex := path.Base(rel) == "MEMORY.md"
-	if !isIndex && prob == nil && m.HasFrontmatter() && strings.TrimSpace(m.Name) != "" && strings.TrimSpace(m.Description) != "" {
-		// A memory: save it as such, so its MEMORY.md line is written too.
+	// A pulled entry is written exactly as the server has it, so the next
+	// pull finds the two equal; other memories are saved as such, so their
+	// MEMORY.md line is written too.
+	synced := it.Provenance != nil && it.Provenance.By == BySync
+	if !synced && !isIndex && prob == nil && m.HasFrontmatter() && strings.TrimSpace(m.Name) != "" && strings.TrimSpace(m.Description) != "" {
 		m.Path = rel
 		_, err := d.Save(ctx, m, &SaveOptions{Recorder: rec, Origin: it.Provenance, reviewed: true, baseSum: &base})
 		return err
@@ -374,7 +385,7 @@ func (d *Dir) acceptWrite(ctx context.Context, it *HeldWrite, base string, rec *
 		}
 	}
 	content := []byte(it.Content)
-	if it.Provenance != nil && !isIndex {
+	if it.Provenance != nil && !isIndex && !synced {
 		content, _ = StampProvenance(content, it.Provenance)
 	}
 	return atomicfile.WriteFileIn(root, rel, content, 0o600)
