@@ -118,9 +118,16 @@ func TestRejectKeepsItemAndConflict(t *testing.T) {
 	if got := readString(t, d.Abs("project_deploy.md")); strings.Contains(got, "Ignore") {
 		t.Fatal("held write reached the file")
 	}
+	// The same write again is not queued twice.
+	_, err = d.Save(ctx, m, &SaveOptions{Origin: &Provenance{By: ByDream}})
+	var again *HeldError
+	if !errors.As(err, &again) || again.ID != held.ID {
+		t.Fatalf("same write held again: %v", err)
+	}
+	m.Body = hostileBody + " Twice."
 	_, err = d.Save(ctx, m, &SaveOptions{Origin: &Provenance{By: ByDream}})
 	var held2 *HeldError
-	if !errors.As(err, &held2) {
+	if !errors.As(err, &held2) || held2.ID == held.ID {
 		t.Fatal(err)
 	}
 	// The file changes after held2 was queued: accepting it is a conflict.
