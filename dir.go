@@ -50,6 +50,9 @@ type Options struct {
 	Uses *UseLog
 	// NoUses turns usage counting off.
 	NoUses bool
+	// ReviewDir holds writes that screening held back (see review.go).
+	// Empty means DefaultReviewDir for the directory.
+	ReviewDir string
 }
 
 // Dir is a memory directory: memory files plus MEMORY.md, and team/ with its
@@ -73,6 +76,7 @@ type Dir struct {
 	journal     *Journal
 	recallCache string
 	uses        *UseLog
+	review      string
 }
 
 // Open returns the memory directory at dir. The directory need not exist yet;
@@ -102,6 +106,9 @@ func Open(dir string, opts *Options) (*Dir, error) {
 	}
 	if d.uses, err = defaultUses(d.path, opts, d.journal, d.now); err != nil {
 		return nil, fmt.Errorf("open memory directory %s: use log: %w", d.path, err)
+	}
+	if d.review, err = reviewDirFor(d.path, opts); err != nil {
+		return nil, fmt.Errorf("open memory directory %s: review queue: %w", d.path, err)
 	}
 	return d, nil
 }
@@ -245,6 +252,17 @@ type SaveOptions struct {
 	// Recorder, when set, journals the change as part of a larger run that
 	// the caller finishes; otherwise Save journals a run of its own.
 	Recorder *Recorder
+	// Origin records how the memory is being written (see Provenance); it
+	// is stored in the frontmatter. An automatic origin (anything but
+	// ByUser) also has the content screened: a suspicious write is held in
+	// the review queue and Save returns a *HeldError instead of writing.
+	Origin *Provenance
+
+	// reviewed skips screening (accepting a held write); baseSum, when
+	// set, makes Save fail with a conflict unless the file still has this
+	// content hash ("" for a file that did not exist).
+	reviewed bool
+	baseSum  *string
 }
 
 // SaveResult reports what Save did.
@@ -312,9 +330,27 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 			m.front = prev.front
 		}
 	}
+	if err := checkBase(rel, old, opts.baseSum); err != nil {
+		return nil, err
+	}
 	saved := *m
 	saved.Path = rel
+	if opts.Origin != nil {
+		if err := opts.Origin.Validate(); err != nil {
+			return nil, err
+		}
+		saved.cloneFront()
+		saved.SetProvenance(opts.Origin.stamped(d.now))
+	}
 	content := saved.Format()
+	if opts.Origin.Automatic() && !opts.reviewed {
+		if held, err := d.holdIfSuspicious(rel, "save", old, res.Created, content, opts.Origin); held != nil || err != nil {
+			if err == nil {
+				err = held
+			}
+			return nil, err
+		}
+	}
 	res.Changed = res.Created || !bytes.Equal(old, content)
 	// The index line is made of the name and description, which content
 	// holds too, so checking content covers both files.

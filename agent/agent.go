@@ -53,6 +53,11 @@ type Options struct {
 	// ends the run with the error: a run that cannot be undone must not go
 	// on writing.
 	BeforeChange func(relPath string) error
+	// Write, when set, is the memory tool's write hook
+	// (memtool.Options.Write): extraction and dream pass
+	// memdir.Dir.WriteGuard, so their writes carry provenance and
+	// suspicious ones are held for review.
+	Write func(relPath string, old, content []byte) ([]byte, error)
 	// OnEvent, when set, is called synchronously as the run progresses, for
 	// progress displays. It must not block for long.
 	OnEvent func(Event)

@@ -212,6 +212,7 @@ func runDream(ctx context.Context, o *DreamOptions, res *DreamResult) error {
 	out, runErr := Run(ctx, &Options{
 		Model: o.Model, System: system, MemoryDir: d.Path(), ProjectDir: project, MaxTurns: o.MaxTurns,
 		BeforeChange: journalChange(d, rec), OnEvent: o.OnEvent, Logger: o.Logger,
+		Write: d.WriteGuard(&memdir.Provenance{By: memdir.ByDream}),
 	}, []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock("Begin the consolidation.")}}})
 	res.Agent = out
 	if out != nil {

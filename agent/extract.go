@@ -36,6 +36,10 @@ type ExtractOptions struct {
 	SessionID string
 	// Team makes the prompt cover team/ as well (team memory is on).
 	Team bool
+	// ProjectDir is the project the conversation worked in, when known: a
+	// Read of a file outside it marks the memories written as coming from
+	// untrusted content (web tools always do). See memdir.Provenance.
+	ProjectDir string
 	// SkipIndex drops the MEMORY.md step from the prompt; memdir then adds
 	// the index lines itself.
 	SkipIndex bool
@@ -413,6 +417,8 @@ func (e *Extractor) runAgent(ctx context.Context, msgs []transcript.Message, res
 	out, runErr := Run(ctx, &Options{
 		Model: e.o.Model, System: system, MemoryDir: d.Path(), MaxTurns: e.o.MaxTurns,
 		BeforeChange: journalChange(d, rec), OnEvent: e.o.OnEvent, Logger: e.o.Logger,
+		Write: d.WriteGuard(&memdir.Provenance{By: memdir.ByExtraction, Session: e.o.SessionID,
+			Position: lastUUID(msgs), Untrusted: untrustedSources(msgs, e.o.ProjectDir)}),
 	}, []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock(user)}}})
 	res.Agent = out
 	if out != nil {

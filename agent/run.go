@@ -81,6 +81,7 @@ func start(opts *Options) (*run, error) {
 		BeforeChange: r.beforeChange,
 		AfterChange:  r.afterChange,
 		ReadOnly:     opts.MemoryReadOnly,
+		Write:        opts.Write,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)

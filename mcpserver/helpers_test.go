@@ -31,8 +31,9 @@ func newFixture(tb testing.TB, opts *mcpserver.Options) *fixture {
 	tb.Helper()
 	base := tb.TempDir()
 	d, err := memdir.Open(filepath.Join(base, "memory"), &memdir.Options{
-		Now:     func() time.Time { return testNow },
-		Journal: memdir.NewJournal(filepath.Join(base, "journal"), func() time.Time { return testNow }),
+		Now:       func() time.Time { return testNow },
+		Journal:   memdir.NewJournal(filepath.Join(base, "journal"), func() time.Time { return testNow }),
+		ReviewDir: filepath.Join(base, "review"),
 	})
 	if err != nil {
 		tb.Fatal(err)

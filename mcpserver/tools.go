@@ -225,6 +225,9 @@ func (s *server) memoryTool(ctx context.Context, _ *mcp.CallToolRequest, in Memo
 	tool, err := memtool.New(s.dir.Path(), &memtool.Options{
 		BeforeChange: hook.before,
 		AfterChange:  func(_ string, rels ...string) { out.Changed = append(out.Changed, rels...) },
+		// The agent's writes carry provenance; suspicious ones are held
+		// for a person's review ('memdir review') and not written.
+		Write: s.dir.WriteGuard(&memdir.Provenance{By: memdir.ByAgent, Via: "memory-tool"}),
 	})
 	if err != nil {
 		return nil, out, err
@@ -307,7 +310,7 @@ func (s *server) saveTool(ctx context.Context, _ *mcp.CallToolRequest, in SaveIn
 		return nil, out, fmt.Errorf("team memory is off on this server, so %q was not saved; save it without team, or ask the user to start the server with team memory on: %w", in.Name, memdir.ErrInvalid)
 	}
 	m := &memdir.Memory{Name: strings.TrimSpace(in.Name), Description: strings.TrimSpace(in.Description), Type: t, Body: in.Body}
-	res, err := s.dir.Save(ctx, m, &memdir.SaveOptions{Team: in.Team})
+	res, err := s.dir.Save(ctx, m, &memdir.SaveOptions{Team: in.Team, Origin: &memdir.Provenance{By: memdir.ByAgent, Via: "mcp"}})
 	if err != nil {
 		return nil, out, err
 	}

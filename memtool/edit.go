@@ -42,6 +42,9 @@ func (t *Tool) create(ctx context.Context, c Command) (string, error) {
 	if err := t.checkContent(rel, data); err != nil {
 		return "", err
 	}
+	if data, err = t.guard(rel, nil, data); err != nil {
+		return "", err
+	}
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -73,6 +76,18 @@ func (t *Tool) checkContent(rel string, data []byte) error {
 		return secretError(p, data)
 	}
 	return nil
+}
+
+// guard runs the Write hook, if any, on content about to be written at rel.
+func (t *Tool) guard(rel string, old, data []byte) ([]byte, error) {
+	if t.opts.Write == nil {
+		return data, nil
+	}
+	out, err := t.opts.Write(rel, old, data)
+	if err != nil {
+		return nil, &Error{Msg: fmt.Sprintf("Nothing was written to %s: %v", MemoryPath(rel), err), Err: err}
+	}
+	return out, nil
 }
 
 // loadText resolves the path of an editing command and reads the text file,
@@ -108,8 +123,21 @@ func (t *Tool) loadText(cmd string, c Command) (rel string, text string, err err
 // checks and the BeforeChange hook.
 func (t *Tool) replaceFile(ctx context.Context, op, rel, content string) error {
 	p := MemoryPath(rel)
-	if err := t.checkContent(rel, []byte(content)); err != nil {
+	data := []byte(content)
+	if err := t.checkContent(rel, data); err != nil {
 		return err
+	}
+	if t.opts.Write != nil {
+		old, err := t.readFile(rel, max(maxViewFileBytes, int64(t.opts.MaxFileBytes)))
+		if err != nil {
+			return err
+		}
+		if old == nil {
+			old = []byte{}
+		}
+		if data, err = t.guard(rel, old, data); err != nil {
+			return err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -117,7 +145,7 @@ func (t *Tool) replaceFile(ctx context.Context, op, rel, content string) error {
 	if err := t.before(p, rel); err != nil {
 		return err
 	}
-	if err := t.writeFile(rel, []byte(content), false); err != nil {
+	if err := t.writeFile(rel, data, false); err != nil {
 		return err
 	}
 	t.after(op, rel)

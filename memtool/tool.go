@@ -53,6 +53,14 @@ type Options struct {
 	AfterView func(relPath string)
 	// ReadOnly allows only the view command.
 	ReadOnly bool
+	// Write, when set, sees the complete new content of every file that
+	// create, str_replace or insert is about to write, with the file's
+	// current content (nil when the file does not exist yet). It returns
+	// the content to write, which may differ (memdir adds a provenance
+	// record), or an error, which stops the command before anything changed
+	// and whose text goes to the model. memdir.Dir.WriteGuard makes one that
+	// screens the content and holds a suspicious write for review.
+	Write func(relPath string, old, content []byte) ([]byte, error)
 	// TeamDir is the root-relative slash path of the team-memory directory,
 	// whose files are synced to every collaborator: create, str_replace and
 	// insert refuse content there that the secret scanner flags, and rename

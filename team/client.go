@@ -33,6 +33,13 @@ type ClientOptions struct {
 	// remove, before it does; an error stops the operation. memdir wires
 	// it to its undo journal.
 	BeforeWrite func(absPath string) error
+	// Screen, when set, is asked before a pull writes a key's new content
+	// (old is the local file's content, exists whether there is one). An
+	// error keeps the local file as it is and reports the key skipped with
+	// SkipHeld and the error's text; its base is not moved, so the next
+	// pull asks again. memdir wires it to injection screening, which holds
+	// a suspicious entry in the review queue.
+	Screen func(absPath, old string, exists bool, content string) error
 	// Wrap, when set, runs each Pull, Push and Sync: it must call fn once
 	// and return its error, and may record fn's one-line summary. memdir
 	// wires it to the memory directory's lock and a journal run, so that a
@@ -151,6 +158,7 @@ const (
 	SkipNotText    = "not_text"    // invalid UTF-8 or a NUL byte
 	SkipNotRegular = "not_regular" // a symlink, directory or device where a file was expected
 	SkipUnreadable = "unreadable"  // the file could not be read
+	SkipHeld       = "held"        // screening held a pulled key's content for review ('memdir review')
 	SkipUnwritable = "unwritable"  // a pulled key could not be written (name too long, a file where a directory must be, ...)
 	SkipOverLimit  = "over_limit"  // beyond the server's entry limit (learned from a 413)
 )
@@ -427,6 +435,11 @@ func (c *Client) reconcile(st *syncState, key string, entries map[string]string,
 	}
 	base, hasBase := st.base(key)
 	write := func(content string) (bool, error) {
+		if c.opts.Screen != nil {
+			if err := c.opts.Screen(abs, local, exists, content); err != nil {
+				return false, skip(Skip{Key: key, Path: abs, Reason: SkipHeld, Detail: err.Error()})
+			}
+		}
 		if err := c.writeTeamFile(abs, content); err != nil {
 			var we *writeError
 			if errors.As(err, &we) {

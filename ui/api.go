@@ -367,7 +367,7 @@ func (s *Server) apiCreate(r *http.Request) (any, error) {
 			return nil, fmt.Errorf("%s: %w", strings.Join(errs, "; "), memdir.ErrInvalid)
 		}
 	}
-	res, err := s.d.Save(r.Context(), m, &memdir.SaveOptions{Team: req.Team, Create: true})
+	res, err := s.d.Save(r.Context(), m, &memdir.SaveOptions{Team: req.Team, Create: true, Origin: &memdir.Provenance{By: memdir.ByUser, Via: "ui"}})
 	if err != nil {
 		return nil, err
 	}

@@ -154,7 +154,7 @@ func TestMemoryLifecycleCommands(t *testing.T) {
 	}
 
 	// show prints the file exactly; the name works as a reference.
-	if got, want := w.ok(t, "show", "grafana"), "---\nname: grafana\ndescription: where the dashboards are\ntype: reference\n---\n\ndashboards live in Grafana\n"; got != want {
+	if got, want := w.ok(t, "show", "grafana"), "---\nname: grafana\ndescription: where the dashboards are\ntype: reference\nprovenance: {by: user, via: cli, at: \"2026-11-29T12:00:00Z\"}\n---\n\ndashboards live in Grafana\n"; got != want {
 		t.Errorf("show = %q, want %q", got, want)
 	}
 	if _, errOut, code := w.run(t, "show", "nothing-here"); code != exitNotFound || !strings.Contains(errOut, "memdir list") {

@@ -8,7 +8,19 @@ import (
 	"strings"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/screen"
 )
+
+// warnScreen prints screening findings for a write a person made.
+func warnScreen(env *Env, path string, findings []screen.Finding) {
+	if len(findings) == 0 {
+		return
+	}
+	fmt.Fprintf(env.Stderr, "warning: %s looks like it may contain a prompt injection; saved anyway because you wrote it:\n", path)
+	for _, f := range findings {
+		fmt.Fprintf(env.Stderr, "  %s: %q\n", f.Rule, f.Excerpt)
+	}
+}
 
 func init() {
 	register(&Command{
@@ -36,7 +48,10 @@ Types:
 
 If the save makes MEMORY.md longer than Claude Code loads (200 lines or
 25,000 characters), a warning says so; 'memdir doctor' helps compact it.
-Every save is journaled: 'memdir undo' reverts it.
+Every save is journaled: 'memdir undo' reverts it. The file records
+provenance: {by: user, via: cli}. The text is screened for prompt-injection
+patterns (see 'memdir help review'); a match is printed as a warning on
+standard error but the save goes ahead: it is your own write.
 
 When auto memory is turned off (autoMemoryEnabled=false in settings, or
 CLAUDE_CODE_DISABLE_AUTO_MEMORY=1), save refuses with exit 8, naming the
@@ -97,15 +112,21 @@ Examples:
 						m.Path = teamPrefix + m.Path
 					}
 				}
-				res, err := d.Save(ctx, m, &memdir.SaveOptions{Team: lf.team, Create: *create})
+				res, err := d.Save(ctx, m, &memdir.SaveOptions{Team: lf.team, Create: *create, Origin: &memdir.Provenance{By: memdir.ByUser, Via: "cli"}})
 				if err != nil {
 					return err
 				}
+				// A person's own save is never held, only warned about.
+				findings := screen.Check(*name + "\n" + *desc + "\n" + text)
+				warnScreen(env, res.Path, findings)
 				warning := res.Index.Warning()
 				if *asJSON {
+					if findings == nil {
+						findings = []screen.Finding{}
+					}
 					return writeJSON(env.Stdout, map[string]any{
 						"path": res.Path, "abs_path": d.Abs(res.Path), "created": res.Created, "changed": res.Changed,
-						"run_id": res.RunID, "index": indexStatusJSON(res.Index), "index_warning": warning,
+						"run_id": res.RunID, "index": indexStatusJSON(res.Index), "index_warning": warning, "screen_findings": findings,
 					})
 				}
 				state := "updated"

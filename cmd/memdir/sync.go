@@ -88,7 +88,8 @@ file's team: section (see 'memdir config'):
 
 Exit status: 5 when a pull or push recorded a conflict (resolve it), or a push
 kept meeting other writers (run it again); 6 when a pull skipped keys it could
-not write (each is listed with the reason); 3 when resolve finds no conflict
+not write (each is listed with the reason), including entries that
+injection screening held for review ('memdir review'); 3 when resolve finds no conflict
 on KEY.
 
 Examples:
@@ -276,8 +277,20 @@ func newSyncer(env *Env, lf *locationFlags, cfg syncConfig, log *slog.Logger) (*
 			return nil, err
 		}
 	}
+	server := base
+	if server == "" {
+		server = "none"
+	}
 	s.client, err = team.NewClient(repos, s.repo, s.teamDir, &team.ClientOptions{
 		BeforeWrite: s.beforeWrite, Wrap: s.wrap, LookupEnv: env.LookupEnv, Now: env.Now, Logger: log,
+		Screen: func(abs, old string, exists bool, content string) error {
+			rel, err := filepath.Rel(dir.Path(), abs)
+			if err != nil {
+				return err
+			}
+			return dir.ScreenWrite(filepath.ToSlash(rel), []byte(old), exists, []byte(content),
+				&memdir.Provenance{By: memdir.BySync, Server: server + "/" + s.repo, Version: team.EntryChecksum(content)})
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -590,6 +603,8 @@ func printSkips(w io.Writer, skips []team.Skip) {
 			why = "not a regular file: " + s.Detail
 		case team.SkipUnwritable:
 			why = "cannot be written here: " + s.Detail
+		case team.SkipHeld:
+			why = "held: " + s.Detail
 		case team.SkipOverLimit, team.SkipUnreadable:
 			why = s.Reason + ": " + s.Detail
 		}

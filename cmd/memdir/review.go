@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/screen"
+)
+
+func init() {
+	register(&Command{
+		Name:  "review",
+		Args:  "[list [--all] | show ID | accept ID | reject ID] [--json]",
+		Short: "list, accept or reject writes held back by injection screening",
+		Long: `Every write to memory is screened for prompt-injection patterns: text
+addressed to the model that tries to override its instructions, reassign its
+role, reveal the system prompt, keep things from the user or send secrets
+away; chat-role markup such as </user><system>; invisible, bidirectional or
+tag Unicode characters; long base64 or hex runs, and short ones that decode
+to such text. The rules are listed below.
+
+A write made by a program (extraction, dream, a sync pull, an agent's call
+through the MCP server or the memory tool) that matches is not written: it is
+held in a review queue outside the memory directory, under the state
+directory, where no agent reads it. A person's own 'memdir save' is only
+warned about.
+
+  review [list]      the pending held writes (--all adds accepted and rejected)
+  review show ID     one held write: who made it, the findings, the content
+  review accept ID   perform the write (journaled: 'memdir undo' reverts it);
+                     refused with exit 5 when the file changed since
+  review reject ID   drop the write; the item is kept, marked rejected
+
+Rules:
+` + ruleHelp() + `
+
+` + locationHelp + `
+
+Examples:
+  memdir review
+  memdir review show r20261201-101500-1a2b3c
+  memdir review accept r20261201-101500-1a2b3c --json`,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			var lf locationFlags
+			lf.register(fs, false)
+			all := fs.Bool("all", false, "list accepted and rejected items too")
+			asJSON := fs.Bool("json", false, "print the result as JSON")
+			return func(ctx context.Context, env *Env, args []string) error {
+				// Flags may follow the subcommand: parse what is left.
+				if len(args) > 0 {
+					sub := args[0]
+					if err := fs.Parse(args[1:]); err != nil {
+						return usagef("%v", err)
+					}
+					args = append([]string{sub}, fs.Args()...)
+				}
+				op := "list"
+				if len(args) > 0 {
+					op = args[0]
+				}
+				d, _, err := lf.open(env)
+				if err != nil {
+					return err
+				}
+				switch op {
+				case "list":
+					if len(args) > 1 {
+						return usagef("review list takes no arguments")
+					}
+					items, errs := d.HeldWrites(*all)
+					for _, e := range errs {
+						fmt.Fprintf(env.Stderr, "warning: %v\n", e)
+					}
+					if *asJSON {
+						if items == nil {
+							items = []*memdir.HeldWrite{}
+						}
+						return writeJSON(env.Stdout, map[string]any{"review_dir": d.ReviewDir(), "items": items})
+					}
+					if len(items) == 0 {
+						fmt.Fprintln(env.Stdout, "No writes held for review.")
+						return nil
+					}
+					for _, it := range items {
+						fmt.Fprintf(env.Stdout, "%s  %-8s  %s  %s  by %s  [%s]\n", it.ID, it.State, it.Queued.Format("2006-01-02 15:04"), it.Path, it.Provenance, ruleNames(it.Findings))
+					}
+					return nil
+				case "show", "accept", "reject":
+					if len(args) != 2 {
+						return usagef("review %s takes one ID (see 'memdir review list')", op)
+					}
+					var it *memdir.HeldWrite
+					switch op {
+					case "show":
+						it, err = d.HeldWrite(args[1])
+					case "accept":
+						it, err = d.AcceptHeld(ctx, args[1])
+					default:
+						it, err = d.RejectHeld(ctx, args[1])
+					}
+					if err != nil {
+						return err
+					}
+					if *asJSON {
+						return writeJSON(env.Stdout, it)
+					}
+					switch op {
+					case "accept":
+						fmt.Fprintf(env.Stdout, "Accepted %s: wrote %s (undo with 'memdir undo %s')\n", it.ID, d.Abs(it.Path), it.RunID)
+					case "reject":
+						fmt.Fprintf(env.Stdout, "Rejected %s: %s was not written; the item is kept in %s\n", it.ID, it.Path, d.ReviewDir())
+					default:
+						printHeld(env, it)
+					}
+					return nil
+				default:
+					return usagef("unknown review subcommand %q: want list, show, accept or reject", op)
+				}
+			}
+		},
+	})
+}
+
+func printHeld(env *Env, it *memdir.HeldWrite) {
+	w := env.Stdout
+	fmt.Fprintf(w, "ID:       %s\nState:    %s\nPath:     %s\nQueued:   %s\nBy:       %s\n", it.ID, it.State, it.Path, it.Queued.Format("2006-01-02 15:04:05 MST"), it.Provenance)
+	if it.Decided != nil {
+		fmt.Fprintf(w, "Decided:  %s\n", it.Decided.Format("2006-01-02 15:04:05 MST"))
+	}
+	fmt.Fprintln(w, "Findings:")
+	for _, f := range it.Findings {
+		fmt.Fprintf(w, "  line %d  %s: %q\n", f.Line, f.Rule, f.Excerpt)
+	}
+	// The content is shown with hidden characters made visible.
+	fmt.Fprintln(w, "Content:")
+	for _, line := range strings.Split(strings.TrimRight(it.Content, "\n"), "\n") {
+		fmt.Fprintf(w, "  | %s\n", visible(line))
+	}
+}
+
+// visible replaces invisible, bidirectional and tag characters with <U+XXXX>
+// so a terminal shows what a model would read.
+func visible(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r == '\t' || r >= ' ' && r != 0x7F && !hiddenRune(r) {
+			b.WriteRune(r)
+			continue
+		}
+		fmt.Fprintf(&b, "<U+%04X>", r)
+	}
+	return b.String()
+}
+
+func hiddenRune(r rune) bool {
+	return r == 0x200B || r == 0x200C || r == 0x200D || r == 0xFEFF || r == 0x180E || r == 0xAD ||
+		r >= 0x2060 && r <= 0x2064 || r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069 ||
+		r >= 0xE0000 && r <= 0xE007F || r >= 0xE0100 && r <= 0xE01EF || r >= 0x80 && r < 0xA0
+}
+
+func ruleNames(fs []screen.Finding) string {
+	var names []string
+	for _, f := range fs {
+		if !containsStr(names, f.Rule) {
+			names = append(names, f.Rule)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+func containsStr(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func ruleHelp() string {
+	names := make([]string, 0, len(screen.Rules))
+	for n := range screen.Rules {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, "  %-22s %s\n", n, screen.Rules[n])
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
