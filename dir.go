@@ -36,6 +36,11 @@ type Options struct {
 	Journal *Journal
 	// LookupEnv finds the default journal; nil means os.LookupEnv.
 	LookupEnv LookupEnvFunc
+	// ProjectRoot is the project the memories describe (its git root, or
+	// the project directory outside git). When set, Save records the code
+	// anchors a memory names and Recall reports those that changed; empty
+	// turns anchors off.
+	ProjectRoot string
 }
 
 // Dir is a memory directory: memory files plus MEMORY.md, and team/ with its
@@ -57,6 +62,7 @@ type Dir struct {
 	now     func() time.Time
 	log     *slog.Logger
 	journal *Journal
+	project string
 }
 
 // Open returns the memory directory at dir. The directory need not exist yet;
@@ -73,6 +79,9 @@ func Open(dir string, opts *Options) (*Dir, error) {
 		return nil, fmt.Errorf("open memory directory %s: %w", dir, err)
 	}
 	d := &Dir{path: filepath.Clean(abs)}
+	if opts.ProjectRoot != "" {
+		d.project = filepath.Clean(opts.ProjectRoot)
+	}
 	if d.now, d.log, d.journal, err = withDefaults(d.path, opts); err != nil {
 		return nil, fmt.Errorf("open memory directory %s: journal: %w", d.path, err)
 	}
@@ -285,7 +294,7 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 			m.front = prev.front
 		}
 	}
-	saved := *m
+	saved := d.withAnchors(ctx, *m)
 	saved.Path = rel
 	content := saved.Format()
 	res.Changed = res.Created || !bytes.Equal(old, content)
