@@ -85,6 +85,9 @@ type DreamResult struct {
 	// Summary is the agent's closing message.
 	Summary string  `json:"summary,omitempty"`
 	Agent   *Result `json:"-"`
+	// Stale lists the memories whose anchored code had changed, which the
+	// agent was asked to check first.
+	Stale []memdir.StaleMemory `json:"stale,omitempty"`
 }
 
 // Dream consolidates the memory directory, as Claude Code's autoDream does,
@@ -195,7 +198,12 @@ func runDream(ctx context.Context, o *DreamOptions, res *DreamResult) error {
 	if !o.Force {
 		sessions = res.Sessions
 	}
-	system := memPrompt + "\n" + DreamPrompt(&DreamPromptOptions{MemoryDir: d.Path(), TranscriptDir: project, Sessions: sessions, Today: o.Now()})
+	stale, err := d.StaleMemories(ctx)
+	if err != nil {
+		return fmt.Errorf("dream: checking anchors: %w", err)
+	}
+	res.Stale = stale
+	system := memPrompt + "\n" + DreamPrompt(&DreamPromptOptions{MemoryDir: d.Path(), TranscriptDir: project, Sessions: sessions, Today: o.Now(), Stale: stale})
 	rec, err := d.Journal().Begin("dream", d.Path())
 	if err != nil {
 		return err
