@@ -253,16 +253,26 @@ func FindAnchors(ctx context.Context, root, text string) []Anchor {
 	paths, idents := anchorCandidates(text)
 	git := isGitWorkTree(root)
 	var out []Anchor
-	have := map[string]bool{}
+	have := map[string]int{}
 	add := func(rel string, line int, sym string) {
-		if have[rel] || len(out) >= MaxAnchors {
+		if i, ok := have[path.Clean(rel)]; ok {
+			// A file named and also found by a symbol: note the symbol.
+			if out[i].Symbol == "" && sym != "" {
+				out[i].Symbol = sym
+				if out[i].Line == 0 {
+					out[i].Line = line
+				}
+			}
+			return
+		}
+		if len(out) >= MaxAnchors {
 			return
 		}
 		a, ok := recordAnchor(root, rel, git)
 		if !ok {
 			return
 		}
-		have[rel] = true
+		have[a.Path] = len(out)
 		a.Line, a.Symbol = line, sym
 		out = append(out, a)
 	}
@@ -604,8 +614,10 @@ func (d *Dir) staleOf(ctx context.Context, content string) []StaleAnchor {
 }
 
 // AnchorContent records anchors in a memory file's content written by other
-// means than Save (the memory tool): content with frontmatter gets its
-// anchors key set; content without is returned unchanged.
+// means than Save (the memory tool, so extraction, dream, MCP and the
+// Anthropic memory tool): the frontmatter's anchors line is set, replaced
+// or removed, and every other byte is left as written. Content without
+// frontmatter, or whose frontmatter does not parse, is returned unchanged.
 func AnchorContent(ctx context.Context, root string, content []byte) []byte {
 	if root == "" {
 		return content
@@ -619,8 +631,44 @@ func AnchorContent(ctx context.Context, root string, content []byte) []byte {
 	if len(as) == 0 && len(old) == 0 {
 		return content
 	}
-	m.SetAnchors(as)
-	return m.Format()
+	text := string(content)
+	front, _, ok := splitFrontmatter(text)
+	if !ok || strings.Contains(text, "\r") {
+		return content
+	}
+	fstart := strings.Index(text, front)
+	lines := strings.SplitAfter(front, "\n")
+	value := FormatAnchors(as)
+	if !isPlainSafe(value) {
+		value = yamlDoubleQuote(value)
+	}
+	newLine := AnchorsKey + ": " + value + "\n"
+	replaced := false
+	for i, l := range lines {
+		if strings.HasPrefix(l, AnchorsKey+":") {
+			if len(as) == 0 {
+				newLine = ""
+			}
+			lines[i], replaced = newLine, true
+			break
+		}
+	}
+	if !replaced {
+		if len(as) == 0 {
+			return content
+		}
+		if n := len(lines); n > 0 && lines[n-1] == "" {
+			lines[n-1] = newLine
+		} else {
+			lines = append(lines, newLine)
+		}
+	}
+	out := text[:fstart] + strings.Join(lines, "") + text[fstart+len(front):]
+	// Keep the result only if it still reads as the same memory.
+	if m2, prob := ParseMemory([]byte(out)); prob != nil || m2.Name != m.Name || m2.Description != m.Description || m2.Body != m.Body {
+		return content
+	}
+	return []byte(out)
 }
 
 // sortStale orders stale anchors by path for stable output.

@@ -256,3 +256,26 @@ func findingOf(rep *CheckReport, k FindingKind) *Finding {
 	}
 	return nil
 }
+
+func TestAnchorContentKeepsTheRestAsWritten(t *testing.T) {
+	ctx := context.Background()
+	r := newGitRepo(t)
+	r.commit(map[string]string{"internal/auth/token.go": tokenGo})
+	src := "---\nname: token\ndescription:   renewal via `RefreshToken`\ntype: project\nowner: 'me'\n---\nBody names internal/auth/token.go.\n\n\n"
+	out := string(AnchorContent(ctx, r.root, []byte(src)))
+	want := "---\nname: token\ndescription:   renewal via `RefreshToken`\ntype: project\nowner: 'me'\nanchors: internal/auth/token.go:4#RefreshToken git:"
+	if !strings.HasPrefix(out, want) || !strings.HasSuffix(out, "\n---\nBody names internal/auth/token.go.\n\n\n") {
+		t.Fatalf("AnchorContent:\n%s", out)
+	}
+	// Written again unchanged, it is stable; with the names gone, the line goes.
+	if again := string(AnchorContent(ctx, r.root, []byte(out))); again != out {
+		t.Errorf("not stable:\n%s\n---\n%s", out, again)
+	}
+	gone := strings.ReplaceAll(strings.ReplaceAll(out, "`RefreshToken`", "it"), "Body names internal/auth/token.go.", "Body.")
+	if got := string(AnchorContent(ctx, r.root, []byte(gone))); strings.Contains(got, "anchors:") {
+		t.Errorf("stale anchors line kept:\n%s", got)
+	}
+	if got := AnchorContent(ctx, r.root, []byte("no frontmatter `internal/auth/token.go`\n")); string(got) != "no frontmatter `internal/auth/token.go`\n" {
+		t.Errorf("content without frontmatter changed: %q", got)
+	}
+}

@@ -209,7 +209,7 @@ func runDream(ctx context.Context, o *DreamOptions, res *DreamResult) error {
 		return err
 	}
 	out, runErr := Run(ctx, &Options{
-		Model: o.Model, System: system, MemoryDir: d.Path(), ProjectDir: project, MaxTurns: o.MaxTurns,
+		Model: o.Model, System: system, MemoryDir: d.Path(), AnchorRoot: d.ProjectRoot(), ProjectDir: project, MaxTurns: o.MaxTurns,
 		BeforeChange: journalChange(d, rec), OnEvent: o.OnEvent, Logger: o.Logger,
 	}, []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock("Begin the consolidation.")}}})
 	res.Agent = out

@@ -50,7 +50,10 @@ func TestDreamGetsStaleMemoriesFirst(t *testing.T) {
 	os.WriteFile(tok, []byte("package auth\n\nfunc RefreshToken() {}\nfunc rotate() {}\n"), 0o644)
 	gitFixture(t, repo, "commit", "-q", "-am", "rotate")
 
-	w.srv.Enqueue(memdirtest.TextReply("Checked the token memory."))
+	created := "---\nname: rotation\ndescription: tokens rotate\ntype: project\n---\n`RefreshToken` now calls rotate.\n"
+	w.srv.Enqueue(
+		reply(memdir.Usage{InputTokens: 100}, use("t1", "memory", mustJSON(map[string]string{"command": "create", "path": "/memories/project_rotation.md", "file_text": created}))),
+		memdirtest.TextReply("Checked the token memory."))
 	o := w.opts(t)
 	o.Dir, o.Force = d, true
 	res, err := agent.Dream(ctx, o)
@@ -68,6 +71,14 @@ func TestDreamGetsStaleMemoriesFirst(t *testing.T) {
 	section := sys[i:j]
 	if !strings.Contains(section, "/memories/project_token_refresh.md") || !strings.Contains(section, "`internal/auth/token.go` changed: +1 -0 lines in 1 commit(s)") {
 		t.Errorf("stale section:\n%s", section)
+	}
+	// What the agent writes through the memory tool gets anchors too.
+	m, err := d.Get(ctx, "project_rotation.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if as, err := m.Anchors(); err != nil || len(as) != 1 || as[0].Path != "internal/auth/token.go" || as[0].Symbol != "RefreshToken" {
+		t.Errorf("anchors of the dream's new memory = %+v, %v", as, err)
 	}
 	if strings.Contains(section, "unrelated") {
 		t.Errorf("a fresh memory was listed as stale:\n%s", section)

@@ -81,6 +81,7 @@ func start(opts *Options) (*run, error) {
 		BeforeChange: r.beforeChange,
 		AfterChange:  r.afterChange,
 		ReadOnly:     opts.MemoryReadOnly,
+		Rewrite:      anchorRewrite(opts.AnchorRoot),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
@@ -304,4 +305,14 @@ func recordInput(v json.RawMessage) json.RawMessage {
 	}
 	q, _ := json.Marshal(string(v))
 	return q
+}
+
+// anchorRewrite records code anchors in the memory files a run writes.
+func anchorRewrite(root string) func(string, []byte) []byte {
+	if root == "" {
+		return nil
+	}
+	return func(_ string, data []byte) []byte {
+		return memdir.AnchorContent(context.Background(), root, data)
+	}
 }

@@ -224,6 +224,9 @@ func (s *server) memoryTool(ctx context.Context, _ *mcp.CallToolRequest, in Memo
 	tool, err := memtool.New(s.dir.Path(), &memtool.Options{
 		BeforeChange: hook.before,
 		AfterChange:  func(_ string, rels ...string) { out.Changed = append(out.Changed, rels...) },
+		Rewrite: func(_ string, data []byte) []byte {
+			return memdir.AnchorContent(ctx, s.dir.ProjectRoot(), data)
+		},
 	})
 	if err != nil {
 		return nil, out, err

@@ -46,6 +46,10 @@ type Options struct {
 	// name ("create", "str_replace", "insert", "delete", "rename") and the
 	// root-relative paths involved (source then destination for rename).
 	AfterChange func(op string, relPaths ...string)
+	// Rewrite, when set, is given the content create, str_replace or insert
+	// is about to write to a .md file and returns what is written instead
+	// (memdir uses it to record code anchors; see memdir.AnchorContent).
+	Rewrite func(relPath string, data []byte) []byte
 	// ReadOnly allows only the view command.
 	ReadOnly bool
 	// TeamDir is the root-relative slash path of the team-memory directory,
