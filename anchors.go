@@ -462,35 +462,62 @@ type StaleAnchor struct {
 // a hash only when size or mtime differ, and in git a commit count only for
 // a file whose hash differs.
 func CheckAnchors(ctx context.Context, root string, as []Anchor) []StaleAnchor {
+	return checkAnchors(ctx, root, as, nil)
+}
+
+// anchorMemo remembers, within one recall, the verdict on each recorded
+// anchor, so memories anchored to the same file cost one check.
+type anchorMemo map[Anchor]*StaleAnchor
+
+func checkAnchors(ctx context.Context, root string, as []Anchor, memo anchorMemo) []StaleAnchor {
 	if root == "" {
 		return nil
 	}
 	var out []StaleAnchor
 	var git, gitKnown bool
 	for _, a := range as {
+		if memo != nil {
+			if s, ok := memo[a]; ok {
+				if s != nil {
+					out = append(out, *s)
+				}
+				continue
+			}
+			memo[a] = nil
+		}
+		n := len(out)
+		out = checkOne(ctx, root, a, out, &git, &gitKnown)
+		if memo != nil && len(out) > n {
+			s := out[n]
+			memo[a] = &s
+		}
+	}
+	return out
+}
+
+func checkOne(ctx context.Context, root string, a Anchor, out []StaleAnchor, git, gitKnown *bool) []StaleAnchor {
+	{
 		abs := filepath.Join(root, filepath.FromSlash(a.Path))
 		fi, err := os.Stat(abs)
 		if err != nil || !fi.Mode().IsRegular() {
-			out = append(out, StaleAnchor{Anchor: a, State: AnchorGone, Commits: -1})
-			continue
+			return append(out, StaleAnchor{Anchor: a, State: AnchorGone, Commits: -1})
 		}
 		if fi.Size() == a.Size && fi.ModTime().UnixNano() == a.MTime {
-			continue
+			return out
 		}
 		h, err := hashAnchorFile(abs, strings.HasPrefix(a.Hash, "git:"))
 		if err == nil && h == a.Hash {
-			continue
+			return out
 		}
-		if !gitKnown {
-			git, gitKnown = isGitWorkTree(root), true
+		if !*gitKnown {
+			*git, *gitKnown = isGitWorkTree(root), true
 		}
 		s := StaleAnchor{Anchor: a, State: AnchorChanged, Commits: -1}
-		if git && strings.HasPrefix(a.Hash, "git:") {
+		if *git && strings.HasPrefix(a.Hash, "git:") {
 			s.Commits, _ = commitsSince(ctx, root, a)
 		}
-		out = append(out, s)
+		return append(out, s)
 	}
-	return out
 }
 
 // commitsSince counts the commits (newest first, at most 500) that changed
@@ -601,7 +628,7 @@ func (d *Dir) withAnchors(ctx context.Context, m Memory) Memory {
 }
 
 // staleOf checks the anchors recorded in a memory file's content.
-func (d *Dir) staleOf(ctx context.Context, content string) []StaleAnchor {
+func (d *Dir) staleOf(ctx context.Context, content string, memo anchorMemo) []StaleAnchor {
 	if d.project == "" || !strings.Contains(content, AnchorsKey+":") {
 		return nil
 	}
@@ -610,7 +637,7 @@ func (d *Dir) staleOf(ctx context.Context, content string) []StaleAnchor {
 	if err != nil || len(as) == 0 {
 		return nil
 	}
-	return CheckAnchors(ctx, d.project, as)
+	return checkAnchors(ctx, d.project, as, memo)
 }
 
 // AnchorContent records anchors in a memory file's content written by other
@@ -689,12 +716,13 @@ func (d *Dir) checkAnchors(ctx context.Context, mems []Header, add func(Finding)
 	if d.project == "" {
 		return
 	}
+	memo := anchorMemo{}
 	for _, h := range mems {
 		data, err := os.ReadFile(d.Abs(h.Path))
 		if err != nil {
 			continue
 		}
-		st := d.staleOf(ctx, string(data))
+		st := d.staleOf(ctx, string(data), memo)
 		var changed, gone []string
 		for _, s := range st {
 			if s.State == AnchorGone {

@@ -390,6 +390,7 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 
 	now := o.Now()
 	used := o.SessionBytes
+	memo := anchorMemo{}
 	for _, p := range picks {
 		content, truncated, err := readForSurfacing(d.Abs(p.h.Path))
 		if err != nil {
@@ -405,7 +406,7 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 			Path: p.h.Path, AbsPath: d.Abs(p.h.Path), ModTime: p.h.ModTime,
 			Age: MemoryAge(p.h.ModTime, now), Freshness: FreshnessText(p.h.ModTime, now),
 			Score: p.score, Reason: p.reason, Content: content, Truncated: truncated,
-			StaleAnchors: d.staleOf(ctx, content),
+			StaleAnchors: d.staleOf(ctx, content, memo),
 		}
 		r.Header = recallHeader(r)
 		res.Memories = append(res.Memories, r)
