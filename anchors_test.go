@@ -279,3 +279,21 @@ func TestAnchorContentKeepsTheRestAsWritten(t *testing.T) {
 		t.Errorf("content without frontmatter changed: %q", got)
 	}
 }
+func TestTeamMemoryWithAnchorsPassesSecretScan(t *testing.T) {
+	ctx := context.Background()
+	r := newGitRepo(t)
+	r.commit(map[string]string{"internal/auth/token.go": tokenGo, "internal/auth/keys.go": "package auth\n"})
+	d, err := Open(filepath.Join(t.TempDir(), "memory"), &Options{ProjectRoot: r.root, Journal: NewJournal(t.TempDir(), nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := d.Save(ctx, &Memory{Name: "tok", Description: "renewal", Type: TypeProject,
+		Body: "`RefreshToken` and internal/auth/keys.go"}, &SaveOptions{Team: true})
+	if err != nil {
+		t.Fatalf("team save with anchors: %v", err)
+	}
+	m, _ := d.Get(ctx, res.Path)
+	if as, _ := m.Anchors(); len(as) != 2 {
+		t.Errorf("anchors = %v", as)
+	}
+}
