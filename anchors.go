@@ -617,14 +617,13 @@ func StaleText(st []StaleAnchor) string {
 // against, "" when it has none.
 func (d *Dir) ProjectRoot() string { return d.project }
 
-// withAnchors returns m with its anchors re-recorded against the directory's
-// project root; without a root, m unchanged.
-func (d *Dir) withAnchors(ctx context.Context, m Memory) Memory {
+// findAnchors finds the anchors m names in the directory's project; ok is
+// false when the directory has no project root (anchors off).
+func (d *Dir) findAnchors(ctx context.Context, m *Memory) (as []Anchor, ok bool) {
 	if d.project == "" {
-		return m
+		return nil, false
 	}
-	m.SetAnchors(FindAnchors(ctx, d.project, m.Description+"\n"+m.Body))
-	return m
+	return FindAnchors(ctx, d.project, m.Description+"\n"+m.Body), true
 }
 
 // staleOf checks the anchors recorded in a memory file's content.

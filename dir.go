@@ -274,6 +274,8 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 	} else if rel, err = d.pathForName(ctx, m.Name, m.Type, opts.Team); err != nil {
 		return nil, err
 	}
+	// Anchors are found before the lock: git grep may take a moment.
+	anchors, withAnchors := d.findAnchors(ctx, m)
 	root, release, err := d.lockedRoot(ctx)
 	if err != nil {
 		return nil, err
@@ -294,7 +296,10 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 			m.front = prev.front
 		}
 	}
-	saved := d.withAnchors(ctx, *m)
+	saved := *m
+	if withAnchors {
+		saved.SetAnchors(anchors)
+	}
 	saved.Path = rel
 	content := saved.Format()
 	res.Changed = res.Created || !bytes.Equal(old, content)
