@@ -53,6 +53,11 @@ type Options struct {
 	// ReviewDir holds writes that screening held back (see review.go).
 	// Empty means DefaultReviewDir for the directory.
 	ReviewDir string
+	// ProjectRoot is the project the memories describe (its git root, or
+	// the project directory outside git). When set, Save records the code
+	// anchors a memory names and Recall reports those that changed; empty
+	// turns anchors off.
+	ProjectRoot string
 }
 
 // Dir is a memory directory: memory files plus MEMORY.md, and team/ with its
@@ -77,6 +82,7 @@ type Dir struct {
 	recallCache string
 	uses        *UseLog
 	review      string
+	project     string
 }
 
 // Open returns the memory directory at dir. The directory need not exist yet;
@@ -93,6 +99,9 @@ func Open(dir string, opts *Options) (*Dir, error) {
 		return nil, fmt.Errorf("open memory directory %s: %w", dir, err)
 	}
 	d := &Dir{path: filepath.Clean(abs), recallCache: opts.RecallCache}
+	if opts.ProjectRoot != "" {
+		d.project = filepath.Clean(opts.ProjectRoot)
+	}
 	if d.now, d.log, d.journal, err = withDefaults(d.path, opts); err != nil {
 		return nil, fmt.Errorf("open memory directory %s: journal: %w", d.path, err)
 	}
@@ -310,6 +319,8 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 	} else if rel, err = d.pathForName(ctx, m.Name, m.Type, opts.Team); err != nil {
 		return nil, err
 	}
+	// Anchors are found before the lock: git grep may take a moment.
+	anchors, withAnchors := d.findAnchors(ctx, m)
 	root, release, err := d.lockedRoot(ctx)
 	if err != nil {
 		return nil, err
@@ -334,6 +345,9 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 		return nil, err
 	}
 	saved := *m
+	if withAnchors {
+		saved.SetAnchors(anchors)
+	}
 	saved.Path = rel
 	if opts.Origin != nil {
 		if err := opts.Origin.Validate(); err != nil {

@@ -114,6 +114,7 @@ func (d *Dir) Check(ctx context.Context) (*CheckReport, error) {
 	if err := d.checkLeftovers(add); err != nil {
 		return nil, err
 	}
+	d.checkAnchors(ctx, scan.Memories, add)
 	sort.SliceStable(rep.Findings, func(i, j int) bool { return rep.Findings[i].Path < rep.Findings[j].Path })
 	return rep, nil
 }

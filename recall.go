@@ -118,6 +118,9 @@ type Recalled struct {
 	// RecallMaxBytes bytes at a line end, with a note when cut.
 	Content   string `json:"content"`
 	Truncated bool   `json:"truncated"`
+	// StaleAnchors are the project files the memory names that changed or
+	// went away since it was written (see docs/format.md, anchors).
+	StaleAnchors []StaleAnchor `json:"stale_anchors,omitempty"`
 }
 
 // Render returns the memory as the agent sees it: header and content inside
@@ -423,6 +426,7 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 
 	now := o.Now()
 	used := o.SessionBytes
+	memo := anchorMemo{}
 	for _, p := range picks {
 		content, truncated, err := readForSurfacing(d.Abs(p.h.Path))
 		if err != nil {
@@ -438,6 +442,7 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 			Path: p.h.Path, AbsPath: d.Abs(p.h.Path), ModTime: p.h.ModTime,
 			Age: MemoryAge(p.h.ModTime, now), Freshness: FreshnessText(p.h.ModTime, now),
 			Score: p.score, Reason: p.reason, Content: content, Truncated: truncated,
+			StaleAnchors: d.staleOf(ctx, content, memo),
 		}
 		r.Header = recallHeader(r)
 		res.Memories = append(res.Memories, r)
@@ -476,10 +481,14 @@ func (d *Dir) relPath(p string) (string, bool) {
 // recallHeader introduces a memory: its age, and the staleness warning for one
 // older than a day.
 func recallHeader(r Recalled) string {
-	if r.Freshness == "" {
-		return fmt.Sprintf("Memory (saved %s): %s:", r.Age, r.AbsPath)
+	stale := StaleText(r.StaleAnchors)
+	if stale != "" {
+		stale += "\n\n"
 	}
-	return fmt.Sprintf("%s\n\nMemory: %s:", r.Freshness, r.AbsPath)
+	if r.Freshness == "" {
+		return fmt.Sprintf("%sMemory (saved %s): %s:", stale, r.Age, r.AbsPath)
+	}
+	return fmt.Sprintf("%s\n\n%sMemory: %s:", r.Freshness, stale, r.AbsPath)
 }
 
 // readForSurfacing reads a memory cut to RecallMaxLines lines and

@@ -30,6 +30,9 @@ type Options struct {
 	// MemoryDir is the directory the memory tool works on (the model sees
 	// it as /memories). It must exist.
 	MemoryDir string
+	// AnchorRoot is the project that memories written by the run record
+	// code anchors against (see memdir.AnchorContent); "" records none.
+	AnchorRoot string
 	// ProjectDir is the directory the read-only project tools (read_file,
 	// grep, glob, ls) work on. Empty disables them: only the memory tool is
 	// offered, and calls to the project tools are denied.

@@ -87,6 +87,9 @@ type DreamResult struct {
 	// Summary is the agent's closing message.
 	Summary string  `json:"summary,omitempty"`
 	Agent   *Result `json:"-"`
+	// Stale lists the memories whose anchored code had changed, which the
+	// agent was asked to check first.
+	Stale []memdir.StaleMemory `json:"stale,omitempty"`
 }
 
 // Dream consolidates the memory directory, as Claude Code's autoDream does,
@@ -197,7 +200,12 @@ func runDream(ctx context.Context, o *DreamOptions, res *DreamResult) error {
 	if !o.Force {
 		sessions = res.Sessions
 	}
-	po := &DreamPromptOptions{MemoryDir: d.Path(), TranscriptDir: project, Sessions: sessions, Today: o.Now()}
+	stale, err := d.StaleMemories(ctx)
+	if err != nil {
+		return fmt.Errorf("dream: checking anchors: %w", err)
+	}
+	res.Stale = stale
+	po := &DreamPromptOptions{MemoryDir: d.Path(), TranscriptDir: project, Sessions: sessions, Today: o.Now(), Stale: stale}
 	if po.Usage, po.UsageSince, err = dreamUsage(ctx, d); err != nil {
 		// The figures are a hint: the run goes on without them.
 		if o.Logger != nil {
@@ -210,7 +218,7 @@ func runDream(ctx context.Context, o *DreamOptions, res *DreamResult) error {
 		return err
 	}
 	out, runErr := Run(ctx, &Options{
-		Model: o.Model, System: system, MemoryDir: d.Path(), ProjectDir: project, MaxTurns: o.MaxTurns,
+		Model: o.Model, System: system, MemoryDir: d.Path(), AnchorRoot: d.ProjectRoot(), ProjectDir: project, MaxTurns: o.MaxTurns,
 		BeforeChange: journalChange(d, rec), OnEvent: o.OnEvent, Logger: o.Logger,
 		Write: d.WriteGuard(&memdir.Provenance{By: memdir.ByDream}),
 	}, []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock("Begin the consolidation.")}}})

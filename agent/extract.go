@@ -415,7 +415,7 @@ func (e *Extractor) runAgent(ctx context.Context, msgs []transcript.Message, res
 	})
 	user := extractionRequest(memdir.Manifest(scan.Memories), RenderConversation(msgs, conversationBudget))
 	out, runErr := Run(ctx, &Options{
-		Model: e.o.Model, System: system, MemoryDir: d.Path(), MaxTurns: e.o.MaxTurns,
+		Model: e.o.Model, System: system, MemoryDir: d.Path(), AnchorRoot: d.ProjectRoot(), MaxTurns: e.o.MaxTurns,
 		BeforeChange: journalChange(d, rec), OnEvent: e.o.OnEvent, Logger: e.o.Logger,
 		Write: d.WriteGuard(&memdir.Provenance{By: memdir.ByExtraction, Session: e.o.SessionID,
 			Position: lastUUID(msgs), Untrusted: untrustedSources(msgs, e.o.ProjectDir)}),

@@ -181,6 +181,9 @@ type DreamPromptOptions struct {
 	// began at UsageSince. Empty means no usage section.
 	Usage      []DreamMemoryUse
 	UsageSince time.Time
+	// Stale lists the memories whose anchored code changed since they were
+	// written, with a change summary per file; they come first.
+	Stale []memdir.StaleMemory
 }
 
 // DreamMemoryUse is one memory's line in the dream prompt's usage table.
@@ -207,6 +210,16 @@ func DreamPrompt(o *DreamPromptOptions) string {
 	}
 	if !o.Today.IsZero() {
 		fmt.Fprintf(&b, "Today is %s.\n", o.Today.Format("Monday 2006-01-02"))
+	}
+	if len(o.Stale) > 0 {
+		b.WriteString("\n## First: memories the code has moved away from\n\n")
+		b.WriteString("These memories name project files that changed, or no longer exist, since the memory was written. Check each one before anything else: read it, weigh it against the change below and against the recent logs and transcripts, then either correct it, narrow it to what still holds, or remove it if it is plainly obsolete. If nothing you can see says whether it still holds, leave its facts as they are and add one line saying the code changed on the given date and the memory needs checking. Never invent what the new code does.\n\n")
+		for _, m := range o.Stale {
+			fmt.Fprintf(&b, "- `/memories/%s`:\n", m.Path)
+			for _, a := range m.Anchors {
+				fmt.Fprintf(&b, "  - `%s` %s: %s\n", a.Path, a.State, a.Summary)
+			}
+		}
 	}
 	b.WriteString("\n## Phase 1: orient\n\n")
 	b.WriteString("- View `/memories` and read MEMORY.md.\n")

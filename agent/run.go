@@ -82,6 +82,7 @@ func start(opts *Options) (*run, error) {
 		AfterChange:  r.afterChange,
 		ReadOnly:     opts.MemoryReadOnly,
 		Write:        opts.Write,
+		Rewrite:      anchorRewrite(opts.AnchorRoot),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
@@ -305,4 +306,14 @@ func recordInput(v json.RawMessage) json.RawMessage {
 	}
 	q, _ := json.Marshal(string(v))
 	return q
+}
+
+// anchorRewrite records code anchors in the memory files a run writes.
+func anchorRewrite(root string) func(string, []byte) []byte {
+	if root == "" {
+		return nil
+	}
+	return func(_ string, data []byte) []byte {
+		return memdir.AnchorContent(context.Background(), root, data)
+	}
 }

@@ -228,6 +228,9 @@ func (s *server) memoryTool(ctx context.Context, _ *mcp.CallToolRequest, in Memo
 		// The agent's writes carry provenance; suspicious ones are held
 		// for a person's review ('memdir review') and not written.
 		Write: s.dir.WriteGuard(&memdir.Provenance{By: memdir.ByAgent, Via: "memory-tool"}),
+		Rewrite: func(_ string, data []byte) []byte {
+			return memdir.AnchorContent(ctx, s.dir.ProjectRoot(), data)
+		},
 	})
 	if err != nil {
 		return nil, out, err

@@ -120,6 +120,9 @@ func (t *Tool) readFile(rel string, limit int64) ([]byte, error) {
 // dangling links included) is never replaced. On failure the temporary file
 // is removed and rel is untouched.
 func (t *Tool) writeFile(rel string, data []byte, exclusive bool) (err error) {
+	if t.opts.Rewrite != nil && strings.HasSuffix(rel, ".md") {
+		data = t.opts.Rewrite(rel, data)
+	}
 	p := MemoryPath(rel)
 	dir := path.Dir(rel)
 	f, tmp, err := t.createTemp(dir)

@@ -51,6 +51,10 @@ type Options struct {
 	// used (see memdir.UseLog.ViewCounter). It must not call back into the
 	// Tool.
 	AfterView func(relPath string)
+	// Rewrite, when set, is given the content create, str_replace or insert
+	// is about to write to a .md file and returns what is written instead
+	// (memdir uses it to record code anchors; see memdir.AnchorContent).
+	Rewrite func(relPath string, data []byte) []byte
 	// ReadOnly allows only the view command.
 	ReadOnly bool
 	// Write, when set, sees the complete new content of every file that

@@ -37,6 +37,9 @@ there, and what is unsafe:
   sync-conflict         a team memory you and a teammate changed in the same
                         lines: team/ holds the server's version until
                         'memdir sync resolve' (see 'memdir help sync')
+  stale-anchor          a project file the memory names changed since it
+                        was written (see 'memdir help anchors')
+  anchor-gone           a project file the memory names no longer exists
 
 --fix repairs what is safe in one journaled run ('memdir undo' reverts it):
 it adds missing index lines, removes dangling and repeated lines, rewrites
@@ -55,8 +58,9 @@ cause for exit status 6):
 --compact also shortens long index lines and collapses blank runs to bring
 MEMORY.md under its limits; if that is not enough, it moves the lines of the
 least recently changed memories into MEMORY-more.md, which MEMORY.md links
-with one line. Doctor never deletes a memory; duplicates and
-broken files are left for you to decide.
+with one line. Doctor never deletes a memory; duplicates and broken files
+are left for you to decide, and so are stale anchors: check the memory,
+then 'memdir anchors refresh NAME'.
 
 Exit status 6 means problems remain.
 

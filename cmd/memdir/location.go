@@ -113,11 +113,29 @@ func (lf *locationFlags) open(env *Env) (*memdir.Dir, *memdir.Location, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := memdir.Open(p, &memdir.Options{Now: env.Now, LookupEnv: env.LookupEnv})
+	d, err := memdir.Open(p, &memdir.Options{Now: env.Now, LookupEnv: env.LookupEnv, ProjectRoot: anchorRoot(env, loc)})
 	if err != nil {
 		return nil, nil, err
 	}
 	return d, loc, nil
+}
+
+// anchorRoot is the project that code anchors are recorded against: the
+// located project's git root (or the project directory outside git), or,
+// with --dir, the git repository holding the working directory; "" (anchors
+// off) with --dir outside a repository, or when MEMDIR_ANCHORS=0.
+func anchorRoot(env *Env, loc *memdir.Location) string {
+	if v := env.Getenv("MEMDIR_ANCHORS"); v == "0" || strings.EqualFold(v, "off") {
+		return ""
+	}
+	if loc == nil {
+		root, _ := memdir.FindGitRoot(env.Cwd)
+		return root
+	}
+	if loc.GitRoot != "" {
+		return loc.GitRoot
+	}
+	return loc.ProjectRoot
 }
 
 // openEnabled is open for the commands that read or write memories the way

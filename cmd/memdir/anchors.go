@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/memdir/memdir"
+)
+
+func init() {
+	register(&Command{
+		Name:  "anchors",
+		Args:  "check [--json] | refresh [--json] NAME",
+		Short: "see and re-record the code files memories name",
+		Long: `When a memory is saved in a project, memdir records the project files it
+names (paths, path:line, and Go, Python or TypeScript declarations such as
+RefreshToken) with each file's content hash in the memory's frontmatter
+(the anchors key; see docs/format.md). Recall then says which of them
+changed, or no longer exist, since the memory was written.
+
+  check          list the memories whose anchored files changed or went
+                 away, with the lines and commits changed since
+  refresh NAME   re-record NAME's anchors against the files as they are now,
+                 once you have checked that the memory still holds (edit it
+                 first if not). Only the anchors key changes; the change is
+                 journaled ('memdir undo' reverts it).
+
+Anchors are recorded against the located project's git root (or the project
+directory outside git); with --dir, against the git repository holding the
+working directory. MEMDIR_ANCHORS=0 turns them off.
+
+Exit status 6 means check found stale memories; 3 that NAME names no memory.
+
+` + locationHelp + `
+
+Examples:
+  memdir anchors check
+  memdir anchors refresh project_token_refresh`,
+		Setup: func(fs *flag.FlagSet) RunFunc {
+			var lf locationFlags
+			lf.register(fs, false)
+			asJSON := fs.Bool("json", false, "print the result as JSON")
+			return func(ctx context.Context, env *Env, args []string) error {
+				if len(args) == 0 {
+					return usagef("anchors needs check or refresh")
+				}
+				d, _, err := lf.open(env)
+				if err != nil {
+					return err
+				}
+				switch args[0] {
+				case "check":
+					if len(args) != 1 {
+						return usagef("anchors check takes no arguments")
+					}
+					return anchorsCheck(ctx, env, d, *asJSON)
+				case "refresh":
+					if len(args) != 2 {
+						return usagef("anchors refresh takes one memory name")
+					}
+					res, err := d.RefreshAnchors(ctx, args[1])
+					if err != nil {
+						return err
+					}
+					if *asJSON {
+						return writeJSON(env.Stdout, res)
+					}
+					fmt.Fprintf(env.Stdout, "%s: %d anchor(s) recorded\n", res.Path, len(res.Anchors))
+					for _, a := range res.Anchors {
+						fmt.Fprintf(env.Stdout, "  %s\n", anchorRef(a))
+					}
+					if res.RunID != "" {
+						fmt.Fprintf(env.Stdout, "Undo with: memdir undo %s\n", res.RunID)
+					}
+					return nil
+				}
+				return usagef("anchors: unknown action %q (want check or refresh)", args[0])
+			}
+		},
+	})
+}
+
+func anchorsCheck(ctx context.Context, env *Env, d *memdir.Dir, asJSON bool) error {
+	if d.ProjectRoot() == "" {
+		return fmt.Errorf("anchors check: no project root for %s (use it from inside the project, or drop MEMDIR_ANCHORS=0): %w", d.Path(), memdir.ErrInvalid)
+	}
+	stale, err := d.StaleMemories(ctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if stale == nil {
+			stale = []memdir.StaleMemory{}
+		}
+		if err := writeJSON(env.Stdout, map[string]any{"project": d.ProjectRoot(), "stale": stale}); err != nil {
+			return err
+		}
+	} else {
+		for _, m := range stale {
+			fmt.Fprintf(env.Stdout, "%s\n", m.Path)
+			for _, a := range m.Anchors {
+				fmt.Fprintf(env.Stdout, "  %-8s %s: %s\n", a.State, anchorRef(a.Anchor), a.Summary)
+			}
+		}
+		if len(stale) == 0 {
+			fmt.Fprintln(env.Stdout, "No memory names code that changed since it was written.")
+		}
+	}
+	if len(stale) > 0 {
+		return &exitError{code: exitProblems}
+	}
+	return nil
+}
+
+func anchorRef(a memdir.Anchor) string {
+	var b strings.Builder
+	b.WriteString(a.Path)
+	if a.Line > 0 {
+		fmt.Fprintf(&b, ":%d", a.Line)
+	}
+	if a.Symbol != "" {
+		b.WriteString(" (" + a.Symbol + ")")
+	}
+	return b.String()
+}
