@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -107,6 +108,10 @@ func TestAutomaticSuspiciousSaveIsHeld(t *testing.T) {
 func TestRejectKeepsItemAndConflict(t *testing.T) {
 	ctx := context.Background()
 	d := openWithReview(t)
+	// One clock for the whole test: a provenance stamp that crossed a
+	// second between two saves would make the same write a new one.
+	at := time.Now()
+	d.now = func() time.Time { return at }
 	mustSave(t, d, &Memory{Name: "deploy", Description: "how to deploy", Type: TypeProject, Body: "make deploy"}, nil)
 	m, _ := d.Get(ctx, "project_deploy.md")
 	m.Body = hostileBody
