@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 )
 
 // Lock is a held lock. Unlock releases it.
@@ -51,44 +52,35 @@ func Acquire(ctx context.Context, path string) (*Lock, error) {
 	if ok {
 		return &Lock{f: f, path: path}, nil
 	}
-	// Contended: block in a goroutine so ctx can abandon the wait. If the
-	// goroutine gets the lock after we gave up, it releases it at once.
-	type result struct{ err error }
-	done := make(chan result, 1)
-	abandon := make(chan struct{})
-	go func() {
-		err := lockBlocking(f)
+	// Contended: poll with a growing pause until the lock is free or ctx is
+	// done. A blocking flock in a goroutine could not be called off: one
+	// abandoned after ctx ended would still take the lock when the holder
+	// released it, for a moment that other processes would see as held.
+	delay := time.Millisecond
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	for {
 		select {
-		case <-abandon:
-			if err == nil {
-				unlock(f)
-			}
+		case <-ctx.Done():
 			f.Close()
-		default:
-			done <- result{err}
+			return nil, fmt.Errorf("lock %s: %w", path, ctx.Err())
+		case <-timer.C:
 		}
-	}()
-	select {
-	case r := <-done:
-		if r.err != nil {
+		ok, err := tryLock(f)
+		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, r.err)
+			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
-		return &Lock{f: f, path: path}, nil
-	case <-ctx.Done():
-		close(abandon)
-		// The goroutine may have sent just before we closed abandon.
-		select {
-		case r := <-done:
-			if r.err == nil {
-				unlock(f)
-			}
-			f.Close()
-		default:
+		if ok {
+			return &Lock{f: f, path: path}, nil
 		}
-		return nil, fmt.Errorf("lock %s: %w", path, ctx.Err())
+		delay = min(2*delay, maxPollDelay)
+		timer.Reset(delay)
 	}
 }
+
+// maxPollDelay bounds the pause between two tries of a contended lock.
+const maxPollDelay = 10 * time.Millisecond
 
 // TryAcquire takes the lock only if it is free; ok reports whether it did.
 func TryAcquire(path string) (l *Lock, ok bool, err error) {
