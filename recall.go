@@ -323,7 +323,6 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 	fill := newest
 	var candidates []Header // every candidate, for the semantic ranking
 	if o.Embedder != nil || budgetBytes < 0 || budgetBytes > baseBytes {
-		candidates = candidates[:0]
 		for _, h := range idx.Headers() {
 			if !surfaced[h.Path] {
 				candidates = append(candidates, h)

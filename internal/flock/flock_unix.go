@@ -33,14 +33,4 @@ func tryLock(f *os.File) (bool, error) {
 	}
 }
 
-func lockBlocking(f *os.File) error {
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		return err
-	}
-}
-
 func unlock(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_UN) }

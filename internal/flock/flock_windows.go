@@ -35,8 +35,6 @@ func tryLock(f *os.File) (bool, error) {
 	return false, err
 }
 
-func lockBlocking(f *os.File) error { return lockFile(f, windows.LOCKFILE_EXCLUSIVE_LOCK) }
-
 func unlock(f *os.File) error {
 	ol := new(windows.Overlapped)
 	return windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, ol)
