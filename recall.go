@@ -145,6 +145,10 @@ type RecallResult struct {
 	// Ranked is how many of Shortlist came from the ranking; the rest are
 	// the newest memories not ranked.
 	Ranked int `json:"ranked"`
+	// FullLines is how many of Shortlist, from the first, the selector sees
+	// in full (type, name, date and description); the others by file name
+	// alone, when the candidates do not all fit the budget in full.
+	FullLines int `json:"full_lines"`
 	// ManifestTokens estimates the tokens of the manifest (bytes/4), and
 	// BaselineTokens those of Claude Code's manifest of the same directory
 	// (its 200 newest memories); ManifestBudget is the cap that applied.
@@ -308,7 +312,9 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 		for i, h := range hits {
 			if !surfaced[h.ID] {
 				ranked = append(ranked, rankedMemory{h: headers[i], lex: h, lexRank: len(ranked) + 1})
-				bytes += len(ManifestLine(headers[i])) + 1
+				// What the line costs in a tiered manifest (see below),
+				// the fullest a budget could hold.
+				bytes += manifestLineCost(headers[i], bytes >= budgetBytes/fullShare)
 			}
 		}
 		// Stop when the hits fill the budget or there are no more.
@@ -347,31 +353,63 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 		}
 	}
 
+	// The manifest: every line in full when the candidates fit the budget;
+	// else tiered, full lines for the first third of the budget and then
+	// compact ones (the file name alone), so that the same tokens show the
+	// selector several times as many memories as full lines would. The
+	// full third holds the ranking's head, ten times the most a selector
+	// picks at Claude Code's budget; docs/recall.md says how it was chosen.
 	var shown []Header
-	var shownBytes int
+	var shownBytes, full int
 	listed := map[string]bool{}
-	add := func(h Header) bool {
-		n := len(ManifestLine(h)) + 1
-		if budgetBytes >= 0 && shownBytes+n > budgetBytes {
-			return false
+	fillManifest := func(tiered bool) {
+		shown, shownBytes, full = shown[:0], 0, 0
+		clear(listed)
+		add := func(h Header) bool {
+			compact := tiered && shownBytes >= budgetBytes/fullShare
+			n := manifestLineCost(h, compact)
+			if compact && len(shown) == full {
+				n += len(compactManifestIntro) + 2
+			}
+			if budgetBytes >= 0 && shownBytes+n > budgetBytes {
+				return false
+			}
+			shown = append(shown, h)
+			shownBytes += n
+			listed[h.Path] = true
+			if !compact {
+				full++
+			}
+			return true
 		}
-		shown = append(shown, h)
-		shownBytes += n
-		listed[h.Path] = true
-		return true
+		res.Ranked = 0
+		for _, r := range ranked {
+			if !add(r.h) {
+				break
+			}
+			res.Ranked++
+		}
+		for _, h := range fill {
+			if !surfaced[h.Path] && !listed[h.Path] && !add(h) {
+				break
+			}
+		}
 	}
-	for _, r := range ranked {
-		if !add(r.h) {
-			break
+	fillManifest(false)
+	if budgetBytes >= 0 && len(shown) < res.Candidates {
+		if len(fill) == len(newest) && len(newest) < total {
+			// Compact lines fit more of the newest than Claude Code's 200.
+			avg := 0
+			for _, h := range newest {
+				avg += manifestLineCost(h, true)
+			}
+			avg = max(avg/len(newest), len("- x.md")+1)
+			fill, _ = idx.Newest(2*budgetBytes/avg+len(surfaced), nil)
 		}
-	}
-	res.Ranked = len(shown)
-	for _, h := range fill {
-		if !surfaced[h.Path] && !listed[h.Path] && !add(h) {
-			break
-		}
+		fillManifest(true)
 	}
 	res.ManifestTokens = tokensOf(shownBytes)
+	res.FullLines = full
 	for _, h := range shown {
 		res.Shortlist = append(res.Shortlist, h.Path)
 	}
@@ -395,7 +433,7 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 		// Not one manifest line fits the budget: there is no call to make.
 		res.Method, res.Reason = RecallByModel, fmt.Sprintf("the manifest budget of %d tokens holds no memory", res.ManifestBudget)
 	default:
-		selected, usage, err := selectMemories(ctx, o.Model, query, shown, o.RecentTools)
+		selected, usage, err := selectMemories(ctx, o.Model, query, shown, full, o.RecentTools)
 		res.Usage.Add(usage)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -532,10 +570,18 @@ func readForSurfacing(abs string) (string, bool, error) {
 	return text + fmt.Sprintf("\n\n> Only %s of this memory are shown. Read %s for the rest.", why, abs), true, nil
 }
 
+// fullShare: a tiered manifest spends 1/fullShare of its budget on full
+// lines.
+const fullShare = 3
+
+// compactManifestIntro introduces the part of a tiered manifest that lists
+// memories by file name alone.
+const compactManifestIntro = "More memories, by file name only:"
+
 // selectorSystem is the instruction to the model that chooses memories.
 const selectorSystem = `You choose which saved memories will help an AI coding assistant with the user's latest message.
 
-You get the message and a list of memory files, one per line: the memory's type, its file name, when it was last changed, and a one-line description. Reply with the file names of the memories that will clearly help with this message, at most 5, the most useful first. Judge by the name and description. Pick a memory only when you are confident it is relevant; when unsure, leave it out. An empty list is a good answer when nothing clearly fits.
+You get the message and a list of memory files, one per line: the memory's type, its file name, when it was last changed, and a one-line description. A long list may end with more memories given by file name only; pick from those too when the name alone makes clear that the memory fits. Reply with the file names of the memories that will clearly help with this message, at most 5, the most useful first. Judge by the name and description. Pick a memory only when you are confident it is relevant; when unsure, leave it out. An empty list is a good answer when nothing clearly fits.
 
 If recently used tools are listed, the assistant already knows how to call them: do not pick memories that only document how to use those tools, but do pick memories that warn about problems, pitfalls or known issues with them.
 
@@ -544,9 +590,33 @@ Answer with JSON only: {"selected_memories": ["file-name.md", ...]}`
 var selectorSchema = json.RawMessage(`{"type":"object","properties":{"selected_memories":{"type":"array","items":{"type":"string"}}},"required":["selected_memories"],"additionalProperties":false}`)
 
 // SelectorRequest builds the model request that chooses among headers.
+//
+// The selector sees every header in full. See [TieredSelectorRequest] for a
+// manifest that lists the later ones by file name alone.
 func SelectorRequest(query string, headers []Header, recentTools []string) *Request {
+	return TieredSelectorRequest(query, headers, len(headers), recentTools)
+}
+
+// TieredSelectorRequest builds the model request that chooses among
+// headers, the first full of them as full manifest lines and the rest by
+// file name alone, as [Dir.Recall] does when the candidates do not all fit
+// its manifest budget in full.
+func TieredSelectorRequest(query string, headers []Header, full int, recentTools []string) *Request {
+	full = min(max(full, 0), len(headers))
 	var msg strings.Builder
-	fmt.Fprintf(&msg, "Query: %s\n\nAvailable memories:\n%s", query, Manifest(headers))
+	fmt.Fprintf(&msg, "Query: %s\n\nAvailable memories:\n%s", query, Manifest(headers[:full]))
+	if full < len(headers) {
+		if full > 0 {
+			msg.WriteString("\n\n")
+		}
+		msg.WriteString(compactManifestIntro + "\n")
+		for i, h := range headers[full:] {
+			if i > 0 {
+				msg.WriteByte('\n')
+			}
+			msg.WriteString(compactManifestLine(h))
+		}
+	}
 	if len(recentTools) > 0 {
 		fmt.Fprintf(&msg, "\n\nRecently used tools: %s", strings.Join(recentTools, ", "))
 	}
@@ -559,8 +629,8 @@ func SelectorRequest(query string, headers []Header, recentTools []string) *Requ
 	}
 }
 
-func selectMemories(ctx context.Context, m Model, query string, headers []Header, tools []string) ([]string, Usage, error) {
-	resp, err := m.Generate(ctx, SelectorRequest(query, headers, tools))
+func selectMemories(ctx context.Context, m Model, query string, headers []Header, full int, tools []string) ([]string, Usage, error) {
+	resp, err := m.Generate(ctx, TieredSelectorRequest(query, headers, full, tools))
 	if err != nil {
 		return nil, Usage{}, err
 	}

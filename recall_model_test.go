@@ -202,3 +202,71 @@ func TestRecallSelectorSeesWhatClaudeCodeShows(t *testing.T) {
 		t.Errorf("budget 40: shortlist %v (%d ranked), %d tokens", res.Shortlist, res.Ranked, res.ManifestTokens)
 	}
 }
+
+// When the candidates do not all fit the budget in full, the manifest lists
+// the first third of the budget in full and the rest by file name alone: at
+// Claude Code's cost, the selector sees far more than its 200 newest.
+func TestRecallTieredManifest(t *testing.T) {
+	base := t.TempDir()
+	d, err := memdir.Open(filepath.Join(base, "memory"), &memdir.Options{Journal: memdir.NewJournal(filepath.Join(base, "j"), nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Ensure()
+	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	const n = 900
+	for i := range n {
+		p := d.Abs(fmt.Sprintf("project_note_%03d.md", i))
+		desc := fmt.Sprintf("note %d about the warehouse scheduler and its nightly batch windows", i)
+		os.WriteFile(p, []byte(fmt.Sprintf("---\nname: note-%d\ndescription: %s\ntype: project\n---\nbody\n", i, desc)), 0o600)
+		mt := t0.Add(-time.Duration(i) * time.Minute)
+		os.Chtimes(p, mt, mt)
+	}
+	// The model picks a memory far older than Claude Code's 200 newest.
+	old := "project_note_450.md"
+	srv := memdirtest.NewModelServer(t)
+	srv.Enqueue(memdirtest.JSONReply(map[string]any{"selected_memories": []string{old}}))
+	res, err := d.Recall(context.Background(), "how do we ship the service to production?", &memdir.RecallOptions{Model: models(t, srv)["anthropic"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ManifestTokens > res.BaselineTokens || res.ManifestBudget != res.BaselineTokens {
+		t.Errorf("manifest %d tokens, budget %d; want at most Claude Code's %d", res.ManifestTokens, res.ManifestBudget, res.BaselineTokens)
+	}
+	if len(res.Shortlist) <= 2*memdir.MaxScanFiles || res.FullLines <= 0 || res.FullLines >= memdir.MaxScanFiles {
+		t.Fatalf("manifest of %d memories, %d in full; want well over %d, a part in full", len(res.Shortlist), res.FullLines, memdir.MaxScanFiles)
+	}
+	for i, p := range res.Shortlist[:memdir.MaxScanFiles] {
+		if want := fmt.Sprintf("project_note_%03d.md", i); p != want {
+			t.Fatalf("shortlist[%d] = %s, want %s (the newest first: a superset of Claude Code's)", i, p, want)
+		}
+	}
+	if len(res.Memories) != 1 || res.Memories[0].Path != old {
+		t.Fatalf("recalled %+v (method %s, %s), want %s", res.Memories, res.Method, res.Reason, old)
+	}
+	msg := srv.LastRequest().Messages[0].Content[0].Text
+	full, compact, intro := 0, 0, strings.Index(msg, "More memories, by file name only:\n")
+	for _, line := range strings.Split(msg, "\n") {
+		switch {
+		case strings.HasPrefix(line, "- [project] project_note_"):
+			full++
+		case strings.HasPrefix(line, "- project_note_"):
+			compact++
+		}
+	}
+	if full != res.FullLines || full+compact != len(res.Shortlist) || intro < 0 || strings.Contains(msg[intro:], "- [project]") {
+		t.Errorf("request lists %d full and %d compact lines (intro at %d), result says %d full of %d:\n%.600s", full, compact, intro, res.FullLines, len(res.Shortlist), msg)
+	}
+	if got := len(msg[strings.Index(msg, "Available memories:\n")+len("Available memories:\n"):]); (got+3)/4 > res.ManifestTokens+1 {
+		t.Errorf("manifest text is %d bytes, more than the %d tokens reported", got, res.ManifestTokens)
+	}
+	// A budget that holds every memory in full lists every one in full.
+	srv.Enqueue(memdirtest.JSONReply(map[string]any{"selected_memories": []string{}}))
+	res, err = d.Recall(context.Background(), "how do we ship the service to production?", &memdir.RecallOptions{Model: models(t, srv)["anthropic"], ManifestTokens: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Shortlist) != n || res.FullLines != n || strings.Contains(srv.LastRequest().Messages[0].Content[0].Text, "by file name only") {
+		t.Errorf("unlimited budget: %d listed, %d in full; want all %d in full", len(res.Shortlist), res.FullLines, n)
+	}
+}

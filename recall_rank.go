@@ -34,6 +34,19 @@ func (r rankedMemory) reason() string {
 // one-letter file name, no type, no description.
 var minManifestLine = len(ManifestLine(Header{Path: "x.md"})) + 1
 
+// compactManifestLine is a memory's line in the part of a tiered manifest
+// that lists memories by file name alone.
+func compactManifestLine(h Header) string { return "- " + h.Path }
+
+// manifestLineCost is the bytes of h's manifest line with its newline, full
+// or compact.
+func manifestLineCost(h Header, compact bool) int {
+	if compact {
+		return len(compactManifestLine(h)) + 1
+	}
+	return len(ManifestLine(h)) + 1
+}
+
 // tokensOf estimates the tokens of n bytes of text as Claude Code's own
 // rough estimate does: a token per four bytes, rounded up.
 func tokensOf(n int) int {

@@ -139,9 +139,13 @@ type evalMethodStat struct {
 	// that the model selector is shown; nil for methods without a selector.
 	Shown *float64 `json:"shown_to_selector,omitempty"`
 	// Tokens is the mean manifest tokens per query sent to a selector.
-	Tokens float64         `json:"manifest_tokens_per_query"`
-	Usage  *memdir.Usage   `json:"usage,omitempty"`
-	Report *evalset.Report `json:"report,omitempty"`
+	Tokens float64 `json:"manifest_tokens_per_query"`
+	// Lines and FullLines are the mean manifest lines per query, and those
+	// of them in full (the rest list a file name alone).
+	Lines     float64         `json:"manifest_lines_per_query,omitempty"`
+	FullLines float64         `json:"full_lines_per_query,omitempty"`
+	Usage     *memdir.Usage   `json:"usage,omitempty"`
+	Report    *evalset.Report `json:"report,omitempty"`
 }
 
 func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun, error) {
@@ -236,14 +240,17 @@ func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun,
 	// The selector's view, without calling a model: what an oracle
 	// selector could pick from.
 	sel := &evalMethodStat{Method: "selector (shown)"}
-	var shown, tokens float64
+	var shown, tokens, lines, full float64
 	for _, q := range set.Queries {
 		res := recall(q.Query, nil, ev.embedder)
 		shown += float64(countRelevant(set, q.Query, res.Shortlist))
 		tokens += float64(res.ManifestTokens)
+		lines += float64(len(res.Shortlist))
+		full += float64(res.FullLines)
 	}
+	nq := float64(max(len(set.Queries), 1))
 	sel.Shown = ptr(shown / float64(max(totalRelevant, 1)))
-	sel.Tokens = tokens / float64(max(len(set.Queries), 1))
+	sel.Tokens, sel.Lines, sel.FullLines = tokens/nq, lines/nq, full/nq
 	run.Methods = append(run.Methods, sel)
 	if ev.model != nil {
 		run.Methods = append(run.Methods, answered("selector (model)", ev.model, ev.embedder))
@@ -265,6 +272,7 @@ func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun,
 	}
 	base.Shown = ptr(shown / float64(max(totalRelevant, 1)))
 	base.Tokens = float64((len(memdir.Manifest(newest)) + 1 + 3) / 4)
+	base.Lines, base.FullLines = float64(len(newest)), float64(len(newest))
 	run.Methods = append(run.Methods, base)
 	return run, recallErr
 }
@@ -354,9 +362,13 @@ func (r *recallEvalReport) print(w io.Writer) {
 		}
 		fmt.Fprintln(w, ":")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "method\trecall@5\tprecision@5\tMRR\tnone→empty\tshown to selector\ttokens/query\t")
+		fmt.Fprintln(tw, "method\trecall@5\tprecision@5\tMRR\tnone→empty\tshown to selector\ttokens/query\tlines (full)\t")
 		for _, m := range run.Methods {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t\n", m.Method, fmtOpt(m.Recall5), fmtOpt(m.Precision), fmtOpt(m.MRR), fmtOpt(m.NoneEmpty), fmtOpt(m.Shown), m.Tokens)
+			lines := "-"
+			if m.Lines > 0 {
+				lines = fmt.Sprintf("%.0f (%.0f)", m.Lines, m.FullLines)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t\n", m.Method, fmtOpt(m.Recall5), fmtOpt(m.Precision), fmtOpt(m.MRR), fmtOpt(m.NoneEmpty), fmtOpt(m.Shown), m.Tokens, lines)
 		}
 		tw.Flush()
 	}
