@@ -21,11 +21,11 @@ type AnswerOptions struct {
 // (testdata/eval/recall-oss.json in memdir's repository: an open-source
 // Rust project's memories, with six questions no memory answers), halfway
 // between the highest coverage an unanswerable question reached there
-// (0.21) and the lowest a question with a relevant memory reached (0.25),
+// (0.24) and the lowest a question with a relevant memory reached (0.28),
 // and then checked, unchanged, on the development set the ranker was tuned
 // on (recall-dev.json: six of six unanswerable questions answered with
 // nothing, at the set's size and under 1,880 newer distractors).
-const DefaultMinCoverage = 0.23
+const DefaultMinCoverage = 0.26
 
 func (o *AnswerOptions) withDefaults() AnswerOptions {
 	var r AnswerOptions
@@ -59,7 +59,9 @@ func (o *AnswerOptions) withDefaults() AnswerOptions {
 // The rule is relative to what the query could match, not to an absolute
 // score: Coverage divides the IDF of the query terms a document contains
 // by the IDF of all the query's terms, counting those that no document
-// contains at their highest IDF. A question about something the directory
+// contains at the IDF of a term one document contains (the rarest a seen
+// term can be; BM25's own IDF for an unseen term would make every unseen
+// word outweigh several seen ones in a small index). A question about something the directory
 // never mentions ("the tmux shortcut to split a pane") has most of its
 // weight in words no memory uses, so even its best hit covers little of
 // it, however high its BM25 score; a question the directory can answer

@@ -3,6 +3,7 @@ package lexical_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
@@ -305,4 +306,24 @@ func ExampleIndex_Search() {
 	}
 	// Output:
 	// feedback_flaky_tests.md [test flaki]
+}
+
+// In a directory of one or two memories, a question that shares most of its
+// words with a memory is answered, though it uses words no memory holds;
+// one that shares nothing, or only a word, still gets nothing.
+func TestAnswerSmallIndex(t *testing.T) {
+	deploy := lexical.Doc{ID: "project_deploy.md", Name: "deploy", Description: "How the billing service is deployed to production behind the load balancer",
+		Body: "Run make deploy-prod; the load balancer flips after the health checks pass."}
+	tabs := lexical.Doc{ID: "user_tabs.md", Name: "tabs", Description: "The user prefers tabs in Makefiles", Body: "Always tabs, never spaces."}
+	for _, docs := range [][]lexical.Doc{{deploy}, {deploy, tabs}} {
+		idx := lexical.New(docs, nil)
+		if got := ids(lexical.Answer(idx.Search("the load balancer keeps failing health checks after a release", 30), nil)); !slices.Equal(got, []string{"project_deploy.md"}) {
+			t.Errorf("%d docs: answer %v, want the deploy memory", len(docs), got)
+		}
+		for _, q := range []string{"tmux shortcut to split a pane", "regex for an IATA airport code in the checkout form"} {
+			if got := ids(lexical.Answer(idx.Search(q, 30), nil)); len(got) != 0 {
+				t.Errorf("%d docs: Answer(%q) = %v, want nothing", len(docs), q, got)
+			}
+		}
+	}
 }

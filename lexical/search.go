@@ -131,7 +131,9 @@ func (x *Index) parseQuery(s *searchScratch, query string) {
 		} else {
 			q.text = string(tok)
 		}
-		q.idf = idf(n, float64(q.df))
+		// A term no document holds weighs as one a single document holds:
+		// see Hit.Coverage and Answer.
+		q.idf = idf(n, max(float64(q.df), 1))
 		s.query = append(s.query, q)
 	})
 	if x.opts.GlossaryWeight <= 0 {
