@@ -78,6 +78,12 @@ type RecallOptions struct {
 	// Claude Code shows it; a negative value means no cap (every memory).
 	// See [Dir.Recall] for how the manifest is filled.
 	ManifestTokens int
+	// ShowManifest fills RecallResult.Shortlist (what a selector would be
+	// shown) even without a Model. Without a model and without it, recall
+	// ranks only as deep as its own answer needs: the per-prompt path of a
+	// hook with no model configured stays cheap however large the
+	// directory.
+	ShowManifest bool
 	// AllowShortQueries looks up even empty or one-word queries, which
 	// Claude Code skips.
 	AllowShortQueries bool
@@ -139,8 +145,9 @@ type RecallResult struct {
 	Candidates int `json:"candidates"`
 	// Shortlist lists the paths of the selector's manifest, in its order:
 	// the ranked memories first, then the newest of the others. It is
-	// filled whether or not a model is called, so that a caller can see
-	// what a selector would be shown.
+	// filled when a model is called, and without one when
+	// RecallOptions.ShowManifest asks, so that a caller can see what a
+	// selector would be shown.
 	Shortlist []string `json:"shortlist,omitempty"`
 	// Ranked is how many of Shortlist came from the ranking; the rest are
 	// the newest memories not ranked.
@@ -294,19 +301,35 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 	res.ManifestBudget = tokensOf(budgetBytes)
 	// Rank: the lexical hits, best first, without the surfaced ones; as
 	// many as the shortest manifest lines could fill the budget with.
-	k := 0
-	if budgetBytes >= 0 {
-		// Twice as many hits as lines of the newest memories' average
-		// length fit, and more if the budget is not filled (see below).
-		avg := minManifestLine
+	// Without a manifest to fill, the answer needs only the leading hits.
+	manifest := o.Model != nil || o.ShowManifest
+	k, fresh := 0, -1
+	switch {
+	case !manifest:
+		k = len(surfaced) + max(30, 6*o.Max)
+		fresh = k
+	case budgetBytes >= 0:
+		// As many hits as a tiered manifest of lines of the newest
+		// memories' average length holds, and more if the budget is not
+		// filled (see below). Those that could be full lines are checked
+		// against their files; the tail is listed as last indexed.
+		avg, avgCompact := minManifestLine, len("- x.md")+1
 		if baseLines > 0 {
 			avg = max(avg, baseBytes/baseLines)
+			compactBytes := 0
+			for i, h := range newest {
+				if i < MaxScanFiles && !surfaced[h.Path] {
+					compactBytes += manifestLineCost(h, true)
+				}
+			}
+			avgCompact = max(avgCompact, compactBytes/baseLines)
 		}
-		k = 2*(budgetBytes/avg) + len(surfaced) + o.Max
+		fresh = 2*(budgetBytes/avg) + len(surfaced) + o.Max
+		k = fresh + (budgetBytes-budgetBytes/fullShare)/avgCompact
 	}
 	var ranked []rankedMemory
 	for {
-		hits, headers := idx.Search(query, k)
+		hits, headers := idx.search(query, k, fresh)
 		ranked = ranked[:0]
 		var bytes int
 		for i, h := range hits {
@@ -318,7 +341,7 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 			}
 		}
 		// Stop when the hits fill the budget or there are no more.
-		if k <= 0 || len(hits) < k || bytes >= budgetBytes {
+		if !manifest || k <= 0 || len(hits) < k || bytes >= budgetBytes {
 			break
 		}
 		k *= 4
@@ -328,7 +351,7 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 	// may take any memory.
 	fill := newest
 	var candidates []Header // every candidate, for the semantic ranking
-	if o.Embedder != nil || budgetBytes < 0 || budgetBytes > baseBytes {
+	if o.Embedder != nil || manifest && (budgetBytes < 0 || budgetBytes > baseBytes) {
 		for _, h := range idx.Headers() {
 			if !surfaced[h.Path] {
 				candidates = append(candidates, h)
@@ -395,16 +418,13 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 			}
 		}
 	}
-	fillManifest(false)
-	if budgetBytes >= 0 && len(shown) < res.Candidates {
+	if manifest {
+		fillManifest(false)
+	}
+	if manifest && budgetBytes >= 0 && len(shown) < res.Candidates {
 		if len(fill) == len(newest) && len(newest) < total {
 			// Compact lines fit more of the newest than Claude Code's 200.
-			avg := 0
-			for _, h := range newest {
-				avg += manifestLineCost(h, true)
-			}
-			avg = max(avg/len(newest), len("- x.md")+1)
-			fill, _ = idx.Newest(2*budgetBytes/avg+len(surfaced), nil)
+			fill, _ = idx.Newest(k, nil)
 		}
 		fillManifest(true)
 	}

@@ -20,7 +20,7 @@ func TestRecallHybrid(t *testing.T) {
 	srv := memdirtest.NewEmbedServer(t)
 	emb := newTestEmbedder(t, srv, "text-embedding-3-small", 0)
 	cache := openTestCache(t, filepath.Join(t.TempDir(), "vectors.vec"))
-	opts := &memdir.RecallOptions{Embedder: emb, EmbedCache: cache}
+	opts := &memdir.RecallOptions{Embedder: emb, EmbedCache: cache, ShowManifest: true}
 
 	res, err := d.Recall(ctx, "should integration tests mock the Postgres database?", opts)
 	if err != nil {
@@ -68,11 +68,11 @@ func TestRecallHybridRanksWithoutSharedWords(t *testing.T) {
 	// Typos: no word in common, but character trigrams ("pay", "ayme",
 	// "fro", "aud") that the fake embedder, like real ones, makes close.
 	q := "are paymnts frozn while the audt lasts"
-	lex, err := d.Recall(ctx, q, &memdir.RecallOptions{ManifestTokens: -1})
+	lex, err := d.Recall(ctx, q, &memdir.RecallOptions{ManifestTokens: -1, ShowManifest: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hyb, err := d.Recall(ctx, q, &memdir.RecallOptions{Embedder: emb, ManifestTokens: 30})
+	hyb, err := d.Recall(ctx, q, &memdir.RecallOptions{Embedder: emb, ManifestTokens: 30, ShowManifest: true})
 	if err != nil {
 		t.Fatal(err)
 	}

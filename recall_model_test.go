@@ -269,4 +269,18 @@ func TestRecallTieredManifest(t *testing.T) {
 	if len(res.Shortlist) != n || res.FullLines != n || strings.Contains(srv.LastRequest().Messages[0].Content[0].Text, "by file name only") {
 		t.Errorf("unlimited budget: %d listed, %d in full; want all %d in full", len(res.Shortlist), res.FullLines, n)
 	}
+	// Without a model the manifest is built only when asked for, and the
+	// answer is the same either way.
+	q := "which nightly batch windows does note 77 describe for the warehouse scheduler?"
+	plain, err := d.Recall(context.Background(), q, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown, err := d.Recall(context.Background(), q, &memdir.RecallOptions{ShowManifest: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plain.Shortlist) != 0 || len(shown.Shortlist) <= memdir.MaxScanFiles || len(plain.Memories) == 0 || len(plain.Memories) != len(shown.Memories) || plain.Memories[0].Path != shown.Memories[0].Path {
+		t.Errorf("no model: %d listed, answer %d memories; with ShowManifest %d listed, answer %d", len(plain.Shortlist), len(plain.Memories), len(shown.Shortlist), len(shown.Memories))
+	}
 }

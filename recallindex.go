@@ -679,6 +679,13 @@ func (x *RecallIndex) LookupFresh(ctx context.Context, name string) ([]string, e
 // Search ranks the indexed memories against query and returns the best k
 // with their headers. Refresh first.
 func (x *RecallIndex) Search(query string, k int) ([]lexical.Hit, []Header) {
+	return x.search(query, k, k)
+}
+
+// search is Search that re-reads only the first fresh hits when their files
+// changed (fresh < 0: all); the headers of the others are those of the last
+// refresh, which is what a long manifest tail needs.
+func (x *RecallIndex) search(query string, k, fresh int) ([]lexical.Hit, []Header) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.lex == nil {
@@ -699,8 +706,11 @@ func (x *RecallIndex) Search(query string, k int) ([]lexical.Hit, []Header) {
 		hits = x.lex.Search(query, k)
 	}
 	// What is returned is read from the files as they are now.
-	ids := make([]string, len(hits))
-	for i, h := range hits {
+	if fresh < 0 || fresh > len(hits) {
+		fresh = len(hits)
+	}
+	ids := make([]string, fresh)
+	for i, h := range hits[:fresh] {
 		ids[i] = h.ID
 	}
 	if x.recheck(ids) {

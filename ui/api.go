@@ -111,7 +111,7 @@ func nonNil[T any](v []T) []T {
 }
 
 func (s *Server) recallOptions() *memdir.RecallOptions {
-	return &memdir.RecallOptions{Model: s.opts.Model, Index: s.opts.RecallIndex, Now: s.now, Via: memdir.UseUI}
+	return &memdir.RecallOptions{Model: s.opts.Model, Index: s.opts.RecallIndex, Now: s.now, Via: memdir.UseUI, ShowManifest: true}
 }
 
 func (s *Server) apiSearch(r *http.Request) (any, error) {

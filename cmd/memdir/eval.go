@@ -187,7 +187,7 @@ func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun,
 	recall := func(q string, model memdir.Model, emb memdir.Embedder) *memdir.RecallResult {
 		res, err := d.Recall(ctx, q, &memdir.RecallOptions{
 			Index: idx, Model: model, Embedder: emb, EmbedCache: cache, EmbedOptions: ev.embedOpts,
-			ManifestTokens: ev.manifestTokens, Now: now, NoCount: true,
+			ManifestTokens: ev.manifestTokens, Now: now, NoCount: true, ShowManifest: true,
 		})
 		if err != nil && recallErr == nil {
 			recallErr = err

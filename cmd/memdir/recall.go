@@ -94,7 +94,7 @@ Examples:
 				opts := &memdir.RecallOptions{
 					Model: model, Embedder: embedder, EmbedCache: embedCache, EmbedOptions: cfg.embedOptions(), Index: memdir.NewRecallIndex(d.Path(), cache), Surfaced: surfaced,
 					Max: *maxN, ManifestTokens: cfg.manifestTokens(), Budget: *budget, SessionBytes: *used,
-					AllowShortQueries: *all, Now: env.Now,
+					AllowShortQueries: *all, Now: env.Now, ShowManifest: true,
 				}
 				if *tools != "" {
 					for _, t := range strings.Split(*tools, ",") {
