@@ -161,8 +161,31 @@ type txn struct {
 	lf *logFile
 }
 
-// st returns the current state; it is replaced by commit and replace.
+// st returns the current state; it is replaced by commit and replace. It may
+// hold only the latest snapshot (older > 0); what needs the others calls all.
 func (t *txn) st() *state { return t.lf.st }
+
+// all returns the current state with every retained snapshot in memory,
+// reading the whole log when the state came from the state file.
+func (t *txn) all() (*state, error) {
+	if t.lf.st.older == 0 {
+		return t.lf.st, nil
+	}
+	full, err := t.h.readLog(nil, false)
+	if err != nil {
+		t.h.cache = nil
+		return nil, err
+	}
+	if full.st == nil {
+		t.h.cache = nil
+		return nil, t.h.errNoSession()
+	}
+	full.fps = t.lf.fps
+	// The state file stays as good as it was if it described this log.
+	full.saved = t.lf.saved && full.offset == t.lf.offset && full.st.logID == t.lf.st.logID
+	*t.lf = *full
+	return t.lf.st, nil
+}
 
 // commit appends entries to the log durably and folds them into the state.
 // It folds first, into a copy, so an entry that does not fold is never
@@ -177,6 +200,7 @@ func (t *txn) commit(entries ...any) error {
 		return err
 	}
 	t.lf.st = next
+	t.lf.saved = false
 	return nil
 }
 
@@ -191,6 +215,8 @@ func (t *txn) replace(st *state) error {
 		t.h.cache = nil
 		return err
 	}
+	// The fingerprints describe files against backups, not the log.
+	lf.fps = t.lf.fps
 	*t.lf = *lf
 	return nil
 }
@@ -220,7 +246,7 @@ func (h *History) locked(ctx context.Context, create bool, fn func(t *txn) error
 	}
 	defer lock.Unlock()
 
-	lf, err := h.readLog(h.cache)
+	lf, err := h.readLog(h.cache, true)
 	if err != nil {
 		h.cache = nil
 		return err
@@ -234,14 +260,28 @@ func (h *History) locked(ctx context.Context, create bool, fn func(t *txn) error
 		}
 	}
 	h.cache = lf
-	err = fn(&txn{h: h, lf: lf})
-	if h.cache != nil && lf.st.dead() > len(lf.st.snapshots)+32 {
-		if cerr := (&txn{h: h, lf: lf}).replace(lf.st); cerr != nil {
+	t := &txn{h: h, lf: lf}
+	err = fn(t)
+	if h.cache != nil && lf.st.dead() > lf.st.retained()+32 {
+		cerr := func() error {
+			st, err := t.all()
+			if err != nil {
+				return err
+			}
+			return t.replace(st)
+		}()
+		if cerr != nil {
 			// The appended entries are durable; only the tidying failed.
 			err = errors.Join(err, cerr)
 		} else {
 			h.logger.Debug("compacted checkpoint log", "path", h.logPath(), "snapshots", len(lf.st.snapshots))
 		}
+	}
+	if h.cache != nil && !h.cache.saved {
+		// After the log, so the state file never covers more than the log
+		// holds; a crash in between only leaves it behind, and the next
+		// reader folds in what it did not cover.
+		h.saveState(h.cache)
 	}
 	return err
 }
@@ -321,6 +361,10 @@ func (h *History) Track(ctx context.Context, path, messageID string) (*TrackResu
 		}
 		// A file tracked before but missing from the latest snapshot gets a
 		// new version rather than overwriting its v1.
+		st, err := t.all()
+		if err != nil {
+			return err
+		}
 		v := 1
 		for _, s := range st.snapshots {
 			if b, ok := s.Files[key]; ok && b.Version >= v {
@@ -401,12 +445,17 @@ func (h *History) Snapshot(ctx context.Context, messageID string) (*SnapshotResu
 	var res *SnapshotResult
 	err := h.locked(ctx, true, func(t *txn) error {
 		var e any
+		var fps map[string]fingerprint
 		var err error
-		res, e, err = h.snapshotLocked(ctx, t.st(), messageID)
+		res, e, fps, err = h.snapshotLocked(ctx, t.st(), t.lf.fps, messageID)
 		if err != nil {
 			return err
 		}
-		return t.commit(e)
+		if err := t.commit(e); err != nil {
+			return err
+		}
+		t.lf.fps = fps
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -415,25 +464,31 @@ func (h *History) Snapshot(ctx context.Context, messageID string) (*SnapshotResu
 }
 
 // snapshotLocked builds the next snapshot and its log entry; the caller holds
-// the lock and appends the entry.
-func (h *History) snapshotLocked(ctx context.Context, st *state, messageID string) (*SnapshotResult, any, error) {
+// the lock and appends the entry. fps are the fingerprints known so far; it
+// returns those for the new snapshot.
+func (h *History) snapshotLocked(ctx context.Context, st *state, fps map[string]fingerprint, messageID string) (*SnapshotResult, any, map[string]fingerprint, error) {
 	prev := st.latest()
 	var keys []string
 	if prev != nil {
 		keys = slices.Sorted(maps.Keys(prev.Files))
 	}
 	type outcome struct {
-		b    Backup
-		kind int // 0 unchanged, 1 changed, 2 deleted
-		err  error
+		b     Backup
+		kind  int // 0 unchanged, 1 changed, 2 deleted
+		err   error
+		fp    fingerprint
+		hasFP bool
 	}
+	// Read before any file is examined, so that a fingerprint is only taken
+	// of a file whose last change was well before it was looked at.
+	wall := h.wall()
 	out := make([]outcome, len(keys))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, backupWorkers)
 	for i, key := range keys {
 		if err := ctx.Err(); err != nil {
 			wg.Wait()
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		latest := prev.Files[key]
 		abs := expand(st.cwd, key)
@@ -454,10 +509,16 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, messageID strin
 			continue
 		}
 		if latest.Exists() {
-			// The stat-only fast path runs inline; only content work is
-			// handed to the pool.
+			// The stat-only fast paths run inline; only content work is
+			// handed to the pool. With a fingerprint that still matches,
+			// the file's lstat is all an unchanged file costs.
+			if fp, ok := fps[key]; ok && fp.matches(fi, latest.Name) {
+				out[i] = outcome{b: latest, fp: fp, hasFP: true}
+				continue
+			}
 			if bfi, err := os.Lstat(filepath.Join(h.dir, latest.Name)); err == nil && fastUnchanged(fi, bfi) {
-				out[i] = outcome{b: latest}
+				fp, ok := fingerprintOf(fi, latest.Name, wall)
+				out[i] = outcome{b: latest, fp: fp, hasFP: ok}
 				continue
 			}
 		}
@@ -471,7 +532,8 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, messageID strin
 				return
 			}
 			if !ch {
-				out[i] = outcome{b: latest}
+				fp, ok := fingerprintOf(fi, latest.Name, wall)
+				out[i] = outcome{b: latest, fp: fp, hasFP: ok}
 				return
 			}
 			b, err := h.backupFile(st.cwd, abs, latest.Version+1)
@@ -479,7 +541,10 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, messageID strin
 			case err != nil:
 				out[i] = outcome{b: latest, err: err}
 			case b.Exists():
-				out[i] = outcome{b: b, kind: 1}
+				// Any write after fi was taken moves the change time
+				// past the fingerprint's, whatever the backup caught.
+				fp, ok := fingerprintOf(fi, b.Name, wall)
+				out[i] = outcome{b: b, kind: 1, fp: fp, hasFP: ok}
 			default:
 				out[i] = outcome{b: b, kind: 2}
 			}
@@ -489,9 +554,13 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, messageID strin
 
 	s := &Snapshot{MessageID: messageID, Sequence: st.sequence + 1, Time: h.now(), Files: make(map[string]Backup, len(keys))}
 	res := &SnapshotResult{Changed: []string{}, Deleted: []string{}}
+	next := make(map[string]fingerprint, len(keys))
 	for i, key := range keys {
 		o := out[i]
 		s.Files[key] = o.b
+		if o.hasFP && o.err == nil {
+			next[key] = o.fp
+		}
 		switch {
 		case o.err != nil:
 			res.Problems = append(res.Problems, &FileError{Path: key, Err: o.err})
@@ -504,8 +573,8 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, messageID strin
 		}
 	}
 	res.Snapshot = s.clone()
-	res.Evicted = max(0, len(st.snapshots)+1-maxSnapshots)
-	return res, newSnapshotEntry(s), nil
+	res.Evicted = max(0, st.retained()+1-maxSnapshots)
+	return res, newSnapshotEntry(s), next, nil
 }
 
 // fastUnchanged is the part of the change check that needs no reading: same
@@ -533,7 +602,10 @@ func lastChange(fi fs.FileInfo) time.Time {
 func (h *History) Snapshots(ctx context.Context) ([]Snapshot, error) {
 	var out []Snapshot
 	err := h.locked(ctx, false, func(t *txn) error {
-		st := t.st()
+		st, err := t.all()
+		if err != nil {
+			return err
+		}
 		out = make([]Snapshot, len(st.snapshots))
 		for i, s := range st.snapshots {
 			out[i] = s.clone()

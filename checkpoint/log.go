@@ -177,10 +177,14 @@ type state struct {
 	logID     string
 	snapshots []*Snapshot // oldest first, at most maxSnapshots
 	sequence  int         // the highest sequence number seen
+	// older counts the retained snapshots before snapshots[0] that are not
+	// in memory: a state loaded from the state file holds only the latest
+	// snapshot, which is all Snapshot needs (see txn.all).
+	older int
 
 	// entries counts the entries after the header in the file; liveTracks
 	// the track entries since the last snapshot entry. Their difference from
-	// len(snapshots) is what compaction would drop.
+	// retained() is what compaction would drop.
 	entries    int
 	liveTracks int
 }
@@ -226,7 +230,10 @@ func (st *state) apply(e *anyEntry) error {
 		}
 		st.sequence = s.Sequence
 		st.snapshots = append(st.snapshots, s)
-		if over := len(st.snapshots) - maxSnapshots; over > 0 {
+		if over := st.retained() - maxSnapshots; over > 0 {
+			gone := min(over, st.older)
+			st.older -= gone
+			over -= gone
 			clear(st.snapshots[:over])
 			st.snapshots = st.snapshots[over:]
 		}
@@ -257,7 +264,10 @@ func (st *state) apply(e *anyEntry) error {
 
 // dead counts the entries in the file that compaction would drop: evicted
 // snapshots and track entries already folded into a later snapshot.
-func (st *state) dead() int { return st.entries - len(st.snapshots) - st.liveTracks }
+func (st *state) dead() int { return st.entries - st.retained() - st.liveTracks }
+
+// retained counts the snapshots kept, in memory or not.
+func (st *state) retained() int { return st.older + len(st.snapshots) }
 
 // logFile is what a History remembers about the log between operations, so
 // that the next one reads only what other processes appended since.
@@ -265,6 +275,11 @@ type logFile struct {
 	st     *state
 	id     fileID
 	offset int64 // the end of the last complete line read
+	// fps fingerprints files of the latest snapshot found unchanged (see
+	// fingerprint), by tracking path; they go into the state file.
+	fps map[string]fingerprint
+	// saved is set while the state file on disk describes exactly this.
+	saved bool
 }
 
 // parseHeader decodes the first line of a log.
@@ -326,8 +341,10 @@ func parseEntries(st *state, data []byte, firstLine int) (int64, error) {
 // readLog brings the cached view of the log at path up to date and returns
 // it. A missing log gives a nil state. When the file is the same one read
 // before (same inode and the same logId in its header) only the bytes
-// appended since are read; otherwise the whole log is parsed again.
-func (h *History) readLog(cache *logFile) (*logFile, error) {
+// appended since are read. Without such a cache, and with useState, the
+// state file stands in for it when it describes this log; otherwise the
+// whole log is parsed again.
+func (h *History) readLog(cache *logFile, useState bool) (*logFile, error) {
 	path := h.logPath()
 	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonBlock, 0)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -357,11 +374,24 @@ func (h *History) readLog(cache *logFile) (*logFile, error) {
 		return nil, fmt.Errorf("checkpoint log %s: %w; move it aside to start the session's history afresh: %w", path, err, memdir.ErrInvalid)
 	}
 	id := statID(fi)
-	if cache != nil && cache.st != nil && cache.id == id && cache.st.logID == hdr.LogID && cache.offset <= fi.Size() {
+	usable := func(c *logFile) bool {
+		return c != nil && c.st != nil && c.id == id && c.st.logID == hdr.LogID && c.st.cwd == hdr.Cwd &&
+			c.offset >= int64(len(headerLine)) && c.offset <= fi.Size()
+	}
+	if !usable(cache) && useState {
+		cache = h.loadState()
+	}
+	if usable(cache) {
 		if cache.offset == fi.Size() {
 			return cache, nil
 		}
-		return h.readFrom(f, path, cache, cache.offset, fi.Size())
+		next, err := h.readFrom(f, path, cache, cache.offset, fi.Size())
+		if err == nil || !cache.saved {
+			return next, err
+		}
+		// What the state file left unread did not fold onto it: read the
+		// whole log, which names the bad line if the log is to blame.
+		h.logger.Debug("checkpoint state file does not fit the log; reading the log", "path", path, "err", err)
 	}
 	next := &logFile{st: &state{cwd: hdr.Cwd, logID: hdr.LogID}, id: id}
 	return h.readFrom(f, path, next, int64(len(headerLine)), fi.Size())
@@ -386,7 +416,9 @@ func (h *History) readFrom(f *os.File, path string, lf *logFile, offset, size in
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint log %s: %s: %w", path, err, memdir.ErrInvalid)
 	}
-	return &logFile{st: st, id: lf.id, offset: offset + used}, nil
+	next := &logFile{st: st, id: lf.id, offset: offset + used, fps: lf.fps}
+	next.saved = lf.saved && next.offset == lf.offset
+	return next, nil
 }
 
 // copy returns a copy of st that can be folded into without changing st:
@@ -508,6 +540,9 @@ func (h *History) appendLog(lf *logFile, entries ...any) error {
 // compactData renders st as a fresh log: the header and one complete
 // snapshot entry per retained snapshot.
 func compactData(session string, st *state) ([]byte, *state, error) {
+	if st.older > 0 {
+		return nil, nil, errors.New("internal error: compacting a state without its older snapshots")
+	}
 	next := &state{cwd: st.cwd, logID: newLogID(), sequence: st.sequence}
 	entries := []any{headerEntry{Type: typeHeader, Version: logVersion, SessionID: session, Cwd: st.cwd, LogID: next.logID}}
 	for _, s := range st.snapshots {

@@ -1,0 +1,384 @@
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// oldFiles makes a session's files look long settled, as the fingerprints
+// are only taken of a file whose last change is well in the past.
+func oldFiles(h *History) { h.wall = func() time.Time { return time.Now().Add(time.Hour) } }
+
+// fullState parses the whole log, as a process without a state file does.
+func fullState(tb testing.TB, h *History) *logFile {
+	tb.Helper()
+	lf, err := h.readLog(nil, false)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return lf
+}
+
+// savedState decodes the state file, failing the test when it is unusable.
+func savedState(tb testing.TB, h *History) *logFile {
+	tb.Helper()
+	data, err := os.ReadFile(h.statePath())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	lf, err := decodeState(data)
+	if err != nil {
+		tb.Fatalf("state file: %v", err)
+	}
+	return lf
+}
+
+// checkStateMatchesLog fails unless the state file describes the whole log:
+// the same latest snapshot, counts and position.
+func checkStateMatchesLog(tb testing.TB, h *History) {
+	tb.Helper()
+	full, saved := fullState(tb, h), savedState(tb, h)
+	type summary struct {
+		Cwd, LogID                                    string
+		Sequence, Retained, Entries, LiveTracks, Dead int
+		Offset                                        int64
+		ID                                            fileID
+		Latest                                        *Snapshot
+	}
+	sum := func(lf *logFile) summary {
+		st := lf.st
+		return summary{st.cwd, st.logID, st.sequence, st.retained(), st.entries, st.liveTracks, st.dead(), lf.offset, lf.id, st.latest()}
+	}
+	if diff := cmp.Diff(sum(full), sum(saved), cmp.AllowUnexported(fileID{})); diff != "" {
+		tb.Errorf("state file does not describe the log (-log +state):\n%s", diff)
+	}
+}
+
+// multiSession tracks a few files (one deleted, one never created) and takes
+// n snapshots with edits in between.
+func multiSession(tb testing.TB, e env, h *History, n int) {
+	tb.Helper()
+	e.write(tb, "a.txt", "a0\n")
+	e.write(tb, "dir/b.txt", "b0\n")
+	e.write(tb, "gone.txt", "g\n")
+	snapshot(tb, h, "m0")
+	for _, f := range []string{"a.txt", "dir/b.txt", "gone.txt", "never.txt"} {
+		track(tb, h, f, "m0")
+	}
+	for i := 1; i <= n; i++ {
+		if i%3 == 0 {
+			e.write(tb, "a.txt", fmt.Sprintf("a%d\n", i))
+		}
+		if i == 2 {
+			e.remove(tb, "gone.txt")
+		}
+		snapshot(tb, h, fmt.Sprintf("m%d", i))
+	}
+}
+
+func TestStateFileRoundTrip(t *testing.T) {
+	for _, n := range []int{0, 5, 130} {
+		t.Run(fmt.Sprintf("snapshots=%d", n), func(t *testing.T) {
+			e := newEnv(t)
+			h := e.history(t, "round")
+			oldFiles(h)
+			multiSession(t, e, h, n)
+			checkStateMatchesLog(t, h)
+			saved := savedState(t, h)
+			if n > 0 && len(saved.fps) == 0 {
+				t.Errorf("no fingerprints saved for settled files")
+			}
+			if diff := cmp.Diff(h.cache.fps, saved.fps, cmp.AllowUnexported(fingerprint{}, fileID{})); diff != "" {
+				t.Errorf("fingerprints after a round trip (-memory +file):\n%s", diff)
+			}
+			// Encoding what was decoded gives the same bytes.
+			data, err := os.ReadFile(h.statePath())
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := encodeState(saved)
+			if err != nil || !bytes.Equal(data, again) {
+				t.Errorf("re-encoded state differs (%v):\n%s\nvs\n%s", err, data, again)
+			}
+			// A new process takes the next snapshot from the state file
+			// and sees what the old one saw.
+			want := snapshots(t, h)
+			fresh := e.history(t, "round")
+			r := snapshot(t, fresh, "next")
+			if r.Unchanged != 4 {
+				t.Errorf("fresh snapshot: %+v, want 4 unchanged", r)
+			}
+			if len(want) == maxSnapshots {
+				want = want[1:]
+			}
+			want = append(want, r.Snapshot)
+			if diff := cmp.Diff(want, snapshots(t, fresh), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("snapshots after a fresh one (-want +got):\n%s", diff)
+			}
+			checkStateMatchesLog(t, fresh)
+		})
+	}
+}
+
+func TestNewProcessReadsStateNotLog(t *testing.T) {
+	e := newEnv(t)
+	h := e.history(t, "cheap")
+	oldFiles(h)
+	multiSession(t, e, h, 120)
+	logInfo, err := os.Stat(h.logPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stateInfo, err := os.Stat(h.statePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := e.history(t, "cheap")
+	oldFiles(fresh)
+	snapshot(t, fresh, "next")
+	s := fresh.Stats()
+	// The header line of the log, the state file, nothing else.
+	if s.LogBytesRead > stateInfo.Size()+4096 || s.LogBytesRead >= logInfo.Size() {
+		t.Errorf("a new process's snapshot read %d bytes of state; the state file is %d, the log %d", s.LogBytesRead, stateInfo.Size(), logInfo.Size())
+	}
+	if s.BytesRead != 0 {
+		t.Errorf("a new process's snapshot of unchanged files read %d bytes of content", s.BytesRead)
+	}
+}
+
+// corrupt returns ways to damage a state file.
+func corruptions(data []byte) map[string][]byte {
+	withSum := func(body []byte) []byte {
+		return fmt.Appendf(append([]byte(nil), body...), "crc32 %08x\n", crc32.ChecksumIEEE(body))
+	}
+	body := data[:bytes.LastIndex(data, []byte("crc32 "))]
+	flipped := append([]byte(nil), data...)
+	flipped[len(flipped)/2] ^= 0x20
+	out := map[string][]byte{
+		"empty":           {},
+		"garbage":         []byte("not a state file\n"),
+		"truncated":       data[:len(data)/2],
+		"no last newline": data[:len(data)-1],
+		"checksum cut":    data[:len(data)-4],
+		"flipped byte":    flipped,
+		"foreign version": withSum(bytes.Replace(body, []byte(`"version":1`), []byte(`"version":99`), 1)),
+		"another log":     withSum(bytes.Replace(body, []byte(`"logId":"`), []byte(`"logId":"x`), 1)),
+		"offset past end": withSum(bytes.Replace(body, []byte(`"offset":`), []byte(`"offset":9`), 1)),
+		"escaping path":   withSum(bytes.Replace(body, []byte("\"a.txt\"\t"), []byte("\"../a.txt\"\t"), 1)),
+		"escaping backup": withSum(escapeBackup(body)),
+		"file line lost":  withSum(body[:bytes.LastIndex(body[:len(body)-1], []byte("\n"))+1]),
+	}
+	return out
+}
+
+// escapeBackup points the first backup name in a state file outside the
+// session directory.
+func escapeBackup(body []byte) []byte {
+	at := bytes.Index(body, []byte("@v"))
+	name := bytes.LastIndex(body[:at], []byte("\t\"")) + 2
+	return slices.Concat(body[:name], []byte("../"), body[name:])
+}
+
+func TestDamagedStateFileIsRebuilt(t *testing.T) {
+	e := newEnv(t)
+	h := e.history(t, "damage")
+	oldFiles(h)
+	multiSession(t, e, h, 6)
+	good, err := os.ReadFile(h.statePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantAll := snapshots(t, h)
+	for name, bad := range corruptions(good) {
+		t.Run(name, func(t *testing.T) {
+			if name != "garbage" && name != "empty" && bytes.Equal(bad, good) {
+				t.Fatal("the damage changed nothing")
+			}
+			if _, err := decodeState(bad); err == nil && name != "another log" && name != "offset past end" {
+				t.Errorf("damaged state file decoded without error")
+			}
+			if err := os.WriteFile(h.statePath(), bad, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			fresh := e.history(t, "damage")
+			if diff := cmp.Diff(wantAll, snapshots(t, fresh)); diff != "" {
+				t.Errorf("snapshots with a damaged state file (-want +got):\n%s", diff)
+			}
+			checkStateMatchesLog(t, fresh)
+			// A snapshot works too, and leaves a good state file behind.
+			if err := os.WriteFile(h.statePath(), bad, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			again := e.history(t, "damage")
+			r := snapshot(t, again, "after-"+strings.ReplaceAll(name, " ", "-"))
+			if r.Unchanged != 4 || r.Snapshot.Sequence != wantAll[len(wantAll)-1].Sequence+1 {
+				t.Errorf("snapshot after damage: %+v", r)
+			}
+			checkStateMatchesLog(t, again)
+			// Put the session back as it was for the next case.
+			restoreSession(t, e, h, wantAll)
+		})
+	}
+}
+
+// restoreSession rewinds the log to hold want again, through the same
+// compaction a session does, and rewrites the state file.
+func restoreSession(tb testing.TB, e env, h *History, want []Snapshot) {
+	tb.Helper()
+	st := &state{cwd: e.cwd}
+	for i := range want {
+		s := want[i].clone()
+		st.snapshots = append(st.snapshots, &s)
+		st.sequence = s.Sequence
+	}
+	err := h.locked(context.Background(), false, func(t *txn) error { return t.replace(st) })
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func TestOldSessionWithoutStateFile(t *testing.T) {
+	e := newEnv(t)
+	h := e.history(t, "old")
+	multiSession(t, e, h, 4)
+	want := snapshots(t, h)
+	// A session written by a memdir that kept no state file.
+	if err := os.Remove(h.statePath()); err != nil {
+		t.Fatal(err)
+	}
+	fresh := e.history(t, "old")
+	if diff := cmp.Diff(want, snapshots(t, fresh)); diff != "" {
+		t.Errorf("old session (-want +got):\n%s", diff)
+	}
+	checkStateMatchesLog(t, fresh)
+	rewind(t, e.history(t, "old"), "m2", false)
+	if diff := cmp.Diff(map[string]string{"a.txt": "a0\n", "dir/b.txt": "b0\n"}, e.files(t, "a.txt", "dir/b.txt", "gone.txt", "never.txt")); diff != "" {
+		t.Errorf("rewind of an old session (-want +got):\n%s", diff)
+	}
+}
+
+// An older memdir appends to the log without updating the state file; the
+// next process folds what it appended onto the state file's view.
+func TestStateFileBehindTheLog(t *testing.T) {
+	e := newEnv(t)
+	h := e.history(t, "behind")
+	multiSession(t, e, h, 3)
+	stale, err := os.ReadFile(h.statePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.write(t, "late.txt", "late\n")
+	track(t, h, "late.txt", "m3")
+	snapshot(t, h, "m4")
+	want := snapshots(t, h)
+	if err := os.WriteFile(h.statePath(), stale, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fresh := e.history(t, "behind")
+	r := track(t, fresh, "late.txt", "m4")
+	if !r.AlreadyTracked || r.Sequence != want[len(want)-1].Sequence {
+		t.Errorf("track after an append the state file missed: %+v", r)
+	}
+	checkStateMatchesLog(t, fresh)
+	if diff := cmp.Diff(want, snapshots(t, fresh)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// An edit that keeps the size and puts the old mtime back is still seen by a
+// new process holding a fingerprint: the change time moved.
+func TestFingerprintSeesSameSizeEditWithOldMtime(t *testing.T) {
+	e := newEnv(t)
+	h := e.history(t, "fp")
+	oldFiles(h)
+	begin(t, e, h, "f", "aaaa\n", "m1")
+	snapshot(t, h, "m2") // fingerprints f
+	if _, ok := savedState(t, h).fps["f"]; !ok {
+		t.Fatal("no fingerprint saved for f")
+	}
+	fi, err := os.Lstat(e.path("f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForChangeTimeAfter(t, e, changeTime(fi))
+	e.write(t, "f", "bbbb\n")
+	if err := os.Chtimes(e.path("f"), fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	fresh := e.history(t, "fp")
+	oldFiles(fresh)
+	r := snapshot(t, fresh, "m3")
+	if len(r.Changed) != 1 {
+		t.Fatalf("edit with the old mtime put back: %+v, want f changed", r)
+	}
+	data, err := os.ReadFile(filepath.Join(fresh.Dir(), r.Snapshot.Files["f"].Name))
+	if err != nil || string(data) != "bbbb\n" {
+		t.Errorf("new backup = %q, %v", data, err)
+	}
+}
+
+// waitForChangeTimeAfter waits until a file written now gets a change time
+// after t, so that an edit cannot share the fingerprinted one's; the
+// filesystem clock is coarser than the nanoseconds it reports.
+func waitForChangeTimeAfter(tb testing.TB, e env, t time.Time) {
+	tb.Helper()
+	for {
+		e.write(tb, ".probe", "x")
+		fi, err := os.Lstat(e.path(".probe"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if changeTime(fi).After(t) {
+			e.remove(tb, ".probe")
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Several Histories, as several hook processes would be, snapshot one
+// session at once, each starting from the state file: none loses another's
+// snapshot or tracked file, and the state file ends up describing the log.
+func TestConcurrentFreshHistories(t *testing.T) {
+	e := newEnv(t)
+	const n = 12
+	prefixes := []string{"f1", "f2", "f3"}
+	e.write(t, "shared", "start\n")
+	snapshot(t, e.history(t, "fresh"), "start")
+	var wg sync.WaitGroup
+	errs := make([]error, len(prefixes))
+	for i, p := range prefixes {
+		wg.Go(func() {
+			for j := range n {
+				h, err := New(e.config, "fresh", &Options{Cwd: e.cwd})
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				if err := playTurn(h, e.cwd, fmt.Sprintf("%s-%d", p, j)); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkConcurrentResult(t, e, "fresh", prefixes, n)
+}
