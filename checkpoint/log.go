@@ -465,6 +465,13 @@ func newLogID() string {
 func marshalLines(entries ...any) ([]byte, error) {
 	var buf bytes.Buffer
 	for _, e := range entries {
+		if se, ok := e.(snapshotEntry); ok {
+			if b, ok := appendSnapshotEntry(buf.AvailableBuffer(), &se); ok {
+				buf.Write(b)
+				buf.WriteByte('\n')
+				continue
+			}
+		}
 		b, err := json.Marshal(e)
 		if err != nil {
 			return nil, err

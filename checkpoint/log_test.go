@@ -246,3 +246,50 @@ func FuzzTrackingPath(f *testing.F) {
 		}
 	})
 }
+
+// The hand-written encoder of snapshot entries writes what encoding/json
+// writes, or declines.
+func TestSnapshotEntryEncodingMatchesEncodingJSON(t *testing.T) {
+	tm := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC)
+	local := time.Date(2026, 3, 1, 12, 0, 0, 5, time.FixedZone("x", 3600))
+	for _, tc := range []struct {
+		name    string
+		s       Snapshot
+		update  bool
+		decline bool
+	}{
+		{name: "empty", s: Snapshot{MessageID: "m", Sequence: 1, Time: tm, Files: map[string]Backup{}}},
+		{name: "nil files", s: Snapshot{MessageID: "m", Sequence: 2, Time: tm}},
+		{name: "files", update: true, s: Snapshot{MessageID: "0f7c-uuid", Sequence: 30, Time: local, Files: map[string]Backup{
+			"src/b.go": {Name: "0123456789abcdef@v2", Version: 2, Time: local},
+			"/abs/a b": {Version: 3, Time: tm},
+			"a.go":     {Name: "fedcba9876543210@v1", Version: 1},
+		}}},
+		{name: "escaped key", decline: true, s: Snapshot{MessageID: "m", Time: tm, Files: map[string]Backup{"a<b>&\"c\\\t": {Version: 1, Time: tm}}}},
+		{name: "non-ASCII key", decline: true, s: Snapshot{MessageID: "m", Time: tm, Files: map[string]Backup{"café": {Version: 1, Time: tm}}}},
+		{name: "escaped message", decline: true, s: Snapshot{MessageID: "m\u2028", Time: tm}},
+		{name: "year 10000", decline: true, s: Snapshot{MessageID: "m", Time: tm, Files: map[string]Backup{"a": {Version: 1, Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newSnapshotEntry(&tc.s)
+			e.IsSnapshotUpdate = tc.update
+			got, ok := appendSnapshotEntry([]byte("prefix"), &e)
+			if ok == tc.decline {
+				t.Fatalf("encoded = %v, want %v", ok, !tc.decline)
+			}
+			if !ok {
+				if string(got) != "prefix" {
+					t.Errorf("declined but appended %q", got)
+				}
+				return
+			}
+			want, err := json.Marshal(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff("prefix"+string(want), string(got)); diff != "" {
+				t.Errorf("(-encoding/json +ours):\n%s", diff)
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/memdir/memdir/internal/atomicfile"
@@ -100,8 +101,9 @@ type stateHeader struct {
 // file of the latest snapshot, and a last line with the CRC-32 of all that
 // came before, so that a torn or damaged file is recognised as such.
 //
-// A file line is tab-separated: the quoted tracking path, the quoted backup
-// name ("" for a null entry), the version, the backup time (RFC 3339), then
+// A file line is tab-separated: the tracking path, the backup name ("" for a
+// null entry), each as itself or, when it holds a control character, a quote
+// or a backslash, Go-quoted, the version, the backup time (RFC 3339), then
 // either "-" or the fingerprint as device, inode, size, mode, and the
 // modification and change times as seconds and nanoseconds.
 func encodeState(lf *logFile) ([]byte, error) {
@@ -133,9 +135,9 @@ func encodeState(lf *logFile) ([]byte, error) {
 	var b []byte
 	for _, k := range keys {
 		e := last.Files[k]
-		b = strconv.AppendQuote(b[:0], k)
+		b = appendField(b[:0], k)
 		b = append(b, '\t')
-		b = strconv.AppendQuote(b, e.Name)
+		b = appendField(b, e.Name)
 		b = append(b, '\t')
 		b = strconv.AppendInt(b, int64(e.Version), 10)
 		b = append(b, '\t')
@@ -235,14 +237,14 @@ func decodeFileLine(line []byte) (string, Backup, *fingerprint, error) {
 	if len(f) != 5 {
 		return "", Backup{}, nil, fmt.Errorf("%d fields, want 5", len(f))
 	}
-	key, err := strconv.Unquote(string(f[0]))
+	key, err := field(f[0])
 	if err != nil {
 		return "", Backup{}, nil, fmt.Errorf("tracking path: %w", err)
 	}
 	if err := checkTrackingPath(key); err != nil {
 		return "", Backup{}, nil, err
 	}
-	name, err := strconv.Unquote(string(f[1]))
+	name, err := field(f[1])
 	if err != nil {
 		return "", Backup{}, nil, fmt.Errorf("backup name: %w", err)
 	}
@@ -282,6 +284,25 @@ func decodeFileLine(line []byte) (string, Backup, *fingerprint, error) {
 	fp := &fingerprint{backup: name, id: fileID{dev: u[0], ino: u[1]}, size: n[0], mode: fs.FileMode(n[1]),
 		mtime: time.Unix(n[2], n[3]), ctime: time.Unix(n[4], n[5])}
 	return key, b, fp, nil
+}
+
+// appendField appends s as a state file field: itself when that is
+// unambiguous, else quoted.
+func appendField(b []byte, s string) []byte {
+	if s == "" || s == "-" || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '"' || r == '\\' }) {
+		return strconv.AppendQuote(b, s)
+	}
+	return append(b, s...)
+}
+
+func field(f []byte) (string, error) {
+	if len(f) > 0 && f[0] == '"' {
+		return strconv.Unquote(string(f))
+	}
+	if len(f) == 0 {
+		return "", errors.New("empty field")
+	}
+	return string(f), nil
 }
 
 // loadState reads the state file; nil when it is missing or unusable, which

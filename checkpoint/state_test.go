@@ -176,7 +176,7 @@ func corruptions(data []byte) map[string][]byte {
 		"foreign version": withSum(bytes.Replace(body, []byte(`"version":1`), []byte(`"version":99`), 1)),
 		"another log":     withSum(bytes.Replace(body, []byte(`"logId":"`), []byte(`"logId":"x`), 1)),
 		"offset past end": withSum(bytes.Replace(body, []byte(`"offset":`), []byte(`"offset":9`), 1)),
-		"escaping path":   withSum(bytes.Replace(body, []byte("\"a.txt\"\t"), []byte("\"../a.txt\"\t"), 1)),
+		"escaping path":   withSum(bytes.Replace(body, []byte("\na.txt\t"), []byte("\n../a.txt\t"), 1)),
 		"escaping backup": withSum(escapeBackup(body)),
 		"file line lost":  withSum(body[:bytes.LastIndex(body[:len(body)-1], []byte("\n"))+1]),
 	}
@@ -187,7 +187,7 @@ func corruptions(data []byte) map[string][]byte {
 // session directory.
 func escapeBackup(body []byte) []byte {
 	at := bytes.Index(body, []byte("@v"))
-	name := bytes.LastIndex(body[:at], []byte("\t\"")) + 2
+	name := bytes.LastIndex(body[:at], []byte("\t")) + 1
 	return slices.Concat(body[:name], []byte("../"), body[name:])
 }
 
@@ -381,4 +381,46 @@ func TestConcurrentFreshHistories(t *testing.T) {
 		}
 	}
 	checkConcurrentResult(t, e, "fresh", prefixes, n)
+}
+
+// Paths and names with tabs, newlines, quotes and backslashes survive the
+// state file's line format.
+func TestStateFileOddNames(t *testing.T) {
+	tm := time.Date(2026, 3, 1, 12, 0, 0, 7, time.UTC)
+	files := map[string]Backup{
+		"plain.txt":           {Name: "0123456789abcdef@v1", Version: 1, Time: tm},
+		"tab\there":           {Name: "0123456789abcdef@v2", Version: 2, Time: tm},
+		"new\nline":           {Version: 3, Time: tm},
+		`"quoted" \back`:      {Name: "name\twith\"tab@v1", Version: 1, Time: tm},
+		"-":                   {Name: "-", Version: 4, Time: tm},
+		"/abs/ünïcode path":   {Name: "fedcba9876543210@v9", Version: 9, Time: tm},
+		"crc32 00000000":      {Version: 1, Time: tm},
+		"x\ncrc32 00000000\n": {Version: 1, Time: tm},
+	}
+	mt := time.Unix(1700000000, 123)
+	lf := &logFile{
+		st:     &state{cwd: "/p", logID: "id", sequence: 7, older: 3, entries: 9, liveTracks: 1, snapshots: []*Snapshot{{MessageID: "m7", Sequence: 7, Time: tm, Files: files}}},
+		id:     fileID{dev: 1, ino: 2},
+		offset: 1234,
+		fps: map[string]fingerprint{
+			"tab\there": {backup: "0123456789abcdef@v2", id: fileID{3, 4}, size: 5, mode: 0o644, mtime: mt, ctime: mt.Add(time.Second)},
+		},
+	}
+	data, err := encodeState(lf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := decodeState(data)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	if diff := cmp.Diff(lf.st.latest(), back.st.latest()); diff != "" {
+		t.Errorf("latest snapshot (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(lf.fps, back.fps, cmp.AllowUnexported(fingerprint{}, fileID{})); diff != "" {
+		t.Errorf("fingerprints (-want +got):\n%s", diff)
+	}
+	if back.st.retained() != 4 || back.st.sequence != 7 || back.st.entries != 9 || back.st.liveTracks != 1 || back.offset != 1234 || back.id != lf.id {
+		t.Errorf("counts: %+v %+v", back, back.st)
+	}
 }
