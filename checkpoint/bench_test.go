@@ -160,6 +160,39 @@ func BenchmarkSnapshotUnchanged1000NewProcess(b *testing.B) {
 	}
 }
 
+// BenchmarkSnapshotCompacting1000 is the turn, once in 133 after the first
+// 100, whose snapshot also compacts the log: 1,000 unchanged files, 232
+// snapshots in the log, a new History.
+func BenchmarkSnapshotCompacting1000(b *testing.B) {
+	e := newEnv(b)
+	h := e.history(b, "bench")
+	trackFiles(b, e, h, 1000, 1024)
+	time.Sleep(refreshAfter + 200*time.Millisecond)
+	// Up to the last snapshot before the one that compacts.
+	for i := 0; h.cache.st.retained() < maxSnapshots || h.cache.st.dead() < h.cache.st.retained()+32; i++ {
+		snapshot(b, h, fmt.Sprintf("fill-%d", i))
+	}
+	saved := sessionState(b, h.Dir())
+	logSize := len(saved[LogName])
+	for b.Loop() {
+		fresh := e.history(b, "bench")
+		if _, err := fresh.Snapshot(context.Background(), "m"); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		fi, err := os.Stat(filepath.Join(h.Dir(), LogName))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if fi.Size() >= int64(logSize) {
+			b.Fatalf("the log was not compacted: %d bytes, %d before", fi.Size(), logSize)
+		}
+		restoreSessionState(b, h.Dir(), saved)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(logSize), "log-bytes")
+}
+
 // sessionState returns the content of the files in a session directory that
 // are not backups (the log and whatever memdir keeps beside it).
 func sessionState(tb testing.TB, dir string) map[string][]byte {
@@ -198,6 +231,33 @@ func restoreSessionState(tb testing.TB, dir string, saved map[string][]byte) {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
 			tb.Fatal(err)
 		}
+	}
+	restateLogIdentity(tb, dir)
+}
+
+// restateLogIdentity points the state file at the log now in dir: a
+// compaction replaced the log the state file named, and its content was put
+// back in the new file.
+func restateLogIdentity(tb testing.TB, dir string) {
+	tb.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, StateName))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	lf, err := decodeState(data)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	fi, err := os.Lstat(filepath.Join(dir, LogName))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	lf.id = statID(fi)
+	if data, err = encodeState(lf); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, StateName), data, 0o600); err != nil {
+		tb.Fatal(err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -191,11 +192,18 @@ func (t *txn) all() (*state, error) {
 // It folds first, into a copy, so an entry that does not fold is never
 // written and the log cannot hold a line that breaks every reader.
 func (t *txn) commit(entries ...any) error {
+	data, offsets, err := marshalLines(entries...)
+	if err != nil {
+		return fmt.Errorf("encode checkpoint log entry: %w", err)
+	}
+	for i := range offsets {
+		offsets[i] += t.lf.offset
+	}
 	next := t.lf.st.copy()
-	if err := t.h.fold(next, entries); err != nil {
+	if err := t.h.fold(next, entries, offsets); err != nil {
 		return err
 	}
-	if err := t.h.appendLog(t.lf, entries...); err != nil {
+	if err := t.h.appendLog(t.lf, data); err != nil {
 		t.h.cache = nil
 		return err
 	}
@@ -219,6 +227,69 @@ func (t *txn) replace(st *state) error {
 	lf.fps = t.lf.fps
 	*t.lf = *lf
 	return nil
+}
+
+// cut compacts the log by dropping every line before the one that added the
+// oldest retained snapshot, copying the rest as it is: after 100 snapshots
+// of 1,000 files that is some 10 MB that compaction need not parse. A new
+// header (with a new logId) replaces the old. It reports false, having
+// changed nothing, when the rest might not read the same on its own (the
+// entry's sequence was not its own) or the cut would not fall where the
+// state says that entry is.
+func (t *txn) cut() (bool, error) {
+	st := t.lf.st
+	if len(st.starts) == 0 || !st.starts[0].exact || st.prefixDead() == 0 {
+		return false, nil
+	}
+	first := st.starts[0]
+	path := t.h.logPath()
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonBlock, 0)
+	if err != nil {
+		return false, fmt.Errorf("compact checkpoint log %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, fmt.Errorf("compact checkpoint log %s: %w", path, err)
+	}
+	if statID(fi) != t.lf.id || fi.Size() < t.lf.offset || first.offset < 1 || first.offset >= t.lf.offset {
+		return false, nil
+	}
+	data := make([]byte, t.lf.offset-first.offset+1)
+	n, err := f.ReadAt(data, first.offset-1)
+	t.h.stats.logRead.Add(int64(n))
+	if n != len(data) {
+		return false, fmt.Errorf("compact checkpoint log %s: %w", path, err)
+	}
+	tail := data[1:]
+	nl := bytes.IndexByte(tail, '\n')
+	var e anyEntry
+	if data[0] != '\n' || nl < 0 || json.Unmarshal(tail[:nl], &e) != nil ||
+		e.Type != typeSnapshot || e.Snapshot == nil || e.IsSnapshotUpdate || e.Sequence != first.seq {
+		t.h.logger.Debug("checkpoint log does not start a snapshot where the state says; rewriting it instead", "path", path, "offset", first.offset)
+		return false, nil
+	}
+	hdr := headerEntry{Type: typeHeader, Version: logVersion, SessionID: t.h.session, Cwd: st.cwd, LogID: newLogID()}
+	head, _, err := marshalLines(hdr)
+	if err != nil {
+		return false, err
+	}
+	next := st.copy()
+	next.logID = hdr.LogID
+	next.entries -= first.index
+	shift := int64(len(head)) - first.offset
+	for i := range next.starts {
+		next.starts[i].offset += shift
+		next.starts[i].index -= first.index
+	}
+	lf, err := t.h.replaceLog(append(head, tail...), next)
+	if err != nil {
+		t.h.cache = nil
+		return false, err
+	}
+	lf.fps = t.lf.fps
+	*t.lf = *lf
+	return true, nil
 }
 
 // locked runs fn holding the in-process mutex and the session directory's
@@ -264,6 +335,14 @@ func (h *History) locked(ctx context.Context, create bool, fn func(t *txn) error
 	err = fn(t)
 	if h.cache != nil && lf.st.dead() > lf.st.retained()+32 {
 		cerr := func() error {
+			// Mostly evicted snapshots: cut them off, which needs no
+			// parsing. Otherwise (track entries folded into later
+			// snapshots) rewrite the log from the state.
+			if lf.st.prefixDead() > (lf.st.retained()+32)/2 {
+				if ok, err := t.cut(); ok || err != nil {
+					return err
+				}
+			}
 			st, err := t.all()
 			if err != nil {
 				return err
@@ -288,8 +367,8 @@ func (h *History) locked(ctx context.Context, create bool, fn func(t *txn) error
 
 // fold applies entries this process just appended, through the same code
 // that reads them back.
-func (h *History) fold(st *state, entries []any) error {
-	for _, e := range entries {
+func (h *History) fold(st *state, entries []any, offsets []int64) error {
+	for i, e := range entries {
 		var ae anyEntry
 		switch e := e.(type) {
 		case snapshotEntry:
@@ -299,7 +378,7 @@ func (h *History) fold(st *state, entries []any) error {
 		default:
 			return fmt.Errorf("internal error: unknown entry %T", e)
 		}
-		if err := st.apply(&ae); err != nil {
+		if err := st.apply(&ae, offsets[i]); err != nil {
 			return err
 		}
 	}

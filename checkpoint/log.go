@@ -181,12 +181,26 @@ type state struct {
 	// in memory: a state loaded from the state file holds only the latest
 	// snapshot, which is all Snapshot needs (see txn.all).
 	older int
+	// starts says where in the log each retained snapshot, oldest first,
+	// was added: compaction cuts the log there without parsing it (see
+	// txn.cut).
+	starts []entryStart
 
 	// entries counts the entries after the header in the file; liveTracks
 	// the track entries since the last snapshot entry. Their difference from
 	// retained() is what compaction would drop.
 	entries    int
 	liveTracks int
+}
+
+// entryStart is where the entry that added a retained snapshot is in the log.
+type entryStart struct {
+	offset int64 // of its line
+	index  int   // the entries before it, after the header
+	seq    int   // the sequence it was given
+	// exact is set when the entry's own "sequence" field is seq, so that a
+	// log that starts with it reads the same.
+	exact bool
 }
 
 func (st *state) latest() *Snapshot {
@@ -196,8 +210,8 @@ func (st *state) latest() *Snapshot {
 	return st.snapshots[len(st.snapshots)-1]
 }
 
-// apply folds one entry into the state.
-func (st *state) apply(e *anyEntry) error {
+// apply folds one entry into the state; offset is where its line starts.
+func (st *state) apply(e *anyEntry, offset int64) error {
 	switch e.Type {
 	case typeSnapshot:
 		if e.Snapshot == nil {
@@ -216,6 +230,7 @@ func (st *state) apply(e *anyEntry) error {
 			}
 		}
 		s := &Snapshot{MessageID: e.Snapshot.MessageID, Time: e.Snapshot.Timestamp, Files: files}
+		index := st.entries
 		st.entries++
 		if e.IsSnapshotUpdate && len(st.snapshots) > 0 {
 			// Claude Code's update form: a complete replacement of the
@@ -230,7 +245,9 @@ func (st *state) apply(e *anyEntry) error {
 		}
 		st.sequence = s.Sequence
 		st.snapshots = append(st.snapshots, s)
+		st.starts = append(st.starts, entryStart{offset: offset, index: index, seq: s.Sequence, exact: e.Sequence == s.Sequence})
 		if over := st.retained() - maxSnapshots; over > 0 {
+			st.starts = st.starts[min(over, len(st.starts)):]
 			gone := min(over, st.older)
 			st.older -= gone
 			over -= gone
@@ -265,6 +282,15 @@ func (st *state) apply(e *anyEntry) error {
 // dead counts the entries in the file that compaction would drop: evicted
 // snapshots and track entries already folded into a later snapshot.
 func (st *state) dead() int { return st.entries - st.retained() - st.liveTracks }
+
+// prefixDead counts the entries before the oldest retained snapshot's:
+// what cutting the log there drops.
+func (st *state) prefixDead() int {
+	if len(st.starts) == 0 {
+		return 0
+	}
+	return st.starts[0].index
+}
 
 // retained counts the snapshots kept, in memory or not.
 func (st *state) retained() int { return st.older + len(st.snapshots) }
@@ -307,8 +333,9 @@ func parseHeader(line []byte) (*headerEntry, error) {
 // bytes it consumed: up to the end of the last line that was folded. A last
 // line that is torn (no newline) or does not decode is left unconsumed, as
 // the remains of an append cut short by a crash; a bad line before the last
-// is an error naming its line number, counted from firstLine.
-func parseEntries(st *state, data []byte, firstLine int) (int64, error) {
+// is an error naming its line number, counted from firstLine. base is
+// data's offset in the log.
+func parseEntries(st *state, data []byte, firstLine int, base int64) (int64, error) {
 	var used int64
 	line := firstLine
 	for len(data) > 0 {
@@ -327,7 +354,7 @@ func parseEntries(st *state, data []byte, firstLine int) (int64, error) {
 				}
 				return used, fmt.Errorf("line %d: %w", line, err)
 			}
-			if err := st.apply(&e); err != nil {
+			if err := st.apply(&e, base+used); err != nil {
 				return used, fmt.Errorf("line %d: %w", line, err)
 			}
 		}
@@ -412,7 +439,7 @@ func (h *History) readFrom(f *os.File, path string, lf *logFile, offset, size in
 	}
 	// Fold into a copy so that an error leaves the cache as it was.
 	st := lf.st.copy()
-	used, err := parseEntries(st, data[:n], firstLine)
+	used, err := parseEntries(st, data[:n], firstLine, offset)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint log %s: %s: %w", path, err, memdir.ErrInvalid)
 	}
@@ -426,6 +453,7 @@ func (h *History) readFrom(f *os.File, path string, lf *logFile, offset, size in
 func (st *state) copy() *state {
 	c := *st
 	c.snapshots = append([]*Snapshot(nil), st.snapshots...)
+	c.starts = append([]entryStart(nil), st.starts...)
 	if n := len(c.snapshots); n > 0 {
 		last := c.snapshots[n-1].clone()
 		c.snapshots[n-1] = &last
@@ -462,9 +490,13 @@ func newLogID() string {
 	return hex.EncodeToString(b[:])
 }
 
-func marshalLines(entries ...any) ([]byte, error) {
+// marshalLines encodes entries one a line, and returns where each line
+// starts.
+func marshalLines(entries ...any) ([]byte, []int64, error) {
 	var buf bytes.Buffer
+	starts := make([]int64, 0, len(entries))
 	for _, e := range entries {
+		starts = append(starts, int64(buf.Len()))
 		if se, ok := e.(snapshotEntry); ok {
 			if b, ok := appendSnapshotEntry(buf.AvailableBuffer(), &se); ok {
 				buf.Write(b)
@@ -474,18 +506,18 @@ func marshalLines(entries ...any) ([]byte, error) {
 		}
 		b, err := json.Marshal(e)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		buf.Write(b)
 		buf.WriteByte('\n')
 	}
-	return buf.Bytes(), nil
+	return buf.Bytes(), starts, nil
 }
 
 // createLog writes a new log holding only its header, atomically.
 func (h *History) createLog(cwd string) (*logFile, error) {
 	hdr := headerEntry{Type: typeHeader, Version: logVersion, SessionID: h.session, Cwd: cwd, LogID: newLogID()}
-	data, err := marshalLines(hdr)
+	data, _, err := marshalLines(hdr)
 	if err != nil {
 		return nil, err
 	}
@@ -506,15 +538,11 @@ func (h *History) replaceLog(data []byte, st *state) (*logFile, error) {
 	return &logFile{st: st, id: statID(fi), offset: int64(len(data))}, nil
 }
 
-// appendLog appends entries to the log in one write and fsyncs it. Bytes
+// appendLog appends lines to the log in one write and fsyncs it. Bytes
 // after the last complete line (a torn append) are cut off first so the new
-// lines start on a line of their own.
-func (h *History) appendLog(lf *logFile, entries ...any) error {
+// lines start on a line of their own, at lf.offset.
+func (h *History) appendLog(lf *logFile, data []byte) error {
 	path := h.logPath()
-	data, err := marshalLines(entries...)
-	if err != nil {
-		return fmt.Errorf("encode checkpoint log entry: %w", err)
-	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|oNoFollow, 0)
 	if err != nil {
 		return fmt.Errorf("append to checkpoint log %s: %w", path, err)
@@ -557,7 +585,12 @@ func compactData(session string, st *state) ([]byte, *state, error) {
 		next.snapshots = append(next.snapshots, s)
 	}
 	next.entries = len(next.snapshots)
-	data, err := marshalLines(entries...)
+	data, offsets, err := marshalLines(entries...)
+	if err == nil {
+		for i, s := range next.snapshots {
+			next.starts = append(next.starts, entryStart{offset: offsets[i+1], index: i, seq: s.Sequence, exact: true})
+		}
+	}
 	return data, next, err
 }
 

@@ -132,7 +132,7 @@ func TestClaudeCodeSnapshotUpdateReplacesLatest(t *testing.T) {
 	log := `{"type":"file-history-snapshot","messageId":"m1","snapshot":{"messageId":"m1","trackedFileBackups":{},"timestamp":"2026-01-01T00:00:00Z"},"isSnapshotUpdate":false}
 {"type":"file-history-snapshot","messageId":"m1","snapshot":{"messageId":"m1","trackedFileBackups":{"a.ts":{"backupFileName":null,"version":1,"backupTime":"2026-01-01T00:00:01Z"}},"timestamp":"2026-01-01T00:00:00Z"},"isSnapshotUpdate":true}
 `
-	if _, err := parseEntries(st, []byte(log), 2); err != nil {
+	if _, err := parseEntries(st, []byte(log), 2, 0); err != nil {
 		t.Fatal(err)
 	}
 	want := []*Snapshot{{MessageID: "m1", Sequence: 1, Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
@@ -194,7 +194,7 @@ func FuzzParseLog(f *testing.F) {
 	f.Add([]byte("\n\n{}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st := &state{cwd: "/p", logID: "x"}
-		used, err := parseEntries(st, data, 2)
+		used, err := parseEntries(st, data, 2, 0)
 		if err != nil {
 			return
 		}
@@ -207,11 +207,14 @@ func FuzzParseLog(f *testing.F) {
 		}
 		nl := bytes.IndexByte(out, '\n')
 		again := &state{cwd: "/p"}
-		if _, err := parseEntries(again, out[nl+1:], 2); err != nil {
+		if _, err := parseEntries(again, out[nl+1:], 2, int64(nl+1)); err != nil {
 			t.Fatalf("compacted log does not parse: %v\n%s", err, out)
 		}
 		if diff := cmp.Diff(next.snapshots, again.snapshots, cmpopts.EquateEmpty(), cmpopts.EquateApproxTime(0)); diff != "" {
 			t.Fatalf("compaction changed the snapshots (-before +after):\n%s", diff)
+		}
+		if diff := cmp.Diff(next.starts, again.starts, cmp.AllowUnexported(entryStart{}), cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("compaction's snapshot starts differ from a reader's (-compaction +reader):\n%s", diff)
 		}
 	})
 }

@@ -81,11 +81,16 @@ type stateHeader struct {
 	Ino    uint64 `json:"ino"`
 	Offset int64  `json:"offset"`
 
-	Cwd        string `json:"cwd"`
-	Sequence   int    `json:"sequence"`
-	Older      int    `json:"older"` // retained snapshots before the latest
-	Entries    int    `json:"entries"`
-	LiveTracks int    `json:"liveTracks"`
+	Cwd      string `json:"cwd"`
+	Sequence int    `json:"sequence"`
+	Older    int    `json:"older"` // retained snapshots before the latest
+	// Starts has, for each retained snapshot, oldest first, the offset of
+	// the log line that added it, the entries before that line, its
+	// sequence and 1 when the line's own sequence field says so (see
+	// entryStart).
+	Starts     [][4]int64 `json:"starts"`
+	Entries    int        `json:"entries"`
+	LiveTracks int        `json:"liveTracks"`
 
 	// The latest snapshot, whose files follow one per line; absent when
 	// the log holds no snapshot yet.
@@ -112,6 +117,14 @@ func encodeState(lf *logFile) ([]byte, error) {
 		Type: typeState, Version: stateVersion,
 		LogID: st.logID, Dev: lf.id.dev, Ino: lf.id.ino, Offset: lf.offset,
 		Cwd: st.cwd, Sequence: st.sequence, Entries: st.entries, LiveTracks: st.liveTracks,
+		Starts: make([][4]int64, 0, len(st.starts)),
+	}
+	for _, s := range st.starts {
+		exact := int64(0)
+		if s.exact {
+			exact = 1
+		}
+		hdr.Starts = append(hdr.Starts, [4]int64{s.offset, int64(s.index), int64(s.seq), exact})
 	}
 	last := st.latest()
 	var keys []string
@@ -197,6 +210,9 @@ func decodeState(data []byte) (*logFile, error) {
 		return nil, fmt.Errorf("%d older snapshots, over the %d kept", hdr.Older, maxSnapshots)
 	}
 	st := &state{cwd: hdr.Cwd, logID: hdr.LogID, sequence: hdr.Sequence, older: hdr.Older, entries: hdr.Entries, liveTracks: hdr.LiveTracks}
+	if err := decodeStarts(st, &hdr); err != nil {
+		return nil, err
+	}
 	lf := &logFile{st: st, id: fileID{dev: hdr.Dev, ino: hdr.Ino}, offset: hdr.Offset, fps: map[string]fingerprint{}, saved: true}
 	var lines [][]byte
 	if rest := body[nl+1:]; len(rest) > 0 {
@@ -230,6 +246,31 @@ func decodeState(data []byte) (*logFile, error) {
 	}
 	st.snapshots = []*Snapshot{s}
 	return lf, nil
+}
+
+// decodeStarts checks the header's starts against its counts: one per
+// retained snapshot, in log order, the last being the latest snapshot's.
+func decodeStarts(st *state, hdr *stateHeader) error {
+	want := 0
+	if hdr.Latest != nil {
+		want = hdr.Older + 1
+	}
+	if len(hdr.Starts) != want {
+		return fmt.Errorf("%d snapshot starts for %d snapshots", len(hdr.Starts), want)
+	}
+	prev := entryStart{offset: 0, index: -1, seq: 0}
+	for _, s := range hdr.Starts {
+		e := entryStart{offset: s[0], index: int(s[1]), seq: int(s[2]), exact: s[3] == 1}
+		if e.offset <= prev.offset || e.offset >= hdr.Offset || e.index <= prev.index || e.index >= hdr.Entries || e.seq <= prev.seq || e.seq > hdr.Sequence || s[3] < 0 || s[3] > 1 {
+			return fmt.Errorf("snapshot start %v out of order or range", s)
+		}
+		st.starts = append(st.starts, e)
+		prev = e
+	}
+	if hdr.Latest != nil && prev.seq != hdr.Latest.Sequence {
+		return fmt.Errorf("the last snapshot start has sequence %d, the latest snapshot %d", prev.seq, hdr.Latest.Sequence)
+	}
+	return nil
 }
 
 func decodeFileLine(line []byte) (string, Backup, *fingerprint, error) {

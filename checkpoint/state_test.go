@@ -56,12 +56,13 @@ func checkStateMatchesLog(tb testing.TB, h *History) {
 		Offset                                        int64
 		ID                                            fileID
 		Latest                                        *Snapshot
+		Starts                                        []entryStart
 	}
 	sum := func(lf *logFile) summary {
 		st := lf.st
-		return summary{st.cwd, st.logID, st.sequence, st.retained(), st.entries, st.liveTracks, st.dead(), lf.offset, lf.id, st.latest()}
+		return summary{st.cwd, st.logID, st.sequence, st.retained(), st.entries, st.liveTracks, st.dead(), lf.offset, lf.id, st.latest(), st.starts}
 	}
-	if diff := cmp.Diff(sum(full), sum(saved), cmp.AllowUnexported(fileID{})); diff != "" {
+	if diff := cmp.Diff(sum(full), sum(saved), cmp.AllowUnexported(fileID{}, entryStart{})); diff != "" {
 		tb.Errorf("state file does not describe the log (-log +state):\n%s", diff)
 	}
 }
@@ -399,7 +400,8 @@ func TestStateFileOddNames(t *testing.T) {
 	}
 	mt := time.Unix(1700000000, 123)
 	lf := &logFile{
-		st:     &state{cwd: "/p", logID: "id", sequence: 7, older: 3, entries: 9, liveTracks: 1, snapshots: []*Snapshot{{MessageID: "m7", Sequence: 7, Time: tm, Files: files}}},
+		st: &state{cwd: "/p", logID: "id", sequence: 7, older: 3, entries: 9, liveTracks: 1, snapshots: []*Snapshot{{MessageID: "m7", Sequence: 7, Time: tm, Files: files}},
+			starts: []entryStart{{100, 0, 2, false}, {200, 3, 4, true}, {300, 5, 6, true}, {400, 7, 7, true}}},
 		id:     fileID{dev: 1, ino: 2},
 		offset: 1234,
 		fps: map[string]fingerprint{
@@ -420,7 +422,93 @@ func TestStateFileOddNames(t *testing.T) {
 	if diff := cmp.Diff(lf.fps, back.fps, cmp.AllowUnexported(fingerprint{}, fileID{})); diff != "" {
 		t.Errorf("fingerprints (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(lf.st.starts, back.st.starts, cmp.AllowUnexported(entryStart{})); diff != "" {
+		t.Errorf("starts (-want +got):\n%s", diff)
+	}
 	if back.st.retained() != 4 || back.st.sequence != 7 || back.st.entries != 9 || back.st.liveTracks != 1 || back.offset != 1234 || back.id != lf.id {
 		t.Errorf("counts: %+v %+v", back, back.st)
+	}
+}
+
+// A long session of new processes: the log is cut at the oldest retained
+// snapshot, keeping the lines after it as they were, and reads the same as
+// the snapshots that were taken.
+func TestLongSessionOfNewProcessesCutsTheLog(t *testing.T) {
+	e := newEnv(t)
+	e.write(t, "a.txt", "0\n")
+	e.write(t, "b.txt", "b\n")
+	first := e.history(t, "long")
+	snapshot(t, first, "m0")
+	track(t, first, "a.txt", "m0")
+	track(t, first, "b.txt", "m0")
+	var taken []Snapshot
+	logIDs := map[string]bool{}
+	for i := 1; i <= 400; i++ {
+		if i%7 == 0 {
+			e.write(t, "a.txt", fmt.Sprintf("%d\n", i))
+		}
+		h := e.history(t, "long")
+		if i == 300 {
+			// A track line, which a rewrite would fold into the snapshots
+			// and a cut keeps.
+			track(t, h, "c.txt", fmt.Sprintf("m%d", i-1))
+		}
+		r := snapshot(t, h, fmt.Sprintf("m%d", i))
+		taken = append(taken, r.Snapshot)
+		logIDs[h.cache.st.logID] = true
+		checkLogLines(t, h)
+	}
+	want := taken[len(taken)-maxSnapshots:]
+	got := snapshots(t, e.history(t, "long"))
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("after 400 snapshots (-taken +read):\n%s", diff)
+	}
+	// Compactions after snapshots 233 and 366.
+	if len(logIDs) != 3 {
+		t.Errorf("the log was compacted %d times in 400 snapshots, want 2", len(logIDs)-1)
+	}
+	data, err := os.ReadFile(first.logPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(`"type":"file-history-track","messageId":"m299","trackingPath":"c.txt"`)) {
+		t.Errorf("the track line is gone: the log was rewritten, not cut")
+	}
+	if lines := bytes.Count(data, []byte("\n")); lines > 1+2*maxSnapshots+40 {
+		t.Errorf("log has %d lines for %d snapshots: not compacted", lines, maxSnapshots)
+	}
+	checkStateMatchesLog(t, e.history(t, "long"))
+}
+
+// A log written without sequence numbers (Claude Code's entries) cannot be
+// cut, as its numbering depends on what came before; it is rewritten.
+func TestLogWithoutSequencesIsRewrittenNotCut(t *testing.T) {
+	e := newEnv(t)
+	h := e.history(t, "noseq")
+	if err := os.MkdirAll(h.Dir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	fmt.Fprintf(&log, `{"type":"memdir-file-history","version":1,"sessionId":"noseq","cwd":%q,"logId":"x"}`+"\n", e.cwd)
+	for i := range 240 {
+		fmt.Fprintf(&log, `{"type":"file-history-snapshot","messageId":"c%d","snapshot":{"messageId":"c%d","trackedFileBackups":{},"timestamp":"2026-01-01T00:00:00Z"},"isSnapshotUpdate":false}`+"\n", i, i)
+	}
+	if err := os.WriteFile(h.logPath(), []byte(log.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := snapshot(t, h, "mine")
+	if r.Snapshot.Sequence != 241 {
+		t.Errorf("new snapshot has sequence %d, want 241", r.Snapshot.Sequence)
+	}
+	all := snapshots(t, e.history(t, "noseq"))
+	if len(all) != maxSnapshots || all[0].MessageID != "c141" || all[0].Sequence != 142 || all[99].MessageID != "mine" {
+		t.Errorf("after compaction: %d snapshots, first %s (seq %d), last %s", len(all), all[0].MessageID, all[0].Sequence, all[len(all)-1].MessageID)
+	}
+	data, err := os.ReadFile(h.logPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(data, []byte("\n")); n != 1+maxSnapshots {
+		t.Errorf("log has %d lines, want the header and %d snapshots", n, maxSnapshots)
 	}
 }
