@@ -439,10 +439,13 @@ func (h *History) Track(ctx context.Context, path, messageID string) (*TrackResu
 			}
 		}
 		// A file tracked before but missing from the latest snapshot gets a
-		// new version rather than overwriting its v1.
-		st, err := t.all()
-		if err != nil {
-			return err
+		// new version rather than overwriting its v1. Only when some
+		// snapshot may hold a file the latest lacks must they all be read.
+		if st.crossed {
+			var err error
+			if st, err = t.all(); err != nil {
+				return err
+			}
 		}
 		v := 1
 		for _, s := range st.snapshots {

@@ -185,6 +185,11 @@ type state struct {
 	// was added: compaction cuts the log there without parsing it (see
 	// txn.cut).
 	starts []entryStart
+	// crossed is set when some retained snapshot may hold a file the
+	// latest lacks. Unset, each snapshot holds every file of the one before
+	// (memdir's own snapshots always do), so a file the latest lacks is in
+	// none and Track can give it v1 without reading the older snapshots.
+	crossed bool
 
 	// entries counts the entries after the header in the file; liveTracks
 	// the track entries since the last snapshot entry. Their difference from
@@ -232,6 +237,9 @@ func (st *state) apply(e *anyEntry, offset int64) error {
 		s := &Snapshot{MessageID: e.Snapshot.MessageID, Time: e.Snapshot.Timestamp, Files: files}
 		index := st.entries
 		st.entries++
+		if last := st.latest(); last != nil && !hasAll(files, last.Files) {
+			st.crossed = true
+		}
 		if e.IsSnapshotUpdate && len(st.snapshots) > 0 {
 			// Claude Code's update form: a complete replacement of the
 			// latest snapshot.
@@ -282,6 +290,34 @@ func (st *state) apply(e *anyEntry, offset int64) error {
 // dead counts the entries in the file that compaction would drop: evicted
 // snapshots and track entries already folded into a later snapshot.
 func (st *state) dead() int { return st.entries - st.retained() - st.liveTracks }
+
+// hasAll reports whether a holds every key of b.
+func hasAll(a, b map[string]Backup) bool {
+	if len(a) < len(b) {
+		return false
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// recheckCrossed recomputes crossed from the snapshots, when all retained
+// ones are in memory: an evicted snapshot no longer counts.
+func (st *state) recheckCrossed() {
+	if st.older > 0 {
+		return
+	}
+	st.crossed = false
+	for i := 1; i < len(st.snapshots); i++ {
+		if !hasAll(st.snapshots[i].Files, st.snapshots[i-1].Files) {
+			st.crossed = true
+			return
+		}
+	}
+}
 
 // prefixDead counts the entries before the oldest retained snapshot's:
 // what cutting the log there drops.
@@ -420,8 +456,11 @@ func (h *History) readLog(cache *logFile, useState bool) (*logFile, error) {
 		// whole log, which names the bad line if the log is to blame.
 		h.logger.Debug("checkpoint state file does not fit the log; reading the log", "path", path, "err", err)
 	}
-	next := &logFile{st: &state{cwd: hdr.Cwd, logID: hdr.LogID}, id: id}
-	return h.readFrom(f, path, next, int64(len(headerLine)), fi.Size())
+	next, err := h.readFrom(f, path, &logFile{st: &state{cwd: hdr.Cwd, logID: hdr.LogID}, id: id}, int64(len(headerLine)), fi.Size())
+	if err == nil {
+		next.st.recheckCrossed()
+	}
+	return next, err
 }
 
 // readFrom folds the log's bytes from offset to size into lf.
@@ -585,6 +624,7 @@ func compactData(session string, st *state) ([]byte, *state, error) {
 		next.snapshots = append(next.snapshots, s)
 	}
 	next.entries = len(next.snapshots)
+	next.recheckCrossed()
 	data, offsets, err := marshalLines(entries...)
 	if err == nil {
 		for i, s := range next.snapshots {

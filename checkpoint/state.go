@@ -89,6 +89,7 @@ type stateHeader struct {
 	// sequence and 1 when the line's own sequence field says so (see
 	// entryStart).
 	Starts     [][4]int64 `json:"starts"`
+	Crossed    bool       `json:"crossed"`
 	Entries    int        `json:"entries"`
 	LiveTracks int        `json:"liveTracks"`
 
@@ -117,7 +118,7 @@ func encodeState(lf *logFile) ([]byte, error) {
 		Type: typeState, Version: stateVersion,
 		LogID: st.logID, Dev: lf.id.dev, Ino: lf.id.ino, Offset: lf.offset,
 		Cwd: st.cwd, Sequence: st.sequence, Entries: st.entries, LiveTracks: st.liveTracks,
-		Starts: make([][4]int64, 0, len(st.starts)),
+		Starts: make([][4]int64, 0, len(st.starts)), Crossed: st.crossed,
 	}
 	for _, s := range st.starts {
 		exact := int64(0)
@@ -209,7 +210,7 @@ func decodeState(data []byte) (*logFile, error) {
 	case hdr.Older >= maxSnapshots:
 		return nil, fmt.Errorf("%d older snapshots, over the %d kept", hdr.Older, maxSnapshots)
 	}
-	st := &state{cwd: hdr.Cwd, logID: hdr.LogID, sequence: hdr.Sequence, older: hdr.Older, entries: hdr.Entries, liveTracks: hdr.LiveTracks}
+	st := &state{cwd: hdr.Cwd, logID: hdr.LogID, sequence: hdr.Sequence, older: hdr.Older, entries: hdr.Entries, liveTracks: hdr.LiveTracks, crossed: hdr.Crossed}
 	if err := decodeStarts(st, &hdr); err != nil {
 		return nil, err
 	}

@@ -512,3 +512,57 @@ func TestLogWithoutSequencesIsRewrittenNotCut(t *testing.T) {
 		t.Errorf("log has %d lines, want the header and %d snapshots", n, maxSnapshots)
 	}
 }
+
+// Tracking a new file in a new process late in a session reads the state
+// file, not the log, and gives it v1.
+func TestTrackNewFileInNewProcessReadsStateOnly(t *testing.T) {
+	e := newEnv(t)
+	h := e.history(t, "tracknew")
+	multiSession(t, e, h, 120)
+	logInfo, err := os.Stat(h.logPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.write(t, "brand-new.txt", "new\n")
+	fresh := e.history(t, "tracknew")
+	r := track(t, fresh, "brand-new.txt", "m120")
+	if r.AlreadyTracked || r.Backup.Version != 1 || !r.Backup.Exists() {
+		t.Errorf("track of a new file: %+v", r)
+	}
+	if got := fresh.Stats().LogBytesRead; got >= logInfo.Size()/4 {
+		t.Errorf("tracking a new file read %d bytes of state; the log is %d", got, logInfo.Size())
+	}
+	checkStateMatchesLog(t, fresh)
+}
+
+// When a snapshot dropped a file that an earlier one holds (as Claude Code's
+// update entries can), tracking it again in a new process reads the older
+// snapshots, so its new version does not overwrite the backup they name.
+func TestTrackFileDroppedByAnUpdateGetsANewVersion(t *testing.T) {
+	e := newEnv(t)
+	h := e.history(t, "dropped")
+	begin(t, e, h, "x.txt", "x1\n", "m1")
+	e.write(t, "other.txt", "o\n")
+	track(t, h, "other.txt", "m1")
+	snapshot(t, h, "m2")
+	// Replace the latest snapshot with one that lacks x.txt.
+	latest := snapshots(t, h)[1]
+	delete(latest.Files, "x.txt")
+	e2 := newSnapshotEntry(&latest)
+	e2.IsSnapshotUpdate = true
+	line, _, err := marshalLines(e2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendRaw(t, h, string(line))
+	e.write(t, "x.txt", "x2\n")
+	fresh := e.history(t, "dropped")
+	r := track(t, fresh, "x.txt", "m2")
+	if r.AlreadyTracked || r.Backup.Version != 2 {
+		t.Fatalf("re-track of a dropped file: %+v, want version 2", r)
+	}
+	v1, err := os.ReadFile(filepath.Join(fresh.Dir(), BackupName(e.path("x.txt"), 1)))
+	if err != nil || string(v1) != "x1\n" {
+		t.Errorf("v1 backup = %q, %v; want it untouched", v1, err)
+	}
+}
