@@ -81,7 +81,8 @@ type Stats struct {
 	BytesRead int64 `json:"bytesRead"`
 	// BytesWritten is content written to backups and restored files.
 	BytesWritten int64 `json:"bytesWritten"`
-	// LogBytesRead and LogBytesWritten count the state log.
+	// LogBytesRead and LogBytesWritten count the state log and the state
+	// file beside it.
 	LogBytesRead    int64 `json:"logBytesRead"`
 	LogBytesWritten int64 `json:"logBytesWritten"`
 }
@@ -243,15 +244,11 @@ func (t *txn) cut() (bool, error) {
 	}
 	first := st.starts[0]
 	path := t.h.logPath()
-	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonBlock, 0)
+	f, fi, err := openRegular(path, nil, false)
 	if err != nil {
 		return false, fmt.Errorf("compact checkpoint log %s: %w", path, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return false, fmt.Errorf("compact checkpoint log %s: %w", path, err)
-	}
 	if statID(fi) != t.lf.id || fi.Size() < t.lf.offset || first.offset < 1 || first.offset >= t.lf.offset {
 		return false, nil
 	}
