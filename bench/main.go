@@ -8,7 +8,9 @@
 //	recall    memdir recall --json, warm ÷ SQLite FTS5 BM25 in a fresh python3
 //	save      memdir save at N memories ÷ at 200
 //	checkpoint memdir checkpoint snapshot of 1,000 unchanged files, new
-//	          process, after 1 and 100 snapshots ÷ stat(1) of the files
+//	          process, after 1 and 100 snapshots ÷ stat(1) of the files;
+//	          memdir --version and the snapshot done in-process by a new
+//	          History ÷ stat(1), to tell start-up from the snapshot's work
 //	list      memdir list --json ÷ a process reading 30 lines of each file
 //
 // Corpora are generated once into the cache directory (-cache) and reused.
@@ -91,9 +93,13 @@ func main() {
 		}
 	}
 	if want("checkpoint") {
-		one, hundred, st := b.checkpoints()
-		b.row("checkpoint snapshot after 1 ÷ stat(1)", one, st)
-		b.row("checkpoint snapshot after 100 ÷ stat(1)", hundred, st)
+		c := b.checkpoints()
+		b.row("checkpoint snapshot after 1 ÷ stat(1)", c.one, c.stat)
+		b.row("checkpoint snapshot after 100 ÷ stat(1)", c.hundred, c.stat)
+		// What any memdir process costs before it does anything, and the
+		// snapshot's own share without it.
+		b.row("memdir --version ÷ stat(1)", c.version, c.stat)
+		b.row("checkpoint snapshot after 100, in-process ÷ stat(1)", c.inProcess, c.stat)
 	}
 	if want("list") {
 		for _, n := range []int{2000, 20000} {
@@ -333,10 +339,19 @@ func (b *bench) save(n int) result {
 	return result{cpu: cpus[len(cpus)/2], rss: rss}
 }
 
+type checkpointResults struct {
+	one, hundred result // memdir checkpoint snapshot, after 1 and 100
+	inProcess    result // a new History's Snapshot in this process, after 100
+	stat         result // stat(1) of the tracked files
+	version      result // memdir --version
+}
+
 // checkpoints tracks 1,000 files in a session, then measures a new
-// process's snapshot after 1 and after 100 snapshots, and stat(1) of the
-// same files.
-func (b *bench) checkpoints() (one, hundred, st result) {
+// process's snapshot after 1 and after 100 snapshots, a snapshot from a new
+// History inside this process (the checkpoint package's own cost, without
+// memdir's start-up), stat(1) of the same files and memdir --version.
+func (b *bench) checkpoints() checkpointResults {
+	var c checkpointResults
 	root := filepath.Join(b.cache, "checkpoint")
 	os.RemoveAll(root)
 	proj := filepath.Join(root, "project")
@@ -381,16 +396,40 @@ func (b *bench) checkpoints() (one, hundred, st result) {
 		slices.Sort(cpus)
 		return result{cpu: cpus[len(cpus)/2], rss: rss}
 	}
-	one = snap()
+	c.one = snap()
 	for i := 0; i < 100; i++ {
-		_, err = checkpoint.New(conf, "bench", &checkpoint.Options{Cwd: proj})
-		check(err)
 		_, err := h.Snapshot(ctx, fmt.Sprintf("m%d", i+2))
 		check(err)
 	}
-	hundred = snap()
-	st = b.measure(nil, "", "stat", append([]string{"-c", "%s"}, files...)...)
-	return one, hundred, st
+	c.hundred = snap()
+	var cpus []time.Duration
+	for r := 0; r <= b.runs; r++ {
+		k++
+		before := selfCPU()
+		fresh, err := checkpoint.New(conf, "bench", &checkpoint.Options{Cwd: proj})
+		check(err)
+		res, err := fresh.Snapshot(ctx, fmt.Sprintf("x%d", k))
+		check(err)
+		spent := selfCPU() - before
+		if res.Unchanged != len(files) {
+			check(fmt.Errorf("in-process snapshot: %d of %d files unchanged", res.Unchanged, len(files)))
+		}
+		if r > 0 {
+			cpus = append(cpus, spent)
+		}
+	}
+	slices.Sort(cpus)
+	c.inProcess = result{cpu: cpus[len(cpus)/2]}
+	c.stat = b.measure(nil, "", "stat", append([]string{"-c", "%s"}, files...)...)
+	c.version = b.measure(nil, "", b.bin, "--version")
+	return c
+}
+
+// selfCPU is this process's CPU time so far (user + system, all threads).
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	check(syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // floor is the I/O floor of a list: find every memory file and read its

@@ -38,7 +38,7 @@ func backupDisk(tb testing.TB, dir string) int64 {
 	}
 	var total int64
 	for _, de := range ents {
-		if de.Name() == LogName {
+		if de.Name() == LogName || de.Name() == StateName {
 			continue
 		}
 		fi, err := de.Info()
@@ -109,7 +109,10 @@ func BenchmarkSnapshotUnchanged1000(b *testing.B) {
 // BenchmarkSnapshotUnchanged1000NewProcess is the user's case: each user
 // turn runs 'memdir hook' in a new process, so each snapshot starts from a
 // new History that has to read the session's state, after 1 and after 100
-// snapshots. stat-µs/op is an lstat of the same 1,000 files, for the ratio.
+// snapshots. Each iteration puts the session's log and state back as they
+// were, so the count stays exact. stat-µs/op is an lstat of the same 1,000
+// files, and stat-ratio the snapshot's time over it; state-bytes-read/op is
+// what the new History read of the log and state file.
 func BenchmarkSnapshotUnchanged1000NewProcess(b *testing.B) {
 	e := newEnv(b)
 	h := e.history(b, "bench")
@@ -125,22 +128,136 @@ func BenchmarkSnapshotUnchanged1000NewProcess(b *testing.B) {
 				}
 			}
 		}
-		return float64(time.Since(t0).Microseconds()) / 20
+		return float64(time.Since(t0).Nanoseconds()) / 20 / 1e3
 	}
 	taken := 1
 	for _, after := range []int{1, 100} {
 		for ; taken < after; taken++ {
 			snapshot(b, h, fmt.Sprintf("fill-%d", taken))
 		}
+		saved := sessionState(b, h.Dir())
 		b.Run(fmt.Sprintf("snapshots=%d", after), func(b *testing.B) {
+			var read int64
+			var spent time.Duration
 			for b.Loop() {
-				r, err := e.history(b, "bench").Snapshot(context.Background(), "m")
+				t0 := time.Now()
+				fresh := e.history(b, "bench")
+				r, err := fresh.Snapshot(context.Background(), "m")
+				spent += time.Since(t0)
 				if err != nil || r.Unchanged != 1000 {
 					b.Fatalf("snapshot: %v, %d unchanged", err, r.Unchanged)
 				}
+				read += fresh.Stats().LogBytesRead
+				b.StopTimer()
+				restoreSessionState(b, h.Dir(), saved)
+				b.StartTimer()
 			}
-			b.ReportMetric(statCost(), "stat-µs/op")
+			st := statCost()
+			b.ReportMetric(st, "stat-µs/op")
+			b.ReportMetric(float64(spent.Nanoseconds())/float64(b.N)/1e3/st, "stat-ratio")
+			b.ReportMetric(float64(read)/float64(b.N), "state-bytes-read/op")
 		})
+	}
+}
+
+// BenchmarkSnapshotCompacting1000 is the turn, once in 133 after the first
+// 100, whose snapshot also compacts the log: 1,000 unchanged files, 232
+// snapshots in the log, a new History.
+func BenchmarkSnapshotCompacting1000(b *testing.B) {
+	e := newEnv(b)
+	h := e.history(b, "bench")
+	trackFiles(b, e, h, 1000, 1024)
+	time.Sleep(refreshAfter + 200*time.Millisecond)
+	// Up to the last snapshot before the one that compacts.
+	for i := 0; h.cache.st.retained() < maxSnapshots || h.cache.st.dead() < h.cache.st.retained()+32; i++ {
+		snapshot(b, h, fmt.Sprintf("fill-%d", i))
+	}
+	saved := sessionState(b, h.Dir())
+	logSize := len(saved[LogName])
+	for b.Loop() {
+		fresh := e.history(b, "bench")
+		if _, err := fresh.Snapshot(context.Background(), "m"); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		fi, err := os.Stat(filepath.Join(h.Dir(), LogName))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if fi.Size() >= int64(logSize) {
+			b.Fatalf("the log was not compacted: %d bytes, %d before", fi.Size(), logSize)
+		}
+		restoreSessionState(b, h.Dir(), saved)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(logSize), "log-bytes")
+}
+
+// sessionState returns the content of the files in a session directory that
+// are not backups (the log and whatever memdir keeps beside it).
+func sessionState(tb testing.TB, dir string) map[string][]byte {
+	tb.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for _, de := range ents {
+		if strings.Contains(de.Name(), "@v") || strings.HasPrefix(de.Name(), ".") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, de.Name()))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out[de.Name()] = data
+	}
+	return out
+}
+
+// restoreSessionState writes the files back in place (keeping their
+// inodes, as if nothing had been appended) and removes any others.
+func restoreSessionState(tb testing.TB, dir string, saved map[string][]byte) {
+	tb.Helper()
+	now := sessionState(tb, dir)
+	for name := range now {
+		if _, ok := saved[name]; !ok {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	for name, data := range saved {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	restateLogIdentity(tb, dir)
+}
+
+// restateLogIdentity points the state file at the log now in dir: a
+// compaction replaced the log the state file named, and its content was put
+// back in the new file.
+func restateLogIdentity(tb testing.TB, dir string) {
+	tb.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, StateName))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	lf, err := decodeState(data)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	fi, err := os.Lstat(filepath.Join(dir, LogName))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	lf.id = statID(fi)
+	if data, err = encodeState(lf); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, StateName), data, 0o600); err != nil {
+		tb.Fatal(err)
 	}
 }
 

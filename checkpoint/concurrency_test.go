@@ -35,33 +35,37 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// work plays n turns: create and track a file of its own, edit the shared
-// file, take a snapshot.
+// work plays n turns of playTurn.
 func work(h *History, cwd, prefix string, n int) error {
-	ctx := context.Background()
 	for i := range n {
-		name := fmt.Sprintf("%s-%d", prefix, i)
-		if _, err := h.Track(ctx, name, name); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(cwd, name), []byte("content of "+name+"\n"), 0o644); err != nil {
-			return err
-		}
-		if _, err := h.Track(ctx, "shared", name); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(cwd, "shared"), []byte(name+"\n"), 0o644); err != nil {
-			return err
-		}
-		r, err := h.Snapshot(ctx, name)
-		if err != nil {
-			return err
-		}
-		if err := r.Err(); err != nil {
+		if err := playTurn(h, cwd, fmt.Sprintf("%s-%d", prefix, i)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// playTurn plays one turn: create and track a file of its own, edit the
+// shared file, take a snapshot.
+func playTurn(h *History, cwd, name string) error {
+	ctx := context.Background()
+	if _, err := h.Track(ctx, name, name); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(cwd, name), []byte("content of "+name+"\n"), 0o644); err != nil {
+		return err
+	}
+	if _, err := h.Track(ctx, "shared", name); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(cwd, "shared"), []byte(name+"\n"), 0o644); err != nil {
+		return err
+	}
+	r, err := h.Snapshot(ctx, name)
+	if err != nil {
+		return err
+	}
+	return r.Err()
 }
 
 // checkConcurrentResult reads the session afresh and checks that no update
@@ -69,6 +73,8 @@ func work(h *History, cwd, prefix string, n int) error {
 // includes its files 0..i, and every backup holds what its file held.
 func checkConcurrentResult(t *testing.T, e env, session string, prefixes []string, n int) {
 	t.Helper()
+	// What the writers left: before a reader can rewrite it.
+	checkStateMatchesLog(t, e.history(t, session))
 	h := e.history(t, session)
 	all := snapshots(t, h)
 	if want := 1 + len(prefixes)*n; len(all) != want {

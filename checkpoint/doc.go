@@ -20,7 +20,10 @@
 // session directory. The session's state is an append-only JSON Lines log in
 // the same directory, [LogName]: a header line, then Claude Code style
 // "file-history-snapshot" entries and small "file-history-track" entries.
-// See docs/format.md.
+// Beside it, [StateName] caches what the next snapshot needs (the latest
+// snapshot and where the log was read up to), so that a new process need
+// not read the whole log; it is rebuilt from the log whenever it is missing
+// or does not match. See docs/format.md.
 //
 // # Safety
 //

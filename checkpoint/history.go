@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -80,7 +81,8 @@ type Stats struct {
 	BytesRead int64 `json:"bytesRead"`
 	// BytesWritten is content written to backups and restored files.
 	BytesWritten int64 `json:"bytesWritten"`
-	// LogBytesRead and LogBytesWritten count the state log.
+	// LogBytesRead and LogBytesWritten count the state log and the state
+	// file beside it.
 	LogBytesRead    int64 `json:"logBytesRead"`
 	LogBytesWritten int64 `json:"logBytesWritten"`
 }
@@ -161,22 +163,53 @@ type txn struct {
 	lf *logFile
 }
 
-// st returns the current state; it is replaced by commit and replace.
+// st returns the current state; it is replaced by commit and replace. It may
+// hold only the latest snapshot (older > 0); what needs the others calls all.
 func (t *txn) st() *state { return t.lf.st }
+
+// all returns the current state with every retained snapshot in memory,
+// reading the whole log when the state came from the state file.
+func (t *txn) all() (*state, error) {
+	if t.lf.st.older == 0 {
+		return t.lf.st, nil
+	}
+	full, err := t.h.readLog(nil, false)
+	if err != nil {
+		t.h.cache = nil
+		return nil, err
+	}
+	if full.st == nil {
+		t.h.cache = nil
+		return nil, t.h.errNoSession()
+	}
+	full.fps = t.lf.fps
+	// The state file stays as good as it was if it described this log.
+	full.saved = t.lf.saved && full.offset == t.lf.offset && full.st.logID == t.lf.st.logID
+	*t.lf = *full
+	return t.lf.st, nil
+}
 
 // commit appends entries to the log durably and folds them into the state.
 // It folds first, into a copy, so an entry that does not fold is never
 // written and the log cannot hold a line that breaks every reader.
 func (t *txn) commit(entries ...any) error {
+	data, offsets, err := marshalLines(entries...)
+	if err != nil {
+		return fmt.Errorf("encode checkpoint log entry: %w", err)
+	}
+	for i := range offsets {
+		offsets[i] += t.lf.offset
+	}
 	next := t.lf.st.copy()
-	if err := t.h.fold(next, entries); err != nil {
+	if err := t.h.fold(next, entries, offsets); err != nil {
 		return err
 	}
-	if err := t.h.appendLog(t.lf, entries...); err != nil {
+	if err := t.h.appendLog(t.lf, data); err != nil {
 		t.h.cache = nil
 		return err
 	}
 	t.lf.st = next
+	t.lf.saved = false
 	return nil
 }
 
@@ -191,8 +224,69 @@ func (t *txn) replace(st *state) error {
 		t.h.cache = nil
 		return err
 	}
+	// The fingerprints describe files against backups, not the log.
+	lf.fps = t.lf.fps
 	*t.lf = *lf
 	return nil
+}
+
+// cut compacts the log by dropping every line before the one that added the
+// oldest retained snapshot, copying the rest as it is: after 100 snapshots
+// of 1,000 files that is some 10 MB that compaction need not parse. A new
+// header (with a new logId) replaces the old. It reports false, having
+// changed nothing, when the rest might not read the same on its own (the
+// entry's sequence was not its own) or the cut would not fall where the
+// state says that entry is.
+func (t *txn) cut() (bool, error) {
+	st := t.lf.st
+	if len(st.starts) == 0 || !st.starts[0].exact || st.prefixDead() == 0 {
+		return false, nil
+	}
+	first := st.starts[0]
+	path := t.h.logPath()
+	f, fi, err := openRegular(path, nil, false)
+	if err != nil {
+		return false, fmt.Errorf("compact checkpoint log %s: %w", path, err)
+	}
+	defer f.Close()
+	if statID(fi) != t.lf.id || fi.Size() < t.lf.offset || first.offset < 1 || first.offset >= t.lf.offset {
+		return false, nil
+	}
+	data := make([]byte, t.lf.offset-first.offset+1)
+	n, err := f.ReadAt(data, first.offset-1)
+	t.h.stats.logRead.Add(int64(n))
+	if n != len(data) {
+		return false, fmt.Errorf("compact checkpoint log %s: %w", path, err)
+	}
+	tail := data[1:]
+	nl := bytes.IndexByte(tail, '\n')
+	var e anyEntry
+	if data[0] != '\n' || nl < 0 || json.Unmarshal(tail[:nl], &e) != nil ||
+		e.Type != typeSnapshot || e.Snapshot == nil || e.IsSnapshotUpdate || e.Sequence != first.seq {
+		t.h.logger.Debug("checkpoint log does not start a snapshot where the state says; rewriting it instead", "path", path, "offset", first.offset)
+		return false, nil
+	}
+	hdr := headerEntry{Type: typeHeader, Version: logVersion, SessionID: t.h.session, Cwd: st.cwd, LogID: newLogID()}
+	head, _, err := marshalLines(hdr)
+	if err != nil {
+		return false, err
+	}
+	next := st.copy()
+	next.logID = hdr.LogID
+	next.entries -= first.index
+	shift := int64(len(head)) - first.offset
+	for i := range next.starts {
+		next.starts[i].offset += shift
+		next.starts[i].index -= first.index
+	}
+	lf, err := t.h.replaceLog(append(head, tail...), next)
+	if err != nil {
+		t.h.cache = nil
+		return false, err
+	}
+	lf.fps = t.lf.fps
+	*t.lf = *lf
+	return true, nil
 }
 
 // locked runs fn holding the in-process mutex and the session directory's
@@ -220,7 +314,7 @@ func (h *History) locked(ctx context.Context, create bool, fn func(t *txn) error
 	}
 	defer lock.Unlock()
 
-	lf, err := h.readLog(h.cache)
+	lf, err := h.readLog(h.cache, true)
 	if err != nil {
 		h.cache = nil
 		return err
@@ -234,22 +328,44 @@ func (h *History) locked(ctx context.Context, create bool, fn func(t *txn) error
 		}
 	}
 	h.cache = lf
-	err = fn(&txn{h: h, lf: lf})
-	if h.cache != nil && lf.st.dead() > len(lf.st.snapshots)+32 {
-		if cerr := (&txn{h: h, lf: lf}).replace(lf.st); cerr != nil {
+	t := &txn{h: h, lf: lf}
+	err = fn(t)
+	if h.cache != nil && lf.st.dead() > lf.st.retained()+32 {
+		cerr := func() error {
+			// Mostly evicted snapshots: cut them off, which needs no
+			// parsing. Otherwise (track entries folded into later
+			// snapshots) rewrite the log from the state.
+			if lf.st.prefixDead() > (lf.st.retained()+32)/2 {
+				if ok, err := t.cut(); ok || err != nil {
+					return err
+				}
+			}
+			st, err := t.all()
+			if err != nil {
+				return err
+			}
+			return t.replace(st)
+		}()
+		if cerr != nil {
 			// The appended entries are durable; only the tidying failed.
 			err = errors.Join(err, cerr)
 		} else {
 			h.logger.Debug("compacted checkpoint log", "path", h.logPath(), "snapshots", len(lf.st.snapshots))
 		}
 	}
+	if h.cache != nil && !h.cache.saved {
+		// After the log, so the state file never covers more than the log
+		// holds; a crash in between only leaves it behind, and the next
+		// reader folds in what it did not cover.
+		h.saveState(h.cache)
+	}
 	return err
 }
 
 // fold applies entries this process just appended, through the same code
 // that reads them back.
-func (h *History) fold(st *state, entries []any) error {
-	for _, e := range entries {
+func (h *History) fold(st *state, entries []any, offsets []int64) error {
+	for i, e := range entries {
 		var ae anyEntry
 		switch e := e.(type) {
 		case snapshotEntry:
@@ -259,7 +375,7 @@ func (h *History) fold(st *state, entries []any) error {
 		default:
 			return fmt.Errorf("internal error: unknown entry %T", e)
 		}
-		if err := st.apply(&ae); err != nil {
+		if err := st.apply(&ae, offsets[i]); err != nil {
 			return err
 		}
 	}
@@ -320,7 +436,14 @@ func (h *History) Track(ctx context.Context, path, messageID string) (*TrackResu
 			}
 		}
 		// A file tracked before but missing from the latest snapshot gets a
-		// new version rather than overwriting its v1.
+		// new version rather than overwriting its v1. Only when some
+		// snapshot may hold a file the latest lacks must they all be read.
+		if st.crossed {
+			var err error
+			if st, err = t.all(); err != nil {
+				return err
+			}
+		}
 		v := 1
 		for _, s := range st.snapshots {
 			if b, ok := s.Files[key]; ok && b.Version >= v {
@@ -401,12 +524,17 @@ func (h *History) Snapshot(ctx context.Context, messageID string) (*SnapshotResu
 	var res *SnapshotResult
 	err := h.locked(ctx, true, func(t *txn) error {
 		var e any
+		var fps map[string]fingerprint
 		var err error
-		res, e, err = h.snapshotLocked(ctx, t.st(), messageID)
+		res, e, fps, err = h.snapshotLocked(ctx, t.st(), t.lf.fps, messageID)
 		if err != nil {
 			return err
 		}
-		return t.commit(e)
+		if err := t.commit(e); err != nil {
+			return err
+		}
+		t.lf.fps = fps
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -415,25 +543,31 @@ func (h *History) Snapshot(ctx context.Context, messageID string) (*SnapshotResu
 }
 
 // snapshotLocked builds the next snapshot and its log entry; the caller holds
-// the lock and appends the entry.
-func (h *History) snapshotLocked(ctx context.Context, st *state, messageID string) (*SnapshotResult, any, error) {
+// the lock and appends the entry. fps are the fingerprints known so far; it
+// returns those for the new snapshot.
+func (h *History) snapshotLocked(ctx context.Context, st *state, fps map[string]fingerprint, messageID string) (*SnapshotResult, any, map[string]fingerprint, error) {
 	prev := st.latest()
 	var keys []string
 	if prev != nil {
 		keys = slices.Sorted(maps.Keys(prev.Files))
 	}
 	type outcome struct {
-		b    Backup
-		kind int // 0 unchanged, 1 changed, 2 deleted
-		err  error
+		b     Backup
+		kind  int // 0 unchanged, 1 changed, 2 deleted
+		err   error
+		fp    fingerprint
+		hasFP bool
 	}
+	// Read before any file is examined, so that a fingerprint is only taken
+	// of a file whose last change was well before it was looked at.
+	wall := h.wall()
 	out := make([]outcome, len(keys))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, backupWorkers)
 	for i, key := range keys {
 		if err := ctx.Err(); err != nil {
 			wg.Wait()
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		latest := prev.Files[key]
 		abs := expand(st.cwd, key)
@@ -454,10 +588,16 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, messageID strin
 			continue
 		}
 		if latest.Exists() {
-			// The stat-only fast path runs inline; only content work is
-			// handed to the pool.
+			// The stat-only fast paths run inline; only content work is
+			// handed to the pool. With a fingerprint that still matches,
+			// the file's lstat is all an unchanged file costs.
+			if fp, ok := fps[key]; ok && fp.matches(fi, latest.Name) {
+				out[i] = outcome{b: latest, fp: fp, hasFP: true}
+				continue
+			}
 			if bfi, err := os.Lstat(filepath.Join(h.dir, latest.Name)); err == nil && fastUnchanged(fi, bfi) {
-				out[i] = outcome{b: latest}
+				fp, ok := fingerprintOf(fi, latest.Name, wall)
+				out[i] = outcome{b: latest, fp: fp, hasFP: ok}
 				continue
 			}
 		}
@@ -471,7 +611,8 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, messageID strin
 				return
 			}
 			if !ch {
-				out[i] = outcome{b: latest}
+				fp, ok := fingerprintOf(fi, latest.Name, wall)
+				out[i] = outcome{b: latest, fp: fp, hasFP: ok}
 				return
 			}
 			b, err := h.backupFile(st.cwd, abs, latest.Version+1)
@@ -479,7 +620,10 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, messageID strin
 			case err != nil:
 				out[i] = outcome{b: latest, err: err}
 			case b.Exists():
-				out[i] = outcome{b: b, kind: 1}
+				// Any write after fi was taken moves the change time
+				// past the fingerprint's, whatever the backup caught.
+				fp, ok := fingerprintOf(fi, b.Name, wall)
+				out[i] = outcome{b: b, kind: 1, fp: fp, hasFP: ok}
 			default:
 				out[i] = outcome{b: b, kind: 2}
 			}
@@ -489,9 +633,13 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, messageID strin
 
 	s := &Snapshot{MessageID: messageID, Sequence: st.sequence + 1, Time: h.now(), Files: make(map[string]Backup, len(keys))}
 	res := &SnapshotResult{Changed: []string{}, Deleted: []string{}}
+	next := make(map[string]fingerprint, len(keys))
 	for i, key := range keys {
 		o := out[i]
 		s.Files[key] = o.b
+		if o.hasFP && o.err == nil {
+			next[key] = o.fp
+		}
 		switch {
 		case o.err != nil:
 			res.Problems = append(res.Problems, &FileError{Path: key, Err: o.err})
@@ -504,8 +652,8 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, messageID strin
 		}
 	}
 	res.Snapshot = s.clone()
-	res.Evicted = max(0, len(st.snapshots)+1-maxSnapshots)
-	return res, newSnapshotEntry(s), nil
+	res.Evicted = max(0, st.retained()+1-maxSnapshots)
+	return res, newSnapshotEntry(s), next, nil
 }
 
 // fastUnchanged is the part of the change check that needs no reading: same
@@ -533,7 +681,10 @@ func lastChange(fi fs.FileInfo) time.Time {
 func (h *History) Snapshots(ctx context.Context) ([]Snapshot, error) {
 	var out []Snapshot
 	err := h.locked(ctx, false, func(t *txn) error {
-		st := t.st()
+		st, err := t.all()
+		if err != nil {
+			return err
+		}
 		out = make([]Snapshot, len(st.snapshots))
 		for i, s := range st.snapshots {
 			out[i] = s.clone()

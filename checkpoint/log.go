@@ -177,12 +177,35 @@ type state struct {
 	logID     string
 	snapshots []*Snapshot // oldest first, at most maxSnapshots
 	sequence  int         // the highest sequence number seen
+	// older counts the retained snapshots before snapshots[0] that are not
+	// in memory: a state loaded from the state file holds only the latest
+	// snapshot, which is all Snapshot needs (see txn.all).
+	older int
+	// starts says where in the log each retained snapshot, oldest first,
+	// was added: compaction cuts the log there without parsing it (see
+	// txn.cut).
+	starts []entryStart
+	// crossed is set when some retained snapshot may hold a file the
+	// latest lacks. Unset, each snapshot holds every file of the one before
+	// (memdir's own snapshots always do), so a file the latest lacks is in
+	// none and Track can give it v1 without reading the older snapshots.
+	crossed bool
 
 	// entries counts the entries after the header in the file; liveTracks
 	// the track entries since the last snapshot entry. Their difference from
-	// len(snapshots) is what compaction would drop.
+	// retained() is what compaction would drop.
 	entries    int
 	liveTracks int
+}
+
+// entryStart is where the entry that added a retained snapshot is in the log.
+type entryStart struct {
+	offset int64 // of its line
+	index  int   // the entries before it, after the header
+	seq    int   // the sequence it was given
+	// exact is set when the entry's own "sequence" field is seq, so that a
+	// log that starts with it reads the same.
+	exact bool
 }
 
 func (st *state) latest() *Snapshot {
@@ -192,8 +215,8 @@ func (st *state) latest() *Snapshot {
 	return st.snapshots[len(st.snapshots)-1]
 }
 
-// apply folds one entry into the state.
-func (st *state) apply(e *anyEntry) error {
+// apply folds one entry into the state; offset is where its line starts.
+func (st *state) apply(e *anyEntry, offset int64) error {
 	switch e.Type {
 	case typeSnapshot:
 		if e.Snapshot == nil {
@@ -212,7 +235,11 @@ func (st *state) apply(e *anyEntry) error {
 			}
 		}
 		s := &Snapshot{MessageID: e.Snapshot.MessageID, Time: e.Snapshot.Timestamp, Files: files}
+		index := st.entries
 		st.entries++
+		if last := st.latest(); last != nil && !hasAll(files, last.Files) {
+			st.crossed = true
+		}
 		if e.IsSnapshotUpdate && len(st.snapshots) > 0 {
 			// Claude Code's update form: a complete replacement of the
 			// latest snapshot.
@@ -226,7 +253,12 @@ func (st *state) apply(e *anyEntry) error {
 		}
 		st.sequence = s.Sequence
 		st.snapshots = append(st.snapshots, s)
-		if over := len(st.snapshots) - maxSnapshots; over > 0 {
+		st.starts = append(st.starts, entryStart{offset: offset, index: index, seq: s.Sequence, exact: e.Sequence == s.Sequence})
+		if over := st.retained() - maxSnapshots; over > 0 {
+			st.starts = st.starts[min(over, len(st.starts)):]
+			gone := min(over, st.older)
+			st.older -= gone
+			over -= gone
 			clear(st.snapshots[:over])
 			st.snapshots = st.snapshots[over:]
 		}
@@ -257,7 +289,47 @@ func (st *state) apply(e *anyEntry) error {
 
 // dead counts the entries in the file that compaction would drop: evicted
 // snapshots and track entries already folded into a later snapshot.
-func (st *state) dead() int { return st.entries - len(st.snapshots) - st.liveTracks }
+func (st *state) dead() int { return st.entries - st.retained() - st.liveTracks }
+
+// hasAll reports whether a holds every key of b.
+func hasAll(a, b map[string]Backup) bool {
+	if len(a) < len(b) {
+		return false
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// recheckCrossed recomputes crossed from the snapshots, when all retained
+// ones are in memory: an evicted snapshot no longer counts.
+func (st *state) recheckCrossed() {
+	if st.older > 0 {
+		return
+	}
+	st.crossed = false
+	for i := 1; i < len(st.snapshots); i++ {
+		if !hasAll(st.snapshots[i].Files, st.snapshots[i-1].Files) {
+			st.crossed = true
+			return
+		}
+	}
+}
+
+// prefixDead counts the entries before the oldest retained snapshot's:
+// what cutting the log there drops.
+func (st *state) prefixDead() int {
+	if len(st.starts) == 0 {
+		return 0
+	}
+	return st.starts[0].index
+}
+
+// retained counts the snapshots kept, in memory or not.
+func (st *state) retained() int { return st.older + len(st.snapshots) }
 
 // logFile is what a History remembers about the log between operations, so
 // that the next one reads only what other processes appended since.
@@ -265,6 +337,11 @@ type logFile struct {
 	st     *state
 	id     fileID
 	offset int64 // the end of the last complete line read
+	// fps fingerprints files of the latest snapshot found unchanged (see
+	// fingerprint), by tracking path; they go into the state file.
+	fps map[string]fingerprint
+	// saved is set while the state file on disk describes exactly this.
+	saved bool
 }
 
 // parseHeader decodes the first line of a log.
@@ -292,8 +369,9 @@ func parseHeader(line []byte) (*headerEntry, error) {
 // bytes it consumed: up to the end of the last line that was folded. A last
 // line that is torn (no newline) or does not decode is left unconsumed, as
 // the remains of an append cut short by a crash; a bad line before the last
-// is an error naming its line number, counted from firstLine.
-func parseEntries(st *state, data []byte, firstLine int) (int64, error) {
+// is an error naming its line number, counted from firstLine. base is
+// data's offset in the log.
+func parseEntries(st *state, data []byte, firstLine int, base int64) (int64, error) {
 	var used int64
 	line := firstLine
 	for len(data) > 0 {
@@ -312,7 +390,7 @@ func parseEntries(st *state, data []byte, firstLine int) (int64, error) {
 				}
 				return used, fmt.Errorf("line %d: %w", line, err)
 			}
-			if err := st.apply(&e); err != nil {
+			if err := st.apply(&e, base+used); err != nil {
 				return used, fmt.Errorf("line %d: %w", line, err)
 			}
 		}
@@ -326,8 +404,10 @@ func parseEntries(st *state, data []byte, firstLine int) (int64, error) {
 // readLog brings the cached view of the log at path up to date and returns
 // it. A missing log gives a nil state. When the file is the same one read
 // before (same inode and the same logId in its header) only the bytes
-// appended since are read; otherwise the whole log is parsed again.
-func (h *History) readLog(cache *logFile) (*logFile, error) {
+// appended since are read. Without such a cache, and with useState, the
+// state file stands in for it when it describes this log; otherwise the
+// whole log is parsed again.
+func (h *History) readLog(cache *logFile, useState bool) (*logFile, error) {
 	path := h.logPath()
 	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonBlock, 0)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -357,14 +437,30 @@ func (h *History) readLog(cache *logFile) (*logFile, error) {
 		return nil, fmt.Errorf("checkpoint log %s: %w; move it aside to start the session's history afresh: %w", path, err, memdir.ErrInvalid)
 	}
 	id := statID(fi)
-	if cache != nil && cache.st != nil && cache.id == id && cache.st.logID == hdr.LogID && cache.offset <= fi.Size() {
+	usable := func(c *logFile) bool {
+		return c != nil && c.st != nil && c.id == id && c.st.logID == hdr.LogID && c.st.cwd == hdr.Cwd &&
+			c.offset >= int64(len(headerLine)) && c.offset <= fi.Size()
+	}
+	if !usable(cache) && useState {
+		cache = h.loadState()
+	}
+	if usable(cache) {
 		if cache.offset == fi.Size() {
 			return cache, nil
 		}
-		return h.readFrom(f, path, cache, cache.offset, fi.Size())
+		next, err := h.readFrom(f, path, cache, cache.offset, fi.Size())
+		if err == nil || !cache.saved {
+			return next, err
+		}
+		// What the state file left unread did not fold onto it: read the
+		// whole log, which names the bad line if the log is to blame.
+		h.logger.Debug("checkpoint state file does not fit the log; reading the log", "path", path, "err", err)
 	}
-	next := &logFile{st: &state{cwd: hdr.Cwd, logID: hdr.LogID}, id: id}
-	return h.readFrom(f, path, next, int64(len(headerLine)), fi.Size())
+	next, err := h.readFrom(f, path, &logFile{st: &state{cwd: hdr.Cwd, logID: hdr.LogID}, id: id}, int64(len(headerLine)), fi.Size())
+	if err == nil {
+		next.st.recheckCrossed()
+	}
+	return next, err
 }
 
 // readFrom folds the log's bytes from offset to size into lf.
@@ -382,11 +478,13 @@ func (h *History) readFrom(f *os.File, path string, lf *logFile, offset, size in
 	}
 	// Fold into a copy so that an error leaves the cache as it was.
 	st := lf.st.copy()
-	used, err := parseEntries(st, data[:n], firstLine)
+	used, err := parseEntries(st, data[:n], firstLine, offset)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint log %s: %s: %w", path, err, memdir.ErrInvalid)
 	}
-	return &logFile{st: st, id: lf.id, offset: offset + used}, nil
+	next := &logFile{st: st, id: lf.id, offset: offset + used, fps: lf.fps}
+	next.saved = lf.saved && next.offset == lf.offset
+	return next, nil
 }
 
 // copy returns a copy of st that can be folded into without changing st:
@@ -394,6 +492,7 @@ func (h *History) readFrom(f *os.File, path string, lf *logFile, offset, size in
 func (st *state) copy() *state {
 	c := *st
 	c.snapshots = append([]*Snapshot(nil), st.snapshots...)
+	c.starts = append([]entryStart(nil), st.starts...)
 	if n := len(c.snapshots); n > 0 {
 		last := c.snapshots[n-1].clone()
 		c.snapshots[n-1] = &last
@@ -430,23 +529,34 @@ func newLogID() string {
 	return hex.EncodeToString(b[:])
 }
 
-func marshalLines(entries ...any) ([]byte, error) {
+// marshalLines encodes entries one a line, and returns where each line
+// starts.
+func marshalLines(entries ...any) ([]byte, []int64, error) {
 	var buf bytes.Buffer
+	starts := make([]int64, 0, len(entries))
 	for _, e := range entries {
+		starts = append(starts, int64(buf.Len()))
+		if se, ok := e.(snapshotEntry); ok {
+			if b, ok := appendSnapshotEntry(buf.AvailableBuffer(), &se); ok {
+				buf.Write(b)
+				buf.WriteByte('\n')
+				continue
+			}
+		}
 		b, err := json.Marshal(e)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		buf.Write(b)
 		buf.WriteByte('\n')
 	}
-	return buf.Bytes(), nil
+	return buf.Bytes(), starts, nil
 }
 
 // createLog writes a new log holding only its header, atomically.
 func (h *History) createLog(cwd string) (*logFile, error) {
 	hdr := headerEntry{Type: typeHeader, Version: logVersion, SessionID: h.session, Cwd: cwd, LogID: newLogID()}
-	data, err := marshalLines(hdr)
+	data, _, err := marshalLines(hdr)
 	if err != nil {
 		return nil, err
 	}
@@ -467,15 +577,11 @@ func (h *History) replaceLog(data []byte, st *state) (*logFile, error) {
 	return &logFile{st: st, id: statID(fi), offset: int64(len(data))}, nil
 }
 
-// appendLog appends entries to the log in one write and fsyncs it. Bytes
+// appendLog appends lines to the log in one write and fsyncs it. Bytes
 // after the last complete line (a torn append) are cut off first so the new
-// lines start on a line of their own.
-func (h *History) appendLog(lf *logFile, entries ...any) error {
+// lines start on a line of their own, at lf.offset.
+func (h *History) appendLog(lf *logFile, data []byte) error {
 	path := h.logPath()
-	data, err := marshalLines(entries...)
-	if err != nil {
-		return fmt.Errorf("encode checkpoint log entry: %w", err)
-	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|oNoFollow, 0)
 	if err != nil {
 		return fmt.Errorf("append to checkpoint log %s: %w", path, err)
@@ -508,6 +614,9 @@ func (h *History) appendLog(lf *logFile, entries ...any) error {
 // compactData renders st as a fresh log: the header and one complete
 // snapshot entry per retained snapshot.
 func compactData(session string, st *state) ([]byte, *state, error) {
+	if st.older > 0 {
+		return nil, nil, errors.New("internal error: compacting a state without its older snapshots")
+	}
 	next := &state{cwd: st.cwd, logID: newLogID(), sequence: st.sequence}
 	entries := []any{headerEntry{Type: typeHeader, Version: logVersion, SessionID: session, Cwd: st.cwd, LogID: next.logID}}
 	for _, s := range st.snapshots {
@@ -515,7 +624,13 @@ func compactData(session string, st *state) ([]byte, *state, error) {
 		next.snapshots = append(next.snapshots, s)
 	}
 	next.entries = len(next.snapshots)
-	data, err := marshalLines(entries...)
+	next.recheckCrossed()
+	data, offsets, err := marshalLines(entries...)
+	if err == nil {
+		for i, s := range next.snapshots {
+			next.starts = append(next.starts, entryStart{offset: offsets[i+1], index: i, seq: s.Sequence, exact: true})
+		}
+	}
 	return data, next, err
 }
 

@@ -132,7 +132,7 @@ func TestClaudeCodeSnapshotUpdateReplacesLatest(t *testing.T) {
 	log := `{"type":"file-history-snapshot","messageId":"m1","snapshot":{"messageId":"m1","trackedFileBackups":{},"timestamp":"2026-01-01T00:00:00Z"},"isSnapshotUpdate":false}
 {"type":"file-history-snapshot","messageId":"m1","snapshot":{"messageId":"m1","trackedFileBackups":{"a.ts":{"backupFileName":null,"version":1,"backupTime":"2026-01-01T00:00:01Z"}},"timestamp":"2026-01-01T00:00:00Z"},"isSnapshotUpdate":true}
 `
-	if _, err := parseEntries(st, []byte(log), 2); err != nil {
+	if _, err := parseEntries(st, []byte(log), 2, 0); err != nil {
 		t.Fatal(err)
 	}
 	want := []*Snapshot{{MessageID: "m1", Sequence: 1, Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
@@ -194,7 +194,7 @@ func FuzzParseLog(f *testing.F) {
 	f.Add([]byte("\n\n{}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st := &state{cwd: "/p", logID: "x"}
-		used, err := parseEntries(st, data, 2)
+		used, err := parseEntries(st, data, 2, 0)
 		if err != nil {
 			return
 		}
@@ -207,11 +207,14 @@ func FuzzParseLog(f *testing.F) {
 		}
 		nl := bytes.IndexByte(out, '\n')
 		again := &state{cwd: "/p"}
-		if _, err := parseEntries(again, out[nl+1:], 2); err != nil {
+		if _, err := parseEntries(again, out[nl+1:], 2, int64(nl+1)); err != nil {
 			t.Fatalf("compacted log does not parse: %v\n%s", err, out)
 		}
 		if diff := cmp.Diff(next.snapshots, again.snapshots, cmpopts.EquateEmpty(), cmpopts.EquateApproxTime(0)); diff != "" {
 			t.Fatalf("compaction changed the snapshots (-before +after):\n%s", diff)
+		}
+		if diff := cmp.Diff(next.starts, again.starts, cmp.AllowUnexported(entryStart{}), cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("compaction's snapshot starts differ from a reader's (-compaction +reader):\n%s", diff)
 		}
 	})
 }
@@ -245,4 +248,51 @@ func FuzzTrackingPath(f *testing.F) {
 			t.Fatalf("absolute tracking path %q changed to %s", p, abs)
 		}
 	})
+}
+
+// The hand-written encoder of snapshot entries writes what encoding/json
+// writes, or declines.
+func TestSnapshotEntryEncodingMatchesEncodingJSON(t *testing.T) {
+	tm := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC)
+	local := time.Date(2026, 3, 1, 12, 0, 0, 5, time.FixedZone("x", 3600))
+	for _, tc := range []struct {
+		name    string
+		s       Snapshot
+		update  bool
+		decline bool
+	}{
+		{name: "empty", s: Snapshot{MessageID: "m", Sequence: 1, Time: tm, Files: map[string]Backup{}}},
+		{name: "nil files", s: Snapshot{MessageID: "m", Sequence: 2, Time: tm}},
+		{name: "files", update: true, s: Snapshot{MessageID: "0f7c-uuid", Sequence: 30, Time: local, Files: map[string]Backup{
+			"src/b.go": {Name: "0123456789abcdef@v2", Version: 2, Time: local},
+			"/abs/a b": {Version: 3, Time: tm},
+			"a.go":     {Name: "fedcba9876543210@v1", Version: 1},
+		}}},
+		{name: "escaped key", decline: true, s: Snapshot{MessageID: "m", Time: tm, Files: map[string]Backup{"a<b>&\"c\\\t": {Version: 1, Time: tm}}}},
+		{name: "non-ASCII key", decline: true, s: Snapshot{MessageID: "m", Time: tm, Files: map[string]Backup{"café": {Version: 1, Time: tm}}}},
+		{name: "escaped message", decline: true, s: Snapshot{MessageID: "m\u2028", Time: tm}},
+		{name: "year 10000", decline: true, s: Snapshot{MessageID: "m", Time: tm, Files: map[string]Backup{"a": {Version: 1, Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newSnapshotEntry(&tc.s)
+			e.IsSnapshotUpdate = tc.update
+			got, ok := appendSnapshotEntry([]byte("prefix"), &e)
+			if ok == tc.decline {
+				t.Fatalf("encoded = %v, want %v", ok, !tc.decline)
+			}
+			if !ok {
+				if string(got) != "prefix" {
+					t.Errorf("declined but appended %q", got)
+				}
+				return
+			}
+			want, err := json.Marshal(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff("prefix"+string(want), string(got)); diff != "" {
+				t.Errorf("(-encoding/json +ours):\n%s", diff)
+			}
+		})
+	}
 }

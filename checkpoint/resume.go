@@ -56,7 +56,11 @@ func (h *History) ResumeFrom(ctx context.Context, from string) (*ResumeResult, e
 	// session, and holding one lock at a time cannot deadlock.
 	var oldState *state
 	err = old.locked(ctx, false, func(t *txn) error {
-		oldState = t.st().copy()
+		st, err := t.all()
+		if err != nil {
+			return err
+		}
+		oldState = st.copy()
 		return nil
 	})
 	if err != nil {
@@ -64,7 +68,7 @@ func (h *History) ResumeFrom(ctx context.Context, from string) (*ResumeResult, e
 	}
 	res := &ResumeResult{From: from}
 	err = h.locked(ctx, true, func(t *txn) error {
-		if n := len(t.st().snapshots); n > 0 {
+		if n := t.st().retained(); n > 0 {
 			return fmt.Errorf("session %s already has snapshots (%d); resume into a new session id: %w", h.session, n, memdir.ErrExists)
 		}
 		carried := map[string]bool{} // backup name → arrived
@@ -107,7 +111,13 @@ func (h *History) ResumeFrom(ctx context.Context, from string) (*ResumeResult, e
 		if err := atomicfile.SyncDir(h.dir); err != nil {
 			return err
 		}
-		return t.replace(next)
+		if err := t.replace(next); err != nil {
+			return err
+		}
+		// Fingerprints are of this session's backups; the carried ones
+		// are checked afresh on the next snapshot.
+		t.lf.fps = nil
+		return nil
 	})
 	if err != nil {
 		return nil, err

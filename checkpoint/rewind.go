@@ -106,7 +106,10 @@ func (h *History) Rewind(ctx context.Context, messageID string, opts *RewindOpti
 	}
 	var rep *RewindReport
 	err := h.locked(ctx, false, func(t *txn) error {
-		st := t.st()
+		st, err := t.all()
+		if err != nil {
+			return err
+		}
 		target, items, skipped, unchanged, err := h.plan(ctx, st, messageID, !opts.DryRun)
 		if err != nil {
 			return err
@@ -127,7 +130,9 @@ func (h *History) Rewind(ctx context.Context, messageID string, opts *RewindOpti
 		if opts.DryRun || len(items) == 0 {
 			return nil
 		}
-		undo, entry, err := h.snapshotLocked(ctx, st, UndoPrefix+strconv.Itoa(st.sequence+1))
+		// The files about to be restored get new change times, so their
+		// fingerprints will not match again; the others stay good.
+		undo, entry, fps, err := h.snapshotLocked(ctx, st, t.lf.fps, UndoPrefix+strconv.Itoa(st.sequence+1))
 		if err != nil {
 			return err
 		}
@@ -141,6 +146,7 @@ func (h *History) Rewind(ctx context.Context, messageID string, opts *RewindOpti
 		if err := t.commit(entry); err != nil {
 			return fmt.Errorf("rewind to %q: record the undo snapshot, so nothing was changed: %w", messageID, err)
 		}
+		t.lf.fps = fps
 		rep.UndoMessageID = undo.Snapshot.MessageID
 		for _, it := range items {
 			if err := ctx.Err(); err != nil {
@@ -305,7 +311,11 @@ func (h *History) Diff(ctx context.Context, messageID string) (*DiffReport, erro
 	}
 	var rep *DiffReport
 	err := h.locked(ctx, false, func(t *txn) error {
-		target, items, skipped, unchanged, err := h.plan(ctx, t.st(), messageID, false)
+		st, err := t.all()
+		if err != nil {
+			return err
+		}
+		target, items, skipped, unchanged, err := h.plan(ctx, st, messageID, false)
 		if err != nil {
 			return err
 		}

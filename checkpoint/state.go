@@ -1,0 +1,396 @@
+package checkpoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/memdir/memdir/internal/atomicfile"
+)
+
+// StateName is the name of the session's compacted state file inside its
+// file-history directory: what a new process needs to take the next
+// snapshot, so that it does not have to read the whole log. Like LogName it
+// cannot collide with a backup name, which always holds "@v".
+//
+// The file is a cache of the log and never the only copy of anything: it
+// names the log it describes (logId, inode and the byte offset it covers),
+// and a reader that finds it missing, damaged, of another version or
+// describing another log reads the log instead and writes it afresh.
+const StateName = "memdir-checkpoints.state"
+
+// stateVersion is the state file's format version. A file of any other
+// version is ignored (and replaced), never an error: the log is the truth.
+const stateVersion = 1
+
+const typeState = "memdir-checkpoint-state"
+
+// fingerprint is what lstat showed of a tracked file at a moment when its
+// content was known to equal backup's and its last change was already
+// refreshAfter in the past. While lstat shows exactly this again, the file
+// is unchanged: any write since would have given it a later change time
+// (see refreshAfter), so one lstat replaces the lstat of the backup and,
+// in the worst case, a comparison of content.
+type fingerprint struct {
+	backup string
+	id     fileID
+	size   int64
+	mode   fs.FileMode
+	mtime  time.Time
+	ctime  time.Time
+}
+
+// fingerprintOf records fi for backup, or reports false where it would not
+// be sound: no file identity on this system, or a last change too recent for
+// a later write to be sure to move the change time (now is the wall clock
+// when the file's content was found equal to the backup's).
+func fingerprintOf(fi fs.FileInfo, backup string, now time.Time) (fingerprint, bool) {
+	id := statID(fi)
+	if id == (fileID{}) || backup == "" || now.Sub(lastChange(fi)) <= refreshAfter {
+		return fingerprint{}, false
+	}
+	return fingerprint{backup: backup, id: id, size: fi.Size(), mode: fi.Mode(), mtime: fi.ModTime(), ctime: changeTime(fi)}, true
+}
+
+// matches reports whether fi shows the file exactly as fingerprinted, and the
+// fingerprint is for backup.
+func (f fingerprint) matches(fi fs.FileInfo, backup string) bool {
+	return f.backup == backup && f.id == statID(fi) && f.size == fi.Size() && f.mode == fi.Mode() &&
+		f.mtime.Equal(fi.ModTime()) && f.ctime.Equal(changeTime(fi))
+}
+
+func (h *History) statePath() string { return filepath.Join(h.dir, StateName) }
+
+// stateHeader is the first line of the state file.
+type stateHeader struct {
+	Type    string `json:"type"`
+	Version int    `json:"version"`
+	// The log this describes: its header's logId, its file identity and
+	// the end of the last line folded in.
+	LogID  string `json:"logId"`
+	Dev    uint64 `json:"dev"`
+	Ino    uint64 `json:"ino"`
+	Offset int64  `json:"offset"`
+
+	Cwd      string `json:"cwd"`
+	Sequence int    `json:"sequence"`
+	Older    int    `json:"older"` // retained snapshots before the latest
+	// Starts has, for each retained snapshot, oldest first, the offset of
+	// the log line that added it, the entries before that line, its
+	// sequence and 1 when the line's own sequence field says so (see
+	// entryStart).
+	Starts     [][4]int64 `json:"starts"`
+	Crossed    bool       `json:"crossed"`
+	Entries    int        `json:"entries"`
+	LiveTracks int        `json:"liveTracks"`
+
+	// The latest snapshot, whose files follow one per line; absent when
+	// the log holds no snapshot yet.
+	Latest *struct {
+		MessageID string    `json:"messageId"`
+		Sequence  int       `json:"sequence"`
+		Time      time.Time `json:"timestamp"`
+	} `json:"latest,omitempty"`
+	Files int `json:"files"`
+}
+
+// encodeState renders lf as a state file: a JSON header line, one line per
+// file of the latest snapshot, and a last line with the CRC-32 of all that
+// came before, so that a torn or damaged file is recognised as such.
+//
+// A file line is tab-separated: the tracking path, the backup name ("" for a
+// null entry), each as itself or, when it holds a control character, a quote
+// or a backslash, Go-quoted, the version, the backup time (RFC 3339), then
+// either "-" or the fingerprint as device, inode, size, mode, and the
+// modification and change times as seconds and nanoseconds.
+func encodeState(lf *logFile) ([]byte, error) {
+	st := lf.st
+	hdr := stateHeader{
+		Type: typeState, Version: stateVersion,
+		LogID: st.logID, Dev: lf.id.dev, Ino: lf.id.ino, Offset: lf.offset,
+		Cwd: st.cwd, Sequence: st.sequence, Entries: st.entries, LiveTracks: st.liveTracks,
+		Starts: make([][4]int64, 0, len(st.starts)), Crossed: st.crossed,
+	}
+	for _, s := range st.starts {
+		exact := int64(0)
+		if s.exact {
+			exact = 1
+		}
+		hdr.Starts = append(hdr.Starts, [4]int64{s.offset, int64(s.index), int64(s.seq), exact})
+	}
+	last := st.latest()
+	var keys []string
+	if last != nil {
+		hdr.Older = st.retained() - 1
+		hdr.Latest = &struct {
+			MessageID string    `json:"messageId"`
+			Sequence  int       `json:"sequence"`
+			Time      time.Time `json:"timestamp"`
+		}{last.MessageID, last.Sequence, last.Time.UTC()}
+		keys = slices.Sorted(maps.Keys(last.Files))
+		hdr.Files = len(keys)
+	}
+	line, err := json.Marshal(hdr)
+	if err != nil {
+		return nil, err
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, len(line)+1+len(keys)*160))
+	buf.Write(line)
+	buf.WriteByte('\n')
+	var b []byte
+	for _, k := range keys {
+		e := last.Files[k]
+		b = appendField(b[:0], k)
+		b = append(b, '\t')
+		b = appendField(b, e.Name)
+		b = append(b, '\t')
+		b = strconv.AppendInt(b, int64(e.Version), 10)
+		b = append(b, '\t')
+		b = e.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+		b = append(b, '\t')
+		if fp, ok := lf.fps[k]; ok && fp.backup == e.Name && e.Exists() {
+			for _, n := range []uint64{fp.id.dev, fp.id.ino} {
+				b = strconv.AppendUint(b, n, 10)
+				b = append(b, ' ')
+			}
+			for _, n := range []int64{fp.size, int64(fp.mode), fp.mtime.Unix(), int64(fp.mtime.Nanosecond()), fp.ctime.Unix(), int64(fp.ctime.Nanosecond())} {
+				b = strconv.AppendInt(b, n, 10)
+				b = append(b, ' ')
+			}
+			b = b[:len(b)-1]
+		} else {
+			b = append(b, '-')
+		}
+		b = append(b, '\n')
+		buf.Write(b)
+	}
+	fmt.Fprintf(buf, "crc32 %08x\n", crc32.ChecksumIEEE(buf.Bytes()))
+	return buf.Bytes(), nil
+}
+
+// decodeState parses a state file into a logFile whose state holds only the
+// latest snapshot (older counts the rest). Every path and name is checked as
+// strictly as when read from the log.
+func decodeState(data []byte) (*logFile, error) {
+	// The checksum line is the last; no other line can start with it, as
+	// paths and names are quoted.
+	i := bytes.LastIndex(data, []byte("\ncrc32 "))
+	if i < 0 || !bytes.HasSuffix(data, []byte("\n")) {
+		return nil, errors.New("no checksum line (torn?)")
+	}
+	body, sum := data[:i+1], bytes.TrimSuffix(data[i+len("\ncrc32 "):], []byte("\n"))
+	if want, err := strconv.ParseUint(string(sum), 16, 32); err != nil || uint32(want) != crc32.ChecksumIEEE(body) {
+		return nil, errors.New("checksum mismatch")
+	}
+	nl := bytes.IndexByte(body, '\n')
+	var hdr stateHeader
+	if err := json.Unmarshal(body[:nl], &hdr); err != nil {
+		return nil, fmt.Errorf("header: %w", err)
+	}
+	switch {
+	case hdr.Type != typeState:
+		return nil, fmt.Errorf("not a %q file", typeState)
+	case hdr.Version != stateVersion:
+		return nil, fmt.Errorf("format version %d, not %d", hdr.Version, stateVersion)
+	case hdr.LogID == "" || !filepath.IsAbs(hdr.Cwd):
+		return nil, errors.New("no logId or no absolute cwd")
+	case hdr.Offset <= 0 || hdr.Sequence < 0 || hdr.Older < 0 || hdr.Entries < 0 || hdr.LiveTracks < 0 || hdr.Files < 0:
+		return nil, errors.New("a negative count")
+	case hdr.Latest == nil && (hdr.Older != 0 || hdr.Files != 0):
+		return nil, errors.New("files without a latest snapshot")
+	case hdr.Older >= maxSnapshots:
+		return nil, fmt.Errorf("%d older snapshots, over the %d kept", hdr.Older, maxSnapshots)
+	}
+	st := &state{cwd: hdr.Cwd, logID: hdr.LogID, sequence: hdr.Sequence, older: hdr.Older, entries: hdr.Entries, liveTracks: hdr.LiveTracks, crossed: hdr.Crossed}
+	if err := decodeStarts(st, &hdr); err != nil {
+		return nil, err
+	}
+	lf := &logFile{st: st, id: fileID{dev: hdr.Dev, ino: hdr.Ino}, offset: hdr.Offset, fps: map[string]fingerprint{}, saved: true}
+	var lines [][]byte
+	if rest := body[nl+1:]; len(rest) > 0 {
+		lines = bytes.Split(rest[:len(rest)-1], []byte("\n"))
+	}
+	if len(lines) != hdr.Files {
+		return nil, fmt.Errorf("%d file lines, header says %d", len(lines), hdr.Files)
+	}
+	if hdr.Latest == nil {
+		return lf, nil
+	}
+	if err := checkMessageID(hdr.Latest.MessageID); err != nil {
+		return nil, err
+	}
+	if hdr.Latest.Sequence < 1 || hdr.Latest.Sequence > hdr.Sequence {
+		return nil, fmt.Errorf("latest sequence %d outside 1..%d", hdr.Latest.Sequence, hdr.Sequence)
+	}
+	s := &Snapshot{MessageID: hdr.Latest.MessageID, Sequence: hdr.Latest.Sequence, Time: hdr.Latest.Time, Files: make(map[string]Backup, len(lines))}
+	for i, line := range lines {
+		key, b, fp, err := decodeFileLine(line)
+		if err != nil {
+			return nil, fmt.Errorf("file line %d: %w", i+1, err)
+		}
+		if _, dup := s.Files[key]; dup {
+			return nil, fmt.Errorf("file line %d: %q listed twice", i+1, key)
+		}
+		s.Files[key] = b
+		if fp != nil {
+			lf.fps[key] = *fp
+		}
+	}
+	st.snapshots = []*Snapshot{s}
+	return lf, nil
+}
+
+// decodeStarts checks the header's starts against its counts: one per
+// retained snapshot, in log order, the last being the latest snapshot's.
+func decodeStarts(st *state, hdr *stateHeader) error {
+	want := 0
+	if hdr.Latest != nil {
+		want = hdr.Older + 1
+	}
+	if len(hdr.Starts) != want {
+		return fmt.Errorf("%d snapshot starts for %d snapshots", len(hdr.Starts), want)
+	}
+	prev := entryStart{offset: 0, index: -1, seq: 0}
+	for _, s := range hdr.Starts {
+		e := entryStart{offset: s[0], index: int(s[1]), seq: int(s[2]), exact: s[3] == 1}
+		if e.offset <= prev.offset || e.offset >= hdr.Offset || e.index <= prev.index || e.index >= hdr.Entries || e.seq <= prev.seq || e.seq > hdr.Sequence || s[3] < 0 || s[3] > 1 {
+			return fmt.Errorf("snapshot start %v out of order or range", s)
+		}
+		st.starts = append(st.starts, e)
+		prev = e
+	}
+	if hdr.Latest != nil && prev.seq != hdr.Latest.Sequence {
+		return fmt.Errorf("the last snapshot start has sequence %d, the latest snapshot %d", prev.seq, hdr.Latest.Sequence)
+	}
+	return nil
+}
+
+func decodeFileLine(line []byte) (string, Backup, *fingerprint, error) {
+	f := bytes.Split(line, []byte("\t"))
+	if len(f) != 5 {
+		return "", Backup{}, nil, fmt.Errorf("%d fields, want 5", len(f))
+	}
+	key, err := field(f[0])
+	if err != nil {
+		return "", Backup{}, nil, fmt.Errorf("tracking path: %w", err)
+	}
+	if err := checkTrackingPath(key); err != nil {
+		return "", Backup{}, nil, err
+	}
+	name, err := field(f[1])
+	if err != nil {
+		return "", Backup{}, nil, fmt.Errorf("backup name: %w", err)
+	}
+	if name != "" {
+		if err := checkSegment(name, "backup file name"); err != nil {
+			return "", Backup{}, nil, err
+		}
+	}
+	v, err := strconv.Atoi(string(f[2]))
+	if err != nil || v < 1 {
+		return "", Backup{}, nil, fmt.Errorf("version %q is not a positive number", f[2])
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(f[3]))
+	if err != nil {
+		return "", Backup{}, nil, fmt.Errorf("backup time: %w", err)
+	}
+	b := Backup{Name: name, Version: v, Time: t}
+	if string(f[4]) == "-" {
+		return key, b, nil, nil
+	}
+	nums := bytes.Split(f[4], []byte(" "))
+	if len(nums) != 8 || name == "" {
+		return "", Backup{}, nil, errors.New("bad fingerprint")
+	}
+	var u [2]uint64
+	for i := range u {
+		if u[i], err = strconv.ParseUint(string(nums[i]), 10, 64); err != nil {
+			return "", Backup{}, nil, fmt.Errorf("fingerprint: %w", err)
+		}
+	}
+	var n [6]int64
+	for i := range n {
+		if n[i], err = strconv.ParseInt(string(nums[2+i]), 10, 64); err != nil {
+			return "", Backup{}, nil, fmt.Errorf("fingerprint: %w", err)
+		}
+	}
+	fp := &fingerprint{backup: name, id: fileID{dev: u[0], ino: u[1]}, size: n[0], mode: fs.FileMode(n[1]),
+		mtime: time.Unix(n[2], n[3]), ctime: time.Unix(n[4], n[5])}
+	return key, b, fp, nil
+}
+
+// appendField appends s as a state file field: itself when that is
+// unambiguous, else quoted.
+func appendField(b []byte, s string) []byte {
+	if s == "" || s == "-" || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '"' || r == '\\' }) {
+		return strconv.AppendQuote(b, s)
+	}
+	return append(b, s...)
+}
+
+func field(f []byte) (string, error) {
+	if len(f) > 0 && f[0] == '"' {
+		return strconv.Unquote(string(f))
+	}
+	if len(f) == 0 {
+		return "", errors.New("empty field")
+	}
+	return string(f), nil
+}
+
+// loadState reads the state file; nil when it is missing or unusable, which
+// only costs the caller a read of the whole log.
+func (h *History) loadState() *logFile {
+	path := h.statePath()
+	f, fi, err := openRegular(path, nil, false)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			h.logger.Debug("ignoring checkpoint state file", "path", path, "err", err)
+		}
+		return nil
+	}
+	defer f.Close()
+	if fi.Size() > 256<<20 {
+		h.logger.Debug("ignoring checkpoint state file", "path", path, "err", "too large")
+		return nil
+	}
+	data := make([]byte, fi.Size())
+	n, err := f.ReadAt(data, 0)
+	if int64(n) != fi.Size() {
+		h.logger.Debug("ignoring checkpoint state file", "path", path, "err", err)
+		return nil
+	}
+	h.stats.logRead.Add(int64(n))
+	lf, err := decodeState(data)
+	if err != nil {
+		h.logger.Debug("ignoring checkpoint state file", "path", path, "err", err)
+		return nil
+	}
+	return lf
+}
+
+// saveState writes lf to the state file, atomically. It is called holding
+// the session lock, after lf's entries are durable in the log, so the file
+// never covers more of the log than the log holds. A failure is only logged:
+// the next process reads the log instead.
+func (h *History) saveState(lf *logFile) {
+	data, err := encodeState(lf)
+	if err == nil {
+		err = atomicfile.WriteFile(h.statePath(), data, 0o600)
+	}
+	if err != nil {
+		h.logger.Debug("could not write checkpoint state file", "path", h.statePath(), "err", err)
+		return
+	}
+	h.stats.logWritten.Add(int64(len(data)))
+	lf.saved = true
+}
