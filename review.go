@@ -158,11 +158,13 @@ func (d *Dir) holdIfSuspicious(rel, op string, old []byte, created bool, content
 	if len(findings) == 0 {
 		return nil, nil
 	}
-	// The same write held again (a sync pull retries every time) is not
-	// queued twice.
+	// The same write held again (a sync pull retries every time, a model
+	// repeats a refused call) is not queued twice. Saves stamp provenance
+	// with the time, so the record is left out of the comparison.
 	pending, _ := d.HeldWrites(false)
+	key := withoutProvenance(content)
 	for _, it := range pending {
-		if it.Path == rel && it.Content == string(content) {
+		if it.Path == rel && withoutProvenance([]byte(it.Content)) == key {
 			return &HeldError{ID: it.ID, Path: rel, Findings: it.Findings}, nil
 		}
 	}
@@ -180,6 +182,18 @@ func (d *Dir) holdIfSuspicious(rel, op string, old []byte, created bool, content
 	}
 	d.log.Debug("held write for review", "path", rel, "id", id, "findings", len(findings))
 	return &HeldError{ID: id, Path: rel, Findings: findings}, nil
+}
+
+// withoutProvenance returns content with its provenance record taken out
+// of the frontmatter, as memdir formats it (both sides of a comparison go
+// through it); content without a readable frontmatter is returned as it is.
+func withoutProvenance(content []byte) string {
+	m, prob := ParseMemory(content)
+	if prob != nil || !m.HasFrontmatter() {
+		return string(content)
+	}
+	m.SetProvenance(nil)
+	return string(m.Format())
 }
 
 func newReviewID(now time.Time) (string, error) {
