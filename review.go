@@ -425,3 +425,25 @@ func (d *Dir) WriteGuard(origin *Provenance) func(rel string, old, content []byt
 		return content, nil
 	}
 }
+
+// ShowHidden replaces the characters a terminal or a page would not show, or
+// that reorder a line (zero-width, bidirectional, tag and control
+// characters, NUL included), with <U+XXXX>, so a person reviewing a held
+// write sees what a model would read. Tabs and newlines are kept.
+func ShowHidden(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r == '\t' || r == '\n' || r >= ' ' && r != 0x7F && !hiddenRune(r) {
+			b.WriteRune(r)
+			continue
+		}
+		fmt.Fprintf(&b, "<U+%04X>", r)
+	}
+	return b.String()
+}
+
+func hiddenRune(r rune) bool {
+	return r == 0x200B || r == 0x200C || r == 0x200D || r == 0xFEFF || r == 0x180E || r == 0xAD ||
+		r >= 0x2060 && r <= 0x2064 || r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069 ||
+		r >= 0xE0000 && r <= 0xE007F || r >= 0xE0100 && r <= 0xE01EF || r >= 0x80 && r < 0xA0
+}

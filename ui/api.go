@@ -44,6 +44,9 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.Handle("/api/checkpoints", s.handle(http.MethodGet, s.apiCheckpoints))
 	mux.Handle("/api/checkpoints/diff", s.handle(http.MethodGet, s.apiCheckpointDiff))
 	mux.Handle("/api/checkpoints/rewind", s.handle(http.MethodGet, s.apiCheckpointRewind))
+	mux.Handle("/api/review", s.handle(http.MethodGet, s.apiReview))
+	mux.Handle("/api/review/accept", s.handle(http.MethodPost, s.apiReviewDecide(true)))
+	mux.Handle("/api/review/reject", s.handle(http.MethodPost, s.apiReviewDecide(false)))
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
 	})
