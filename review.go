@@ -402,7 +402,15 @@ func (d *Dir) acceptWrite(ctx context.Context, it *HeldWrite, base string, rec *
 	if it.Provenance != nil && !isIndex && !synced {
 		content, _ = StampProvenance(content, it.Provenance)
 	}
-	return atomicfile.WriteFileIn(root, rel, content, 0o600)
+	if err := atomicfile.WriteFileIn(root, rel, content, 0o600); err != nil {
+		return err
+	}
+	if synced && !isIndex {
+		// Kept outside, as the pull itself would have: the file stays the
+		// server's byte for byte.
+		return d.RecordProvenance(rel, content, it.Provenance)
+	}
+	return nil
 }
 
 // WriteGuard returns a hook for writers of whole files (memtool.Options.Write,

@@ -184,6 +184,16 @@ func (s *Server) apiMemory(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// How it was last written: the frontmatter's record, or the one kept
+	// outside the directory for a sync pull.
+	prov, perr := s.d.WrittenBy(m.Path, data)
+	if perr != nil {
+		warns = append(warns, perr.Error())
+	}
+	writtenBy := ""
+	if prov != nil {
+		writtenBy = prov.String()
+	}
 	now := s.now()
 	return map[string]any{
 		"path": m.Path, "name": m.Name, "description": m.Description, "type": string(m.Type), "raw_type": m.RawType,
@@ -192,6 +202,7 @@ func (s *Server) apiMemory(r *http.Request) (any, error) {
 		"mtime": m.ModTime, "age": memdir.MemoryAge(m.ModTime, now), "freshness": memdir.FreshnessText(m.ModTime, now),
 		"index_file": indexRel, "index_lines": nonNil(lines),
 		"errors": nonNil(errs), "warnings": nonNil(warns), "history": history,
+		"provenance": prov, "written_by": writtenBy,
 	}, nil
 }
 

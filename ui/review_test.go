@@ -89,6 +89,9 @@ func TestReviewQueue(t *testing.T) {
 	if got := w.read("MEMORY.md"); !strings.Contains(got, "(project_deploy.md)") {
 		t.Errorf("MEMORY.md after accept:\n%s", got)
 	}
+	if m := w.get("/api/memory?path=project_deploy.md", 200); !strings.HasPrefix(m["written_by"].(string), "agent (via mcp") {
+		t.Errorf("the memory page says written by %q, want the agent's save", m["written_by"])
+	}
 	if r, err := w.d.Journal().Run(run); err != nil || r.Kind != "review-accept" {
 		t.Errorf("journal run %s: %+v %v", run, r, err)
 	}
