@@ -5,21 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/anthropic"
+	"github.com/memdir/memdir/memdirtest"
 )
 
 // gitInit makes a git repository at root holding files, committed.
 func gitInit(tb testing.TB, root string, files map[string]string) {
 	tb.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		tb.Fatalf("git is needed for the anchor fixture: %v", err)
-	}
 	for p, c := range files {
 		abs := filepath.Join(root, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
@@ -29,16 +26,9 @@ func gitInit(tb testing.TB, root string, files map[string]string) {
 			tb.Fatal(err)
 		}
 	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "fixture"}} {
-		cmd := exec.Command("git", append([]string{"-C", root}, args...)...)
-		cmd.Env = append(os.Environ(),
-			"GIT_AUTHOR_NAME=Fixture", "GIT_AUTHOR_EMAIL=fixture@example.com",
-			"GIT_COMMITTER_NAME=Fixture", "GIT_COMMITTER_EMAIL=fixture@example.com",
-			"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			tb.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
+	memdirtest.Git(tb, root, "init", "-q", "-b", "main")
+	memdirtest.Git(tb, root, "add", "-A")
+	memdirtest.Git(tb, root, "commit", "-q", "-m", "fixture")
 }
 
 // TestMemoryToolRecordsAnchorsAndProvenance: create, str_replace and insert
