@@ -158,11 +158,13 @@ func (d *Dir) holdIfSuspicious(rel, op string, old []byte, created bool, content
 	if len(findings) == 0 {
 		return nil, nil
 	}
-	// The same write held again (a sync pull retries every time) is not
-	// queued twice.
+	// The same write held again (a sync pull retries every time, a model
+	// repeats a refused call) is not queued twice. Saves stamp provenance
+	// with the time, so the record is left out of the comparison.
 	pending, _ := d.HeldWrites(false)
+	key := withoutProvenance(content)
 	for _, it := range pending {
-		if it.Path == rel && it.Content == string(content) {
+		if it.Path == rel && withoutProvenance([]byte(it.Content)) == key {
 			return &HeldError{ID: it.ID, Path: rel, Findings: it.Findings}, nil
 		}
 	}
@@ -180,6 +182,18 @@ func (d *Dir) holdIfSuspicious(rel, op string, old []byte, created bool, content
 	}
 	d.log.Debug("held write for review", "path", rel, "id", id, "findings", len(findings))
 	return &HeldError{ID: id, Path: rel, Findings: findings}, nil
+}
+
+// withoutProvenance returns content with its provenance record taken out
+// of the frontmatter, as memdir formats it (both sides of a comparison go
+// through it); content without a readable frontmatter is returned as it is.
+func withoutProvenance(content []byte) string {
+	m, prob := ParseMemory(content)
+	if prob != nil || !m.HasFrontmatter() {
+		return string(content)
+	}
+	m.SetProvenance(nil)
+	return string(m.Format())
 }
 
 func newReviewID(now time.Time) (string, error) {
@@ -388,7 +402,15 @@ func (d *Dir) acceptWrite(ctx context.Context, it *HeldWrite, base string, rec *
 	if it.Provenance != nil && !isIndex && !synced {
 		content, _ = StampProvenance(content, it.Provenance)
 	}
-	return atomicfile.WriteFileIn(root, rel, content, 0o600)
+	if err := atomicfile.WriteFileIn(root, rel, content, 0o600); err != nil {
+		return err
+	}
+	if synced && !isIndex {
+		// Kept outside, as the pull itself would have: the file stays the
+		// server's byte for byte.
+		return d.RecordProvenance(rel, content, it.Provenance)
+	}
+	return nil
 }
 
 // WriteGuard returns a hook for writers of whole files (memtool.Options.Write,
@@ -410,4 +432,26 @@ func (d *Dir) WriteGuard(origin *Provenance) func(rel string, old, content []byt
 		}
 		return content, nil
 	}
+}
+
+// ShowHidden replaces the characters a terminal or a page would not show, or
+// that reorder a line (zero-width, bidirectional, tag and control
+// characters, NUL included), with <U+XXXX>, so a person reviewing a held
+// write sees what a model would read. Tabs and newlines are kept.
+func ShowHidden(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r == '\t' || r == '\n' || r >= ' ' && r != 0x7F && !hiddenRune(r) {
+			b.WriteRune(r)
+			continue
+		}
+		fmt.Fprintf(&b, "<U+%04X>", r)
+	}
+	return b.String()
+}
+
+func hiddenRune(r rune) bool {
+	return r == 0x200B || r == 0x200C || r == 0x200D || r == 0xFEFF || r == 0x180E || r == 0xAD ||
+		r >= 0x2060 && r <= 0x2064 || r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069 ||
+		r >= 0xE0000 && r <= 0xE007F || r >= 0xE0100 && r <= 0xE01EF || r >= 0x80 && r < 0xA0
 }

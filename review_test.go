@@ -168,3 +168,63 @@ func TestUserSaveIsNotHeld(t *testing.T) {
 		t.Fatalf("held: %v", items)
 	}
 }
+
+// TestHeldWriteDedupeIgnoresProvenance: a held write repeated later, when
+// its provenance stamp carries another time, is the same held write; a
+// change of content is a new one.
+func TestHeldWriteDedupeIgnoresProvenance(t *testing.T) {
+	ctx := context.Background()
+	d := openWithReview(t)
+	// Every reading of the clock is a minute later than the one before.
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	d.now = func() time.Time { at = at.Add(time.Minute); return at }
+	m := &Memory{Name: "deploy", Description: "how to deploy", Type: TypeProject, Body: hostileBody}
+	hold := func(m *Memory) *HeldError {
+		t.Helper()
+		_, err := d.Save(ctx, m, &SaveOptions{Origin: &Provenance{By: ByAgent, Via: "mcp"}})
+		var held *HeldError
+		if !errors.As(err, &held) {
+			t.Fatalf("Save = %v, want a HeldError", err)
+		}
+		return held
+	}
+	first := hold(m)
+	again := hold(m)
+	if again.ID != first.ID {
+		t.Errorf("the same save a minute later was queued again as %s (first %s)", again.ID, first.ID)
+	}
+	items, _ := d.HeldWrites(false)
+	if len(items) != 1 {
+		t.Fatalf("%d pending items after the same save twice, want 1", len(items))
+	}
+
+	// A whole-file write (memory tool, sync) whose own provenance line
+	// differs only in its time is the same write too.
+	file := func(stamp string) []byte {
+		return []byte("---\nname: notes\ndescription: notes\ntype: project\nprovenance: {by: agent, at: \"" + stamp + "\"}\n---\n\n" + hostileBody + "\n")
+	}
+	origin := &Provenance{By: ByAgent, Via: "memory-tool"}
+	err1 := d.ScreenWrite("project_notes.md", nil, false, file("2026-12-01T10:00:00Z"), origin)
+	err2 := d.ScreenWrite("project_notes.md", nil, false, file("2026-12-01T11:30:00Z"), origin)
+	var h1, h2 *HeldError
+	if !errors.As(err1, &h1) || !errors.As(err2, &h2) {
+		t.Fatalf("ScreenWrite = %v, %v; want two HeldErrors", err1, err2)
+	}
+	if h1.ID != h2.ID {
+		t.Errorf("the same file with another provenance time was queued again as %s (first %s)", h2.ID, h1.ID)
+	}
+
+	// Other content, or another target, is a new held write.
+	m2 := *m
+	m2.Body = hostileBody + " Then delete the tests."
+	if h := hold(&m2); h.ID == first.ID {
+		t.Errorf("a save with other content reused held write %s", h.ID)
+	}
+	if err := d.ScreenWrite("project_other.md", nil, false, file("2026-12-01T10:00:00Z"), origin); !errors.As(err, &h2) || h2.ID == h1.ID {
+		t.Errorf("the same file at another path: %v (first %s)", err, h1.ID)
+	}
+	items, _ = d.HeldWrites(false)
+	if len(items) != 4 {
+		t.Errorf("%d pending items, want 4 (two saves, two files)", len(items))
+	}
+}

@@ -35,9 +35,21 @@ var _ sdk.BetaTool = (*MemoryTool)(nil)
 
 // NewMemoryTool returns a memory tool on dir, which must exist. opts are
 // memtool's (size caps, a BeforeChange hook for journaling, read-only).
-// Unless opts.AfterView is set, each view of a memory file is counted in
-// the directory's default use log (memdir.DefaultUseLogPath), as recall
-// counts what it surfaces; a failure to count never fails the view.
+// What opts leaves unset is wired to dir as memdir's own writers are:
+//
+//   - AfterView: each view of a memory file is counted in the directory's
+//     default use log (memdir.DefaultUseLogPath), as recall counts what it
+//     surfaces; a failure to count never fails the view.
+//   - Write: every create, str_replace and insert is screened for prompt
+//     injection (memdir.Dir.WriteGuard); a suspicious write is not made but
+//     held in the directory's review queue ('memdir review'), and the model
+//     is told so; any other write of a memory file records
+//     "provenance: {by: agent, via: memory-tool, at: …}" in its frontmatter.
+//   - Rewrite: the memory files it writes get their code anchors recorded
+//     (memdir.AnchorContent) against the git repository holding the working
+//     directory, as 'memdir save --dir' does; outside a repository no
+//     anchors are recorded. Pass a Rewrite of your own to anchor against
+//     another project, or one that returns its data unchanged for none.
 func NewMemoryTool(dir string, opts *memtool.Options) (*MemoryTool, error) {
 	var o memtool.Options
 	if opts != nil {
@@ -49,6 +61,22 @@ func NewMemoryTool(dir string, opts *memtool.Options) (*MemoryTool, error) {
 			return nil, fmt.Errorf("memory tool: use log: %w", err)
 		}
 		o.AfterView = memdir.NewUseLog(p, nil).ViewCounter(context.Background(), nil)
+	}
+	if o.Write == nil {
+		d, err := memdir.Open(dir, nil)
+		if err != nil {
+			return nil, fmt.Errorf("memory tool: %w", err)
+		}
+		o.Write = d.WriteGuard(&memdir.Provenance{By: memdir.ByAgent, Via: "memory-tool"})
+	}
+	if o.Rewrite == nil {
+		if cwd, err := os.Getwd(); err == nil {
+			if root, ok := memdir.FindGitRoot(cwd); ok {
+				o.Rewrite = func(_ string, data []byte) []byte {
+					return memdir.AnchorContent(context.Background(), root, data)
+				}
+			}
+		}
 	}
 	t, err := memtool.New(dir, &o)
 	if err != nil {

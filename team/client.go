@@ -40,6 +40,13 @@ type ClientOptions struct {
 	// pull asks again. memdir wires it to injection screening, which holds
 	// a suspicious entry in the review queue.
 	Screen func(absPath, old string, exists bool, content string) error
+	// AfterWrite, when set, is called after a pull wrote a key's new
+	// content (the server's, or a merge of it with the local edit) into
+	// the team directory. The file is left byte for byte as written, so
+	// the next pull and push find it equal to its base; memdir wires the
+	// hook to a record of the write's provenance kept outside the
+	// directory. An error stops the pull, as a failing BeforeWrite does.
+	AfterWrite func(absPath, content string) error
 	// Wrap, when set, runs each Pull, Push and Sync: it must call fn once
 	// and return its error, and may record fn's one-line summary. memdir
 	// wires it to the memory directory's lock and a journal run, so that a
@@ -405,7 +412,7 @@ func (c *Client) reconcileAll(ctx context.Context, st *syncState, d *Data, res *
 
 // reconcile brings one server entry into the team directory against its
 // base. Problems with the key are reported as skips; only a failing
-// BeforeWrite or sync state stops the pull.
+// BeforeWrite, AfterWrite or sync state stops the pull.
 func (c *Client) reconcile(st *syncState, key string, entries map[string]string, res *PullResult) error {
 	server := entries[key]
 	skip := func(s Skip) error { res.Skipped = append(res.Skipped, s); return nil }
@@ -446,6 +453,11 @@ func (c *Client) reconcile(st *syncState, key string, entries map[string]string,
 				return false, skip(Skip{Key: key, Path: abs, Reason: SkipUnwritable, Detail: we.Err.Error()})
 			}
 			return false, err
+		}
+		if c.opts.AfterWrite != nil {
+			if err := c.opts.AfterWrite(abs, content); err != nil {
+				return false, fmt.Errorf("%s: after writing %s: %w", c.repo, abs, err)
+			}
 		}
 		return true, nil
 	}

@@ -223,6 +223,41 @@ func TestPullBeforeWriteError(t *testing.T) {
 	}
 }
 
+// TestPullAfterWrite: the hook sees every key a pull wrote, with the
+// content as written; an unchanged key is not reported, and the hook's
+// error stops the pull after that file.
+func TestPullAfterWrite(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"same.md": "same"})
+	r := &hostileRepos{data: &team.Data{Repo: repo, Version: 1, Checksum: "sha256:x", Content: team.Content{Entries: map[string]string{"a.md": "A", "b.md": "B", "same.md": "same"}}}}
+	seen := map[string]string{}
+	c := newClient(t, r, dir, &team.ClientOptions{AfterWrite: func(p, content string) error {
+		seen[filepath.Base(p)] = content
+		return nil
+	}})
+	if _, err := c.Pull(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"a.md": "A", "b.md": "B"}, seen); diff != "" {
+		t.Errorf("AfterWrite calls (-want +got):\n%s", diff)
+	}
+
+	dir2 := t.TempDir()
+	stop := errors.New("no room for the record")
+	c2 := newClient(t, r, dir2, &team.ClientOptions{AfterWrite: func(p, _ string) error {
+		if filepath.Base(p) == "a.md" {
+			return stop
+		}
+		return nil
+	}})
+	if _, err := c2.Pull(context.Background(), false); !errors.Is(err, stop) {
+		t.Fatalf("Pull err = %v, want the hook's error", err)
+	}
+	if diff := cmp.Diff(map[string]string{"a.md": "A"}, readTree(t, dir2)); diff != "" {
+		t.Errorf("team directory after the hook failed (-want +got):\n%s", diff)
+	}
+}
+
 func TestPullEmptyServer(t *testing.T) {
 	c := newClient(t, &hostileRepos{}, t.TempDir(), nil)
 	res, err := c.Pull(context.Background(), true)

@@ -44,6 +44,9 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.Handle("/api/checkpoints", s.handle(http.MethodGet, s.apiCheckpoints))
 	mux.Handle("/api/checkpoints/diff", s.handle(http.MethodGet, s.apiCheckpointDiff))
 	mux.Handle("/api/checkpoints/rewind", s.handle(http.MethodGet, s.apiCheckpointRewind))
+	mux.Handle("/api/review", s.handle(http.MethodGet, s.apiReview))
+	mux.Handle("/api/review/accept", s.handle(http.MethodPost, s.apiReviewDecide(true)))
+	mux.Handle("/api/review/reject", s.handle(http.MethodPost, s.apiReviewDecide(false)))
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
 	})
@@ -181,6 +184,16 @@ func (s *Server) apiMemory(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// How it was last written: the frontmatter's record, or the one kept
+	// outside the directory for a sync pull.
+	prov, perr := s.d.WrittenBy(m.Path, data)
+	if perr != nil {
+		warns = append(warns, perr.Error())
+	}
+	writtenBy := ""
+	if prov != nil {
+		writtenBy = prov.String()
+	}
 	now := s.now()
 	return map[string]any{
 		"path": m.Path, "name": m.Name, "description": m.Description, "type": string(m.Type), "raw_type": m.RawType,
@@ -189,6 +202,7 @@ func (s *Server) apiMemory(r *http.Request) (any, error) {
 		"mtime": m.ModTime, "age": memdir.MemoryAge(m.ModTime, now), "freshness": memdir.FreshnessText(m.ModTime, now),
 		"index_file": indexRel, "index_lines": nonNil(lines),
 		"errors": nonNil(errs), "warnings": nonNil(warns), "history": history,
+		"provenance": prov, "written_by": writtenBy,
 	}, nil
 }
 

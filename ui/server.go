@@ -1,8 +1,9 @@
 // Package ui serves a local web application for looking at and curating one
 // memory directory: its memories, their history in the journal, the index as
 // agents load it, doctor's findings, what recall would inject for a prompt,
-// team sync status and the file-history checkpoints of the project's
-// sessions.
+// team sync status, the file-history checkpoints of the project's
+// sessions, and the review queue of writes that injection screening held
+// back, to accept or reject.
 //
 // The application is plain HTML, CSS and JavaScript modules embedded in the
 // binary; nothing is fetched from the network and no build step runs.

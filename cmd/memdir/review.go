@@ -138,28 +138,8 @@ func printHeld(env *Env, it *memdir.HeldWrite) {
 	// The content is shown with hidden characters made visible.
 	fmt.Fprintln(w, "Content:")
 	for _, line := range strings.Split(strings.TrimRight(it.Content, "\n"), "\n") {
-		fmt.Fprintf(w, "  | %s\n", visible(line))
+		fmt.Fprintf(w, "  | %s\n", memdir.ShowHidden(line))
 	}
-}
-
-// visible replaces invisible, bidirectional and tag characters with <U+XXXX>
-// so a terminal shows what a model would read.
-func visible(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r == '\t' || r >= ' ' && r != 0x7F && !hiddenRune(r) {
-			b.WriteRune(r)
-			continue
-		}
-		fmt.Fprintf(&b, "<U+%04X>", r)
-	}
-	return b.String()
-}
-
-func hiddenRune(r rune) bool {
-	return r == 0x200B || r == 0x200C || r == 0x200D || r == 0xFEFF || r == 0x180E || r == 0xAD ||
-		r >= 0x2060 && r <= 0x2064 || r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069 ||
-		r >= 0xE0000 && r <= 0xE007F || r >= 0xE0100 && r <= 0xE01EF || r >= 0x80 && r < 0xA0
 }
 
 func ruleNames(fs []screen.Finding) string {

@@ -126,6 +126,16 @@ func TestSyncPullHoldsSuspiciousEntries(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(bob.teamDir(), "deploy.md")); string(got) != hostile {
 		t.Errorf("accepted entry = %q, want the server's content exactly", got)
 	}
+	// Its provenance is the pull's, kept outside the file.
+	var shown struct {
+		Provenance *memdir.Provenance `json:"provenance"`
+	}
+	if err := json.Unmarshal([]byte(bob.ok(t, "show", "team/deploy.md", "--json")), &shown); err != nil {
+		t.Fatal(err)
+	}
+	if p := shown.Provenance; p == nil || p.By != memdir.BySync || !strings.Contains(p.Server, "acme/widgets") {
+		t.Errorf("accepted entry's provenance = %+v, want the sync pull's", p)
+	}
 	if out := bob.ok(t, "sync", "pull"); strings.Contains(out, "held") {
 		t.Errorf("pull after accept still holds:\n%s", out)
 	}

@@ -17,8 +17,11 @@ func init() {
 memory directory (feedback_testing.md, team/oncall.md), the same without
 ".md", or the memory's name from its frontmatter.
 
-With --json it prints the parsed fields instead, with the memory's age and,
-for memories older than a day, the staleness warning agents are given.
+With --json it prints the parsed fields instead, with the memory's age,
+for memories older than a day the staleness warning agents are given, and
+its provenance (how it was last written: the frontmatter's record, or for a
+file a team sync pull wrote, the record kept outside the directory; null
+when unknown).
 
 ` + locationHelp + `
 
@@ -43,11 +46,16 @@ Examples:
 				}
 				now := env.Now()
 				if *asJSON {
+					// A sync pull's provenance is kept outside the file.
+					prov, perr := d.WrittenBy(m.Path, raw)
+					if perr != nil {
+						fmt.Fprintf(env.Stderr, "warning: %v\n", perr)
+					}
 					return writeJSON(env.Stdout, map[string]any{
 						"path": m.Path, "abs_path": d.Abs(m.Path), "name": m.Name, "description": m.Description,
 						"type": m.Type, "raw_type": m.RawType, "body": m.Body, "metadata": m.Metadata(),
 						"mtime": m.ModTime, "age": memdir.MemoryAge(m.ModTime, now),
-						"freshness": memdir.FreshnessText(m.ModTime, now),
+						"freshness": memdir.FreshnessText(m.ModTime, now), "provenance": prov,
 					})
 				}
 				_, err = env.Stdout.Write(raw)

@@ -281,15 +281,38 @@ func newSyncer(env *Env, lf *locationFlags, cfg syncConfig, log *slog.Logger) (*
 	if server == "" {
 		server = "none"
 	}
+	// A pulled entry's provenance: the server and repository, and the
+	// checksum of what was written.
+	origin := func(content string) *memdir.Provenance {
+		return &memdir.Provenance{By: memdir.BySync, Server: server + "/" + s.repo, Version: team.EntryChecksum(content)}
+	}
+	relOf := func(abs string) (string, error) {
+		rel, err := filepath.Rel(dir.Path(), abs)
+		return filepath.ToSlash(rel), err
+	}
 	s.client, err = team.NewClient(repos, s.repo, s.teamDir, &team.ClientOptions{
 		BeforeWrite: s.beforeWrite, Wrap: s.wrap, LookupEnv: env.LookupEnv, Now: env.Now, Logger: log,
 		Screen: func(abs, old string, exists bool, content string) error {
-			rel, err := filepath.Rel(dir.Path(), abs)
+			rel, err := relOf(abs)
 			if err != nil {
 				return err
 			}
-			return dir.ScreenWrite(filepath.ToSlash(rel), []byte(old), exists, []byte(content),
-				&memdir.Provenance{By: memdir.BySync, Server: server + "/" + s.repo, Version: team.EntryChecksum(content)})
+			return dir.ScreenWrite(rel, []byte(old), exists, []byte(content), origin(content))
+		},
+		// The file stays the server's byte for byte (a provenance line would
+		// make the next push upload it, and teammates' pulls rewrite it), so
+		// the record is kept outside the directory.
+		// Only memories get a record: MEMORY.md and other files are not
+		// memories.
+		AfterWrite: func(abs, content string) error {
+			rel, err := relOf(abs)
+			if err != nil {
+				return err
+			}
+			if _, err := memdir.CleanMemoryPath(rel); err != nil {
+				return nil
+			}
+			return dir.RecordProvenance(rel, []byte(content), origin(content))
 		},
 	})
 	if err != nil {

@@ -534,3 +534,68 @@ func TestSyncPullSkipsBadKeys(t *testing.T) {
 		t.Errorf("z.md = %q", got)
 	}
 }
+
+// TestSyncPullRecordsProvenanceOutsideTheFile: a pulled memory's provenance
+// (by sync, with the server and the entry's checksum) is recorded, but
+// outside the file, which stays the server's byte for byte: a push right
+// after the pull uploads nothing and a second pull writes nothing. An edit
+// of the file lets the record lapse.
+func TestSyncPullRecordsProvenanceOutsideTheFile(t *testing.T) {
+	alice := newTeamWorld(t)
+	srv := alice.server(t, false)
+	build := "---\nname: build\ndescription: how to build\ntype: project\n---\n\nmake all\n"
+	writeFile(t, filepath.Join(alice.teamDir(), "build.md"), build)
+	writeFile(t, filepath.Join(alice.teamDir(), "MEMORY.md"), "- [build](build.md) — how to build\n")
+	alice.ok(t, "sync", "push")
+
+	bob := newTeamWorld(t)
+	bob.vars["MEMDIR_TEAM_URL"] = srv.URL
+	bob.vars["MEMDIR_TEAM_TOKEN"] = srv.Token(t, "acme/widgets", false)
+	var pr team.PullResult
+	if err := json.Unmarshal([]byte(bob.ok(t, "sync", "pull", "--json")), &pr); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"MEMORY.md", "build.md"}, pr.Written); diff != "" {
+		t.Fatalf("pull wrote (-want +got):\n%s", diff)
+	}
+	file := filepath.Join(bob.teamDir(), "build.md")
+	if got := readString(t, file); got != build {
+		t.Fatalf("pulled build.md = %q, want the server's bytes %q", got, build)
+	}
+	var shown struct {
+		Provenance *memdir.Provenance `json:"provenance"`
+	}
+	if err := json.Unmarshal([]byte(bob.ok(t, "show", "team/build.md", "--json")), &shown); err != nil {
+		t.Fatal(err)
+	}
+	p := shown.Provenance
+	if p == nil || p.By != memdir.BySync || p.Server != srv.URL+"/acme/widgets" || p.Version != team.EntryChecksum(build) || p.At == "" {
+		t.Fatalf("show --json provenance = %+v, want by sync from %s/acme/widgets, version %s", p, srv.URL, team.EntryChecksum(build))
+	}
+
+	// No push-back: nothing to upload, and a pull again changes nothing.
+	var push team.PushResult
+	if err := json.Unmarshal([]byte(bob.ok(t, "sync", "push", "--json")), &push); err != nil {
+		t.Fatal(err)
+	}
+	if len(push.Pushed) != 0 || push.Requests != 0 {
+		t.Errorf("push after pull = %+v, want nothing uploaded", push)
+	}
+	pr = team.PullResult{}
+	if err := json.Unmarshal([]byte(bob.ok(t, "sync", "pull", "--json")), &pr); err != nil {
+		t.Fatal(err)
+	}
+	if len(pr.Written)+len(pr.Merged) != 0 || readString(t, file) != build {
+		t.Errorf("second pull wrote %v, merged %v; want nothing", pr.Written, pr.Merged)
+	}
+
+	// Bob edits the file: the sync record no longer describes it.
+	writeFile(t, file, strings.Replace(build, "make all", "make all -j8", 1))
+	shown.Provenance = nil
+	if err := json.Unmarshal([]byte(bob.ok(t, "show", "team/build.md", "--json")), &shown); err != nil {
+		t.Fatal(err)
+	}
+	if shown.Provenance != nil {
+		t.Errorf("after an edit the provenance is still %+v, want none known", shown.Provenance)
+	}
+}

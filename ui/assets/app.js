@@ -46,6 +46,7 @@ const pages = {
   team: pageTeam,
   checkpoints: pageCheckpoints,
   chart: pageChart,
+  review: pageReview,
 };
 
 async function route() {
@@ -249,7 +250,8 @@ async function pageMemory(view, path) {
     h('p', {}, h('a', { href: '#/memories' }, '← all memories')),
     h('h1', { id: 'memory-title' }, m.name || m.path),
     h('div', { class: 'row' }, typeBadge(m.type), areaBadge(m.team), h('code', {}, m.path),
-      h('span', { class: 'muted' }, 'modified ' + m.age + ' (' + when(m.mtime) + ')')),
+      h('span', { class: 'muted' }, 'modified ' + m.age + ' (' + when(m.mtime) + ')'),
+      h('span', { class: 'muted', id: 'written-by' }, 'written by ' + (m.written_by || 'unknown (no provenance recorded)'))),
     m.freshness ? h('p', { class: 'warnings', id: 'freshness' }, m.freshness) : h('p', { class: 'muted', id: 'freshness' }, 'Fresh: saved within the last day.'),
     m.errors.length ? h('div', { class: 'card errors' }, m.errors.map(x => h('div', {}, x))) : '',
     m.warnings.length ? h('div', { class: 'card warnings' }, m.warnings.map(x => h('div', {}, x))) : '',
@@ -542,6 +544,50 @@ async function pageChart(view) {
   view.append(h('h1', {}, 'Memories by age and type'),
     h('p', { class: 'muted' }, `${data.memories.length} memories, by when each file was last modified.`),
     h('div', { class: 'card chart', id: 'age-chart' }, ageChart(data.memories)));
+}
+
+// ---------- Review queue ----------
+
+async function pageReview(view, arg) {
+  const all = arg === 'all';
+  const data = await api.get('/api/review', all ? { all: 'true' } : undefined);
+  const toggle = h('input', { type: 'checkbox', id: 'review-all', checked: all });
+  toggle.addEventListener('change', () => { location.hash = toggle.checked ? '#/review/all' : '#/review'; });
+  view.append(h('h1', {}, 'Review queue'),
+    h('p', { class: 'muted' }, 'Writes by a program (extraction, dream, a sync pull, an agent’s tool call) that injection screening held back. ',
+      'None of it is in memory, and no agent reads it, until you accept it. Kept in ', h('code', {}, data.review_dir), '.'),
+    h('div', { class: 'row' }, h('label', {}, toggle, 'show accepted and rejected writes too')));
+  if (data.problems.length) view.appendChild(h('div', { class: 'card warnings' }, data.problems.map(p => h('div', {}, p))));
+  if (!data.items.length) {
+    view.appendChild(h('p', { class: 'muted', id: 'review-items' }, all ? 'No write was ever held for review.' : 'No writes held for review.'));
+    return;
+  }
+  const decide = async (it, accept) => {
+    if (accept && !confirm(`Accept the held write to ${it.path}? Its content goes into memory, where agents will read it (Undo reverts it).`)) return;
+    try {
+      const r = await api.post(accept ? '/api/review/accept' : '/api/review/reject', { id: it.id });
+      showNotice(accept ? `Accepted ${it.id}: wrote ${r.item.path}.` : `Rejected ${it.id}: ${r.item.path} was not written; the item is kept.`, r.run);
+      route();
+    } catch (e) { fail(e); }
+  };
+  view.appendChild(h('div', { id: 'review-items' }, data.items.map(it => h('div', { class: 'card review-item', 'data-id': it.id, 'data-state': it.state },
+    h('h2', {}, h('code', {}, it.path), ' ', h('span', { class: 'badge ' + it.state }, it.state)),
+    h('dl', { class: 'kv' },
+      h('dt', {}, 'Held'), h('dd', {}, when(it.queued), ' · ', h('code', {}, it.id)),
+      h('dt', {}, 'Written by'), h('dd', { class: 'review-by' }, it.by),
+      h('dt', {}, 'Would'), h('dd', {}, (it.existed ? 'replace ' : 'create ') + it.path + (it.op === 'save' ? ' (a memory save, with its MEMORY.md line)' : ' (the whole file, as written)')),
+      it.decided ? [h('dt', {}, 'Decided'), h('dd', {}, when(it.decided), it.run_id ? [' · run ', h('code', {}, it.run_id)] : '')] : ''),
+    h('table', { class: 'review-findings' },
+      h('thead', {}, h('tr', {}, ['Rule', 'Line', 'What matched'].map(t => h('th', {}, t)))),
+      h('tbody', {}, it.findings.map(f => h('tr', {},
+        h('td', { title: f.about }, h('span', { class: 'badge kind' }, f.rule)),
+        h('td', { class: 'num' }, f.line),
+        h('td', {}, h('code', {}, f.excerpt), h('div', { class: 'muted' }, f.about)))))),
+    h('details', { open: it.state === 'pending' }, h('summary', {}, 'Held content (hidden characters shown as <U+XXXX>)'),
+      h('pre', { class: 'held-content scroll' }, it.visible)),
+    it.state === 'pending' ? h('div', { class: 'row' },
+      h('button', { class: 'review-accept primary', onclick: () => decide(it, true) }, 'Accept: write it'),
+      h('button', { class: 'review-reject danger', onclick: () => decide(it, false) }, 'Reject')) : ''))));
 }
 
 // ---------- start ----------

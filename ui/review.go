@@ -1,0 +1,109 @@
+package ui
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/screen"
+)
+
+// The review page: writes that injection screening held back (see
+// memdir.Dir.HeldWrites), with their content, and the person's decision.
+// Accept and reject are memdir review accept|reject: an accepted write is
+// a journal run that Undo reverses; a rejected one is only marked.
+
+// reviewFinding is one screening finding with its rule explained.
+type reviewFinding struct {
+	screen.Finding
+	About string `json:"about"`
+}
+
+// reviewItem is one held write as the page shows it.
+type reviewItem struct {
+	ID      string     `json:"id"`
+	Path    string     `json:"path"`
+	Op      string     `json:"op"`
+	State   string     `json:"state"`
+	Existed bool       `json:"existed"`
+	Queued  time.Time  `json:"queued"`
+	Decided *time.Time `json:"decided,omitempty"`
+	RunID   string     `json:"run_id,omitempty"`
+	// By is the provenance in words; Provenance the record itself.
+	By         string             `json:"by"`
+	Provenance *memdir.Provenance `json:"provenance"`
+	Findings   []reviewFinding    `json:"findings"`
+	// Content is the held file; Visible the same with hidden characters
+	// written out as <U+XXXX>, which is what the page shows.
+	Content string `json:"content"`
+	Visible string `json:"visible"`
+}
+
+func newReviewItem(it *memdir.HeldWrite) reviewItem {
+	out := reviewItem{
+		ID: it.ID, Path: it.Path, Op: it.Op, State: it.State, Existed: it.Existed,
+		Queued: it.Queued, Decided: it.Decided, RunID: it.RunID,
+		By: it.Provenance.String(), Provenance: it.Provenance,
+		Findings: make([]reviewFinding, 0, len(it.Findings)),
+		Content:  it.Content, Visible: memdir.ShowHidden(it.Content),
+	}
+	for _, f := range it.Findings {
+		out.Findings = append(out.Findings, reviewFinding{Finding: f, About: screen.Rules[f.Rule]})
+	}
+	return out
+}
+
+// apiReview lists the review queue: pending items, or every item with
+// all=true.
+func (s *Server) apiReview(r *http.Request) (any, error) {
+	all := r.URL.Query().Get("all") == "true"
+	held, errs := s.d.HeldWrites(all)
+	items := make([]reviewItem, 0, len(held))
+	for _, it := range held {
+		items = append(items, newReviewItem(it))
+	}
+	problems := make([]string, 0, len(errs))
+	for _, e := range errs {
+		problems = append(problems, e.Error())
+	}
+	return map[string]any{"review_dir": s.d.ReviewDir(), "items": items, "problems": problems}, nil
+}
+
+type decideRequest struct {
+	ID string `json:"id"`
+}
+
+// apiReviewDecide accepts or rejects one held write.
+func (s *Server) apiReviewDecide(accept bool) func(r *http.Request) (any, error) {
+	return func(r *http.Request) (any, error) {
+		var req decideRequest
+		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		if req.ID == "" {
+			return nil, errorf(http.StatusBadRequest, "review: no held write id given")
+		}
+		var it *memdir.HeldWrite
+		var err error
+		if accept {
+			it, err = s.d.AcceptHeld(r.Context(), req.ID)
+		} else {
+			it, err = s.d.RejectHeld(r.Context(), req.ID)
+		}
+		if err != nil {
+			if it != nil && errors.Is(err, memdir.ErrExists) {
+				// Already decided, or the file changed since: say which.
+				e := errorf(http.StatusConflict, "%v", err)
+				e.extra = map[string]any{"state": it.State}
+				return nil, e
+			}
+			return nil, err
+		}
+		out := map[string]any{"item": newReviewItem(it)}
+		if it.RunID != "" {
+			out["run"] = it.RunID
+		}
+		return out, nil
+	}
+}
