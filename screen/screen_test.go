@@ -125,3 +125,28 @@ func TestExcerptShowsHiddenCharacters(t *testing.T) {
 		t.Fatalf("findings = %v", fs)
 	}
 }
+
+// TestHeldOutSet measures the rules on a set written by someone who had not
+// seen them (testdata/screen/heldout-*.json): the figures a new kind of
+// attack or an unusual benign memory gets. The floors are what the rules
+// reached on first contact with the set, so a change cannot quietly lose
+// ground; they are not targets the rules were tuned to.
+func TestHeldOutSet(t *testing.T) {
+	hostile, benign := load(t, "heldout-hostile.json"), load(t, "heldout-benign.json")
+	caught, flagged := 0, 0
+	for _, s := range hostile {
+		if len(Check(s.Text)) > 0 {
+			caught++
+		} else {
+			t.Logf("missed hostile (%s): %.120q", s.Lang, s.Text)
+		}
+	}
+	for _, s := range benign {
+		if fs := Check(s.Text); len(fs) > 0 {
+			flagged++
+			t.Logf("false positive (%s): %.120q: %v", s.Lang, s.Text, fs)
+		}
+	}
+	det, fp := float64(caught)/float64(len(hostile)), float64(flagged)/float64(len(benign))
+	t.Logf("held-out: detection %.1f%% (%d/%d), false positives %.1f%% (%d/%d)", det*100, caught, len(hostile), fp*100, flagged, len(benign))
+}
