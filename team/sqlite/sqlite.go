@@ -122,11 +122,33 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		a.close()
 		return nil, err
 	}
-	if err := sqlstore.Migrate(ctx, a, sub, "", log.With("db", path)); err != nil {
+	if err := migrateRetrying(ctx, a, sub, busy, log.With("db", path)); err != nil {
 		a.close()
 		return nil, fmt.Errorf("sqlite database %s: %w", path, err)
 	}
 	return &Store{Store: sqlstore.New(a, "sqlite"), a: a}, nil
+}
+
+// migrateRetrying migrates the schema, retrying while the database is busy
+// for up to the busy timeout. Processes (or goroutines) opening one new
+// database together all switch it to WAL on their first connection, and
+// SQLite answers a connection that finds the switch under way with
+// SQLITE_BUSY at once, without waiting in the busy handler.
+func migrateRetrying(ctx context.Context, a *adapter, fsys fs.FS, timeout time.Duration, log *slog.Logger) error {
+	deadline := time.Now().Add(timeout)
+	wait := 5 * time.Millisecond
+	for {
+		err := sqlstore.Migrate(ctx, a, fsys, "", log)
+		if err == nil || !errors.Is(err, team.ErrUnavailable) || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
 }
 
 // Close closes the database.
