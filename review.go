@@ -363,7 +363,7 @@ func (d *Dir) AcceptHeld(ctx context.Context, id string) (*HeldWrite, error) {
 }
 
 func (d *Dir) acceptWrite(ctx context.Context, it *HeldWrite, base string, rec *Recorder) error {
-	rel, err := CleanMemoryPath(it.Path)
+	rel, err := cleanHeldPath(it.Path)
 	if err != nil {
 		return err
 	}
@@ -411,6 +411,20 @@ func (d *Dir) acceptWrite(ctx context.Context, it *HeldWrite, base string, rec *
 		return d.RecordProvenance(rel, content, it.Provenance)
 	}
 	return nil
+}
+
+// cleanHeldPath checks the path of a held write: a memory's, or a
+// directory's MEMORY.md (a sync pull holds an index like any entry), held
+// to the same rules as a memory in that directory.
+func cleanHeldPath(p string) (string, error) {
+	if path.Base(p) != EntrypointName {
+		return CleanMemoryPath(p)
+	}
+	dir, err := CleanMemoryPath(path.Join(path.Dir(p), "x.md"))
+	if err != nil {
+		return "", fmt.Errorf("held index %q: %w", p, err)
+	}
+	return path.Join(path.Dir(dir), EntrypointName), nil
 }
 
 // WriteGuard returns a hook for writers of whole files (memtool.Options.Write,

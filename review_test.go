@@ -228,3 +228,27 @@ func TestHeldWriteDedupeIgnoresProvenance(t *testing.T) {
 		t.Errorf("%d pending items, want 4 (two saves, two files)", len(items))
 	}
 }
+
+// A sync pull holds a team directory's MEMORY.md like any other entry; a
+// person can accept it, and a held index outside the directory is refused.
+func TestAcceptHeldIndex(t *testing.T) {
+	ctx := context.Background()
+	d := openWithReview(t)
+	content := []byte("- [Deploy](deploy.md) — " + hostileBody + "\n")
+	err := d.ScreenWrite("team/MEMORY.md", nil, false, content, &Provenance{By: BySync, Server: "https://memory.example"})
+	var held *HeldError
+	if !errors.As(err, &held) {
+		t.Fatalf("ScreenWrite = %v, want a HeldError", err)
+	}
+	if _, err := d.AcceptHeld(ctx, held.ID); err != nil {
+		t.Fatalf("accept held index: %v", err)
+	}
+	if got := readString(t, d.Abs("team/MEMORY.md")); got != string(content) {
+		t.Fatalf("team/MEMORY.md = %q, want the pulled bytes %q", got, content)
+	}
+	for _, p := range []string{"../MEMORY.md", ".hidden/MEMORY.md", "/abs/MEMORY.md"} {
+		if _, err := cleanHeldPath(p); !errors.Is(err, ErrInvalid) {
+			t.Errorf("cleanHeldPath(%q) = %v, want ErrInvalid", p, err)
+		}
+	}
+}
