@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -152,14 +153,16 @@ func (m *Memory) SetAnchors(as []Anchor) {
 // pathTokenRe is what a repository path looks like: no spaces, commas or
 // '#', at least one slash or a file extension, optionally :LINE.
 var (
-	pathTokenRe  = regexp.MustCompile(`^([A-Za-z0-9_.\-/]*[A-Za-z0-9_\-/]\.[A-Za-z0-9]+|[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)+)(:([0-9]+))?$`)
-	identTokenRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	pathTokenRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^([A-Za-z0-9_.\-/]*[A-Za-z0-9_\-/]\.[A-Za-z0-9]+|[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)+)(:([0-9]+))?$`)
+	})
+	identTokenRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 	// camelRe is an unquoted word that is surely an identifier: two or
 	// more capitalised humps (RefreshToken, parseHTTPHeader).
-	camelRe = regexp.MustCompile(`^[A-Za-z][a-z0-9]+[A-Z][A-Za-z0-9]*$`)
+	camelRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][a-z0-9]+[A-Z][A-Za-z0-9]*$`) })
 )
 
-func isIdent(s string) bool { return identTokenRe.MatchString(s) }
+func isIdent(s string) bool { return identTokenRe().MatchString(s) }
 
 // anchorCandidates splits text into the words that may name a path or an
 // identifier. Backticked spans are taken whole; other words are trimmed of
@@ -176,7 +179,7 @@ func anchorCandidates(text string) (paths []pathRef, idents []string) {
 		if w == "" {
 			return
 		}
-		if m := pathTokenRe.FindStringSubmatch(w); m != nil && strings.ContainsAny(m[1], "/.") {
+		if m := pathTokenRe().FindStringSubmatch(w); m != nil && strings.ContainsAny(m[1], "/.") {
 			if !seenP[w] {
 				seenP[w] = true
 				line, _ := strconv.Atoi(m[4])
@@ -189,7 +192,7 @@ func anchorCandidates(text string) (paths []pathRef, idents []string) {
 			w = w[i+1:]
 		}
 		w = strings.TrimSuffix(w, "()")
-		if isIdent(w) && len(w) >= 3 && (ticked || camelRe.MatchString(w)) && !seenI[w] {
+		if isIdent(w) && len(w) >= 3 && (ticked || camelRe().MatchString(w)) && !seenI[w] {
 			seenI[w] = true
 			idents = append(idents, w)
 		}

@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -111,7 +112,9 @@ func shorten(s string, n int) string {
 // indexLineRe matches a pointer line: a list bullet, a bracketed title (with
 // backslash escapes), a parenthesised link target, then optionally a dash of
 // any common kind and the hook.
-var indexLineRe = regexp.MustCompile(`^\s*[-*+]\s+\[((?:\\.|[^\\\]])*)\]\(\s*(<[^>]*>|[^)\s]+(?:\([^)\s]*\)[^)\s]*)*)\s*\)\s*(?:(?:—|–|-{1,2}|:)\s*(.*))?$`)
+var indexLineRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*[-*+]\s+\[((?:\\.|[^\\\]])*)\]\(\s*(<[^>]*>|[^)\s]+(?:\([^)\s]*\)[^)\s]*)*)\s*\)\s*(?:(?:—|–|-{1,2}|:)\s*(.*))?$`)
+})
 
 // ParseIndexLine parses one MEMORY.md line. ok is false for lines that are not
 // pointer lines (headings, prose, blank lines).
@@ -120,7 +123,7 @@ func ParseIndexLine(line string) (e IndexEntry, ok bool) {
 	if !utf8.ValidString(line) {
 		line = strings.ToValidUTF8(line, "\uFFFD")
 	}
-	m := indexLineRe.FindStringSubmatch(line)
+	m := indexLineRe().FindStringSubmatch(line)
 	if m == nil {
 		return IndexEntry{}, false
 	}
@@ -354,7 +357,7 @@ func FormatFileSize(n int) string {
 	panic("unreachable")
 }
 
-var htmlCommentRe = regexp.MustCompile(`(?s)<!--.*?-->`)
+var htmlCommentRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)<!--.*?-->`) })
 
 // LoadIndexText turns MEMORY.md content into the text an agent sees: any
 // frontmatter and HTML comments removed, then truncated with the warning.
@@ -363,6 +366,6 @@ func LoadIndexText(content []byte) (string, IndexStatus) {
 	if _, bodyStart, ok := splitFrontmatter(text); ok {
 		text = text[bodyStart:]
 	}
-	text = htmlCommentRe.ReplaceAllString(text, "")
+	text = htmlCommentRe().ReplaceAllString(text, "")
 	return TruncateIndex(text)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -179,7 +180,7 @@ func decodeMapping(src string) (*yaml.Node, error) {
 	return doc.Content[0], nil
 }
 
-var simpleLineRe = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.-]*):[ \t]+(.*)$`)
+var simpleLineRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.-]*):[ \t]+(.*)$`) })
 
 // quoteSimpleValues double-quotes the value of every top-level "key: value"
 // line that is not already quoted or structured, which rescues the common
@@ -188,7 +189,7 @@ func quoteSimpleValues(src string) (string, bool) {
 	lines := strings.Split(src, "\n")
 	changed := false
 	for i, line := range lines {
-		m := simpleLineRe.FindStringSubmatch(line)
+		m := simpleLineRe().FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -506,7 +507,7 @@ type instruction struct {
 	text string
 }
 
-var listItemRe = regexp.MustCompile(`^\s*(?:[-*+]|\d{1,3}[.)])\s+(.*)$`)
+var listItemRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(?:[-*+]|\d{1,3}[.)])\s+(.*)$`) })
 
 // splitInstructions cuts an instruction file into its entries: each list
 // item (with its continuation lines) and each paragraph. Frontmatter, HTML
@@ -519,7 +520,7 @@ func splitInstructions(content []byte) []instruction {
 		startLine += strings.Count(text[:bodyStart], "\n")
 		text = text[bodyStart:]
 	}
-	text = htmlCommentRe.ReplaceAllStringFunc(text, func(c string) string { return strings.Repeat("\n", strings.Count(c, "\n")) })
+	text = htmlCommentRe().ReplaceAllStringFunc(text, func(c string) string { return strings.Repeat("\n", strings.Count(c, "\n")) })
 	var out []instruction
 	var cur []string
 	curLine := 0
@@ -550,7 +551,7 @@ func splitInstructions(content []byte) []instruction {
 		case strings.HasPrefix(t, "@") && !strings.ContainsAny(t, " \t"):
 			flush()
 		default:
-			if m := listItemRe.FindStringSubmatch(line); m != nil {
+			if m := listItemRe().FindStringSubmatch(line); m != nil {
 				flush()
 				cur, curLine = []string{m[1]}, n
 				continue
@@ -692,36 +693,42 @@ var (
 	negationSkip  = wordSet("the a an to be ever use using used do doing run running add adding make making any anything rely relying on with of write writing call calling put your our my this that it its them in for ever allowed")
 	cjkNegations  = []string{"切勿", "不要", "禁止", "不能", "不得", "避免", "不用", "从不", "不可", "不许", "不准", "而不是", "别", "勿"}
 	cjkSkip       = []string{"使用", "再", "去", "用", "在", "把", "要"}
-	clauseSplitRe = regexp.MustCompile(`[.,;:!?()\[\]"。，；：！？、（）]+|\s+-\s+|\n`)
-	wordRe        = regexp.MustCompile(`[\p{L}\p{N}_'’-]+`)
+	clauseSplitRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`[.,;:!?()\[\]"。，；：！？、（）]+|\s+-\s+|\n`)
+	})
+	wordRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[\p{L}\p{N}_'’-]+`) })
 )
 
-func wordSet(s string) map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(s) {
-		m[w] = true
-	}
-	return m
+// wordSet returns the set of the words of s, built on first use.
+func wordSet(s string) func() map[string]bool {
+	return sync.OnceValue(func() map[string]bool {
+		m := map[string]bool{}
+		for _, w := range strings.Fields(s) {
+			m[w] = true
+		}
+		return m
+	})
 }
 
 // polarity returns the terms text negates (the first content word after a
 // negation, per clause) and the terms it asserts (all its other terms).
 func polarity(text string) (neg, pos map[string]bool) {
 	neg, pos = map[string]bool{}, map[string]bool{}
+	negWords, skipWords := negationWords(), negationSkip()
 	addNeg := func(word string) {
 		if ts := lexical.Tokenize(word); len(ts) > 0 {
 			neg[ts[0]] = true
 		}
 	}
-	for _, clause := range clauseSplitRe.Split(strings.ToLower(text), -1) {
-		words := wordRe.FindAllString(clause, -1)
+	for _, clause := range clauseSplitRe().Split(strings.ToLower(text), -1) {
+		words := wordRe().FindAllString(clause, -1)
 		for i, w := range words {
 			w = strings.ReplaceAll(w, "’", "'")
-			if !negationWords[w] {
+			if !negWords[w] {
 				continue
 			}
 			for _, next := range words[i+1:] {
-				if !negationSkip[next] && !negationWords[next] {
+				if !skipWords[next] && !negWords[next] {
 					addNeg(next)
 					break
 				}
@@ -738,7 +745,7 @@ func polarity(text string) (neg, pos map[string]bool) {
 				for _, s := range cjkSkip {
 					after = strings.TrimSpace(strings.TrimPrefix(after, s))
 				}
-				if w := wordRe.FindString(after); w != "" && strings.HasPrefix(after, w) && w[0] < utf8.RuneSelf {
+				if w := wordRe().FindString(after); w != "" && strings.HasPrefix(after, w) && w[0] < utf8.RuneSelf {
 					addNeg(w)
 				} else if r := []rune(after); len(r) >= 2 {
 					addNeg(string(r[:2]))
@@ -772,11 +779,19 @@ func contradiction(a, b *reviewEntry) (string, bool) {
 }
 
 var (
-	isoDateRe  = regexp.MustCompile(`\b((?:19|20)\d\d)[-/.](0?[1-9]|1[0-2])[-/.](0?[1-9]|[12]\d|3[01])\b`)
-	cjkDateRe  = regexp.MustCompile(`((?:19|20)\d\d)\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]`)
+	isoDateRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b((?:19|20)\d\d)[-/.](0?[1-9]|1[0-2])[-/.](0?[1-9]|[12]\d|3[01])\b`)
+	})
+	cjkDateRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`((?:19|20)\d\d)\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]`)
+	})
 	monthNames = `(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)`
-	mdyDateRe  = regexp.MustCompile(`(?i)\b` + monthNames + `\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b`)
-	dmyDateRe  = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+` + monthNames + `\.?,?\s+((?:19|20)\d\d)\b`)
+	mdyDateRe  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b` + monthNames + `\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b`)
+	})
+	dmyDateRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+` + monthNames + `\.?,?\s+((?:19|20)\d\d)\b`)
+	})
 )
 
 // mentionedDates returns the calendar dates text names, as midnight UTC.
@@ -791,10 +806,10 @@ func mentionedDates(text string) []time.Time {
 			out = append(out, t)
 		}
 	}
-	for _, m := range isoDateRe.FindAllStringSubmatch(text, -1) {
+	for _, m := range isoDateRe().FindAllStringSubmatch(text, -1) {
 		add(m[1], m[2], m[3])
 	}
-	for _, m := range cjkDateRe.FindAllStringSubmatch(text, -1) {
+	for _, m := range cjkDateRe().FindAllStringSubmatch(text, -1) {
 		add(m[1], m[2], m[3])
 	}
 	month := func(s string) string {
@@ -806,16 +821,18 @@ func mentionedDates(text string) []time.Time {
 		}
 		return "0"
 	}
-	for _, m := range mdyDateRe.FindAllStringSubmatch(text, -1) {
+	for _, m := range mdyDateRe().FindAllStringSubmatch(text, -1) {
 		add(m[3], month(m[1]), m[2])
 	}
-	for _, m := range dmyDateRe.FindAllStringSubmatch(text, -1) {
+	for _, m := range dmyDateRe().FindAllStringSubmatch(text, -1) {
 		add(m[3], month(m[2]), m[1])
 	}
 	return out
 }
 
-var supersededRe = regexp.MustCompile(`(?i)\bsuperseded\b|\bobsolete\b|\[deprecated\]|\(deprecated\)|已废弃|已过时|已被取代|已作废`)
+var supersededRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\bsuperseded\b|\bobsolete\b|\[deprecated\]|\(deprecated\)|已废弃|已过时|已被取代|已作废`)
+})
 
 // supersededMark says why a memory counts as superseded, or "".
 func supersededMark(e *reviewEntry) string {
@@ -830,7 +847,7 @@ func supersededMark(e *reviewEntry) string {
 			return "its frontmatter says status: " + s
 		}
 	}
-	if m := supersededRe.FindString(e.Text + "\n" + e.body); m != "" {
+	if m := supersededRe().FindString(e.Text + "\n" + e.body); m != "" {
 		return fmt.Sprintf("it is marked %q", m)
 	}
 	return ""
@@ -838,9 +855,15 @@ func supersededMark(e *reviewEntry) string {
 
 // Cues that a feedback memory is a team convention or a personal preference.
 var (
-	teamCueRe     = regexp.MustCompile(`(?i)\b(we|our|us|team|everyone|everybody|all (?:prs|pull requests|commits|tests|code|services|changes)|this (?:repo|repository|project|codebase|service|monorepo)|the (?:repo|repository|codebase|project)|ci|pull requests?|prs?|commits?|code review|conventions?|style guide|must)\b|团队|我们|项目|仓库|代码库|所有|提交|规范|必须`)
-	personalCueRe = regexp.MustCompile(`(?i)\b(i|i'm|i’m|me|my|mine|personally|the user|user (?:prefers|likes|wants|asked)|prefers?|likes?|wants?)\b|我|用户|喜欢|偏好|希望`)
-	instructionRe = regexp.MustCompile(`(?i)\b(prefers?|likes?|wants?|always|never|don't|do not|avoid|use|please|explain|keep|answer|reply|write)\b|喜欢|偏好|希望|总是|不要|请|用`)
+	teamCueRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(we|our|us|team|everyone|everybody|all (?:prs|pull requests|commits|tests|code|services|changes)|this (?:repo|repository|project|codebase|service|monorepo)|the (?:repo|repository|codebase|project)|ci|pull requests?|prs?|commits?|code review|conventions?|style guide|must)\b|团队|我们|项目|仓库|代码库|所有|提交|规范|必须`)
+	})
+	personalCueRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(i|i'm|i’m|me|my|mine|personally|the user|user (?:prefers|likes|wants|asked)|prefers?|likes?|wants?)\b|我|用户|喜欢|偏好|希望`)
+	})
+	instructionRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(prefers?|likes?|wants?|always|never|don't|do not|avoid|use|please|explain|keep|answer|reply|write)\b|喜欢|偏好|希望|总是|不要|请|用`)
+	})
 )
 
 func cues(re *regexp.Regexp, text string) []string {
@@ -1137,7 +1160,7 @@ func (rv *reviewer) placement(e *reviewEntry) ReviewItem {
 	text := e.Name + " " + e.Text + " " + e.body
 	switch e.Type {
 	case TypeFeedback:
-		team, personal := cues(teamCueRe, text), cues(personalCueRe, text)
+		team, personal := cues(teamCueRe(), text), cues(personalCueRe(), text)
 		switch {
 		case len(team) > 0 && len(personal) == 0:
 			return ReviewItem{Section: SectionPromotions, Kind: KindToClaudeMD, Subjects: subjects(e), Target: rv.claudeMDTarget(), Rule: promotionRule(e), Applicable: true,
@@ -1153,7 +1176,7 @@ func (rv *reviewer) placement(e *reviewEntry) ReviewItem {
 				Reason: "feedback with no sign of whether it is a team convention or a personal preference"}
 		}
 	case TypeUser:
-		if c := cues(instructionRe, text); len(c) > 0 {
+		if c := cues(instructionRe(), text); len(c) > 0 {
 			return ReviewItem{Section: SectionPromotions, Kind: KindToLocal, Subjects: subjects(e), Target: rv.localTarget(), Rule: promotionRule(e), Applicable: true,
 				Reason: "a personal instruction (" + quoteAll(c) + "); CLAUDE.local.md applies it in every session of this project"}
 		}
@@ -1561,7 +1584,7 @@ func appendRule(old []byte, rule string) []byte {
 	}
 	trimmed := strings.TrimRight(text, "\n")
 	last := trimmed[strings.LastIndexByte(trimmed, '\n')+1:]
-	if trimmed != "" && !listItemRe.MatchString(last) && !strings.HasSuffix(text, "\n\n") {
+	if trimmed != "" && !listItemRe().MatchString(last) && !strings.HasSuffix(text, "\n\n") {
 		b.WriteByte('\n')
 	}
 	b.WriteString("- " + rule + "\n")

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -1044,7 +1045,7 @@ func cutMiddle(s string, n int) string {
 }
 
 // placeholder matches {{name}} in a prompt template.
-var placeholder = regexp.MustCompile(`\{\{(\w+)\}\}`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{(\w+)\}\}`) })
 
 // BuildSessionPrompt fills in a prompt template (the default or the
 // user's prompt.md): {{currentNotes}} becomes notes and {{notesPath}}
@@ -1054,7 +1055,7 @@ var placeholder = regexp.MustCompile(`\{\{(\w+)\}\}`)
 // SessionNotesTokens, a reminder to condense them is appended.
 func BuildSessionPrompt(template, notes, notesPath string) string {
 	vars := map[string]string{"currentNotes": notes, "notesPath": notesPath}
-	out := placeholder.ReplaceAllStringFunc(template, func(m string) string {
+	out := placeholder().ReplaceAllStringFunc(template, func(m string) string {
 		if v, ok := vars[m[2:len(m)-2]]; ok {
 			return v
 		}

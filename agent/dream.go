@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/memdir/memdir"
@@ -344,7 +345,9 @@ func scanAllowed(stateDir, memDir string, now time.Time, interval time.Duration)
 	return true, nil
 }
 
-var sessionFileRe = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\.jsonl$`)
+var sessionFileRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\.jsonl$`)
+})
 
 // SessionsSince lists the sessions whose transcripts (<uuid>.jsonl in dir;
 // subagent logs excluded) changed after since, except the current one,
@@ -362,7 +365,7 @@ func SessionsSince(dir string, since time.Time, current string) ([]string, error
 	}
 	out := []string{}
 	for _, e := range entries {
-		if e.IsDir() || !sessionFileRe.MatchString(e.Name()) {
+		if e.IsDir() || !sessionFileRe().MatchString(e.Name()) {
 			continue
 		}
 		id := strings.TrimSuffix(e.Name(), ".jsonl")

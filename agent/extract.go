@@ -126,7 +126,7 @@ func NewExtractor(opts *ExtractOptions) (*Extractor, error) {
 	if o.SessionID == "" {
 		o.SessionID = "default"
 	}
-	if !sessionIDRe.MatchString(o.SessionID) {
+	if !sessionIDRe().MatchString(o.SessionID) {
 		return nil, fmt.Errorf("extract: session id %q: use letters, digits, '.', '_' and '-' (at most 128): %w", o.SessionID, memdir.ErrInvalid)
 	}
 	if o.Every <= 0 {
@@ -145,7 +145,7 @@ func NewExtractor(opts *ExtractOptions) (*Extractor, error) {
 	return &Extractor{o: o, log: log}, nil
 }
 
-var sessionIDRe = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+var sessionIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`) })
 
 // cursorState is what an Extractor keeps per session between runs.
 type cursorState struct {

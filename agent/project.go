@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -150,7 +151,7 @@ func (p *project) insideProject(abs string) (string, bool) {
 	return "", false
 }
 
-var percentEscape = regexp.MustCompile(`%[0-9A-Fa-f]{2}`)
+var percentEscape = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`%[0-9A-Fa-f]{2}`) })
 
 // disguisedTraversal reports whether a segment hides "..", "." or a
 // separator under up to four layers of percent-encoding or under Unicode
@@ -163,7 +164,7 @@ func disguisedTraversal(seg string) bool {
 				return true
 			}
 		}
-		next := percentEscape.ReplaceAllStringFunc(s, func(m string) string {
+		next := percentEscape().ReplaceAllStringFunc(s, func(m string) string {
 			b, _ := strconv.ParseUint(m[1:], 16, 8)
 			return string([]byte{byte(b)})
 		})

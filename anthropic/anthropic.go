@@ -28,6 +28,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"sync"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -192,10 +193,10 @@ var streamErrorStatus = map[string]int{
 // schemaToolName is the forced tool's name when the request names no schema.
 const schemaToolName = "structured_output"
 
-var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+var toolNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`) })
 
 func (c *Client) schemaTool(req *memdir.Request) string {
-	if toolNameRE.MatchString(req.SchemaName) {
+	if toolNameRE().MatchString(req.SchemaName) {
 		return req.SchemaName
 	}
 	return schemaToolName

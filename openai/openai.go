@@ -29,6 +29,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -163,7 +164,7 @@ func (c *Client) Generate(ctx context.Context, req *memdir.Request) (*memdir.Res
 	})
 }
 
-var schemaNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+var schemaNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`) })
 
 func (c *Client) params(req *memdir.Request, noFormat bool) (sdk.ChatCompletionNewParams, error) {
 	p := sdk.ChatCompletionNewParams{Model: shared.ChatModel(c.opts.Model)}
@@ -187,7 +188,7 @@ func (c *Client) params(req *memdir.Request, noFormat bool) (sdk.ChatCompletionN
 			system = strings.TrimSpace(system + "\n\n" + modelkit.SchemaInstruction(req.Schema))
 		} else {
 			name := req.SchemaName
-			if !schemaNameRE.MatchString(name) {
+			if !schemaNameRE().MatchString(name) {
 				name = "response"
 			}
 			p.ResponseFormat = sdk.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{

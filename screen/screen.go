@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -78,53 +79,57 @@ type phraseRule struct {
 
 // The phrase rules. Each pattern is matched case-insensitively against text
 // with Unicode normalised by simplify (so "ｉｇｎｏｒｅ" and "i g n o r e"
-// tricks do not need their own patterns beyond what is listed).
-var phraseRules = []phraseRule{
-	{RuleOverride, regexp.MustCompile(`(?i)\b(ignore|disregard|forget|override|bypass|skip|discard)\s+(all\s+|any\s+|every\s+)?(of\s+)?(the\s+|your\s+|my\s+|these\s+|those\s+)?(previous|prior|earlier|above|preceding|former|original|existing|system|safety)\s+(instructions?|rules?|guidelines?|directions?|prompts?|messages?|context|guardrails?|constraints?)`)},
-	{RuleOverride, regexp.MustCompile(`(?i)\b(ignore|disregard|forget)\s+(all|everything)\s+(you\s+were\s+told|above|before|instructions?|rules?)`)},
-	{RuleOverride, regexp.MustCompile(`(?i)\b(ignore|disregard|forget)\s+(your|all\s+your)\s+(instructions|rules|guidelines|training|programming)`)},
-	// Chinese: 忽略/无视/忘记 … 之前/以上/所有 … 指令/指示/规则/说明
-	{RuleOverride, regexp.MustCompile(`(忽略|无视|忽视|忘记|忘掉|不要理会|不理会)[^。\n]{0,8}(之前|以前|先前|上面|以上|前面|所有|全部|原来|原有|系统)[^。\n]{0,6}(指令|指示|规则|说明|提示|要求|设定)`)},
-	// Spanish, Portuguese, Italian, French, German
-	{RuleOverride, regexp.MustCompile(`(?i)\b(ignora|ignore|olvida|olvide|descarta|desconsidera|ignorar|esquece|esqueça|dimentica|ignorez|oubliez|oublie)\s+(todas\s+|todos\s+|tutte\s+|toutes\s+)?(las|los|tus|sus|as|os|suas|le|les|vos|tes)\s+(instrucciones|instruções|instrucoes|istruzioni|instructions|reglas|regras|regole|règles|indicaciones)(\s+(anteriores|previas|precedenti|précédentes|precedentes))?`)},
-	{RuleOverride, regexp.MustCompile(`(?i)\b(ignoriere|vergiss|missachte|ignorieren\s+sie)\s+(alle\s+)?(vorherigen|bisherigen|vorigen|obigen|deine|ihre|die)\s+(anweisungen|regeln|instruktionen|vorgaben)`)},
-	// Japanese, Korean, Russian
-	{RuleOverride, regexp.MustCompile(`(以前|前|上記|これまで|すべて)の(指示|命令|ルール|指令)を(無視|忘れ)`)},
-	{RuleOverride, regexp.MustCompile(`(이전|위의|모든)\s*(지시|명령|지침|규칙)(을|를|은|는)?\s*(무시|잊어)`)},
-	{RuleOverride, regexp.MustCompile(`(?i)(игнорируй|игнорируйте|забудь|забудьте|проигнорируй)\s+(все\s+)?(предыдущие|прошлые|прежние|свои|твои)?\s*(инструкции|указания|правила)`)},
+// tricks do not need their own patterns beyond what is listed). They are
+// compiled on first use, so a process that never screens text does not pay
+// for them.
+var phraseRules = sync.OnceValue(func() []phraseRule {
+	return []phraseRule{
+		{RuleOverride, regexp.MustCompile(`(?i)\b(ignore|disregard|forget|override|bypass|skip|discard)\s+(all\s+|any\s+|every\s+)?(of\s+)?(the\s+|your\s+|my\s+|these\s+|those\s+)?(previous|prior|earlier|above|preceding|former|original|existing|system|safety)\s+(instructions?|rules?|guidelines?|directions?|prompts?|messages?|context|guardrails?|constraints?)`)},
+		{RuleOverride, regexp.MustCompile(`(?i)\b(ignore|disregard|forget)\s+(all|everything)\s+(you\s+were\s+told|above|before|instructions?|rules?)`)},
+		{RuleOverride, regexp.MustCompile(`(?i)\b(ignore|disregard|forget)\s+(your|all\s+your)\s+(instructions|rules|guidelines|training|programming)`)},
+		// Chinese: 忽略/无视/忘记 … 之前/以上/所有 … 指令/指示/规则/说明
+		{RuleOverride, regexp.MustCompile(`(忽略|无视|忽视|忘记|忘掉|不要理会|不理会)[^。\n]{0,8}(之前|以前|先前|上面|以上|前面|所有|全部|原来|原有|系统)[^。\n]{0,6}(指令|指示|规则|说明|提示|要求|设定)`)},
+		// Spanish, Portuguese, Italian, French, German
+		{RuleOverride, regexp.MustCompile(`(?i)\b(ignora|ignore|olvida|olvide|descarta|desconsidera|ignorar|esquece|esqueça|dimentica|ignorez|oubliez|oublie)\s+(todas\s+|todos\s+|tutte\s+|toutes\s+)?(las|los|tus|sus|as|os|suas|le|les|vos|tes)\s+(instrucciones|instruções|instrucoes|istruzioni|instructions|reglas|regras|regole|règles|indicaciones)(\s+(anteriores|previas|precedenti|précédentes|precedentes))?`)},
+		{RuleOverride, regexp.MustCompile(`(?i)\b(ignoriere|vergiss|missachte|ignorieren\s+sie)\s+(alle\s+)?(vorherigen|bisherigen|vorigen|obigen|deine|ihre|die)\s+(anweisungen|regeln|instruktionen|vorgaben)`)},
+		// Japanese, Korean, Russian
+		{RuleOverride, regexp.MustCompile(`(以前|前|上記|これまで|すべて)の(指示|命令|ルール|指令)を(無視|忘れ)`)},
+		{RuleOverride, regexp.MustCompile(`(이전|위의|모든)\s*(지시|명령|지침|규칙)(을|를|은|는)?\s*(무시|잊어)`)},
+		{RuleOverride, regexp.MustCompile(`(?i)(игнорируй|игнорируйте|забудь|забудьте|проигнорируй)\s+(все\s+)?(предыдущие|прошлые|прежние|свои|твои)?\s*(инструкции|указания|правила)`)},
 
-	{RuleRole, regexp.MustCompile(`(?i)\byou\s+(are|must|will|shall)\s+now\b`)},
-	{RuleRole, regexp.MustCompile(`(?i)\bfrom\s+now\s+on,?\s+(you|the\s+assistant|the\s+model|claude|the\s+ai)\b`)},
-	{RuleRole, regexp.MustCompile(`(?i)\b(new|updated|real|actual|true)\s+instructions?\s*:`)},
-	{RuleRole, regexp.MustCompile(`(?i)\b(developer|god|jailbreak|dan|unrestricted|unfiltered)\s+mode\b`)},
-	{RuleRole, regexp.MustCompile(`(?i)\b(pretend|act)\s+(to\s+be|you\s+are|as\s+if\s+you\s+(are|were))\s+(an?\s+)?(unrestricted|unfiltered|different|new|evil|jailbroken)`)},
-	{RuleRole, regexp.MustCompile(`(你现在是|从现在开始[，,]?\s*你|从现在起[，,]?\s*你|你必须现在)`)},
-	{RuleRole, regexp.MustCompile(`(?i)\b(a\s+partir\s+de\s+ahora|desde\s+ahora|de\s+ahora\s+en\s+adelante|a\s+partir\s+de\s+agora|à\s+partir\s+de\s+maintenant|d'ora\s+in\s+poi|ab\s+jetzt)\s*,?\s*(eres|debes|tú|tu|você|voce|tu\s+es|tu\s+dois|sei|devi|bist\s+du|musst\s+du|du)\b`)},
-	{RuleRole, regexp.MustCompile(`(?i)\b(ahora\s+eres|agora\s+você\s+é|tu\s+es\s+maintenant|du\s+bist\s+jetzt|ты\s+теперь|теперь\s+ты)\b`)},
+		{RuleRole, regexp.MustCompile(`(?i)\byou\s+(are|must|will|shall)\s+now\b`)},
+		{RuleRole, regexp.MustCompile(`(?i)\bfrom\s+now\s+on,?\s+(you|the\s+assistant|the\s+model|claude|the\s+ai)\b`)},
+		{RuleRole, regexp.MustCompile(`(?i)\b(new|updated|real|actual|true)\s+instructions?\s*:`)},
+		{RuleRole, regexp.MustCompile(`(?i)\b(developer|god|jailbreak|dan|unrestricted|unfiltered)\s+mode\b`)},
+		{RuleRole, regexp.MustCompile(`(?i)\b(pretend|act)\s+(to\s+be|you\s+are|as\s+if\s+you\s+(are|were))\s+(an?\s+)?(unrestricted|unfiltered|different|new|evil|jailbroken)`)},
+		{RuleRole, regexp.MustCompile(`(你现在是|从现在开始[，,]?\s*你|从现在起[，,]?\s*你|你必须现在)`)},
+		{RuleRole, regexp.MustCompile(`(?i)\b(a\s+partir\s+de\s+ahora|desde\s+ahora|de\s+ahora\s+en\s+adelante|a\s+partir\s+de\s+agora|à\s+partir\s+de\s+maintenant|d'ora\s+in\s+poi|ab\s+jetzt)\s*,?\s*(eres|debes|tú|tu|você|voce|tu\s+es|tu\s+dois|sei|devi|bist\s+du|musst\s+du|du)\b`)},
+		{RuleRole, regexp.MustCompile(`(?i)\b(ahora\s+eres|agora\s+você\s+é|tu\s+es\s+maintenant|du\s+bist\s+jetzt|ты\s+теперь|теперь\s+ты)\b`)},
 
-	{RuleSystemPrompt, regexp.MustCompile(`(?i)\b(reveal|print|show|repeat|output|leak|dump|display|override|replace|ignore|disregard|rewrite|change)\s+(me\s+)?(your|the|its|this)\s+(entire\s+|full\s+|hidden\s+)?(system\s+prompt|system\s+message|hidden\s+instructions|initial\s+instructions)`)},
-	{RuleSystemPrompt, regexp.MustCompile(`(?i)\b(new|updated|your)\s+system\s+prompt\s+(is|reads|says|:)`)},
-	{RuleSystemPrompt, regexp.MustCompile(`(?i)\bsystem\s+prompt\s+(override|injection\s+follows|update)\s*:`)},
-	{RuleSystemPrompt, regexp.MustCompile(`(输出|显示|泄露|打印|告诉我|重复)[^。\n]{0,6}(系统提示|系统提示词|系统指令)|(新的|新)系统提示`)},
-	{RuleSystemPrompt, regexp.MustCompile(`(?i)\b(revela|muestra|imprime|repite|mostre|revele)\s+(tu|el|su|seu|o)\s+(prompt\s+(del|de)\s+sistema|prompt\s+do\s+sistema)`)},
+		{RuleSystemPrompt, regexp.MustCompile(`(?i)\b(reveal|print|show|repeat|output|leak|dump|display|override|replace|ignore|disregard|rewrite|change)\s+(me\s+)?(your|the|its|this)\s+(entire\s+|full\s+|hidden\s+)?(system\s+prompt|system\s+message|hidden\s+instructions|initial\s+instructions)`)},
+		{RuleSystemPrompt, regexp.MustCompile(`(?i)\b(new|updated|your)\s+system\s+prompt\s+(is|reads|says|:)`)},
+		{RuleSystemPrompt, regexp.MustCompile(`(?i)\bsystem\s+prompt\s+(override|injection\s+follows|update)\s*:`)},
+		{RuleSystemPrompt, regexp.MustCompile(`(输出|显示|泄露|打印|告诉我|重复)[^。\n]{0,6}(系统提示|系统提示词|系统指令)|(新的|新)系统提示`)},
+		{RuleSystemPrompt, regexp.MustCompile(`(?i)\b(revela|muestra|imprime|repite|mostre|revele)\s+(tu|el|su|seu|o)\s+(prompt\s+(del|de)\s+sistema|prompt\s+do\s+sistema)`)},
 
-	{RuleHide, regexp.MustCompile(`(?i)\b(do\s+not|don't|dont|never|must\s+not)\s+(tell|inform|notify|alert|mention\s+(this\s+)?to|reveal\s+(this\s+)?to|show)\s+(this\s+to\s+)?the\s+(user|human|developer|operator)\b`)},
-	{RuleHide, regexp.MustCompile(`(?i)\bwithout\s+(telling|informing|notifying|asking|alerting)\s+the\s+(user|human|developer)\b`)},
-	{RuleHide, regexp.MustCompile(`(?i)\b(keep|hide)\s+(this|it|these\s+instructions)\s+(secret|hidden)\s+from\s+the\s+(user|human)`)},
-	{RuleHide, regexp.MustCompile(`(?i)\bsilently\s+(run|execute|send|upload|post|delete|remove|add|install|exfiltrate|forward|copy)\b`)},
-	{RuleHide, regexp.MustCompile(`(不要|别|切勿|不得)(告诉|通知|让)(用户|使用者)|(瞒着|不告诉)用户|(?i)\bsin\s+(decirle|avisar|informar)(le)?\s+al\s+usuario|\bno\s+(le\s+)?(digas|informes|menciones)\s+(nada\s+)?al\s+usuario|\bsem\s+(avisar|informar|contar)\s+(ao|o)\s+usuário|\bsans\s+(prévenir|informer|le\s+dire\s+à)\s+l'utilisateur|\bohne\s+(den\s+)?(benutzer|nutzer)\s+zu\s+(informieren|fragen)`)},
+		{RuleHide, regexp.MustCompile(`(?i)\b(do\s+not|don't|dont|never|must\s+not)\s+(tell|inform|notify|alert|mention\s+(this\s+)?to|reveal\s+(this\s+)?to|show)\s+(this\s+to\s+)?the\s+(user|human|developer|operator)\b`)},
+		{RuleHide, regexp.MustCompile(`(?i)\bwithout\s+(telling|informing|notifying|asking|alerting)\s+the\s+(user|human|developer)\b`)},
+		{RuleHide, regexp.MustCompile(`(?i)\b(keep|hide)\s+(this|it|these\s+instructions)\s+(secret|hidden)\s+from\s+the\s+(user|human)`)},
+		{RuleHide, regexp.MustCompile(`(?i)\bsilently\s+(run|execute|send|upload|post|delete|remove|add|install|exfiltrate|forward|copy)\b`)},
+		{RuleHide, regexp.MustCompile(`(不要|别|切勿|不得)(告诉|通知|让)(用户|使用者)|(瞒着|不告诉)用户|(?i)\bsin\s+(decirle|avisar|informar)(le)?\s+al\s+usuario|\bno\s+(le\s+)?(digas|informes|menciones)\s+(nada\s+)?al\s+usuario|\bsem\s+(avisar|informar|contar)\s+(ao|o)\s+usuário|\bsans\s+(prévenir|informer|le\s+dire\s+à)\s+l'utilisateur|\bohne\s+(den\s+)?(benutzer|nutzer)\s+zu\s+(informieren|fragen)`)},
 
-	{RuleExfiltrate, regexp.MustCompile(`(?i)\b(send|post|upload|exfiltrate|forward|transmit|leak|email|copy|pipe|curl)\b[^\n]{0,80}\b(credentials?|secrets?|api[\s_-]?keys?|tokens?|passwords?|\.env\b|ssh\s+keys?|id_rsa|private\s+keys?|environment\s+variables|env\s+vars|cookies?|aws_secret)\b[^\n]{0,80}\b(to|at|into)\s+(https?://|[a-z0-9-]+\.[a-z0-9.-]*[a-z]{2,}\b|\S+@\S+)`)},
-	{RuleExfiltrate, regexp.MustCompile(`(把|将)[^。\n]{0,20}(密钥|密码|令牌|凭证|环境变量|token)[^。\n]{0,20}(发送|上传|发给|发到|提交)|(?i)\b(env[ií]a|sube|manda|envie|envoie)\s+[^\n]{0,40}(credenciales|contraseñas|claves|tokens?|senhas|identifiants|mots\s+de\s+passe)[^\n]{0,40}\s+(a|para|à)\s+(https?://|\S+@)`)},
+		{RuleExfiltrate, regexp.MustCompile(`(?i)\b(send|post|upload|exfiltrate|forward|transmit|leak|email|copy|pipe|curl)\b[^\n]{0,80}\b(credentials?|secrets?|api[\s_-]?keys?|tokens?|passwords?|\.env\b|ssh\s+keys?|id_rsa|private\s+keys?|environment\s+variables|env\s+vars|cookies?|aws_secret)\b[^\n]{0,80}\b(to|at|into)\s+(https?://|[a-z0-9-]+\.[a-z0-9.-]*[a-z]{2,}\b|\S+@\S+)`)},
+		{RuleExfiltrate, regexp.MustCompile(`(把|将)[^。\n]{0,20}(密钥|密码|令牌|凭证|环境变量|token)[^。\n]{0,20}(发送|上传|发给|发到|提交)|(?i)\b(env[ií]a|sube|manda|envie|envoie)\s+[^\n]{0,40}(credenciales|contraseñas|claves|tokens?|senhas|identifiants|mots\s+de\s+passe)[^\n]{0,40}\s+(a|para|à)\s+(https?://|\S+@)`)},
 
-	{RuleAddressed, regexp.MustCompile(`(?i)\b(note|message|instructions?|attention|important)\s+(to|for)\s+(the\s+|any\s+|all\s+)?(ai|a\.i\.|assistant|assistants|llm|llms|language\s+model|model|agent|agents|claude|chatbot)s?\b`)},
-	{RuleAddressed, regexp.MustCompile(`(?i)\bif\s+you\s+are\s+(an?\s+)?(ai|llm|language\s+model|assistant|agent|claude|chatbot)\b[^\n]{0,20}(reading|processing|you\s+must|then)`)},
-	{RuleAddressed, regexp.MustCompile(`(?i)\b(attention|hey|dear)\s*,?\s+(ai|assistant|claude|llm|model|agent)\s*[:!,]`)},
-	{RuleAddressed, regexp.MustCompile(`(致|给)(AI|ai|人工智能|助手|模型|大模型)(的)?(说明|留言|指令)|(?i)\b(nota|mensaje|instrucciones)\s+para\s+(la\s+|el\s+)?(ia|asistente|modelo)\b|\bsi\s+eres\s+una?\s+(ia|asistente|modelo)\b`)},
+		{RuleAddressed, regexp.MustCompile(`(?i)\b(note|message|instructions?|attention|important)\s+(to|for)\s+(the\s+|any\s+|all\s+)?(ai|a\.i\.|assistant|assistants|llm|llms|language\s+model|model|agent|agents|claude|chatbot)s?\b`)},
+		{RuleAddressed, regexp.MustCompile(`(?i)\bif\s+you\s+are\s+(an?\s+)?(ai|llm|language\s+model|assistant|agent|claude|chatbot)\b[^\n]{0,20}(reading|processing|you\s+must|then)`)},
+		{RuleAddressed, regexp.MustCompile(`(?i)\b(attention|hey|dear)\s*,?\s+(ai|assistant|claude|llm|model|agent)\s*[:!,]`)},
+		{RuleAddressed, regexp.MustCompile(`(致|给)(AI|ai|人工智能|助手|模型|大模型)(的)?(说明|留言|指令)|(?i)\b(nota|mensaje|instrucciones)\s+para\s+(la\s+|el\s+)?(ia|asistente|modelo)\b|\bsi\s+eres\s+una?\s+(ia|asistente|modelo)\b`)},
 
-	{RuleRoleTag, regexp.MustCompile(`(?i)</?\s*(system|user|assistant|developer|human|tool|tool_result|function_results?|instructions?|im_start|im_end)\s*(\s[^<>]{0,60})?>|<\|(im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\|>|\[/?INST\]|<</?SYS>>`)},
-	{RuleRoleTag, regexp.MustCompile(`(?im)^\s*(###\s*)?(system|assistant|human)\s*:\s*\S`)},
-}
+		{RuleRoleTag, regexp.MustCompile(`(?i)</?\s*(system|user|assistant|developer|human|tool|tool_result|function_results?|instructions?|im_start|im_end)\s*(\s[^<>]{0,60})?>|<\|(im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\|>|\[/?INST\]|<</?SYS>>`)},
+		{RuleRoleTag, regexp.MustCompile(`(?im)^\s*(###\s*)?(system|assistant|human)\s*:\s*\S`)},
+	}
+})
 
 // Check screens text and returns its findings in the order of the text,
 // at most one per rule per line. Nil means nothing was found.
@@ -238,7 +243,7 @@ func checkPhrases(text string, maskTags bool) []Finding {
 		masked = maskCode(s)
 	}
 	var out []Finding
-	for _, r := range phraseRules {
+	for _, r := range phraseRules() {
 		src := s
 		if r.name == RuleRoleTag {
 			src = masked
@@ -317,8 +322,8 @@ func around(s string, off int) string {
 }
 
 var (
-	base64Run = regexp.MustCompile(`[A-Za-z0-9+/_-]{24,}={0,2}`)
-	hexRun    = regexp.MustCompile(`\b[0-9a-fA-F]{24,}\b`)
+	base64Run = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z0-9+/_-]{24,}={0,2}`) })
+	hexRun    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b[0-9a-fA-F]{24,}\b`) })
 )
 
 const (
@@ -328,7 +333,7 @@ const (
 
 func checkBlobs(text string) []Finding {
 	var out []Finding
-	for _, loc := range hexRun.FindAllStringIndex(text, -1) {
+	for _, loc := range hexRun().FindAllStringIndex(text, -1) {
 		run := text[loc[0]:loc[1]]
 		if len(run) >= minHexBlob {
 			out = append(out, Finding{Rule: RuleBlob, Line: lineOf(text, loc[0]), Excerpt: excerpt(run)})
@@ -339,7 +344,7 @@ func checkBlobs(text string) []Finding {
 			}
 		}
 	}
-	for _, loc := range base64Run.FindAllStringIndex(text, -1) {
+	for _, loc := range base64Run().FindAllStringIndex(text, -1) {
 		run := text[loc[0]:loc[1]]
 		if !looksBase64(run) {
 			continue
@@ -372,7 +377,7 @@ func looksBase64(run string) bool {
 	if upper == 0 || lower == 0 || digit == 0 {
 		return false
 	}
-	if hexRun.MatchString(run) && len(hexRun.FindString(run)) == len(run) {
+	if hexRun().MatchString(run) && len(hexRun().FindString(run)) == len(run) {
 		return false
 	}
 	return true

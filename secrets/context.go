@@ -3,6 +3,7 @@ package secrets
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The rules below go beyond Claude Code's list (memdir's own; see the
@@ -42,8 +43,8 @@ var awsSecretNames = []string{"secret_access_key", "SECRET_ACCESS_KEY", "SecretA
 var (
 	// awsAssign is what may stand between the name and the value: a
 	// closing quote, an assignment sign, an opening quote.
-	awsAssign = regexp.MustCompile(`^["']?[ \t]*(?:=>|:=|=|:)[ \t]*["']?`)
-	awsKeyID  = regexp.MustCompile(`^(?:AKIA|ASIA)[A-Z2-7]{16}`)
+	awsAssign = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^["']?[ \t]*(?:=>|:=|=|:)[ \t]*["']?`) })
+	awsKeyID  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:AKIA|ASIA)[A-Z2-7]{16}`) })
 )
 
 // awsSecretWindow is how far after a key id a secret is looked for.
@@ -55,7 +56,7 @@ func matchAWSSecret(s string, p int) (end, lo, hi int, ok bool) {
 			continue
 		}
 		at := p + len(name)
-		m := awsAssign.FindStringIndex(s[at:])
+		m := awsAssign().FindStringIndex(s[at:])
 		if m == nil {
 			return 0, 0, 0, false
 		}
@@ -68,7 +69,7 @@ func matchAWSSecret(s string, p int) (end, lo, hi int, ok bool) {
 	if p > 0 && wordEdge.has(s[p-1]) {
 		return 0, 0, 0, false // a key id glued to a longer word
 	}
-	id := awsKeyID.FindStringIndex(s[p:])
+	id := awsKeyID().FindStringIndex(s[p:])
 	if id == nil || p+id[1] < len(s) && wordEdge.has(s[p+id[1]]) {
 		return 0, 0, 0, false
 	}
@@ -150,14 +151,16 @@ var urlSchemes = []string{
 // urlUserinfo is the user and password of an authority, then "@" and the
 // first byte of a host. The user may be empty (redis://:pw@host). Lengths
 // are bounded so a long run without "@" costs little.
-var urlUserinfo = regexp.MustCompile("^([^\\s:/?#@\\[\\]<>\"'`\\\\|^]{0,128}):([^\\s/?#@<>\"'`\\\\|^]{1,256})@([A-Za-z0-9\\[_$%{][A-Za-z0-9._~%\\[\\]:-]{0,253})")
+var urlUserinfo = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^([^\\s:/?#@\\[\\]<>\"'`\\\\|^]{0,128}):([^\\s/?#@<>\"'`\\\\|^]{1,256})@([A-Za-z0-9\\[_$%{][A-Za-z0-9._~%\\[\\]:-]{0,253})")
+})
 
 func matchURLPassword(s string, p int) (end, lo, hi int, ok bool) {
 	if p > 0 && wordEdge.has(s[p-1]) || !hasAnyPrefix(s[p:], urlSchemes) {
 		return 0, 0, 0, false
 	}
 	at := p + strings.Index(s[p:], "://") + 3
-	m := urlUserinfo.FindStringSubmatchIndex(s[at:])
+	m := urlUserinfo().FindStringSubmatchIndex(s[at:])
 	if m == nil {
 		return 0, 0, 0, false
 	}

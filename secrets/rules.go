@@ -3,6 +3,7 @@ package secrets
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Bytes that may not touch a token, by the alphabet of the token: a token
@@ -120,14 +121,16 @@ var rules = [...]Rule{
 
 // tokenRule builds a rule for a single-token credential: the whole match of
 // pattern is the secret. Every match contains one of keywords, at byte
-// offset at from its start.
+// offset at from its start. The pattern is compiled the first time a
+// keyword of the rule turns up, so a process that never scans (or scans
+// text without that keyword) does not pay for it.
 func tokenRule(id string, edge *byteSet, at int, pattern string, keywords ...string) Rule {
-	re := regexp.MustCompile(`^(?:` + pattern + `)`)
+	re := sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:` + pattern + `)`) })
 	return Rule{
 		ID: id, Label: Label(id),
 		keywords: keywords, at: at, edge: edge,
 		match: func(s string, p int) (end, lo, hi int, ok bool) {
-			loc := re.FindStringIndex(s[p:])
+			loc := re().FindStringIndex(s[p:])
 			if loc == nil || placeholder(s[p:p+loc[1]]) {
 				return 0, 0, 0, false
 			}
@@ -167,12 +170,18 @@ func placeholder(tok string) bool {
 // PEM private keys: OpenSSL's "RSA", "EC", "DSA", "ENCRYPTED" and bare forms,
 // OpenSSH, and PGP's "PRIVATE KEY BLOCK".
 var (
-	pemHeader = regexp.MustCompile(`^-----BEGIN ?(?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----`)
-	pemFooter = regexp.MustCompile(`^-----END ?(?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----`)
+	pemHeader = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^-----BEGIN ?(?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----`)
+	})
+	pemFooter = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^-----END ?(?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----`)
+	})
 	// pemLines is the body of a key whose END line is missing: lines of 40
 	// or more base64 characters, separated by newlines or by the "\n" escapes
 	// of a JSON or YAML string.
-	pemLines = regexp.MustCompile(`^(?:\s|\\[nr])*([A-Za-z0-9+/]{40,}={0,2}(?:(?:\s|\\[nr])+[A-Za-z0-9+/]{40,}={0,2})*)`)
+	pemLines = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:\s|\\[nr])*([A-Za-z0-9+/]{40,}={0,2}(?:(?:\s|\\[nr])+[A-Za-z0-9+/]{40,}={0,2})*)`)
+	})
 )
 
 // matchPrivateKey matches a PEM private key whose header starts at s[p:].
@@ -186,7 +195,7 @@ func matchPrivateKey(s string, p int) (end, lo, hi int, ok bool) {
 	if !strings.Contains(s[p:min(len(s), p+80)], "PRIVATE KEY") {
 		return 0, 0, 0, false
 	}
-	h := pemHeader.FindStringIndex(s[p:])
+	h := pemHeader().FindStringIndex(s[p:])
 	if h == nil {
 		return 0, 0, 0, false
 	}
@@ -199,11 +208,11 @@ func matchPrivateKey(s string, p int) (end, lo, hi int, ok bool) {
 		stop = start + i
 	}
 	body := s[start:stop]
-	if f := pemFooter.FindStringIndex(s[stop:]); f != nil && longestBase64Run(body) >= 40 {
+	if f := pemFooter().FindStringIndex(s[stop:]); f != nil && longestBase64Run(body) >= 40 {
 		lo, hi := trimPEMBody(body)
 		return stop + f[1], start + lo, start + hi, true
 	}
-	if m := pemLines.FindStringSubmatchIndex(body); m != nil {
+	if m := pemLines().FindStringSubmatchIndex(body); m != nil {
 		return start + m[1], start + m[2], start + m[3], true
 	}
 	return 0, 0, 0, false

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -70,7 +71,9 @@ func Kind(status int) string {
 
 // unknownModel matches the ways servers say a model does not exist when they
 // answer 400 instead of 404 (Ollama, vLLM, proxies).
-var unknownModel = regexp.MustCompile(`(?i)model.*(not (be )?found|does not exist|not exist|unknown|no such)|(unknown|invalid) model`)
+var unknownModel = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)model.*(not (be )?found|does not exist|not exist|unknown|no such)|(unknown|invalid) model`)
+})
 
 // Failure turns the error of an SDK call into the error Generate returns.
 // res is the last HTTP response the SDK received (option.WithResponseInto),
@@ -101,7 +104,7 @@ func (c *Caller) StatusError(status int, serverMessage string, err error) error 
 
 func (c *Caller) statusError(status int, said string, err error) error {
 	kind := Kind(status)
-	if kind == KindBadRequest && unknownModel.MatchString(said) {
+	if kind == KindBadRequest && unknownModel().MatchString(said) {
 		kind = KindNotFound
 	}
 	quoted := ""

@@ -209,7 +209,7 @@ func (a *adapter) IsUniqueViolation(err error) bool {
 type querier struct{ tx *sql.Tx }
 
 var (
-	placeholder = regexp.MustCompile(`\$([0-9]+)`)
+	placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$([0-9]+)`) })
 	rebound     sync.Map // query -> query with ?N placeholders
 )
 
@@ -218,7 +218,7 @@ func rebind(q string) string {
 	if v, ok := rebound.Load(q); ok {
 		return v.(string)
 	}
-	r := placeholder.ReplaceAllString(q, "?$1")
+	r := placeholder().ReplaceAllString(q, "?$1")
 	rebound.Store(q, r)
 	return r
 }
