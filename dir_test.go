@@ -459,6 +459,10 @@ func TestSaveFindsNameThroughRecallIndex(t *testing.T) {
 	// Two files with one name: refused, naming both.
 	os.WriteFile(d.Abs("twin_a.md"), []byte("---\nname: twin\ndescription: a\ntype: user\n---\nx\n"), 0o600)
 	os.WriteFile(d.Abs("twin_b.md"), []byte("---\nname: twin\ndescription: b\ntype: user\n---\nx\n"), 0o600)
+	// Another program's files, written a clock tick after the last save
+	// (within the same tick, a kernel without fine-grained timestamps may
+	// leave the directory's time unchanged: see docs/performance.md).
+	bumpMTime(t, d.Path())
 	_, err = d.Save(ctx, &Memory{Name: "twin", Description: "c", Type: TypeUser, Body: "y"}, nil)
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "twin_a.md") || !strings.Contains(err.Error(), "twin_b.md") {
 		t.Fatalf("ambiguous name: %v", err)
