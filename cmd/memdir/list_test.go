@@ -2,12 +2,17 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/benchcorpus"
+	"github.com/memdir/memdir/internal/evalset"
 )
 
 // TestListJSONMatchesEncodingJSON checks that list --json's own encoder
@@ -84,4 +89,42 @@ func TestListJSONMatchesEncodingJSON(t *testing.T) {
 			t.Errorf("%s: output differs at byte %d:\nwant …%q\ngot  …%q", c.name, i, w[max(0, i-80):min(len(w), i+80)], g[max(0, i-80):min(len(g), i+80)])
 		}
 	}
+}
+
+// BenchmarkListJSON runs list --json in-process over generated corpora of
+// real memory files (the page cache warm), reporting CPU per memory:
+// bench/run compares the whole process with a plain read of each file's
+// first 30 lines.
+func BenchmarkListJSON(b *testing.B) {
+	set, err := evalset.Load("../../testdata/eval/recall-dev.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	corpus := benchcorpus.New(set)
+	for _, n := range []int{200, 2000, 20000} {
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			w := newMemWorld(b)
+			dir := filepath.Join(b.TempDir(), "memory")
+			if err := corpus.Write(dir, n); err != nil {
+				b.Fatal(err)
+			}
+			w.ok(b, "list", "--dir", dir, "--json") // warms the page cache
+			cpu0 := cpuTime()
+			for b.Loop() {
+				if out := w.ok(b, "list", "--dir", dir, "--json"); !strings.Contains(out, fmt.Sprintf(`"total": %d`, n)) {
+					b.Fatalf("list did not list %d memories", n)
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N)/float64(n), "cpu-µs/file")
+		})
+	}
+}
+
+// cpuTime returns the process's user plus system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
