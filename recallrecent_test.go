@@ -23,17 +23,25 @@ func bumpMTime(tb testing.TB, dir string) {
 	}
 }
 
+// openIndexedDir opens a new memory directory with its own journal and
+// recall index file, whose path it returns.
+func openIndexedDir(tb testing.TB) (*Dir, string) {
+	tb.Helper()
+	base := tb.TempDir()
+	cache := filepath.Join(base, "state", "recall.idx")
+	d, err := Open(filepath.Join(base, "memory"), &Options{Journal: NewJournal(filepath.Join(base, "journal"), nil), RecallCache: cache})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d, cache
+}
+
 // A save records what it added, so that the next save's lookup need not
 // list the directory; anything else that changed the directory, or a new
 // index file, sends the lookup back to listing.
 func TestSaveRecordsRecentSaves(t *testing.T) {
 	ctx := context.Background()
-	base := t.TempDir()
-	cache := filepath.Join(base, "state", "recall.idx")
-	d, err := Open(filepath.Join(base, "memory"), &Options{Journal: NewJournal(filepath.Join(base, "journal"), nil), RecallCache: cache})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, cache := openIndexedDir(t)
 	for _, n := range []string{"one", "two", "three"} {
 		mustSave(t, d, &Memory{Name: n, Description: "filler", Type: TypeUser, Body: "x"}, nil)
 	}
