@@ -114,6 +114,9 @@ func (x *RecallIndex) lookupRecent(name string) (paths []string, rs *recentState
 	if err != nil {
 		return nil, nil, false
 	}
+	// Unmapped on return, so that a long-lived process saving often does
+	// not pile up mappings: the paths returned are copies.
+	defer unmapFile(data)
 	h, blob, ok := checkRecallHeader(data)
 	if !ok || recallBase(h) != rs.Base {
 		return nil, nil, false
