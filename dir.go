@@ -312,11 +312,12 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 	}
 	rel := m.Path
 	var err error
+	var note *recentNote
 	if rel != "" {
 		if rel, err = CleanMemoryPath(rel); err != nil {
 			return nil, err
 		}
-	} else if rel, err = d.pathForName(ctx, m.Name, m.Type, opts.Team); err != nil {
+	} else if rel, note, err = d.pathForName(ctx, m.Name, m.Type, opts.Team); err != nil {
 		return nil, err
 	}
 	// Anchors are found before the lock: git grep may take a moment.
@@ -326,6 +327,7 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 		return nil, err
 	}
 	defer release()
+	note.before()
 
 	res := &SaveResult{Path: rel}
 	old, _, err := readRooted(root, rel, MaxMemoryFileBytes)
@@ -438,6 +440,8 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 	if err != nil {
 		return nil, err
 	}
+	// Still under the lock: the next save finds this one without listing.
+	note.after(rel, saved.Name)
 	res.Index = ix.Status()
 	d.log.Debug("saved memory", "path", rel, "created", res.Created, "changed", res.Changed)
 	return res, nil
@@ -465,24 +469,27 @@ func (d *Dir) recorder(given *Recorder, kind string) (rec *Recorder, own bool, e
 }
 
 // pathForName finds the file of an existing memory called name in the team
-// or private area, or names a new one.
-func (d *Dir) pathForName(ctx context.Context, name string, t Type, team bool) (string, error) {
+// or private area, or names a new one. The note, when not nil, is what the
+// lookup knew of the directory, for Save to pass on (see recentNote).
+func (d *Dir) pathForName(ctx context.Context, name string, t Type, team bool) (string, *recentNote, error) {
 	prefix := ""
 	if team {
 		prefix = TeamDirName + "/"
 	}
 	candidate := prefix + FileNameFor(name, t)
+	var note *recentNote
 	if d.Exists() {
-		same, err := d.namedLike(ctx, name, team, candidate)
+		same, n, err := d.namedLike(ctx, name, team, candidate)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
+		note = n
 		switch len(same) {
 		case 1:
-			return same[0], nil
+			return same[0], note, nil
 		case 0:
 		default:
-			return "", fmt.Errorf("save memory %q: %d files already use this name (%s); pass the file to update: %w", name, len(same), strings.Join(same, ", "), ErrInvalid)
+			return "", nil, fmt.Errorf("save memory %q: %d files already use this name (%s); pass the file to update: %w", name, len(same), strings.Join(same, ", "), ErrInvalid)
 		}
 		// A different memory already owns the natural file name: pick the
 		// next free variant rather than overwrite it.
@@ -493,7 +500,8 @@ func (d *Dir) pathForName(ctx context.Context, name string, t Type, team bool) (
 			candidate = prefix + strings.TrimSuffix(FileNameFor(name, t), ".md") + fmt.Sprintf("_%d.md", i)
 		}
 	}
-	return CleanMemoryPath(candidate)
+	rel, err := CleanMemoryPath(candidate)
+	return rel, note, err
 }
 
 // namedLike returns the memories of the area (team or not) whose
@@ -503,14 +511,14 @@ func (d *Dir) pathForName(ctx context.Context, name string, t Type, team bool) (
 // it, and that the index has not seen yet (see RecallIndex.Refresh), is
 // missed, and the save then creates a file beside it. Without an index it
 // scans the directory.
-func (d *Dir) namedLike(ctx context.Context, name string, team bool, candidate string) ([]string, error) {
+func (d *Dir) namedLike(ctx context.Context, name string, team bool, candidate string) ([]string, *recentNote, error) {
 	inArea := func(p string) bool { return strings.HasPrefix(p, TeamDirName+"/") == team }
 	if d.recallCache != "" {
 		idx := NewRecallIndex(d.path, d.recallCache)
-		if paths, err := idx.LookupFresh(ctx, name); err == nil {
+		if paths, rs, err := idx.lookupFresh(ctx, name); err == nil {
 			root, err := d.openRoot()
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			defer root.Close()
 			paths = append(paths, candidate)
@@ -526,12 +534,16 @@ func (d *Dir) namedLike(ctx context.Context, name string, team bool, candidate s
 					same = append(same, p)
 				}
 			}
-			return same, nil
+			var note *recentNote
+			if rs != nil {
+				note = &recentNote{x: idx, rs: rs}
+			}
+			return same, note, nil
 		}
 	}
 	res, err := d.Scan(ctx, &ScanOptions{Limit: -1})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var same []string
 	for _, h := range res.Memories {
@@ -539,7 +551,7 @@ func (d *Dir) namedLike(ctx context.Context, name string, team bool, candidate s
 			same = append(same, h.Path)
 		}
 	}
-	return same, nil
+	return same, nil, nil
 }
 
 func (d *Dir) readIndex(root *os.Root, indexRel string) (*Index, error) {

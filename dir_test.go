@@ -431,12 +431,7 @@ func TestUndoDoesNotCreateAnEmptyIndex(t *testing.T) {
 // ambiguous name.
 func TestSaveFindsNameThroughRecallIndex(t *testing.T) {
 	ctx := context.Background()
-	base := t.TempDir()
-	cache := filepath.Join(base, "state", "recall.idx")
-	d, err := Open(filepath.Join(base, "memory"), &Options{Journal: NewJournal(filepath.Join(base, "journal"), nil), RecallCache: cache})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, cache := openIndexedDir(t)
 	mustSave(t, d, &Memory{Path: "odd_file_name.md", Name: "deploy-rules", Description: "how we deploy", Type: TypeProject, Body: "v1"}, nil)
 	for i := 0; i < 30; i++ {
 		mustSave(t, d, &Memory{Name: fmt.Sprintf("other-%d", i), Description: "filler", Type: TypeUser, Body: "x"}, nil)
@@ -459,7 +454,11 @@ func TestSaveFindsNameThroughRecallIndex(t *testing.T) {
 	// Two files with one name: refused, naming both.
 	os.WriteFile(d.Abs("twin_a.md"), []byte("---\nname: twin\ndescription: a\ntype: user\n---\nx\n"), 0o600)
 	os.WriteFile(d.Abs("twin_b.md"), []byte("---\nname: twin\ndescription: b\ntype: user\n---\nx\n"), 0o600)
-	_, err = d.Save(ctx, &Memory{Name: "twin", Description: "c", Type: TypeUser, Body: "y"}, nil)
+	// Another program's files, written a clock tick after the last save
+	// (within the same tick, a kernel without fine-grained timestamps may
+	// leave the directory's time unchanged: see docs/performance.md).
+	bumpMTime(t, d.Path())
+	_, err := d.Save(ctx, &Memory{Name: "twin", Description: "c", Type: TypeUser, Body: "y"}, nil)
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "twin_a.md") || !strings.Contains(err.Error(), "twin_b.md") {
 		t.Fatalf("ambiguous name: %v", err)
 	}

@@ -119,6 +119,9 @@ type RecallIndex struct {
 	watch *recallWatch
 	// cursor rotates the share of files a Refresh stats.
 	cursor uint32
+	// base identifies the cache file when it holds what files and dirs
+	// do (see recallBase); empty otherwise.
+	base string
 }
 
 // NewRecallIndex returns an index of the memory directory dir. cachePath, if
@@ -198,7 +201,7 @@ func (x *RecallIndex) statShare(n int, all bool) func(i int) bool {
 }
 
 func (x *RecallIndex) reset() {
-	x.files, x.dirs, x.lex, x.damaged = nil, nil, nil, false
+	x.files, x.dirs, x.lex, x.damaged, x.base = nil, nil, nil, false, ""
 }
 
 // fileOK verifies the strings of x.files[i] loaded from the cache file.
@@ -624,16 +627,34 @@ func (x *RecallIndex) Lookup(name string) []string {
 // may still be listed under its old name, and one given this name in place
 // may be missing until the index sees the edit). Without a persisted index
 // yet, it builds one.
+//
+// Directories that only memdir's own saves changed since the index file was
+// written are not listed either: each save records what it added (see
+// recentState), and a lookup that finds every directory as the last save
+// left it reads that record instead.
 func (x *RecallIndex) LookupFresh(ctx context.Context, name string) ([]string, error) {
+	paths, _, err := x.lookupFresh(ctx, name)
+	return paths, err
+}
+
+// lookupFresh is LookupFresh, also returning what it knew of the
+// directory's entries beyond the index file (nil when it cannot say), for
+// the save that follows to extend (see recentNote).
+func (x *RecallIndex) lookupFresh(ctx context.Context, name string) ([]string, *recentState, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if !x.loaded && x.cachePath != "" {
+		if paths, rs, ok := x.lookupRecent(name); ok {
+			return paths, rs, nil
+		}
+	}
 	if !x.loaded {
 		x.loaded = true
 		x.load()
 	}
 	if x.lex == nil {
 		if _, err := x.refreshLocked(ctx, false); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	var out []string
@@ -644,16 +665,20 @@ func (x *RecallIndex) LookupFresh(ctx context.Context, name string) ([]string, e
 	}
 	sd, err := openStatDir(x.dir)
 	if err != nil {
-		return out, nil
+		return out, nil, nil
 	}
 	defer sd.Close()
 	now := time.Now().UnixNano()
 	w := x.walkDirs(sd, func(t ...int64) bool { return now-t[0] < int64(racyWindow) })
 	root, err := os.OpenRoot(x.dir)
 	if err != nil {
-		return out, nil
+		return out, nil, nil
 	}
 	defer root.Close()
+	rs := &recentState{Base: x.base}
+	for _, d := range w.dirs {
+		rs.Dirs = append(rs.Dirs, recentDir{d.rel, d.mtime})
+	}
 	// Files the index does not know: a merge of the sorted listing with the
 	// (sorted) index, rather than a search per name.
 	slices.Sort(w.found)
@@ -672,8 +697,12 @@ func (x *RecallIndex) LookupFresh(ctx context.Context, name string) ([]string, e
 		if ok && h.Name == name {
 			out = append(out, p)
 		}
+		rs.Files = append(rs.Files, recentFile{p, h.Name})
 	}
-	return out, nil
+	if x.base == "" || x.damaged {
+		rs = nil
+	}
+	return out, rs, nil
 }
 
 // Search ranks the indexed memories against query and returns the best k
@@ -923,15 +952,11 @@ func (x *RecallIndex) load() {
 		}
 	}()
 	data, err := mapFile(x.cachePath)
-	if err != nil || len(data) < int(unsafe.Sizeof(recallDiskHeader{})) {
+	if err != nil {
 		return
 	}
-	h := (*recallDiskHeader)(unsafe.Pointer(&data[0]))
-	if string(h.Magic[:]) != recallMagic || h.Order != recallOrderMark || h.Version != recallVersion || h.SourceSize != uint64(len(data)) || h.HeaderCRC != h.crc() {
-		return
-	}
-	blob, ok := sliceAt[byte](data, h.BlobOff, uint32(min(h.BlobLen, 1<<32-1)))
-	if !ok || uint64(len(blob)) != h.BlobLen {
+	h, blob, ok := checkRecallHeader(data)
+	if !ok {
 		return
 	}
 	if dir, ok := strAt(blob, h.DirOff, h.DirLen); !ok || dir != x.dir {
@@ -975,11 +1000,13 @@ func (x *RecallIndex) load() {
 		return
 	}
 	x.files, x.dirs, x.lex = files, dirs, lex
+	x.base = recallBase(h)
 }
 
 // save writes the cache file atomically. It is derived data: when another
 // process holds the lock, or the write fails, the next refresh catches up.
 func (x *RecallIndex) save() {
+	x.base = "" // until the file holds what x does
 	if err := atomicfile.MkdirAll(filepath.Dir(x.cachePath), 0o700); err != nil {
 		return
 	}
@@ -992,7 +1019,11 @@ func (x *RecallIndex) save() {
 	if err != nil {
 		return
 	}
-	if atomicfile.WriteFile(x.cachePath, data, 0o600) == nil && strings.HasSuffix(x.cachePath, ".idx") {
+	if atomicfile.WriteFile(x.cachePath, data, 0o600) != nil {
+		return
+	}
+	x.base = recallBase((*recallDiskHeader)(unsafe.Pointer(&data[0])))
+	if strings.HasSuffix(x.cachePath, ".idx") {
 		// The cache of earlier versions (a gob of every memory's text),
 		// superseded by this file.
 		os.Remove(strings.TrimSuffix(x.cachePath, ".idx") + ".gob")

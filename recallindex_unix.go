@@ -60,3 +60,7 @@ func mapFile(path string) ([]byte, error) {
 	}
 	return data, err
 }
+
+// unmapFile undoes mapFile, for a caller that keeps nothing pointing into
+// the mapping.
+func unmapFile(data []byte) { unix.Munmap(data) }

@@ -113,24 +113,12 @@ func ScanDir(ctx context.Context, dir string, opts *ScanOptions) (*ScanResult, e
 		return nil, fmt.Errorf("scan %s: %w", dir, err)
 	}
 	defer root.Close()
-	var rels []string
-	err = fs.WalkDir(root.FS(), ".", func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			if p == "." {
-				return err
-			}
-			// An unreadable subdirectory is skipped, like any unreadable file.
-			return nil
-		}
-		if e.IsDir() || !strings.HasSuffix(p, ".md") || e.Name() == EntrypointName {
-			return nil
-		}
-		rels = append(rels, p)
-		return nil
-	})
+	tree, err := listMemoryFiles(root, dir)
 	if err != nil {
 		return nil, fmt.Errorf("scan %s: %w", dir, err)
 	}
+	defer tree.close()
+	rels := tree.rels
 
 	workers := opts.Workers
 	if workers <= 0 {
@@ -162,7 +150,7 @@ func ScanDir(ctx context.Context, dir string, opts *ScanOptions) (*ScanResult, e
 					return
 				}
 				r := &results[i]
-				r.h, r.prob, r.ok, buf = scanFile(root, rels[i], buf)
+				r.h, r.prob, r.ok, buf = tree.scan(root, i, buf)
 				r.h.AbsPath = filepath.Join(dir, filepath.FromSlash(rels[i]))
 			}
 		}()
@@ -223,13 +211,19 @@ func scanFile(root *os.Root, rel string, buf []byte) (Header, []Problem, bool, [
 	if !fi.Mode().IsRegular() {
 		return fail(ProblemRead, "not a regular file")
 	}
-	h.ModTime, h.Size = fi.ModTime(), fi.Size()
 	head, buf, err := readLines(f, FrontmatterMaxLines, fi.Size(), buf)
 	if err != nil {
 		return fail(ProblemRead, err.Error())
 	}
+	h, probs, ok := scanHead(rel, fi.ModTime(), fi.Size(), head)
+	return h, probs, ok, buf
+}
+
+// scanHead makes a file's header from its first lines.
+func scanHead(rel string, mtime time.Time, size int64, head []byte) (Header, []Problem, bool) {
+	h := Header{Path: rel, ModTime: mtime, Size: size}
 	if bytes.IndexByte(head, 0) >= 0 {
-		return fail(ProblemBinary, "a binary file, not Markdown text")
+		return h, []Problem{{Path: rel, Kind: ProblemBinary, Message: "a binary file, not Markdown text", Skipped: true}}, false
 	}
 	m, prob := ParseMemory(head)
 	// Clones, so that the header does not keep the whole head alive.
@@ -259,7 +253,7 @@ func scanFile(root *os.Root, rel string, buf []byte) (Header, []Problem, bool, [
 			probs = append(probs, Problem{Path: rel, Kind: ProblemDescription, Message: "no description: recall cannot judge its relevance"})
 		}
 	}
-	return h, probs, true, buf
+	return h, probs, true
 }
 
 // readLines reads from r until it holds n lines (or size bytes, the file's

@@ -163,3 +163,71 @@ func TestFreshness(t *testing.T) {
 		}
 	}
 }
+
+// TestScanSameAsThroughRoot checks that a scan, which reads most files
+// through descriptors of the directories it opened, finds the same files in
+// the same order, with the same headers and problems, as reading every one
+// through the os.Root.
+func TestScanSameAsThroughRoot(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "mem")
+	t0 := time.Date(2026, 3, 5, 10, 0, 0, 0, time.UTC)
+	good := "---\nname: n\ndescription: d\ntype: user\n---\nbody\n"
+	files := map[string]string{
+		"a.md":                good,
+		"a/x.md":              good, // WalkDir order: a/ before a.md
+		"b/c/deep.md":         "---\nname: deep\ntype: nonsense\n---\n",
+		"b/MEMORY.md":         "- [x](x.md)\n",
+		"MEMORY.md":           "- [a](a.md)\n",
+		"nofront.md":          "just text\n",
+		"binary.md":           "---\nname: b\x00\n---\n",
+		"unclosed.md":         "---\nname: u\n" + strings.Repeat("x\n", 40),
+		"broken.md":           "---\nname: [unclosed\ndescription: d\n---\n",
+		"notes.txt":           "not a memory",
+		"dir.md/inside.md":    good,
+		"team/MEMORY.md":      "",
+		"team/reference_x.md": good,
+	}
+	for rel, c := range files {
+		writeMemFile(t, dir, rel, c, t0)
+	}
+	outside := filepath.Join(base, "outside.md")
+	writeMemFile(t, base, "outside.md", good, t0)
+	for name, target := range map[string]string{"link-in.md": "a.md", "link-out.md": outside, "dangling.md": "gone.md", "linkdir": "b"} {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	got, err := ScanDir(ctx, dir, &ScanOptions{Limit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every file through the root, as scans did before.
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	tree, err := walkMemoryFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &ScanResult{}
+	for _, rel := range tree.rels {
+		h, probs, ok, _ := scanFile(root, rel, nil)
+		h.AbsPath = filepath.Join(dir, filepath.FromSlash(rel))
+		want.Problems = append(want.Problems, probs...)
+		if ok {
+			want.Memories = append(want.Memories, h)
+		}
+	}
+	sortHeaders(want.Memories)
+	want.Total = len(want.Memories)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("scan differs from reading through the root (-want +got):\n%s", diff)
+	}
+	if len(got.Memories) < 8 || len(got.Problems) < 5 {
+		t.Errorf("the tree should give many memories and problems: %d, %d", len(got.Memories), len(got.Problems))
+	}
+}

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/memdir/memdir"
 )
@@ -88,24 +92,14 @@ Examples:
 				}
 				problems := countSkipped(res.Problems)
 				if *asJSON {
-					type item struct {
-						memdir.Header
-						Age      string    `json:"age"`
-						Uses     int       `json:"uses"`
-						LastUsed time.Time `json:"last_used,omitzero"`
-					}
-					items := make([]item, 0, len(shown))
+					items := make([]listItem, 0, len(shown))
 					for _, h := range shown {
 						u := uses.Get(h.Path)
-						items = append(items, item{h, memdir.MemoryAge(h.ModTime, now), u.Uses, u.LastUsed})
+						items = append(items, listItem{h, memdir.MemoryAge(h.ModTime, now), u.Uses, u.LastUsed})
 					}
-					out := map[string]any{
-						"dir": d.Path(), "memories": items, "matched": matched, "total": res.Total, "problems": res.Problems,
-					}
-					if !uses.Since.IsZero() {
-						out["uses_since"] = uses.Since
-					}
-					return writeJSON(env.Stdout, out)
+					return writeListJSON(env.Stdout, &listJSON{
+						Dir: d.Path(), Memories: items, Matched: matched, Total: res.Total, Problems: res.Problems, UsesSince: uses.Since,
+					})
 				}
 				if res.Total == 0 && !d.Exists() {
 					fmt.Fprintf(env.Stderr, "No memories yet: %s does not exist. Save one with 'memdir save'.\n", d.Path())
@@ -166,4 +160,185 @@ func countSkipped(ps []memdir.Problem) int {
 		}
 	}
 	return n
+}
+
+// listItem is one memory in list --json.
+type listItem struct {
+	memdir.Header
+	Age      string    `json:"age"`
+	Uses     int       `json:"uses"`
+	LastUsed time.Time `json:"last_used,omitzero"`
+}
+
+// listJSON is the output of list --json. Its fields are in the order
+// writeJSON prints a map's keys (sorted).
+type listJSON struct {
+	Dir       string           `json:"dir"`
+	Matched   int              `json:"matched"`
+	Memories  []listItem       `json:"memories"`
+	Problems  []memdir.Problem `json:"problems"`
+	Total     int              `json:"total"`
+	UsesSince time.Time        `json:"uses_since,omitzero"`
+}
+
+// writeListJSON writes what writeJSON writes for out, byte for byte, but
+// appends each memory's fields itself: reflection, and writeJSON's second
+// pass over the output to indent it, cost more than reading the files at
+// 20,000 memories. A time encoding/json would refuse (a year past 9999)
+// falls back to writeJSON, which reports it.
+func writeListJSON(w io.Writer, out *listJSON) error {
+	for i := range out.Memories {
+		it := &out.Memories[i]
+		if !jsonTimeOK(it.ModTime) || !jsonTimeOK(it.LastUsed) {
+			return writeJSON(w, out)
+		}
+	}
+	if !jsonTimeOK(out.UsesSince) {
+		return writeJSON(w, out)
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	b := make([]byte, 0, 64<<10)
+	b = append(b, "{\n  \"dir\": "...)
+	b = appendJSONString(b, out.Dir)
+	b = append(b, ",\n  \"matched\": "...)
+	b = strconv.AppendInt(b, int64(out.Matched), 10)
+	b = append(b, ",\n  \"memories\": ["...)
+	for i := range out.Memories {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendListItem(b, &out.Memories[i])
+		if len(b) >= 60<<10 {
+			if _, err := bw.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+	}
+	if len(out.Memories) > 0 {
+		b = append(b, "\n  "...)
+	}
+	b = append(b, "],\n  \"problems\": "...)
+	probs, err := json.MarshalIndent(out.Problems, "  ", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, probs...)
+	b = append(b, ",\n  \"total\": "...)
+	b = strconv.AppendInt(b, int64(out.Total), 10)
+	if !out.UsesSince.IsZero() {
+		b = append(b, ",\n  \"uses_since\": "...)
+		b = appendJSONTime(b, out.UsesSince)
+	}
+	b = append(b, "\n}\n"...)
+	if _, err := bw.Write(b); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// appendListItem appends a memory as writeJSON indents it in the list.
+func appendListItem(b []byte, it *listItem) []byte {
+	h := &it.Header
+	field := func(name string) {
+		b = append(b, ",\n      \""...)
+		b = append(b, name...)
+		b = append(b, "\": "...)
+	}
+	b = append(b, "\n    {\n      \"path\": "...)
+	b = appendJSONString(b, h.Path)
+	field("abs_path")
+	b = appendJSONString(b, h.AbsPath)
+	field("mtime")
+	b = appendJSONTime(b, h.ModTime)
+	field("size")
+	b = strconv.AppendInt(b, h.Size, 10)
+	for _, f := range [...]struct{ name, v string }{
+		{"name", h.Name}, {"description", h.Description}, {"type", string(h.Type)}, {"raw_type", h.RawType},
+	} {
+		if f.v != "" {
+			field(f.name)
+			b = appendJSONString(b, f.v)
+		}
+	}
+	field("has_frontmatter")
+	b = strconv.AppendBool(b, h.HasFrontmatter)
+	field("age")
+	b = appendJSONString(b, it.Age)
+	field("uses")
+	b = strconv.AppendInt(b, int64(it.Uses), 10)
+	if !it.LastUsed.IsZero() {
+		field("last_used")
+		b = appendJSONTime(b, it.LastUsed)
+	}
+	return append(b, "\n    }"...)
+}
+
+// jsonTimeOK reports whether time.Time's MarshalJSON accepts t: a year
+// within 0-9999 and a zone offset of whole minutes.
+func jsonTimeOK(t time.Time) bool {
+	_, off := t.Zone()
+	y := t.Year()
+	return y >= 0 && y <= 9999 && off%60 == 0
+}
+
+// appendJSONTime appends t as time.Time's MarshalJSON does (see jsonTimeOK).
+func appendJSONTime(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"')
+}
+
+// appendJSONString appends s quoted as encoding/json does without HTML
+// escaping: control characters, quotes and backslashes escaped, invalid
+// UTF-8 as U+FFFD, and U+2028 and U+2029 escaped.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }

@@ -1,0 +1,122 @@
+package memdir
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// bumpMTime moves a directory's modification time a second on, as a change
+// in a later clock tick would.
+func bumpMTime(tb testing.TB, dir string) {
+	tb.Helper()
+	fi, err := os.Stat(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	t := fi.ModTime().Add(time.Second + 1234)
+	if err := os.Chtimes(dir, t, t); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// openIndexedDir opens a new memory directory with its own journal and
+// recall index file, whose path it returns.
+func openIndexedDir(tb testing.TB) (*Dir, string) {
+	tb.Helper()
+	base := tb.TempDir()
+	cache := filepath.Join(base, "state", "recall.idx")
+	d, err := Open(filepath.Join(base, "memory"), &Options{Journal: NewJournal(filepath.Join(base, "journal"), nil), RecallCache: cache})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d, cache
+}
+
+// A save records what it added, so that the next save's lookup need not
+// list the directory; anything else that changed the directory, or a new
+// index file, sends the lookup back to listing.
+func TestSaveRecordsRecentSaves(t *testing.T) {
+	ctx := context.Background()
+	d, cache := openIndexedDir(t)
+	for _, n := range []string{"one", "two", "three"} {
+		mustSave(t, d, &Memory{Name: n, Description: "filler", Type: TypeUser, Body: "x"}, nil)
+	}
+	idx := NewRecallIndex(d.Path(), cache)
+	lookup := func(name string) ([]string, bool) {
+		t.Helper()
+		paths, _, ok := NewRecallIndex(d.Path(), cache).lookupRecent(name)
+		slices.Sort(paths)
+		return paths, ok
+	}
+	// The second save's lookup built the index (holding user_one.md); the
+	// third memory is known through the record only.
+	if paths, ok := lookup("three"); !ok || !slices.Equal(paths, []string{"user_three.md"}) {
+		t.Fatalf("lookup through the record = %v, %v; want [user_three.md]", paths, ok)
+	}
+	res := mustSave(t, d, &Memory{Name: "two", Description: "updated", Type: TypeUser, Body: "y"}, nil)
+	if res.Created || res.Path != "user_two.md" {
+		t.Fatalf("save by a recorded name = %+v, want an update of user_two.md", res)
+	}
+
+	// Another program adds a memory of that name: the directory changed,
+	// the record is not used, and the save sees both files.
+	os.WriteFile(d.Abs("elsewhere.md"), []byte("---\nname: two\ndescription: b\ntype: user\n---\nx\n"), 0o600)
+	bumpMTime(t, d.Path())
+	if _, ok := lookup("two"); ok {
+		t.Fatal("the record was used after another program changed the directory")
+	}
+	if _, err := d.Save(ctx, &Memory{Name: "two", Description: "c", Type: TypeUser, Body: "z"}, nil); err == nil {
+		t.Fatal("save by a name two files hold succeeded")
+	}
+	os.Remove(d.Abs("elsewhere.md"))
+	bumpMTime(t, d.Path())
+	// A save after listing records again, with what the listing found.
+	mustSave(t, d, &Memory{Name: "four", Description: "filler", Type: TypeUser, Body: "x"}, nil)
+	if paths, ok := lookup("one"); !ok || !slices.Equal(paths, []string{"user_one.md"}) {
+		t.Fatalf("lookup after a listed save = %v, %v; want [user_one.md]", paths, ok)
+	}
+
+	// A refresh rewrites the index: the record extends the old one and is
+	// no longer used; the index now knows the names.
+	if _, err := idx.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := lookup("one"); ok {
+		t.Fatal("the record was used with another index file")
+	}
+	if paths, err := NewRecallIndex(d.Path(), cache).LookupFresh(ctx, "four"); err != nil || !slices.Equal(paths, []string{"user_four.md"}) {
+		t.Fatalf("LookupFresh after a refresh = %v, %v", paths, err)
+	}
+
+	// A damaged record is ignored.
+	mustSave(t, d, &Memory{Name: "five", Description: "filler", Type: TypeUser, Body: "x"}, nil)
+	if _, ok := lookup("five"); !ok {
+		t.Fatal("no record after a save")
+	}
+	os.WriteFile(cache+".recent", []byte("{\"base\": garbage"), 0o600)
+	if _, ok := lookup("five"); ok {
+		t.Fatal("a damaged record was used")
+	}
+	res = mustSave(t, d, &Memory{Name: "five", Description: "again", Type: TypeUser, Body: "y"}, nil)
+	if res.Created {
+		t.Fatalf("save with a damaged record created %s instead of updating user_five.md", res.Path)
+	}
+
+	// A record whose times are whole seconds (a file system with coarse
+	// timestamps) is not trusted.
+	rs := NewRecallIndex(d.Path(), cache).readRecent()
+	if rs == nil {
+		t.Fatal("no record after a save")
+	}
+	whole := time.Unix(time.Now().Unix()-10, 0)
+	os.Chtimes(d.Path(), whole, whole)
+	rs.Dirs[0].MTime = whole.UnixNano()
+	NewRecallIndex(d.Path(), cache).writeRecent(rs)
+	if _, ok := lookup("five"); ok {
+		t.Fatal("a record of whole-second times was used")
+	}
+}
