@@ -30,3 +30,13 @@ func BenchmarkCheck2KB(b *testing.B) {
 		Check(text)
 	}
 }
+
+// BenchmarkPrepareRules is the one-off cost of the first Check in a
+// process: compiling, splitting and indexing the rule table.
+func BenchmarkPrepareRules(b *testing.B) {
+	for b.Loop() {
+		rs, ts := splitRules(baseRules()), splitRules(baseTightRules())
+		newLitIndex(rs)
+		newLitIndex(ts)
+	}
+}

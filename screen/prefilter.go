@@ -1,7 +1,6 @@
 package screen
 
 import (
-	"regexp"
 	"regexp/syntax"
 	"strings"
 )
@@ -123,12 +122,8 @@ func isClassy(re *syntax.Regexp) bool {
 
 // prefilter returns the literals for pattern re, longer ones only where
 // they are all at least two bytes, or nil when none can be listed.
-func prefilter(re *regexp.Regexp, collapsed bool) []string {
-	p, err := syntax.Parse(re.String(), syntax.Perl)
-	if err != nil {
-		return nil
-	}
-	ls, _, ok := lits(p.Simplify(), collapsed)
+func prefilter(p *syntax.Regexp, collapsed bool) []string {
+	ls, _, ok := lits(p, collapsed)
 	if !ok {
 		return nil
 	}

@@ -188,6 +188,7 @@ func linesView(lines []string) view {
 }
 
 func checkPhrases(text string) []Finding {
+	prepare()
 	v := buildViews(text)
 	var lines, masked view
 	var out []Finding
