@@ -18,7 +18,6 @@ const (
 	onFlat                   // joined lines, nothing blanked (commands in code spans count)
 	onMasked                 // prose with every code span blanked
 	onLines                  // one normalised line at a time, code blanked
-	onTight                  // letters and digits only, also leet-decoded, reversed and ROT13
 )
 
 // A gate separates an instruction from a description of the same thing:
@@ -118,7 +117,7 @@ func instructed(text string) bool { return hasCue(text, instructionWords, instru
 // accents stripped, so entries are written that way ("regles", "nao").
 var (
 	sendVerbs   = `\b(send|sends|post|upload|exfiltrate|forward|transmit|leak|email|e-mail|mail|copy|pipe|curl|wget|paste|put|publish|share|export\s+(the|all|your|my|every|any|them|it|this)|sync|submit|attach|embed|append|scp|rsync|nc|netcat|dump|push)\b|envia|envie|envoie|envoyez|envoyer|copiez|copie|manda|sube|subir|carica|invia|sende|schicke|hochladen|lade|stuur|verstuur|wyslij|przeslij|skopiuj|отправ|скопируй|загрузи|перешли|надішли|скопіюй|відправ|завантаж|gonder|yukle|\bgui\b|tai len|kirim|unggah|ارسل|أرسل|ارسال|بفرست|שלח|העלה|भेज|अपलोड|送信|送って|アップロード|发送|上传|发给|发到|提交到|传到|전송|보내|업로드`
-	secretWords = `.env|id_rsa|id_ed25519|id_ecdsa|.ssh|.aws|.netrc|.npmrc|.pypirc|.git-credentials|.docker/config|kube/config|hosts.yml|.config/gh|credential|secret|api key|api_key|apikey|api-key|_token|password|passwd|private key|private_key|ssh key|env var|environment|printenv|aws_access|cookie|variables de entorno|variaveis de ambiente|variables d'environnement|umgebungsvariablen|variabili d'ambiente|zmienne srodowiskowe|omgevingsvariabelen|ortam degisken|bien moi truong|переменные окружения|змінні середовища|токен|ключ|пароль|секрет|環境変数|环境变量|密钥|密码|令牌|凭证|凭据|환경 변수|비밀번호|토큰|자격 증명|credenciales|contrasena|clave|credenciais|senha|identifiants|mot de passe|mots de passe|zugangsdaten|credenziali|hasla|haslo|wachtwoord|sifre|kimlik bilgi|mat khau|متغيرات البيئة|كلمات المرور|بيانات الاعتماد|סיסמ|אישורים|क्रेडेंशियल|पासवर्ड|اعتبارنامه|رمز عبور|توکن|パスワード|トークン|認証情報|秘密鍵|kredensial|kata sandi`
+	secretWords = `.env|id_rsa|id_ed25519|id_ecdsa|.ssh|.aws|.netrc|.npmrc|.pypirc|.git-credentials|.docker/config|kube/config|hosts.yml|.config/gh|credential|secret|api key|api_key|apikey|api-key|_token|password|passwd|private key|private_key|ssh key|env var|environment variable|os.environ|printenv|aws_access|cookie|variables de entorno|variaveis de ambiente|variables d'environnement|umgebungsvariablen|variabili d'ambiente|zmienne srodowiskowe|omgevingsvariabelen|ortam degisken|bien moi truong|переменные окружения|змінні середовища|токен|ключ|пароль|секрет|環境変数|环境变量|密钥|密码|令牌|凭证|凭据|환경 변수|비밀번호|토큰|자격 증명|credenciales|contrasena|clave|credenciais|senha|identifiants|mot de passe|mots de passe|zugangsdaten|credenziali|hasla|haslo|wachtwoord|sifre|kimlik bilgi|mat khau|متغيرات البيئة|كلمات المرور|بيانات الاعتماد|סיסמ|אישורים|क्रेडेंशियल|पासवर्ड|اعتبارنامه|رمز عبور|توکن|パスワード|トークン|認証情報|秘密鍵|kredensial|kata sandi`
 	// Negation and instruction cues, looked up word by word (a map beats
 	// a large alternation on every candidate match); cueSubstrings holds
 	// the ones in scripts without spaces between words.
