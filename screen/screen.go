@@ -33,6 +33,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -467,9 +468,11 @@ func around(s string, off int) string {
 	return s[lo:hi]
 }
 
+// The run patterns compile on first use: a process that never screens text
+// does not pay for them.
 var (
-	base64Run = regexp.MustCompile(`[A-Za-z0-9+/_-]{24,}={0,2}`)
-	hexRun    = regexp.MustCompile(`\b[0-9a-fA-F]{24,}\b`)
+	base64Run = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z0-9+/_-]{24,}={0,2}`) })
+	hexRun    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b[0-9a-fA-F]{24,}\b`) })
 )
 
 const (
@@ -483,7 +486,7 @@ const (
 func checkBlobs(text string, depth int) []Finding {
 	var out []Finding
 	decodedFlags := func(b []byte) bool { return decodedFlags(b, depth) }
-	for _, loc := range hexRun.FindAllStringIndex(text, -1) {
+	for _, loc := range hexRun().FindAllStringIndex(text, -1) {
 		run := text[loc[0]:loc[1]]
 		if len(run) >= minHexBlob {
 			out = append(out, Finding{Rule: RuleBlob, Line: lineOf(text, loc[0]), Excerpt: excerpt(run)})
@@ -494,7 +497,7 @@ func checkBlobs(text string, depth int) []Finding {
 			}
 		}
 	}
-	for _, loc := range base64Run.FindAllStringIndex(text, -1) {
+	for _, loc := range base64Run().FindAllStringIndex(text, -1) {
 		run := text[loc[0]:loc[1]]
 		if !looksBase64(run) {
 			continue
@@ -507,7 +510,7 @@ func checkBlobs(text string, depth int) []Finding {
 		}
 	}
 	if strings.Contains(text, "%") {
-		for _, loc := range urlEncodedRun.FindAllStringIndex(text, -1) {
+		for _, loc := range urlEncodedRun().FindAllStringIndex(text, -1) {
 			run := text[loc[0]:loc[1]]
 			if strings.Count(run, "%") < 6 {
 				continue
@@ -520,7 +523,9 @@ func checkBlobs(text string, depth int) []Finding {
 	return out
 }
 
-var urlEncodedRun = regexp.MustCompile(`[A-Za-z0-9._~+-]*(%[0-9A-Fa-f]{2}[A-Za-z0-9._~+-]*){6,}`)
+var urlEncodedRun = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[A-Za-z0-9._~+-]*(%[0-9A-Fa-f]{2}[A-Za-z0-9._~+-]*){6,}`)
+})
 
 // looksBase64 tells an encoded run from a long identifier or path: it must
 // mix upper case, lower case and digits, and not be a hex run (hexRun
@@ -540,7 +545,7 @@ func looksBase64(run string) bool {
 	if upper == 0 || lower == 0 || digit == 0 {
 		return false
 	}
-	if hexRun.MatchString(run) && len(hexRun.FindString(run)) == len(run) {
+	if hexRun().MatchString(run) && len(hexRun().FindString(run)) == len(run) {
 		return false
 	}
 	return true
