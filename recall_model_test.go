@@ -149,13 +149,7 @@ func TestRecallSelectorCanChooseNothing(t *testing.T) {
 // does, even when no memory shares a word with the query; the ranked ones
 // come first.
 func TestRecallSelectorSeesWhatClaudeCodeShows(t *testing.T) {
-	base := t.TempDir()
-	d, err := memdir.Open(filepath.Join(base, "memory"), &memdir.Options{Journal: memdir.NewJournal(filepath.Join(base, "j"), nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.Ensure()
-	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	d, t0 := openManifestDir(t)
 	descs := []string{
 		"Release trains leave on Tuesdays; the blue/green script rolls them out",
 		"integration tests hit a real Postgres database, never mocks",
@@ -207,13 +201,7 @@ func TestRecallSelectorSeesWhatClaudeCodeShows(t *testing.T) {
 // the first third of the budget in full and the rest by file name alone: at
 // Claude Code's cost, the selector sees far more than its 200 newest.
 func TestRecallTieredManifest(t *testing.T) {
-	base := t.TempDir()
-	d, err := memdir.Open(filepath.Join(base, "memory"), &memdir.Options{Journal: memdir.NewJournal(filepath.Join(base, "j"), nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.Ensure()
-	t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	d, t0 := openManifestDir(t)
 	const n = 900
 	for i := range n {
 		p := d.Abs(fmt.Sprintf("project_note_%03d.md", i))
@@ -283,4 +271,17 @@ func TestRecallTieredManifest(t *testing.T) {
 	if len(plain.Shortlist) != 0 || len(shown.Shortlist) <= memdir.MaxScanFiles || len(plain.Memories) == 0 || len(plain.Memories) != len(shown.Memories) || plain.Memories[0].Path != shown.Memories[0].Path {
 		t.Errorf("no model: %d listed, answer %d memories; with ShowManifest %d listed, answer %d", len(plain.Shortlist), len(plain.Memories), len(shown.Shortlist), len(shown.Memories))
 	}
+}
+
+// openManifestDir opens an empty memory directory for the manifest tests and
+// gives the reference time their files' ages count back from.
+func openManifestDir(t *testing.T) (*memdir.Dir, time.Time) {
+	t.Helper()
+	base := t.TempDir()
+	d, err := memdir.Open(filepath.Join(base, "memory"), &memdir.Options{Journal: memdir.NewJournal(filepath.Join(base, "j"), nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Ensure()
+	return d, time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 }
