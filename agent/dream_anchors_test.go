@@ -3,7 +3,6 @@ package agent_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,28 +12,16 @@ import (
 	"github.com/memdir/memdir/memdirtest"
 )
 
-func gitFixture(tb testing.TB, dir string, args ...string) {
-	tb.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(),
-		"GIT_AUTHOR_NAME=Fixture", "GIT_AUTHOR_EMAIL=fixture@example.com",
-		"GIT_COMMITTER_NAME=Fixture", "GIT_COMMITTER_EMAIL=fixture@example.com",
-		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
 func TestDreamGetsStaleMemoriesFirst(t *testing.T) {
 	ctx := context.Background()
 	w := newDreamWorld(t)
 	repo, _ := filepath.EvalSymlinks(t.TempDir())
-	gitFixture(t, repo, "init", "-q", "-b", "main")
+	memdirtest.Git(t, repo, "init", "-q", "-b", "main")
 	tok := filepath.Join(repo, "internal", "auth", "token.go")
 	os.MkdirAll(filepath.Dir(tok), 0o755)
 	os.WriteFile(tok, []byte("package auth\n\nfunc RefreshToken() {}\n"), 0o644)
-	gitFixture(t, repo, "add", ".")
-	gitFixture(t, repo, "commit", "-q", "-m", "token")
+	memdirtest.Git(t, repo, "add", ".")
+	memdirtest.Git(t, repo, "commit", "-q", "-m", "token")
 
 	d, err := memdir.Open(w.dir.Path(), &memdir.Options{ProjectRoot: repo, Journal: w.dir.Journal()})
 	if err != nil {
@@ -48,7 +35,7 @@ func TestDreamGetsStaleMemoriesFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(tok, []byte("package auth\n\nfunc RefreshToken() {}\nfunc rotate() {}\n"), 0o644)
-	gitFixture(t, repo, "commit", "-q", "-am", "rotate")
+	memdirtest.Git(t, repo, "commit", "-q", "-am", "rotate")
 
 	created := "---\nname: rotation\ndescription: tokens rotate\ntype: project\n---\n`RefreshToken` now calls rotate.\n"
 	w.srv.Enqueue(

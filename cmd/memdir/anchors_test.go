@@ -3,32 +3,21 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-func gitIn(tb testing.TB, dir string, args ...string) {
-	tb.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(),
-		"GIT_AUTHOR_NAME=Fixture", "GIT_AUTHOR_EMAIL=fixture@example.com",
-		"GIT_COMMITTER_NAME=Fixture", "GIT_COMMITTER_EMAIL=fixture@example.com",
-		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
+	"github.com/memdir/memdir/memdirtest"
+)
 
 func TestAnchorsCommands(t *testing.T) {
 	w := newMemWorld(t)
-	gitIn(t, w.project, "init", "-q", "-b", "main")
+	memdirtest.Git(t, w.project, "init", "-q", "-b", "main")
 	tok := filepath.Join(w.project, "internal", "auth", "token.go")
 	os.MkdirAll(filepath.Dir(tok), 0o755)
 	os.WriteFile(tok, []byte("package auth\n\nfunc RefreshToken() {}\n"), 0o644)
-	gitIn(t, w.project, "add", ".")
-	gitIn(t, w.project, "commit", "-q", "-m", "token")
+	memdirtest.Git(t, w.project, "add", ".")
+	memdirtest.Git(t, w.project, "commit", "-q", "-m", "token")
 
 	w.ok(t, "save", "--name", "token refresh", "--description", "how session tokens are renewed", "--type", "project",
 		"--body", "Sessions are renewed by `RefreshToken`; keep the signing key.")
@@ -37,7 +26,7 @@ func TestAnchorsCommands(t *testing.T) {
 	}
 
 	os.WriteFile(tok, []byte("package auth\n\nfunc RefreshToken() {}\n\nfunc rotate() {}\n"), 0o644)
-	gitIn(t, w.project, "commit", "-q", "-am", "rotate")
+	memdirtest.Git(t, w.project, "commit", "-q", "-am", "rotate")
 
 	var rec struct {
 		Memories []struct {
@@ -65,8 +54,8 @@ func TestAnchorsCommands(t *testing.T) {
 		t.Errorf("anchors check: exit %d\n%s", code, out)
 	}
 
-	gitIn(t, w.project, "rm", "-q", "internal/auth/token.go")
-	gitIn(t, w.project, "commit", "-q", "-m", "drop")
+	memdirtest.Git(t, w.project, "rm", "-q", "internal/auth/token.go")
+	memdirtest.Git(t, w.project, "commit", "-q", "-m", "drop")
 	if out, _, _ := w.run(t, "doctor"); !strings.Contains(out, "anchor-gone") {
 		t.Errorf("doctor after delete:\n%s", out)
 	}
