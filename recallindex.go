@@ -1019,7 +1019,7 @@ func (x *RecallIndex) save() {
 	if err != nil {
 		return
 	}
-	if atomicfile.WriteFile(x.cachePath, data, 0o600) != nil {
+	if atomicfile.WriteMapped(x.cachePath, data, 0o600) != nil {
 		return
 	}
 	x.base = recallBase((*recallDiskHeader)(unsafe.Pointer(&data[0])))

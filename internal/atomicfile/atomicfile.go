@@ -21,6 +21,25 @@ var createTemp = os.CreateTemp
 //
 // The parent directory must exist.
 func WriteFile(name string, data []byte, perm fs.FileMode) error {
+	return writeFile(name, data, perm, 0)
+}
+
+// mappedChunk is the size of the writes WriteMapped makes.
+const mappedChunk = 64 << 10
+
+// WriteMapped is WriteFile for a file that readers map and touch sparsely
+// (memdir's recall index). It writes data 64 KiB at a
+// time: a file system that caches a file in folios as large as the writes
+// that made it (ext4 and XFS on current Linux do) would otherwise keep one
+// large write in folios of up to 2 MiB, and a reader's page fault maps the
+// whole folio around the page it touched. Measured on a 162 MB recall index
+// of 100,000 memories: a warm recall's peak RSS was 182 MB after one write
+// and 116 MB after 64 KiB writes.
+func WriteMapped(name string, data []byte, perm fs.FileMode) error {
+	return writeFile(name, data, perm, mappedChunk)
+}
+
+func writeFile(name string, data []byte, perm fs.FileMode, chunk int) error {
 	dir, base := filepath.Split(name)
 	if dir == "" {
 		dir = "."
@@ -29,7 +48,7 @@ func WriteFile(name string, data []byte, perm fs.FileMode) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
-	return commit(name, f, data, perm,
+	return commit(name, f, data, chunk, perm,
 		func() error { return os.Rename(f.Name(), name) },
 		func() error { return os.Remove(f.Name()) },
 		func() error { return SyncDir(dir) })
@@ -39,7 +58,7 @@ func WriteFile(name string, data []byte, perm fs.FileMode) error {
 // made durable with perm, closed (Windows cannot rename an open file) and
 // renamed over the target, and then the directory is synced. On any error
 // the temporary file is closed and removed.
-func commit(name string, f *os.File, data []byte, perm fs.FileMode, rename, remove, syncDir func() error) (err error) {
+func commit(name string, f *os.File, data []byte, chunk int, perm fs.FileMode, rename, remove, syncDir func() error) (err error) {
 	defer func() {
 		if err != nil {
 			f.Close()
@@ -47,8 +66,15 @@ func commit(name string, f *os.File, data []byte, perm fs.FileMode, rename, remo
 			err = fmt.Errorf("write %s: %w", name, err)
 		}
 	}()
-	if _, err = f.Write(data); err != nil {
-		return err
+	if chunk <= 0 {
+		chunk = len(data)
+	}
+	for rest := data; len(rest) > 0; {
+		n := min(chunk, len(rest))
+		if _, err = f.Write(rest[:n]); err != nil {
+			return err
+		}
+		rest = rest[n:]
 	}
 	if err = f.Chmod(perm); err != nil {
 		return err

@@ -113,3 +113,26 @@ func TestWriteFileLongName(t *testing.T) {
 		t.Fatalf("WriteFileIn with a 253-byte name: %v", err)
 	}
 }
+
+// WriteMapped writes in pieces; the file must hold exactly the data, of any
+// length around the piece size, and replace the old file whole.
+func TestWriteMapped(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "x.idx")
+	for _, n := range []int{0, 1, mappedChunk - 1, mappedChunk, mappedChunk + 1, 3*mappedChunk + 17} {
+		data := make([]byte, n)
+		for i := range data {
+			data[i] = byte(i*7 + n)
+		}
+		if err := WriteMapped(name, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(name)
+		if err != nil || string(got) != string(data) {
+			t.Fatalf("%d bytes: read back %d bytes, %v", n, len(got), err)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("directory holds %d entries, want 1", len(entries))
+	}
+}

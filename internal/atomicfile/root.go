@@ -23,7 +23,7 @@ func WriteFileIn(root *os.Root, name string, data []byte, perm fs.FileMode) erro
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
-	return commit(name, f, data, perm,
+	return commit(name, f, data, 0, perm,
 		func() error { return root.Rename(tmp, name) },
 		func() error { return root.Remove(tmp) },
 		func() error { return SyncDirIn(root, dir) })
