@@ -58,12 +58,16 @@ type recallFile struct {
 }
 
 func (f *recallFile) strCRC() uint32 {
-	c := crc32.Checksum([]byte(f.path), recallCRC)
-	c = crc32.Update(c, recallCRC, []byte{0})
-	c = crc32.Update(c, recallCRC, []byte(f.name))
-	c = crc32.Update(c, recallCRC, []byte{0})
-	return crc32.Update(c, recallCRC, []byte(f.desc))
+	zero := []byte{0}
+	c := crc32.Checksum(strBytes(f.path), recallCRC)
+	c = crc32.Update(c, recallCRC, zero)
+	c = crc32.Update(c, recallCRC, strBytes(f.name))
+	c = crc32.Update(c, recallCRC, zero)
+	return crc32.Update(c, recallCRC, strBytes(f.desc))
 }
+
+// strBytes views s as bytes without copying it; the bytes are only read.
+func strBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // recallDir is a directory of the tree with the modification time its
 // listing had: while it is unchanged, no file was added, removed or renamed
@@ -1112,7 +1116,22 @@ func rawBytes[T any](s []T) []byte {
 func (x *RecallIndex) Newest(k int, skip map[string]bool) ([]Header, int) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.checkAll()
+	out, total, ok := x.newest(k, skip)
+	if !ok {
+		// A returned entry failed its check: rebuild and choose again.
+		x.reset()
+		x.refreshLocked(context.Background(), true)
+		out, total, _ = x.newest(k, skip)
+	}
+	return out, total
+}
+
+// newest is Newest under the lock. The choice rests on the stamps, which
+// the file table's checksum covers; only the strings of the entries
+// returned are checked (a check of every entry would cost a pass over all
+// the directory's names and descriptions on every prompt). ok is false if
+// one of them is damaged.
+func (x *RecallIndex) newest(k int, skip map[string]bool) (out []Header, total int, ok bool) {
 	older := func(a, b int) bool { // a sorts after b
 		fa, fb := &x.files[a], &x.files[b]
 		if fa.stamp.MTime != fb.stamp.MTime {
@@ -1138,7 +1157,6 @@ func (x *RecallIndex) Newest(k int, skip map[string]bool) ([]Header, int) {
 			i = s
 		}
 	}
-	total := 0
 	for i := range x.files {
 		f := &x.files[i]
 		if f.bad || skip[f.path] {
@@ -1162,10 +1180,13 @@ func (x *RecallIndex) Newest(k int, skip map[string]bool) ([]Header, int) {
 			down(0)
 		}
 	}
-	out := make([]Header, len(h))
+	out = make([]Header, len(h))
 	for i, j := range h {
+		if !x.fileOK(j) {
+			return nil, 0, false
+		}
 		out[i] = x.files[j].header(x.dir)
 	}
 	sortHeaders(out)
-	return out, total
+	return out, total, true
 }

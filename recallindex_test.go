@@ -1,6 +1,7 @@
 package memdir
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -326,4 +327,46 @@ func TestRecallIndexSeesInPlaceEdits(t *testing.T) {
 	x := NewRecallIndex(dir, cache)
 	x.RefreshAll(ctx)
 	sameAsRebuild(t, dir, x)
+}
+
+// Newest checks the strings of the entries it returns (not every entry's,
+// which would cost a pass over the directory each prompt): one damaged in
+// the file is found, the index rebuilt, and the right header returned.
+func TestRecallIndexNewestChecksWhatItReturns(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "memory")
+	os.MkdirAll(dir, 0o700)
+	old := time.Now().Add(-time.Hour)
+	for i := range 20 {
+		rel := fmt.Sprintf("m%02d.md", i)
+		writeMem(t, dir, rel, fmt.Sprintf("m%02d", i), fmt.Sprintf("description number %02d of the set", i), "body")
+		mt := old.Add(time.Duration(i) * time.Minute)
+		os.Chtimes(filepath.Join(dir, rel), mt, mt)
+	}
+	// Files changed within two seconds are re-read by every refresh, which
+	// would mend the damage before Newest is asked.
+	time.Sleep(2100 * time.Millisecond)
+	cache := filepath.Join(t.TempDir(), "recall.idx")
+	if _, err := NewRecallIndex(dir, cache).Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Damage the newest memory's description where the index keeps it.
+	i := bytes.Index(data, []byte("description number 19"))
+	if i < 0 {
+		t.Fatal("the description is not in the index file")
+	}
+	data[i] = 'D'
+	os.WriteFile(cache, data, 0o600)
+	idx := NewRecallIndex(dir, cache)
+	if _, err := idx.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hs, total := idx.Newest(3, nil)
+	if total != 20 || len(hs) != 3 || hs[0].Path != "m19.md" || hs[0].Description != "description number 19 of the set" {
+		t.Fatalf("Newest after damage: %d total, %+v", total, hs)
+	}
 }
