@@ -169,21 +169,30 @@ func (b *bench) measure(env []string, _ string, name string, args ...string) res
 }
 
 func (b *bench) measureWith(env []string, stdin func() string, name string, args ...string) result {
-	var cpus, walls []time.Duration
-	var rss int64
-	for i := 0; i <= b.runs; i++ {
+	return b.measureRuns(func(int) *exec.Cmd {
 		cmd := exec.Command(name, args...)
 		cmd.Env = append(os.Environ(), env...)
 		if stdin != nil {
 			cmd.Stdin = strings.NewReader(stdin())
 		}
+		return cmd
+	})
+}
+
+// measureRuns runs b.runs+1 commands, the first a warm-up, each made by
+// next (given its run's number), and returns the median CPU and wall time
+// and the peak RSS of the measured ones. A failing command ends the
+// benchmark.
+func (b *bench) measureRuns(next func(run int) *exec.Cmd) result {
+	var cpus, walls []time.Duration
+	var rss int64
+	for r := 0; r <= b.runs; r++ {
+		cmd := next(r)
 		t0 := time.Now()
 		out, err := cmd.CombinedOutput()
 		wall := time.Since(t0)
-		if err != nil {
-			check(fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out))
-		}
-		if i == 0 {
+		check(errOut(err, out))
+		if r == 0 {
 			continue // warm-up
 		}
 		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
@@ -259,25 +268,12 @@ func (b *bench) recall(n int) (mem, fts result) {
 }
 
 func (b *bench) measureSeq(env []string, qs []string, argv func(string) []string) result {
-	i := 0
-	var cpus []time.Duration
-	var rss int64
-	for _, q := range qs {
-		a := argv(q)
+	return b.measureRuns(func(r int) *exec.Cmd {
+		a := argv(qs[r%len(qs)])
 		cmd := exec.Command(a[0], a[1:]...)
 		cmd.Env = append(os.Environ(), env...)
-		out, err := cmd.CombinedOutput()
-		check(errOut(err, out))
-		i++
-		if i == 1 {
-			continue
-		}
-		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		cpus = append(cpus, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
-		rss = max(rss, ru.Maxrss)
-	}
-	slices.Sort(cpus)
-	return result{cpu: cpus[len(cpus)/2], rss: rss}
+		return cmd
+	})
 }
 
 func errOut(err error, out []byte) error {
@@ -317,26 +313,13 @@ print(json.dumps(rows))
 func (b *bench) save(n int) result {
 	dir := b.copyDir(n, fmt.Sprintf("save-%d", n))
 	env := b.isolatedEnv(fmt.Sprintf("save-%d", n))
-	i := 0
-	var cpus []time.Duration
-	var rss int64
-	for r := 0; r <= b.runs; r++ {
-		i++
-		cmd := exec.Command(b.bin, "save", "--dir", dir, "--name", fmt.Sprintf("bench-save-%d", i), "--type", "project",
+	return b.measureRuns(func(r int) *exec.Cmd {
+		cmd := exec.Command(b.bin, "save", "--dir", dir, "--name", fmt.Sprintf("bench-save-%d", r+1), "--type", "project",
 			"--description", "a memory the benchmark saves, with a description of usual length",
 			"--body", "Deploys go through the blue/green script; never kubectl apply by hand.")
 		cmd.Env = append(os.Environ(), env...)
-		out, err := cmd.CombinedOutput()
-		check(errOut(err, out))
-		if r == 0 {
-			continue
-		}
-		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		cpus = append(cpus, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
-		rss = max(rss, ru.Maxrss)
-	}
-	slices.Sort(cpus)
-	return result{cpu: cpus[len(cpus)/2], rss: rss}
+		return cmd
+	})
 }
 
 type checkpointResults struct {
@@ -377,24 +360,13 @@ func (b *bench) checkpoints() checkpointResults {
 	env := []string{"CLAUDE_CONFIG_DIR=" + conf}
 	k := 0
 	snap := func() result {
-		var cpus []time.Duration
-		var rss int64
-		for r := 0; r <= b.runs; r++ {
+		return b.measureRuns(func(int) *exec.Cmd {
 			k++
 			cmd := exec.Command(b.bin, "checkpoint", "snapshot", "--session", "bench", "--message", fmt.Sprintf("x%d", k))
 			cmd.Dir = proj
 			cmd.Env = append(os.Environ(), env...)
-			out, err := cmd.CombinedOutput()
-			check(errOut(err, out))
-			if r == 0 {
-				continue
-			}
-			ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-			cpus = append(cpus, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
-			rss = max(rss, ru.Maxrss)
-		}
-		slices.Sort(cpus)
-		return result{cpu: cpus[len(cpus)/2], rss: rss}
+			return cmd
+		})
 	}
 	c.one = snap()
 	for i := 0; i < 100; i++ {
