@@ -129,11 +129,10 @@ type EmbedServer struct {
 	closing chan struct{}
 	once    sync.Once
 
-	mu       sync.Mutex
-	dim      int
-	queue    []EmbedReply
-	handler  func(*EmbedRequest) EmbedReply
-	requests []*EmbedRequest
+	script[EmbedRequest, EmbedReply]
+
+	mu  sync.Mutex
+	dim int
 }
 
 // NewEmbedServer starts a server that is closed when the test ends. A
@@ -166,27 +165,6 @@ func (s *EmbedServer) SetDim(dim int) {
 	s.dim = dim
 }
 
-// Enqueue appends replies to the script; each request takes the next one.
-func (s *EmbedServer) Enqueue(replies ...EmbedReply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queue = append(s.queue, replies...)
-}
-
-// Handle sets the function that answers requests once the queue is empty.
-func (s *EmbedServer) Handle(f func(*EmbedRequest) EmbedReply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.handler = f
-}
-
-// Requests returns the requests received so far, in order.
-func (s *EmbedServer) Requests() []*EmbedRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*EmbedRequest(nil), s.requests...)
-}
-
 // Texts returns every text the server was asked to embed, in order.
 func (s *EmbedServer) Texts() []string {
 	var out []string
@@ -195,6 +173,15 @@ func (s *EmbedServer) Texts() []string {
 	}
 	return out
 }
+
+// Enqueue appends replies to the script; each request takes the next one.
+func (s *EmbedServer) Enqueue(replies ...EmbedReply) { s.enqueue(replies...) }
+
+// Handle sets the function that answers requests once the queue is empty.
+func (s *EmbedServer) Handle(f func(*EmbedRequest) EmbedReply) { s.handle(f) }
+
+// Requests returns the requests received so far, in order.
+func (s *EmbedServer) Requests() []*EmbedRequest { return s.all() }
 
 // Close stops the server, first releasing replies held back by Delay.
 func (s *EmbedServer) Close() {
@@ -205,10 +192,7 @@ func (s *EmbedServer) Close() {
 func (s *EmbedServer) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	req := &EmbedRequest{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	seq := len(s.requests)
-	s.mu.Unlock()
+	seq := s.record(req)
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/embeddings" {
 		http.Error(w, fmt.Sprintf("memdirtest: no route for %s %s", r.Method, r.URL.Path), http.StatusNotFound)
 		return
@@ -296,20 +280,10 @@ func (s *EmbedServer) serve(w http.ResponseWriter, r *http.Request) {
 
 func (s *EmbedServer) next(req *EmbedRequest) (EmbedReply, int) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	dim := s.dim
-	if len(s.queue) > 0 {
-		r := s.queue[0]
-		s.queue = s.queue[1:]
-		return r, dim
-	}
-	if s.handler != nil {
-		h := s.handler
-		s.mu.Unlock()
-		defer s.mu.Lock()
-		return h(req), dim
-	}
-	return EmbedReply{}, dim
+	s.mu.Unlock()
+	r, _ := s.take(req)
+	return r, dim
 }
 
 func decodeEmbedRequest(body []byte, into *EmbedRequest) error {

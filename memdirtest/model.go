@@ -118,11 +118,10 @@ type ModelServer struct {
 	closing chan struct{}
 	once    sync.Once
 
-	mu       sync.Mutex
-	embed    *EmbedServer
-	queue    []ModelReply
-	handler  func(*ModelRequest) ModelReply
-	requests []*ModelRequest
+	script[ModelRequest, ModelReply]
+
+	mu    sync.Mutex
+	embed *EmbedServer
 }
 
 // NewModelServer starts a server that is closed when the test ends. A request
@@ -166,35 +165,16 @@ func (s *ModelServer) ServeEmbeddings(e *EmbedServer) {
 }
 
 // Enqueue appends replies to the script; each request takes the next one.
-func (s *ModelServer) Enqueue(replies ...ModelReply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queue = append(s.queue, replies...)
-}
+func (s *ModelServer) Enqueue(replies ...ModelReply) { s.enqueue(replies...) }
 
 // Handle sets the function that answers requests once the queue is empty.
-func (s *ModelServer) Handle(f func(*ModelRequest) ModelReply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.handler = f
-}
+func (s *ModelServer) Handle(f func(*ModelRequest) ModelReply) { s.handle(f) }
 
 // Requests returns the requests received so far, in order.
-func (s *ModelServer) Requests() []*ModelRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*ModelRequest(nil), s.requests...)
-}
+func (s *ModelServer) Requests() []*ModelRequest { return s.all() }
 
 // LastRequest returns the latest request, or nil when there was none.
-func (s *ModelServer) LastRequest() *ModelRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.requests) == 0 {
-		return nil
-	}
-	return s.requests[len(s.requests)-1]
-}
+func (s *ModelServer) LastRequest() *ModelRequest { return s.last() }
 
 // Close stops the server, first releasing replies held back by Delay.
 func (s *ModelServer) Close() {
@@ -228,10 +208,7 @@ func (s *ModelServer) serve(w http.ResponseWriter, r *http.Request) {
 		req.API, wf = "openai", openaiWire{}
 	}
 
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	seq := len(s.requests)
-	s.mu.Unlock()
+	seq := s.record(req)
 
 	if wf == nil {
 		http.Error(w, fmt.Sprintf("memdirtest: no route for %s %s", r.Method, r.URL.Path), http.StatusNotFound)
@@ -242,7 +219,7 @@ func (s *ModelServer) serve(w http.ResponseWriter, r *http.Request) {
 		wf.writeError(w, http.StatusBadRequest, "malformed request: "+err.Error())
 		return
 	}
-	reply, ok := s.next(req)
+	reply, ok := s.take(req)
 	if !ok {
 		s.reportf("memdirtest: no reply scripted for request %d (%s %s)", seq, req.API, req.Path)
 		wf.writeError(w, http.StatusInternalServerError, "memdirtest: no reply scripted")
@@ -282,23 +259,6 @@ func (s *ModelServer) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		wf.writeReply(w, req, reply, seq)
 	}
-}
-
-func (s *ModelServer) next(req *ModelRequest) (ModelReply, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.queue) > 0 {
-		r := s.queue[0]
-		s.queue = s.queue[1:]
-		return r, true
-	}
-	if s.handler != nil {
-		h := s.handler
-		s.mu.Unlock()
-		defer s.mu.Lock()
-		return h(req), true
-	}
-	return ModelReply{}, false
 }
 
 func (s *ModelServer) reportf(format string, args ...any) {
