@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -68,12 +67,9 @@ func NewEmbedder(opts *EmbedderOptions) (*Embedder, error) {
 		return nil, fmt.Errorf("openai: no embedding model name given: %w", memdir.ErrInvalid)
 	}
 	o := *opts
-	if o.BaseURL == "" {
-		o.BaseURL = DefaultBaseURL
-	}
-	u, err := url.Parse(o.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai: base URL %q is not an http(s) URL: %w", o.BaseURL, memdir.ErrInvalid)
+	var err error
+	if o.BaseURL, _, err = parseBaseURL(o.BaseURL); err != nil {
+		return nil, err
 	}
 	if o.Dimensions < 0 {
 		return nil, fmt.Errorf("openai: embedding dimensions %d is negative: %w", o.Dimensions, memdir.ErrInvalid)
@@ -83,30 +79,8 @@ func NewEmbedder(opts *EmbedderOptions) (*Embedder, error) {
 	}
 	unusedMaxTokens := 1
 	modelkit.FillDefaults(&o.Timeout, &o.MaxRetries, &unusedMaxTokens, &o.HTTPClient, &o.Logger)
-	ro := []option.RequestOption{
-		option.WithBaseURL(o.BaseURL),
-		option.WithHTTPClient(o.HTTPClient),
-		option.WithMaxRetries(o.MaxRetries),
-		option.WithRequestTimeout(o.Timeout),
-		option.WithMiddleware(modelkit.LogAttempts(o.Logger, "openai")),
-	}
-	if o.APIKey != "" {
-		ro = append(ro, option.WithAPIKey(o.APIKey))
-	}
-	return &Embedder{
-		// The service, not sdk.NewClient, which reads OPENAI_* variables.
-		svc:  sdk.NewEmbeddingService(ro...),
-		opts: o,
-		caller: modelkit.Caller{
-			Provider: "openai",
-			Model:    o.Model,
-			BaseURL:  o.BaseURL,
-			KeyEnv:   "OPENAI_API_KEY",
-			KeySet:   o.APIKey != "",
-			Tries:    o.MaxRetries + 1,
-			Timeout:  o.Timeout,
-		},
-	}, nil
+	c := conn{model: o.Model, baseURL: o.BaseURL, apiKey: o.APIKey, httpClient: o.HTTPClient, maxRetries: o.MaxRetries, timeout: o.Timeout, logger: o.Logger}
+	return &Embedder{svc: sdk.NewEmbeddingService(c.requestOptions()...), opts: o, caller: c.caller()}, nil
 }
 
 // SetKeyEnv names the variable that error messages tell the user to set

@@ -104,12 +104,10 @@ func New(opts *Options) (*Client, error) {
 		return nil, fmt.Errorf("openai: no model name given: %w", memdir.ErrInvalid)
 	}
 	o := *opts
-	if o.BaseURL == "" {
-		o.BaseURL = DefaultBaseURL
-	}
-	u, err := url.Parse(o.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai: base URL %q is not an http(s) URL: %w", o.BaseURL, memdir.ErrInvalid)
+	var u *url.URL
+	var err error
+	if o.BaseURL, u, err = parseBaseURL(o.BaseURL); err != nil {
+		return nil, err
 	}
 	switch o.MaxTokensField {
 	case "":
@@ -122,31 +120,8 @@ func New(opts *Options) (*Client, error) {
 		return nil, fmt.Errorf("openai: MaxTokensField %q is neither %s nor %s: %w", o.MaxTokensField, MaxTokens, MaxCompletionTokens, memdir.ErrInvalid)
 	}
 	modelkit.FillDefaults(&o.Timeout, &o.MaxRetries, &o.MaxTokens, &o.HTTPClient, &o.Logger)
-	ro := []option.RequestOption{
-		option.WithBaseURL(o.BaseURL),
-		option.WithHTTPClient(o.HTTPClient),
-		option.WithMaxRetries(o.MaxRetries),
-		option.WithRequestTimeout(o.Timeout),
-		option.WithMiddleware(modelkit.LogAttempts(o.Logger, "openai")),
-	}
-	if o.APIKey != "" {
-		ro = append(ro, option.WithAPIKey(o.APIKey))
-	}
-	c := &Client{
-		// The service, not sdk.NewClient: the client constructor reads
-		// OPENAI_* variables from the process environment.
-		chat: sdk.NewChatCompletionService(ro...),
-		opts: o,
-		caller: modelkit.Caller{
-			Provider: "openai",
-			Model:    o.Model,
-			BaseURL:  o.BaseURL,
-			KeyEnv:   "OPENAI_API_KEY",
-			KeySet:   o.APIKey != "",
-			Tries:    o.MaxRetries + 1,
-			Timeout:  o.Timeout,
-		},
-	}
+	cn := conn{model: o.Model, baseURL: o.BaseURL, apiKey: o.APIKey, httpClient: o.HTTPClient, maxRetries: o.MaxRetries, timeout: o.Timeout, logger: o.Logger}
+	c := &Client{chat: sdk.NewChatCompletionService(cn.requestOptions()...), opts: o, caller: cn.caller()}
 	if o.NoResponseFormat {
 		c.shape.SetFallback()
 	}
