@@ -114,7 +114,7 @@ func nonNil[T any](v []T) []T {
 }
 
 func (s *Server) recallOptions() *memdir.RecallOptions {
-	return &memdir.RecallOptions{Model: s.opts.Model, Index: s.opts.RecallIndex, Now: s.now, Via: memdir.UseUI, ShowManifest: true}
+	return &memdir.RecallOptions{Model: s.opts.Model, Index: s.opts.RecallIndex, Now: s.now, Via: memdir.UseUI}
 }
 
 func (s *Server) apiSearch(r *http.Request) (any, error) {
@@ -798,8 +798,9 @@ func (s *Server) apiPreview(r *http.Request) (any, error) {
 	ctx := r.Context()
 	opts := s.recallOptions()
 	opts.RecentTools = req.Tools
-	// A preview shows what the hook would inject; it surfaces nothing to an agent.
-	opts.NoCount = true
+	// A preview shows what the hook would inject; it surfaces nothing to an
+	// agent. It also says how many memories a selector would be shown.
+	opts.NoCount, opts.ShowManifest = true, true
 	res, err := s.d.Recall(ctx, req.Prompt, opts)
 	if err != nil {
 		return nil, err
