@@ -66,7 +66,7 @@ const (
 	embedMaxDim = 1 << 16
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // EmbedCache keeps the vectors of texts between processes, in one file
 // outside the memory directory (see DefaultEmbedCachePath). Entries are keyed
@@ -515,7 +515,7 @@ func encodeEmbedCache(gen uint64, sections []*embedSection) []byte {
 			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
 		}
 	}
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli()))
 }
 
 // errEmbedCacheFormat is what decodeEmbedCache returns for any file it
@@ -534,7 +534,7 @@ func decodeEmbedCache(data []byte) (uint64, []*embedSection, error) {
 		return gen, nil, errEmbedCacheFormat
 	}
 	body := data[:len(data)-4]
-	if crc32.Checksum(body, castagnoli) != le.Uint32(data[len(data)-4:]) {
+	if crc32.Checksum(body, castagnoli()) != le.Uint32(data[len(data)-4:]) {
 		return gen, nil, errEmbedCacheFormat
 	}
 	n := le.Uint32(data[12:])

@@ -59,11 +59,11 @@ type recallFile struct {
 
 func (f *recallFile) strCRC() uint32 {
 	zero := []byte{0}
-	c := crc32.Checksum(strBytes(f.path), recallCRC)
-	c = crc32.Update(c, recallCRC, zero)
-	c = crc32.Update(c, recallCRC, strBytes(f.name))
-	c = crc32.Update(c, recallCRC, zero)
-	return crc32.Update(c, recallCRC, strBytes(f.desc))
+	c := crc32.Checksum(strBytes(f.path), recallCRC())
+	c = crc32.Update(c, recallCRC(), zero)
+	c = crc32.Update(c, recallCRC(), strBytes(f.name))
+	c = crc32.Update(c, recallCRC(), zero)
+	return crc32.Update(c, recallCRC(), strBytes(f.desc))
 }
 
 // strBytes views s as bytes without copying it; the bytes are only read.
@@ -882,18 +882,18 @@ type recallDiskHeader struct {
 // TablesCRC covers the two tables and the strings of the directory and of
 // the directory table.
 
-var recallCRC = crc32.MakeTable(crc32.Castagnoli)
+var recallCRC = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 func (h *recallDiskHeader) crc() uint32 {
-	return crc32.Checksum(unsafe.Slice((*byte)(unsafe.Pointer(h)), unsafe.Offsetof(h.TablesCRC)), recallCRC)
+	return crc32.Checksum(unsafe.Slice((*byte)(unsafe.Pointer(h)), unsafe.Offsetof(h.TablesCRC)), recallCRC())
 }
 
 func tablesCRC(files []diskFile, dirs []diskDir, blob []byte, dirOff, dirLen uint32) uint32 {
-	c := crc32.Update(0, recallCRC, rawBytes(files))
-	c = crc32.Update(c, recallCRC, rawBytes(dirs))
+	c := crc32.Update(0, recallCRC(), rawBytes(files))
+	c = crc32.Update(c, recallCRC(), rawBytes(dirs))
 	str := func(off, n uint32) {
 		if uint64(off)+uint64(n) <= uint64(len(blob)) {
-			c = crc32.Update(c, recallCRC, blob[off:off+n])
+			c = crc32.Update(c, recallCRC(), blob[off:off+n])
 		}
 	}
 	str(dirOff, dirLen)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -79,16 +80,16 @@ type segment struct {
 	checked []atomic.Uint32
 }
 
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
+var crcTable = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // termCRC covers a term's text and its posting list.
 func termCRC(text string, ps []posting) uint32 {
-	return crc32.Update(crc32.Checksum([]byte(text), crcTable), crcTable, bytesOf(ps))
+	return crc32.Update(crc32.Checksum([]byte(text), crcTable()), crcTable(), bytesOf(ps))
 }
 
 func headerCRC(h *segHeader) uint32 {
 	b := unsafe.Slice((*byte)(unsafe.Pointer(h)), unsafe.Offsetof(h.HeaderCRC))
-	return crc32.Checksum(b, crcTable)
+	return crc32.Checksum(b, crcTable())
 }
 
 // verified reports whether item i's checksum was already checked.
@@ -170,7 +171,7 @@ func Load(data []byte, opts *Options) (*Index, error) {
 	}
 	// The dictionary and the strings are checked as they are used, so that
 	// opening touches only the document table.
-	if crc32.Checksum(bytesOf(seg.docs), crcTable) != h.DocsCRC {
+	if crc32.Checksum(bytesOf(seg.docs), crcTable()) != h.DocsCRC {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrBadSegment)
 	}
 	seg.checked = make([]atomic.Uint32, (len(seg.dict)+len(seg.docs))/32+1)
@@ -306,7 +307,7 @@ func (x *Index) docTermsOK(slot uint32) bool {
 	if x.seg.verified(i) {
 		return true
 	}
-	if crc32.Checksum(bytesOf(x.docs[slot].terms), crcTable) != x.seg.docs[slot].TermsCRC {
+	if crc32.Checksum(bytesOf(x.docs[slot].terms), crcTable()) != x.seg.docs[slot].TermsCRC {
 		x.damaged.Store(true)
 		return false
 	}
@@ -438,7 +439,7 @@ func (x *Index) marshal() ([]byte, error) {
 			}
 		}
 		sd.TermsN = uint32(len(docTerms)) - sd.TermsOff
-		sd.TermsCRC = crc32.Checksum(bytesOf(docTerms[sd.TermsOff:]), crcTable)
+		sd.TermsCRC = crc32.Checksum(bytesOf(docTerms[sd.TermsOff:]), crcTable())
 		for f := range nFields {
 			h.TotalLen[f] += int64(d.len[f])
 		}
@@ -471,7 +472,7 @@ func (x *Index) marshal() ([]byte, error) {
 	h.Order, h.Version = segOrderMark, segVersion
 	h.NDocs, h.NTerms = uint32(len(docs)), uint32(len(dict))
 	h.NPostings, h.NDocTerms, h.BlobLen = uint64(len(postings)), uint64(len(docTerms)), uint64(len(blob))
-	h.DocsCRC, h.DictCRC, h.BlobCRC = crc32.Checksum(bytesOf(docs), crcTable), crc32.Checksum(bytesOf(dict), crcTable), crc32.Checksum(blob, crcTable)
+	h.DocsCRC, h.DictCRC, h.BlobCRC = crc32.Checksum(bytesOf(docs), crcTable()), crc32.Checksum(bytesOf(dict), crcTable()), crc32.Checksum(blob, crcTable())
 	h.HeaderCRC = headerCRC(&h)
 
 	out := make([]byte, 0, segHeaderSize+len(docs)*32+len(docTerms)*4+8+len(dict)*24+len(postings)*8+len(blob))

@@ -66,6 +66,12 @@ func (c cond) ok(s string) bool {
 
 func re(p string) *regexp.Regexp { return regexp.MustCompile(p) }
 
+// lazyRe compiles p on first use, so that a process that never screens
+// text (most memdir commands) does not pay for it at start-up.
+func lazyRe(p string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(p) })
+}
+
 func has(p string) cond { return cond{re: re(p)} }
 
 func fn(f func(string) bool) cond { return cond{fn: f} }
@@ -373,7 +379,7 @@ func near(p string, window int) cond { return cond{re: re(p), window: window} }
 // of the lexicons; secretRe adds the forms that need word boundaries.
 var (
 	secretLits = strings.Split(secretWords, "|")
-	secretRe   = re(`\btokens?\b|\benv\s*(\||>)|\bthe env\b|\benv (files?|vars?|variables)`)
+	secretRe   = lazyRe(`\btokens?\b|\benv\s*(\||>)|\bthe env\b|\benv (files?|vars?|variables)`)
 )
 
 func mentionsSecret(s string) bool {
@@ -382,7 +388,7 @@ func mentionsSecret(s string) bool {
 			return true
 		}
 	}
-	return secretRe.MatchString(s)
+	return secretRe().MatchString(s)
 }
 
 // secretBeforeDestination reports a secret named before the last external
@@ -405,7 +411,7 @@ func destinationAt(s string) int {
 		}
 	}
 	if strings.Contains(s, "://") {
-		for _, loc := range urlRe.FindAllStringIndex(s, -1) {
+		for _, loc := range urlRe().FindAllStringIndex(s, -1) {
 			u := s[loc[0]:loc[1]]
 			if !localHost(u) && !officialHost(u) {
 				best = max(best, loc[0])
@@ -413,19 +419,19 @@ func destinationAt(s string) int {
 		}
 	}
 	if strings.Contains(s, "@") {
-		take(emailRe.FindAllStringIndex(s, -1))
+		take(emailRe().FindAllStringIndex(s, -1))
 	}
-	take(dropRe.FindAllStringIndex(s, -1))
-	take(bareHostRe.FindAllStringIndex(s, -1))
+	take(dropRe().FindAllStringIndex(s, -1))
+	take(bareHostRe().FindAllStringIndex(s, -1))
 	return best
 }
 
 var (
-	urlRe   = re(`(https?|ftp|s3|gs)://[^\s'"` + "`" + `)<>]+`)
-	emailRe = re(`[a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}`)
+	urlRe   = lazyRe(`(https?|ftp|s3|gs)://[^\s'"` + "`" + `)<>]+`)
+	emailRe = lazyRe(`[a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}`)
 	// bareHostRe is a destination named without a scheme ("to paste.example.org").
-	bareHostRe = re(`\b(to|at|into|on)\s+[a-z0-9-]+(\.[a-z0-9-]+)*\.(com|net|org|io|dev|app|site|xyz|me|co|sh|ly|cn|ru|es|de|fr|jp|kr|in|vn|it|nl|pl|tr|info|biz|cloud|example)\b`)
-	dropRe     = re(`\b(webhook|gist|pastebin|hastebin|requestbin|ngrok|discord|telegram|slack|public|external|remote server|their server|bucket|endpoint)\b|servidor|serveur|сервер|服务器|サーバ|서버`)
+	bareHostRe = lazyRe(`\b(to|at|into|on)\s+[a-z0-9-]+(\.[a-z0-9-]+)*\.(com|net|org|io|dev|app|site|xyz|me|co|sh|ly|cn|ru|es|de|fr|jp|kr|in|vn|it|nl|pl|tr|info|biz|cloud|example)\b`)
+	dropRe     = lazyRe(`\b(webhook|gist|pastebin|hastebin|requestbin|ngrok|discord|telegram|slack|public|external|remote server|their server|bucket|endpoint)\b|servidor|serveur|сервер|服务器|サーバ|서버`)
 )
 
 func localHost(u string) bool {
@@ -463,7 +469,7 @@ func officialHost(u string) bool {
 }
 
 func untrustedHost(s string) bool {
-	us := urlRe.FindAllString(s, -1)
+	us := urlRe().FindAllString(s, -1)
 	if len(us) == 0 {
 		return true // a script from a variable or a bare host
 	}
