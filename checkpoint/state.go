@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io/fs"
 	"maps"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -214,7 +215,7 @@ func decodeState(data []byte) (*logFile, error) {
 	if err := decodeStarts(st, &hdr); err != nil {
 		return nil, err
 	}
-	lf := &logFile{st: st, id: fileID{dev: hdr.Dev, ino: hdr.Ino}, offset: hdr.Offset, fps: map[string]fingerprint{}, saved: true}
+	lf := &logFile{st: st, id: fileID{dev: hdr.Dev, ino: hdr.Ino}, offset: hdr.Offset, fps: make(map[string]fingerprint, hdr.Files), saved: true}
 	var lines [][]byte
 	if rest := body[nl+1:]; len(rest) > 0 {
 		lines = bytes.Split(rest[:len(rest)-1], []byte("\n"))
@@ -275,9 +276,15 @@ func decodeStarts(st *state, hdr *stateHeader) error {
 }
 
 func decodeFileLine(line []byte) (string, Backup, *fingerprint, error) {
-	f := bytes.Split(line, []byte("\t"))
-	if len(f) != 5 {
-		return "", Backup{}, nil, fmt.Errorf("%d fields, want 5", len(f))
+	// Cut, not Split: a session's state has one line per tracked file,
+	// and a new process decodes all of them before its first lstat.
+	if n := bytes.Count(line, []byte("\t")) + 1; n != 5 {
+		return "", Backup{}, nil, fmt.Errorf("%d fields, want 5", n)
+	}
+	var f [5][]byte
+	rest := line
+	for i := range f {
+		f[i], rest, _ = bytes.Cut(rest, []byte("\t"))
 	}
 	key, err := field(f[0])
 	if err != nil {
@@ -295,37 +302,72 @@ func decodeFileLine(line []byte) (string, Backup, *fingerprint, error) {
 			return "", Backup{}, nil, err
 		}
 	}
-	v, err := strconv.Atoi(string(f[2]))
-	if err != nil || v < 1 {
+	v, ok := decimal(f[2])
+	if !ok || v < 1 || v > math.MaxInt32 {
 		return "", Backup{}, nil, fmt.Errorf("version %q is not a positive number", f[2])
 	}
 	t, err := time.Parse(time.RFC3339Nano, string(f[3]))
 	if err != nil {
 		return "", Backup{}, nil, fmt.Errorf("backup time: %w", err)
 	}
-	b := Backup{Name: name, Version: v, Time: t}
+	b := Backup{Name: name, Version: int(v), Time: t}
 	if string(f[4]) == "-" {
 		return key, b, nil, nil
 	}
-	nums := bytes.Split(f[4], []byte(" "))
-	if len(nums) != 8 || name == "" {
+	if name == "" {
 		return "", Backup{}, nil, errors.New("bad fingerprint")
 	}
-	var u [2]uint64
-	for i := range u {
-		if u[i], err = strconv.ParseUint(string(nums[i]), 10, 64); err != nil {
-			return "", Backup{}, nil, fmt.Errorf("fingerprint: %w", err)
+	var nums [8]int64
+	rest = f[4]
+	for i := range nums {
+		var num []byte
+		var more bool
+		num, rest, more = bytes.Cut(rest, []byte(" "))
+		if more != (i < len(nums)-1) {
+			return "", Backup{}, nil, errors.New("bad fingerprint")
 		}
-	}
-	var n [6]int64
-	for i := range n {
-		if n[i], err = strconv.ParseInt(string(nums[2+i]), 10, 64); err != nil {
-			return "", Backup{}, nil, fmt.Errorf("fingerprint: %w", err)
+		if i < 2 {
+			// Device and inode numbers are unsigned: read them as such,
+			// and keep their bits.
+			u, err := strconv.ParseUint(string(num), 10, 64)
+			if err != nil {
+				return "", Backup{}, nil, fmt.Errorf("fingerprint: %w", err)
+			}
+			nums[i] = int64(u)
+			continue
 		}
+		neg := len(num) > 0 && num[0] == '-'
+		if neg {
+			num = num[1:]
+		}
+		v, ok := decimal(num)
+		if !ok {
+			return "", Backup{}, nil, fmt.Errorf("fingerprint: %q is not a number", num)
+		}
+		if neg {
+			v = -v
+		}
+		nums[i] = v
 	}
-	fp := &fingerprint{backup: name, id: fileID{dev: u[0], ino: u[1]}, size: n[0], mode: fs.FileMode(n[1]),
-		mtime: time.Unix(n[2], n[3]), ctime: time.Unix(n[4], n[5])}
+	fp := &fingerprint{backup: name, id: fileID{dev: uint64(nums[0]), ino: uint64(nums[1])}, size: nums[2], mode: fs.FileMode(nums[3]),
+		mtime: time.Unix(nums[4], nums[5]), ctime: time.Unix(nums[6], nums[7])}
 	return key, b, fp, nil
+}
+
+// decimal parses a non-negative decimal number of at most 18 digits (so
+// that it cannot overflow), with no sign and no leading "+".
+func decimal(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
 }
 
 // appendField appends s as a state file field: itself when that is

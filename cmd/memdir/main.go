@@ -320,14 +320,15 @@ func printCommandHelp(w io.Writer, c *Command) {
 }
 
 // shortLivedGC lets the garbage collector run less often in the processes
-// Claude Code starts on every prompt and tool call (memdir hook), which
+// Claude Code starts on every prompt and tool call (memdir hook, and
+// memdir checkpoint where a user's own hooks call it), which
 // live tens of milliseconds and whose heap is mostly the recall index's
 // records, alive to the end: at the default GOGC=100 a hook at 20,000
 // memories spent about a fifth of its CPU collecting them. GOGC=400 with a
 // 256 MiB soft limit (the collector works harder again near it) keeps the
 // peak bounded. A GOGC or GOMEMLIMIT the user set wins.
 func shortLivedGC(args []string) {
-	if len(args) == 0 || args[0] != "hook" {
+	if len(args) == 0 || (args[0] != "hook" && args[0] != "checkpoint") {
 		return
 	}
 	if os.Getenv("GOGC") == "" {
