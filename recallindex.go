@@ -153,20 +153,22 @@ type RefreshStats struct {
 
 // recallStatBudget is how many files a Refresh stats at most in
 // directories whose entries did not change (see Refresh).
-const recallStatBudget = 2048
+const recallStatBudget = 512
 
 // Refresh updates the index from the directory. Directories whose
 // modification time changed are listed again, and every file in them is
-// stat-ed; so are files changed too recently to trust. In the other
-// directories, no file was added, removed or renamed (that is, nothing
-// written the atomic way memdir and most editors write, through a rename),
-// and of their files Refresh stats every one when there are at most 2,048,
-// otherwise a rotating share of 2,048, so that on a stat cost of a few
-// microseconds a refresh costs the same at 20,000 memories as at 2,000.
-// A file rewritten in place is thus seen at once in small directories and
-// within ⌈files/2,048⌉ refreshes in large ones — and Search always stats
-// the memories it returns, re-reading any that changed, so what it returns
-// is never stale. RefreshAll stats every file.
+// stat-ed; so are files changed too recently to trust, and files an edit
+// hint names (see NoteEdit). In the other directories, no file was added,
+// removed or renamed (that is, nothing written the atomic way memdir and
+// most editors write, through a rename), and of their files Refresh stats
+// every one when there are at most 512, otherwise a rotating share of 512,
+// so that on a stat cost of a few microseconds a refresh costs the same
+// (about a millisecond) however large the directory. A file rewritten in
+// place is thus seen at once in small directories, or when memdir's
+// PreToolUse hook saw Claude Code's tool about to write it, and otherwise
+// within ⌈files/512⌉ refreshes — and Search always stats the memories it
+// returns, re-reading any that changed, so what it returns is never stale.
+// RefreshAll stats every file.
 func (x *RecallIndex) Refresh(ctx context.Context) (*RefreshStats, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -303,6 +305,10 @@ func (x *RecallIndex) refreshLocked(ctx context.Context, all bool) (*RefreshStat
 		stale = append(stale, cand{rel, oi, s})
 	}
 	share := x.statShare(len(x.files), all)
+	var hinted map[string]bool
+	if !all && x.watch == nil {
+		hinted = x.editHints()
+	}
 	foundSet := make(map[string]bool, len(found))
 	for _, p := range found {
 		foundSet[p] = true
@@ -322,7 +328,7 @@ func (x *RecallIndex) refreshLocked(ctx context.Context, all bool) (*RefreshStat
 				check(f.path, i)
 			}
 		case visited[parent]:
-			if f.racy || share(i) {
+			if f.racy || share(i) || hinted[f.path] {
 				check(f.path, i)
 			}
 		default:

@@ -451,12 +451,13 @@ func (h *hookRun) snapshot(ctx context.Context) {
 }
 
 func (h *hookRun) preToolUse(ctx context.Context) error {
-	if h.f.noCheckpoint {
-		return nil
-	}
 	path, edits, err := h.in.EditedFile()
 	if !edits || err != nil {
 		return err
+	}
+	h.hintEdit(path)
+	if h.f.noCheckpoint {
+		return nil
 	}
 	if h.in.PromptID == "" {
 		return fmt.Errorf("hook input: field prompt_id is missing, so %s cannot be checkpointed before %s (the edit goes ahead): %w", path, h.in.ToolName, memdir.ErrInvalid)
@@ -473,6 +474,28 @@ func (h *hookRun) preToolUse(ctx context.Context) error {
 		h.note("tracked %s (version %d) in snapshot %d", res.Path, res.Backup.Version, res.Sequence)
 	}
 	return nil
+}
+
+// hintEdit tells the recall index when the tool is about to write a memory
+// file in place (Claude Code's Edit and Write do), so that the next
+// prompt's recall reads it again however large the directory (see
+// RecallIndex.NoteEdit). Problems are only noted: the edit goes ahead.
+func (h *hookRun) hintEdit(path string) {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(h.in.Cwd, path)
+	}
+	lf := locationFlags{project: h.in.Cwd}
+	dir, loc, err := lf.path(h.env)
+	if err != nil || loc == nil || !loc.Enabled {
+		return
+	}
+	cache, err := memdir.DefaultRecallCachePath(dir, h.env.LookupEnv)
+	if err != nil {
+		return
+	}
+	if _, err := memdir.NewRecallIndex(dir, cache).NoteEdit(path); err != nil {
+		h.note("%v", err)
+	}
 }
 
 func (h *hookRun) stop() error {

@@ -651,3 +651,26 @@ func TestHookBadFlagNeverBlocks(t *testing.T) {
 		t.Errorf("bad flag: exit %d, stderr %q; want exit 1 naming the flag", code, errOut)
 	}
 }
+
+// TestHookPreToolUseHintsMemoryEdit: an edit tool about to write a memory
+// file in place leaves a hint for the recall index (so that the next
+// prompt's recall reads it whatever the directory's size); an edit of a
+// project file does not, and neither blocks the edit.
+func TestHookPreToolUseHintsMemoryEdit(t *testing.T) {
+	w := newHookWorld(t)
+	mem := w.memDir(t)
+	cache, err := memdir.DefaultRecallCachePath(mem, func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.hookOK(t, w.input(t, "pre_tool_use_edit", map[string]any{"prompt_id": "turn-1"}))
+	if _, err := os.Stat(cache + ".hint"); !os.IsNotExist(err) {
+		t.Fatalf("an edit of a project file left a recall hint: %v", err)
+	}
+	target := filepath.Join(mem, "feedback_tests.md")
+	w.hookOK(t, w.input(t, "pre_tool_use_edit", map[string]any{"prompt_id": "turn-1", "tool_input": map[string]any{"file_path": target, "old_string": "a", "new_string": "b"}}), "--no-checkpoint")
+	data, err := os.ReadFile(cache + ".hint")
+	if err != nil || !strings.HasSuffix(string(data), "\tfeedback_tests.md\n") {
+		t.Fatalf("hint file after an edit of %s: %q, %v", target, data, err)
+	}
+}
