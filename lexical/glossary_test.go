@@ -1,8 +1,10 @@
 package lexical
 
 import (
+	"bytes"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 func TestGlossaryTranslations(t *testing.T) {
@@ -51,5 +53,43 @@ func TestGlossaryBridgesLanguages(t *testing.T) {
 	zh := New([]Doc{{ID: "pm.md", Name: "事故复盘", Description: "事故复盘文档统一放在 Confluence", Body: "模板"}}, nil)
 	if hits := zh.Search("where do postmortem write-ups go?", 5); len(hits) == 0 {
 		t.Error("English question did not reach the Chinese memory")
+	}
+}
+
+// TestGlossaryOnLoadedSegments: a loaded index skips the glossary for an
+// English query only when no term it holds can be CJK; both directions
+// still bridge the languages.
+func TestGlossaryOnLoadedSegments(t *testing.T) {
+	load := func(docs []Doc) *Index {
+		t.Helper()
+		var b bytes.Buffer
+		if _, err := New(docs, nil).WriteTo(&b); err != nil {
+			t.Fatal(err)
+		}
+		words := make([]uint64, b.Len()/8+1)
+		data := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)[:b.Len()]
+		copy(data, b.Bytes())
+		x, err := Load(data, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	en := load([]Doc{{ID: "k6.md", Name: "load-testing", Description: "how to run load tests with k6 — résumé, naïve café", Body: "perf/k6 scripts, Привет"}})
+	if en.mayHoldCJK() {
+		t.Error("an index of English, French and Russian words says it may hold CJK terms")
+	}
+	if hits := en.Search("怎么跑压测？", 5); len(hits) == 0 || hits[0].ID != "k6.md" {
+		t.Errorf("Chinese question, loaded English memory: %+v", hits)
+	}
+	zh := load([]Doc{{ID: "pm.md", Name: "事故复盘", Description: "事故复盘文档统一放在 Confluence", Body: "模板"}})
+	if !zh.mayHoldCJK() {
+		t.Error("an index of Chinese terms says it holds none")
+	}
+	if hits := zh.Search("where do postmortem write-ups go?", 5); len(hits) == 0 {
+		t.Error("English question did not reach the loaded Chinese memory")
+	}
+	if empty := load(nil); empty.mayHoldCJK() {
+		t.Error("an empty index says it may hold CJK terms")
 	}
 }

@@ -229,6 +229,22 @@ func (x *Index) lookup(term string) (uint32, bool) {
 	return 0, false
 }
 
+// mayHoldCJK reports whether some term of the index may be CJK (see
+// isCJK). A loaded segment's dictionary is sorted by bytes, and every CJK
+// term's UTF-8 starts at 0xE1 or above, so its last term decides; an index
+// built in memory answers true.
+func (x *Index) mayHoldCJK() bool {
+	if x.seg == nil {
+		return true
+	}
+	d := x.seg.dict
+	if len(d) == 0 {
+		return false
+	}
+	last := x.seg.str(d[len(d)-1].TextOff, d[len(d)-1].TextLen)
+	return last != "" && last[0] >= 0xE1
+}
+
 func (x *Index) termText(id uint32) string {
 	if x.seg == nil {
 		return x.text[id]

@@ -139,6 +139,12 @@ func (x *Index) parseQuery(s *searchScratch, query string) {
 	if x.opts.GlossaryWeight <= 0 {
 		return
 	}
+	// An English query's translations are Chinese terms: where no
+	// document holds a CJK term they cannot count, so the glossary (a
+	// millisecond to build) is not loaded for them.
+	if !hasCJK(query) && !x.mayHoldCJK() {
+		return
+	}
 	// Translations join as the user's own terms, at a lower weight, and
 	// only when some document holds them.
 	for _, t := range loadGlossary().translations(query) {
