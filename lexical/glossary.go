@@ -113,7 +113,15 @@ type glossary struct {
 	enLen []int
 }
 
-var loadGlossary = sync.OnceValue(func() *glossary {
+// loadGlossary returns the glossary, from the table buildGlossary's
+// output was generated into (glossary_table.go): building it tokenises
+// every entry, about a millisecond, on the hook's path.
+var loadGlossary = sync.OnceValue(glossaryTable)
+
+// buildGlossary builds the glossary from glossaryEntries.
+// TestGlossaryTable checks glossary_table.go against it; run
+// go test ./lexical -run TestGlossaryTable -update after changing them.
+func buildGlossary() *glossary {
 	g := &glossary{zh: map[string][]string{}, en: map[string][]string{}}
 	lens := map[int]bool{}
 	for _, e := range glossaryEntries {
@@ -159,7 +167,7 @@ var loadGlossary = sync.OnceValue(func() *glossary {
 	}
 	sort.Strings(g.zhKeys)
 	return g
-})
+}
 
 // plainTokens tokenises an English phrase into its word terms in order,
 // leaving out the joined forms a compound adds ("end-to-end" gives end, to,
