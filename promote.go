@@ -22,6 +22,7 @@ import (
 
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/jsonx"
+	"github.com/memdir/memdir/internal/mdtext"
 	"github.com/memdir/memdir/lexical"
 	"github.com/memdir/memdir/secrets"
 )
@@ -381,11 +382,11 @@ func gatherMemories(ctx context.Context, dir string, rep *ReviewReport) ([]*revi
 		}
 		m, _ := ParseMemory(data)
 		e := &reviewEntry{
-			ReviewSubject: ReviewSubject{Layer: layer, File: h.AbsPath, Display: h.Path, Path: h.Path, Name: m.Name, Type: m.Type, Text: oneLine(m.Description), Sum: contentSum(data)},
+			ReviewSubject: ReviewSubject{Layer: layer, File: h.AbsPath, Display: h.Path, Path: h.Path, Name: m.Name, Type: m.Type, Text: mdtext.OneLine(m.Description), Sum: contentSum(data)},
 			body:          m.Body, mtime: fi.ModTime(), meta: m.Metadata(),
 		}
 		if e.Text == "" {
-			e.Text = cutRunes(oneLine(m.Body), 150)
+			e.Text = cutRunes(mdtext.OneLine(m.Body), 150)
 		}
 		e.statement, e.why = memoryStatement(m)
 		if found := secrets.Scan(string(data)); len(found) > 0 {
@@ -408,7 +409,7 @@ func memoryStatement(m *Memory) (statement, why string) {
 			case t == "":
 			case strings.HasPrefix(low, "why:"):
 				if why == "" {
-					why = oneLine(strings.Trim(strings.TrimSpace(t[strings.Index(strings.ToLower(t), "why:")+4:]), "*_ "))
+					why = mdtext.OneLine(strings.Trim(strings.TrimSpace(t[strings.Index(strings.ToLower(t), "why:")+4:]), "*_ "))
 				}
 			case strings.HasPrefix(low, "how to apply:"), strings.HasPrefix(t, "#"):
 			default:
@@ -416,11 +417,11 @@ func memoryStatement(m *Memory) (statement, why string) {
 			}
 		}
 		if len(keep) > 0 && statement == "" {
-			statement = oneLine(strings.Join(keep, " "))
+			statement = mdtext.OneLine(strings.Join(keep, " "))
 		}
 	}
 	if statement == "" || utf8.RuneCountInString(statement) > 300 {
-		statement = oneLine(m.Description)
+		statement = mdtext.OneLine(m.Description)
 	}
 	return statement, cutRunes(why, 200)
 }
@@ -514,19 +515,19 @@ var listItemRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompil
 // comments, headings, tables, code blocks and @include lines are skipped,
 // and line numbers stay those of the file.
 func splitInstructions(content []byte) []instruction {
-	text := normalizeText(content)
+	text := mdtext.Normalize(content)
 	startLine := 1
-	if _, bodyStart, ok := splitFrontmatter(text); ok {
+	if _, bodyStart, ok := mdtext.SplitFrontmatter(text); ok {
 		startLine += strings.Count(text[:bodyStart], "\n")
 		text = text[bodyStart:]
 	}
-	text = htmlCommentRe().ReplaceAllStringFunc(text, func(c string) string { return strings.Repeat("\n", strings.Count(c, "\n")) })
+	text = mdtext.HTMLComment().ReplaceAllStringFunc(text, func(c string) string { return strings.Repeat("\n", strings.Count(c, "\n")) })
 	var out []instruction
 	var cur []string
 	curLine := 0
 	flush := func() {
 		if len(cur) > 0 {
-			if t := oneLine(strings.Join(cur, " ")); len(lexical.Tokenize(t)) >= 2 {
+			if t := mdtext.OneLine(strings.Join(cur, " ")); len(lexical.Tokenize(t)) >= 2 {
 				out = append(out, instruction{curLine, t})
 			}
 		}
@@ -1328,7 +1329,7 @@ func (rv *reviewer) modelItems(ctx context.Context, m Model, userContext string,
 			es = append(es, e)
 			covered[e] = true
 		}
-		reason := oneLine(r.Reason)
+		reason := mdtext.OneLine(r.Reason)
 		if reason == "" {
 			reason = "(the model gave no reason)"
 		}
@@ -1347,7 +1348,7 @@ func (rv *reviewer) modelItems(ctx context.Context, m Model, userContext string,
 				it.Target, it.Applicable = TeamDirName+"/"+path.Base(first.Path), true
 				break
 			}
-			rule := oneLine(r.Rule)
+			rule := mdtext.OneLine(r.Rule)
 			if rule == "" || utf8.RuneCountInString(rule) > 500 {
 				return nil, usage, bad("%s needs a one-line rule of at most 500 characters", r.Kind)
 			}
@@ -1541,7 +1542,7 @@ func applyItem(ctx context.Context, d *Dir, rec *Recorder, it *ReviewItem, opts 
 	subject := it.Subjects[0]
 	switch it.Kind {
 	case KindToClaudeMD, KindToLocal:
-		rule := oneLine(it.Rule)
+		rule := mdtext.OneLine(it.Rule)
 		if _, err := editExternal(ctx, d.Journal(), rec, "promote", "", it.Target, func(old []byte, exists bool) ([]byte, error) {
 			return appendRule(old, rule), nil
 		}); err != nil {

@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/memdir/memdir/internal/mdtext"
 )
 
 func TestSplitInstructions(t *testing.T) {
@@ -118,7 +120,7 @@ func FuzzSplitInstructions(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		lines := strings.Count(normalizeText(data), "\n") + 1
+		lines := strings.Count(mdtext.Normalize(data), "\n") + 1
 		for _, in := range splitInstructions(data) {
 			if in.line < 1 || in.line > lines {
 				t.Fatalf("line %d outside 1..%d", in.line, lines)
