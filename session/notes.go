@@ -401,7 +401,7 @@ func lastTurnCallsTools(messages []Message) bool {
 // Options configure [Open]. The zero value works.
 type Options struct {
 	// Runtime selects the hash of project paths longer than 200
-	// characters, as for [SanitizePath].
+	// characters, as for [memdir.SanitizePath].
 	Runtime memdir.HashRuntime
 	// Journal records the notes before every change, so that an update
 	// can be undone (memdir undo --dir <Dir()>). Nil means the default
@@ -439,7 +439,7 @@ type Notes struct {
 }
 
 // Open returns the notes of session sessionID of the project
-// Claude Code was started in at cwd, under configHome ([ConfigHome]).
+// Claude Code was started in at cwd, under configHome ([memdir.ConfigHome]).
 // Nothing is created until the notes are first written. The session id
 // must be usable as one directory name: not empty, no slash, backslash,
 // NUL or control character, not "." or "..".

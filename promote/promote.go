@@ -1,4 +1,4 @@
-package memdir
+package promote
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/jsonx"
 	"github.com/memdir/memdir/internal/mdtext"
@@ -27,30 +28,8 @@ import (
 	"github.com/memdir/memdir/secrets"
 )
 
-// The promotion review: Claude Code's /remember, which reads every memory
-// layer, proposes what should move where and what should go, and changes
-// nothing until asked.
-//
-// The layers, from the user's own to the project's shared ones:
-//
-//   - auto memory: the private memories of the memory directory;
-//   - team memory: its team/ directory;
-//   - the project's CLAUDE.md and .claude/CLAUDE.md (and .claude/rules/),
-//     from the git root down to the project root;
-//   - CLAUDE.local.md, the user's untracked instructions for the project;
-//   - the user's CLAUDE.md (and rules/) in the configuration directory.
-//
-// Review reports four sections. Promotions: auto memories that belong in
-// CLAUDE.md (conventions the whole team follows), in CLAUDE.local.md (how
-// this user wants to work) or in team memory (project context everyone
-// needs). Cleanup: duplicates (the same text, or nearly), outdated and
-// superseded memories. Ambiguous: conflicts between entries and memories
-// whose place is unclear. No action: the rest. Without a model the review
-// is lexical and deterministic; with one, the model classifies and
-// explains, and its answer is checked before it is used.
-
-// ReviewSources names what a review reads.
-type ReviewSources struct {
+// Sources names what a review reads.
+type Sources struct {
 	// MemoryDir is the auto-memory directory; team memory is its team/.
 	MemoryDir string `json:"memory_dir"`
 	// ProjectRoot holds CLAUDE.md, .claude/CLAUDE.md and CLAUDE.local.md,
@@ -64,8 +43,8 @@ type ReviewSources struct {
 }
 
 // SourcesFor returns the sources of a located project.
-func SourcesFor(l *Location) ReviewSources {
-	return ReviewSources{MemoryDir: filepath.Clean(l.Dir), ProjectRoot: l.ProjectRoot, GitRoot: l.GitRoot, ConfigHome: l.ConfigHome}
+func SourcesFor(l *memdir.Location) Sources {
+	return Sources{MemoryDir: filepath.Clean(l.Dir), ProjectRoot: l.ProjectRoot, GitRoot: l.GitRoot, ConfigHome: l.ConfigHome}
 }
 
 // Layer is one memory layer.
@@ -80,45 +59,45 @@ const (
 	LayerUser    Layer = "user"
 )
 
-// ReviewSection is one section of the report.
-type ReviewSection string
+// Section is one section of the report.
+type Section string
 
 // The sections, in report order.
 const (
-	SectionPromotions ReviewSection = "promotions"
-	SectionCleanup    ReviewSection = "cleanup"
-	SectionAmbiguous  ReviewSection = "ambiguous"
-	SectionNoAction   ReviewSection = "no-action"
+	SectionPromotions Section = "promotions"
+	SectionCleanup    Section = "cleanup"
+	SectionAmbiguous  Section = "ambiguous"
+	SectionNoAction   Section = "no-action"
 )
 
-// ReviewSections lists the sections in report order.
-var ReviewSections = []ReviewSection{SectionPromotions, SectionCleanup, SectionAmbiguous, SectionNoAction}
+// Sections lists the sections in report order.
+var Sections = []Section{SectionPromotions, SectionCleanup, SectionAmbiguous, SectionNoAction}
 
-// ReviewKind says what an item proposes.
-type ReviewKind string
+// Kind says what an item proposes.
+type Kind string
 
 // Item kinds and the section each belongs to.
 const (
-	KindToClaudeMD    ReviewKind = "to-claude-md"       // promotions: a team convention
-	KindToLocal       ReviewKind = "to-claude-local-md" // promotions: a personal instruction
-	KindToTeam        ReviewKind = "to-team"            // promotions: context the team needs
-	KindDuplicate     ReviewKind = "duplicate"          // cleanup: the same text elsewhere
-	KindNearDuplicate ReviewKind = "near-duplicate"     // cleanup: nearly the same text elsewhere
-	KindOutdated      ReviewKind = "outdated"           // cleanup: every date it names is past
-	KindSuperseded    ReviewKind = "superseded"         // cleanup: marked as replaced
-	KindConflict      ReviewKind = "conflict"           // ambiguous: entries that contradict
-	KindUnclear       ReviewKind = "unclear"            // ambiguous: no clear place
-	KindKeep          ReviewKind = "keep"               // no action
+	KindToClaudeMD    Kind = "to-claude-md"       // promotions: a team convention
+	KindToLocal       Kind = "to-claude-local-md" // promotions: a personal instruction
+	KindToTeam        Kind = "to-team"            // promotions: context the team needs
+	KindDuplicate     Kind = "duplicate"          // cleanup: the same text elsewhere
+	KindNearDuplicate Kind = "near-duplicate"     // cleanup: nearly the same text elsewhere
+	KindOutdated      Kind = "outdated"           // cleanup: every date it names is past
+	KindSuperseded    Kind = "superseded"         // cleanup: marked as replaced
+	KindConflict      Kind = "conflict"           // ambiguous: entries that contradict
+	KindUnclear       Kind = "unclear"            // ambiguous: no clear place
+	KindKeep          Kind = "keep"               // no action
 )
 
-var kindSection = map[ReviewKind]ReviewSection{
+var kindSection = map[Kind]Section{
 	KindToClaudeMD: SectionPromotions, KindToLocal: SectionPromotions, KindToTeam: SectionPromotions,
 	KindDuplicate: SectionCleanup, KindNearDuplicate: SectionCleanup, KindOutdated: SectionCleanup, KindSuperseded: SectionCleanup,
 	KindConflict: SectionAmbiguous, KindUnclear: SectionAmbiguous, KindKeep: SectionNoAction,
 }
 
-// ReviewSubject is a memory or an instruction-file entry an item is about.
-type ReviewSubject struct {
+// Subject is a memory or an instruction-file entry an item is about.
+type Subject struct {
 	// Ref names the entry within one review ("M3", "R12").
 	Ref   string `json:"ref"`
 	Layer Layer  `json:"layer"`
@@ -129,10 +108,10 @@ type ReviewSubject struct {
 	Display string `json:"display"`
 	// Path is a memory's path relative to the memory directory ("" for
 	// instruction files); Line an instruction entry's first line.
-	Path string `json:"path,omitempty"`
-	Line int    `json:"line,omitempty"`
-	Name string `json:"name,omitempty"`
-	Type Type   `json:"type,omitempty"`
+	Path string      `json:"path,omitempty"`
+	Line int         `json:"line,omitempty"`
+	Name string      `json:"name,omitempty"`
+	Type memdir.Type `json:"type,omitempty"`
 	// Text is a memory's description, or an instruction entry's text.
 	Text string `json:"text"`
 	// Sum is a memory file's content sum when the review read it; applying
@@ -140,14 +119,14 @@ type ReviewSubject struct {
 	Sum string `json:"sum,omitempty"`
 }
 
-// ReviewItem is one proposal of the report.
-type ReviewItem struct {
+// Item is one proposal of the report.
+type Item struct {
 	// ID is how --apply names the item: P1 (promotions), C1 (cleanup),
 	// A1 (ambiguous), N1 (no action).
-	ID       string          `json:"id"`
-	Section  ReviewSection   `json:"section"`
-	Kind     ReviewKind      `json:"kind"`
-	Subjects []ReviewSubject `json:"subjects"`
+	ID       string    `json:"id"`
+	Section  Section   `json:"section"`
+	Kind     Kind      `json:"kind"`
+	Subjects []Subject `json:"subjects"`
 	// Target is the instruction file a promotion appends to, or the team
 	// path a memory moves to.
 	Target string `json:"target,omitempty"`
@@ -162,42 +141,42 @@ type ReviewItem struct {
 	Applicable bool `json:"applicable"`
 }
 
-// ReviewMethod says who classified.
-type ReviewMethod string
+// Method says who classified.
+type Method string
 
 // Review methods.
 const (
-	ReviewLexical  ReviewMethod = "lexical"  // no model configured
-	ReviewByModel  ReviewMethod = "model"    // the model classified
-	ReviewFallback ReviewMethod = "fallback" // the model failed; lexical report
+	MethodLexical  Method = "lexical"  // no model configured
+	MethodByModel  Method = "model"    // the model classified
+	MethodFallback Method = "fallback" // the model failed; lexical report
 )
 
-// ReviewFile is one instruction file the review read.
-type ReviewFile struct {
+// File is one instruction file the review read.
+type File struct {
 	Layer   Layer  `json:"layer"`
 	Path    string `json:"path"`
 	Entries int    `json:"entries"`
 }
 
-// ReviewReport is the outcome of a review.
-type ReviewReport struct {
-	Generated time.Time    `json:"generated"`
-	Method    ReviewMethod `json:"method"`
+// Report is the outcome of a review.
+type Report struct {
+	Generated time.Time `json:"generated"`
+	Method    Method    `json:"method"`
 	// Fallback says why the model's answer was not used.
-	Fallback string        `json:"fallback,omitempty"`
-	Usage    Usage         `json:"usage"`
-	Sources  ReviewSources `json:"sources"`
-	Files    []ReviewFile  `json:"files"`
+	Fallback string       `json:"fallback,omitempty"`
+	Usage    memdir.Usage `json:"usage"`
+	Sources  Sources      `json:"sources"`
+	Files    []File       `json:"files"`
 	// Memories and Rules count what was reviewed.
-	Memories int          `json:"memories"`
-	Rules    int          `json:"rules"`
-	Items    []ReviewItem `json:"items"`
+	Memories int    `json:"memories"`
+	Rules    int    `json:"rules"`
+	Items    []Item `json:"items"`
 	// Warnings name files that could not be read.
 	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Item returns the item with the given id (case-insensitive).
-func (r *ReviewReport) Item(id string) (*ReviewItem, bool) {
+func (r *Report) Item(id string) (*Item, bool) {
 	for i := range r.Items {
 		if strings.EqualFold(r.Items[i].ID, id) {
 			return &r.Items[i], true
@@ -207,8 +186,8 @@ func (r *ReviewReport) Item(id string) (*ReviewItem, bool) {
 }
 
 // Section returns the items of one section, in order.
-func (r *ReviewReport) Section(s ReviewSection) []ReviewItem {
-	var out []ReviewItem
+func (r *Report) Section(s Section) []Item {
+	var out []Item
 	for _, it := range r.Items {
 		if it.Section == s {
 			out = append(out, it)
@@ -217,10 +196,10 @@ func (r *ReviewReport) Section(s ReviewSection) []ReviewItem {
 	return out
 }
 
-// ReviewOptions adjust Review.
-type ReviewOptions struct {
+// Options adjust Review.
+type Options struct {
 	// Model classifies; nil means the lexical review alone.
-	Model Model
+	Model memdir.Model
 	// Context is the user's additional context, passed to the model.
 	Context string
 	// Now is the clock that decides which dates are past; nil means time.Now.
@@ -250,7 +229,7 @@ const (
 
 // reviewEntry is a memory or an instruction entry under review.
 type reviewEntry struct {
-	ReviewSubject
+	Subject
 	body      string
 	statement string // the memory's rule, or the instruction's text
 	why       string
@@ -276,10 +255,10 @@ func (e *reviewEntry) label() string { return e.Display }
 // simply contributes nothing. With a model, a failed call or an answer that
 // does not check out (unknown refs, kinds in the wrong section, a promotion
 // without a rule) leaves the lexical report in place, with Method
-// ReviewFallback and the reason in Fallback.
-func Review(ctx context.Context, src ReviewSources, opts *ReviewOptions) (*ReviewReport, error) {
+// MethodFallback and the reason in Fallback.
+func Review(ctx context.Context, src Sources, opts *Options) (*Report, error) {
 	if opts == nil {
-		opts = &ReviewOptions{}
+		opts = &Options{}
 	}
 	now := time.Now
 	if opts.Now != nil {
@@ -293,7 +272,7 @@ func Review(ctx context.Context, src ReviewSources, opts *ReviewOptions) (*Revie
 	if near <= 0 {
 		near = DefaultNearDuplicate
 	}
-	rep := &ReviewReport{Generated: now(), Method: ReviewLexical, Sources: src, Files: []ReviewFile{}}
+	rep := &Report{Generated: now(), Method: MethodLexical, Sources: src, Files: []File{}}
 	mems, teamInUse, err := gatherMemories(ctx, src.MemoryDir, rep)
 	if err != nil {
 		return nil, err
@@ -314,10 +293,10 @@ func Review(ctx context.Context, src ReviewSources, opts *ReviewOptions) (*Revie
 		items, usage, err := rv.modelItems(ctx, opts.Model, opts.Context, rep.Items)
 		rep.Usage = usage
 		if err != nil {
-			rep.Method, rep.Fallback = ReviewFallback, err.Error()
+			rep.Method, rep.Fallback = MethodFallback, err.Error()
 			logger.Debug("promotion review: model answer not used", "err", err)
 		} else {
-			rep.Method, rep.Items = ReviewByModel, items
+			rep.Method, rep.Items = MethodByModel, items
 		}
 	}
 	numberItems(rep.Items)
@@ -326,14 +305,14 @@ func Review(ctx context.Context, src ReviewSources, opts *ReviewOptions) (*Revie
 
 // numberItems sorts items by section (keeping their order within one) and
 // gives them ids.
-func numberItems(items []ReviewItem) {
-	order := map[ReviewSection]int{}
-	for i, s := range ReviewSections {
+func numberItems(items []Item) {
+	order := map[Section]int{}
+	for i, s := range Sections {
 		order[s] = i
 	}
 	sort.SliceStable(items, func(i, j int) bool { return order[items[i].Section] < order[items[j].Section] })
-	prefix := map[ReviewSection]string{SectionPromotions: "P", SectionCleanup: "C", SectionAmbiguous: "A", SectionNoAction: "N"}
-	count := map[ReviewSection]int{}
+	prefix := map[Section]string{SectionPromotions: "P", SectionCleanup: "C", SectionAmbiguous: "A", SectionNoAction: "N"}
+	count := map[Section]int{}
 	for i := range items {
 		count[items[i].Section]++
 		items[i].ID = prefix[items[i].Section] + strconv.Itoa(count[items[i].Section])
@@ -342,8 +321,8 @@ func numberItems(items []ReviewItem) {
 
 // gatherMemories reads every memory of the directory, daily logs excepted.
 // teamInUse reports whether team/ holds anything.
-func gatherMemories(ctx context.Context, dir string, rep *ReviewReport) ([]*reviewEntry, bool, error) {
-	res, err := ScanDir(ctx, dir, &ScanOptions{Limit: -1})
+func gatherMemories(ctx context.Context, dir string, rep *Report) ([]*reviewEntry, bool, error) {
+	res, err := memdir.ScanDir(ctx, dir, &memdir.ScanOptions{Limit: -1})
 	if err != nil {
 		return nil, false, err
 	}
@@ -355,7 +334,7 @@ func gatherMemories(ctx context.Context, dir string, rep *ReviewReport) ([]*revi
 	hs := res.Memories
 	sort.Slice(hs, func(i, j int) bool { return hs[i].Path < hs[j].Path })
 	teamInUse := false
-	if fi, err := os.Stat(filepath.Join(dir, TeamDirName, EntrypointName)); err == nil && fi.Mode().IsRegular() {
+	if fi, err := os.Stat(filepath.Join(dir, memdir.TeamDirName, memdir.EntrypointName)); err == nil && fi.Mode().IsRegular() {
 		teamInUse = true
 	}
 	var out []*reviewEntry
@@ -372,18 +351,18 @@ func gatherMemories(ctx context.Context, dir string, rep *ReviewReport) ([]*revi
 			continue
 		}
 		layer := LayerAuto
-		if strings.HasPrefix(h.Path, TeamDirName+"/") {
+		if strings.HasPrefix(h.Path, memdir.TeamDirName+"/") {
 			layer, teamInUse = LayerTeam, true
 		}
-		data, fi, err := readRooted(root, h.Path, MaxMemoryFileBytes)
+		data, fi, err := readRooted(root, h.Path, memdir.MaxMemoryFileBytes)
 		if err != nil {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("memory %s: %v", h.Path, err))
 			continue
 		}
-		m, _ := ParseMemory(data)
+		m, _ := memdir.ParseMemory(data)
 		e := &reviewEntry{
-			ReviewSubject: ReviewSubject{Layer: layer, File: h.AbsPath, Display: h.Path, Path: h.Path, Name: m.Name, Type: m.Type, Text: mdtext.OneLine(m.Description), Sum: contentSum(data)},
-			body:          m.Body, mtime: fi.ModTime(), meta: m.Metadata(),
+			Subject: Subject{Layer: layer, File: h.AbsPath, Display: h.Path, Path: h.Path, Name: m.Name, Type: m.Type, Text: mdtext.OneLine(m.Description), Sum: contentSum(data)},
+			body:    m.Body, mtime: fi.ModTime(), meta: m.Metadata(),
 		}
 		if e.Text == "" {
 			e.Text = cutRunes(mdtext.OneLine(m.Body), 150)
@@ -399,7 +378,7 @@ func gatherMemories(ctx context.Context, dir string, rep *ReviewReport) ([]*revi
 
 // memoryStatement returns the rule a memory states (its first paragraph that
 // is not a Why or How-to-apply line, or its description) and its Why.
-func memoryStatement(m *Memory) (statement, why string) {
+func memoryStatement(m *memdir.Memory) (statement, why string) {
 	for _, para := range strings.Split(strings.ReplaceAll(m.Body, "\r\n", "\n"), "\n\n") {
 		var keep []string
 		for _, line := range strings.Split(para, "\n") {
@@ -434,7 +413,7 @@ func cutRunes(s string, n int) string {
 }
 
 // gatherInstructions reads the CLAUDE.md layers and splits them into entries.
-func gatherInstructions(src ReviewSources, rep *ReviewReport) []*reviewEntry {
+func gatherInstructions(src Sources, rep *Report) []*reviewEntry {
 	type file struct {
 		layer      Layer
 		path, base string
@@ -457,7 +436,7 @@ func gatherInstructions(src ReviewSources, rep *ReviewReport) []*reviewEntry {
 		files = append(files, file{LayerUser, filepath.Join(src.ConfigHome, "CLAUDE.md"), src.ConfigHome})
 		addRules(LayerUser, filepath.Join(src.ConfigHome, "rules"), src.ConfigHome)
 	}
-	for _, dir := range projectDirsDown(&Location{ProjectRoot: src.ProjectRoot, GitRoot: src.GitRoot}) {
+	for _, dir := range projectDirsDown(&memdir.Location{ProjectRoot: src.ProjectRoot, GitRoot: src.GitRoot}) {
 		files = append(files, file{LayerProject, filepath.Join(dir, "CLAUDE.md"), src.ProjectRoot}, file{LayerProject, filepath.Join(dir, ".claude", "CLAUDE.md"), src.ProjectRoot})
 		addRules(LayerProject, filepath.Join(dir, ".claude", "rules"), src.ProjectRoot)
 		files = append(files, file{LayerLocal, filepath.Join(dir, "CLAUDE.local.md"), src.ProjectRoot})
@@ -475,7 +454,7 @@ func gatherInstructions(src ReviewSources, rep *ReviewReport) []*reviewEntry {
 		case !fi.Mode().IsRegular():
 			continue
 		case fi.Size() > maxInstructionBytes:
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: %s is too large to review; skipped", f.path, FormatFileSize(int(fi.Size()))))
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: %s is too large to review; skipped", f.path, memdir.FormatFileSize(int(fi.Size()))))
 			continue
 		}
 		data, err := os.ReadFile(f.path)
@@ -492,11 +471,11 @@ func gatherInstructions(src ReviewSources, rep *ReviewReport) []*reviewEntry {
 			display = "~config/" + display
 		}
 		rules := splitInstructions(data)
-		rep.Files = append(rep.Files, ReviewFile{Layer: f.layer, Path: f.path, Entries: len(rules)})
+		rep.Files = append(rep.Files, File{Layer: f.layer, Path: f.path, Entries: len(rules)})
 		for _, r := range rules {
 			out = append(out, &reviewEntry{
-				ReviewSubject: ReviewSubject{Layer: f.layer, File: f.path, Display: fmt.Sprintf("%s:%d", display, r.line), Line: r.line, Text: r.text},
-				statement:     r.text,
+				Subject:   Subject{Layer: f.layer, File: f.path, Display: fmt.Sprintf("%s:%d", display, r.line), Line: r.line, Text: r.text},
+				statement: r.text,
 			})
 		}
 	}
@@ -890,7 +869,7 @@ func quoteAll(ss []string) string {
 
 // reviewer holds one review's entries and settings.
 type reviewer struct {
-	src       ReviewSources
+	src       Sources
 	now       time.Time
 	near      float64
 	entries   []*reviewEntry
@@ -945,8 +924,8 @@ func endsSentence(s string) bool {
 }
 
 // lexicalItems is the deterministic review.
-func (rv *reviewer) lexicalItems() []ReviewItem {
-	var items []ReviewItem
+func (rv *reviewer) lexicalItems() []Item {
+	var items []Item
 	// decided marks memories a cleanup or conflict item covers, so they are
 	// not also proposed for promotion.
 	decided := map[*reviewEntry]bool{}
@@ -1037,7 +1016,7 @@ func (rv *reviewer) lexicalItems() []ReviewItem {
 			items = append(items, rv.removal(KindNearDuplicate, mem, rule, sim, fmt.Sprintf("%s already says nearly the same (similarity %.2f)", rule.label(), sim)))
 			decided[mem] = true
 		default:
-			items = append(items, ReviewItem{Section: SectionCleanup, Kind: KindNearDuplicate, Subjects: subjects(a, b), Similarity: round2(sim),
+			items = append(items, Item{Section: SectionCleanup, Kind: KindNearDuplicate, Subjects: subjects(a, b), Similarity: round2(sim),
 				Reason: fmt.Sprintf("two instruction files say nearly the same (similarity %.2f); keep it in one (memdir does not edit instruction files for you)", sim)})
 		}
 	}
@@ -1053,7 +1032,7 @@ func (rv *reviewer) lexicalItems() []ReviewItem {
 			decided[e] = true
 			continue
 		}
-		if e.Type != TypeProject {
+		if e.Type != memdir.TypeProject {
 			continue
 		}
 		dates := mentionedDates(e.Text + "\n" + e.body)
@@ -1085,7 +1064,7 @@ func (rv *reviewer) lexicalItems() []ReviewItem {
 
 func round2(f float64) float64 { return math.Round(f*100) / 100 }
 
-func typeWord(t Type) string {
+func typeWord(t memdir.Type) string {
 	if t == "" {
 		return "untyped"
 	}
@@ -1121,19 +1100,19 @@ func keeper(g []*reviewEntry) *reviewEntry {
 	return best
 }
 
-func subjects(es ...*reviewEntry) []ReviewSubject {
-	out := make([]ReviewSubject, 0, len(es))
+func subjects(es ...*reviewEntry) []Subject {
+	out := make([]Subject, 0, len(es))
 	for _, e := range es {
 		if e != nil {
-			out = append(out, e.ReviewSubject)
+			out = append(out, e.Subject)
 		}
 	}
 	return out
 }
 
 // removal is a cleanup item that removes drop (when it is a private memory).
-func (rv *reviewer) removal(kind ReviewKind, drop, other *reviewEntry, sim float64, reason string) ReviewItem {
-	it := ReviewItem{Section: SectionCleanup, Kind: kind, Subjects: subjects(drop, other), Reason: reason}
+func (rv *reviewer) removal(kind Kind, drop, other *reviewEntry, sim float64, reason string) Item {
+	it := Item{Section: SectionCleanup, Kind: kind, Subjects: subjects(drop, other), Reason: reason}
 	if sim > 0 && sim < 1 {
 		it.Similarity = round2(sim)
 	}
@@ -1145,54 +1124,54 @@ func (rv *reviewer) removal(kind ReviewKind, drop, other *reviewEntry, sim float
 	return it
 }
 
-func conflictItem(a, b *reviewEntry, sim float64, why string) ReviewItem {
-	return ReviewItem{Section: SectionAmbiguous, Kind: KindConflict, Subjects: subjects(a, b), Similarity: round2(sim),
+func conflictItem(a, b *reviewEntry, sim float64, why string) Item {
+	return Item{Section: SectionAmbiguous, Kind: KindConflict, Subjects: subjects(a, b), Similarity: round2(sim),
 		Reason: why + "; decide which holds and edit or remove the other"}
 }
 
 // placement decides where a memory with no cleanup belongs.
-func (rv *reviewer) placement(e *reviewEntry) ReviewItem {
-	keep := func(reason string) ReviewItem {
-		return ReviewItem{Section: SectionNoAction, Kind: KindKeep, Subjects: subjects(e), Reason: reason}
+func (rv *reviewer) placement(e *reviewEntry) Item {
+	keep := func(reason string) Item {
+		return Item{Section: SectionNoAction, Kind: KindKeep, Subjects: subjects(e), Reason: reason}
 	}
 	if e.Layer == LayerTeam {
 		return keep("already shared in team memory")
 	}
 	text := e.Name + " " + e.Text + " " + e.body
 	switch e.Type {
-	case TypeFeedback:
+	case memdir.TypeFeedback:
 		team, personal := cues(teamCueRe(), text), cues(personalCueRe(), text)
 		switch {
 		case len(team) > 0 && len(personal) == 0:
-			return ReviewItem{Section: SectionPromotions, Kind: KindToClaudeMD, Subjects: subjects(e), Target: rv.claudeMDTarget(), Rule: promotionRule(e), Applicable: true,
+			return Item{Section: SectionPromotions, Kind: KindToClaudeMD, Subjects: subjects(e), Target: rv.claudeMDTarget(), Rule: promotionRule(e), Applicable: true,
 				Reason: "reads as a rule for everyone working on the project (" + quoteAll(team) + "); CLAUDE.md is where the team's conventions live"}
 		case len(personal) > 0 && len(team) == 0:
-			return ReviewItem{Section: SectionPromotions, Kind: KindToLocal, Subjects: subjects(e), Target: rv.localTarget(), Rule: promotionRule(e), Applicable: true,
+			return Item{Section: SectionPromotions, Kind: KindToLocal, Subjects: subjects(e), Target: rv.localTarget(), Rule: promotionRule(e), Applicable: true,
 				Reason: "reads as how this user wants to work (" + quoteAll(personal) + "); CLAUDE.local.md holds personal instructions for the project"}
 		case len(team) > 0:
-			return ReviewItem{Section: SectionAmbiguous, Kind: KindUnclear, Subjects: subjects(e),
+			return Item{Section: SectionAmbiguous, Kind: KindUnclear, Subjects: subjects(e),
 				Reason: "reads both as a team rule (" + quoteAll(team) + ") and as a personal preference (" + quoteAll(personal) + "); choose CLAUDE.md or CLAUDE.local.md"}
 		default:
-			return ReviewItem{Section: SectionAmbiguous, Kind: KindUnclear, Subjects: subjects(e),
+			return Item{Section: SectionAmbiguous, Kind: KindUnclear, Subjects: subjects(e),
 				Reason: "feedback with no sign of whether it is a team convention or a personal preference"}
 		}
-	case TypeUser:
+	case memdir.TypeUser:
 		if c := cues(instructionRe(), text); len(c) > 0 {
-			return ReviewItem{Section: SectionPromotions, Kind: KindToLocal, Subjects: subjects(e), Target: rv.localTarget(), Rule: promotionRule(e), Applicable: true,
+			return Item{Section: SectionPromotions, Kind: KindToLocal, Subjects: subjects(e), Target: rv.localTarget(), Rule: promotionRule(e), Applicable: true,
 				Reason: "a personal instruction (" + quoteAll(c) + "); CLAUDE.local.md applies it in every session of this project"}
 		}
 		return keep("a fact about the user, not an instruction: auto memory is its place")
-	case TypeProject, TypeReference:
+	case memdir.TypeProject, memdir.TypeReference:
 		if !rv.teamInUse {
 			return keep(string(e.Type) + " memory: auto memory is its place (team memory is not in use)")
 		}
 		if e.secret != "" {
 			return keep("holds what looks like a credential (" + e.secret + "), so it must not go to team memory")
 		}
-		return ReviewItem{Section: SectionPromotions, Kind: KindToTeam, Subjects: subjects(e), Target: TeamDirName + "/" + path.Base(e.Path), Applicable: true,
+		return Item{Section: SectionPromotions, Kind: KindToTeam, Subjects: subjects(e), Target: memdir.TeamDirName + "/" + path.Base(e.Path), Applicable: true,
 			Reason: string(e.Type) + " context the whole team needs; team memory shares it"}
 	}
-	return ReviewItem{Section: SectionAmbiguous, Kind: KindUnclear, Subjects: subjects(e), Reason: "untyped: give it a type (user, feedback, project or reference) so its place is clear"}
+	return Item{Section: SectionAmbiguous, Kind: KindUnclear, Subjects: subjects(e), Reason: "untyped: give it a type (user, feedback, project or reference) so its place is clear"}
 }
 
 const reviewSystem = `You review the memory layers of a coding agent and propose where each memory belongs. Nothing you propose is applied without the user's approval.
@@ -1222,7 +1201,7 @@ var reviewSchema = json.RawMessage(`{"type":"object","properties":{"items":{"typ
 
 // reviewRequest builds the model request: every entry with its ref, and the
 // lexical findings as hints.
-func (rv *reviewer) reviewRequest(userContext string, lexicalItems []ReviewItem) *Request {
+func (rv *reviewer) reviewRequest(userContext string, lexicalItems []Item) *memdir.Request {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Today is %s. Team memory is %s.\n\n## Memories\n", rv.now.Format("2006-01-02"), map[bool]string{true: "in use", false: "not in use"}[rv.teamInUse])
 	for _, e := range rv.entries {
@@ -1256,9 +1235,9 @@ func (rv *reviewer) reviewRequest(userContext string, lexicalItems []ReviewItem)
 	if c := strings.TrimSpace(userContext); c != "" {
 		fmt.Fprintf(&b, "\n## Additional context from the user\n%s\n", c)
 	}
-	return &Request{
+	return &memdir.Request{
 		System:     reviewSystem,
-		Messages:   []Message{{Role: RoleUser, Content: []Block{TextBlock(b.String())}}},
+		Messages:   []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock(b.String())}}},
 		Schema:     reviewSchema,
 		SchemaName: "memory_review",
 		MaxTokens:  reviewReplyTokens,
@@ -1270,10 +1249,10 @@ func (rv *reviewer) reviewRequest(userContext string, lexicalItems []ReviewItem)
 // something other than an auto memory, or promotes without a rule makes
 // the whole answer unusable: a model that invents paths is not trusted
 // with the rest.
-func (rv *reviewer) modelItems(ctx context.Context, m Model, userContext string, lexicalItems []ReviewItem) ([]ReviewItem, Usage, error) {
+func (rv *reviewer) modelItems(ctx context.Context, m memdir.Model, userContext string, lexicalItems []Item) ([]Item, memdir.Usage, error) {
 	resp, err := m.Generate(ctx, rv.reviewRequest(userContext, lexicalItems))
 	if err != nil {
-		return nil, Usage{}, fmt.Errorf("the model call failed: %w", err)
+		return nil, memdir.Usage{}, fmt.Errorf("the model call failed: %w", err)
 	}
 	usage := resp.Usage
 	if usage.Calls == 0 {
@@ -1304,12 +1283,12 @@ func (rv *reviewer) modelItems(ctx context.Context, m Model, userContext string,
 		byRef[e.Ref] = e
 	}
 	covered := map[*reviewEntry]bool{}
-	var items []ReviewItem
+	var items []Item
 	for n, r := range reply.Items {
 		bad := func(format string, args ...any) error {
 			return fmt.Errorf("the model's item %d is unusable: %s", n+1, fmt.Sprintf(format, args...))
 		}
-		kind := ReviewKind(r.Kind)
+		kind := Kind(r.Kind)
 		section, ok := kindSection[kind]
 		if !ok {
 			return nil, usage, bad("unknown kind %q", r.Kind)
@@ -1333,7 +1312,7 @@ func (rv *reviewer) modelItems(ctx context.Context, m Model, userContext string,
 		if reason == "" {
 			reason = "(the model gave no reason)"
 		}
-		it := ReviewItem{Section: section, Kind: kind, Subjects: subjects(es...), Reason: reason}
+		it := Item{Section: section, Kind: kind, Subjects: subjects(es...), Reason: reason}
 		first := es[0]
 		switch kind {
 		case KindToClaudeMD, KindToLocal, KindToTeam:
@@ -1342,10 +1321,10 @@ func (rv *reviewer) modelItems(ctx context.Context, m Model, userContext string,
 			}
 			if kind == KindToTeam {
 				if first.secret != "" {
-					it = ReviewItem{Section: SectionNoAction, Kind: KindKeep, Subjects: subjects(first), Reason: "the model proposed team memory, but it holds what looks like a credential (" + first.secret + "), so it must not be shared"}
+					it = Item{Section: SectionNoAction, Kind: KindKeep, Subjects: subjects(first), Reason: "the model proposed team memory, but it holds what looks like a credential (" + first.secret + "), so it must not be shared"}
 					break
 				}
-				it.Target, it.Applicable = TeamDirName+"/"+path.Base(first.Path), true
+				it.Target, it.Applicable = memdir.TeamDirName+"/"+path.Base(first.Path), true
 				break
 			}
 			rule := mdtext.OneLine(r.Rule)
@@ -1373,7 +1352,7 @@ func (rv *reviewer) modelItems(ctx context.Context, m Model, userContext string,
 	}
 	for _, e := range rv.entries {
 		if e.isMemory() && !covered[e] {
-			items = append(items, ReviewItem{Section: SectionNoAction, Kind: KindKeep, Subjects: subjects(e), Reason: "the model proposed nothing for it"})
+			items = append(items, Item{Section: SectionNoAction, Kind: KindKeep, Subjects: subjects(e), Reason: "the model proposed nothing for it"})
 		}
 	}
 	return items, usage, nil
@@ -1388,8 +1367,8 @@ func containsEntry(es []*reviewEntry, e *reviewEntry) bool {
 	return false
 }
 
-// ApplyReviewOptions adjust ApplyReview.
-type ApplyReviewOptions struct {
+// ApplyOptions adjust Apply.
+type ApplyOptions struct {
 	// KeepMemory keeps a memory promoted to CLAUDE.md or CLAUDE.local.md
 	// instead of removing it once its rule is written.
 	KeepMemory bool
@@ -1397,8 +1376,8 @@ type ApplyReviewOptions struct {
 
 // AppliedItem says what applying one item did.
 type AppliedItem struct {
-	ID   string     `json:"id"`
-	Kind ReviewKind `json:"kind"`
+	ID   string `json:"id"`
+	Kind Kind   `json:"kind"`
 	// Done describes the change for a person.
 	Done string `json:"done"`
 	// RunIDs holds the one journal run of the whole apply, which undoes
@@ -1406,7 +1385,7 @@ type AppliedItem struct {
 	RunIDs []string `json:"run_ids"`
 }
 
-// ApplyReview carries out the report's items named by ids, in the order
+// Apply carries out the report's items named by ids, in the order
 // given, on d, the review's memory directory:
 //
 //   - to-claude-md / to-claude-local-md: the rule is appended to the file as
@@ -1421,25 +1400,25 @@ type AppliedItem struct {
 // recorded where they are, outside the directory), so one Dir.Undo reverts
 // the whole apply. A failure part-way returns what was applied so far with
 // the error; the run records it too.
-func ApplyReview(ctx context.Context, d *Dir, rep *ReviewReport, ids []string, opts *ApplyReviewOptions) ([]AppliedItem, error) {
+func Apply(ctx context.Context, d *memdir.Dir, rep *Report, ids []string, opts *ApplyOptions) ([]AppliedItem, error) {
 	if opts == nil {
-		opts = &ApplyReviewOptions{}
+		opts = &ApplyOptions{}
 	}
 	if len(ids) == 0 {
-		return nil, fmt.Errorf("apply: no item ids given: %w", ErrInvalid)
+		return nil, fmt.Errorf("apply: no item ids given: %w", memdir.ErrInvalid)
 	}
 	if filepath.Clean(rep.Sources.MemoryDir) != d.Path() {
-		return nil, fmt.Errorf("apply: the review is of %s, not %s: %w", rep.Sources.MemoryDir, d.Path(), ErrInvalid)
+		return nil, fmt.Errorf("apply: the review is of %s, not %s: %w", rep.Sources.MemoryDir, d.Path(), memdir.ErrInvalid)
 	}
-	var todo []*ReviewItem
+	var todo []*Item
 	seen := map[string]bool{}
 	for _, id := range ids {
 		it, ok := rep.Item(id)
 		if !ok {
-			return nil, fmt.Errorf("apply: the review has no item %q (see 'memdir promote'): %w", id, ErrNotFound)
+			return nil, fmt.Errorf("apply: the review has no item %q (see 'memdir promote'): %w", id, memdir.ErrNotFound)
 		}
 		if !it.Applicable {
-			return nil, fmt.Errorf("apply %s: a %s item is for you to decide; memdir cannot carry it out: %w", it.ID, it.Kind, ErrInvalid)
+			return nil, fmt.Errorf("apply %s: a %s item is for you to decide; memdir cannot carry it out: %w", it.ID, it.Kind, memdir.ErrInvalid)
 		}
 		if seen[it.ID] {
 			continue
@@ -1457,7 +1436,7 @@ func ApplyReview(ctx context.Context, d *Dir, rep *ReviewReport, ids []string, o
 				return nil, fmt.Errorf("apply %s: %w", it.ID, err)
 			}
 			if cur != s.Sum {
-				return nil, fmt.Errorf("apply %s: %s changed (or went) since the review; run the review again: %w", it.ID, s.Path, ErrExists)
+				return nil, fmt.Errorf("apply %s: %s changed (or went) since the review; run the review again: %w", it.ID, s.Path, memdir.ErrExists)
 			}
 		}
 		todo = append(todo, it)
@@ -1465,13 +1444,13 @@ func ApplyReview(ctx context.Context, d *Dir, rep *ReviewReport, ids []string, o
 	// All the items are one journal run, which records the instruction
 	// files outside the directory beside the memories, so one undo
 	// reverts the whole apply.
-	rec, err := d.journal.Begin("promote", d.path)
+	rec, err := d.Journal().Begin("promote", d.Path())
 	if err != nil {
 		return nil, fmt.Errorf("apply: journal: %w", err)
 	}
 	// The indexes are journaled whole, so the undo puts every line back
 	// where it was rather than appending the removed ones.
-	for _, ix := range []string{EntrypointName, TeamDirName + "/" + EntrypointName} {
+	for _, ix := range []string{memdir.EntrypointName, memdir.TeamDirName + "/" + memdir.EntrypointName} {
 		if err := rec.Before(ix, overflowFor(ix)); err != nil {
 			rec.Finish(err)
 			return nil, fmt.Errorf("apply: %w", err)
@@ -1505,9 +1484,9 @@ func ApplyReview(ctx context.Context, d *Dir, rep *ReviewReport, ids []string, o
 // proposes: append to the project's CLAUDE.md, .claude/CLAUDE.md or
 // CLAUDE.local.md, move a private memory into team/, or remove a private
 // memory. A report file edited by hand cannot point it anywhere else.
-func checkApplicable(src ReviewSources, it *ReviewItem) error {
+func checkApplicable(src Sources, it *Item) error {
 	bad := func(what string) error {
-		return fmt.Errorf("the saved review names %s; run the review again: %w", what, ErrInvalid)
+		return fmt.Errorf("the saved review names %s; run the review again: %w", what, memdir.ErrInvalid)
 	}
 	if len(it.Subjects) == 0 {
 		return bad("no memory")
@@ -1522,28 +1501,28 @@ func checkApplicable(src ReviewSources, it *ReviewItem) error {
 		if !allowed[filepath.Clean(it.Target)] {
 			return bad(fmt.Sprintf("%q as the file to add a rule to", it.Target))
 		}
-		if p, err := CleanMemoryPath(it.Subjects[0].Path); err != nil || strings.HasPrefix(p, TeamDirName+"/") {
+		if p, err := memdir.CleanMemoryPath(it.Subjects[0].Path); err != nil || strings.HasPrefix(p, memdir.TeamDirName+"/") {
 			return bad(fmt.Sprintf("%q as the memory to promote", it.Subjects[0].Path))
 		}
 	case KindToTeam:
-		if p, err := CleanMemoryPath(it.Target); err != nil || !strings.HasPrefix(p, TeamDirName+"/") {
+		if p, err := memdir.CleanMemoryPath(it.Target); err != nil || !strings.HasPrefix(p, memdir.TeamDirName+"/") {
 			return bad(fmt.Sprintf("%q as the team path", it.Target))
 		}
 	default:
-		if p, err := CleanMemoryPath(it.Remove); err != nil || strings.HasPrefix(p, TeamDirName+"/") {
+		if p, err := memdir.CleanMemoryPath(it.Remove); err != nil || strings.HasPrefix(p, memdir.TeamDirName+"/") {
 			return bad(fmt.Sprintf("%q as the memory to remove", it.Remove))
 		}
 	}
 	return nil
 }
 
-func applyItem(ctx context.Context, d *Dir, rec *Recorder, it *ReviewItem, opts *ApplyReviewOptions) (AppliedItem, error) {
+func applyItem(ctx context.Context, d *memdir.Dir, rec *memdir.Recorder, it *Item, opts *ApplyOptions) (AppliedItem, error) {
 	a := AppliedItem{ID: it.ID, Kind: it.Kind, RunIDs: []string{}}
 	subject := it.Subjects[0]
 	switch it.Kind {
 	case KindToClaudeMD, KindToLocal:
 		rule := mdtext.OneLine(it.Rule)
-		if _, err := editExternal(ctx, d.Journal(), rec, "promote", "", it.Target, func(old []byte, exists bool) ([]byte, error) {
+		if err := rec.EditExternalFile(ctx, it.Target, func(old []byte, exists bool) ([]byte, error) {
 			return appendRule(old, rule), nil
 		}); err != nil {
 			return a, err
@@ -1557,14 +1536,14 @@ func applyItem(ctx context.Context, d *Dir, rec *Recorder, it *ReviewItem, opts 
 		}
 		a.Done += " and removed " + subject.Path
 	case KindToTeam:
-		res, err := d.rename(ctx, subject.Path, it.Target, rec)
+		res, err := d.RenameInRun(ctx, subject.Path, it.Target, rec)
 		if err != nil {
 			return a, err
 		}
 		a.Done = "moved " + res.From + " to " + res.To
 	default:
 		if it.Remove == "" {
-			return a, fmt.Errorf("nothing to remove: %w", ErrInvalid)
+			return a, fmt.Errorf("nothing to remove: %w", memdir.ErrInvalid)
 		}
 		if _, err := d.Remove(ctx, it.Remove, rec); err != nil {
 			return a, err
@@ -1592,14 +1571,14 @@ func appendRule(old []byte, rule string) []byte {
 	return []byte(b.String())
 }
 
-// DefaultReviewPath returns where the last review of a memory directory is
+// DefaultReportPath returns where the last review of a memory directory is
 // kept for --apply: <StateDir>/promote/<SanitizePath(dir)>.json.
-func DefaultReviewPath(memoryDir string, lookup LookupEnvFunc) (string, error) {
+func DefaultReportPath(memoryDir string, lookup memdir.LookupEnvFunc) (string, error) {
 	return statePath(lookup, "promote", memoryDir, ".json")
 }
 
-// SaveReview writes a report atomically (0600, folders 0700).
-func SaveReview(file string, rep *ReviewReport) error {
+// SaveReport writes a report atomically (0600, folders 0700).
+func SaveReport(file string, rep *Report) error {
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
@@ -1610,19 +1589,19 @@ func SaveReview(file string, rep *ReviewReport) error {
 	return atomicfile.WriteFile(file, append(data, '\n'), 0o600)
 }
 
-// LoadReview reads a report written by SaveReview. A missing file is
+// LoadReport reads a report written by SaveReport. A missing file is
 // ErrNotFound; a damaged one ErrInvalid, naming the file.
-func LoadReview(file string) (*ReviewReport, error) {
+func LoadReport(file string) (*Report, error) {
 	data, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no saved review at %s: %w", file, ErrNotFound)
+		return nil, fmt.Errorf("no saved review at %s: %w", file, memdir.ErrNotFound)
 	}
 	if err != nil {
 		return nil, err
 	}
-	var rep ReviewReport
+	var rep Report
 	if err := json.Unmarshal(data, &rep); err != nil {
-		return nil, fmt.Errorf("saved review %s is damaged (%v); run the review again: %w", file, err, ErrInvalid)
+		return nil, fmt.Errorf("saved review %s is damaged (%v); run the review again: %w", file, err, memdir.ErrInvalid)
 	}
 	return &rep, nil
 }
