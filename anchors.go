@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/memdir/memdir/internal/mdtext"
 )
 
 // AnchorsKey is the frontmatter key holding a memory's code anchors. Claude
@@ -661,7 +663,7 @@ func AnchorContent(ctx context.Context, root string, content []byte) []byte {
 		return content
 	}
 	text := string(content)
-	front, _, ok := splitFrontmatter(text)
+	front, _, ok := mdtext.SplitFrontmatter(text)
 	if !ok || strings.Contains(text, "\r") {
 		return content
 	}

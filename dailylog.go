@@ -14,6 +14,7 @@ import (
 
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
+	"github.com/memdir/memdir/internal/mdtext"
 )
 
 // MaxDailyLogBytes bounds a daily log that AppendDailyLog will extend. A day
@@ -54,7 +55,7 @@ func AppendDailyLogJournaled(j *Journal, dir string, text string, now time.Time)
 }
 
 func appendDailyLog(j *Journal, dir string, text string, now time.Time) (string, *JournalRun, error) {
-	line := oneLine(strings.ToValidUTF8(text, "\uFFFD"))
+	line := mdtext.OneLine(strings.ToValidUTF8(text, "\uFFFD"))
 	if line == "" {
 		return "", nil, fmt.Errorf("daily log: nothing to append (the text is empty): %w", ErrInvalid)
 	}

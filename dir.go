@@ -802,6 +802,13 @@ func (d *Dir) Rename(ctx context.Context, ref, to string) (*RenameResult, error)
 	return d.rename(ctx, ref, to, nil)
 }
 
+// RenameInRun is Rename as part of rec, an open run of d's journal, so
+// that one undo reverts it with the run's other changes (package promote
+// moves memories to team/ this way).
+func (d *Dir) RenameInRun(ctx context.Context, ref, to string, rec *Recorder) (*RenameResult, error) {
+	return d.rename(ctx, ref, to, rec)
+}
+
 // rename is Rename; with given set, the change joins that open run.
 func (d *Dir) rename(ctx context.Context, ref, to string, given *Recorder) (*RenameResult, error) {
 	from, err := d.Resolve(ctx, ref)

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/memdir/memdir/internal/mdtext"
 )
 
 // Limits of the loaded MEMORY.md, as Claude Code applies them.
@@ -57,7 +59,7 @@ func cleanLinkTarget(t string) string {
 // String renders the entry as an index line. The hook is shortened at a word
 // boundary so the line stays under IndexLineTarget characters.
 func (e IndexEntry) String() string {
-	title := escapeTitle(oneLine(e.Title))
+	title := escapeTitle(mdtext.OneLine(e.Title))
 	if title == "" {
 		title = escapeTitle(e.File)
 	}
@@ -66,7 +68,7 @@ func (e IndexEntry) String() string {
 		target = e.File
 	}
 	head := "- [" + title + "](" + linkTarget(target) + ")"
-	hook := oneLine(e.Hook)
+	hook := mdtext.OneLine(e.Hook)
 	if hook == "" {
 		return head
 	}
@@ -143,7 +145,7 @@ type Index struct {
 // ParseIndex splits MEMORY.md content into lines. It accepts CRLF and a byte
 // order mark, and writes LF back.
 func ParseIndex(content []byte) *Index {
-	text := normalizeText(content)
+	text := mdtext.Normalize(content)
 	ix := &Index{trailingNewline: strings.HasSuffix(text, "\n") || text == ""}
 	text = strings.TrimSuffix(text, "\n")
 	if text != "" {
@@ -357,15 +359,13 @@ func FormatFileSize(n int) string {
 	panic("unreachable")
 }
 
-var htmlCommentRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)<!--.*?-->`) })
-
 // LoadIndexText turns MEMORY.md content into the text an agent sees: any
 // frontmatter and HTML comments removed, then truncated with the warning.
 func LoadIndexText(content []byte) (string, IndexStatus) {
-	text := normalizeText(content)
-	if _, bodyStart, ok := splitFrontmatter(text); ok {
+	text := mdtext.Normalize(content)
+	if _, bodyStart, ok := mdtext.SplitFrontmatter(text); ok {
 		text = text[bodyStart:]
 	}
-	text = htmlCommentRe().ReplaceAllString(text, "")
+	text = mdtext.HTMLComment().ReplaceAllString(text, "")
 	return TruncateIndex(text)
 }

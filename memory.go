@@ -7,9 +7,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/memdir/memdir/internal/mdtext"
 )
 
 // Type is a memory's kind. Claude Code knows exactly four; a file with any
@@ -65,42 +66,6 @@ type Memory struct {
 // frontmatter when scanning.
 const FrontmatterMaxLines = 30
 
-// splitFrontmatter matches Claude Code's frontmatter pattern
-// /^---\s*\n([\s\S]*?)---\s*\n?/ by hand (it runs for every file of every
-// scan): "---" at the very start, whitespace up to and including its last line
-// break, then everything up to the first "---" that follows, which closes the
-// block wherever it stands, then any whitespace after it. It returns the
-// frontmatter text and the offset where the body starts.
-func splitFrontmatter(text string) (front string, bodyStart int, ok bool) {
-	if !strings.HasPrefix(text, "---") {
-		return "", 0, false
-	}
-	ws := 3
-	for ws < len(text) && isJSSpace(text[ws]) {
-		ws++
-	}
-	nl := strings.LastIndexByte(text[3:ws], '\n')
-	if nl < 0 {
-		return "", 0, false
-	}
-	start := 3 + nl + 1
-	end := strings.Index(text[start:], "---")
-	if end < 0 {
-		return "", 0, false
-	}
-	front = text[start : start+end]
-	p := start + end + 3
-	for p < len(text) && isJSSpace(text[p]) {
-		p++
-	}
-	return front, p, true
-}
-
-// isJSSpace reports the ASCII characters JavaScript's \s matches.
-func isJSSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
-}
-
 // FrontmatterProblem reports frontmatter that could not be read as written.
 type FrontmatterProblem struct {
 	// Recovered is true when the YAML only parsed after quoting simple
@@ -120,9 +85,9 @@ func (p *FrontmatterProblem) Error() string {
 // is missing, unclosed or broken yields empty fields, and a non-nil problem
 // says what was wrong. A UTF-8 byte order mark and CRLF line ends are accepted.
 func ParseMemory(content []byte) (*Memory, *FrontmatterProblem) {
-	text := normalizeText(content)
+	text := mdtext.Normalize(content)
 	m := &Memory{}
-	front, bodyStart, ok := splitFrontmatter(text)
+	front, bodyStart, ok := mdtext.SplitFrontmatter(text)
 	if !ok {
 		m.Body = text
 		return m, nil
@@ -131,19 +96,6 @@ func ParseMemory(content []byte) (*Memory, *FrontmatterProblem) {
 	node, prob := parseFrontmatterYAML(front)
 	m.setFront(node)
 	return m, prob
-}
-
-// normalizeText strips a byte order mark, turns CRLF into LF and replaces
-// invalid UTF-8 with U+FFFD, as a JavaScript runtime decoding the file would.
-func normalizeText(b []byte) string {
-	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
-	if bytes.IndexByte(b, '\r') >= 0 {
-		b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
-	}
-	if !utf8.Valid(b) {
-		return strings.ToValidUTF8(string(b), "\uFFFD")
-	}
-	return string(b)
 }
 
 // parseFrontmatterYAML returns the frontmatter's top-level mapping, or nil.
@@ -380,8 +332,8 @@ func (m *Memory) HasFrontmatter() bool { return m.front != nil && len(m.front.Co
 // needs it. A description is always one line.
 func (m *Memory) Format() []byte {
 	front := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	front.Content = append(front.Content, strNode("name"), strNode(oneLine(m.Name)))
-	front.Content = append(front.Content, strNode("description"), strNode(oneLine(m.Description)))
+	front.Content = append(front.Content, strNode("name"), strNode(mdtext.OneLine(m.Name)))
+	front.Content = append(front.Content, strNode("description"), strNode(mdtext.OneLine(m.Description)))
 	typ := m.RawType
 	if m.Type != "" {
 		typ = string(m.Type)
@@ -443,9 +395,4 @@ func (m *Memory) Metadata() map[string]any {
 		}
 	}
 	return out
-}
-
-// oneLine collapses runs of whitespace, line breaks included, into one space.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }

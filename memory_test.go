@@ -1,12 +1,13 @@
 package memdir
 
 import (
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/memdir/memdir/internal/mdtext"
 )
 
 func TestParseMemory(t *testing.T) {
@@ -124,7 +125,7 @@ func TestFormatQuotesAmbiguousValues(t *testing.T) {
 	for _, v := range []string{"true", "null", "123", "2026-01-01", "- item", "#tag", "a: b", "'q'", "~", "", " lead"} {
 		m := &Memory{Name: "n", Description: v, Type: TypeUser, Body: "b"}
 		back, prob := ParseMemory(m.Format())
-		if prob != nil || back.Description != oneLine(v) {
+		if prob != nil || back.Description != mdtext.OneLine(v) {
 			t.Errorf("description %q came back as %q (problem %v)", v, back.Description, prob)
 		}
 	}
@@ -155,11 +156,11 @@ func FuzzParseMemory(f *testing.F) {
 		if prob != nil {
 			t.Fatalf("Format output does not parse: %v\n%s", prob, out)
 		}
-		if back.Name != oneLine(m.Name) || back.Description != oneLine(m.Description) || back.RawType != oneLineType(m) {
+		if back.Name != mdtext.OneLine(m.Name) || back.Description != mdtext.OneLine(m.Description) || back.RawType != oneLineType(m) {
 			t.Fatalf("round trip changed fields: %+v -> %+v\n%s", m, back, out)
 		}
 		// The frontmatter functions take text as ParseMemory hands it over.
-		s = normalizeText([]byte(s))
+		s = mdtext.Normalize([]byte(s))
 		if _, prob := parseFrontmatterYAML(s); prob == nil {
 			if fast, ok := parseSimpleFrontmatter(s); ok {
 				slow, err := decodeMapping(s)
@@ -212,40 +213,6 @@ func TestFileNameFor(t *testing.T) {
 	if !strings.HasSuffix(FileNameFor(strings.Repeat("x", 500), ""), ".md") || len(FileNameFor(strings.Repeat("x", 500), "")) > 90 {
 		t.Error("long names are not capped")
 	}
-}
-
-// TestSplitFrontmatterMatchesPattern checks the hand-written matcher against
-// Claude Code's regular expression on tricky inputs.
-func TestSplitFrontmatterMatchesPattern(t *testing.T) {
-	re := regexp.MustCompile(`\A---[\t\n\v\f\r ]*\n([\s\S]*?)---[\t\n\v\f\r ]*\n?`)
-	for _, s := range []string{
-		"---\nname: a\n---\nbody", "---\n\n\nname: a\n---\n\n\nbody", "--- \t\nname: a---b\n---\n",
-		"---name: a\n---\n", "---\nno close", "x---\n---\n", "---\n---", "---\n---\n---\n", "", "---",
-		"---\r\nname: a\r\n---\r\nbody", "---\nname: a\n--- trailing\nbody",
-	} {
-		front, start, ok := splitFrontmatter(s)
-		m := re.FindStringSubmatchIndex(s)
-		if ok != (m != nil) {
-			t.Errorf("%q: ok = %v, regexp matched = %v", s, ok, m != nil)
-			continue
-		}
-		if ok && (front != s[m[2]:m[3]] || start != m[1]) {
-			t.Errorf("%q: got (%q, %d), regexp (%q, %d)", s, front, start, s[m[2]:m[3]], m[1])
-		}
-	}
-}
-
-func FuzzSplitFrontmatter(f *testing.F) {
-	f.Add("---\nname: a\n---\nbody")
-	f.Add("---  \n \n---\n")
-	re := regexp.MustCompile(`\A---[\t\n\v\f\r ]*\n([\s\S]*?)---[\t\n\v\f\r ]*\n?`)
-	f.Fuzz(func(t *testing.T, s string) {
-		front, start, ok := splitFrontmatter(s)
-		m := re.FindStringSubmatchIndex(s)
-		if ok != (m != nil) || ok && (front != s[m[2]:m[3]] || start != m[1]) {
-			t.Fatalf("%q: splitFrontmatter = (%q, %d, %v), regexp = %v", s, front, start, ok, m)
-		}
-	})
 }
 
 // Quoted values on one line are read without the YAML parser, exactly as

@@ -15,6 +15,7 @@ import (
 	"unicode"
 
 	"github.com/memdir/memdir/internal/jsonx"
+	"github.com/memdir/memdir/internal/mdtext"
 	"github.com/memdir/memdir/lexical"
 )
 
@@ -569,7 +570,7 @@ func readForSurfacing(abs string) (string, bool, error) {
 	if bytes.IndexByte(data, 0) >= 0 {
 		return "", false, fmt.Errorf("%s is binary", abs)
 	}
-	text := normalizeText(data)
+	text := mdtext.Normalize(data)
 	var why string
 	if len(text) > RecallMaxBytes {
 		cut := strings.LastIndexByte(text[:RecallMaxBytes], '\n')

@@ -184,6 +184,14 @@ func EditExternalFile(ctx context.Context, j *Journal, kind, summary, path strin
 	return editExternal(ctx, j, nil, kind, summary, path, edit)
 }
 
+// EditExternalFile is [EditExternalFile] as part of the open run r: the
+// file is recorded in r (see [Recorder.BeforeIn]) and the change is undone
+// with the run's other changes.
+func (r *Recorder) EditExternalFile(ctx context.Context, path string, edit func(old []byte, exists bool) ([]byte, error)) error {
+	_, err := editExternal(ctx, nil, r, "", "", path, edit)
+	return err
+}
+
 // editExternal is EditExternalFile; with given set, the change joins that
 // open run (recorded with Recorder.BeforeIn) and no run is returned.
 func editExternal(ctx context.Context, j *Journal, given *Recorder, kind, summary, path string, edit func(old []byte, exists bool) ([]byte, error)) (*JournalRun, error) {

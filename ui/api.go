@@ -18,6 +18,7 @@ import (
 	"github.com/memdir/memdir/hooks"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/secrets"
+	"github.com/memdir/memdir/session"
 )
 
 const teamPrefix = memdir.TeamDirName + "/"
@@ -776,7 +777,7 @@ func (c *captureModel) Generate(_ context.Context, req *memdir.Request) (*memdir
 func requestTokens(req *memdir.Request) int {
 	n := (len([]rune(req.System)) + 3) / 4
 	for _, m := range req.Messages {
-		n += memdir.EstimateTokens(m)
+		n += session.EstimateTokens(m)
 	}
 	return n
 }

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/checkpoint"
+	"github.com/memdir/memdir/session"
 	"github.com/memdir/memdir/team"
 )
 
@@ -79,7 +79,7 @@ func (s *Server) sessions(r *http.Request) (map[string]*checkpoint.History, erro
 	}
 	project := filepath.Clean(c.Project)
 	for _, e := range entries {
-		if !e.IsDir() || memdir.CheckSessionID(e.Name()) != nil {
+		if !e.IsDir() || session.CheckID(e.Name()) != nil {
 			continue
 		}
 		h, err := checkpoint.New(c.ConfigHome, e.Name(), nil)
@@ -143,7 +143,7 @@ func lastTime(snaps []checkpoint.Snapshot) time.Time {
 // session finds the project's session a request names.
 func (s *Server) sessionOf(r *http.Request) (*checkpoint.History, string, error) {
 	id, msg := r.URL.Query().Get("session"), r.URL.Query().Get("message")
-	if memdir.CheckSessionID(id) != nil {
+	if session.CheckID(id) != nil {
 		return nil, "", errorf(http.StatusBadRequest, "session %q is not a session id", id)
 	}
 	if msg == "" {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/promote"
 )
 
 func init() {
@@ -82,7 +83,7 @@ Examples:
 				if err != nil {
 					return err
 				}
-				reviewFile, err := memdir.DefaultReviewPath(dir, env.LookupEnv)
+				reviewFile, err := promote.DefaultReportPath(dir, env.LookupEnv)
 				if err != nil {
 					return err
 				}
@@ -100,17 +101,17 @@ Examples:
 				if err != nil {
 					return err
 				}
-				rep, err := memdir.Review(ctx, src, &memdir.ReviewOptions{Model: model, Context: strings.Join(args, " "), Now: env.Now})
+				rep, err := promote.Review(ctx, src, &promote.Options{Model: model, Context: strings.Join(args, " "), Now: env.Now})
 				if err != nil {
 					return err
 				}
-				if err := memdir.SaveReview(reviewFile, rep); err != nil {
+				if err := promote.SaveReport(reviewFile, rep); err != nil {
 					return err
 				}
 				for _, w := range rep.Warnings {
 					fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 				}
-				if rep.Method == memdir.ReviewFallback {
+				if rep.Method == promote.MethodFallback {
 					fmt.Fprintf(env.Stderr, "note: the model's review was not used (%s); this is the lexical review\n", rep.Fallback)
 				}
 				if *asJSON {
@@ -124,19 +125,19 @@ Examples:
 }
 
 // promoteSources picks the memory directory and the instruction files.
-func promoteSources(env *Env, lf *locationFlags) (string, memdir.ReviewSources, error) {
+func promoteSources(env *Env, lf *locationFlags) (string, promote.Sources, error) {
 	if lf.dir != "" && lf.project != "" {
-		return "", memdir.ReviewSources{}, usagef("--dir cannot be combined with --project")
+		return "", promote.Sources{}, usagef("--dir cannot be combined with --project")
 	}
 	loc, err := lf.locate(env)
 	if err != nil {
-		return "", memdir.ReviewSources{}, err
+		return "", promote.Sources{}, err
 	}
-	src := memdir.SourcesFor(loc)
+	src := promote.SourcesFor(loc)
 	if lf.dir != "" {
 		p, _, err := lf.path(env)
 		if err != nil {
-			return "", memdir.ReviewSources{}, err
+			return "", promote.Sources{}, err
 		}
 		src.MemoryDir = p
 	} else if !loc.Enabled {
@@ -145,22 +146,22 @@ func promoteSources(env *Env, lf *locationFlags) (string, memdir.ReviewSources, 
 	return src.MemoryDir, src, nil
 }
 
-func printReview(env *Env, rep *memdir.ReviewReport) {
+func printReview(env *Env, rep *promote.Report) {
 	how := "lexical review, no model configured"
 	switch rep.Method {
-	case memdir.ReviewByModel:
+	case promote.MethodByModel:
 		how = fmt.Sprintf("classified by the model; %d tokens in, %d out", rep.Usage.InputTokens, rep.Usage.OutputTokens)
-	case memdir.ReviewFallback:
+	case promote.MethodFallback:
 		how = "lexical review: the model's answer was not used"
 	}
 	fmt.Fprintf(env.Stdout, "Reviewed %s and %s in %s (%s).\n", plural(rep.Memories, "memory", "memories"),
 		plural(rep.Rules, "instruction", "instructions"), plural(len(rep.Files), "CLAUDE file", "CLAUDE files"), how)
-	titles := map[memdir.ReviewSection]string{
-		memdir.SectionPromotions: "Promotions", memdir.SectionCleanup: "Cleanup",
-		memdir.SectionAmbiguous: "Ambiguous", memdir.SectionNoAction: "No action",
+	titles := map[promote.Section]string{
+		promote.SectionPromotions: "Promotions", promote.SectionCleanup: "Cleanup",
+		promote.SectionAmbiguous: "Ambiguous", promote.SectionNoAction: "No action",
 	}
 	var applicable []string
-	for _, sec := range memdir.ReviewSections {
+	for _, sec := range promote.Sections {
 		items := rep.Section(sec)
 		fmt.Fprintf(env.Stdout, "\n%s\n", titles[sec])
 		if len(items) == 0 {
@@ -184,17 +185,17 @@ func printReview(env *Env, rep *memdir.ReviewReport) {
 }
 
 // reviewHeadline says in one line what an item is about.
-func reviewHeadline(it memdir.ReviewItem) string {
+func reviewHeadline(it promote.Item) string {
 	var names []string
 	for _, s := range it.Subjects {
 		names = append(names, s.Display)
 	}
 	switch it.Kind {
-	case memdir.KindToClaudeMD, memdir.KindToLocal:
+	case promote.KindToClaudeMD, promote.KindToLocal:
 		return names[0] + " → " + filepath.Base(it.Target)
-	case memdir.KindToTeam:
+	case promote.KindToTeam:
 		return names[0] + " → " + it.Target
-	case memdir.KindKeep, memdir.KindUnclear:
+	case promote.KindKeep, promote.KindUnclear:
 		return strings.Join(names, ", ")
 	}
 	head := string(it.Kind) + ": " + strings.Join(names, " ↔ ")
@@ -205,7 +206,7 @@ func reviewHeadline(it memdir.ReviewItem) string {
 }
 
 func promoteApply(ctx context.Context, env *Env, dir, reviewFile string, ids []string, keep, asJSON bool) error {
-	rep, err := memdir.LoadReview(reviewFile)
+	rep, err := promote.LoadReport(reviewFile)
 	if errors.Is(err, memdir.ErrNotFound) {
 		return fmt.Errorf("no review of %s to apply: run 'memdir promote' first: %w", dir, memdir.ErrNotFound)
 	}
@@ -216,10 +217,10 @@ func promoteApply(ctx context.Context, env *Env, dir, reviewFile string, ids []s
 	if err != nil {
 		return err
 	}
-	done, err := memdir.ApplyReview(ctx, d, rep, ids, &memdir.ApplyReviewOptions{KeepMemory: keep})
+	done, err := promote.Apply(ctx, d, rep, ids, &promote.ApplyOptions{KeepMemory: keep})
 	if asJSON {
 		if done == nil {
-			done = []memdir.AppliedItem{}
+			done = []promote.AppliedItem{}
 		}
 		if jerr := writeJSON(env.Stdout, map[string]any{"applied": done}); jerr != nil {
 			return jerr

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/memdirtest"
+	"github.com/memdir/memdir/promote"
 )
 
 // promoteWorld fills the sandbox's layers: three memories, a project
@@ -43,11 +44,11 @@ func TestPromoteCommand(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
 	}
-	var rep memdir.ReviewReport
+	var rep promote.Report
 	if err := json.Unmarshal([]byte(w.ok(t, "promote", "--json")), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Items) != 3 || rep.Method != memdir.ReviewLexical {
+	if len(rep.Items) != 3 || rep.Method != promote.MethodLexical {
 		t.Errorf("--json: %+v", rep)
 	}
 
@@ -133,7 +134,7 @@ func TestPromoteCommandWithModel(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, `note: the model's review was not used (the model's item 1 is unusable: unknown ref "../../etc/passwd")`) {
 		t.Errorf("fallback: exit %d, %q", code, errOut)
 	}
-	var rep memdir.ReviewReport
+	var rep promote.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/memdir/memdir"
-	"github.com/memdir/memdir/agent"
+	"github.com/memdir/memdir/session"
 	"github.com/memdir/memdir/transcript"
 )
 
@@ -78,9 +78,9 @@ Examples:
 type sessionFlags struct {
 	session, transcript, project string
 	json, path, force            bool
-	th                           memdir.SessionThresholds
+	th                           session.Thresholds
 	maxTurns                     int
-	compact                      memdir.SessionCompactOptions
+	compact                      session.CompactOptions
 }
 
 func setupSession(fs *flag.FlagSet) RunFunc {
@@ -91,13 +91,13 @@ func setupSession(fs *flag.FlagSet) RunFunc {
 	fs.BoolVar(&f.json, "json", false, "print JSON")
 	fs.BoolVar(&f.path, "path", false, "notes: print only the notes' path")
 	fs.BoolVar(&f.force, "force", false, "update: update even when the thresholds are not met")
-	fs.IntVar(&f.th.MinTokensToInit, "min-init-tokens", memdir.DefaultSessionMinTokensToInit, "update: context `TOKENS` needed before the first update")
-	fs.IntVar(&f.th.MinTokensBetweenUpdates, "min-growth", memdir.DefaultSessionMinTokensBetweenUpdates, "update: context growth in `TOKENS` every update needs")
-	fs.IntVar(&f.th.ToolCallsBetweenUpdates, "tool-calls", memdir.DefaultSessionToolCallsBetweenUpdates, "update: tool `CALLS` since the last update that allow one mid-turn")
-	fs.IntVar(&f.maxTurns, "max-turns", memdir.DefaultSessionMaxTurns, "update: most model calls of one update (`N`)")
-	fs.IntVar(&f.compact.MinTokens, "min-tokens", memdir.DefaultCompactMinTokens, "compact: least `TOKENS` to keep")
-	fs.IntVar(&f.compact.MinTextMessages, "min-text-messages", memdir.DefaultCompactMinTextMessages, "compact: least messages with text to keep (`N`)")
-	fs.IntVar(&f.compact.MaxTokens, "max-tokens", memdir.DefaultCompactMaxTokens, "compact: stop looking back once the kept messages hold `TOKENS`")
+	fs.IntVar(&f.th.MinTokensToInit, "min-init-tokens", session.DefaultMinTokensToInit, "update: context `TOKENS` needed before the first update")
+	fs.IntVar(&f.th.MinTokensBetweenUpdates, "min-growth", session.DefaultMinTokensBetweenUpdates, "update: context growth in `TOKENS` every update needs")
+	fs.IntVar(&f.th.ToolCallsBetweenUpdates, "tool-calls", session.DefaultToolCallsBetweenUpdates, "update: tool `CALLS` since the last update that allow one mid-turn")
+	fs.IntVar(&f.maxTurns, "max-turns", session.DefaultMaxTurns, "update: most model calls of one update (`N`)")
+	fs.IntVar(&f.compact.MinTokens, "min-tokens", session.DefaultCompactMinTokens, "compact: least `TOKENS` to keep")
+	fs.IntVar(&f.compact.MinTextMessages, "min-text-messages", session.DefaultCompactMinTextMessages, "compact: least messages with text to keep (`N`)")
+	fs.IntVar(&f.compact.MaxTokens, "max-tokens", session.DefaultCompactMaxTokens, "compact: stop looking back once the kept messages hold `TOKENS`")
 	fs.IntVar(&f.compact.AutoCompactThreshold, "threshold", 0, "compact: fall back when the compacted context would reach `TOKENS` (0: no limit)")
 	addConfigFlags(fs)
 	return func(ctx context.Context, env *Env, args []string) error {
@@ -145,11 +145,11 @@ func runSession(ctx context.Context, env *Env, fs *flag.FlagSet, f *sessionFlags
 	if err != nil {
 		return err
 	}
-	session, path, err := sessionSource(env, loc, f, sub != "notes")
+	id, path, err := sessionSource(env, loc, f, sub != "notes")
 	if err != nil {
 		return err
 	}
-	notes, err := memdir.OpenSessionNotes(loc.ConfigHome, loc.ProjectRoot, session, &memdir.SessionNotesOptions{
+	notes, err := session.Open(loc.ConfigHome, loc.ProjectRoot, id, &session.Options{
 		Runtime: loc.Runtime, LookupEnv: env.LookupEnv, Now: env.Now,
 	})
 	if err != nil {
@@ -187,34 +187,34 @@ func runSession(ctx context.Context, env *Env, fs *flag.FlagSet, f *sessionFlags
 // sessionSource resolves the session id and, when wanted, the transcript
 // path: --session, else the transcript's file name, else the environment;
 // --transcript, else <session>.jsonl in the project's transcript directory.
-func sessionSource(env *Env, loc *memdir.Location, f *sessionFlags, wantTranscript bool) (session, path string, err error) {
-	session, path = f.session, f.transcript
+func sessionSource(env *Env, loc *memdir.Location, f *sessionFlags, wantTranscript bool) (id, path string, err error) {
+	id, path = f.session, f.transcript
 	if path != "" && !filepath.IsAbs(path) {
 		path = filepath.Join(env.Cwd, path)
 	}
-	if session == "" && path != "" {
+	if id == "" && path != "" {
 		base := filepath.Base(path)
-		session = strings.TrimSuffix(strings.TrimSuffix(base, ".jsonl"), ".json")
+		id = strings.TrimSuffix(strings.TrimSuffix(base, ".jsonl"), ".json")
 	}
 	for _, v := range sessionEnvVars {
-		if session == "" {
-			session = env.Getenv(v)
+		if id == "" {
+			id = env.Getenv(v)
 		}
 	}
-	if session == "" {
+	if id == "" {
 		return "", "", usagef("no session id: pass --session or --transcript, or set $%s", strings.Join(sessionEnvVars, " or $"))
 	}
-	if err := memdir.CheckSessionID(session); err != nil {
+	if err := session.CheckID(id); err != nil {
 		return "", "", err
 	}
 	if wantTranscript && path == "" {
-		path = filepath.Join(loc.TranscriptDir(), session+".jsonl")
+		path = filepath.Join(loc.TranscriptDir(), id+".jsonl")
 	}
-	return session, path, nil
+	return id, path, nil
 }
 
 // readSessionTranscript reads a transcript into session messages.
-func readSessionTranscript(env *Env, path string) ([]memdir.SessionMessage, error) {
+func readSessionTranscript(env *Env, path string) ([]session.Message, error) {
 	tr, err := transcript.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w (pass --transcript FILE): %w", err, memdir.ErrNotFound)
@@ -226,24 +226,24 @@ func readSessionTranscript(env *Env, path string) ([]memdir.SessionMessage, erro
 		fmt.Fprintf(env.Stderr, "note: skipped %s of %s that could not be read (first: line %d, %s)\n",
 			plural(n, "line", "lines"), path, tr.Skipped[0].Line, tr.Skipped[0].Reason)
 	}
-	var out []memdir.SessionMessage
+	var out []session.Message
 	for _, m := range tr.Messages() {
-		out = append(out, memdir.SessionMessage{Message: m.Message, ID: m.UUID, Usage: m.Usage, Compactions: m.Compactions})
+		out = append(out, session.Message{Message: m.Message, ID: m.UUID, Usage: m.Usage, Compactions: m.Compactions})
 	}
 	return out, nil
 }
 
 type sessionNotesJSON struct {
-	SessionID string                  `json:"session_id"`
-	Path      string                  `json:"path"`
-	Notes     string                  `json:"notes"`
-	Template  bool                    `json:"template"`
-	Tokens    int                     `json:"tokens"`
-	Sections  []memdir.SessionSection `json:"sections"`
-	State     memdir.SessionState     `json:"state"`
+	SessionID string            `json:"session_id"`
+	Path      string            `json:"path"`
+	Notes     string            `json:"notes"`
+	Template  bool              `json:"template"`
+	Tokens    int               `json:"tokens"`
+	Sections  []session.Section `json:"sections"`
+	State     session.State     `json:"state"`
 }
 
-func sessionNotes(env *Env, n *memdir.SessionNotes, f *sessionFlags) error {
+func sessionNotes(env *Env, n *session.Notes, f *sessionFlags) error {
 	if f.path {
 		if f.json {
 			return writeJSON(env.Stdout, map[string]string{"session_id": n.SessionID(), "path": n.Path()})
@@ -263,12 +263,12 @@ func sessionNotes(env *Env, n *memdir.SessionNotes, f *sessionFlags) error {
 	if err != nil {
 		return err
 	}
-	_, sections := memdir.ParseSessionNotes(text)
-	tokens := memdir.EstimateTokens(memdir.Message{Content: []memdir.Block{memdir.TextBlock(text)}})
-	isTmpl := memdir.IsSessionTemplate(text, tmpl)
+	_, sections := session.ParseNotes(text)
+	tokens := session.EstimateTokens(memdir.Message{Content: []memdir.Block{memdir.TextBlock(text)}})
+	isTmpl := session.IsTemplate(text, tmpl)
 	if f.json {
 		if sections == nil {
-			sections = []memdir.SessionSection{}
+			sections = []session.Section{}
 		}
 		return writeJSON(env.Stdout, sessionNotesJSON{SessionID: n.SessionID(), Path: n.Path(), Notes: text, Template: isTmpl, Tokens: tokens, Sections: sections, State: st})
 	}
@@ -284,12 +284,12 @@ func sessionNotes(env *Env, n *memdir.SessionNotes, f *sessionFlags) error {
 	return nil
 }
 
-func sessionUpdate(ctx context.Context, env *Env, n *memdir.SessionNotes, msgs []memdir.SessionMessage, model memdir.Model, f *sessionFlags) error {
+func sessionUpdate(ctx context.Context, env *Env, n *session.Notes, msgs []session.Message, model memdir.Model, f *sessionFlags) error {
 	if env.StderrIsTerminal && !f.json {
 		fmt.Fprintf(env.Stderr, "Checking the notes of session %s…\n", n.SessionID())
 	}
-	res, err := n.Update(ctx, msgs, &memdir.SessionUpdateOptions{
-		Editor: agent.NotesEditor(model), Thresholds: f.th, Force: f.force, MaxTurns: f.maxTurns,
+	res, err := n.Update(ctx, msgs, &session.UpdateOptions{
+		Model: model, Thresholds: f.th, Force: f.force, MaxTurns: f.maxTurns,
 	})
 	if res == nil {
 		return err
@@ -313,7 +313,7 @@ func sessionUpdate(ctx context.Context, env *Env, n *memdir.SessionNotes, msgs [
 	return nil
 }
 
-func printSessionUpdate(w io.Writer, n *memdir.SessionNotes, res *memdir.SessionUpdate) {
+func printSessionUpdate(w io.Writer, n *session.Notes, res *session.UpdateResult) {
 	fmt.Fprintf(w, "Session %s: %s\n", res.SessionID, res.Path)
 	d := res.Decision
 	src := "reported by the API"
@@ -400,7 +400,7 @@ type sessionCompactJSON struct {
 	Transcript string               `json:"transcript"`
 	Messages   int                  `json:"messages"`
 	Fallback   *sessionFallbackJSON `json:"fallback,omitempty"`
-	Compaction *memdir.Compaction   `json:"compaction,omitempty"`
+	Compaction *session.Compaction  `json:"compaction,omitempty"`
 	Kept       []sessionKept        `json:"kept,omitempty"`
 }
 
@@ -409,12 +409,12 @@ type sessionFallbackJSON struct {
 	Detail string `json:"detail"`
 }
 
-func sessionCompact(env *Env, n *memdir.SessionNotes, msgs []memdir.SessionMessage, transcriptPath string, f *sessionFlags) error {
+func sessionCompact(env *Env, n *session.Notes, msgs []session.Message, transcriptPath string, f *sessionFlags) error {
 	opts := f.compact
 	opts.TranscriptPath = transcriptPath
 	c, err := n.Compact(msgs, &opts)
 	out := sessionCompactJSON{SessionID: n.SessionID(), Path: n.Path(), Transcript: transcriptPath, Messages: len(msgs)}
-	var fe *memdir.CompactFallbackError
+	var fe *session.CompactFallbackError
 	switch {
 	case errors.As(err, &fe):
 		out.Fallback = &sessionFallbackJSON{Reason: fe.Reason, Detail: fe.Detail}
@@ -463,8 +463,8 @@ func sessionCompact(env *Env, n *memdir.SessionNotes, msgs []memdir.SessionMessa
 	return nil
 }
 
-func sessionDescribeKept(i int, m memdir.SessionMessage) sessionKept {
-	k := sessionKept{Index: i, ID: m.ID, Role: string(m.Role), Tokens: memdir.EstimateTokens(m.Message)}
+func sessionDescribeKept(i int, m session.Message) sessionKept {
+	k := sessionKept{Index: i, ID: m.ID, Role: string(m.Role), Tokens: session.EstimateTokens(m.Message)}
 	for _, b := range m.Content {
 		switch b.Type {
 		case memdir.BlockText:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/memdirtest"
+	"github.com/memdir/memdir/session"
 )
 
 const sessionTestID = "5d0c9a3e-41b7-4c2a-9e55-0f1e2d3c4b5a"
@@ -18,7 +19,7 @@ const sessionTestID = "5d0c9a3e-41b7-4c2a-9e55-0f1e2d3c4b5a"
 // and returns its path.
 func sessionFixture(tb testing.TB, w *memWorld) string {
 	tb.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "sessionmem", "session.jsonl"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "session", "testdata", "session.jsonl"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestSessionUpdateForcedAndJSON(t *testing.T) {
 		t.Errorf("short session:\n%s", out)
 	}
 	out = w.ok(t, "session", "update", "--transcript", short, "--force", "--json")
-	var res memdir.SessionUpdate
+	var res session.UpdateResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err, out)
 	}
@@ -162,7 +163,7 @@ func TestSessionUpdateRollback(t *testing.T) {
 		t.Errorf("output:\n%s", out)
 	}
 	notes, _ := os.ReadFile(sessionNotesPath(w))
-	if string(notes) != memdir.DefaultSessionTemplate {
+	if string(notes) != session.DefaultTemplate {
 		t.Errorf("notes not put back:\n%s", notes)
 	}
 	// Model errors map to exit 9.
@@ -181,7 +182,7 @@ func TestSessionNotesCommand(t *testing.T) {
 	if code != exitNotFound || !strings.Contains(errOut, "has no notes yet") {
 		t.Errorf("missing notes: exit %d, %s", code, errOut)
 	}
-	notes := strings.Replace(memdir.DefaultSessionTemplate, sessionStateLine, sessionStateLine+"Wiring the cache.\n", 1)
+	notes := strings.Replace(session.DefaultTemplate, sessionStateLine, sessionStateLine+"Wiring the cache.\n", 1)
 	if err := os.MkdirAll(filepath.Dir(sessionNotesPath(w)), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +219,7 @@ func TestSessionCompactCommand(t *testing.T) {
 		t.Errorf("no notes:\n%s", out)
 	}
 	// Notes with content and a state saying what they cover.
-	notes := strings.Replace(memdir.DefaultSessionTemplate, sessionStateLine, sessionStateLine+"Wiring the cache.\n", 1)
+	notes := strings.Replace(session.DefaultTemplate, sessionStateLine, sessionStateLine+"Wiring the cache.\n", 1)
 	dir := filepath.Dir(sessionNotesPath(w))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -226,7 +227,7 @@ func TestSessionCompactCommand(t *testing.T) {
 	if err := os.WriteFile(sessionNotesPath(w), []byte(notes), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, memdir.SessionStateFile), []byte(`{"last_summarized_message_id":"20000046-0000-4000-8000-000000000046"}`), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, session.StateFile), []byte(`{"last_summarized_message_id":"20000046-0000-4000-8000-000000000046"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out = w.ok(t, "session", "compact", "--session", sessionTestID, "--min-tokens", "2000")
@@ -251,7 +252,7 @@ func TestSessionCompactCommand(t *testing.T) {
 	if got.Fallback != nil || got.Compaction == nil || got.Compaction.Floor != 16 || len(got.Kept) != got.Messages-got.Compaction.Start || got.Kept[0].Index != got.Compaction.Start {
 		t.Errorf("--json = %+v", got)
 	}
-	if err := json.Unmarshal([]byte(w.ok(t, "session", "compact", "--session", sessionTestID, "--json", "--threshold", "3000")), &got); err != nil || got.Fallback == nil || got.Fallback.Reason != memdir.FallbackOverThreshold {
+	if err := json.Unmarshal([]byte(w.ok(t, "session", "compact", "--session", sessionTestID, "--json", "--threshold", "3000")), &got); err != nil || got.Fallback == nil || got.Fallback.Reason != session.FallbackOverThreshold {
 		t.Errorf("over the threshold: %+v, %v", got.Fallback, err)
 	}
 }

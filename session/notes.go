@@ -1,4 +1,4 @@
-package memdir
+package session
 
 // Session memory: Claude Code's per-session notes. A background model keeps
 // one Markdown file per session up to date while the conversation runs, so
@@ -26,38 +26,41 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/agent"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
+	"github.com/memdir/memdir/memtool"
 )
 
 // Claude Code's session-memory limits and thresholds.
 const (
-	// SessionSectionTokens is the budget of one section of the notes; the
+	// SectionTokens is the budget of one section of the notes; the
 	// update prompt asks the model to stay under it, and compaction cuts
-	// each section to SessionSectionTokens×4 characters.
-	SessionSectionTokens = 2000
-	// SessionNotesTokens is the budget of the whole notes file.
-	SessionNotesTokens = 12000
+	// each section to SectionTokens×4 characters.
+	SectionTokens = 2000
+	// NotesTokens is the budget of the whole notes file.
+	NotesTokens = 12000
 
-	// DefaultSessionMinTokensToInit is the context size, in tokens, a
+	// DefaultMinTokensToInit is the context size, in tokens, a
 	// session must reach before its notes are first written.
-	DefaultSessionMinTokensToInit = 10000
-	// DefaultSessionMinTokensBetweenUpdates is the context growth, in
+	DefaultMinTokensToInit = 10000
+	// DefaultMinTokensBetweenUpdates is the context growth, in
 	// tokens, since the last update that every further update needs.
-	DefaultSessionMinTokensBetweenUpdates = 5000
-	// DefaultSessionToolCallsBetweenUpdates is the number of tool calls
+	DefaultMinTokensBetweenUpdates = 5000
+	// DefaultToolCallsBetweenUpdates is the number of tool calls
 	// since the last update that, with enough growth, triggers an update
 	// even while the assistant is still calling tools.
-	DefaultSessionToolCallsBetweenUpdates = 3
+	DefaultToolCallsBetweenUpdates = 3
 
-	// DefaultSessionMaxTurns bounds the model calls of one update: the
+	// DefaultMaxTurns bounds the model calls of one update: the
 	// model is asked to make all its edits in one reply, so a second turn
 	// is only needed to correct a failed edit.
-	DefaultSessionMaxTurns = 4
-	// DefaultSessionConversationChars bounds the conversation text sent
+	DefaultMaxTurns = 4
+	// DefaultConversationChars bounds the conversation text sent
 	// to the model in one update (about 100,000 tokens); the oldest
 	// messages are left out first.
-	DefaultSessionConversationChars = 400_000
+	DefaultConversationChars = 400_000
 	// sessionBlockChars bounds one tool input or tool result in that text;
 	// the middle of a longer one is cut.
 	sessionBlockChars = 8000
@@ -71,23 +74,22 @@ const (
 
 // Names inside a session's session-memory directory.
 const (
-	// SessionNotesFile is the notes, Claude Code's summary.md.
-	SessionNotesFile = "summary.md"
-	// SessionStateFile is memdir's own record of the updates. It is hidden
+	// NotesFile is the notes, Claude Code's summary.md.
+	NotesFile = "summary.md"
+	// StateFile is memdir's own record of the updates. It is hidden
 	// so that the memory tool, which the updating model uses, neither
 	// lists nor touches it.
-	SessionStateFile = ".memdir-state.json"
+	StateFile = ".memdir-state.json"
 	// sessionModelPath is where the model sees the notes through the
-	// memory tool (memtool.Prefix + "/" + SessionNotesFile; memtool
-	// imports this package, so the prefix is spelt out here).
-	sessionModelPath = "/memories/" + SessionNotesFile
+	// memory tool.
+	sessionModelPath = memtool.Prefix + "/" + NotesFile
 )
 
-// DefaultSessionTemplate is the notes a session starts with when the user
+// DefaultTemplate is the notes a session starts with when the user
 // has no template of their own: Claude Code's ten sections, each a "# "
 // heading followed by an italic line saying what belongs there. The update
 // prompt forbids the model to touch either kind of line.
-const DefaultSessionTemplate = `
+const DefaultTemplate = `
 # Session Title
 _Five to ten distinctive words naming what this session is about; no filler_
 
@@ -119,11 +121,11 @@ _Exact copies of the specific outputs the user asked for: answers, tables, docum
 _Each step tried or done, one terse line per step_
 `
 
-// DefaultSessionPrompt is the update instruction sent after the
+// DefaultPrompt is the update instruction sent after the
 // conversation when the user has no prompt.md. {{notesPath}} becomes the
 // notes' path as the model's memory tool sees it and {{currentNotes}} their
-// content; [BuildSessionPrompt] adds size reminders.
-const DefaultSessionPrompt = `This message comes from the note-taking process, not from the user. Do not mention note-taking, these instructions or the update process anywhere in the notes.
+// content; [BuildPrompt] adds size reminders.
+const DefaultPrompt = `This message comes from the note-taking process, not from the user. Do not mention note-taking, these instructions or the update process anywhere in the notes.
 
 Bring the session notes up to date with the conversation above. Use only what the user and the assistant said and did; leave out the system prompt, CLAUDE.md and AGENTS.md content, and summaries of earlier sessions or compactions. The notes already cover what came before the conversation shown.
 
@@ -143,17 +145,17 @@ How to edit:
 
 Once more: headings and italic lines stay exactly as they are; make all edits in parallel, then stop.`
 
-// SessionMessage is one message of a session's conversation, as session
+// Message is one message of a session's conversation, as session
 // memory works on it: the message itself, its id, the token usage of the
 // API response that produced it, and how many compactions came before it.
 //
-// The root package cannot depend on package transcript, so hosts convert:
-// from a transcript.Message m, SessionMessage{Message: m.Message, ID:
+// This package does not depend on package transcript, so hosts convert:
+// from a transcript.Message m, Message{Message: m.Message, ID:
 // m.UUID, Usage: m.Usage, Compactions: m.Compactions}. A host without
 // compactions leaves Compactions at zero; one that keeps only the messages
 // since its last compaction may too.
-type SessionMessage struct {
-	Message
+type Message struct {
+	memdir.Message
 	// ID identifies the message; it must be unique within the session.
 	// The state file records ids, so they must stay the same from one call
 	// to the next.
@@ -161,16 +163,16 @@ type SessionMessage struct {
 	// Usage is what the API reported for the response that produced an
 	// assistant message: its input (cached or not) and output tokens are
 	// the size of the context at that point. Zero when unknown.
-	Usage Usage `json:"usage,omitzero"`
+	Usage memdir.Usage `json:"usage,omitzero"`
 	// Compactions counts the compaction boundaries before the message.
 	// Messages before the last boundary have been summarised away: they
 	// count for nothing and compaction never keeps them.
 	Compactions int `json:"compactions,omitempty"`
 }
 
-// SessionThresholds decide when the notes are updated. Zero fields take
+// Thresholds decide when the notes are updated. Zero fields take
 // Claude Code's defaults.
-type SessionThresholds struct {
+type Thresholds struct {
 	// MinTokensToInit is the context size the session must reach before
 	// the first update (10,000).
 	MinTokensToInit int `json:"minimum_message_tokens_to_init"`
@@ -182,23 +184,23 @@ type SessionThresholds struct {
 	ToolCallsBetweenUpdates int `json:"tool_calls_between_updates"`
 }
 
-func (t SessionThresholds) withDefaults() SessionThresholds {
+func (t Thresholds) withDefaults() Thresholds {
 	if t.MinTokensToInit <= 0 {
-		t.MinTokensToInit = DefaultSessionMinTokensToInit
+		t.MinTokensToInit = DefaultMinTokensToInit
 	}
 	if t.MinTokensBetweenUpdates <= 0 {
-		t.MinTokensBetweenUpdates = DefaultSessionMinTokensBetweenUpdates
+		t.MinTokensBetweenUpdates = DefaultMinTokensBetweenUpdates
 	}
 	if t.ToolCallsBetweenUpdates <= 0 {
-		t.ToolCallsBetweenUpdates = DefaultSessionToolCallsBetweenUpdates
+		t.ToolCallsBetweenUpdates = DefaultToolCallsBetweenUpdates
 	}
 	return t
 }
 
-// SessionState is what memdir remembers about a session's updates, in
-// SessionStateFile next to the notes. Claude Code keeps the same values in
+// State is what memdir remembers about a session's updates, in
+// StateFile next to the notes. Claude Code keeps the same values in
 // memory; memdir runs as separate processes, so it persists them.
-type SessionState struct {
+type State struct {
 	SessionID string `json:"session_id"`
 	// Initialized is set once the context first reached MinTokensToInit;
 	// from then on only growth counts.
@@ -221,8 +223,8 @@ type SessionState struct {
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
 
-// SessionDecision says whether the notes are due for an update, and why.
-type SessionDecision struct {
+// Decision says whether the notes are due for an update, and why.
+type Decision struct {
 	// Update reports that the thresholds are met.
 	Update bool `json:"update"`
 	// Reason says in a sentence why the notes are or are not due.
@@ -243,11 +245,11 @@ type SessionDecision struct {
 	ToolCalls int `json:"tool_calls"`
 	// LastTurnToolCalls reports that the last assistant message calls
 	// tools, so the turn is not over.
-	LastTurnToolCalls bool              `json:"last_turn_tool_calls"`
-	Thresholds        SessionThresholds `json:"thresholds"`
+	LastTurnToolCalls bool       `json:"last_turn_tool_calls"`
+	Thresholds        Thresholds `json:"thresholds"`
 }
 
-// DecideSessionUpdate applies Claude Code's rule to a conversation: no
+// Decide applies Claude Code's rule to a conversation: no
 // update before the context reaches MinTokensToInit; after that, an update
 // needs MinTokensBetweenUpdates of growth since the last one, always, and
 // either ToolCallsBetweenUpdates tool calls since the last one or a last
@@ -259,10 +261,10 @@ type SessionDecision struct {
 // compaction came after the last update: Claude Code keeps comparing with
 // the larger context before the compaction, so the notes would not move
 // again until the context had regrown past it.
-func DecideSessionUpdate(state SessionState, messages []SessionMessage, th SessionThresholds) SessionDecision {
+func Decide(state State, messages []Message, th Thresholds) Decision {
 	th = th.withDefaults()
-	d := SessionDecision{Thresholds: th}
-	d.Tokens, d.Estimated = SessionContextTokens(messages)
+	d := Decision{Thresholds: th}
+	d.Tokens, d.Estimated = ContextTokens(messages)
 	if len(messages) == 0 {
 		d.Reason = "the conversation is empty"
 		return d
@@ -294,12 +296,12 @@ func DecideSessionUpdate(state SessionState, messages []SessionMessage, th Sessi
 	return d
 }
 
-// SessionContextTokens returns the size of the context a conversation
+// ContextTokens returns the size of the context a conversation
 // fills: the usage the last API response reported (input, cached input
 // and output tokens), plus an estimate of the messages after it. With no
 // usage at all it estimates the messages since the last compaction, and
 // reports estimated.
-func SessionContextTokens(messages []SessionMessage) (tokens int, estimated bool) {
+func ContextTokens(messages []Message) (tokens int, estimated bool) {
 	for i := len(messages) - 1; i >= 0; i-- {
 		if n := contextSize(messages[i].Usage); n > 0 {
 			return n + estimateSessionTokens(messages[i+1:]), false
@@ -308,27 +310,27 @@ func SessionContextTokens(messages []SessionMessage) (tokens int, estimated bool
 	return estimateSessionTokens(messages[compactionFloor(messages):]), true
 }
 
-func contextSize(u Usage) int {
+func contextSize(u memdir.Usage) int {
 	return u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens + u.OutputTokens
 }
 
 // EstimateTokens estimates the tokens of a message the way Claude Code's
 // rough count does: its characters (text, tool names and inputs, tool
 // results) divided by four, rounded up.
-func EstimateTokens(m Message) int {
+func EstimateTokens(m memdir.Message) int {
 	chars := 0
 	for _, b := range m.Content {
 		switch b.Type {
-		case BlockText, BlockToolResult:
+		case memdir.BlockText, memdir.BlockToolResult:
 			chars += utf8.RuneCountInString(b.Text)
-		case BlockToolUse:
+		case memdir.BlockToolUse:
 			chars += utf8.RuneCountInString(b.ToolName) + utf8.RuneCount(b.Input)
 		}
 	}
 	return (chars + 3) / 4
 }
 
-func estimateSessionTokens(messages []SessionMessage) int {
+func estimateSessionTokens(messages []Message) int {
 	n := 0
 	for _, m := range messages {
 		n += EstimateTokens(m.Message)
@@ -341,7 +343,7 @@ func estimateTextTokens(s string) int { return (utf8.RuneCountInString(s) + 2) /
 
 // compactionFloor returns the index of the first message after the last
 // compaction boundary.
-func compactionFloor(messages []SessionMessage) int {
+func compactionFloor(messages []Message) int {
 	if len(messages) == 0 {
 		return 0
 	}
@@ -356,7 +358,7 @@ func compactionFloor(messages []SessionMessage) int {
 // toolCallsSince counts tool_use blocks in assistant messages after the
 // message with id since, or in all messages when since is empty or not
 // found.
-func toolCallsSince(messages []SessionMessage, since string) int {
+func toolCallsSince(messages []Message, since string) int {
 	start := 0
 	if since != "" {
 		for i, m := range messages {
@@ -368,14 +370,14 @@ func toolCallsSince(messages []SessionMessage, since string) int {
 	}
 	n := 0
 	for _, m := range messages[start:] {
-		if m.Role == RoleAssistant {
-			n += countBlocks(m.Message, BlockToolUse)
+		if m.Role == memdir.RoleAssistant {
+			n += countBlocks(m.Message, memdir.BlockToolUse)
 		}
 	}
 	return n
 }
 
-func countBlocks(m Message, t BlockType) int {
+func countBlocks(m memdir.Message, t memdir.BlockType) int {
 	n := 0
 	for _, b := range m.Content {
 		if b.Type == t {
@@ -387,33 +389,33 @@ func countBlocks(m Message, t BlockType) int {
 
 // lastTurnCallsTools reports whether the last assistant message calls
 // tools.
-func lastTurnCallsTools(messages []SessionMessage) bool {
+func lastTurnCallsTools(messages []Message) bool {
 	for i := len(messages) - 1; i >= 0; i-- {
-		if messages[i].Role == RoleAssistant {
-			return countBlocks(messages[i].Message, BlockToolUse) > 0
+		if messages[i].Role == memdir.RoleAssistant {
+			return countBlocks(messages[i].Message, memdir.BlockToolUse) > 0
 		}
 	}
 	return false
 }
 
-// SessionNotesOptions configure [OpenSessionNotes]. The zero value works.
-type SessionNotesOptions struct {
+// Options configure [Open]. The zero value works.
+type Options struct {
 	// Runtime selects the hash of project paths longer than 200
-	// characters, as for [SanitizePath].
-	Runtime HashRuntime
+	// characters, as for [memdir.SanitizePath].
+	Runtime memdir.HashRuntime
 	// Journal records the notes before every change, so that an update
 	// can be undone (memdir undo --dir <Dir()>). Nil means the default
 	// journal of the session-memory directory.
-	Journal *Journal
+	Journal *memdir.Journal
 	// LookupEnv finds the default journal; nil means os.LookupEnv.
-	LookupEnv LookupEnvFunc
+	LookupEnv memdir.LookupEnvFunc
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger receives debug records; nil discards them.
 	Logger *slog.Logger
 }
 
-// SessionNotes is one session's notes file and the state of its updates.
+// Notes is one session's notes file and the state of its updates.
 //
 // Layout, as Claude Code has it:
 //
@@ -423,54 +425,67 @@ type SessionNotesOptions struct {
 //	<configHome>/session-memory/config/template.md   the user's template (optional)
 //	<configHome>/session-memory/config/prompt.md     the user's update prompt (optional)
 //
-// Concurrency: [SessionNotes.Update] holds an exclusive flock on the
+// Concurrency: [Notes.Update] holds an exclusive flock on the
 // session-memory directory, so two processes never update one session at
 // once (the second gets ErrLocked); the notes and the state file are
 // replaced atomically. Reading needs no lock.
-type SessionNotes struct {
+type Notes struct {
 	configHome string
 	sessionID  string
 	dir        string
-	journal    *Journal
+	journal    *memdir.Journal
 	now        func() time.Time
 	log        *slog.Logger
 }
 
-// OpenSessionNotes returns the notes of session sessionID of the project
-// Claude Code was started in at cwd, under configHome ([ConfigHome]).
+// Open returns the notes of session sessionID of the project
+// Claude Code was started in at cwd, under configHome ([memdir.ConfigHome]).
 // Nothing is created until the notes are first written. The session id
 // must be usable as one directory name: not empty, no slash, backslash,
 // NUL or control character, not "." or "..".
-func OpenSessionNotes(configHome, cwd, sessionID string, opts *SessionNotesOptions) (*SessionNotes, error) {
+func Open(configHome, cwd, sessionID string, opts *Options) (*Notes, error) {
 	if opts == nil {
-		opts = &SessionNotesOptions{}
+		opts = &Options{}
 	}
 	if configHome == "" || !filepath.IsAbs(configHome) {
-		return nil, fmt.Errorf("session notes: config home %q is not an absolute path: %w", configHome, ErrInvalid)
+		return nil, fmt.Errorf("session notes: config home %q is not an absolute path: %w", configHome, memdir.ErrInvalid)
 	}
 	if cwd == "" || !filepath.IsAbs(cwd) {
-		return nil, fmt.Errorf("session notes: project directory %q is not an absolute path: %w", cwd, ErrInvalid)
+		return nil, fmt.Errorf("session notes: project directory %q is not an absolute path: %w", cwd, memdir.ErrInvalid)
 	}
-	if err := CheckSessionID(sessionID); err != nil {
+	if err := CheckID(sessionID); err != nil {
 		return nil, err
 	}
-	s := &SessionNotes{
+	s := &Notes{
 		configHome: filepath.Clean(configHome),
 		sessionID:  sessionID,
 		now:        opts.Now,
 		log:        opts.Logger,
 		journal:    opts.Journal,
 	}
-	s.dir = filepath.Join(s.configHome, "projects", SanitizePath(filepath.Clean(cwd), opts.Runtime), sessionID, "session-memory")
-	var err error
-	if s.now, s.log, s.journal, err = withDefaults(s.dir, &Options{Now: s.now, Logger: s.log, Journal: s.journal, LookupEnv: opts.LookupEnv}); err != nil {
-		return nil, fmt.Errorf("session notes %s: journal: %w", sessionID, err)
+	s.dir = filepath.Join(s.configHome, "projects", memdir.SanitizePath(filepath.Clean(cwd), opts.Runtime), sessionID, "session-memory")
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.journal == nil {
+		lookup := opts.LookupEnv
+		if lookup == nil {
+			lookup = os.LookupEnv
+		}
+		jdir, err := memdir.DefaultJournalDir(s.dir, lookup)
+		if err != nil {
+			return nil, fmt.Errorf("session notes %s: journal: %w", sessionID, err)
+		}
+		s.journal = memdir.NewJournal(jdir, s.now)
 	}
 	return s, nil
 }
 
-// CheckSessionID reports whether id can name a session's directory.
-func CheckSessionID(id string) error {
+// CheckID reports whether id can name a session's directory.
+func CheckID(id string) error {
 	bad := ""
 	switch {
 	case id == "":
@@ -489,46 +504,46 @@ func CheckSessionID(id string) error {
 		bad = "it is not a plain file name on this system"
 	}
 	if bad != "" {
-		return fmt.Errorf("session id %q cannot name a directory: %s: %w", id, bad, ErrInvalid)
+		return fmt.Errorf("session id %q cannot name a directory: %s: %w", id, bad, memdir.ErrInvalid)
 	}
 	return nil
 }
 
 // SessionID returns the session's id.
-func (s *SessionNotes) SessionID() string { return s.sessionID }
+func (s *Notes) SessionID() string { return s.sessionID }
 
 // Dir returns the session-memory directory.
-func (s *SessionNotes) Dir() string { return s.dir }
+func (s *Notes) Dir() string { return s.dir }
 
 // Path returns the notes file.
-func (s *SessionNotes) Path() string { return filepath.Join(s.dir, SessionNotesFile) }
+func (s *Notes) Path() string { return filepath.Join(s.dir, NotesFile) }
 
 // Journal returns the journal the notes' changes are recorded in.
-func (s *SessionNotes) Journal() *Journal { return s.journal }
+func (s *Notes) Journal() *memdir.Journal { return s.journal }
 
 // TemplatePath and PromptPath return where the user's own template and
 // update prompt are looked for.
-func (s *SessionNotes) TemplatePath() string {
+func (s *Notes) TemplatePath() string {
 	return filepath.Join(s.configHome, "session-memory", "config", "template.md")
 }
 
-// PromptPath: see [SessionNotes.TemplatePath].
-func (s *SessionNotes) PromptPath() string {
+// PromptPath: see [Notes.TemplatePath].
+func (s *Notes) PromptPath() string {
 	return filepath.Join(s.configHome, "session-memory", "config", "prompt.md")
 }
 
 // Template returns the template new notes start from: the user's
-// template.md when it exists, otherwise [DefaultSessionTemplate]. A
+// template.md when it exists, otherwise [DefaultTemplate]. A
 // template.md that cannot be read, is not text or is over 256 KiB is an
 // error naming it.
-func (s *SessionNotes) Template() (string, error) {
-	return readSessionConfig(s.TemplatePath(), DefaultSessionTemplate)
+func (s *Notes) Template() (string, error) {
+	return readSessionConfig(s.TemplatePath(), DefaultTemplate)
 }
 
 // PromptTemplate returns the update prompt before substitution: the
-// user's prompt.md when it exists, otherwise [DefaultSessionPrompt].
-func (s *SessionNotes) PromptTemplate() (string, error) {
-	return readSessionConfig(s.PromptPath(), DefaultSessionPrompt)
+// user's prompt.md when it exists, otherwise [DefaultPrompt].
+func (s *Notes) PromptTemplate() (string, error) {
+	return readSessionConfig(s.PromptPath(), DefaultPrompt)
 }
 
 func readSessionConfig(path, def string) (string, error) {
@@ -558,26 +573,26 @@ func readCappedFile(f *os.File, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file: %w", ErrInvalid)
+		return nil, fmt.Errorf("not a regular file: %w", memdir.ErrInvalid)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("larger than %d bytes: %w", limit, ErrInvalid)
+		return nil, fmt.Errorf("larger than %d bytes: %w", limit, memdir.ErrInvalid)
 	}
 	if !utf8.Valid(data) || slices.Contains(data, 0) {
-		return nil, fmt.Errorf("not UTF-8 text: %w", ErrInvalid)
+		return nil, fmt.Errorf("not UTF-8 text: %w", memdir.ErrInvalid)
 	}
 	return data, nil
 }
 
 // Read returns the notes. Missing notes are an error wrapping ErrNotFound.
-func (s *SessionNotes) Read() (string, error) {
+func (s *Notes) Read() (string, error) {
 	root, err := os.OpenRoot(s.dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("session %s has no notes yet (%s): %w", s.sessionID, s.Path(), ErrNotFound)
+		return "", fmt.Errorf("session %s has no notes yet (%s): %w", s.sessionID, s.Path(), memdir.ErrNotFound)
 	}
 	if err != nil {
 		return "", fmt.Errorf("session notes: %w", err)
@@ -586,10 +601,10 @@ func (s *SessionNotes) Read() (string, error) {
 	return s.readIn(root)
 }
 
-func (s *SessionNotes) readIn(root *os.Root) (string, error) {
-	f, err := root.Open(SessionNotesFile)
+func (s *Notes) readIn(root *os.Root) (string, error) {
+	f, err := root.Open(NotesFile)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("session %s has no notes yet (%s): %w", s.sessionID, s.Path(), ErrNotFound)
+		return "", fmt.Errorf("session %s has no notes yet (%s): %w", s.sessionID, s.Path(), memdir.ErrNotFound)
 	}
 	if err != nil {
 		return "", fmt.Errorf("session notes %s: %w", s.Path(), err)
@@ -602,11 +617,11 @@ func (s *SessionNotes) readIn(root *os.Root) (string, error) {
 	return string(data), nil
 }
 
-// Ensure creates the notes from [SessionNotes.Template] unless they exist:
+// Ensure creates the notes from [Notes.Template] unless they exist:
 // the directory with mode 0700, the file with O_EXCL and mode 0600, so an
 // existing file, even one created a moment ago by another process, is
 // never overwritten. It reports whether it created the file.
-func (s *SessionNotes) Ensure() (created bool, err error) {
+func (s *Notes) Ensure() (created bool, err error) {
 	tmpl, err := s.Template()
 	if err != nil {
 		return false, err
@@ -622,8 +637,8 @@ func (s *SessionNotes) Ensure() (created bool, err error) {
 	return s.ensureIn(root, tmpl)
 }
 
-func (s *SessionNotes) ensureIn(root *os.Root, tmpl string) (created bool, err error) {
-	f, err := root.OpenFile(SessionNotesFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+func (s *Notes) ensureIn(root *os.Root, tmpl string) (created bool, err error) {
+	f, err := root.OpenFile(NotesFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		return false, nil
 	}
@@ -633,7 +648,7 @@ func (s *SessionNotes) ensureIn(root *os.Root, tmpl string) (created bool, err e
 	defer func() {
 		if err != nil {
 			f.Close()
-			root.Remove(SessionNotesFile) // ours, and incomplete
+			root.Remove(NotesFile) // ours, and incomplete
 		}
 	}()
 	if _, err = f.WriteString(tmpl); err != nil {
@@ -654,9 +669,9 @@ func (s *SessionNotes) ensureIn(root *os.Root, tmpl string) (created bool, err e
 // State returns the update state; a session never updated has the zero
 // state. A state file that is not valid JSON is an error naming it (delete
 // it to start counting afresh).
-func (s *SessionNotes) State() (SessionState, error) {
-	st := SessionState{SessionID: s.sessionID}
-	path := filepath.Join(s.dir, SessionStateFile)
+func (s *Notes) State() (State, error) {
+	st := State{SessionID: s.sessionID}
+	path := filepath.Join(s.dir, StateFile)
 	data, err := readCapped(path, maxSessionConfigBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
@@ -665,83 +680,62 @@ func (s *SessionNotes) State() (SessionState, error) {
 		err = json.Unmarshal(data, &st)
 	}
 	if err != nil {
-		return SessionState{}, fmt.Errorf("session state %s: %w (delete it to start counting afresh): %w", path, err, ErrInvalid)
+		return State{}, fmt.Errorf("session state %s: %w (delete it to start counting afresh): %w", path, err, memdir.ErrInvalid)
 	}
 	st.SessionID = s.sessionID
 	return st, nil
 }
 
-func (s *SessionNotes) saveState(st SessionState) error {
+func (s *Notes) saveState(st State) error {
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(s.dir, SessionStateFile), append(data, '\n'), 0o600)
+	return atomicfile.WriteFile(filepath.Join(s.dir, StateFile), append(data, '\n'), 0o600)
 }
 
-// Decide reads the state and applies [DecideSessionUpdate].
-func (s *SessionNotes) Decide(messages []SessionMessage, th SessionThresholds) (SessionDecision, error) {
+// Decide reads the state and applies [Decide].
+func (s *Notes) Decide(messages []Message, th Thresholds) (Decision, error) {
 	st, err := s.State()
 	if err != nil {
-		return SessionDecision{}, err
+		return Decision{}, err
 	}
-	return DecideSessionUpdate(st, messages, th), nil
+	return Decide(st, messages, th), nil
 }
 
-// NotesEditor lets a model edit the notes. It is the restricted agent loop
-// of package agent, seen from here: that package imports this one, so the
-// host supplies the loop (the memdir command wraps agent.Run, setting
-// MemoryDir to Dir, OnlyFile to File and no project directory).
-//
-// An implementation must send Messages with System to the model, offer it
-// only the memory tool over Dir (seen as /memories), allow changes to File
-// alone, call BeforeChange before each change and stop the run when it
-// fails, and stop after MaxTurns model calls. It returns what it knows
-// even when it fails, so the caller can account for a partial run.
-type NotesEditor interface {
-	EditNotes(ctx context.Context, edit *NotesEdit) (*NotesEditResult, error)
-}
-
-// NotesEdit is one request to a [NotesEditor].
-type NotesEdit struct {
-	Dir          string
-	File         string
-	System       string
-	Messages     []Message
-	MaxTurns     int
-	BeforeChange func(relPath string) error
-}
-
-// NotesEditResult is what a [NotesEditor] did.
-type NotesEditResult struct {
+// EditResult is what the model did in one update: the restricted agent
+// loop of package agent, offered only the memory tool over the
+// session-memory directory and allowed to change the notes file alone.
+type EditResult struct {
 	// Text is the model's last reply.
 	Text      string `json:"text,omitempty"`
 	Turns     int    `json:"turns"`
 	TurnLimit bool   `json:"turn_limit,omitempty"`
 	// ToolCalls counts the calls made; Denied those the policy refused.
-	ToolCalls int   `json:"tool_calls"`
-	Denied    int   `json:"denied,omitempty"`
-	Usage     Usage `json:"usage"`
+	ToolCalls int          `json:"tool_calls"`
+	Denied    int          `json:"denied,omitempty"`
+	Usage     memdir.Usage `json:"usage"`
 }
 
-// SessionUpdateOptions configure [SessionNotes.Update]. Editor is required.
-type SessionUpdateOptions struct {
-	Editor     NotesEditor
-	Thresholds SessionThresholds
+// UpdateOptions configure [Notes.Update]. Model is required.
+type UpdateOptions struct {
+	// Model edits the notes.
+	Model      memdir.Model
+	Thresholds Thresholds
 	// Force updates whatever the thresholds say.
 	Force bool
-	// MaxTurns caps the model calls; zero means DefaultSessionMaxTurns.
+	// MaxTurns caps the model calls; zero means DefaultMaxTurns.
 	MaxTurns int
 	// MaxConversationChars caps the conversation text sent; zero means
-	// DefaultSessionConversationChars.
+	// DefaultConversationChars.
 	MaxConversationChars int
 }
 
-// SessionUpdate is the outcome of [SessionNotes.Update].
-type SessionUpdate struct {
-	SessionID string          `json:"session_id"`
-	Path      string          `json:"path"`
-	Decision  SessionDecision `json:"decision"`
+// UpdateResult is the outcome of [Notes.Update].
+type UpdateResult struct {
+	SessionID string   `json:"session_id"`
+	Path      string   `json:"path"`
+	Decision  Decision `json:"decision"`
 	// Updated reports that the model ran. The notes may still be
 	// unchanged (Changed) or put back (RolledBack).
 	Updated bool `json:"updated"`
@@ -766,10 +760,10 @@ type SessionUpdate struct {
 	RestoreRunID string `json:"restore_run_id,omitempty"`
 	// Messages is the number of conversation messages sent to the model,
 	// Omitted the earlier ones left out to fit MaxConversationChars.
-	Messages int              `json:"messages"`
-	Omitted  int              `json:"omitted,omitempty"`
-	Edit     *NotesEditResult `json:"edit,omitempty"`
-	State    SessionState     `json:"state"`
+	Messages int         `json:"messages"`
+	Omitted  int         `json:"omitted,omitempty"`
+	Edit     *EditResult `json:"edit,omitempty"`
+	State    State       `json:"state"`
 }
 
 // Update brings the notes up to date with messages when the thresholds
@@ -785,12 +779,12 @@ type SessionUpdate struct {
 // the assistant's turn is over. A model failure returns the error with the
 // partial result; what the model changed stays journaled and the state
 // stays where it was.
-func (s *SessionNotes) Update(ctx context.Context, messages []SessionMessage, opts *SessionUpdateOptions) (*SessionUpdate, error) {
-	if opts == nil || opts.Editor == nil {
-		return nil, fmt.Errorf("update session notes: no model to edit them: %w", ErrInvalid)
+func (s *Notes) Update(ctx context.Context, messages []Message, opts *UpdateOptions) (*UpdateResult, error) {
+	if opts == nil || opts.Model == nil {
+		return nil, fmt.Errorf("update session notes: no model to edit them: %w", memdir.ErrInvalid)
 	}
 	if len(messages) == 0 {
-		return nil, fmt.Errorf("update session notes of %s: the conversation is empty: %w", s.sessionID, ErrInvalid)
+		return nil, fmt.Errorf("update session notes of %s: the conversation is empty: %w", s.sessionID, memdir.ErrInvalid)
 	}
 	// A first look without the lock, so that a session that is not due
 	// gets no directory: most checks end here.
@@ -798,8 +792,8 @@ func (s *SessionNotes) Update(ctx context.Context, messages []SessionMessage, op
 	if err != nil {
 		return nil, err
 	}
-	if d := DecideSessionUpdate(st, messages, opts.Thresholds); !d.Update && !opts.Force && d.Initialized == st.Initialized {
-		return &SessionUpdate{SessionID: s.sessionID, Path: s.Path(), State: st, Decision: d}, nil
+	if d := Decide(st, messages, opts.Thresholds); !d.Update && !opts.Force && d.Initialized == st.Initialized {
+		return &UpdateResult{SessionID: s.sessionID, Path: s.Path(), State: st, Decision: d}, nil
 	}
 	if err := atomicfile.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("session notes: %w", err)
@@ -809,7 +803,7 @@ func (s *SessionNotes) Update(ctx context.Context, messages []SessionMessage, op
 		return nil, fmt.Errorf("session notes: %w", err)
 	}
 	if !ok {
-		return nil, fmt.Errorf("another process is updating the notes of session %s (%s): %w", s.sessionID, s.dir, ErrLocked)
+		return nil, fmt.Errorf("another process is updating the notes of session %s (%s): %w", s.sessionID, s.dir, memdir.ErrLocked)
 	}
 	defer lock.Unlock()
 
@@ -817,8 +811,8 @@ func (s *SessionNotes) Update(ctx context.Context, messages []SessionMessage, op
 	if st, err = s.State(); err != nil {
 		return nil, err
 	}
-	res := &SessionUpdate{SessionID: s.sessionID, Path: s.Path(), State: st}
-	res.Decision = DecideSessionUpdate(st, messages, opts.Thresholds)
+	res := &UpdateResult{SessionID: s.sessionID, Path: s.Path(), State: st}
+	res.Decision = Decide(st, messages, opts.Thresholds)
 	if !res.Decision.Update && !opts.Force {
 		if res.Decision.Initialized && !st.Initialized {
 			st.Initialized = true
@@ -832,7 +826,7 @@ func (s *SessionNotes) Update(ctx context.Context, messages []SessionMessage, op
 	return s.update(ctx, messages, opts, st, res)
 }
 
-func (s *SessionNotes) update(ctx context.Context, messages []SessionMessage, opts *SessionUpdateOptions, st SessionState, res *SessionUpdate) (*SessionUpdate, error) {
+func (s *Notes) update(ctx context.Context, messages []Message, opts *UpdateOptions, st State, res *UpdateResult) (*UpdateResult, error) {
 	tmpl, err := s.Template()
 	if err != nil {
 		return nil, err
@@ -853,7 +847,7 @@ func (s *SessionNotes) update(ctx context.Context, messages []SessionMessage, op
 	}
 	rec.SetSummary("update the notes of session " + s.sessionID)
 	res.RunID = rec.ID()
-	if err := rec.Before(SessionNotesFile); err != nil {
+	if err := rec.Before(NotesFile); err != nil {
 		return nil, err
 	}
 	if res.Created, err = s.ensureIn(root, tmpl); err != nil {
@@ -867,25 +861,25 @@ func (s *SessionNotes) update(ctx context.Context, messages []SessionMessage, op
 
 	maxChars := opts.MaxConversationChars
 	if maxChars <= 0 {
-		maxChars = DefaultSessionConversationChars
+		maxChars = DefaultConversationChars
 	}
 	sent := messagesSince(messages, st.LastMessageID)
 	convo, omitted := renderConversation(sent, maxChars)
 	res.Messages, res.Omitted = len(sent)-omitted, omitted
-	prompt := BuildSessionPrompt(promptTmpl, before, sessionModelPath)
+	prompt := BuildPrompt(promptTmpl, before, sessionModelPath)
 	maxTurns := opts.MaxTurns
 	if maxTurns <= 0 {
-		maxTurns = DefaultSessionMaxTurns
+		maxTurns = DefaultMaxTurns
 	}
 	s.log.DebugContext(ctx, "session notes: update", slog.String("session", s.sessionID), slog.Int("messages", res.Messages), slog.String("reason", res.Decision.Reason))
-	edit, runErr := opts.Editor.EditNotes(ctx, &NotesEdit{
-		Dir:          s.dir,
-		File:         SessionNotesFile,
+	edit, runErr := editNotes(ctx, &agent.Options{
+		Model:        opts.Model,
 		System:       sessionSystemPrompt,
-		Messages:     []Message{{Role: RoleUser, Content: []Block{TextBlock(convo + "\n\n" + prompt)}}},
+		MemoryDir:    s.dir,
+		OnlyFile:     NotesFile,
 		MaxTurns:     maxTurns,
 		BeforeChange: func(rel string) error { return rec.Before(rel) },
-	})
+	}, []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock(convo + "\n\n" + prompt)}}})
 	res.Updated = true
 	res.Edit = edit
 	if edit != nil {
@@ -896,7 +890,7 @@ func (s *SessionNotes) update(ctx context.Context, messages []SessionMessage, op
 	if err != nil {
 		return res, s.abandon(rec, errors.Join(runErr, err))
 	}
-	if problem := CheckSessionStructure(before, after); problem != "" {
+	if problem := CheckStructure(before, after); problem != "" {
 		res.RolledBack, res.Problem = true, problem
 		if _, err := rec.Finish(fmt.Errorf("the model broke the notes' structure: %s", problem)); err != nil {
 			return res, err
@@ -934,9 +928,24 @@ func (s *SessionNotes) update(ctx context.Context, messages []SessionMessage, op
 	return res, nil
 }
 
+// editNotes runs the restricted agent loop over the session-memory
+// directory: the memory tool only, changes to the notes file alone, no
+// project tools. It returns what the loop did even when it fails, so the
+// caller can account for a partial run.
+func editNotes(ctx context.Context, opts *agent.Options, messages []memdir.Message) (*EditResult, error) {
+	res, err := agent.Run(ctx, opts, messages)
+	out := &EditResult{Text: res.Text, Turns: res.Turns, TurnLimit: res.TurnLimit, ToolCalls: len(res.ToolCalls), Usage: res.Usage}
+	for _, c := range res.ToolCalls {
+		if c.Denied {
+			out.Denied++
+		}
+	}
+	return out, err
+}
+
 // abandon closes a journal run that failed before or around the model
 // call, and returns err.
-func (s *SessionNotes) abandon(rec *Recorder, err error) error {
+func (s *Notes) abandon(rec *memdir.Recorder, err error) error {
 	if _, ferr := rec.Finish(err); ferr != nil {
 		return errors.Join(err, ferr)
 	}
@@ -944,16 +953,16 @@ func (s *SessionNotes) abandon(rec *Recorder, err error) error {
 }
 
 // restore writes the notes back as they were, as a journaled run.
-func (s *SessionNotes) restore(root *os.Root, notes string) (string, error) {
+func (s *Notes) restore(root *os.Root, notes string) (string, error) {
 	rec, err := s.journal.Begin("session-notes-restore", s.dir)
 	if err != nil {
 		return "", fmt.Errorf("session notes: journal: %w", err)
 	}
 	rec.SetSummary("put back the notes of session " + s.sessionID + " after the model broke their structure")
-	if err := rec.Before(SessionNotesFile); err != nil {
+	if err := rec.Before(NotesFile); err != nil {
 		return "", err
 	}
-	werr := atomicfile.WriteFileIn(root, SessionNotesFile, []byte(notes), 0o600)
+	werr := atomicfile.WriteFileIn(root, NotesFile, []byte(notes), 0o600)
 	if werr != nil {
 		werr = fmt.Errorf("put back session notes %s: %w", s.Path(), werr)
 	}
@@ -969,7 +978,7 @@ const sessionSystemPrompt = `You keep the running notes of a software engineerin
 
 // messagesSince returns the messages after the one with id, or all of
 // them when id is empty or not found.
-func messagesSince(messages []SessionMessage, id string) []SessionMessage {
+func messagesSince(messages []Message, id string) []Message {
 	if id != "" {
 		for i, m := range messages {
 			if m.ID == id {
@@ -985,7 +994,7 @@ func messagesSince(messages []SessionMessage, id string) []SessionMessage {
 // text rendering, rather than the messages themselves, cannot break the
 // providers' rules on turn order and tool pairs, however the conversation
 // was cut.
-func renderConversation(messages []SessionMessage, maxChars int) (string, int) {
+func renderConversation(messages []Message, maxChars int) (string, int) {
 	parts := make([]string, len(messages))
 	total := 0
 	first := len(messages)
@@ -1010,16 +1019,16 @@ func renderConversation(messages []SessionMessage, maxChars int) (string, int) {
 	return b.String(), first
 }
 
-func renderMessage(m Message) string {
+func renderMessage(m memdir.Message) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%s]\n", m.Role)
 	for _, c := range m.Content {
 		switch c.Type {
-		case BlockText:
+		case memdir.BlockText:
 			b.WriteString(strings.TrimSpace(c.Text))
-		case BlockToolUse:
+		case memdir.BlockToolUse:
 			fmt.Fprintf(&b, "(tool call %s, id %s) %s", c.ToolName, c.ToolUseID, cutMiddle(string(c.Input), sessionBlockChars))
-		case BlockToolResult:
+		case memdir.BlockToolResult:
 			status := "result"
 			if c.IsError {
 				status = "error"
@@ -1047,13 +1056,13 @@ func cutMiddle(s string, n int) string {
 // placeholder matches {{name}} in a prompt template.
 var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{(\w+)\}\}`) })
 
-// BuildSessionPrompt fills in a prompt template (the default or the
+// BuildPrompt fills in a prompt template (the default or the
 // user's prompt.md): {{currentNotes}} becomes notes and {{notesPath}}
 // notesPath, in one pass, so text inside the notes that looks like a
 // placeholder stays as it is; unknown placeholders are left alone. When a
-// section of the notes is over SessionSectionTokens, or the notes over
-// SessionNotesTokens, a reminder to condense them is appended.
-func BuildSessionPrompt(template, notes, notesPath string) string {
+// section of the notes is over SectionTokens, or the notes over
+// NotesTokens, a reminder to condense them is appended.
+func BuildPrompt(template, notes, notesPath string) string {
 	vars := map[string]string{"currentNotes": notes, "notesPath": notesPath}
 	out := placeholder().ReplaceAllStringFunc(template, func(m string) string {
 		if v, ok := vars[m[2:len(m)-2]]; ok {
@@ -1064,8 +1073,8 @@ func BuildSessionPrompt(template, notes, notesPath string) string {
 	return out + sizeReminders(notes)
 }
 
-// SessionSection is one "# " section of the notes.
-type SessionSection struct {
+// Section is one "# " section of the notes.
+type Section struct {
 	// Heading is the heading line, "# Current State".
 	Heading string `json:"heading"`
 	// Description is the italic line describing the section, "" if none.
@@ -1078,19 +1087,19 @@ type SessionSection struct {
 }
 
 // Title returns the heading without its "# ".
-func (s SessionSection) Title() string { return strings.TrimSpace(strings.TrimPrefix(s.Heading, "#")) }
+func (s Section) Title() string { return strings.TrimSpace(strings.TrimPrefix(s.Heading, "#")) }
 
-// ParseSessionNotes splits notes into their preamble (text before the
+// ParseNotes splits notes into their preamble (text before the
 // first heading) and sections. A section starts at each line beginning
 // with "# "; its description is the first non-blank line after the
 // heading when that line is in italics (starts and ends with "_").
-func ParseSessionNotes(notes string) (preamble string, sections []SessionSection) {
+func ParseNotes(notes string) (preamble string, sections []Section) {
 	lines := strings.Split(notes, "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimSuffix(l, "\r")
 	}
 	var pre []string
-	var cur *SessionSection
+	var cur *Section
 	var body []string
 	flush := func() {
 		if cur != nil {
@@ -1106,7 +1115,7 @@ func ParseSessionNotes(notes string) (preamble string, sections []SessionSection
 			if !isSessionHeading(h) {
 				h = "# " // a heading with no title
 			}
-			cur, body = &SessionSection{Heading: h}, nil
+			cur, body = &Section{Heading: h}, nil
 			continue
 		}
 		if cur == nil {
@@ -1139,12 +1148,12 @@ func countBlank(lines []string) int {
 	return n
 }
 
-// CheckSessionStructure compares the headings and italic description lines
+// CheckStructure compares the headings and italic description lines
 // of two versions of the notes and returns "" when they match, or what
 // changed.
-func CheckSessionStructure(before, after string) string {
-	_, b := ParseSessionNotes(before)
-	_, a := ParseSessionNotes(after)
+func CheckStructure(before, after string) string {
+	_, b := ParseNotes(before)
+	_, a := ParseNotes(after)
 	for i := range max(len(a), len(b)) {
 		switch {
 		case i >= len(a):
@@ -1166,8 +1175,8 @@ func CheckSessionStructure(before, after string) string {
 
 // changedSections lists, by title, the sections whose body changed.
 func changedSections(before, after string) []string {
-	_, b := ParseSessionNotes(before)
-	_, a := ParseSessionNotes(after)
+	_, b := ParseNotes(before)
+	_, a := ParseNotes(after)
 	old := make(map[string]string, len(b))
 	for _, s := range b {
 		old[s.Heading] = s.Body
@@ -1181,15 +1190,15 @@ func changedSections(before, after string) []string {
 	return out
 }
 
-// IsSessionTemplate reports whether notes hold nothing yet: they equal
+// IsTemplate reports whether notes hold nothing yet: they equal
 // template once both are trimmed (Claude Code's test), or no section has
 // anything besides its heading and italic line (which also recognises an
 // untouched template written by another version or in other words).
-func IsSessionTemplate(notes, template string) bool {
+func IsTemplate(notes, template string) bool {
 	if strings.TrimSpace(notes) == strings.TrimSpace(template) {
 		return true
 	}
-	pre, sections := ParseSessionNotes(notes)
+	pre, sections := ParseNotes(notes)
 	if strings.TrimSpace(pre) != "" || len(sections) == 0 {
 		return false
 	}
@@ -1209,21 +1218,21 @@ func IsSessionTemplate(notes, template string) bool {
 // notes or some of their sections are over budget, "" otherwise.
 func sizeReminders(notes string) string {
 	total := estimateTextTokens(notes)
-	_, sections := ParseSessionNotes(notes)
-	var over []SessionSection
+	_, sections := ParseNotes(notes)
+	var over []Section
 	for _, s := range sections {
-		if s.Tokens > SessionSectionTokens {
+		if s.Tokens > SectionTokens {
 			over = append(over, s)
 		}
 	}
 	sort.SliceStable(over, func(i, j int) bool { return over[i].Tokens > over[j].Tokens })
-	tooBig := total > SessionNotesTokens
+	tooBig := total > NotesTokens
 	if !tooBig && len(over) == 0 {
 		return ""
 	}
 	var b strings.Builder
 	if tooBig {
-		fmt.Fprintf(&b, "\n\nThe notes are now about %d tokens, over the %d-token limit for the whole file. Shorten them until they fit: condense the longest sections, merge related points, and summarise older Worklog entries. Keep \"Current State\" and \"Errors & Corrections\" precise and complete.", total, SessionNotesTokens)
+		fmt.Fprintf(&b, "\n\nThe notes are now about %d tokens, over the %d-token limit for the whole file. Shorten them until they fit: condense the longest sections, merge related points, and summarise older Worklog entries. Keep \"Current State\" and \"Errors & Corrections\" precise and complete.", total, NotesTokens)
 	}
 	if len(over) > 0 {
 		if tooBig {
@@ -1232,7 +1241,7 @@ func sizeReminders(notes string) string {
 			b.WriteString("\n\nThese sections are over their limit and must be shortened:")
 		}
 		for _, s := range over {
-			fmt.Fprintf(&b, "\n- %q: about %d tokens (limit %d)", s.Heading, s.Tokens, SessionSectionTokens)
+			fmt.Fprintf(&b, "\n- %q: about %d tokens (limit %d)", s.Heading, s.Tokens, SectionTokens)
 		}
 	}
 	return b.String()

@@ -1,4 +1,4 @@
-package memdir
+package session
 
 // Session-memory compaction: when a conversation fills its context, a host
 // can replace the older messages with the session notes instead of asking
@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/memdir/memdir"
 )
 
 // Claude Code's limits on the messages session-memory compaction keeps.
@@ -38,7 +40,7 @@ const (
 	FallbackEmptyMessages = "no_messages"          // there is nothing to compact
 )
 
-// CompactFallbackError says why [CompactWithSessionNotes] declined.
+// CompactFallbackError says why [Compact] declined.
 type CompactFallbackError struct {
 	// Reason is one of the Fallback constants.
 	Reason string
@@ -57,16 +59,16 @@ func fallback(reason, format string, args ...any) error {
 	return &CompactFallbackError{Reason: reason, Detail: fmt.Sprintf(format, args...)}
 }
 
-// SessionCompactOptions configure [CompactWithSessionNotes]. Zero limits
+// CompactOptions configure [Compact]. Zero limits
 // take Claude Code's defaults.
-type SessionCompactOptions struct {
+type CompactOptions struct {
 	// LastSummarizedID is the last message the notes cover
-	// (SessionState.LastSummarizedMessageID). Empty means unknown, as for
+	// (State.LastSummarizedMessageID). Empty means unknown, as for
 	// a resumed session: the notes then stand for everything before the
 	// messages kept to meet the minimums.
 	LastSummarizedID string
 	// Template is the template the notes started from; notes still equal
-	// to it cannot summarise anything. Empty means DefaultSessionTemplate.
+	// to it cannot summarise anything. Empty means DefaultTemplate.
 	Template string
 	// MinTokens, MinTextMessages and MaxTokens bound the kept messages.
 	MinTokens       int
@@ -82,21 +84,21 @@ type SessionCompactOptions struct {
 	TranscriptPath string
 }
 
-// Compaction is the result of [CompactWithSessionNotes]: put Summary, as a
+// Compaction is the result of [Compact]: put Summary, as a
 // user message, in place of messages[:Start], and keep Keep.
 type Compaction struct {
 	// Summary is the text of the user message that replaces the earlier
 	// conversation: the notes, framed.
 	Summary string `json:"summary"`
 	// Notes are the notes as the summary holds them, each section cut to
-	// SessionSectionTokens×4 characters.
+	// SectionTokens×4 characters.
 	Notes string `json:"notes"`
 	// Truncated lists the headings of the sections that were cut.
 	Truncated []string `json:"truncated,omitempty"`
 	// Start is the index in the messages of the first one kept.
 	Start int `json:"start"`
 	// Keep are the messages kept, messages[Start:].
-	Keep []SessionMessage `json:"-"`
+	Keep []Message `json:"-"`
 	// Floor is the index of the first message after the last compaction
 	// boundary: nothing before it is ever kept.
 	Floor int `json:"floor"`
@@ -111,7 +113,7 @@ type Compaction struct {
 	Tokens           int `json:"tokens"`
 }
 
-// CompactWithSessionNotes decides, as Claude Code's session-memory
+// Compact decides, as Claude Code's session-memory
 // compaction does, which recent messages to keep and returns the notes as
 // the summary of the rest. A host calls it in place of an LLM summary; an
 // error wrapping ErrCompactFallback (a *CompactFallbackError) means it
@@ -130,17 +132,17 @@ type Compaction struct {
 // and when AutoCompactThreshold is set and the summary and the kept
 // messages together would reach it.
 //
-// Messages carry ids and compaction counts ([SessionMessage]); Claude
+// Messages carry ids and compaction counts ([Message]); Claude
 // Code's rule that split records of one API response stay together needs
 // nothing here, because such records are one message by then (package
 // transcript merges them).
-func CompactWithSessionNotes(notes string, messages []SessionMessage, opts *SessionCompactOptions) (*Compaction, error) {
-	var o SessionCompactOptions
+func Compact(notes string, messages []Message, opts *CompactOptions) (*Compaction, error) {
+	var o CompactOptions
 	if opts != nil {
 		o = *opts
 	}
 	if o.Template == "" {
-		o.Template = DefaultSessionTemplate
+		o.Template = DefaultTemplate
 	}
 	if o.MinTokens <= 0 {
 		o.MinTokens = DefaultCompactMinTokens
@@ -154,7 +156,7 @@ func CompactWithSessionNotes(notes string, messages []SessionMessage, opts *Sess
 	if strings.TrimSpace(notes) == "" {
 		return nil, fallback(FallbackNoNotes, "the session has no notes")
 	}
-	if IsSessionTemplate(notes, o.Template) {
+	if IsTemplate(notes, o.Template) {
 		return nil, fallback(FallbackTemplate, "the session notes are still the empty template")
 	}
 	if len(messages) == 0 {
@@ -185,7 +187,7 @@ func CompactWithSessionNotes(notes string, messages []SessionMessage, opts *Sess
 			c.KeptTextMessages++
 		}
 	}
-	c.Notes, c.Truncated = TruncateSessionNotes(notes)
+	c.Notes, c.Truncated = TruncateNotes(notes)
 	c.Summary = compactSummary(c.Notes, len(c.Truncated) > 0, len(c.Keep) > 0, o)
 	c.SummaryTokens = estimateTextTokens(c.Summary)
 	c.Tokens = c.SummaryTokens + c.KeptTokens
@@ -197,7 +199,7 @@ func CompactWithSessionNotes(notes string, messages []SessionMessage, opts *Sess
 
 // keepFrom returns the index of the first message to keep, given that
 // messages[start:] are kept anyway.
-func keepFrom(messages []SessionMessage, start, floor int, o SessionCompactOptions) int {
+func keepFrom(messages []Message, start, floor int, o CompactOptions) int {
 	tokens, texts := 0, 0
 	for _, m := range messages[start:] {
 		tokens += EstimateTokens(m.Message)
@@ -219,7 +221,7 @@ func keepFrom(messages []SessionMessage, start, floor int, o SessionCompactOptio
 // keepToolCalls moves start back to the assistant messages whose tool
 // calls are answered by tool results in messages[start:], so that no kept
 // result is left without its call.
-func keepToolCalls(messages []SessionMessage, start, floor int) int {
+func keepToolCalls(messages []Message, start, floor int) int {
 	if start <= floor || start >= len(messages) {
 		return start
 	}
@@ -228,9 +230,9 @@ func keepToolCalls(messages []SessionMessage, start, floor int) int {
 	for _, m := range messages[start:] {
 		for _, b := range m.Content {
 			switch b.Type {
-			case BlockToolUse:
+			case memdir.BlockToolUse:
 				calls[b.ToolUseID] = true
-			case BlockToolResult:
+			case memdir.BlockToolResult:
 				results = append(results, b.ToolUseID)
 			}
 		}
@@ -242,11 +244,11 @@ func keepToolCalls(messages []SessionMessage, start, floor int) int {
 		}
 	}
 	for i := start - 1; i >= floor && len(need) > 0; i-- {
-		if messages[i].Role != RoleAssistant {
+		if messages[i].Role != memdir.RoleAssistant {
 			continue
 		}
 		for _, b := range messages[i].Content {
-			if b.Type == BlockToolUse && need[b.ToolUseID] {
+			if b.Type == memdir.BlockToolUse && need[b.ToolUseID] {
 				delete(need, b.ToolUseID)
 				start = i
 			}
@@ -257,9 +259,9 @@ func keepToolCalls(messages []SessionMessage, start, floor int) int {
 
 // hasText reports whether a message says something in words (Claude
 // Code's "text block" messages, as opposed to bare tool traffic).
-func hasText(m Message) bool {
+func hasText(m memdir.Message) bool {
 	for _, b := range m.Content {
-		if b.Type == BlockText && b.Text != "" {
+		if b.Type == memdir.BlockText && b.Text != "" {
 			return true
 		}
 	}
@@ -267,20 +269,20 @@ func hasText(m Message) bool {
 }
 
 // sessionSectionChars is the most characters of one section compaction
-// keeps: SessionSectionTokens at Claude Code's four characters a token.
-const sessionSectionChars = SessionSectionTokens * 4
+// keeps: SectionTokens at Claude Code's four characters a token.
+const sessionSectionChars = SectionTokens * 4
 
 // truncationMark ends a section that compaction cut.
 const truncationMark = "[… the rest of this section was cut for length …]"
 
-// TruncateSessionNotes cuts every section of the notes whose body is
-// longer than SessionSectionTokens×4 characters at the last line that
+// TruncateNotes cuts every section of the notes whose body is
+// longer than SectionTokens×4 characters at the last line that
 // fits, marks the cut, and returns the notes with the headings of the
 // sections it cut. Text before the first heading is left as it is. The
 // line that crosses the limit is cut at it rather than dropped, so one
 // long paragraph does not empty a section. Line ends come out as "\n".
-func TruncateSessionNotes(notes string) (string, []string) {
-	pre, sections := ParseSessionNotes(notes)
+func TruncateNotes(notes string) (string, []string) {
+	pre, sections := ParseNotes(notes)
 	var b strings.Builder
 	b.WriteString(pre)
 	hasPre := !strings.HasPrefix(notes, "# ")
@@ -317,7 +319,7 @@ func TruncateSessionNotes(notes string) (string, []string) {
 
 // compactSummary frames the notes as the message that opens the compacted
 // conversation.
-func compactSummary(notes string, truncated, kept bool, o SessionCompactOptions) string {
+func compactSummary(notes string, truncated, kept bool, o CompactOptions) string {
 	var b strings.Builder
 	b.WriteString("This session continues an earlier part of the conversation that no longer fits in the context. The session notes below record what happened in it.\n\n<session_notes>\n")
 	b.WriteString(strings.TrimSpace(notes))
@@ -339,17 +341,17 @@ func compactSummary(notes string, truncated, kept bool, o SessionCompactOptions)
 }
 
 // Compact reads the notes and state of the session and calls
-// [CompactWithSessionNotes] with them: the last summarised message from
+// [Compact] with them: the last summarised message from
 // the state, the user's template, and the notes' path. opts supplies the
 // limits and the threshold; its LastSummarizedID, Template and NotesPath
 // are ignored. Missing notes fall back like empty ones.
-func (s *SessionNotes) Compact(messages []SessionMessage, opts *SessionCompactOptions) (*Compaction, error) {
-	var o SessionCompactOptions
+func (s *Notes) Compact(messages []Message, opts *CompactOptions) (*Compaction, error) {
+	var o CompactOptions
 	if opts != nil {
 		o = *opts
 	}
 	notes, err := s.Read()
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, memdir.ErrNotFound) {
 		return nil, fallback(FallbackNoNotes, "session %s has no notes (%s)", s.sessionID, s.Path())
 	}
 	if err != nil {
@@ -364,5 +366,5 @@ func (s *SessionNotes) Compact(messages []SessionMessage, opts *SessionCompactOp
 	}
 	o.LastSummarizedID = st.LastSummarizedMessageID
 	o.NotesPath = s.Path()
-	return CompactWithSessionNotes(notes, messages, &o)
+	return Compact(notes, messages, &o)
 }

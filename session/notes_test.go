@@ -1,4 +1,4 @@
-package memdir_test
+package session_test
 
 import (
 	"context"
@@ -17,11 +17,11 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/memdir/memdir"
-	"github.com/memdir/memdir/agent"
 	"github.com/memdir/memdir/anthropic"
 	"github.com/memdir/memdir/internal/flock"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/openai"
+	"github.com/memdir/memdir/session"
 	"github.com/memdir/memdir/transcript"
 )
 
@@ -33,14 +33,14 @@ func words(n int) string {
 	return strings.Repeat(s, n/len(s)+1)[:n]
 }
 
-func smUser(id, text string) memdir.SessionMessage {
-	return memdir.SessionMessage{ID: id, Message: memdir.Message{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock(text)}}}
+func smUser(id, text string) session.Message {
+	return session.Message{ID: id, Message: memdir.Message{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock(text)}}}
 }
 
 // smAssistant is an assistant message with optional text, tool calls
 // (by id) and the context size its API response reported.
-func smAssistant(id, text string, context int, calls ...string) memdir.SessionMessage {
-	m := memdir.SessionMessage{ID: id, Message: memdir.Message{Role: memdir.RoleAssistant}}
+func smAssistant(id, text string, context int, calls ...string) session.Message {
+	m := session.Message{ID: id, Message: memdir.Message{Role: memdir.RoleAssistant}}
 	if text != "" {
 		m.Content = append(m.Content, memdir.TextBlock(text))
 	}
@@ -55,35 +55,35 @@ func smAssistant(id, text string, context int, calls ...string) memdir.SessionMe
 }
 
 // smResults answers tool calls, each with output of n characters.
-func smResults(id string, n int, calls ...string) memdir.SessionMessage {
-	m := memdir.SessionMessage{ID: id, Message: memdir.Message{Role: memdir.RoleUser}}
+func smResults(id string, n int, calls ...string) session.Message {
+	m := session.Message{ID: id, Message: memdir.Message{Role: memdir.RoleUser}}
 	for _, c := range calls {
 		m.Content = append(m.Content, memdir.Block{Type: memdir.BlockToolResult, ToolUseID: c, Text: words(n)})
 	}
 	return m
 }
 
-func compacted(n int, ms ...memdir.SessionMessage) []memdir.SessionMessage {
+func compacted(n int, ms ...session.Message) []session.Message {
 	for i := range ms {
 		ms[i].Compactions = n
 	}
 	return ms
 }
 
-// fixtureMessages reads testdata/sessionmem/session.jsonl, a Claude Code
+// fixtureMessages reads testdata/session.jsonl, a Claude Code
 // session with tool calls, split assistant records and one compaction.
-func fixtureMessages(tb testing.TB) []memdir.SessionMessage {
+func fixtureMessages(tb testing.TB) []session.Message {
 	tb.Helper()
-	tr, err := transcript.ReadFile(filepath.Join("testdata", "sessionmem", "session.jsonl"))
+	tr, err := transcript.ReadFile(filepath.Join("testdata", "session.jsonl"))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	if len(tr.Skipped) > 0 {
 		tb.Fatalf("fixture has unreadable lines: %v", tr.Skipped)
 	}
-	var out []memdir.SessionMessage
+	var out []session.Message
 	for _, m := range tr.Messages() {
-		out = append(out, memdir.SessionMessage{Message: m.Message, ID: m.UUID, Usage: m.Usage, Compactions: m.Compactions})
+		out = append(out, session.Message{Message: m.Message, ID: m.UUID, Usage: m.Usage, Compactions: m.Compactions})
 	}
 	return out
 }
@@ -93,23 +93,23 @@ const fixtureLastID = "20000060-0000-4000-8000-000000000060"
 func TestDecideSessionUpdate(t *testing.T) {
 	// A first turn that reads a lot: 12k of context by usage, still
 	// calling tools, with two calls so far.
-	midTurn := []memdir.SessionMessage{
+	midTurn := []session.Message{
 		smUser("u1", "Add a 5 minute cache to the quotes endpoint."),
 		smAssistant("a1", "Reading the package.", 6000, "t1"),
 		smResults("r1", 20000, "t1"),
 		smAssistant("a2", "", 12000, "t2"),
 	}
-	turnOver := append(append([]memdir.SessionMessage{}, midTurn...),
+	turnOver := append(append([]session.Message{}, midTurn...),
 		smResults("r2", 400, "t2"),
 		smAssistant("a3", "The cache is in place and the tests pass.", 12500),
 	)
-	threeCalls := append(append([]memdir.SessionMessage{}, midTurn...),
+	threeCalls := append(append([]session.Message{}, midTurn...),
 		smResults("r2", 400, "t2"),
 		smAssistant("a3", "", 12300, "t3"),
 	)
-	afterUpdate := memdir.SessionState{Initialized: true, LastMessageID: "a3", LastSummarizedMessageID: "a3", TokensAtLastUpdate: 12500, Updates: 1}
-	grown := func(context int, calls ...string) []memdir.SessionMessage {
-		return append(append([]memdir.SessionMessage{}, turnOver...),
+	afterUpdate := session.State{Initialized: true, LastMessageID: "a3", LastSummarizedMessageID: "a3", TokensAtLastUpdate: 12500, Updates: 1}
+	grown := func(context int, calls ...string) []session.Message {
+		return append(append([]session.Message{}, turnOver...),
 			smUser("u2", "now wire it into the handler"),
 			smAssistant("a4", "", context-2000, calls...),
 			smResults("r4", 100, calls...),
@@ -117,7 +117,7 @@ func TestDecideSessionUpdate(t *testing.T) {
 		)
 	}
 	// After a compaction the context is smaller than at the last update.
-	afterCompaction := append(append([]memdir.SessionMessage{}, turnOver...), compacted(1,
+	afterCompaction := append(append([]session.Message{}, turnOver...), compacted(1,
 		smUser("s1", "(summary of the conversation so far)"),
 		smUser("u5", "add metrics too"),
 		smAssistant("a6", "Added the two counters.", 7000),
@@ -129,9 +129,9 @@ func TestDecideSessionUpdate(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		state    memdir.SessionState
-		messages []memdir.SessionMessage
-		th       memdir.SessionThresholds
+		state    session.State
+		messages []session.Message
+		th       session.Thresholds
 		want     want
 		reason   string
 	}{
@@ -194,7 +194,7 @@ func TestDecideSessionUpdate(t *testing.T) {
 		},
 		{
 			name:     "last update's message is gone: calls counted from the start",
-			state:    memdir.SessionState{Initialized: true, LastMessageID: "vanished", TokensAtLastUpdate: 1000},
+			state:    session.State{Initialized: true, LastMessageID: "vanished", TokensAtLastUpdate: 1000},
 			messages: threeCalls,
 			want:     want{Update: true, Initialized: true, Tokens: 12300, Growth: 11300, ToolCalls: 3, LastTurnToolCalls: true},
 		},
@@ -206,30 +206,30 @@ func TestDecideSessionUpdate(t *testing.T) {
 		},
 		{
 			name:     "initialized sessions stay initialized below the first threshold",
-			state:    memdir.SessionState{Initialized: true},
-			messages: []memdir.SessionMessage{smUser("u1", "hi"), smAssistant("a1", "Hello.", 6000)},
+			state:    session.State{Initialized: true},
+			messages: []session.Message{smUser("u1", "hi"), smAssistant("a1", "Hello.", 6000)},
 			want:     want{Update: true, Initialized: true, Tokens: 6000, Growth: 6000},
 		},
 		{
 			name:     "without usage the context is estimated at four characters a token",
-			messages: []memdir.SessionMessage{smUser("u1", words(30000)), smAssistant("a1", words(12000), 0)},
+			messages: []session.Message{smUser("u1", words(30000)), smAssistant("a1", words(12000), 0)},
 			want:     want{Initialized: true, Update: true, Estimated: true, Tokens: 10500, Growth: 10500},
 		},
 		{
 			name:     "estimates count only the messages since the last compaction",
-			messages: append([]memdir.SessionMessage{smUser("u0", words(80000))}, compacted(1, smUser("u1", words(8000)), smAssistant("a1", "ok", 0))...),
+			messages: append([]session.Message{smUser("u0", words(80000))}, compacted(1, smUser("u1", words(8000)), smAssistant("a1", "ok", 0))...),
 			want:     want{Estimated: true, Tokens: 2001},
 		},
 		{
 			name:     "usage plus an estimate of what follows it",
-			messages: append(append([]memdir.SessionMessage{}, midTurn...), smResults("r2", 8000, "t2")),
+			messages: append(append([]session.Message{}, midTurn...), smResults("r2", 8000, "t2")),
 			want:     want{Initialized: true, Tokens: 14000, Growth: 14000, ToolCalls: 2, LastTurnToolCalls: true},
 		},
 		{
 			name:     "configured thresholds",
 			state:    afterUpdate,
 			messages: grown(15000, "t4"),
-			th:       memdir.SessionThresholds{MinTokensToInit: 50000, MinTokensBetweenUpdates: 2000, ToolCallsBetweenUpdates: 1},
+			th:       session.Thresholds{MinTokensToInit: 50000, MinTokensBetweenUpdates: 2000, ToolCallsBetweenUpdates: 1},
 			want:     want{Update: true, Initialized: true, Tokens: 15000, Growth: 2500, ToolCalls: 1},
 			reason:   "1 tool calls",
 		},
@@ -241,7 +241,7 @@ func TestDecideSessionUpdate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := memdir.DecideSessionUpdate(tt.state, tt.messages, tt.th)
+			d := session.Decide(tt.state, tt.messages, tt.th)
 			got := want{d.Update, d.Initialized, d.Estimated, d.LastTurnToolCalls, d.Tokens, d.Growth, d.ToolCalls}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("decision (-want +got):\n%s\nreason: %s", diff, d.Reason)
@@ -255,14 +255,14 @@ func TestDecideSessionUpdate(t *testing.T) {
 
 func TestDecideOnFixture(t *testing.T) {
 	msgs := fixtureMessages(t)
-	d := memdir.DecideSessionUpdate(memdir.SessionState{}, msgs, memdir.SessionThresholds{})
+	d := session.Decide(session.State{}, msgs, session.Thresholds{})
 	// The last response reported 23,065 tokens of context; nothing follows it.
-	want := memdir.SessionDecision{Update: true, Tokens: 23065, Initialized: true, Growth: 23065, ToolCalls: 20, Thresholds: memdir.SessionThresholds{MinTokensToInit: 10000, MinTokensBetweenUpdates: 5000, ToolCallsBetweenUpdates: 3}}
-	if diff := cmp.Diff(want, d, cmpopts.IgnoreFields(memdir.SessionDecision{}, "Reason")); diff != "" {
+	want := session.Decision{Update: true, Tokens: 23065, Initialized: true, Growth: 23065, ToolCalls: 20, Thresholds: session.Thresholds{MinTokensToInit: 10000, MinTokensBetweenUpdates: 5000, ToolCallsBetweenUpdates: 3}}
+	if diff := cmp.Diff(want, d, cmpopts.IgnoreFields(session.Decision{}, "Reason")); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	// Mid-chain: the assistant has just asked for the commit.
-	d = memdir.DecideSessionUpdate(memdir.SessionState{}, msgs[:len(msgs)-2], memdir.SessionThresholds{})
+	d = session.Decide(session.State{}, msgs[:len(msgs)-2], session.Thresholds{})
 	if !d.Update || !d.LastTurnToolCalls || d.ToolCalls != 20 {
 		t.Errorf("mid-chain decision = %+v", d)
 	}
@@ -285,9 +285,9 @@ func newSessionWorld(tb testing.TB) *sessionWorld {
 	}
 }
 
-func (w *sessionWorld) open(tb testing.TB, session string) *memdir.SessionNotes {
+func (w *sessionWorld) open(tb testing.TB, id string) *session.Notes {
 	tb.Helper()
-	n, err := memdir.OpenSessionNotes(w.home, w.project, session, &memdir.SessionNotesOptions{
+	n, err := session.Open(w.home, w.project, id, &session.Options{
 		Journal: memdir.NewJournal(w.journal, func() time.Time { return w.now }),
 		Now:     func() time.Time { return w.now },
 	})
@@ -328,15 +328,15 @@ func TestSessionNotesPath(t *testing.T) {
 		t.Errorf("config paths %s, %s", n.TemplatePath(), n.PromptPath())
 	}
 	for _, id := range []string{"", ".", "..", "a/b", `a\b`, "a\x00b", "tab\there", "../../etc", strings.Repeat("x", 256), "\xff"} {
-		_, err := memdir.OpenSessionNotes(w.home, w.project, id, nil)
+		_, err := session.Open(w.home, w.project, id, nil)
 		if !errors.Is(err, memdir.ErrInvalid) {
 			t.Errorf("session id %q: err = %v, want ErrInvalid", id, err)
 		}
 	}
-	if _, err := memdir.OpenSessionNotes("relative", w.project, "s", nil); !errors.Is(err, memdir.ErrInvalid) {
+	if _, err := session.Open("relative", w.project, "s", nil); !errors.Is(err, memdir.ErrInvalid) {
 		t.Errorf("relative config home: %v", err)
 	}
-	if _, err := memdir.OpenSessionNotes(w.home, "", "s", nil); !errors.Is(err, memdir.ErrInvalid) {
+	if _, err := session.Open(w.home, "", "s", nil); !errors.Is(err, memdir.ErrInvalid) {
 		t.Errorf("empty project: %v", err)
 	}
 }
@@ -352,7 +352,7 @@ func TestEnsureCreatesOnceWithModes(t *testing.T) {
 		t.Fatalf("Ensure = %v, %v; want created", created, err)
 	}
 	got, err := n.Read()
-	if err != nil || got != memdir.DefaultSessionTemplate {
+	if err != nil || got != session.DefaultTemplate {
 		t.Fatalf("notes = %q, %v; want the default template", got, err)
 	}
 	for path, mode := range map[string]fs.FileMode{n.Dir(): 0o700 | fs.ModeDir, n.Path(): 0o600} {
@@ -401,10 +401,10 @@ func TestSessionTemplates(t *testing.T) {
 	w := newSessionWorld(t)
 	n := w.open(t, "s1")
 	tmpl, err := n.Template()
-	if err != nil || tmpl != memdir.DefaultSessionTemplate {
+	if err != nil || tmpl != session.DefaultTemplate {
 		t.Fatalf("default template: %q, %v", tmpl, err)
 	}
-	_, sections := memdir.ParseSessionNotes(tmpl)
+	_, sections := session.ParseNotes(tmpl)
 	var titles []string
 	for _, s := range sections {
 		titles = append(titles, s.Title())
@@ -448,31 +448,31 @@ func TestIsSessionTemplate(t *testing.T) {
 		name, notes, template string
 		want                  bool
 	}{
-		{"default, untouched", memdir.DefaultSessionTemplate, memdir.DefaultSessionTemplate, true},
-		{"default, whitespace differs", "\n\n" + strings.TrimSpace(memdir.DefaultSessionTemplate) + "\n\n\n", memdir.DefaultSessionTemplate, true},
-		{"another template's wording, no content", "# Session Title\n_A short title_\n\n# Current State\n_What now_\n", memdir.DefaultSessionTemplate, true},
-		{"default with content", strings.Replace(memdir.DefaultSessionTemplate, "# Worklog\n", "# Worklog\n- added the cache\n", 1) + "- step\n", memdir.DefaultSessionTemplate, false},
+		{"default, untouched", session.DefaultTemplate, session.DefaultTemplate, true},
+		{"default, whitespace differs", "\n\n" + strings.TrimSpace(session.DefaultTemplate) + "\n\n\n", session.DefaultTemplate, true},
+		{"another template's wording, no content", "# Session Title\n_A short title_\n\n# Current State\n_What now_\n", session.DefaultTemplate, true},
+		{"default with content", strings.Replace(session.DefaultTemplate, "# Worklog\n", "# Worklog\n- added the cache\n", 1) + "- step\n", session.DefaultTemplate, false},
 		{"user template with a placeholder line, untouched", user, user, true},
 		{"user template, placeholder replaced", strings.Replace(user, "- nothing yet", "- cache quotes", 1), user, false},
-		{"text before the first heading", "stray\n# A\n_a_\n", memdir.DefaultSessionTemplate, false},
-		{"no headings", "just text", memdir.DefaultSessionTemplate, false},
+		{"text before the first heading", "stray\n# A\n_a_\n", session.DefaultTemplate, false},
+		{"no headings", "just text", session.DefaultTemplate, false},
 	}
 	for _, tt := range tests {
-		if got := memdir.IsSessionTemplate(tt.notes, tt.template); got != tt.want {
-			t.Errorf("%s: IsSessionTemplate = %v, want %v", tt.name, got, tt.want)
+		if got := session.IsTemplate(tt.notes, tt.template); got != tt.want {
+			t.Errorf("%s: IsTemplate = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }
 
 func TestBuildSessionPrompt(t *testing.T) {
 	notes := "# Current State\n_now_\nuses {{notesPath}} literally, and $1\n"
-	got := memdir.BuildSessionPrompt("Notes at {{notesPath}}:\n{{currentNotes}}\nKeep {{unknown}} and {{ notesPath }}.", notes, "/memories/summary.md")
+	got := session.BuildPrompt("Notes at {{notesPath}}:\n{{currentNotes}}\nKeep {{unknown}} and {{ notesPath }}.", notes, "/memories/summary.md")
 	want := "Notes at /memories/summary.md:\n" + notes + "\nKeep {{unknown}} and {{ notesPath }}."
 	if got != want {
 		t.Errorf("substitution:\n got %q\nwant %q", got, want)
 	}
-	def := memdir.BuildSessionPrompt(memdir.DefaultSessionPrompt, memdir.DefaultSessionTemplate, "/memories/summary.md")
-	for _, s := range []string{"<current_notes>\n" + memdir.DefaultSessionTemplate + "\n</current_notes>", "The notes file is /memories/summary.md.", "str_replace", "Current State", "2000 tokens"} {
+	def := session.BuildPrompt(session.DefaultPrompt, session.DefaultTemplate, "/memories/summary.md")
+	for _, s := range []string{"<current_notes>\n" + session.DefaultTemplate + "\n</current_notes>", "The notes file is /memories/summary.md.", "str_replace", "Current State", "2000 tokens"} {
 		if !strings.Contains(def, s) {
 			t.Errorf("default prompt lacks %q", s)
 		}
@@ -482,8 +482,8 @@ func TestBuildSessionPrompt(t *testing.T) {
 	}
 
 	// Reminders: one oversized section, then the whole file over budget.
-	big := strings.Replace(memdir.DefaultSessionTemplate, "# Worklog\n", "# Worklog\n"+words(8400)+"\n", 1)
-	p := memdir.BuildSessionPrompt("{{currentNotes}}", big, "x")
+	big := strings.Replace(session.DefaultTemplate, "# Worklog\n", "# Worklog\n"+words(8400)+"\n", 1)
+	p := session.BuildPrompt("{{currentNotes}}", big, "x")
 	if !strings.Contains(p, "These sections are over their limit and must be shortened:\n- \"# Worklog\": about 2") || strings.Contains(p, "whole file") {
 		t.Errorf("section reminder missing or wrong:\n%s", p[len(big):])
 	}
@@ -491,7 +491,7 @@ func TestBuildSessionPrompt(t *testing.T) {
 	for _, h := range []string{"# Learnings\n", "# Key results\n", "# Files and Functions\n", "# Workflow\n", "# Current State\n", "# Task specification\n"} {
 		huge = strings.Replace(huge, h, h+words(8200)+"\n", 1)
 	}
-	p = memdir.BuildSessionPrompt("{{currentNotes}}", huge, "x")[len(huge):]
+	p = session.BuildPrompt("{{currentNotes}}", huge, "x")[len(huge):]
 	if !strings.Contains(p, "over the 12000-token limit for the whole file") || !strings.Contains(p, "Sections to shorten:") || strings.Count(p, "\n- ") != 7 {
 		t.Errorf("budget reminder missing or wrong:\n%s", p)
 	}
@@ -516,12 +516,12 @@ func TestCheckSessionStructure(t *testing.T) {
 		{"wiped", "", `section "# Title" was removed`},
 	}
 	for _, tt := range tests {
-		if got := memdir.CheckSessionStructure(base, tt.after); !strings.Contains(got, tt.want) || (tt.want == "") != (got == "") {
-			t.Errorf("%s: CheckSessionStructure = %q, want %q", tt.name, got, tt.want)
+		if got := session.CheckStructure(base, tt.after); !strings.Contains(got, tt.want) || (tt.want == "") != (got == "") {
+			t.Errorf("%s: CheckStructure = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 	plain := "# A\nno italics\n"
-	if got := memdir.CheckSessionStructure(plain, "# A\n_now italic_\n"); !strings.Contains(got, "gained an italic line") {
+	if got := session.CheckStructure(plain, "# A\n_now italic_\n"); !strings.Contains(got, "gained an italic line") {
 		t.Errorf("gained italic: %q", got)
 	}
 }
@@ -530,34 +530,23 @@ func TestSessionState(t *testing.T) {
 	w := newSessionWorld(t)
 	n := w.open(t, "s1")
 	st, err := n.State()
-	if err != nil || st != (memdir.SessionState{SessionID: "s1"}) {
+	if err != nil || st != (session.State{SessionID: "s1"}) {
 		t.Fatalf("fresh state = %+v, %v", st, err)
 	}
-	writeFile(t, filepath.Join(n.Dir(), memdir.SessionStateFile), "{not json")
-	if _, err := n.State(); !errors.Is(err, memdir.ErrInvalid) || !strings.Contains(err.Error(), memdir.SessionStateFile) {
+	writeFile(t, filepath.Join(n.Dir(), session.StateFile), "{not json")
+	if _, err := n.State(); !errors.Is(err, memdir.ErrInvalid) || !strings.Contains(err.Error(), session.StateFile) {
 		t.Errorf("broken state: %v", err)
 	}
-	if _, err := n.Decide(nil, memdir.SessionThresholds{}); err == nil {
+	if _, err := n.Decide(nil, session.Thresholds{}); err == nil {
 		t.Error("Decide ignored a broken state file")
 	}
 }
 
-// agentEditor runs the restricted agent loop for the notes, as the memdir
-// command does.
-type agentEditor struct{ model memdir.Model }
+// noModel stands in where an update must stop before the model is asked.
+type noModel struct{}
 
-func (e agentEditor) EditNotes(ctx context.Context, ed *memdir.NotesEdit) (*memdir.NotesEditResult, error) {
-	res, err := agent.Run(ctx, &agent.Options{
-		Model: e.model, System: ed.System, MemoryDir: ed.Dir, OnlyFile: ed.File,
-		MaxTurns: ed.MaxTurns, BeforeChange: ed.BeforeChange,
-	}, ed.Messages)
-	out := &memdir.NotesEditResult{Text: res.Text, Turns: res.Turns, TurnLimit: res.TurnLimit, ToolCalls: len(res.ToolCalls), Usage: res.Usage}
-	for _, c := range res.ToolCalls {
-		if c.Denied {
-			out.Denied++
-		}
-	}
-	return out, err
+func (noModel) Generate(context.Context, *memdir.Request) (*memdir.Response, error) {
+	return nil, errors.New("the model was called")
 }
 
 type smClient struct {
@@ -580,13 +569,13 @@ var smClients = []smClient{
 	}},
 }
 
-func newEditor(tb testing.TB, c smClient, srv *memdirtest.ModelServer) memdir.NotesEditor {
+func newModel(tb testing.TB, c smClient, srv *memdirtest.ModelServer) memdir.Model {
 	tb.Helper()
 	m, err := c.new(srv)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return agentEditor{m}
+	return m
 }
 
 // replace is a memory-tool str_replace call on the notes.
@@ -620,7 +609,7 @@ func TestUpdateThroughRealClients(t *testing.T) {
 			srv := memdirtest.NewModelServer(t)
 			srv.Enqueue(goodEdit()...)
 			msgs := fixtureMessages(t)
-			res, err := n.Update(context.Background(), msgs, &memdir.SessionUpdateOptions{Editor: newEditor(t, c, srv)})
+			res, err := n.Update(context.Background(), msgs, &session.UpdateOptions{Model: newModel(t, c, srv)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -633,12 +622,12 @@ func TestUpdateThroughRealClients(t *testing.T) {
 			if res.Edit == nil || res.Edit.Turns != 2 || res.Edit.ToolCalls != 2 || res.Edit.Denied != 0 || res.Edit.Usage.InputTokens != 14300 {
 				t.Errorf("edit = %+v", res.Edit)
 			}
-			want := strings.Replace(memdir.DefaultSessionTemplate, stateLine, stateLine+"Quotes cache wired into the six handlers and committed as 9f3c2a1.\n", 1)
+			want := strings.Replace(session.DefaultTemplate, stateLine, stateLine+"Quotes cache wired into the six handlers and committed as 9f3c2a1.\n", 1)
 			want = strings.Replace(want, worklogLine, worklogLine+"- cache with 5 min TTL, c.now() clock\n- handlers use cache.Get; hit/miss counters\n", 1)
 			if got := readFile(t, n.Path()); got != want {
 				t.Errorf("notes:\n%s", got)
 			}
-			wantState := memdir.SessionState{
+			wantState := session.State{
 				SessionID: "5d0c9a3e-41b7-4c2a-9e55-0f1e2d3c4b5a", Initialized: true,
 				LastMessageID: fixtureLastID, LastSummarizedMessageID: fixtureLastID,
 				TokensAtLastUpdate: 23065, CompactionsAtLastUpdate: 1, Updates: 1, UpdatedAt: w.now,
@@ -667,7 +656,7 @@ func TestUpdateThroughRealClients(t *testing.T) {
 				"(tool error for id toolu_003) === RUN",
 				"Committed as 9f3c2a1 on quotes-cache.\n\n</conversation>",
 				"The notes file is /memories/summary.md.",
-				"<current_notes>\n" + memdir.DefaultSessionTemplate + "\n</current_notes>",
+				"<current_notes>\n" + session.DefaultTemplate + "\n</current_notes>",
 			} {
 				if !strings.Contains(text, s) {
 					t.Errorf("request lacks %q", s)
@@ -675,7 +664,7 @@ func TestUpdateThroughRealClients(t *testing.T) {
 			}
 
 			// Nothing new: the next call does not reach the model.
-			res, err = n.Update(context.Background(), msgs, &memdir.SessionUpdateOptions{Editor: newEditor(t, c, srv)})
+			res, err = n.Update(context.Background(), msgs, &session.UpdateOptions{Model: newModel(t, c, srv)})
 			if err != nil || res.Updated || !strings.Contains(res.Decision.Reason, "grew by 0 tokens") {
 				t.Errorf("second update = %+v, %v", res, err)
 			}
@@ -691,9 +680,9 @@ func TestUpdateRollsBackBrokenStructure(t *testing.T) {
 	n := w.open(t, "s1")
 	msgs := fixtureMessages(t)
 	srv := memdirtest.NewModelServer(t)
-	ed := newEditor(t, smClients[0], srv)
+	m := newModel(t, smClients[0], srv)
 	srv.Enqueue(goodEdit()...)
-	if _, err := n.Update(context.Background(), msgs, &memdir.SessionUpdateOptions{Editor: ed}); err != nil {
+	if _, err := n.Update(context.Background(), msgs, &session.UpdateOptions{Model: m}); err != nil {
 		t.Fatal(err)
 	}
 	before := readFile(t, n.Path())
@@ -707,7 +696,7 @@ func TestUpdateRollsBackBrokenStructure(t *testing.T) {
 		}},
 		memdirtest.TextReply("Done."),
 	)
-	res, err := n.Update(context.Background(), msgs, &memdir.SessionUpdateOptions{Editor: ed, Force: true})
+	res, err := n.Update(context.Background(), msgs, &session.UpdateOptions{Model: m, Force: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -754,7 +743,7 @@ func TestUpdateKeepsModelToTheNotes(t *testing.T) {
 		}},
 		memdirtest.TextReply("Done."),
 	)
-	res, err := n.Update(context.Background(), fixtureMessages(t), &memdir.SessionUpdateOptions{Editor: newEditor(t, smClients[0], srv)})
+	res, err := n.Update(context.Background(), fixtureMessages(t), &session.UpdateOptions{Model: newModel(t, smClients[0], srv)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -766,7 +755,7 @@ func TestUpdateKeepsModelToTheNotes(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if diff := cmp.Diff([]string{memdir.SessionStateFile, "summary.md"}, names); diff != "" {
+	if diff := cmp.Diff([]string{session.StateFile, "summary.md"}, names); diff != "" {
 		t.Errorf("session-memory directory (-want +got):\n%s", diff)
 	}
 	// The model's view of the directory does not show the state file.
@@ -783,7 +772,7 @@ func TestUpdateSummarizedIDOnlyAtBreaks(t *testing.T) {
 	midChain := msgs[:len(msgs)-2] // ends with the assistant's git commit call
 	srv := memdirtest.NewModelServer(t)
 	srv.Enqueue(goodEdit()...)
-	res, err := n.Update(context.Background(), midChain, &memdir.SessionUpdateOptions{Editor: newEditor(t, smClients[0], srv)})
+	res, err := n.Update(context.Background(), midChain, &session.UpdateOptions{Model: newModel(t, smClients[0], srv)})
 	if err != nil || !res.Updated {
 		t.Fatal(res, err)
 	}
@@ -792,7 +781,7 @@ func TestUpdateSummarizedIDOnlyAtBreaks(t *testing.T) {
 	}
 	// The next update sends only what came after the last one.
 	srv.Enqueue(memdirtest.TextReply("Nothing to add."))
-	res, err = n.Update(context.Background(), msgs, &memdir.SessionUpdateOptions{Editor: newEditor(t, smClients[0], srv), Force: true})
+	res, err = n.Update(context.Background(), msgs, &session.UpdateOptions{Model: newModel(t, smClients[0], srv), Force: true})
 	if err != nil || res.Messages != 2 || res.State.LastSummarizedMessageID != fixtureLastID || res.Changed {
 		t.Fatalf("second update = %+v, %v", res, err)
 	}
@@ -811,7 +800,7 @@ func TestUpdateSendsRecentMessagesWhenLong(t *testing.T) {
 	srv := memdirtest.NewModelServer(t)
 	srv.Enqueue(memdirtest.TextReply("ok"))
 	msgs := fixtureMessages(t)
-	res, err := n.Update(context.Background(), msgs, &memdir.SessionUpdateOptions{Editor: newEditor(t, smClients[0], srv), MaxConversationChars: 3000})
+	res, err := n.Update(context.Background(), msgs, &session.UpdateOptions{Model: newModel(t, smClients[0], srv), MaxConversationChars: 3000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -831,7 +820,7 @@ func TestUpdateFailures(t *testing.T) {
 		n := w.open(t, "s1")
 		srv := memdirtest.NewModelServer(t)
 		srv.Enqueue(memdirtest.ErrorReply(500, "overloaded"))
-		res, err := n.Update(context.Background(), msgs, &memdir.SessionUpdateOptions{Editor: newEditor(t, smClients[0], srv)})
+		res, err := n.Update(context.Background(), msgs, &session.UpdateOptions{Model: newModel(t, smClients[0], srv)})
 		var me *memdir.ModelError
 		if !errors.As(err, &me) || res == nil || !res.Updated {
 			t.Fatalf("Update = %+v, %v; want a model error with the result", res, err)
@@ -844,8 +833,8 @@ func TestUpdateFailures(t *testing.T) {
 		w := newSessionWorld(t)
 		n := w.open(t, "s1")
 		srv := memdirtest.NewModelServer(t)
-		short := []memdir.SessionMessage{smUser("u1", "hi"), smAssistant("a1", "hello", 900)}
-		res, err := n.Update(context.Background(), short, &memdir.SessionUpdateOptions{Editor: newEditor(t, smClients[0], srv)})
+		short := []session.Message{smUser("u1", "hi"), smAssistant("a1", "hello", 900)}
+		res, err := n.Update(context.Background(), short, &session.UpdateOptions{Model: newModel(t, smClients[0], srv)})
 		if err != nil || res.Updated {
 			t.Fatalf("Update = %+v, %v", res, err)
 		}
@@ -856,8 +845,8 @@ func TestUpdateFailures(t *testing.T) {
 	t.Run("crossing the first threshold is remembered", func(t *testing.T) {
 		w := newSessionWorld(t)
 		n := w.open(t, "s1")
-		midTurn := []memdir.SessionMessage{smUser("u1", "go"), smAssistant("a1", "", 12000, "t1")}
-		res, err := n.Update(context.Background(), midTurn, &memdir.SessionUpdateOptions{Editor: agentEditor{}})
+		midTurn := []session.Message{smUser("u1", "go"), smAssistant("a1", "", 12000, "t1")}
+		res, err := n.Update(context.Background(), midTurn, &session.UpdateOptions{Model: noModel{}})
 		if err != nil || res.Updated || !res.State.Initialized {
 			t.Fatalf("Update = %+v, %v", res, err)
 		}
@@ -876,7 +865,7 @@ func TestUpdateFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l.Unlock()
-		_, err = n.Update(context.Background(), msgs, &memdir.SessionUpdateOptions{Editor: agentEditor{}, Force: true})
+		_, err = n.Update(context.Background(), msgs, &session.UpdateOptions{Model: noModel{}, Force: true})
 		if !errors.Is(err, memdir.ErrLocked) {
 			t.Errorf("err = %v, want ErrLocked", err)
 		}
@@ -885,13 +874,13 @@ func TestUpdateFailures(t *testing.T) {
 		w := newSessionWorld(t)
 		n := w.open(t, "s1")
 		if _, err := n.Update(context.Background(), msgs, nil); !errors.Is(err, memdir.ErrInvalid) {
-			t.Errorf("no editor: %v", err)
+			t.Errorf("no model: %v", err)
 		}
-		if _, err := n.Update(context.Background(), nil, &memdir.SessionUpdateOptions{Editor: agentEditor{}}); !errors.Is(err, memdir.ErrInvalid) {
+		if _, err := n.Update(context.Background(), nil, &session.UpdateOptions{Model: noModel{}}); !errors.Is(err, memdir.ErrInvalid) {
 			t.Errorf("no messages: %v", err)
 		}
 		writeFile(t, n.PromptPath(), "bad \xff prompt")
-		if _, err := n.Update(context.Background(), msgs, &memdir.SessionUpdateOptions{Editor: agentEditor{}, Force: true}); err == nil || !strings.Contains(err.Error(), "prompt.md") {
+		if _, err := n.Update(context.Background(), msgs, &session.UpdateOptions{Model: noModel{}, Force: true}); err == nil || !strings.Contains(err.Error(), "prompt.md") {
 			t.Errorf("broken prompt.md: %v", err)
 		}
 	})
@@ -903,11 +892,11 @@ func TestUpdateUsesUserPrompt(t *testing.T) {
 	writeFile(t, n.PromptPath(), "Edit {{notesPath}} only. Now:\n{{currentNotes}}\nEnd.")
 	srv := memdirtest.NewModelServer(t)
 	srv.Enqueue(memdirtest.TextReply("ok"))
-	if _, err := n.Update(context.Background(), fixtureMessages(t), &memdir.SessionUpdateOptions{Editor: newEditor(t, smClients[0], srv)}); err != nil {
+	if _, err := n.Update(context.Background(), fixtureMessages(t), &session.UpdateOptions{Model: newModel(t, smClients[0], srv)}); err != nil {
 		t.Fatal(err)
 	}
 	text := srv.LastRequest().Messages[0].Content[0].Text
-	if !strings.HasSuffix(text, "</conversation>\n\nEdit /memories/summary.md only. Now:\n"+memdir.DefaultSessionTemplate+"\nEnd.") {
+	if !strings.HasSuffix(text, "</conversation>\n\nEdit /memories/summary.md only. Now:\n"+session.DefaultTemplate+"\nEnd.") {
 		t.Errorf("prompt.md not used:\n%s", text[len(text)-400:])
 	}
 }
@@ -921,7 +910,7 @@ func TestUpdateIsUndoable(t *testing.T) {
 	if _, err := n.Ensure(); err != nil {
 		t.Fatal(err)
 	}
-	res, err := n.Update(context.Background(), msgs, &memdir.SessionUpdateOptions{Editor: newEditor(t, smClients[0], srv)})
+	res, err := n.Update(context.Background(), msgs, &session.UpdateOptions{Model: newModel(t, smClients[0], srv)})
 	if err != nil || !res.Changed {
 		t.Fatal(res, err)
 	}
@@ -936,14 +925,14 @@ func TestUpdateIsUndoable(t *testing.T) {
 	if _, err := d.Undo(context.Background(), res.RunID, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := readFile(t, n.Path()); got != memdir.DefaultSessionTemplate {
+	if got := readFile(t, n.Path()); got != session.DefaultTemplate {
 		t.Errorf("undo left:\n%s", got)
 	}
 	// Nothing else appears, not even an index.
 	entries, _ := os.ReadDir(n.Dir())
 	for _, e := range entries {
 		switch e.Name() {
-		case "summary.md", memdir.SessionStateFile:
+		case "summary.md", session.StateFile:
 		default:
 			t.Errorf("undo left %s in the session-memory directory", e.Name())
 		}
@@ -953,7 +942,7 @@ func TestUpdateIsUndoable(t *testing.T) {
 // A host keeps a session's notes up to date after each model response and,
 // when the context is full, compacts with them instead of asking a model
 // for a summary.
-func ExampleSessionNotes_Update() {
+func ExampleNotes_Update() {
 	home, _ := os.MkdirTemp("", "claude")
 	defer os.RemoveAll(home)
 
@@ -970,19 +959,18 @@ func ExampleSessionNotes_Update() {
 		log.Fatal(err)
 	}
 
-	notes, err := memdir.OpenSessionNotes(home, "/home/lin/src/haulr", "5d0c9a3e", &memdir.SessionNotesOptions{
+	notes, err := session.Open(home, "/home/lin/src/haulr", "5d0c9a3e", &session.Options{
 		Journal: memdir.NewJournal(home+"/journal", nil),
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	conversation := []memdir.SessionMessage{
+	conversation := []session.Message{
 		{ID: "u1", Message: memdir.Message{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock("Cache the quotes endpoint for 5 minutes per lane.")}}},
 		{ID: "a1", Message: memdir.Message{Role: memdir.RoleAssistant, Content: []memdir.Block{memdir.TextBlock("Done and committed as 9f3c2a1.")}},
 			Usage: memdir.Usage{InputTokens: 20, CacheReadTokens: 14000, OutputTokens: 300}},
 	}
-	// agentEditor wraps agent.Run (see the memdir command).
-	res, err := notes.Update(context.Background(), conversation, &memdir.SessionUpdateOptions{Editor: agentEditor{model}})
+	res, err := notes.Update(context.Background(), conversation, &session.UpdateOptions{Model: model})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -991,7 +979,7 @@ func ExampleSessionNotes_Update() {
 
 	// Later, with the context full:
 	c, err := notes.Compact(conversation, nil)
-	if errors.Is(err, memdir.ErrCompactFallback) {
+	if errors.Is(err, session.ErrCompactFallback) {
 		fmt.Println("summarise with a model:", err)
 		return
 	}
@@ -1002,18 +990,18 @@ func ExampleSessionNotes_Update() {
 	// keep 2 messages from 0; summary of about 341 tokens
 }
 
-func ExampleCompactWithSessionNotes() {
+func ExampleCompact() {
 	notes := "# Current State\n_What is under way_\nHandlers use the cache; metrics next.\n"
-	var msgs []memdir.SessionMessage
+	var msgs []session.Message
 	for i, text := range []string{"Cache the quotes.", "Cached.", "Now the handlers.", "Handlers done.", "Add metrics.", "Adding them now."} {
 		role := memdir.RoleUser
 		if i%2 == 1 {
 			role = memdir.RoleAssistant
 		}
-		msgs = append(msgs, memdir.SessionMessage{ID: fmt.Sprint("m", i), Message: memdir.Message{Role: role, Content: []memdir.Block{memdir.TextBlock(text)}}})
+		msgs = append(msgs, session.Message{ID: fmt.Sprint("m", i), Message: memdir.Message{Role: role, Content: []memdir.Block{memdir.TextBlock(text)}}})
 	}
 	// The notes cover everything up to m3; keep at least two messages with text.
-	c, err := memdir.CompactWithSessionNotes(notes, msgs, &memdir.SessionCompactOptions{LastSummarizedID: "m3", MinTokens: 1, MinTextMessages: 2})
+	c, err := session.Compact(notes, msgs, &session.CompactOptions{LastSummarizedID: "m3", MinTokens: 1, MinTextMessages: 2})
 	if err != nil {
 		fmt.Println("fall back:", err)
 		return
@@ -1021,8 +1009,8 @@ func ExampleCompactWithSessionNotes() {
 	for _, m := range c.Keep {
 		fmt.Println(m.ID, m.Content[0].Text)
 	}
-	_, err = memdir.CompactWithSessionNotes(notes, msgs, &memdir.SessionCompactOptions{LastSummarizedID: "m3", AutoCompactThreshold: 50})
-	fmt.Println(errors.Is(err, memdir.ErrCompactFallback), err)
+	_, err = session.Compact(notes, msgs, &session.CompactOptions{LastSummarizedID: "m3", AutoCompactThreshold: 50})
+	fmt.Println(errors.Is(err, session.ErrCompactFallback), err)
 	// Output:
 	// m4 Add metrics.
 	// m5 Adding them now.

@@ -1,4 +1,4 @@
-package memdir_test
+package session_test
 
 import (
 	"errors"
@@ -11,18 +11,19 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/session"
 )
 
 // Messages of exact sizes: n tokens is 4n characters.
 
-func textMsg(id string, role memdir.Role, tokens int) memdir.SessionMessage {
-	return memdir.SessionMessage{ID: id, Message: memdir.Message{Role: role, Content: []memdir.Block{memdir.TextBlock(words(4 * tokens))}}}
+func textMsg(id string, role memdir.Role, tokens int) session.Message {
+	return session.Message{ID: id, Message: memdir.Message{Role: role, Content: []memdir.Block{memdir.TextBlock(words(4 * tokens))}}}
 }
 
 // callMsg is an assistant message calling tools and saying nothing; each
 // call counts tokens.
-func callMsg(id string, tokens int, calls ...string) memdir.SessionMessage {
-	m := memdir.SessionMessage{ID: id, Message: memdir.Message{Role: memdir.RoleAssistant}}
+func callMsg(id string, tokens int, calls ...string) session.Message {
+	m := session.Message{ID: id, Message: memdir.Message{Role: memdir.RoleAssistant}}
 	for _, c := range calls {
 		in := `{"c":"` + strings.Repeat("x", 4*tokens-8) + `"}`
 		m.Content = append(m.Content, memdir.Block{Type: memdir.BlockToolUse, ToolUseID: c, Input: []byte(in)})
@@ -31,8 +32,8 @@ func callMsg(id string, tokens int, calls ...string) memdir.SessionMessage {
 }
 
 // resultMsg answers calls with results of tokens each.
-func resultMsg(id string, tokens int, calls ...string) memdir.SessionMessage {
-	m := memdir.SessionMessage{ID: id, Message: memdir.Message{Role: memdir.RoleUser}}
+func resultMsg(id string, tokens int, calls ...string) session.Message {
+	m := session.Message{ID: id, Message: memdir.Message{Role: memdir.RoleUser}}
 	for _, c := range calls {
 		m.Content = append(m.Content, memdir.Block{Type: memdir.BlockToolResult, ToolUseID: c, Text: strings.Repeat("y", 4*tokens)})
 	}
@@ -41,8 +42,8 @@ func resultMsg(id string, tokens int, calls ...string) memdir.SessionMessage {
 
 // chat is n alternating user and assistant text messages of tokens each,
 // ids m0, m1, …
-func chat(n, tokens int) []memdir.SessionMessage {
-	var out []memdir.SessionMessage
+func chat(n, tokens int) []session.Message {
+	var out []session.Message
 	for i := range n {
 		role := memdir.RoleUser
 		if i%2 == 1 {
@@ -53,23 +54,23 @@ func chat(n, tokens int) []memdir.SessionMessage {
 	return out
 }
 
-func cat(parts ...[]memdir.SessionMessage) []memdir.SessionMessage {
-	var out []memdir.SessionMessage
+func cat(parts ...[]session.Message) []session.Message {
+	var out []session.Message
 	for _, p := range parts {
 		out = append(out, p...)
 	}
 	return out
 }
 
-func one(ms ...memdir.SessionMessage) []memdir.SessionMessage { return ms }
+func one(ms ...session.Message) []session.Message { return ms }
 
 // someNotes are notes with content.
-var someNotes = strings.Replace(memdir.DefaultSessionTemplate, stateLine, stateLine+"Wiring the quotes cache into the handlers.\n", 1)
+var someNotes = strings.Replace(session.DefaultTemplate, stateLine, stateLine+"Wiring the quotes cache into the handlers.\n", 1)
 
 func TestCompactBoundaries(t *testing.T) {
 	// Tool traffic with little text: ten call/result pairs of 5,010
 	// tokens between a short chat and a final answer.
-	var pairs []memdir.SessionMessage
+	var pairs []session.Message
 	for i := range 10 {
 		pairs = append(pairs, callMsg(fmt.Sprintf("c%d", i), 10, fmt.Sprintf("t%d", i)), resultMsg(fmt.Sprintf("r%d", i), 5000, fmt.Sprintf("t%d", i)))
 	}
@@ -81,20 +82,20 @@ func TestCompactBoundaries(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		messages []memdir.SessionMessage
-		opts     memdir.SessionCompactOptions
+		messages []session.Message
+		opts     session.CompactOptions
 		want     got
 	}{
 		{
 			name:     "reaches back to 10k tokens",
 			messages: chat(20, 1000),
-			opts:     memdir.SessionCompactOptions{LastSummarizedID: "m14"},
+			opts:     session.CompactOptions{LastSummarizedID: "m14"},
 			want:     got{Start: 10, KeptTokens: 10000, KeptTextMessages: 10},
 		},
 		{
 			name:     "already enough after the summarised message",
 			messages: chat(40, 1000),
-			opts:     memdir.SessionCompactOptions{LastSummarizedID: "m19"},
+			opts:     session.CompactOptions{LastSummarizedID: "m19"},
 			want:     got{Start: 20, KeptTokens: 20000, KeptTextMessages: 20},
 		},
 		{
@@ -103,13 +104,13 @@ func TestCompactBoundaries(t *testing.T) {
 				callMsg("c1", 10, "t1"), resultMsg("r1", 6000, "t1"),
 				callMsg("c2", 10, "t2"), resultMsg("r2", 6000, "t2"),
 				textMsg("done", memdir.RoleAssistant, 100))),
-			opts: memdir.SessionCompactOptions{LastSummarizedID: "m9"},
+			opts: session.CompactOptions{LastSummarizedID: "m9"},
 			want: got{Start: 6, KeptTokens: 12120 + 2000, KeptTextMessages: 5},
 		},
 		{
 			name:     "the 40k cap stops the search, and the cut result keeps its call",
 			messages: toolHeavy,
-			opts:     memdir.SessionCompactOptions{LastSummarizedID: "r9"},
+			opts:     session.CompactOptions{LastSummarizedID: "r9"},
 			// final (100) + 7 pairs (35,070) + r2 (5,000) crosses 40k;
 			// c2 comes along with its result.
 			want: got{Start: 8, KeptTokens: 100 + 8*5010, KeptTextMessages: 1},
@@ -117,7 +118,7 @@ func TestCompactBoundaries(t *testing.T) {
 		{
 			name:     "messages after the summarised one are kept whatever their size",
 			messages: toolHeavy,
-			opts:     memdir.SessionCompactOptions{LastSummarizedID: "m3"},
+			opts:     session.CompactOptions{LastSummarizedID: "m3"},
 			want:     got{Start: 4, KeptTokens: 100 + 10*5010, KeptTextMessages: 1},
 		},
 		{
@@ -126,7 +127,7 @@ func TestCompactBoundaries(t *testing.T) {
 				callMsg("c1", 10, "t1"), resultMsg("r1", 3000, "t1"),
 				callMsg("c2", 10, "t2"), resultMsg("r2", 3000, "t2"),
 				textMsg("done", memdir.RoleAssistant, 100))),
-			opts: memdir.SessionCompactOptions{LastSummarizedID: "r2", MinTokens: 6000, MinTextMessages: 1},
+			opts: session.CompactOptions{LastSummarizedID: "r2", MinTokens: 6000, MinTextMessages: 1},
 			// The search stops at r1 (6,110 tokens), which needs c1.
 			want: got{Start: 8, KeptTokens: 6120, KeptTextMessages: 1},
 		},
@@ -136,7 +137,7 @@ func TestCompactBoundaries(t *testing.T) {
 				callMsg("c1", 10, "t1"), callMsg("c2", 10, "t2"),
 				resultMsg("r12", 2000, "t1", "t2"),
 				textMsg("done", memdir.RoleAssistant, 100))),
-			opts: memdir.SessionCompactOptions{LastSummarizedID: "r12", MinTokens: 1000, MinTextMessages: 1},
+			opts: session.CompactOptions{LastSummarizedID: "r12", MinTokens: 1000, MinTextMessages: 1},
 			want: got{Start: 6, KeptTokens: 4120, KeptTextMessages: 1},
 		},
 		{
@@ -144,14 +145,14 @@ func TestCompactBoundaries(t *testing.T) {
 			messages: cat(chat(10, 1000), compacted(1,
 				textMsg("summary", memdir.RoleUser, 500),
 				textMsg("a", memdir.RoleUser, 1000), textMsg("b", memdir.RoleAssistant, 1000), textMsg("c", memdir.RoleUser, 1000))),
-			opts: memdir.SessionCompactOptions{LastSummarizedID: "a"},
+			opts: session.CompactOptions{LastSummarizedID: "a"},
 			want: got{Start: 10, KeptTokens: 3500, KeptTextMessages: 4},
 		},
 		{
 			name: "a tool call before the last compaction is out of reach",
 			messages: cat(chat(4, 1000), one(callMsg("c1", 10, "t1")), compacted(1,
 				resultMsg("r1", 100, "t1"), textMsg("a", memdir.RoleAssistant, 100))),
-			opts: memdir.SessionCompactOptions{LastSummarizedID: "r1"},
+			opts: session.CompactOptions{LastSummarizedID: "r1"},
 			want: got{Start: 5, KeptTokens: 200, KeptTextMessages: 1},
 		},
 		{
@@ -162,25 +163,25 @@ func TestCompactBoundaries(t *testing.T) {
 		{
 			name:     "the summarised message is the last one",
 			messages: chat(20, 1000),
-			opts:     memdir.SessionCompactOptions{LastSummarizedID: "m19"},
+			opts:     session.CompactOptions{LastSummarizedID: "m19"},
 			want:     got{Start: 10, KeptTokens: 10000, KeptTextMessages: 10},
 		},
 		{
 			name:     "configured limits",
 			messages: chat(20, 1000),
-			opts:     memdir.SessionCompactOptions{LastSummarizedID: "m19", MinTokens: 3000, MinTextMessages: 2, MaxTokens: 100000},
+			opts:     session.CompactOptions{LastSummarizedID: "m19", MinTokens: 3000, MinTextMessages: 2, MaxTokens: 100000},
 			want:     got{Start: 17, KeptTokens: 3000, KeptTextMessages: 3},
 		},
 		{
 			name:     "a short conversation is kept whole",
 			messages: chat(4, 100),
-			opts:     memdir.SessionCompactOptions{LastSummarizedID: "m1"},
+			opts:     session.CompactOptions{LastSummarizedID: "m1"},
 			want:     got{Start: 0, KeptTokens: 400, KeptTextMessages: 4},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := memdir.CompactWithSessionNotes(someNotes, tt.messages, &tt.opts)
+			c, err := session.Compact(someNotes, tt.messages, &tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -204,7 +205,7 @@ func TestCompactBoundaries(t *testing.T) {
 }
 
 // orphans returns the tool results in ms whose call is not in ms.
-func orphans(ms []memdir.SessionMessage) []string {
+func orphans(ms []session.Message) []string {
 	calls := map[string]bool{}
 	var out []string
 	for _, m := range ms {
@@ -225,15 +226,15 @@ func orphans(ms []memdir.SessionMessage) []string {
 // include everything after the summarised message.
 func TestCompactFixtureInvariants(t *testing.T) {
 	msgs := fixtureMessages(t)
-	for _, limits := range []memdir.SessionCompactOptions{{}, {MinTokens: 1500, MinTextMessages: 2}, {MinTokens: 500, MinTextMessages: 1, MaxTokens: 1000}} {
+	for _, limits := range []session.CompactOptions{{}, {MinTokens: 1500, MinTextMessages: 2}, {MinTokens: 500, MinTextMessages: 1, MaxTokens: 1000}} {
 		for i, m := range msgs {
 			opts := limits
 			opts.LastSummarizedID = m.ID
-			c, err := memdir.CompactWithSessionNotes(someNotes, msgs, &opts)
+			c, err := session.Compact(someNotes, msgs, &opts)
 			if m.Compactions == 0 {
-				var fe *memdir.CompactFallbackError
-				if !errors.As(err, &fe) || fe.Reason != memdir.FallbackNotFound {
-					t.Errorf("summarised id %s before the compaction: err = %v, want %s", m.ID, err, memdir.FallbackNotFound)
+				var fe *session.CompactFallbackError
+				if !errors.As(err, &fe) || fe.Reason != session.FallbackNotFound {
+					t.Errorf("summarised id %s before the compaction: err = %v, want %s", m.ID, err, session.FallbackNotFound)
 				}
 				continue
 			}
@@ -255,29 +256,29 @@ func TestCompactFallbacks(t *testing.T) {
 	msgs := chat(20, 1000)
 	tests := []struct {
 		name, notes string
-		messages    []memdir.SessionMessage
-		opts        memdir.SessionCompactOptions
+		messages    []session.Message
+		opts        session.CompactOptions
 		reason      string
 	}{
-		{"no notes", "", msgs, memdir.SessionCompactOptions{}, memdir.FallbackNoNotes},
-		{"blank notes", " \n\n", msgs, memdir.SessionCompactOptions{}, memdir.FallbackNoNotes},
-		{"default template", memdir.DefaultSessionTemplate, msgs, memdir.SessionCompactOptions{}, memdir.FallbackTemplate},
-		{"user template", user, msgs, memdir.SessionCompactOptions{Template: user}, memdir.FallbackTemplate},
-		{"headings and italics only", "# A\n_a_\n\n# B\n_b_\n", msgs, memdir.SessionCompactOptions{}, memdir.FallbackTemplate},
-		{"summarised message unknown", someNotes, msgs, memdir.SessionCompactOptions{LastSummarizedID: "gone"}, memdir.FallbackNotFound},
-		{"summarised message compacted away", someNotes, cat(chat(4, 10), compacted(1, textMsg("x", memdir.RoleUser, 10))), memdir.SessionCompactOptions{LastSummarizedID: "m2"}, memdir.FallbackNotFound},
-		{"over the auto-compact threshold", someNotes, msgs, memdir.SessionCompactOptions{LastSummarizedID: "m19", AutoCompactThreshold: 10100}, memdir.FallbackOverThreshold},
-		{"no messages", someNotes, nil, memdir.SessionCompactOptions{}, memdir.FallbackEmptyMessages},
+		{"no notes", "", msgs, session.CompactOptions{}, session.FallbackNoNotes},
+		{"blank notes", " \n\n", msgs, session.CompactOptions{}, session.FallbackNoNotes},
+		{"default template", session.DefaultTemplate, msgs, session.CompactOptions{}, session.FallbackTemplate},
+		{"user template", user, msgs, session.CompactOptions{Template: user}, session.FallbackTemplate},
+		{"headings and italics only", "# A\n_a_\n\n# B\n_b_\n", msgs, session.CompactOptions{}, session.FallbackTemplate},
+		{"summarised message unknown", someNotes, msgs, session.CompactOptions{LastSummarizedID: "gone"}, session.FallbackNotFound},
+		{"summarised message compacted away", someNotes, cat(chat(4, 10), compacted(1, textMsg("x", memdir.RoleUser, 10))), session.CompactOptions{LastSummarizedID: "m2"}, session.FallbackNotFound},
+		{"over the auto-compact threshold", someNotes, msgs, session.CompactOptions{LastSummarizedID: "m19", AutoCompactThreshold: 10100}, session.FallbackOverThreshold},
+		{"no messages", someNotes, nil, session.CompactOptions{}, session.FallbackEmptyMessages},
 	}
 	for _, tt := range tests {
-		c, err := memdir.CompactWithSessionNotes(tt.notes, tt.messages, &tt.opts)
-		var fe *memdir.CompactFallbackError
-		if c != nil || !errors.Is(err, memdir.ErrCompactFallback) || !errors.As(err, &fe) || fe.Reason != tt.reason {
+		c, err := session.Compact(tt.notes, tt.messages, &tt.opts)
+		var fe *session.CompactFallbackError
+		if c != nil || !errors.Is(err, session.ErrCompactFallback) || !errors.As(err, &fe) || fe.Reason != tt.reason {
 			t.Errorf("%s: %v, %v; want fallback %s", tt.name, c, err, tt.reason)
 		}
 	}
 	// Just under the threshold is fine.
-	c, err := memdir.CompactWithSessionNotes(someNotes, msgs, &memdir.SessionCompactOptions{LastSummarizedID: "m19", AutoCompactThreshold: 20000})
+	c, err := session.Compact(someNotes, msgs, &session.CompactOptions{LastSummarizedID: "m19", AutoCompactThreshold: 20000})
 	if err != nil || c.Tokens >= 20000 {
 		t.Errorf("under the threshold: %+v, %v", c, err)
 	}
@@ -289,14 +290,14 @@ func TestTruncateSessionNotes(t *testing.T) {
 		fmt.Fprintf(&long, "- step %03d: %s\n", i, words(90))
 	}
 	notes := strings.Replace(someNotes, worklogLine, worklogLine+long.String(), 1)
-	got, cut := memdir.TruncateSessionNotes(notes)
+	got, cut := session.TruncateNotes(notes)
 	if diff := cmp.Diff([]string{"# Worklog"}, cut); diff != "" {
 		t.Errorf("cut sections (-want +got):\n%s", diff)
 	}
-	_, before := memdir.ParseSessionNotes(notes)
-	_, after := memdir.ParseSessionNotes(got)
-	if memdir.CheckSessionStructure(notes, got) != "" {
-		t.Errorf("truncation broke the structure: %s", memdir.CheckSessionStructure(notes, got))
+	_, before := session.ParseNotes(notes)
+	_, after := session.ParseNotes(got)
+	if session.CheckStructure(notes, got) != "" {
+		t.Errorf("truncation broke the structure: %s", session.CheckStructure(notes, got))
 	}
 	for i := range after {
 		if after[i].Heading == "# Worklog" {
@@ -313,13 +314,13 @@ func TestTruncateSessionNotes(t *testing.T) {
 
 	// Notes within budget come back as they were.
 	for _, n := range []string{someNotes, "# A\n_a_\nx\n", "preamble\n\n# A\n_a_\n", "# A\n", ""} {
-		if got, cut := memdir.TruncateSessionNotes(n); got != n || cut != nil {
-			t.Errorf("TruncateSessionNotes(%q) = %q, %v", n, got, cut)
+		if got, cut := session.TruncateNotes(n); got != n || cut != nil {
+			t.Errorf("TruncateNotes(%q) = %q, %v", n, got, cut)
 		}
 	}
 	// One long paragraph is cut, not dropped.
 	para := "# A\n_a_\n" + words(20000) + "\n"
-	got, _ = memdir.TruncateSessionNotes(para)
+	got, _ = session.TruncateNotes(para)
 	if n := utf8.RuneCountInString(got); n < 7900 || n > 8200 {
 		t.Errorf("a one-line section came out at %d characters", n)
 	}
@@ -327,7 +328,7 @@ func TestTruncateSessionNotes(t *testing.T) {
 
 func TestCompactSummary(t *testing.T) {
 	notes := strings.Replace(someNotes, worklogLine, worklogLine+words(9000)+"\n", 1)
-	c, err := memdir.CompactWithSessionNotes(notes, chat(20, 1000), &memdir.SessionCompactOptions{
+	c, err := session.Compact(notes, chat(20, 1000), &session.CompactOptions{
 		LastSummarizedID: "m14", NotesPath: "/home/lin/.claude/projects/x/s/session-memory/summary.md", TranscriptPath: "/home/lin/.claude/projects/x/s.jsonl",
 	})
 	if err != nil {
@@ -354,18 +355,18 @@ func TestSessionNotesCompact(t *testing.T) {
 	w := newSessionWorld(t)
 	n := w.open(t, "s1")
 	msgs := chat(20, 1000)
-	if _, err := n.Compact(msgs, nil); !errors.Is(err, memdir.ErrCompactFallback) {
+	if _, err := n.Compact(msgs, nil); !errors.Is(err, session.ErrCompactFallback) {
 		t.Errorf("no notes: %v", err)
 	}
 	if _, err := n.Ensure(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.Compact(msgs, nil); !errors.Is(err, memdir.ErrCompactFallback) {
+	if _, err := n.Compact(msgs, nil); !errors.Is(err, session.ErrCompactFallback) {
 		t.Errorf("template notes: %v", err)
 	}
 	writeFile(t, n.Path(), someNotes)
-	writeFile(t, filepath.Join(n.Dir(), memdir.SessionStateFile), `{"last_summarized_message_id":"m14"}`)
-	c, err := n.Compact(msgs, &memdir.SessionCompactOptions{LastSummarizedID: "ignored", MinTokens: 2000})
+	writeFile(t, filepath.Join(n.Dir(), session.StateFile), `{"last_summarized_message_id":"m14"}`)
+	c, err := n.Compact(msgs, &session.CompactOptions{LastSummarizedID: "ignored", MinTokens: 2000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,21 +376,21 @@ func TestSessionNotesCompact(t *testing.T) {
 }
 
 func FuzzSessionNotes(f *testing.F) {
-	f.Add(memdir.DefaultSessionTemplate)
+	f.Add(session.DefaultTemplate)
 	f.Add(someNotes)
 	f.Add("pre\r\n# A  \r\n_a_\r\nbody\r\n# B\n\n_b_\n")
 	f.Add("# A\n" + strings.Repeat("x", 9000))
 	f.Add("#\n# \n_\n__\n# _x_")
 	f.Fuzz(func(t *testing.T, notes string) {
-		if memdir.CheckSessionStructure(notes, notes) != "" {
-			t.Fatalf("notes differ from themselves: %s", memdir.CheckSessionStructure(notes, notes))
+		if session.CheckStructure(notes, notes) != "" {
+			t.Fatalf("notes differ from themselves: %s", session.CheckStructure(notes, notes))
 		}
-		if !memdir.IsSessionTemplate(notes, notes) {
+		if !session.IsTemplate(notes, notes) {
 			t.Fatal("notes are not their own template")
 		}
-		_, before := memdir.ParseSessionNotes(notes)
-		got, cut := memdir.TruncateSessionNotes(notes)
-		_, after := memdir.ParseSessionNotes(got)
+		_, before := session.ParseNotes(notes)
+		got, cut := session.TruncateNotes(notes)
+		_, after := session.ParseNotes(got)
 		if len(after) != len(before) {
 			t.Fatalf("truncation turned %d sections into %d", len(before), len(after))
 		}
@@ -412,7 +413,7 @@ func FuzzCheckSessionID(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, id string) {
-		if memdir.CheckSessionID(id) != nil {
+		if session.CheckID(id) != nil {
 			return
 		}
 		p := filepath.Join("/base", "projects", "p", id, "session-memory")
@@ -426,16 +427,16 @@ func FuzzCheckSessionID(f *testing.F) {
 // tool-heavy turns, where it walks back furthest.
 func BenchmarkCompact(b *testing.B) {
 	for _, n := range []int{200, 2000, 20000} {
-		var msgs []memdir.SessionMessage
+		var msgs []session.Message
 		for i := range n / 4 {
 			id := fmt.Sprint(i)
 			msgs = append(msgs, textMsg("u"+id, memdir.RoleUser, 20), callMsg("c"+id, 10, "t"+id), resultMsg("r"+id, 30, "t"+id), textMsg("a"+id, memdir.RoleAssistant, 5))
 		}
-		opts := &memdir.SessionCompactOptions{LastSummarizedID: msgs[len(msgs)/2].ID}
+		opts := &session.CompactOptions{LastSummarizedID: msgs[len(msgs)/2].ID}
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			var kept int
 			for b.Loop() {
-				c, err := memdir.CompactWithSessionNotes(someNotes, msgs, opts)
+				c, err := session.Compact(someNotes, msgs, opts)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -450,15 +451,15 @@ func BenchmarkCompact(b *testing.B) {
 // model response.
 func BenchmarkDecide(b *testing.B) {
 	for _, n := range []int{200, 2000, 20000} {
-		var msgs []memdir.SessionMessage
+		var msgs []session.Message
 		for i := range n / 4 {
 			id := fmt.Sprint(i)
 			msgs = append(msgs, smUser("u"+id, words(200)), smAssistant("a"+id, "", 1000+i*10, "t"+id), smResults("r"+id, 400, "t"+id), smAssistant("f"+id, "done", 1000+i*10+200))
 		}
-		st := memdir.SessionState{Initialized: true, LastMessageID: msgs[len(msgs)/2].ID}
+		st := session.State{Initialized: true, LastMessageID: msgs[len(msgs)/2].ID}
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			for b.Loop() {
-				memdir.DecideSessionUpdate(st, msgs, memdir.SessionThresholds{})
+				session.Decide(st, msgs, session.Thresholds{})
 			}
 		})
 	}

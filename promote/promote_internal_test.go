@@ -1,4 +1,4 @@
-package memdir
+package promote
 
 import (
 	"context"
@@ -13,6 +13,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/mdtext"
 )
 
 func TestSplitInstructions(t *testing.T) {
@@ -86,7 +89,7 @@ func TestOutdatedUsesTheLocalDate(t *testing.T) {
 		{time.Date(2026, 12, 2, 0, 1, 0, 0, tokyo), true},    // still Dec 1 in UTC
 		{time.Date(2026, 12, 1, 15, 1, 0, 0, time.UTC), false},
 	} {
-		rep, err := Review(context.Background(), ReviewSources{MemoryDir: dir, ProjectRoot: t.TempDir()}, &ReviewOptions{Now: func() time.Time { return tc.now }})
+		rep, err := Review(context.Background(), Sources{MemoryDir: dir, ProjectRoot: t.TempDir()}, &Options{Now: func() time.Time { return tc.now }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +121,7 @@ func FuzzSplitInstructions(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		lines := strings.Count(normalizeText(data), "\n") + 1
+		lines := strings.Count(mdtext.Normalize(data), "\n") + 1
 		for _, in := range splitInstructions(data) {
 			if in.line < 1 || in.line > lines {
 				t.Fatalf("line %d outside 1..%d", in.line, lines)
@@ -139,10 +142,10 @@ func FuzzSplitInstructions(f *testing.F) {
 
 // benchWorld writes n memories (a fifth of them near duplicates) and a
 // CLAUDE.md of 100 rules.
-func benchWorld(b *testing.B, n int) ReviewSources {
+func benchWorld(b *testing.B, n int) Sources {
 	b.Helper()
 	base := b.TempDir()
-	src := ReviewSources{MemoryDir: filepath.Join(base, "memory"), ProjectRoot: filepath.Join(base, "project"), ConfigHome: filepath.Join(base, "cfg")}
+	src := Sources{MemoryDir: filepath.Join(base, "memory"), ProjectRoot: filepath.Join(base, "project"), ConfigHome: filepath.Join(base, "cfg")}
 	os.MkdirAll(src.MemoryDir, 0o700)
 	os.MkdirAll(src.ProjectRoot, 0o700)
 	r := rand.New(rand.NewPCG(8, 8))
@@ -154,7 +157,7 @@ func benchWorld(b *testing.B, n int) ReviewSources {
 		}
 		return strings.Join(ws, " ")
 	}
-	types := []Type{TypeUser, TypeFeedback, TypeProject, TypeReference}
+	types := []memdir.Type{memdir.TypeUser, memdir.TypeFeedback, memdir.TypeProject, memdir.TypeReference}
 	var prev string
 	for i := range n {
 		body := sentence(12)
@@ -180,7 +183,7 @@ func BenchmarkReview(b *testing.B) {
 			now := func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) }
 			var items int
 			for b.Loop() {
-				rep, err := Review(context.Background(), src, &ReviewOptions{Now: now})
+				rep, err := Review(context.Background(), src, &Options{Now: now})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package memdir_test
+package promote_test
 
 import (
 	"context"
@@ -13,12 +13,13 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/anthropic"
 	"github.com/memdir/memdir/memdirtest"
+	"github.com/memdir/memdir/promote"
 )
 
 // reviewWorld is a project with every memory layer filled, and planted
 // promotions, duplicates, outdated entries and conflicts.
 type reviewWorld struct {
-	src memdir.ReviewSources
+	src promote.Sources
 	dir *memdir.Dir
 	now time.Time
 }
@@ -29,7 +30,7 @@ func newReviewWorld(tb testing.TB) *reviewWorld {
 	tb.Helper()
 	base := tb.TempDir()
 	w := &reviewWorld{
-		src: memdir.ReviewSources{
+		src: promote.Sources{
 			MemoryDir:   filepath.Join(base, "config", "projects", "-p", "memory"),
 			ProjectRoot: filepath.Join(base, "project"),
 			ConfigHome:  filepath.Join(base, "config"),
@@ -106,7 +107,7 @@ func newReviewWorld(tb testing.TB) *reviewWorld {
 }
 
 // brief renders an item as one comparable line.
-func brief(it memdir.ReviewItem) string {
+func brief(it promote.Item) string {
 	var subj []string
 	for _, s := range it.Subjects {
 		subj = append(subj, s.Display)
@@ -126,7 +127,7 @@ func brief(it memdir.ReviewItem) string {
 
 func TestReviewLexical(t *testing.T) {
 	w := newReviewWorld(t)
-	rep, err := memdir.Review(context.Background(), w.src, &memdir.ReviewOptions{Now: func() time.Time { return w.now }})
+	rep, err := promote.Review(context.Background(), w.src, &promote.Options{Now: func() time.Time { return w.now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestReviewLexical(t *testing.T) {
 			t.Logf("%s: %s", it.ID, it.Reason)
 		}
 	}
-	if rep.Method != memdir.ReviewLexical || rep.Memories != 16 || rep.Rules != 4 || len(rep.Files) != 3 {
+	if rep.Method != promote.MethodLexical || rep.Memories != 16 || rep.Rules != 4 || len(rep.Files) != 3 {
 		t.Errorf("method %s, %d memories, %d rules, files %+v", rep.Method, rep.Memories, rep.Rules, rep.Files)
 	}
 	reasons := map[string]string{}
@@ -189,7 +190,7 @@ func TestReviewLexical(t *testing.T) {
 func TestApplyReview(t *testing.T) {
 	ctx := context.Background()
 	w := newReviewWorld(t)
-	rep, err := memdir.Review(ctx, w.src, &memdir.ReviewOptions{Now: func() time.Time { return w.now }})
+	rep, err := promote.Review(ctx, w.src, &promote.Options{Now: func() time.Time { return w.now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func TestApplyReview(t *testing.T) {
 		{[]string{"P1", "A1"}, memdir.ErrInvalid},
 		{nil, memdir.ErrInvalid},
 	} {
-		if _, err := memdir.ApplyReview(ctx, w.dir, rep, tc.ids, nil); !errors.Is(err, tc.want) {
+		if _, err := promote.Apply(ctx, w.dir, rep, tc.ids, nil); !errors.Is(err, tc.want) {
 			t.Errorf("apply %v: %v, want %v", tc.ids, err, tc.want)
 		}
 	}
@@ -216,7 +217,7 @@ func TestApplyReview(t *testing.T) {
 	}
 
 	beforeIndex, _ := os.ReadFile(filepath.Join(w.src.MemoryDir, "MEMORY.md"))
-	done, err := memdir.ApplyReview(ctx, w.dir, rep, []string{"P1", "P2", "P4", "C1"}, nil)
+	done, err := promote.Apply(ctx, w.dir, rep, []string{"P1", "P2", "P4", "C1"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func TestApplyReview(t *testing.T) {
 	}
 
 	// Applying again: the promoted memories are gone, so the review is stale.
-	if _, err := memdir.ApplyReview(ctx, w.dir, rep, []string{"P1"}, nil); !errors.Is(err, memdir.ErrExists) {
+	if _, err := promote.Apply(ctx, w.dir, rep, []string{"P1"}, nil); !errors.Is(err, memdir.ErrExists) {
 		t.Errorf("re-applying: %v", err)
 	}
 
@@ -279,7 +280,7 @@ func TestApplyReview(t *testing.T) {
 
 	// A memory edited after the review is not acted on.
 	os.WriteFile(filepath.Join(w.src.MemoryDir, "project_freeze.md"), []byte("---\nname: x\ndescription: y\ntype: project\n---\nchanged\n"), 0o600)
-	if _, err := memdir.ApplyReview(ctx, w.dir, rep, []string{"C5"}, nil); !errors.Is(err, memdir.ErrExists) || !strings.Contains(err.Error(), "project_freeze.md changed") {
+	if _, err := promote.Apply(ctx, w.dir, rep, []string{"C5"}, nil); !errors.Is(err, memdir.ErrExists) || !strings.Contains(err.Error(), "project_freeze.md changed") {
 		t.Errorf("apply over an edit: %v", err)
 	}
 }
@@ -288,12 +289,12 @@ func TestApplyReviewCreatesClaudeMDAndKeepsMemory(t *testing.T) {
 	ctx := context.Background()
 	w := newReviewWorld(t)
 	os.Remove(filepath.Join(w.src.ProjectRoot, "CLAUDE.md"))
-	rep, err := memdir.Review(ctx, w.src, &memdir.ReviewOptions{Now: func() time.Time { return w.now }})
+	rep, err := promote.Review(ctx, w.src, &promote.Options{Now: func() time.Time { return w.now }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p1, _ := rep.Item("P1")
-	if _, err := memdir.ApplyReview(ctx, w.dir, rep, []string{"P1"}, &memdir.ApplyReviewOptions{KeepMemory: true}); err != nil {
+	if _, err := promote.Apply(ctx, w.dir, rep, []string{"P1"}, &promote.ApplyOptions{KeepMemory: true}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(filepath.Join(w.src.ProjectRoot, "CLAUDE.md"))
@@ -310,33 +311,33 @@ func TestApplyReviewCreatesClaudeMDAndKeepsMemory(t *testing.T) {
 
 func TestReviewSaveLoad(t *testing.T) {
 	w := newReviewWorld(t)
-	rep, err := memdir.Review(context.Background(), w.src, &memdir.ReviewOptions{Now: func() time.Time { return w.now }})
+	rep, err := promote.Review(context.Background(), w.src, &promote.Options{Now: func() time.Time { return w.now }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "state", "promote", "x.json")
-	if err := memdir.SaveReview(file, rep); err != nil {
+	if err := promote.SaveReport(file, rep); err != nil {
 		t.Fatal(err)
 	}
-	back, err := memdir.LoadReview(file)
+	back, err := promote.LoadReport(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(rep, back); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
-	if _, err := memdir.LoadReview(filepath.Join(t.TempDir(), "none.json")); !errors.Is(err, memdir.ErrNotFound) {
+	if _, err := promote.LoadReport(filepath.Join(t.TempDir(), "none.json")); !errors.Is(err, memdir.ErrNotFound) {
 		t.Errorf("missing: %v", err)
 	}
 	os.WriteFile(file, []byte("{"), 0o600)
-	if _, err := memdir.LoadReview(file); !errors.Is(err, memdir.ErrInvalid) || !strings.Contains(err.Error(), file) {
+	if _, err := promote.LoadReport(file); !errors.Is(err, memdir.ErrInvalid) || !strings.Contains(err.Error(), file) {
 		t.Errorf("damaged: %v", err)
 	}
 }
 
 func TestReviewEmpty(t *testing.T) {
 	base := t.TempDir()
-	rep, err := memdir.Review(context.Background(), memdir.ReviewSources{MemoryDir: filepath.Join(base, "none"), ProjectRoot: base, ConfigHome: filepath.Join(base, "cfg")}, nil)
+	rep, err := promote.Review(context.Background(), promote.Sources{MemoryDir: filepath.Join(base, "none"), ProjectRoot: base, ConfigHome: filepath.Join(base, "cfg")}, nil)
 	if err != nil || len(rep.Items) != 0 || rep.Memories != 0 {
 		t.Errorf("empty review: %+v, %v", rep, err)
 	}
@@ -352,7 +353,7 @@ func TestReviewWithModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lexical, err := memdir.Review(ctx, w.src, &memdir.ReviewOptions{Now: func() time.Time { return w.now }})
+	lexical, err := promote.Review(ctx, w.src, &promote.Options{Now: func() time.Time { return w.now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,11 +374,11 @@ func TestReviewWithModel(t *testing.T) {
 	}})
 	good.Usage = memdir.Usage{InputTokens: 900, OutputTokens: 120}
 	srv.Enqueue(good)
-	rep, err := memdir.Review(ctx, w.src, &memdir.ReviewOptions{Model: m, Context: "we are moving to a monorepo", Now: func() time.Time { return w.now }})
+	rep, err := promote.Review(ctx, w.src, &promote.Options{Model: m, Context: "we are moving to a monorepo", Now: func() time.Time { return w.now }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Method != memdir.ReviewByModel || rep.Usage.InputTokens != 900 || rep.Fallback != "" {
+	if rep.Method != promote.MethodByModel || rep.Usage.InputTokens != 900 || rep.Fallback != "" {
 		t.Fatalf("method %s, usage %+v, fallback %q", rep.Method, rep.Usage, rep.Fallback)
 	}
 	var got []string
@@ -397,7 +398,7 @@ func TestReviewWithModel(t *testing.T) {
 	if p1, _ := rep.Item("P1"); p1.Rule != "Use Conventional Commits; squash PRs." {
 		t.Errorf("P1 rule = %q", p1.Rule)
 	}
-	if n := len(rep.Section(memdir.SectionNoAction)); n != 1+16-5 {
+	if n := len(rep.Section(promote.SectionNoAction)); n != 1+16-5 {
 		t.Errorf("%d no-action items: memories the model left out should be kept", n)
 	}
 	req := srv.LastRequest()
@@ -427,11 +428,11 @@ func TestReviewWithModel(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv.Enqueue(tc.reply)
-			rep, err := memdir.Review(ctx, w.src, &memdir.ReviewOptions{Model: m, Now: func() time.Time { return w.now }})
+			rep, err := promote.Review(ctx, w.src, &promote.Options{Model: m, Now: func() time.Time { return w.now }})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep.Method != memdir.ReviewFallback || !strings.Contains(rep.Fallback, tc.want) {
+			if rep.Method != promote.MethodFallback || !strings.Contains(rep.Fallback, tc.want) {
 				t.Errorf("method %s, fallback %q; want it to mention %q", rep.Method, rep.Fallback, tc.want)
 			}
 			if len(rep.Items) != len(lexical.Items) {
@@ -449,21 +450,21 @@ func TestApplyReviewRefusesTamperedReports(t *testing.T) {
 	outside := filepath.Join(t.TempDir(), ".bashrc")
 	for _, tc := range []struct {
 		id     string
-		tamper func(*memdir.ReviewItem)
+		tamper func(*promote.Item)
 	}{
-		{"P1", func(it *memdir.ReviewItem) { it.Target = outside }},
-		{"P2", func(it *memdir.ReviewItem) { it.Target = filepath.Join(w.src.ProjectRoot, "CLAUDE.md") }}, // local rule into the shared file
-		{"P4", func(it *memdir.ReviewItem) { it.Target = "../escape.md" }},
-		{"C1", func(it *memdir.ReviewItem) { it.Remove = "team/grafana.md" }},
-		{"C1", func(it *memdir.ReviewItem) { it.Remove = "../../x.md" }},
+		{"P1", func(it *promote.Item) { it.Target = outside }},
+		{"P2", func(it *promote.Item) { it.Target = filepath.Join(w.src.ProjectRoot, "CLAUDE.md") }}, // local rule into the shared file
+		{"P4", func(it *promote.Item) { it.Target = "../escape.md" }},
+		{"C1", func(it *promote.Item) { it.Remove = "team/grafana.md" }},
+		{"C1", func(it *promote.Item) { it.Remove = "../../x.md" }},
 	} {
-		rep, err := memdir.Review(ctx, w.src, &memdir.ReviewOptions{Now: func() time.Time { return w.now }})
+		rep, err := promote.Review(ctx, w.src, &promote.Options{Now: func() time.Time { return w.now }})
 		if err != nil {
 			t.Fatal(err)
 		}
 		it, _ := rep.Item(tc.id)
 		tc.tamper(it)
-		if _, err := memdir.ApplyReview(ctx, w.dir, rep, []string{tc.id}, nil); !errors.Is(err, memdir.ErrInvalid) || !strings.Contains(err.Error(), "the saved review names") {
+		if _, err := promote.Apply(ctx, w.dir, rep, []string{tc.id}, nil); !errors.Is(err, memdir.ErrInvalid) || !strings.Contains(err.Error(), "the saved review names") {
 			t.Errorf("%s tampered: %v", tc.id, err)
 		}
 	}

@@ -1,0 +1,211 @@
+package promote
+
+// The model review: the request that asks a model to classify, and the
+// checks its answer passes before it is used.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/jsonx"
+	"github.com/memdir/memdir/internal/mdtext"
+)
+
+const reviewSystem = `You review the memory layers of a coding agent and propose where each memory belongs. Nothing you propose is applied without the user's approval.
+
+Layers:
+- auto: private memories the agent saved for this user and project (refs M…)
+- team: memories shared with everyone on the project (refs M…)
+- project: CLAUDE.md instructions checked into the repository (refs R…)
+- local: CLAUDE.local.md, this user's untracked instructions for the project (refs R…)
+- user: the user's own CLAUDE.md, for every project (refs R…)
+
+Sections and kinds:
+- promotions: "to-claude-md" (an auto memory that is a convention the whole team follows), "to-claude-local-md" (an auto memory about how this user wants to work), "to-team" (an auto project or reference memory everyone on the project needs; only when team memory is in use). Give "rule": the one-line instruction to add, in the memory's language.
+- cleanup: "duplicate" or "near-duplicate" (the same fact stated elsewhere), "outdated" (a project memory about work that is over), "superseded" (marked as replaced). Set "remove" to the ref of the auto memory to drop, or "" when nothing should be removed automatically.
+- ambiguous: "conflict" (entries that contradict each other) or "unclear" (no clear place). Explain what the user must decide.
+- no_action: "keep" (the memory is where it belongs).
+
+Only auto memories can be promoted or removed. Use only the refs listed. Every auto memory should appear in exactly one item. The lexical findings are hints from word overlap: confirm or reject them. Keep reasons to one sentence.
+
+Answer with JSON only: {"items": [{"section": "...", "kind": "...", "refs": ["M1", ...], "rule": "", "remove": "", "reason": "..."}]}`
+
+var reviewSchema = json.RawMessage(`{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{` +
+	`"section":{"type":"string","enum":["promotions","cleanup","ambiguous","no_action"]},` +
+	`"kind":{"type":"string","enum":["to-claude-md","to-claude-local-md","to-team","duplicate","near-duplicate","outdated","superseded","conflict","unclear","keep"]},` +
+	`"refs":{"type":"array","items":{"type":"string"}},"rule":{"type":"string"},"remove":{"type":"string"},"reason":{"type":"string"}},` +
+	`"required":["section","kind","refs","rule","remove","reason"],"additionalProperties":false}}},"required":["items"],"additionalProperties":false}`)
+
+// reviewRequest builds the model request: every entry with its ref, and the
+// lexical findings as hints.
+func (rv *reviewer) reviewRequest(userContext string, lexicalItems []Item) *memdir.Request {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Today is %s. Team memory is %s.\n\n## Memories\n", rv.now.Format("2006-01-02"), map[bool]string{true: "in use", false: "not in use"}[rv.teamInUse])
+	for _, e := range rv.entries {
+		if !e.isMemory() {
+			continue
+		}
+		fmt.Fprintf(&b, "[%s] %s · %s · %s\nname: %s\ndescription: %s\n%s\n\n", e.Ref, e.Layer, typeWord(e.Type), e.Path, e.Name, e.Text, cutRunes(strings.TrimSpace(e.body), reviewExcerpt))
+	}
+	b.WriteString("## Instructions\n")
+	for _, e := range rv.entries {
+		if !e.isMemory() {
+			fmt.Fprintf(&b, "[%s] %s · %s: %s\n", e.Ref, e.Layer, e.Display, cutRunes(e.Text, reviewExcerpt))
+		}
+	}
+	b.WriteString("\n## Lexical findings\n")
+	hints := 0
+	for _, it := range lexicalItems {
+		if it.Kind == KindKeep {
+			continue
+		}
+		var refs []string
+		for _, s := range it.Subjects {
+			refs = append(refs, s.Ref)
+		}
+		fmt.Fprintf(&b, "- %s %s: %s\n", it.Kind, strings.Join(refs, ", "), it.Reason)
+		hints++
+	}
+	if hints == 0 {
+		b.WriteString("(none)\n")
+	}
+	if c := strings.TrimSpace(userContext); c != "" {
+		fmt.Fprintf(&b, "\n## Additional context from the user\n%s\n", c)
+	}
+	return &memdir.Request{
+		System:     reviewSystem,
+		Messages:   []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock(b.String())}}},
+		Schema:     reviewSchema,
+		SchemaName: "memory_review",
+		MaxTokens:  reviewReplyTokens,
+	}
+}
+
+// modelItems asks the model and checks its answer. Any item that names an
+// unknown ref, puts a kind in the wrong section, promotes or removes
+// something other than an auto memory, or promotes without a rule makes
+// the whole answer unusable: a model that invents paths is not trusted
+// with the rest.
+func (rv *reviewer) modelItems(ctx context.Context, m memdir.Model, userContext string, lexicalItems []Item) ([]Item, memdir.Usage, error) {
+	resp, err := m.Generate(ctx, rv.reviewRequest(userContext, lexicalItems))
+	if err != nil {
+		return nil, memdir.Usage{}, fmt.Errorf("the model call failed: %w", err)
+	}
+	usage := resp.Usage
+	if usage.Calls == 0 {
+		usage.Calls = 1
+	}
+	raw, err := jsonx.Extract(resp.Text())
+	if err != nil {
+		return nil, usage, fmt.Errorf("the model's answer is not JSON: %v", err)
+	}
+	var reply struct {
+		Items []struct {
+			Section string   `json:"section"`
+			Kind    string   `json:"kind"`
+			Refs    []string `json:"refs"`
+			Rule    string   `json:"rule"`
+			Remove  string   `json:"remove"`
+			Reason  string   `json:"reason"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(raw, &reply); err != nil {
+		return nil, usage, fmt.Errorf("the model's answer does not match the schema: %v", err)
+	}
+	if reply.Items == nil {
+		return nil, usage, errors.New(`the model's answer has no "items" list`)
+	}
+	byRef := map[string]*reviewEntry{}
+	for _, e := range rv.entries {
+		byRef[e.Ref] = e
+	}
+	covered := map[*reviewEntry]bool{}
+	var items []Item
+	for n, r := range reply.Items {
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("the model's item %d is unusable: %s", n+1, fmt.Sprintf(format, args...))
+		}
+		kind := Kind(r.Kind)
+		section, ok := kindSection[kind]
+		if !ok {
+			return nil, usage, bad("unknown kind %q", r.Kind)
+		}
+		if want := strings.ReplaceAll(string(section), "-", "_"); r.Section != want {
+			return nil, usage, bad("kind %q belongs in %s, not %q", r.Kind, want, r.Section)
+		}
+		if len(r.Refs) == 0 {
+			return nil, usage, bad("it names no entry")
+		}
+		var es []*reviewEntry
+		for _, ref := range r.Refs {
+			e, ok := byRef[strings.TrimSpace(ref)]
+			if !ok {
+				return nil, usage, bad("unknown ref %q", ref)
+			}
+			es = append(es, e)
+			covered[e] = true
+		}
+		reason := mdtext.OneLine(r.Reason)
+		if reason == "" {
+			reason = "(the model gave no reason)"
+		}
+		it := Item{Section: section, Kind: kind, Subjects: subjects(es...), Reason: reason}
+		first := es[0]
+		switch kind {
+		case KindToClaudeMD, KindToLocal, KindToTeam:
+			if first.Layer != LayerAuto {
+				return nil, usage, bad("%s promotes %s, which is not an auto memory", r.Kind, first.Ref)
+			}
+			if kind == KindToTeam {
+				if first.secret != "" {
+					it = Item{Section: SectionNoAction, Kind: KindKeep, Subjects: subjects(first), Reason: "the model proposed team memory, but it holds what looks like a credential (" + first.secret + "), so it must not be shared"}
+					break
+				}
+				it.Target, it.Applicable = memdir.TeamDirName+"/"+path.Base(first.Path), true
+				break
+			}
+			rule := mdtext.OneLine(r.Rule)
+			if rule == "" || utf8.RuneCountInString(rule) > 500 {
+				return nil, usage, bad("%s needs a one-line rule of at most 500 characters", r.Kind)
+			}
+			it.Rule, it.Applicable = rule, true
+			it.Target = rv.claudeMDTarget()
+			if kind == KindToLocal {
+				it.Target = rv.localTarget()
+			}
+		case KindDuplicate, KindNearDuplicate, KindOutdated, KindSuperseded:
+			if rm := strings.TrimSpace(r.Remove); rm != "" {
+				e, ok := byRef[rm]
+				if !ok || !containsEntry(es, e) {
+					return nil, usage, bad("remove %q is not one of its refs", rm)
+				}
+				if e.Layer != LayerAuto {
+					return nil, usage, bad("remove %q is not an auto memory", rm)
+				}
+				it.Remove, it.Applicable = e.Path, true
+			}
+		}
+		items = append(items, it)
+	}
+	for _, e := range rv.entries {
+		if e.isMemory() && !covered[e] {
+			items = append(items, Item{Section: SectionNoAction, Kind: KindKeep, Subjects: subjects(e), Reason: "the model proposed nothing for it"})
+		}
+	}
+	return items, usage, nil
+}
+
+func containsEntry(es []*reviewEntry, e *reviewEntry) bool {
+	for _, x := range es {
+		if x == e {
+			return true
+		}
+	}
+	return false
+}
