@@ -7,9 +7,9 @@
 // else config.yaml in [memdir.ConfigDir]), the environment (MEMDIR_MODEL,
 // ANTHROPIC_API_KEY, OPENAI_BASE_URL, MEMDIR_EMBED_MODEL, MEMDIR_TEAM_URL
 // and the others [Keys] lists), and overrides such as command-line flags.
-// [Load] reads the environment through a function the caller passes
-// (os.LookupEnv, or a map in tests), never the process's directly, and
-// makes no network request. Every [Setting] says its source ("default",
+// [Load] reads the environment only through a function the caller passes
+// (os.LookupEnv, or a map in tests; only when HOME is missing from it does
+// it fall back to os.UserHomeDir) and makes no network request. Every [Setting] says its source ("default",
 // "FILE:LINE", the variable's name, or the override's), which is what
 // `memdir config` prints.
 //
