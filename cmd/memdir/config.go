@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/config"
+	"github.com/memdir/memdir/config/provider"
 	"github.com/memdir/memdir/openai"
 )
 
@@ -72,16 +74,16 @@ Examples:
   memdir config --model anthropic:claude-haiku-4-5 --json`,
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			asJSON := fs.Bool("json", false, "print JSON")
-			addConfigFlags(fs)
+			mf := addModelFlags(fs, "")
 			return func(ctx context.Context, env *Env, args []string) error {
 				if len(args) > 0 {
 					return usagef("config takes no arguments")
 				}
-				cfg, err := loadConfigFlags(env, fs)
+				cfg, err := mf.config(env)
 				if err != nil {
 					return err
 				}
-				view := cfg.view()
+				view := newConfigView(cfg)
 				if *asJSON {
 					return writeJSON(env.Stdout, view)
 				}
@@ -110,57 +112,48 @@ type settingView struct {
 	Flag string   `json:"flag,omitempty"`
 }
 
-func (c *config) view() *configView {
+func newConfigView(c *config.Config) *configView {
 	v := &configView{File: c.File, FileFound: c.FileFound}
-	for _, k := range configKeys {
-		s := *k.field(c)
-		switch k.name { // shown as what the embedder will use
+	for _, k := range config.Keys() {
+		s, _ := c.Get(k.Name)
+		switch k.Name { // shown as what the embedder will use
 		case "embed.base_url":
-			s = c.embedBaseURL()
+			s = c.EmbedBaseURL()
 		case "embed.api_key":
-			s = c.embedAPIKey()
+			s = c.EmbedAPIKey()
 		}
-		sv := settingView{Key: k.name, Set: s.Set(), Secret: k.secret, Source: s.Source, Env: k.env}
-		if k.flag != "" {
-			sv.Flag = "--" + k.flag
+		sv := settingView{Key: k.Name, Set: s.Set(), Secret: k.Secret, Source: s.Source, Env: k.Env}
+		if k.Flag != "" {
+			sv.Flag = "--" + k.Flag
 		}
-		if !k.secret {
+		if !k.Secret {
 			sv.Value = redactURL(s.Value)
 		}
 		v.Settings = append(v.Settings, sv)
 	}
-	provider, name := c.modelName()
-	switch provider {
+	prov, name := c.ModelName()
+	switch prov {
 	case "":
 		v.Notes = append(v.Notes, "No model is configured: recall ranks memories lexically. Set MEMDIR_MODEL or model: in the config file to use one.")
 	case "anthropic":
-		if !c.Anthropic.APIKey.Set() && !c.Anthropic.AuthToken.Set() && c.Anthropic.BaseURL.Value == c.defaultOf("anthropic.base_url") {
+		if !c.Anthropic.APIKey.Set() && !c.Anthropic.AuthToken.Set() && c.Anthropic.BaseURL.Value == config.DefaultAnthropicBaseURL {
 			v.Notes = append(v.Notes, fmt.Sprintf("Model %s is an Anthropic model but ANTHROPIC_API_KEY is not set.", name))
 		}
 	case "openai":
-		if !c.OpenAI.APIKey.Set() && c.OpenAI.BaseURL.Value == c.defaultOf("openai.base_url") {
+		if !c.OpenAI.APIKey.Set() && c.OpenAI.BaseURL.Value == config.DefaultOpenAIBaseURL {
 			v.Notes = append(v.Notes, fmt.Sprintf("Model %s uses api.openai.com but OPENAI_API_KEY is not set (local servers need none: set OPENAI_BASE_URL).", name))
 		}
 	default:
-		v.Notes = append(v.Notes, fmt.Sprintf("Model provider %q is unknown: use anthropic:NAME or openai:NAME.", provider))
+		v.Notes = append(v.Notes, fmt.Sprintf("Model provider %q is unknown: use anthropic:NAME or openai:NAME.", prov))
 	}
-	if p, _ := c.embedModelName(); p == "" {
+	if p, _ := c.EmbedModelName(); p == "" {
 		v.Notes = append(v.Notes, "No embedding model is configured: recall does not use semantic search. Set MEMDIR_EMBED_MODEL (such as openai:text-embedding-3-small) to use one.")
-	} else if _, err := newEmbedder(c); err != nil {
+	} else if _, err := provider.NewEmbedder(c); err != nil {
 		v.Notes = append(v.Notes, strings.TrimSuffix(err.Error(), ": "+memdir.ErrInvalid.Error())+".")
 	} else {
-		v.Notes = append(v.Notes, fmt.Sprintf("Semantic search: embeddings from %s at %s.", c.Embed.Model.Value, redactURL(cmp.Or(c.embedBaseURL().Value, openai.DefaultBaseURL))))
+		v.Notes = append(v.Notes, fmt.Sprintf("Semantic search: embeddings from %s at %s.", c.Embed.Model.Value, redactURL(cmp.Or(c.EmbedBaseURL().Value, openai.DefaultBaseURL))))
 	}
 	return v
-}
-
-func (c *config) defaultOf(name string) string {
-	for _, k := range configKeys {
-		if k.name == name {
-			return k.def
-		}
-	}
-	return ""
 }
 
 func (v *configView) print(w io.Writer) error {

@@ -2,12 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -26,18 +24,6 @@ func writeConfig(tb testing.TB, w *memWorld, text string) {
 	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
 		tb.Fatal(err)
 	}
-}
-
-// loadTestConfig runs loadConfig in w's environment.
-func loadTestConfig(tb testing.TB, w *memWorld) (*config, error) {
-	tb.Helper()
-	return loadConfig(&Env{
-		Stdout:    io.Discard,
-		Stderr:    io.Discard,
-		LookupEnv: func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok },
-		Cwd:       w.project,
-		Now:       func() time.Time { return w.now },
-	})
 }
 
 // configJSON runs `memdir config --json` and returns key -> "value @ source".
@@ -332,5 +318,35 @@ func TestConfigUsage(t *testing.T) {
 		if !strings.Contains(out, s) {
 			t.Errorf("help lacks %q", s)
 		}
+	}
+}
+
+func TestConfigShowsEmbeddings(t *testing.T) {
+	w := newMemWorld(t)
+	writeConfig(t, w, "embed:\n  model: openai:nomic-embed-text\n  base_url: http://localhost:11434/v1\n  dimensions: 256\n")
+	w.vars["MEMDIR_EMBED_BATCH_SIZE"] = "16"
+	got := configJSON(t, w)
+	file := configFile(w)
+	want := map[string]string{
+		"embed.model":      "openai:nomic-embed-text @ " + file + ":2",
+		"embed.base_url":   "http://localhost:11434/v1 @ " + file + ":3",
+		"embed.api_key":    "(not set) @ ",
+		"embed.dimensions": "256 @ " + file + ":4",
+		"embed.batch_size": "16 @ MEMDIR_EMBED_BATCH_SIZE",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	out := w.ok(t, "config")
+	if !strings.Contains(out, "Semantic search: embeddings from openai:nomic-embed-text at http://localhost:11434/v1.") {
+		t.Errorf("config output has no line on semantic search:\n%s", out)
+	}
+
+	w = newMemWorld(t)
+	w.vars["MEMDIR_EMBED_MODEL"] = "openai:text-embedding-3-small"
+	if out := w.ok(t, "config"); !strings.Contains(out, "no API key is set: set MEMDIR_EMBED_API_KEY") {
+		t.Errorf("config does not warn of the missing key:\n%s", out)
 	}
 }

@@ -40,7 +40,7 @@ Examples:
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			var lf locationFlags
 			lf.register(fs, false)
-			addConfigFlags(fs)
+			mf := addModelFlags(fs, "")
 			force := fs.Bool("force", false, "run now, whatever the time, session and enabled gates say")
 			session := fs.String("session", "", "the current session `ID`, not counted by the session gate")
 			asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -60,7 +60,7 @@ Examples:
 				} else if !loc.Enabled {
 					return fmt.Errorf("%w (%s)", memdir.ErrDisabled, loc.EnabledReason)
 				}
-				model, err := requireModel(ctx, env, fs, "dream")
+				model, err := mf.requireModel(env, "dream")
 				if err != nil {
 					return err
 				}

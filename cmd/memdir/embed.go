@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/config/provider"
 )
 
 func init() {
@@ -45,13 +46,13 @@ Examples:
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			var lf locationFlags
 			lf.register(fs, false)
-			addConfigFlags(fs)
+			mf := addModelFlags(fs, "")
 			asJSON := fs.Bool("json", false, "print the counts as JSON")
 			return func(ctx context.Context, env *Env, args []string) error {
 				if len(args) > 0 {
 					return usagef("embed takes no arguments")
 				}
-				return runEmbed(ctx, env, fs, &lf, *asJSON)
+				return runEmbed(ctx, env, mf, &lf, *asJSON)
 			}
 		},
 	})
@@ -74,12 +75,12 @@ type embedReport struct {
 	Skipped int `json:"skipped"`
 }
 
-func runEmbed(ctx context.Context, env *Env, fs *flag.FlagSet, lf *locationFlags, asJSON bool) error {
-	cfg, err := loadConfigFlags(env, fs)
+func runEmbed(ctx context.Context, env *Env, mf *modelFlags, lf *locationFlags, asJSON bool) error {
+	cfg, err := mf.config(env)
 	if err != nil {
 		return err
 	}
-	e, err := newEmbedder(cfg)
+	e, err := provider.NewEmbedder(cfg)
 	if err != nil {
 		return err
 	}
@@ -113,7 +114,7 @@ func runEmbed(ctx context.Context, env *Env, fs *flag.FlagSet, lf *locationFlags
 	if err != nil {
 		return err
 	}
-	opts := cfg.embedOptions()
+	opts := cfg.EmbedOptions()
 	opts.Prune = true
 	var prog *progressLine
 	if env.StderrIsTerminal {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/config"
+	"github.com/memdir/memdir/config/provider"
 	"github.com/memdir/memdir/internal/evalset"
 )
 
@@ -52,7 +54,7 @@ Examples:
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			distractors := fs.String("distractors", "0,1880", "directory sizes to test: `N,...` synthetic memories added")
 			asJSON := fs.Bool("json", false, "print the report as JSON, with per-query details")
-			addConfigFlags(fs)
+			mf := addModelFlags(fs, "")
 			return func(ctx context.Context, env *Env, args []string) error {
 				if len(args) != 2 || args[0] != "recall" {
 					return usagef("eval takes: recall FILE")
@@ -73,12 +75,12 @@ Examples:
 				if err != nil {
 					return fmt.Errorf("%w: %w", err, memdir.ErrInvalid)
 				}
-				cfg, err := loadConfigFlags(env, fs)
+				cfg, err := mf.config(env)
 				if err != nil {
 					return err
 				}
-				ev := &recallEval{set: set, manifestTokens: cfg.manifestTokens()}
-				if ev.model, err = newModel(ctx, cfg); err != nil {
+				ev := &recallEval{set: set, manifestTokens: cfg.ManifestTokens()}
+				if ev.model, err = mf.model(cfg); err != nil {
 					return err
 				}
 				if err := ev.configureEmbedder(ctx, env, cfg); err != nil {
@@ -382,8 +384,8 @@ func fmtOpt(f *float64) string {
 }
 
 // configureEmbedder sets the embedder the configuration names, if any.
-func (ev *recallEval) configureEmbedder(ctx context.Context, env *Env, cfg *config) error {
-	e, err := newEmbedder(cfg)
-	ev.embedder, ev.embedOpts = e, cfg.embedOptions()
+func (ev *recallEval) configureEmbedder(ctx context.Context, env *Env, cfg *config.Config) error {
+	e, err := provider.NewEmbedder(cfg)
+	ev.embedder, ev.embedOpts = e, cfg.EmbedOptions()
 	return err
 }

@@ -43,7 +43,7 @@ Examples:
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			var lf locationFlags
 			lf.register(fs, false)
-			addConfigFlags(fs)
+			mf := addModelFlags(fs, "")
 			path := fs.String("transcript", "", "the conversation `FILE` (required)")
 			session := fs.String("session", "", "the session `ID` (default: the transcript's file name)")
 			every := fs.Int("every", 1, "extract on every `N`th call")
@@ -64,7 +64,7 @@ Examples:
 				if loc != nil && !loc.Enabled {
 					return fmt.Errorf("%w (%s)", memdir.ErrDisabled, loc.EnabledReason)
 				}
-				model, err := requireModel(ctx, env, fs, "extract")
+				model, err := mf.requireModel(env, "extract")
 				if err != nil {
 					return err
 				}
@@ -132,23 +132,6 @@ func printExtract(env *Env, d *memdir.Dir, r *agent.ExtractResult) {
 		fmt.Fprintf(env.Stderr, "; undo with: memdir undo %s", r.RunID)
 	}
 	fmt.Fprintln(env.Stderr)
-}
-
-// requireModel returns the configured model, or an error saying how to
-// configure one.
-func requireModel(ctx context.Context, env *Env, fs *flag.FlagSet, cmd string) (memdir.Model, error) {
-	cfg, err := loadConfigFlags(env, fs)
-	if err != nil {
-		return nil, err
-	}
-	m, err := newModel(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	if m == nil {
-		return nil, fmt.Errorf("%s needs a model: set MEMDIR_MODEL (for example anthropic:claude-sonnet-4-5 or openai:gpt-4.1-mini) or model: in the config file; see 'memdir config': %w", cmd, memdir.ErrInvalid)
-	}
-	return m, nil
 }
 
 // progress shows an agent's turns and tool calls on standard error when it

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -103,20 +102,19 @@ Example (what Claude Code does):
 }
 
 type hookFlags struct {
-	noCheckpoint, injectIndex, noModel bool
-	modelTimeout, pullTimeout          time.Duration
+	noCheckpoint, injectIndex bool
+	modelTimeout, pullTimeout time.Duration
 }
 
 func setupHook(fs *flag.FlagSet) RunFunc {
 	f := &hookFlags{}
-	addConfigFlags(fs)
+	mf := addModelFlags(fs, "UserPromptSubmit: rank lexically even when a model is configured")
 	fs.BoolVar(&f.noCheckpoint, "no-checkpoint", false, "take no checkpoint snapshots (UserPromptSubmit) and track no edits (PreToolUse)")
 	fs.BoolVar(&f.injectIndex, "inject-index", false, "SessionStart: give the model MEMORY.md as additional context")
-	fs.BoolVar(&f.noModel, "no-model", false, "UserPromptSubmit: rank lexically even when a model is configured")
 	fs.DurationVar(&f.modelTimeout, "model-timeout", hookModelTimeout, "UserPromptSubmit: wait at most `DURATION` for the model, then rank lexically")
 	fs.DurationVar(&f.pullTimeout, "pull-timeout", hookPullTimeout, "SessionStart: give up the team pull after `DURATION`")
 	return func(ctx context.Context, env *Env, args []string) error {
-		h := &hookRun{env: env, fs: fs, f: f}
+		h := &hookRun{env: env, fs: fs, mf: mf, f: f}
 		out, err := h.run(ctx, args)
 		for _, w := range h.warnings {
 			fmt.Fprintf(env.Stderr, "memdir hook: %s\n", w)
@@ -139,6 +137,7 @@ func setupHook(fs *flag.FlagSet) RunFunc {
 type hookRun struct {
 	env *Env
 	fs  *flag.FlagSet
+	mf  *modelFlags
 	f   *hookFlags
 	in  *hooks.Input
 	// warnings are problems the user should see that did not stop the
@@ -237,7 +236,7 @@ func (h *hookRun) prune() {
 // pullTeam pulls team memory when a server, a token and a repository are
 // configured; anything else is not configured, and is only noted.
 func (h *hookRun) pullTeam(ctx context.Context) {
-	cfg, err := loadConfigFlags(h.env, h.fs)
+	cfg, err := h.mf.config(h.env)
 	if err != nil {
 		h.warn("team memory not pulled: %v", err)
 		return
@@ -374,21 +373,18 @@ func (h *hookRun) userPromptSubmit(ctx context.Context) (*hooks.Output, error) {
 // call bounded by --model-timeout (none for lexical recall). A bad
 // configuration is a warning: the hook recalls on the defaults.
 func (h *hookRun) configureRecall(ctx context.Context, opts *memdir.RecallOptions, dir string) {
-	cfg, err := loadConfigFlags(h.env, h.fs)
+	cfg, err := h.mf.config(h.env)
 	if err != nil {
 		h.warn("recall on the defaults, without a model: %v", err)
 		return
 	}
-	opts.ManifestTokens = cfg.manifestTokens()
+	opts.ManifestTokens = cfg.ManifestTokens()
 	if e, cache, err := recallEmbedder(h.env, cfg, dir); err != nil {
 		h.warn("recall without embeddings: %v", err)
 	} else if e != nil {
-		opts.Embedder, opts.EmbedCache, opts.EmbedOptions = e, cache, cfg.embedOptions()
+		opts.Embedder, opts.EmbedCache, opts.EmbedOptions = e, cache, cfg.EmbedOptions()
 	}
-	if h.f.noModel {
-		return
-	}
-	m, err := newModel(ctx, cfg)
+	m, err := h.mf.model(cfg) // nil with --no-model
 	if err != nil {
 		h.warn("recall without a model: %v", err)
 		return
@@ -531,11 +527,11 @@ func (h *hookRun) sessionEnd() error {
 // modelConfigured reports whether a model is configured for the background
 // work, noting when none is.
 func (h *hookRun) modelConfigured(what string) (bool, error) {
-	cfg, err := loadConfigFlags(h.env, h.fs)
+	cfg, err := h.mf.config(h.env)
 	if err != nil {
 		return false, err
 	}
-	if provider, _ := cfg.modelName(); provider == "" {
+	if provider, _ := cfg.ModelName(); provider == "" {
 		h.note("no model configured (see 'memdir config'): no background %s", what)
 		return false, nil
 	}
@@ -546,7 +542,7 @@ func (h *hookRun) modelConfigured(what string) (bool, error) {
 // in the background, its output going to the session's log.
 func (h *hookRun) spawn(args ...string) error {
 	h.fs.Visit(func(f *flag.Flag) {
-		if slices.ContainsFunc(configKeys, func(k configKey) bool { return k.flag == f.Name }) {
+		if isConfigFlag(f.Name) {
 			args = append(args, "--"+f.Name+"="+f.Value.String())
 		}
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/config"
 	"github.com/memdir/memdir/mcpserver"
 )
 
@@ -72,10 +73,9 @@ Examples:
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			var lf locationFlags
 			lf.register(fs, false)
-			addConfigFlags(fs)
+			mf := addModelFlags(fs, "recall ranks lexically even when a model is configured")
 			team := fs.Bool("team", false, "team memory on: save into team/, serve team/MEMORY.md, team prompt by default")
 			httpAddr := fs.String("http", "", "serve streamable HTTP on `HOST:PORT` (loopback only) at /mcp instead of stdio")
-			noModel := fs.Bool("no-model", false, "recall ranks lexically even when a model is configured")
 			verbose := fs.Bool("verbose", false, "log debug details to standard error")
 			return func(ctx context.Context, env *Env, args []string) error {
 				if len(args) > 0 {
@@ -91,14 +91,11 @@ Examples:
 						return err
 					}
 				}
-				cfg, err := loadConfigFlags(env, fs)
+				cfg, err := mf.config(env)
 				if err != nil {
 					return err
 				}
-				if *noModel {
-					cfg.Model = setting{Value: "none", Source: "--no-model"}
-				}
-				srv, d, err := newMCPServer(ctx, env, &lf, cfg, *team, logger)
+				srv, d, err := newMCPServer(ctx, env, &lf, cfg, mf, *team, logger)
 				if err != nil {
 					return err
 				}
@@ -121,9 +118,9 @@ Examples:
 }
 
 // newMCPServer opens the directory lf selects and returns its MCP server,
-// with the model cfg configures (nil cfg: lexical recall) and the recall
-// cache shared with 'memdir recall'.
-func newMCPServer(ctx context.Context, env *Env, lf *locationFlags, cfg *config, team bool, logger *slog.Logger) (*mcp.Server, *memdir.Dir, error) {
+// with the model cfg configures unless mf says --no-model (nil cfg: lexical
+// recall) and the recall cache shared with 'memdir recall'.
+func newMCPServer(ctx context.Context, env *Env, lf *locationFlags, cfg *config.Config, mf *modelFlags, team bool, logger *slog.Logger) (*mcp.Server, *memdir.Dir, error) {
 	d, loc, err := lf.openEnabled(env)
 	if err != nil {
 		return nil, nil, err
@@ -134,14 +131,14 @@ func newMCPServer(ctx context.Context, env *Env, lf *locationFlags, cfg *config,
 	var embedOpts *memdir.EmbedOptions
 	manifestTokens := 0
 	if cfg != nil {
-		if model, err = newModel(ctx, cfg); err != nil {
+		if model, err = mf.model(cfg); err != nil {
 			return nil, nil, err
 		}
-		manifestTokens = cfg.manifestTokens()
+		manifestTokens = cfg.ManifestTokens()
 		if embedder, embedCache, err = recallEmbedder(env, cfg, d.Path()); err != nil {
 			return nil, nil, err
 		}
-		embedOpts = cfg.embedOptions()
+		embedOpts = cfg.EmbedOptions()
 	}
 	cache, err := memdir.DefaultRecallCachePath(d.Path(), env.LookupEnv)
 	if err != nil {
@@ -181,7 +178,7 @@ func withMCP(ctx context.Context, env *Env, h http.Handler, addr, dir string, lo
 	if err != nil {
 		return nil, err
 	}
-	srv, d, err := newMCPServer(ctx, env, &locationFlags{dir: dir}, cfg, false, logger)
+	srv, d, err := newMCPServer(ctx, env, &locationFlags{dir: dir}, cfg, nil, false, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -74,7 +74,7 @@ Examples:
 			apply := fs.Bool("apply", false, "carry out the items whose ids follow, from the last review")
 			keep := fs.Bool("keep-memory", false, "with --apply: keep memories promoted to CLAUDE.md or CLAUDE.local.md")
 			asJSON := fs.Bool("json", false, "print the report (or what was applied) as JSON")
-			addConfigFlags(fs)
+			mf := addModelFlags(fs, "")
 			return func(ctx context.Context, env *Env, args []string) error {
 				if *keep && !*apply {
 					return usagef("--keep-memory goes with --apply")
@@ -93,11 +93,7 @@ Examples:
 					}
 					return promoteApply(ctx, env, dir, reviewFile, args, *keep, *asJSON)
 				}
-				cfg, err := loadConfigFlags(env, fs)
-				if err != nil {
-					return err
-				}
-				model, err := newModel(ctx, cfg)
+				model, err := mf.loadModel(env)
 				if err != nil {
 					return err
 				}

@@ -51,11 +51,10 @@ Examples:
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			var lf locationFlags
 			lf.register(fs, false)
-			addConfigFlags(fs)
+			mf := addModelFlags(fs, "rank lexically even when a model is configured")
 			var surfaced multiFlag
 			fs.Var(&surfaced, "surfaced", "a memory `PATH` already shown this session (repeatable)")
 			tools := fs.String("tools", "", "comma-separated `TOOLS` the agent used recently")
-			noModel := fs.Bool("no-model", false, "rank lexically even when a model is configured")
 			maxN := fs.Int("max", memdir.RecallMaxMemories, "surface at most `N` memories")
 			budget := fs.Int("budget", memdir.RecallSessionBudget, "the session's memory budget in `BYTES`")
 			used := fs.Int("used", 0, "`BYTES` of memories already surfaced this session")
@@ -71,15 +70,13 @@ Examples:
 				if err != nil {
 					return err
 				}
-				cfg, err := loadConfigFlags(env, fs)
+				cfg, err := mf.config(env)
 				if err != nil {
 					return err
 				}
-				var model memdir.Model
-				if !*noModel {
-					if model, err = newModel(ctx, cfg); err != nil {
-						return err
-					}
+				model, err := mf.model(cfg)
+				if err != nil {
+					return err
 				}
 				cache := ""
 				if !*noCache {
@@ -92,8 +89,8 @@ Examples:
 					return err
 				}
 				opts := &memdir.RecallOptions{
-					Model: model, Embedder: embedder, EmbedCache: embedCache, EmbedOptions: cfg.embedOptions(), Index: memdir.NewRecallIndex(d.Path(), cache), Surfaced: surfaced,
-					Max: *maxN, ManifestTokens: cfg.manifestTokens(), Budget: *budget, SessionBytes: *used,
+					Model: model, Embedder: embedder, EmbedCache: embedCache, EmbedOptions: cfg.EmbedOptions(), Index: memdir.NewRecallIndex(d.Path(), cache), Surfaced: surfaced,
+					Max: *maxN, ManifestTokens: cfg.ManifestTokens(), Budget: *budget, SessionBytes: *used,
 					AllowShortQueries: *all, Now: env.Now, ShowManifest: true,
 				}
 				if *tools != "" {

@@ -99,13 +99,13 @@ func setupSession(fs *flag.FlagSet) RunFunc {
 	fs.IntVar(&f.compact.MinTextMessages, "min-text-messages", session.DefaultCompactMinTextMessages, "compact: least messages with text to keep (`N`)")
 	fs.IntVar(&f.compact.MaxTokens, "max-tokens", session.DefaultCompactMaxTokens, "compact: stop looking back once the kept messages hold `TOKENS`")
 	fs.IntVar(&f.compact.AutoCompactThreshold, "threshold", 0, "compact: fall back when the compacted context would reach `TOKENS` (0: no limit)")
-	addConfigFlags(fs)
+	mf := addModelFlags(fs, "")
 	return func(ctx context.Context, env *Env, args []string) error {
-		return runSession(ctx, env, fs, f, args)
+		return runSession(ctx, env, fs, mf, f, args)
 	}
 }
 
-func runSession(ctx context.Context, env *Env, fs *flag.FlagSet, f *sessionFlags, args []string) error {
+func runSession(ctx context.Context, env *Env, fs *flag.FlagSet, mf *modelFlags, f *sessionFlags, args []string) error {
 	if len(args) == 0 {
 		return usagef("missing subcommand: notes, update or compact")
 	}
@@ -159,11 +159,7 @@ func runSession(ctx context.Context, env *Env, fs *flag.FlagSet, f *sessionFlags
 	case "notes":
 		return sessionNotes(env, notes, f)
 	case "update":
-		cfg, err := loadConfigFlags(env, fs)
-		if err != nil {
-			return err
-		}
-		model, err := newModel(ctx, cfg)
+		model, err := mf.loadModel(env)
 		if err != nil {
 			return err
 		}

@@ -65,10 +65,9 @@ Examples:
 		Setup: func(fs *flag.FlagSet) RunFunc {
 			var lf locationFlags
 			lf.register(fs, false)
-			addConfigFlags(fs)
+			mf := addModelFlags(fs, "recall ranks lexically even when a model is configured")
 			addr := fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (loopback only; port 0 picks a free one)")
 			open := fs.Bool("open", false, "open the page in the default browser")
-			noModel := fs.Bool("no-model", false, "recall ranks lexically even when a model is configured")
 			verbose := fs.Bool("verbose", false, "log requests refused and debug details to standard error")
 			return func(ctx context.Context, env *Env, args []string) error {
 				if len(args) > 0 {
@@ -91,14 +90,8 @@ Examples:
 					return err
 				}
 				opts := &ui.Options{Location: loc, Now: env.Now, Logger: logger, Version: version}
-				if !*noModel {
-					cfg, err := loadConfigFlags(env, fs)
-					if err != nil {
-						return err
-					}
-					if opts.Model, err = newModel(ctx, cfg); err != nil {
-						return err
-					}
+				if opts.Model, err = mf.loadModel(env); err != nil {
+					return err
 				}
 				cache, err := memdir.DefaultRecallCachePath(d.Path(), env.LookupEnv)
 				if err != nil {
