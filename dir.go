@@ -757,31 +757,43 @@ func (d *Dir) ReadIndex(team bool) (*Index, error) {
 	return d.readIndex(root, indexRel)
 }
 
+// LoadedIndex is MEMORY.md as an agent loads it (see LoadIndex).
+type LoadedIndex struct {
+	// Text is the index an agent sees: frontmatter and HTML comments
+	// removed, truncated to Claude Code's limits with its warning line.
+	Text string
+	// Status says how long the index is and which limit truncated it.
+	Status IndexStatus
+	// Exists is false when there is no MEMORY.md (Text is then "").
+	Exists bool
+}
+
 // LoadIndex returns MEMORY.md (of team/ with team set) as an agent loads it:
 // frontmatter and HTML comments removed, truncated to Claude Code's limits
-// with its warning line. exists is false when there is no MEMORY.md.
-func (d *Dir) LoadIndex(team bool) (text string, status IndexStatus, exists bool, err error) {
+// with its warning line. A missing MEMORY.md is not an error: Exists is
+// false.
+func (d *Dir) LoadIndex(team bool) (*LoadedIndex, error) {
 	indexRel := EntrypointName
 	if team {
 		indexRel = TeamDirName + "/" + EntrypointName
 	}
 	if !d.Exists() {
-		return "", IndexStatus{}, false, nil
+		return &LoadedIndex{}, nil
 	}
 	root, err := d.openRoot()
 	if err != nil {
-		return "", IndexStatus{}, false, err
+		return nil, err
 	}
 	defer root.Close()
 	data, _, err := readRooted(root, indexRel, 64<<20)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", IndexStatus{}, false, nil
+		return &LoadedIndex{}, nil
 	}
 	if err != nil {
-		return "", IndexStatus{}, false, fmt.Errorf("read %s: %w", d.Abs(indexRel), err)
+		return nil, fmt.Errorf("read %s: %w", d.Abs(indexRel), err)
 	}
-	text, status = LoadIndexText(data)
-	return text, status, true, nil
+	text, status := LoadIndexText(data)
+	return &LoadedIndex{Text: text, Status: status, Exists: true}, nil
 }
 
 // Resolve turns a reference to a memory into its path: a path relative to the
@@ -878,9 +890,20 @@ type RemoveResult struct {
 	RunID string
 }
 
+// RemoveOptions adjusts Remove; nil means the defaults.
+type RemoveOptions struct {
+	// Recorder, when set, journals the removal as part of a larger run that
+	// the caller finishes; otherwise Remove journals a run of its own.
+	Recorder *Recorder
+}
+
 // Remove deletes a memory and its index lines. The content is journaled first,
 // so 'memdir undo' can restore both.
-func (d *Dir) Remove(ctx context.Context, ref string, rec *Recorder) (*RemoveResult, error) {
+func (d *Dir) Remove(ctx context.Context, ref string, opts *RemoveOptions) (*RemoveResult, error) {
+	if opts == nil {
+		opts = &RemoveOptions{}
+	}
+	rec := opts.Recorder
 	rel, err := d.Resolve(ctx, ref)
 	if err != nil {
 		return nil, err

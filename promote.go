@@ -1551,7 +1551,7 @@ func applyItem(ctx context.Context, d *Dir, rec *Recorder, it *ReviewItem, opts 
 		if opts.KeepMemory {
 			return a, nil
 		}
-		if _, err := d.Remove(ctx, subject.Path, rec); err != nil {
+		if _, err := d.Remove(ctx, subject.Path, &RemoveOptions{Recorder: rec}); err != nil {
 			return a, err
 		}
 		a.Done += " and removed " + subject.Path
@@ -1565,7 +1565,7 @@ func applyItem(ctx context.Context, d *Dir, rec *Recorder, it *ReviewItem, opts 
 		if it.Remove == "" {
 			return a, fmt.Errorf("nothing to remove: %w", ErrInvalid)
 		}
-		if _, err := d.Remove(ctx, it.Remove, rec); err != nil {
+		if _, err := d.Remove(ctx, it.Remove, &RemoveOptions{Recorder: rec}); err != nil {
 			return a, err
 		}
 		a.Done = "removed " + it.Remove

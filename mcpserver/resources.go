@@ -55,11 +55,12 @@ func (s *server) addResources(srv *mcp.Server) {
 
 func (s *server) readIndex(team bool) mcp.ResourceHandler {
 	return func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		text, _, exists, err := s.dir.LoadIndex(team)
+		loaded, err := s.dir.LoadIndex(team)
 		if err != nil {
 			return nil, err
 		}
-		if !exists || strings.TrimSpace(text) == "" {
+		text := loaded.Text
+		if !loaded.Exists || strings.TrimSpace(text) == "" {
 			text = "MEMORY.md is empty: no memories have been saved here yet.\n"
 		}
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: markdown, Text: text}}}, nil
@@ -174,16 +175,16 @@ func (s *server) getPrompt(def memdir.PromptMode) mcp.PromptHandler {
 				areas = append(areas, true)
 			}
 			for _, team := range areas {
-				idx, _, exists, err := s.dir.LoadIndex(team)
+				idx, err := s.dir.LoadIndex(team)
 				if err != nil {
 					return nil, err
 				}
-				if exists {
+				if idx.Exists {
 					indexRel := memdir.EntrypointName
 					if team {
 						indexRel = memdir.TeamDirName + "/" + memdir.EntrypointName
 					}
-					text += "\n" + memdir.IndexContext(s.dir.Abs(indexRel), idx, team) + "\n"
+					text += "\n" + memdir.IndexContext(s.dir.Abs(indexRel), idx.Text, team) + "\n"
 				}
 			}
 		}

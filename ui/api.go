@@ -517,12 +517,12 @@ func (s *Server) indexState(team bool) (*indexState, error) {
 	if team {
 		file = teamPrefix + memdir.EntrypointName
 	}
-	text, _, exists, err := s.d.LoadIndex(team)
+	loaded, err := s.d.LoadIndex(team)
 	if err != nil {
 		return nil, err
 	}
-	st := &indexState{File: file, Exists: exists, Loaded: text}
-	if !exists {
+	st := &indexState{File: file, Exists: loaded.Exists, Loaded: loaded.Text}
+	if !loaded.Exists {
 		return st, nil
 	}
 	raw, err := s.readFile(file)
