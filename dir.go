@@ -72,7 +72,7 @@ type Options struct {
 // partial file. Locks on network filesystems are not relied on.
 //
 // Files are created 0600 and directories 0700. Paths from callers are checked
-// with CleanMemoryPath and opened through os.Root, so no name or symlink can
+// with CleanMemoryFilePath and opened through os.Root, so no name or symlink can
 // reach outside the directory. Every change is journaled first and can be
 // undone with Undo.
 type Dir struct {
@@ -403,7 +403,7 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 	var err error
 	var note *recentNote
 	if rel != "" {
-		if rel, err = CleanMemoryPath(rel); err != nil {
+		if rel, err = CleanMemoryFilePath(rel); err != nil {
 			return nil, err
 		}
 	} else if rel, note, err = d.pathForName(ctx, m.Name, m.Type, opts.Team); err != nil {
@@ -589,7 +589,7 @@ func (d *Dir) pathForName(ctx context.Context, name string, t Type, team bool) (
 			candidate = prefix + strings.TrimSuffix(FileNameFor(name, t), ".md") + fmt.Sprintf("_%d.md", i)
 		}
 	}
-	rel, err := CleanMemoryPath(candidate)
+	rel, err := CleanMemoryFilePath(candidate)
 	return rel, note, err
 }
 
@@ -808,7 +808,7 @@ func (d *Dir) Resolve(ctx context.Context, ref string) (string, error) {
 		tries = append(tries, ref+".md")
 	}
 	for _, t := range tries {
-		rel, err := CleanMemoryPath(t)
+		rel, err := CleanMemoryFilePath(t)
 		if err != nil {
 			continue
 		}
@@ -842,7 +842,7 @@ func (d *Dir) Resolve(ctx context.Context, ref string) (string, error) {
 			return "", fmt.Errorf("memory %q is ambiguous: it matches %s; give the file path: %w", ref, strings.Join(set, ", "), ErrInvalid)
 		}
 	}
-	if _, err := CleanMemoryPath(ref); err != nil && strings.HasSuffix(ref, ".md") {
+	if _, err := CleanMemoryFilePath(ref); err != nil && strings.HasSuffix(ref, ".md") {
 		return "", err
 	}
 	return "", fmt.Errorf("memory %q: %w in %s (see 'memdir list')", ref, ErrNotFound, d.path)
@@ -999,7 +999,7 @@ func (d *Dir) rename(ctx context.Context, ref, to string, given *Recorder) (*Ren
 	if !strings.HasSuffix(to, ".md") {
 		to += ".md"
 	}
-	if to, err = CleanMemoryPath(to); err != nil {
+	if to, err = CleanMemoryFilePath(to); err != nil {
 		return nil, err
 	}
 	if from == to {

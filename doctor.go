@@ -555,7 +555,7 @@ func (d *Dir) IndexMissing(rec *Recorder, rels []string) ([]string, error) {
 	indexes := map[string]*Index{}
 	var added []string
 	for _, rel := range rels {
-		if _, err := CleanMemoryPath(rel); err != nil || isDailyLog(rel) {
+		if _, err := CleanMemoryFilePath(rel); err != nil || isDailyLog(rel) {
 			continue
 		}
 		indexRel, link := IndexFor(rel)

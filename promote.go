@@ -1521,15 +1521,15 @@ func checkApplicable(src ReviewSources, it *ReviewItem) error {
 		if !allowed[filepath.Clean(it.Target)] {
 			return bad(fmt.Sprintf("%q as the file to add a rule to", it.Target))
 		}
-		if p, err := CleanMemoryPath(it.Subjects[0].Path); err != nil || strings.HasPrefix(p, TeamDirName+"/") {
+		if p, err := CleanMemoryFilePath(it.Subjects[0].Path); err != nil || strings.HasPrefix(p, TeamDirName+"/") {
 			return bad(fmt.Sprintf("%q as the memory to promote", it.Subjects[0].Path))
 		}
 	case KindToTeam:
-		if p, err := CleanMemoryPath(it.Target); err != nil || !strings.HasPrefix(p, TeamDirName+"/") {
+		if p, err := CleanMemoryFilePath(it.Target); err != nil || !strings.HasPrefix(p, TeamDirName+"/") {
 			return bad(fmt.Sprintf("%q as the team path", it.Target))
 		}
 	default:
-		if p, err := CleanMemoryPath(it.Remove); err != nil || strings.HasPrefix(p, TeamDirName+"/") {
+		if p, err := CleanMemoryFilePath(it.Remove); err != nil || strings.HasPrefix(p, TeamDirName+"/") {
 			return bad(fmt.Sprintf("%q as the memory to remove", it.Remove))
 		}
 	}

@@ -68,7 +68,7 @@ func (s *server) readIndex(team bool) mcp.ResourceHandler {
 }
 
 // readMemory serves one memory file. The path in the URI is decoded once and
-// must then pass memdir.CleanMemoryPath (no traversal, encoded or not, no
+// must then pass memdir.CleanMemoryFilePath (no traversal, encoded or not, no
 // hidden or absolute paths, Markdown files only); the file is read through
 // the directory's os.Root, so no link leads outside it either.
 func (s *server) readMemory(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -104,7 +104,7 @@ func MemoryPathFromURI(uri string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("resource %q: bad percent-encoding: %w", uri, memdir.ErrInvalid)
 	}
-	rel, err := memdir.CleanMemoryPath(p)
+	rel, err := memdir.CleanMemoryFilePath(p)
 	if err != nil {
 		return "", fmt.Errorf("resource %q: %w", uri, err)
 	}

@@ -133,7 +133,7 @@ func cleanRef(raw string) (string, error) {
 	if raw == "" {
 		return "", errorf(http.StatusBadRequest, "no memory path given")
 	}
-	rel, err := memdir.CleanMemoryPath(raw)
+	rel, err := memdir.CleanMemoryFilePath(raw)
 	if err != nil {
 		return "", err
 	}

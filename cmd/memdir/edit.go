@@ -114,7 +114,7 @@ func editTarget(ctx context.Context, d *memdir.Dir, name string, t memdir.Type, 
 	if team && !strings.HasPrefix(rel, teamPrefix) {
 		rel = teamPrefix + rel
 	}
-	rel, err = memdir.CleanMemoryPath(rel)
+	rel, err = memdir.CleanMemoryFilePath(rel)
 	return rel, false, err
 }
 

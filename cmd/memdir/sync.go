@@ -307,7 +307,7 @@ func newSyncer(env *Env, lf *locationFlags, cfg syncConfig, log *slog.Logger) (*
 			if err != nil {
 				return err
 			}
-			if _, err := memdir.CleanMemoryPath(rel); err != nil {
+			if _, err := memdir.CleanMemoryFilePath(rel); err != nil {
 				return nil
 			}
 			return dir.RecordProvenance(rel, []byte(content), origin(content))
