@@ -288,7 +288,7 @@ func (d *Dir) Change(ctx context.Context, kind string, opts *ChangeOptions, fn f
 		return run, fnErr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("record the run in the journal (memdir undo cannot revert it): %w", err)
+		return nil, fmt.Errorf("recording the change in the journal failed, so 'memdir undo' cannot revert it: %w", err)
 	}
 	return run, nil
 }

@@ -239,7 +239,7 @@ func (s *server) memoryTool(ctx context.Context, _ *mcp.CallToolRequest, in Memo
 	case err != nil && !started:
 		return nil, out, fmt.Errorf("could not lock the memory directory or start the journal that makes the change undoable, so nothing was changed: %w", err)
 	case err != nil && ran:
-		return nil, out, fmt.Errorf("%s, but recording it in the journal failed, so 'memdir undo' cannot revert it: %w", out.Result, err)
+		return nil, out, fmt.Errorf("%s, but %w", out.Result, err)
 	case err != nil:
 		return nil, out, err
 	}
