@@ -2,6 +2,7 @@ package memdir
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,7 +72,7 @@ type Options struct {
 // partial file. Locks on network filesystems are not relied on.
 //
 // Files are created 0600 and directories 0700. Paths from callers are checked
-// with CleanMemoryPath and opened through os.Root, so no name or symlink can
+// with CleanMemoryFilePath and opened through os.Root, so no name or symlink can
 // reach outside the directory. Every change is journaled first and can be
 // undone with Undo.
 type Dir struct {
@@ -178,13 +179,14 @@ func (d *Dir) Ensure() error {
 	return nil
 }
 
-// Lock takes the directory's cross-process lock. Changes made through Dir take
-// it themselves; callers take it to make several changes as one.
+// lock takes the directory's cross-process lock. Changes made through Dir take
+// it themselves; callers take it with Change or WithLock to make several
+// changes as one.
 //
 // A change to a memory and its index line that a killed process left
-// half-made (see PendingName) is finished before Lock returns, so every
+// half-made (see PendingName) is finished before lock returns, so every
 // lock holder starts from a consistent pair.
-func (d *Dir) Lock(ctx context.Context) (*flock.Lock, error) {
+func (d *Dir) lock(ctx context.Context) (*flock.Lock, error) {
 	if err := d.Ensure(); err != nil {
 		return nil, err
 	}
@@ -204,10 +206,97 @@ func (d *Dir) Lock(ctx context.Context) (*flock.Lock, error) {
 	return lock, nil
 }
 
+// WithLock runs fn while holding the directory's cross-process lock (the
+// directory is created if missing), and releases the lock when fn returns
+// or panics. A change to a memory and its index line that a killed process
+// left half-made (see PendingName) is finished before fn runs.
+//
+// Use it for a step of a longer change that is journaled by a Change with
+// Unlocked set; a change that can hold the lock throughout is simpler as a
+// Change. Methods of Dir that take a context take the lock themselves and
+// must not be called from fn (the lock is not re-entrant); those documented
+// as needing the caller to hold the lock (IndexMissing, UpdateIndex) may.
+//
+// The lock is an OS file lock (flock on Unix, LockFileEx on Windows): it
+// serialises every process on one machine. It is not relied on across
+// network filesystems.
+func (d *Dir) WithLock(ctx context.Context, fn func() error) error {
+	lock, err := d.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	return fn()
+}
+
+// ChangeOptions adjusts Change. The zero value, or nil, runs the change
+// under the directory lock with paths relative to the memory directory.
+type ChangeOptions struct {
+	// Root is the directory the run's file paths are relative to, when
+	// the change writes somewhere other than the memory directory (sync's
+	// conflict directory). "" means the memory directory.
+	Root string
+	// Unlocked runs fn without the directory lock, for a change that waits
+	// on a person between its steps (an editor session) and must not block
+	// every other writer meanwhile. fn then takes the lock with WithLock
+	// around each write.
+	Unlocked bool
+}
+
+// Change runs fn as one journaled run of the given kind (the name
+// 'memdir log' shows: "edit", "mcp", "sync-pull", ...), holding the
+// directory lock throughout, so that what fn changes is made as one step
+// for other memdir processes and can be undone as one by 'memdir undo'.
+//
+// fn records each file in rec before changing it (Recorder.Before and its
+// siblings) and may set the run's summary and usage. When fn returns, the
+// run is finished: marked failed, with fn's error, if fn failed (what it
+// changed stays undoable), and deleted when nothing changed. If fn panics,
+// the run is finished as failed and the lock released before the panic
+// goes on.
+//
+// Change returns the finished run, whose ID names it for undo when
+// HasChanges reports true; run is nil only when the run could not be
+// started or recorded. err is fn's error, or else the error of locking,
+// starting or recording the run.
+func (d *Dir) Change(ctx context.Context, kind string, opts *ChangeOptions, fn func(rec *Recorder) error) (run *JournalRun, err error) {
+	if opts == nil {
+		opts = &ChangeOptions{}
+	}
+	if !opts.Unlocked {
+		lock, err := d.lock(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer lock.Unlock()
+	}
+	rec, err := d.journal.Begin(kind, cmp.Or(opts.Root, d.path))
+	if err != nil {
+		return nil, fmt.Errorf("start the journal run that makes the change undoable: %w", err)
+	}
+	finished := false
+	defer func() {
+		if !finished {
+			// fn panicked: keep what it changed undoable.
+			rec.Finish(fmt.Errorf("%s run panicked", kind))
+		}
+	}()
+	fnErr := fn(rec)
+	finished = true
+	run, err = rec.Finish(fnErr)
+	if fnErr != nil {
+		return run, fnErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("recording the change in the journal failed, so 'memdir undo' cannot revert it: %w", err)
+	}
+	return run, nil
+}
+
 // lockedRoot takes the directory's lock (creating the directory if needed)
 // and opens it as an os.Root; release undoes both.
 func (d *Dir) lockedRoot(ctx context.Context) (root *os.Root, release func(), err error) {
-	lock, err := d.Lock(ctx)
+	lock, err := d.lock(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -314,7 +403,7 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 	var err error
 	var note *recentNote
 	if rel != "" {
-		if rel, err = CleanMemoryPath(rel); err != nil {
+		if rel, err = CleanMemoryFilePath(rel); err != nil {
 			return nil, err
 		}
 	} else if rel, note, err = d.pathForName(ctx, m.Name, m.Type, opts.Team); err != nil {
@@ -500,7 +589,7 @@ func (d *Dir) pathForName(ctx context.Context, name string, t Type, team bool) (
 			candidate = prefix + strings.TrimSuffix(FileNameFor(name, t), ".md") + fmt.Sprintf("_%d.md", i)
 		}
 	}
-	rel, err := CleanMemoryPath(candidate)
+	rel, err := CleanMemoryFilePath(candidate)
 	return rel, note, err
 }
 
@@ -574,6 +663,82 @@ func (d *Dir) writeIndex(root *os.Root, indexRel string, ix *Index) error {
 	return atomicfile.WriteFileIn(root, indexRel, ix.Bytes(), 0o600)
 }
 
+// UpdateIndex is a read-modify-write of MEMORY.md (of team/ with team set):
+// it reads the index, lets change edit it, and, when change reports a
+// difference, replaces the file atomically. changed reports whether it
+// wrote. The caller holds the directory lock (Change or WithLock), so no
+// other memdir writer's line is lost between the read and the write, and
+// journals the lines it changes (Recorder.NoteIndexLines) if the change is
+// to be undoable.
+func (d *Dir) UpdateIndex(team bool, change func(ix *Index) bool) (changed bool, err error) {
+	indexRel := EntrypointName
+	if team {
+		indexRel = TeamDirName + "/" + EntrypointName
+	}
+	root, err := d.openRoot()
+	if err != nil {
+		return false, err
+	}
+	defer root.Close()
+	ix, err := d.readIndex(root, indexRel)
+	if err != nil {
+		return false, err
+	}
+	if !change(ix) {
+		return false, nil
+	}
+	if err := d.writeIndex(root, indexRel, ix); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// CreateExclusive creates the file rel (slash-separated, inside the
+// directory) holding content, unless it already exists: the create is
+// exclusive (O_EXCL, as Claude Code's "wx" flag), so of two processes
+// creating one name only one succeeds, and it happens through the
+// directory's os.Root, so no symlink can redirect it. Missing parent
+// directories are made (0700); the file is 0600 and synced before
+// CreateExclusive returns. created is false, with no error, when the file
+// appeared first. Unlike Save it writes no index line and needs no lock.
+func (d *Dir) CreateExclusive(rel string, content []byte) (created bool, err error) {
+	if !filepath.IsLocal(filepath.FromSlash(rel)) {
+		return false, fmt.Errorf("create %q: not a file inside the memory directory: %w", rel, ErrInvalid)
+	}
+	if err := d.Ensure(); err != nil {
+		return false, err
+	}
+	root, err := d.openRoot()
+	if err != nil {
+		return false, err
+	}
+	defer root.Close()
+	if dir := path.Dir(rel); dir != "." {
+		if err := root.MkdirAll(dir, 0o700); err != nil {
+			return false, fmt.Errorf("create %s: %w", d.Abs(rel), err)
+		}
+	}
+	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("create %s: %w", d.Abs(rel), err)
+	}
+	if _, err := f.Write(content); err != nil {
+		f.Close()
+		return false, fmt.Errorf("create %s: %w", d.Abs(rel), err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return false, fmt.Errorf("create %s: %w", d.Abs(rel), err)
+	}
+	if err := f.Close(); err != nil {
+		return false, fmt.Errorf("create %s: %w", d.Abs(rel), err)
+	}
+	return true, nil
+}
+
 // ReadIndex returns the parsed MEMORY.md of the private area, or of team/
 // with team set. A missing file is an empty index.
 func (d *Dir) ReadIndex(team bool) (*Index, error) {
@@ -592,31 +757,43 @@ func (d *Dir) ReadIndex(team bool) (*Index, error) {
 	return d.readIndex(root, indexRel)
 }
 
+// LoadedIndex is MEMORY.md as an agent loads it (see LoadIndex).
+type LoadedIndex struct {
+	// Text is the index an agent sees: frontmatter and HTML comments
+	// removed, truncated to Claude Code's limits with its warning line.
+	Text string
+	// Status says how long the index is and which limit truncated it.
+	Status IndexStatus
+	// Exists is false when there is no MEMORY.md (Text is then "").
+	Exists bool
+}
+
 // LoadIndex returns MEMORY.md (of team/ with team set) as an agent loads it:
 // frontmatter and HTML comments removed, truncated to Claude Code's limits
-// with its warning line. exists is false when there is no MEMORY.md.
-func (d *Dir) LoadIndex(team bool) (text string, status IndexStatus, exists bool, err error) {
+// with its warning line. A missing MEMORY.md is not an error: Exists is
+// false.
+func (d *Dir) LoadIndex(team bool) (*LoadedIndex, error) {
 	indexRel := EntrypointName
 	if team {
 		indexRel = TeamDirName + "/" + EntrypointName
 	}
 	if !d.Exists() {
-		return "", IndexStatus{}, false, nil
+		return &LoadedIndex{}, nil
 	}
 	root, err := d.openRoot()
 	if err != nil {
-		return "", IndexStatus{}, false, err
+		return nil, err
 	}
 	defer root.Close()
 	data, _, err := readRooted(root, indexRel, 64<<20)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", IndexStatus{}, false, nil
+		return &LoadedIndex{}, nil
 	}
 	if err != nil {
-		return "", IndexStatus{}, false, fmt.Errorf("read %s: %w", d.Abs(indexRel), err)
+		return nil, fmt.Errorf("read %s: %w", d.Abs(indexRel), err)
 	}
-	text, status = LoadIndexText(data)
-	return text, status, true, nil
+	text, status := LoadIndexText(data)
+	return &LoadedIndex{Text: text, Status: status, Exists: true}, nil
 }
 
 // Resolve turns a reference to a memory into its path: a path relative to the
@@ -631,7 +808,7 @@ func (d *Dir) Resolve(ctx context.Context, ref string) (string, error) {
 		tries = append(tries, ref+".md")
 	}
 	for _, t := range tries {
-		rel, err := CleanMemoryPath(t)
+		rel, err := CleanMemoryFilePath(t)
 		if err != nil {
 			continue
 		}
@@ -665,7 +842,7 @@ func (d *Dir) Resolve(ctx context.Context, ref string) (string, error) {
 			return "", fmt.Errorf("memory %q is ambiguous: it matches %s; give the file path: %w", ref, strings.Join(set, ", "), ErrInvalid)
 		}
 	}
-	if _, err := CleanMemoryPath(ref); err != nil && strings.HasSuffix(ref, ".md") {
+	if _, err := CleanMemoryFilePath(ref); err != nil && strings.HasSuffix(ref, ".md") {
 		return "", err
 	}
 	return "", fmt.Errorf("memory %q: %w in %s (see 'memdir list')", ref, ErrNotFound, d.path)
@@ -713,9 +890,20 @@ type RemoveResult struct {
 	RunID string
 }
 
+// RemoveOptions adjusts Remove; nil means the defaults.
+type RemoveOptions struct {
+	// Recorder, when set, journals the removal as part of a larger run that
+	// the caller finishes; otherwise Remove journals a run of its own.
+	Recorder *Recorder
+}
+
 // Remove deletes a memory and its index lines. The content is journaled first,
 // so 'memdir undo' can restore both.
-func (d *Dir) Remove(ctx context.Context, ref string, rec *Recorder) (*RemoveResult, error) {
+func (d *Dir) Remove(ctx context.Context, ref string, opts *RemoveOptions) (*RemoveResult, error) {
+	if opts == nil {
+		opts = &RemoveOptions{}
+	}
+	rec := opts.Recorder
 	rel, err := d.Resolve(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -818,7 +1006,7 @@ func (d *Dir) rename(ctx context.Context, ref, to string, given *Recorder) (*Ren
 	if !strings.HasSuffix(to, ".md") {
 		to += ".md"
 	}
-	if to, err = CleanMemoryPath(to); err != nil {
+	if to, err = CleanMemoryFilePath(to); err != nil {
 		return nil, err
 	}
 	if from == to {
@@ -983,8 +1171,8 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 	}
 	if run.State == RunOpen {
 		// Its process may have died in the middle of a change: taking the
-		// lock finishes the change and closes the run (see Lock).
-		lock, err := d.Lock(ctx)
+		// lock finishes the change and closes the run (see lock).
+		lock, err := d.lock(ctx)
 		if err != nil {
 			return nil, err
 		}

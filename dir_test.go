@@ -249,26 +249,26 @@ func TestSaveKeepsForeignFrontmatter(t *testing.T) {
 	}
 }
 
-func FuzzCleanMemoryPath(f *testing.F) {
+func FuzzCleanMemoryFilePath(f *testing.F) {
 	for _, s := range []string{"a.md", "team/x.md", "../a.md", "a/../../b.md", "%2e%2e/a.md", "．．／a.md", "a\\b.md", "/abs.md", "MEMORY.md", "x/./y.md"} {
 		f.Add(s)
 	}
 	root := f.TempDir()
 	f.Fuzz(func(t *testing.T, name string) {
-		clean, err := CleanMemoryPath(name)
+		clean, err := CleanMemoryFilePath(name)
 		if err != nil {
 			return
 		}
 		full := filepath.Join(root, filepath.FromSlash(clean))
 		rel, rerr := filepath.Rel(root, full)
 		if rerr != nil || strings.HasPrefix(rel, "..") || !filepath.IsLocal(rel) {
-			t.Fatalf("CleanMemoryPath(%q) = %q escapes the root", name, clean)
+			t.Fatalf("CleanMemoryFilePath(%q) = %q escapes the root", name, clean)
 		}
 		if !strings.HasSuffix(clean, ".md") || strings.EqualFold(filepath.Base(clean), "MEMORY.md") {
-			t.Fatalf("CleanMemoryPath(%q) = %q is not a memory file", name, clean)
+			t.Fatalf("CleanMemoryFilePath(%q) = %q is not a memory file", name, clean)
 		}
 		if strings.ContainsAny(clean, "\\\x00") {
-			t.Fatalf("CleanMemoryPath(%q) = %q has a forbidden character", name, clean)
+			t.Fatalf("CleanMemoryFilePath(%q) = %q has a forbidden character", name, clean)
 		}
 	})
 }

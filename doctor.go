@@ -544,7 +544,7 @@ func pointerLine(root *os.Root, rel string) (string, error) {
 // none, journaling each index it changes in rec, and returns the memories it
 // indexed. MEMORY.md itself, daily logs and files that are not memories are
 // skipped, and so are team memories whose line would carry a potential
-// secret into team/MEMORY.md. The caller holds the directory lock (see Lock), as an agent run
+// secret into team/MEMORY.md. The caller holds the directory lock (see Change), as an agent run
 // that wrote the memories does.
 func (d *Dir) IndexMissing(rec *Recorder, rels []string) ([]string, error) {
 	root, err := d.openRoot()
@@ -555,7 +555,7 @@ func (d *Dir) IndexMissing(rec *Recorder, rels []string) ([]string, error) {
 	indexes := map[string]*Index{}
 	var added []string
 	for _, rel := range rels {
-		if _, err := CleanMemoryPath(rel); err != nil || isDailyLog(rel) {
+		if _, err := CleanMemoryFilePath(rel); err != nil || isDailyLog(rel) {
 			continue
 		}
 		indexRel, link := IndexFor(rel)

@@ -140,7 +140,7 @@ func TestCompactLineLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An agent's write of a moved memory does not give it a second line.
-	lock, err := d.Lock(ctx)
+	lock, err := d.lock(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -213,7 +213,7 @@ func TestEmbedCacheFailures(t *testing.T) {
 	tests := []struct {
 		name  string
 		reply memdirtest.EmbedReply
-		kind  string // ModelError kind, "" when the cache itself rejects the reply
+		kind  memdir.ModelErrorKind // ModelError kind, "" when the cache itself rejects the reply
 	}{
 		{"server error", memdirtest.EmbedReply{Status: 503, Message: "overloaded"}, "server"},
 		{"bad key", memdirtest.EmbedReply{Status: 401, Message: "bad key"}, "auth"},

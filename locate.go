@@ -264,7 +264,7 @@ func Locate(opts *LocateOptions) (*Location, error) {
 	l.settings = settings
 
 	if raw := getenv(lookup, EnvPathOverride); raw != "" {
-		if dir, reason := ValidateMemoryPath(raw, false, home); reason == "" {
+		if dir, reason := ValidateMemoryDir(raw, false, home); reason == "" {
 			l.Dir, l.Source, l.SourceDetail = dir, SourceEnvOverride, EnvPathOverride
 			l.explainf("directory: %s (from %s)", dir, EnvPathOverride)
 		} else {
@@ -280,7 +280,7 @@ func Locate(opts *LocateOptions) (*Location, error) {
 			// Claude Code takes the first source that defines the key and
 			// validates only that one: an invalid value falls through to
 			// the default, not to the next source.
-			if dir, reason := ValidateMemoryPath(raw, true, home); reason == "" {
+			if dir, reason := ValidateMemoryDir(raw, true, home); reason == "" {
 				l.Dir, l.Source, l.SourceDetail = dir, SourceSetting, s.path
 				l.explainf("directory: %s (autoMemoryDirectory in %s settings %s)", dir, s.source, s.path)
 			} else {
@@ -319,12 +319,12 @@ func (l *Location) warnf(format string, args ...any) {
 	l.Explain = append(l.Explain, "warning: "+msg)
 }
 
-// ValidateMemoryPath checks a configured memory directory the way Claude Code's
+// ValidateMemoryDir checks a configured memory directory the way Claude Code's
 // validateMemoryPath does. It returns the normalised directory with a trailing
 // separator, or a reason the value was rejected. With expandTilde, "~/x" is
 // taken relative to home; "~/", "~/." and "~/.." (which would name home itself
 // or its parent) are rejected, and a bare "~" is never expanded.
-func ValidateMemoryPath(raw string, expandTilde bool, home string) (dir string, reason string) {
+func ValidateMemoryDir(raw string, expandTilde bool, home string) (dir string, reason string) {
 	if raw == "" {
 		return "", "empty"
 	}

@@ -46,12 +46,12 @@ func TestValidateMemoryPath(t *testing.T) {
 		{raw: "", wantReason: "empty"},
 		{raw: "/srv/cafe\u0301", want: "/srv/caf\u00e9/"}, // NFC
 	} {
-		got, reason := ValidateMemoryPath(tc.raw, tc.tilde, home)
+		got, reason := ValidateMemoryDir(tc.raw, tc.tilde, home)
 		if got != tc.want {
-			t.Errorf("ValidateMemoryPath(%q, %v) = %q (%s), want %q", tc.raw, tc.tilde, got, reason, tc.want)
+			t.Errorf("ValidateMemoryDir(%q, %v) = %q (%s), want %q", tc.raw, tc.tilde, got, reason, tc.want)
 		}
 		if tc.wantReason != "" && !strings.Contains(reason, tc.wantReason) {
-			t.Errorf("ValidateMemoryPath(%q) reason = %q, want it to mention %q", tc.raw, reason, tc.wantReason)
+			t.Errorf("ValidateMemoryDir(%q) reason = %q, want it to mention %q", tc.raw, reason, tc.wantReason)
 		}
 	}
 }

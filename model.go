@@ -148,16 +148,46 @@ func (u *Usage) Add(u2 Usage) {
 	u.Calls += u2.Calls
 }
 
-// ModelError is a failure reported by a model provider.
+// ModelErrorKind classifies a model provider's failure (ModelError.Kind),
+// so that callers can branch on what went wrong whichever provider it was.
+// The values are stable strings, as they appear in logs and JSON.
+type ModelErrorKind string
+
+// Kinds of model failure. Every adapter (anthropic, openai) reports one of
+// them; an overloaded server (HTTP 529 or 503) is ModelServer, and a prompt
+// over the context window, which providers report as a 400, is
+// ModelBadRequest.
+const (
+	// ModelAuth: the key is missing or the server refused it (401, 403).
+	ModelAuth ModelErrorKind = "auth"
+	// ModelNotFound: no such model at this server (404, or a 400 naming an
+	// unknown model).
+	ModelNotFound ModelErrorKind = "not_found"
+	// ModelRateLimit: rate limited (429), still after the adapter's retries.
+	ModelRateLimit ModelErrorKind = "rate_limit"
+	// ModelServer: the server failed or is overloaded (5xx), still after
+	// the retries.
+	ModelServer ModelErrorKind = "server"
+	// ModelBadRequest: the server rejected the request (another 4xx).
+	ModelBadRequest ModelErrorKind = "bad_request"
+	// ModelBadResponse: the reply could not be read or used (malformed,
+	// cut short at the token limit, an unexpected status).
+	ModelBadResponse ModelErrorKind = "bad_response"
+	// ModelTimeout: an attempt ran past the adapter's timeout.
+	ModelTimeout ModelErrorKind = "timeout"
+	// ModelUnreachable: no connection, such as a local server that is not
+	// running.
+	ModelUnreachable ModelErrorKind = "unreachable"
+)
+
+// ModelError is a failure reported by a model provider. Callers reach it
+// with errors.As and switch on Kind.
 type ModelError struct {
 	Provider   string // "anthropic", "openai"
 	Model      string
 	StatusCode int // HTTP status, 0 when not known
-	// Kind classifies the failure: "auth", "not_found", "rate_limit",
-	// "server", "bad_request", "bad_response", "timeout" (an attempt ran
-	// past the adapter's timeout) or "unreachable" (no connection, such as
-	// a local server that is not running).
-	Kind    string
+	// Kind classifies the failure.
+	Kind    ModelErrorKind
 	Message string
 	Err     error
 }

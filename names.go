@@ -11,7 +11,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// CleanMemoryPath validates a memory file path supplied by a caller (a user,
+// CleanMemoryFilePath validates a memory file path supplied by a caller (a user,
 // a model, a client) and returns it clean and slash-separated, relative to the
 // memory directory. It rejects anything that could name a file outside the
 // directory or confuse Claude Code:
@@ -25,7 +25,7 @@ import (
 //
 // Symlinks are not checked here; the store opens files through os.Root, which
 // refuses to follow a link out of the directory.
-func CleanMemoryPath(name string) (string, error) {
+func CleanMemoryFilePath(name string) (string, error) {
 	bad := func(why string) (string, error) {
 		return "", fmt.Errorf("memory path %q %s: %w", name, why, ErrInvalid)
 	}

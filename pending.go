@@ -18,7 +18,7 @@ import (
 // Rename write it under the directory lock before touching either file and
 // remove it once both are written; if the process dies in between (SIGKILL,
 // a crash), the next process to take the lock finishes the change from it
-// (see Dir.Lock), and doctor reports it until then. It is a dotfile, so
+// (see Dir.WithLock), and doctor reports it until then. It is a dotfile, so
 // Claude Code, scans and the memory tool never see it.
 const PendingName = ".memdir-pending.json"
 

@@ -288,7 +288,7 @@ func TestUndoOfAKilledRunFinishesItFirst(t *testing.T) {
 		crashAt(t, "save:file", func() {
 			_, _ = d.Save(ctx, &Memory{Name: "n", Description: "d", Type: TypeUser, Body: "b"}, nil)
 		})
-		lock, err := d.Lock(ctx)
+		lock, err := d.lock(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -46,7 +46,7 @@ func (d *Dir) outsidePath(rel string) string {
 // must not change the file's bytes (see WrittenBy). An empty p.At is filled
 // from the directory's clock.
 func (d *Dir) RecordProvenance(rel string, content []byte, p *Provenance) error {
-	rel, err := CleanMemoryPath(rel)
+	rel, err := CleanMemoryFilePath(rel)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func (d *Dir) RecordProvenance(rel string, content []byte, p *Provenance) error 
 func (d *Dir) WrittenBy(rel string, content []byte) (*Provenance, error) {
 	m, _ := ParseMemory(content)
 	front := m.Provenance()
-	rel, err := CleanMemoryPath(rel)
+	rel, err := CleanMemoryFilePath(rel)
 	if err != nil {
 		return front, err
 	}

@@ -131,9 +131,9 @@ type Recalled struct {
 }
 
 // Render returns the memory as the agent sees it: header and content inside
-// a system reminder.
+// a system reminder, ending with a newline.
 func (r Recalled) Render() string {
-	return "<system-reminder>\n" + r.Header + "\n\n" + r.Content + "\n</system-reminder>"
+	return "<system-reminder>\n" + r.Header + "\n\n" + r.Content + "\n</system-reminder>\n"
 }
 
 // RecallResult is the outcome of a recall.
@@ -174,13 +174,14 @@ type RecallResult struct {
 	Bytes int `json:"bytes"`
 }
 
-// Render returns every recalled memory as the agent sees it.
+// Render returns every recalled memory as the agent sees it, one after the
+// other (see Recalled.Render); no memories give "".
 func (r *RecallResult) Render() string {
-	parts := make([]string, len(r.Memories))
-	for i, m := range r.Memories {
-		parts[i] = m.Render()
+	var b strings.Builder
+	for _, m := range r.Memories {
+		b.WriteString(m.Render())
 	}
-	return strings.Join(parts, "\n")
+	return b.String()
 }
 
 // IsShortQuery reports whether Claude Code would skip recall for query: it is
@@ -625,7 +626,9 @@ func SelectorRequest(query string, headers []Header, recentTools []string) *Requ
 func TieredSelectorRequest(query string, headers []Header, full int, recentTools []string) *Request {
 	full = min(max(full, 0), len(headers))
 	var msg strings.Builder
-	fmt.Fprintf(&msg, "Query: %s\n\nAvailable memories:\n%s", query, Manifest(headers[:full]))
+	// Claude Code joins the manifest lines without a final newline: the
+	// prompt keeps that shape.
+	fmt.Fprintf(&msg, "Query: %s\n\nAvailable memories:\n%s", query, strings.TrimSuffix(Manifest(headers[:full]), "\n"))
 	if full < len(headers) {
 		if full > 0 {
 			msg.WriteString("\n\n")

@@ -418,9 +418,9 @@ func (d *Dir) acceptWrite(ctx context.Context, it *HeldWrite, base string, rec *
 // to the same rules as a memory in that directory.
 func cleanHeldPath(p string) (string, error) {
 	if path.Base(p) != EntrypointName {
-		return CleanMemoryPath(p)
+		return CleanMemoryFilePath(p)
 	}
-	dir, err := CleanMemoryPath(path.Join(path.Dir(p), "x.md"))
+	dir, err := CleanMemoryFilePath(path.Join(path.Dir(p), "x.md"))
 	if err != nil {
 		return "", fmt.Errorf("held index %q: %w", p, err)
 	}

@@ -301,14 +301,13 @@ func readLines(r io.Reader, n int, size int64, buf []byte) ([]byte, []byte, erro
 //
 //   - [type] path (2026-03-05T10:00:00.000Z): description
 //
-// The type tag and the description are left out when absent.
+// The type tag and the description are left out when absent. Every line
+// ends with a newline; no headers give "".
 func Manifest(headers []Header) string {
 	var b strings.Builder
-	for i, h := range headers {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
+	for _, h := range headers {
 		b.WriteString(ManifestLine(h))
+		b.WriteByte('\n')
 	}
 	return b.String()
 }

@@ -75,7 +75,7 @@ func TestScanAndManifest(t *testing.T) {
 		"- odd.md (2026-03-05T08:00:00.000Z): weird type",
 		"- long.md (2026-03-05T07:00:00.000Z)",
 		"- logs/2026/03/2026-03-05.md (2026-03-05T06:00:00.000Z)",
-	}, "\n")
+	}, "\n") + "\n"
 	if diff := cmp.Diff(wantManifest, Manifest(res.Memories)); diff != "" {
 		t.Errorf("manifest (-want +got):\n%s", diff)
 	}

@@ -380,7 +380,7 @@ func (d *Dir) SyncSnapshot(ctx context.Context, snapshotDir string, opts *Snapsh
 		}
 		return &SnapshotSyncResult{Status: st, Done: string(SnapshotNone)}, nil
 	}
-	lock, err := d.Lock(ctx)
+	lock, err := d.lock(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -143,7 +143,7 @@ func (u *UseLog) Record(ctx context.Context, via string, rels ...string) error {
 	var writes [][]byte
 	var cur []byte
 	for _, rel := range rels {
-		clean, err := CleanMemoryPath(rel)
+		clean, err := CleanMemoryFilePath(rel)
 		if err != nil || clean != rel {
 			return fmt.Errorf("use log: %q is not a memory path: %w", rel, ErrInvalid)
 		}
@@ -383,7 +383,7 @@ func (u *UseLog) ViewCounter(ctx context.Context, onErr func(error)) func(rel st
 		return nil
 	}
 	return func(rel string) {
-		if clean, err := CleanMemoryPath(rel); err != nil || clean != rel {
+		if clean, err := CleanMemoryFilePath(rel); err != nil || clean != rel {
 			return
 		}
 		if err := u.Record(ctx, UseView, rel); err != nil && onErr != nil {

@@ -164,30 +164,46 @@ func Dream(ctx context.Context, opts *DreamOptions) (*DreamResult, error) {
 	if err := d.Ensure(); err != nil {
 		return nil, err
 	}
-	dirLock, err := d.Lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer dirLock.Unlock()
-	prior, holder, err := acquireConsolidationLock(lockPath, now, o.PID)
-	if err != nil {
-		return nil, err
-	}
-	if holder != 0 {
-		return skip("lock", fmt.Sprintf("another consolidation is running (PID %d)", holder))
-	}
-
-	runErr := runDream(ctx, &o, res)
-	if runErr != nil {
-		if err := rollbackConsolidationLock(lockPath, prior); err != nil {
-			return res, errors.Join(runErr, err)
+	// The consolidation runs under the directory lock, as one journaled run
+	// ('memdir undo' reverts all it changed).
+	var skipped *DreamResult
+	ran := false // the consolidation started: res is the caller's to see
+	var prior time.Time
+	run, err := d.Change(ctx, "dream", nil, func(rec *memdir.Recorder) error {
+		var holder int
+		var err error
+		prior, holder, err = acquireConsolidationLock(lockPath, now, o.PID)
+		if err != nil {
+			return err
 		}
-		return res, runErr
+		if holder != 0 {
+			skipped, err = skip("lock", fmt.Sprintf("another consolidation is running (PID %d)", holder))
+			return err
+		}
+		ran = true
+		return runDream(ctx, &o, res, rec)
+	})
+	if skipped != nil {
+		return skipped, err
+	}
+	if !ran {
+		return nil, err
+	}
+	if run != nil && len(run.ChangedFiles()) > 0 {
+		res.RunID = run.ID
+	}
+	if err != nil {
+		// A failed consolidation (or one the journal could not record) is
+		// tried again: the lock gets back its earlier time.
+		if rerr := rollbackConsolidationLock(lockPath, prior); rerr != nil {
+			return res, errors.Join(err, rerr)
+		}
+		return res, err
 	}
 	return res, nil
 }
 
-func runDream(ctx context.Context, o *DreamOptions, res *DreamResult) error {
+func runDream(ctx context.Context, o *DreamOptions, res *DreamResult, rec *memdir.Recorder) error {
 	d := o.Dir
 	memPrompt, err := memdir.BuildPrompt(&memdir.PromptOptions{Mode: memdir.PromptIndividual, Dir: d.Path()})
 	if err != nil {
@@ -214,10 +230,6 @@ func runDream(ctx context.Context, o *DreamOptions, res *DreamResult) error {
 		}
 	}
 	system := memPrompt + "\n" + DreamPrompt(po)
-	rec, err := d.Journal().Begin("dream", d.Path())
-	if err != nil {
-		return err
-	}
 	out, runErr := Run(ctx, &Options{
 		Model: o.Model, System: system, MemoryDir: d.Path(), AnchorRoot: d.ProjectRoot(), ProjectDir: project, MaxTurns: o.MaxTurns,
 		BeforeChange: journalChange(d, rec), OnEvent: o.OnEvent, Logger: o.Logger,
@@ -237,14 +249,7 @@ func runDream(ctx context.Context, o *DreamOptions, res *DreamResult) error {
 		}
 	}
 	rec.SetSummary(fmt.Sprintf("dream: improved %s", plural(len(res.Changed)+len(res.Removed), "memory", "memories")))
-	run, ferr := rec.Finish(runErr)
-	if run != nil && len(run.ChangedFiles()) > 0 {
-		res.RunID = run.ID
-	}
-	if runErr != nil {
-		return runErr
-	}
-	return ferr
+	return runErr
 }
 
 // lockTime is the last consolidation: the lock file's modification time, or

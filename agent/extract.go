@@ -388,67 +388,59 @@ func (e *Extractor) runAgent(ctx context.Context, msgs []transcript.Message, res
 	if err := d.Ensure(); err != nil {
 		return nil, err
 	}
-	lock, err := d.Lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Unlock()
-	scan, err := d.Scan(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	mode := memdir.PromptIndividual
-	if e.o.Team {
-		mode = memdir.PromptTeam
-	}
-	memPrompt, err := memdir.BuildPrompt(&memdir.PromptOptions{Mode: mode, Dir: d.Path(), SkipIndex: e.o.SkipIndex})
-	if err != nil {
-		return nil, err
-	}
-	rec, err := d.Journal().Begin("extract", d.Path())
-	if err != nil {
-		return nil, err
-	}
-	system := memPrompt + "\n" + ExtractionInstructions(&ExtractPromptOptions{
-		NewMessages: res.NewMessages, MaxTurns: e.o.MaxTurns, Team: e.o.Team, SkipIndex: e.o.SkipIndex,
-		Today: e.o.Now(),
+	var out *Result
+	run, err := d.Change(ctx, "extract", nil, func(rec *memdir.Recorder) error {
+		scan, err := d.Scan(ctx, nil)
+		if err != nil {
+			return err
+		}
+		mode := memdir.PromptIndividual
+		if e.o.Team {
+			mode = memdir.PromptTeam
+		}
+		memPrompt, err := memdir.BuildPrompt(&memdir.PromptOptions{Mode: mode, Dir: d.Path(), SkipIndex: e.o.SkipIndex})
+		if err != nil {
+			return err
+		}
+		system := memPrompt + "\n" + ExtractionInstructions(&ExtractPromptOptions{
+			NewMessages: res.NewMessages, MaxTurns: e.o.MaxTurns, Team: e.o.Team, SkipIndex: e.o.SkipIndex,
+			Today: e.o.Now(),
+		})
+		user := extractionRequest(memdir.Manifest(scan.Memories), RenderConversation(msgs, conversationBudget))
+		var runErr error
+		out, runErr = Run(ctx, &Options{
+			Model: e.o.Model, System: system, MemoryDir: d.Path(), AnchorRoot: d.ProjectRoot(), MaxTurns: e.o.MaxTurns,
+			BeforeChange: journalChange(d, rec), OnEvent: e.o.OnEvent, Logger: e.o.Logger,
+			Write: d.WriteGuard(&memdir.Provenance{By: memdir.ByExtraction, Session: e.o.SessionID,
+				Position: lastUUID(msgs), Untrusted: untrustedSources(msgs, e.o.ProjectDir)}),
+		}, []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock(user)}}})
+		res.Agent = out
+		if out != nil {
+			res.Usage, res.Turns, res.ToolCalls = out.Usage, out.Turns, len(out.ToolCalls)
+			for _, c := range out.ToolCalls {
+				if c.Denied {
+					res.Denied++
+				}
+			}
+			rec.AddUsage(out.Usage)
+			for _, p := range out.Saved() {
+				res.Saved = append(res.Saved, p)
+				if strings.HasPrefix(p, memdir.TeamDirName+"/") {
+					res.Team++
+				}
+			}
+		}
+		if runErr == nil && len(res.Saved) > 0 {
+			// A model that forgot the index step still leaves MEMORY.md complete.
+			_, runErr = d.IndexMissing(rec, res.Saved)
+		}
+		rec.SetSummary(fmt.Sprintf("extract %s from %s", plural(len(res.Saved), "memory", "memories"), plural(res.NewMessages, "new message", "new messages")))
+		return runErr
 	})
-	user := extractionRequest(memdir.Manifest(scan.Memories), RenderConversation(msgs, conversationBudget))
-	out, runErr := Run(ctx, &Options{
-		Model: e.o.Model, System: system, MemoryDir: d.Path(), AnchorRoot: d.ProjectRoot(), MaxTurns: e.o.MaxTurns,
-		BeforeChange: journalChange(d, rec), OnEvent: e.o.OnEvent, Logger: e.o.Logger,
-		Write: d.WriteGuard(&memdir.Provenance{By: memdir.ByExtraction, Session: e.o.SessionID,
-			Position: lastUUID(msgs), Untrusted: untrustedSources(msgs, e.o.ProjectDir)}),
-	}, []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock(user)}}})
-	res.Agent = out
-	if out != nil {
-		res.Usage, res.Turns, res.ToolCalls = out.Usage, out.Turns, len(out.ToolCalls)
-		for _, c := range out.ToolCalls {
-			if c.Denied {
-				res.Denied++
-			}
-		}
-		rec.AddUsage(out.Usage)
-		for _, p := range out.Saved() {
-			res.Saved = append(res.Saved, p)
-			if strings.HasPrefix(p, memdir.TeamDirName+"/") {
-				res.Team++
-			}
-		}
-	}
-	if runErr == nil && len(res.Saved) > 0 {
-		// A model that forgot the index step still leaves MEMORY.md complete.
-		_, runErr = d.IndexMissing(rec, res.Saved)
-	}
-	rec.SetSummary(fmt.Sprintf("extract %s from %s", plural(len(res.Saved), "memory", "memories"), plural(res.NewMessages, "new message", "new messages")))
-	run, ferr := rec.Finish(runErr)
 	if run != nil && len(run.ChangedFiles()) > 0 {
 		res.RunID = run.ID
 	}
-	if runErr != nil {
-		return out, runErr
-	}
-	return out, ferr
+	return out, err
 }
 
 // journalChange records each file (every file below a directory) in the

@@ -53,7 +53,7 @@ func extractionRequest(manifest, conversation string) string {
 	var b strings.Builder
 	if strings.TrimSpace(manifest) != "" {
 		b.WriteString("## Existing memory files\n\n")
-		b.WriteString(manifest)
+		b.WriteString(strings.TrimSuffix(manifest, "\n"))
 		b.WriteString("\n\nCheck this list before writing: update an existing file rather than create a duplicate.\n\n")
 	} else {
 		b.WriteString("## Existing memory files\n\nThere are none yet.\n\n")

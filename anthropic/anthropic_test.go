@@ -39,7 +39,7 @@ func userText(s string) []memdir.Message {
 }
 
 // modelError asserts that err is a *memdir.ModelError of kind and returns it.
-func modelError(tb testing.TB, err error, kind string) *memdir.ModelError {
+func modelError(tb testing.TB, err error, kind memdir.ModelErrorKind) *memdir.ModelError {
 	tb.Helper()
 	var me *memdir.ModelError
 	if !errors.As(err, &me) {
@@ -336,7 +336,7 @@ func TestHTTPErrors(t *testing.T) {
 		replies  []memdirtest.ModelReply
 		retries  int
 		noKey    bool
-		kind     string
+		kind     memdir.ModelErrorKind
 		status   int
 		requests int
 		contains []string

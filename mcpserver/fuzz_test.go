@@ -39,8 +39,8 @@ func FuzzMemoryPathFromURI(f *testing.F) {
 				t.Fatalf("%q resolved to %q, with segment %q", uri, rel, part)
 			}
 		}
-		if again, err := memdir.CleanMemoryPath(rel); err != nil || again != rel {
-			t.Fatalf("%q resolved to %q, which CleanMemoryPath turns into %q, %v", uri, rel, again, err)
+		if again, err := memdir.CleanMemoryFilePath(rel); err != nil || again != rel {
+			t.Fatalf("%q resolved to %q, which CleanMemoryFilePath turns into %q, %v", uri, rel, again, err)
 		}
 		if back, err := mcpserver.MemoryPathFromURI(mcpserver.MemoryURI(rel)); err != nil || back != rel {
 			t.Fatalf("%q → %q → %s → %q, %v", uri, rel, mcpserver.MemoryURI(rel), back, err)

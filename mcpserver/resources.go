@@ -55,11 +55,12 @@ func (s *server) addResources(srv *mcp.Server) {
 
 func (s *server) readIndex(team bool) mcp.ResourceHandler {
 	return func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		text, _, exists, err := s.dir.LoadIndex(team)
+		loaded, err := s.dir.LoadIndex(team)
 		if err != nil {
 			return nil, err
 		}
-		if !exists || strings.TrimSpace(text) == "" {
+		text := loaded.Text
+		if !loaded.Exists || strings.TrimSpace(text) == "" {
 			text = "MEMORY.md is empty: no memories have been saved here yet.\n"
 		}
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: markdown, Text: text}}}, nil
@@ -67,7 +68,7 @@ func (s *server) readIndex(team bool) mcp.ResourceHandler {
 }
 
 // readMemory serves one memory file. The path in the URI is decoded once and
-// must then pass memdir.CleanMemoryPath (no traversal, encoded or not, no
+// must then pass memdir.CleanMemoryFilePath (no traversal, encoded or not, no
 // hidden or absolute paths, Markdown files only); the file is read through
 // the directory's os.Root, so no link leads outside it either.
 func (s *server) readMemory(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -103,7 +104,7 @@ func MemoryPathFromURI(uri string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("resource %q: bad percent-encoding: %w", uri, memdir.ErrInvalid)
 	}
-	rel, err := memdir.CleanMemoryPath(p)
+	rel, err := memdir.CleanMemoryFilePath(p)
 	if err != nil {
 		return "", fmt.Errorf("resource %q: %w", uri, err)
 	}
@@ -174,16 +175,16 @@ func (s *server) getPrompt(def memdir.PromptMode) mcp.PromptHandler {
 				areas = append(areas, true)
 			}
 			for _, team := range areas {
-				idx, _, exists, err := s.dir.LoadIndex(team)
+				idx, err := s.dir.LoadIndex(team)
 				if err != nil {
 					return nil, err
 				}
-				if exists {
+				if idx.Exists {
 					indexRel := memdir.EntrypointName
 					if team {
 						indexRel = memdir.TeamDirName + "/" + memdir.EntrypointName
 					}
-					text += "\n" + memdir.IndexContext(s.dir.Abs(indexRel), idx, team) + "\n"
+					text += "\n" + memdir.IndexContext(s.dir.Abs(indexRel), idx.Text, team) + "\n"
 				}
 			}
 		}

@@ -212,38 +212,36 @@ func (s *server) memoryTool(ctx context.Context, _ *mcp.CallToolRequest, in Memo
 		return textResult(out.Result), out, nil
 	}
 
-	lock, err := s.dir.Lock(ctx)
-	if err != nil {
-		return nil, out, fmt.Errorf("could not lock the memory directory, so nothing was changed: %w", err)
-	}
-	defer lock.Unlock()
-	rec, err := s.dir.Journal().Begin("mcp", s.dir.Path())
-	if err != nil {
-		return nil, out, fmt.Errorf("could not start the journal that makes the change undoable, so nothing was changed: %w", err)
-	}
-	hook := &journalHook{rec: rec, dir: s.dir}
-	tool, err := memtool.New(s.dir.Path(), &memtool.Options{
-		BeforeChange: hook.before,
-		AfterChange:  func(_ string, rels ...string) { out.Changed = append(out.Changed, rels...) },
-		// The agent's writes carry provenance; suspicious ones are held
-		// for a person's review ('memdir review') and not written.
-		Write: s.dir.WriteGuard(&memdir.Provenance{By: memdir.ByAgent, Via: "memory-tool"}),
-		Rewrite: func(_ string, data []byte) []byte {
-			return memdir.AnchorContent(ctx, s.dir.ProjectRoot(), data)
-		},
+	started, ran := false, false
+	run, err := s.dir.Change(ctx, "mcp", nil, func(rec *memdir.Recorder) error {
+		started = true
+		hook := &journalHook{rec: rec, dir: s.dir}
+		tool, err := memtool.New(s.dir.Path(), &memtool.Options{
+			BeforeChange: hook.before,
+			AfterChange:  func(_ string, rels ...string) { out.Changed = append(out.Changed, rels...) },
+			// The agent's writes carry provenance; suspicious ones are held
+			// for a person's review ('memdir review') and not written.
+			Write: s.dir.WriteGuard(&memdir.Provenance{By: memdir.ByAgent, Via: "memory-tool"}),
+			Rewrite: func(_ string, data []byte) []byte {
+				return memdir.AnchorContent(ctx, s.dir.ProjectRoot(), data)
+			},
+		})
+		if err != nil {
+			return err
+		}
+		defer tool.Close()
+		out.Result, err = tool.Run(ctx, cmd)
+		rec.SetSummary("memory tool " + cmd.Command + " " + strings.TrimSpace(cmd.Path+" "+cmd.OldPath+" "+cmd.NewPath))
+		ran = err == nil
+		return err
 	})
-	if err != nil {
+	switch {
+	case err != nil && !started:
+		return nil, out, fmt.Errorf("could not lock the memory directory or start the journal that makes the change undoable, so nothing was changed: %w", err)
+	case err != nil && ran:
+		return nil, out, fmt.Errorf("%s, but %w", out.Result, err)
+	case err != nil:
 		return nil, out, err
-	}
-	defer tool.Close()
-	out.Result, err = tool.Run(ctx, cmd)
-	rec.SetSummary("memory tool " + cmd.Command + " " + strings.TrimSpace(cmd.Path+" "+cmd.OldPath+" "+cmd.NewPath))
-	run, ferr := rec.Finish(err)
-	if err != nil {
-		return nil, out, err
-	}
-	if ferr != nil {
-		return nil, out, fmt.Errorf("%s, but recording it in the journal failed, so 'memdir undo' cannot revert it: %w", out.Result, ferr)
 	}
 	if run != nil && len(run.ChangedFiles()) > 0 {
 		out.Run = run.ID

@@ -106,7 +106,7 @@ func TestEmbedFailures(t *testing.T) {
 		name    string
 		reply   memdirtest.EmbedReply
 		noKey   bool
-		kind    string
+		kind    memdir.ModelErrorKind
 		mention []string
 	}{
 		{"no key", memdirtest.EmbedReply{Status: 401, Message: "missing key"}, true, "auth", []string{"OPENAI_API_KEY", "missing key"}},

@@ -38,7 +38,7 @@ func userText(s string) []memdir.Message {
 	return []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock(s)}}}
 }
 
-func modelError(tb testing.TB, err error, kind string) *memdir.ModelError {
+func modelError(tb testing.TB, err error, kind memdir.ModelErrorKind) *memdir.ModelError {
 	tb.Helper()
 	var me *memdir.ModelError
 	if !errors.As(err, &me) {
@@ -343,7 +343,7 @@ func TestHTTPErrors(t *testing.T) {
 		replies  []memdirtest.ModelReply
 		retries  int
 		noKey    bool
-		kind     string
+		kind     memdir.ModelErrorKind
 		status   int
 		requests int
 		contains []string

@@ -134,7 +134,7 @@ func cleanRef(raw string) (string, error) {
 	if raw == "" {
 		return "", errorf(http.StatusBadRequest, "no memory path given")
 	}
-	rel, err := memdir.CleanMemoryPath(raw)
+	rel, err := memdir.CleanMemoryFilePath(raw)
 	if err != nil {
 		return "", err
 	}
@@ -296,33 +296,26 @@ func (s *Server) apiSave(r *http.Request) (any, error) {
 	}
 	m, _ := memdir.ParseMemory(content)
 	ctx := r.Context()
-	lock, err := s.d.Lock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer lock.Unlock()
-	cur, err := s.readFile(rel)
-	if err != nil {
-		return nil, fmt.Errorf("save %s: %w", rel, err)
-	}
-	if sum(cur) != req.SHA {
-		e := errorf(http.StatusConflict, "%s changed on disk since you opened it; reload it to see the change, then edit again", rel)
-		e.extra = map[string]any{"current_sha": sum(cur)}
-		return nil, e
-	}
-	if bytes.Equal(cur, content) {
-		return map[string]any{"path": rel, "changed": false, "sha": sum(cur), "warnings": nonNil(warns)}, nil
-	}
-	ix, err := s.d.ReadIndex(team)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := s.d.Journal().Begin("edit", s.d.Path())
-	if err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
-	}
-	rec.SetSummary("edit " + rel + " (memdir ui)")
-	err = func() error {
+	var unchanged map[string]any
+	run, err := s.d.Change(ctx, "edit", nil, func(rec *memdir.Recorder) error {
+		cur, err := s.readFile(rel)
+		if err != nil {
+			return fmt.Errorf("save %s: %w", rel, err)
+		}
+		if sum(cur) != req.SHA {
+			e := errorf(http.StatusConflict, "%s changed on disk since you opened it; reload it to see the change, then edit again", rel)
+			e.extra = map[string]any{"current_sha": sum(cur)}
+			return e
+		}
+		if bytes.Equal(cur, content) {
+			unchanged = map[string]any{"path": rel, "changed": false, "sha": sum(cur), "warnings": nonNil(warns)}
+			return nil
+		}
+		ix, err := s.d.ReadIndex(team)
+		if err != nil {
+			return err
+		}
+		rec.SetSummary("edit " + rel + " (memdir ui)")
 		if err := rec.Before(rel); err != nil {
 			return err
 		}
@@ -344,13 +337,12 @@ func (s *Server) apiSave(r *http.Request) (any, error) {
 			return atomicfile.WriteFileIn(root, indexRel, ix.Bytes(), 0o600)
 		}
 		return nil
-	}()
-	run, ferr := rec.Finish(err)
-	if err == nil {
-		err = ferr
-	}
+	})
 	if err != nil {
 		return nil, err
+	}
+	if unchanged != nil {
+		return unchanged, nil
 	}
 	out := map[string]any{"path": rel, "changed": true, "sha": sum(content), "warnings": nonNil(warns)}
 	if run != nil {
@@ -526,12 +518,12 @@ func (s *Server) indexState(team bool) (*indexState, error) {
 	if team {
 		file = teamPrefix + memdir.EntrypointName
 	}
-	text, _, exists, err := s.d.LoadIndex(team)
+	loaded, err := s.d.LoadIndex(team)
 	if err != nil {
 		return nil, err
 	}
-	st := &indexState{File: file, Exists: exists, Loaded: text}
-	if !exists {
+	st := &indexState{File: file, Exists: loaded.Exists, Loaded: loaded.Text}
+	if !loaded.Exists {
 		return st, nil
 	}
 	raw, err := s.readFile(file)
@@ -594,25 +586,13 @@ func (s *Server) apiFix(r *http.Request) (any, error) {
 		if _, err := s.d.Get(ctx, rel); err != nil {
 			return nil, err
 		}
-		rec, err := s.d.Journal().Begin("doctor", s.d.Path())
-		if err != nil {
-			return nil, err
-		}
-		rec.SetSummary("doctor: index " + rel + " (memdir ui)")
 		var done []string
-		err = func() error {
-			lock, err := s.d.Lock(ctx)
-			if err != nil {
-				return err
-			}
-			defer lock.Unlock()
+		run, err := s.d.Change(ctx, "doctor", nil, func(rec *memdir.Recorder) error {
+			rec.SetSummary("doctor: index " + rel + " (memdir ui)")
+			var err error
 			done, err = s.d.IndexMissing(rec, []string{rel})
 			return err
-		}()
-		run, ferr := rec.Finish(err)
-		if err == nil {
-			err = ferr
-		}
+		})
 		if err != nil {
 			return nil, err
 		}

@@ -25,7 +25,7 @@
 //     connections from the page's origin only, no inline script, no frames),
 //     and memory bodies are rendered from Markdown with every character of
 //     text escaped, so nothing in a memory becomes live HTML;
-//   - every path a request names is checked with memdir.CleanMemoryPath and
+//   - every path a request names is checked with memdir.CleanMemoryFilePath and
 //     opened through the memory directory (os.Root), journal runs are looked
 //     up by id, and checkpoint sessions only among the project's own, so no
 //     endpoint reaches outside the memory directory, its journal and its

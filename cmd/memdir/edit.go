@@ -114,7 +114,7 @@ func editTarget(ctx context.Context, d *memdir.Dir, name string, t memdir.Type, 
 	if team && !strings.HasPrefix(rel, teamPrefix) {
 		rel = teamPrefix + rel
 	}
-	rel, err = memdir.CleanMemoryPath(rel)
+	rel, err = memdir.CleanMemoryFilePath(rel)
 	return rel, false, err
 }
 
@@ -146,11 +146,6 @@ func editMemory(ctx context.Context, env *Env, d *memdir.Dir, name string, t mem
 	if err != nil {
 		return nil, err
 	}
-	rec, err := d.Journal().Begin("edit", d.Path())
-	if err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
-	}
-	rec.SetSummary("edit " + rel)
 	res := &editResult{Path: rel}
 	copyFile, keepCopy := "", false
 	defer func() {
@@ -158,7 +153,11 @@ func editMemory(ctx context.Context, env *Env, d *memdir.Dir, name string, t mem
 			os.RemoveAll(filepath.Dir(copyFile))
 		}
 	}()
-	err = func() error {
+	// The run spans the editor session without the directory lock, which
+	// would stall every other writer while the user types; each write takes
+	// it (editIndex, placeTeamFile, removeTeamFile).
+	run, err := d.Change(ctx, "edit", &memdir.ChangeOptions{Unlocked: true}, func(rec *memdir.Recorder) error {
+		rec.SetSummary("edit " + rel)
 		if err := rec.Before(rel); err != nil {
 			return err
 		}
@@ -179,7 +178,7 @@ func editMemory(ctx context.Context, env *Env, d *memdir.Dir, name string, t mem
 			copyFile = file
 		} else if !exists {
 			template = editTemplate(nameForTemplate(name), t)
-			created, err := createExclusive(d, rel, template)
+			created, err := d.CreateExclusive(rel, template)
 			if err != nil {
 				return err
 			}
@@ -240,11 +239,7 @@ func editMemory(ctx context.Context, env *Env, d *memdir.Dir, name string, t mem
 		}
 		line := memdir.IndexEntry{Title: m.Name, File: link, Hook: m.Description}.String()
 		return editIndex(ctx, d, indexRel, func(ix *memdir.Index) bool { return ix.Upsert(link, line) }, res)
-	}()
-	run, ferr := rec.Finish(err)
-	if err == nil {
-		err = ferr
-	}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -261,41 +256,6 @@ func nameForTemplate(name string) string {
 		return strings.TrimSuffix(path.Base(name), ".md")
 	}
 	return name
-}
-
-// createExclusive creates rel with content unless it exists (O_EXCL, as
-// Claude Code's "wx"), inside the directory's root so no link can redirect
-// it. created is false when the file appeared in the meantime.
-func createExclusive(d *memdir.Dir, rel string, content []byte) (created bool, err error) {
-	if err := d.Ensure(); err != nil {
-		return false, err
-	}
-	root, err := os.OpenRoot(d.Path())
-	if err != nil {
-		return false, err
-	}
-	defer root.Close()
-	if dir := path.Dir(rel); dir != "." {
-		if err := root.MkdirAll(dir, 0o700); err != nil {
-			return false, fmt.Errorf("create %s: %w", d.Abs(rel), err)
-		}
-	}
-	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("create %s: %w", d.Abs(rel), err)
-	}
-	if _, err := f.Write(content); err != nil {
-		f.Close()
-		return false, fmt.Errorf("create %s: %w", d.Abs(rel), err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return false, fmt.Errorf("create %s: %w", d.Abs(rel), err)
-	}
-	return true, f.Close()
 }
 
 // editorCommand builds the editor process for file: $VISUAL, else $EDITOR,
@@ -374,28 +334,13 @@ func checkEdited(content []byte, res *editResult) *memdir.Memory {
 // editIndex changes MEMORY.md (or team/MEMORY.md) under the directory lock
 // and replaces it atomically when change reports a difference.
 func editIndex(ctx context.Context, d *memdir.Dir, indexRel string, change func(*memdir.Index) bool, res *editResult) error {
-	lock, err := d.Lock(ctx)
-	if err != nil {
+	return d.WithLock(ctx, func() error {
+		changed, err := d.UpdateIndex(indexRel != memdir.EntrypointName, change)
+		if changed {
+			res.Index = true
+		}
 		return err
-	}
-	defer lock.Unlock()
-	ix, err := d.ReadIndex(indexRel != memdir.EntrypointName)
-	if err != nil {
-		return err
-	}
-	if !change(ix) {
-		return nil
-	}
-	root, err := os.OpenRoot(d.Path())
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	if err := atomicfile.WriteFileIn(root, indexRel, ix.Bytes(), 0o600); err != nil {
-		return err
-	}
-	res.Index = true
-	return nil
+	})
 }
 
 func reportEdit(env *Env, d *memdir.Dir, res *editResult, name string, asJSON bool) error {
@@ -477,40 +422,32 @@ func teamEditCopy(d *memdir.Dir, rel string, exists bool, name string, t memdir.
 // atomically and under the directory lock. A new memory is created only if
 // nobody created the file meanwhile (ErrExists). created reports a new file.
 func placeTeamFile(ctx context.Context, d *memdir.Dir, rel string, content []byte, exists bool) (created bool, err error) {
-	lock, err := d.Lock(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer lock.Unlock()
-	root, err := os.OpenRoot(d.Path())
-	if err != nil {
-		return false, err
-	}
-	defer root.Close()
-	if !exists {
-		// Every memdir writer takes the lock, so checking first is safe.
-		if _, err := root.Lstat(rel); err == nil {
-			return false, fmt.Errorf("%s was created by someone else while you edited: %w", d.Abs(rel), memdir.ErrExists)
+	err = d.WithLock(ctx, func() error {
+		root, err := os.OpenRoot(d.Path())
+		if err != nil {
+			return err
 		}
-		if err := root.MkdirAll(path.Dir(rel), 0o700); err != nil {
-			return false, fmt.Errorf("create %s: %w", d.Abs(rel), err)
+		defer root.Close()
+		if !exists {
+			// Every memdir writer takes the lock, so checking first is safe.
+			if _, err := root.Lstat(rel); err == nil {
+				return fmt.Errorf("%s was created by someone else while you edited: %w", d.Abs(rel), memdir.ErrExists)
+			}
+			if err := root.MkdirAll(path.Dir(rel), 0o700); err != nil {
+				return fmt.Errorf("create %s: %w", d.Abs(rel), err)
+			}
 		}
-	}
-	if err := atomicfile.WriteFileIn(root, rel, content, 0o600); err != nil {
-		return false, err
-	}
-	return !exists, nil
+		return atomicfile.WriteFileIn(root, rel, content, 0o600)
+	})
+	return err == nil && !exists, err
 }
 
 // removeTeamFile deletes a team memory whose copy the editor deleted.
 func removeTeamFile(ctx context.Context, d *memdir.Dir, rel string) error {
-	lock, err := d.Lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer lock.Unlock()
-	if err := os.Remove(d.Abs(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove %s: %w", d.Abs(rel), err)
-	}
-	return nil
+	return d.WithLock(ctx, func() error {
+		if err := os.Remove(d.Abs(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove %s: %w", d.Abs(rel), err)
+		}
+		return nil
+	})
 }

@@ -273,7 +273,7 @@ func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun,
 		shown += float64(countRelevant(set, q.Query, newestPaths))
 	}
 	base.Shown = ptr(shown / float64(max(totalRelevant, 1)))
-	base.Tokens = float64((len(memdir.Manifest(newest)) + 1 + 3) / 4)
+	base.Tokens = float64((len(memdir.Manifest(newest)) + 3) / 4) // every line with its newline, as BaselineTokens
 	base.Lines, base.FullLines = float64(len(newest)), float64(len(newest))
 	run.Methods = append(run.Methods, base)
 	return run, recallErr

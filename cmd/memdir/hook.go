@@ -276,11 +276,12 @@ func indexContext(d *memdir.Dir) (string, error) {
 	var b strings.Builder
 	room := hooks.MaxContextChars
 	for _, team := range []bool{false, true} {
-		text, _, exists, err := d.LoadIndex(team)
+		loaded, err := d.LoadIndex(team)
 		if err != nil {
 			return "", err
 		}
-		if !exists || strings.TrimSpace(text) == "" {
+		text := loaded.Text
+		if !loaded.Exists || strings.TrimSpace(text) == "" {
 			continue
 		}
 		p := d.Abs(memdir.EntrypointName)

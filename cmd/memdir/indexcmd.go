@@ -38,10 +38,11 @@ Examples:
 				if err != nil {
 					return err
 				}
-				text, st, exists, err := d.LoadIndex(lf.team)
+				loaded, err := d.LoadIndex(lf.team)
 				if err != nil {
 					return err
 				}
+				text, st, exists := loaded.Text, loaded.Status, loaded.Exists
 				path := d.Abs(memdir.EntrypointName)
 				if lf.team {
 					path = d.Abs(filepath.Join(memdir.TeamDirName, memdir.EntrypointName))

@@ -84,10 +84,11 @@ Examples:
 				}
 				if m == memdir.PromptAgent {
 					opts.AgentScope = memdir.AgentScope(lf.scope)
-					opts.Index, _, opts.IndexExists, err = d.LoadIndex(false)
+					index, err := d.LoadIndex(false)
 					if err != nil {
 						return err
 					}
+					opts.Index, opts.IndexExists = index.Text, index.Exists
 				}
 				text, err := memdir.BuildPrompt(opts)
 				if err != nil {
@@ -100,18 +101,18 @@ Examples:
 						areas = append(areas, true)
 					}
 					for _, team := range areas {
-						idx, _, exists, err := d.LoadIndex(team)
+						idx, err := d.LoadIndex(team)
 						if err != nil {
 							return err
 						}
-						if !exists {
+						if !idx.Exists {
 							continue
 						}
 						p := d.Abs(memdir.EntrypointName)
 						if team {
 							p = d.Abs(filepath.Join(memdir.TeamDirName, memdir.EntrypointName))
 						}
-						fmt.Fprintf(env.Stdout, "\n%s\n", memdir.IndexContext(p, idx, team))
+						fmt.Fprintf(env.Stdout, "\n%s\n", memdir.IndexContext(p, idx.Text, team))
 					}
 				}
 				return nil

@@ -108,7 +108,7 @@ Examples:
 					return writeJSON(env.Stdout, res)
 				}
 				if len(res.Memories) > 0 {
-					fmt.Fprintln(env.Stdout, res.Render())
+					fmt.Fprint(env.Stdout, res.Render())
 				}
 				printRecallSummary(env, res)
 				return nil

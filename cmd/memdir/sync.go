@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -261,11 +259,11 @@ func newSyncer(env *Env, lf *locationFlags, cfg syncConfig, log *slog.Logger) (*
 				project = filepath.Join(env.Cwd, project)
 			}
 		}
-		if s.repo, err = repoFromGit(project); err != nil {
+		if s.repo, err = team.RepoFromGit(project); err != nil {
 			return nil, err
 		}
 	}
-	if r, ok := githubRepo("https://" + strings.TrimPrefix(s.repo, "https://")); ok && strings.Contains(s.repo, "github.com") {
+	if r, ok := team.GitHubRepo("https://" + strings.TrimPrefix(s.repo, "https://")); ok && strings.Contains(s.repo, "github.com") {
 		s.repo = r // github.com/owner/name, as the config file may say
 	}
 	if s.repo, err = team.NormalizeRepo(s.repo); err != nil {
@@ -309,7 +307,7 @@ func newSyncer(env *Env, lf *locationFlags, cfg syncConfig, log *slog.Logger) (*
 			if err != nil {
 				return err
 			}
-			if _, err := memdir.CleanMemoryPath(rel); err != nil {
+			if _, err := memdir.CleanMemoryFilePath(rel); err != nil {
 				return nil
 			}
 			return dir.RecordProvenance(rel, []byte(content), origin(content))
@@ -391,22 +389,13 @@ func (s *syncer) wrap(ctx context.Context, op string, fn func() (string, error))
 }
 
 func (s *syncer) journaled(ctx context.Context, kind, root string, fn func() (string, error)) error {
-	lock, err := s.dir.Lock(ctx)
-	if err != nil {
+	_, err := s.dir.Change(ctx, kind, &memdir.ChangeOptions{Root: root}, func(rec *memdir.Recorder) error {
+		s.rec = rec
+		defer func() { s.rec = nil }()
+		summary, err := fn()
+		rec.SetSummary(summary)
 		return err
-	}
-	defer lock.Unlock()
-	s.rec, err = s.dir.Journal().Begin(kind, root)
-	if err != nil {
-		return err
-	}
-	summary, err := fn()
-	s.rec.SetSummary(summary)
-	_, ferr := s.rec.Finish(err)
-	s.rec = nil
-	if err == nil {
-		err = ferr
-	}
+	})
 	return err
 }
 
@@ -668,164 +657,6 @@ func printStatus(w io.Writer, st *team.Status) {
 		fmt.Fprintln(w, "Never pushed:")
 		printSkips(w, st.Skipped)
 	}
-}
-
-// repoFromGit returns owner/name from the github.com remote "origin" of
-// the git repository holding dir, reading its config file directly: the
-// canonical git root's (so worktrees use their main repository's), the
-// gitdir a .git file points to for submodules, or the repository itself
-// when it is bare.
-func repoFromGit(dir string) (string, error) {
-	root, ok := memdir.FindGitRoot(dir)
-	if !ok {
-		return "", fmt.Errorf("%s is not in a git repository: %w", dir, team.ErrNoRepo)
-	}
-	canonical := memdir.CanonicalGitRoot(root)
-	config, err := gitConfigPath(canonical)
-	if err != nil {
-		return "", fmt.Errorf("git repository %s: %v: %w", canonical, err, team.ErrNoRepo)
-	}
-	remoteURL, err := originURL(config)
-	if err != nil {
-		return "", fmt.Errorf("%v: %w", err, team.ErrNoRepo)
-	}
-	repo, ok := githubRepo(remoteURL)
-	if !ok {
-		return "", fmt.Errorf("remote \"origin\" of %s is %s, not a github.com repository: %w", canonical, redactURL(remoteURL), team.ErrNoRepo)
-	}
-	return repo, nil
-}
-
-// gitConfigPath finds the config file of the repository at root.
-func gitConfigPath(root string) (string, error) {
-	dotgit := filepath.Join(root, ".git")
-	fi, err := os.Stat(dotgit)
-	switch {
-	case err == nil && fi.IsDir():
-		return filepath.Join(dotgit, "config"), nil
-	case err == nil:
-		b, err := os.ReadFile(dotgit)
-		if err != nil {
-			return "", err
-		}
-		gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
-		if !ok {
-			return "", errors.New(".git file without gitdir:")
-		}
-		gitdir = strings.TrimSpace(gitdir)
-		if !filepath.IsAbs(gitdir) {
-			gitdir = filepath.Join(root, gitdir)
-		}
-		return filepath.Join(gitdir, "config"), nil
-	case errors.Is(err, fs.ErrNotExist):
-		return filepath.Join(root, "config"), nil // a bare repository
-	default:
-		return "", err
-	}
-}
-
-// originURL reads the url of [remote "origin"] from a git config file.
-func originURL(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	inOrigin := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "[") {
-			inOrigin = isOriginSection(line)
-			continue
-		}
-		if !inOrigin {
-			continue
-		}
-		key, value, ok := strings.Cut(line, "=")
-		if ok && strings.EqualFold(strings.TrimSpace(key), "url") {
-			return unquoteGitValue(strings.TrimSpace(value)), nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	return "", fmt.Errorf("%s has no url for remote \"origin\"", path)
-}
-
-// isOriginSection reports whether a section header is [remote "origin"]:
-// the section name is case-insensitive, the subsection is not.
-func isOriginSection(line string) bool {
-	inner, ok := strings.CutSuffix(strings.TrimPrefix(line, "["), "]")
-	if !ok {
-		return false
-	}
-	name, sub, ok := strings.Cut(inner, " ")
-	return ok && strings.EqualFold(name, "remote") && strings.TrimSpace(sub) == `"origin"`
-}
-
-// unquoteGitValue decodes a git config value: double quotes group, a
-// backslash escapes, and '#' or ';' outside quotes starts a comment.
-func unquoteGitValue(v string) string {
-	var b strings.Builder
-	quoted, pendingSpace := false, ""
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case c == '\\' && i+1 < len(v):
-			i++
-			b.WriteString(pendingSpace)
-			pendingSpace = ""
-			switch v[i] {
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			default:
-				b.WriteByte(v[i])
-			}
-		case c == '"':
-			quoted = !quoted
-		case !quoted && (c == '#' || c == ';'):
-			return b.String()
-		case !quoted && (c == ' ' || c == '\t'):
-			if b.Len() > 0 {
-				pendingSpace += string(c)
-			}
-		default:
-			b.WriteString(pendingSpace)
-			pendingSpace = ""
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
-// githubRepo returns owner/name for a github.com remote URL in any of the
-// forms git accepts: https://github.com/o/n(.git), ssh://git@github.com/o/n,
-// git://github.com/o/n, git@github.com:o/n.git.
-func githubRepo(remote string) (string, bool) {
-	var host, path string
-	if u, err := url.Parse(remote); err == nil && u.Scheme != "" && u.Host != "" {
-		host, path = u.Hostname(), u.Path
-	} else if at, rest, ok := strings.Cut(remote, ":"); ok && !strings.Contains(at, "/") {
-		// scp-like: [user@]host:path
-		if i := strings.LastIndex(at, "@"); i >= 0 {
-			at = at[i+1:]
-		}
-		host, path = at, rest
-	} else {
-		return "", false
-	}
-	if !strings.EqualFold(host, "github.com") {
-		return "", false
-	}
-	path = strings.TrimSuffix(strings.Trim(path, "/"), ".git")
-	repo, err := team.NormalizeRepo(path)
-	if err != nil {
-		return "", false
-	}
-	return repo, true
 }
 
 // redactURL hides credentials embedded in a remote URL.

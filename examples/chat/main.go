@@ -155,12 +155,12 @@ func (c *chat) systemPrompt(d *memdir.Dir) (string, error) {
 		return "", err
 	}
 	prompt := "You are a helpful coding assistant.\n\n" + mem
-	index, _, exists, err := d.LoadIndex(false)
+	index, err := d.LoadIndex(false)
 	if err != nil {
 		return "", err
 	}
-	if exists && index != "" {
-		prompt += "\n" + memdir.IndexContext(d.Abs(memdir.EntrypointName), index, false) + "\n"
+	if index.Exists && index.Text != "" {
+		prompt += "\n" + memdir.IndexContext(d.Abs(memdir.EntrypointName), index.Text, false) + "\n"
 	}
 	return prompt, nil
 }

@@ -22,19 +22,6 @@ import (
 	"github.com/memdir/memdir/internal/jsonx"
 )
 
-// Kinds of model failure. The first six are documented on memdir.ModelError;
-// the last two separate a silent or unreachable server from one that answered.
-const (
-	KindAuth        = "auth"
-	KindNotFound    = "not_found"
-	KindRateLimit   = "rate_limit"
-	KindServer      = "server"
-	KindBadRequest  = "bad_request"
-	KindBadResponse = "bad_response"
-	KindTimeout     = "timeout"
-	KindUnreachable = "unreachable"
-)
-
 // Caller describes the adapter making a call, for error messages.
 type Caller struct {
 	Provider string // "anthropic", "openai"
@@ -52,20 +39,20 @@ type Caller struct {
 }
 
 // Kind classifies an HTTP status.
-func Kind(status int) string {
+func Kind(status int) memdir.ModelErrorKind {
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return KindAuth
+		return memdir.ModelAuth
 	case status == http.StatusNotFound:
-		return KindNotFound
+		return memdir.ModelNotFound
 	case status == http.StatusTooManyRequests:
-		return KindRateLimit
+		return memdir.ModelRateLimit
 	case status >= 500:
-		return KindServer
+		return memdir.ModelServer
 	case status >= 400:
-		return KindBadRequest
+		return memdir.ModelBadRequest
 	default:
-		return KindBadResponse
+		return memdir.ModelBadResponse
 	}
 }
 
@@ -87,11 +74,11 @@ func (c *Caller) Failure(ctx context.Context, res *http.Response, err error) err
 	case res != nil && res.StatusCode >= 400:
 		return c.statusError(res.StatusCode, readMessage(res), err)
 	case errors.Is(err, context.DeadlineExceeded):
-		return c.newError(KindTimeout, 0, fmt.Sprintf("no reply from %s within %s (tried %d times); raise the timeout or check the server", c.BaseURL, c.Timeout, c.Tries), err)
+		return c.newError(memdir.ModelTimeout, 0, fmt.Sprintf("no reply from %s within %s (tried %d times); raise the timeout or check the server", c.BaseURL, c.Timeout, c.Tries), err)
 	case res != nil:
-		return c.newError(KindBadResponse, res.StatusCode, fmt.Sprintf("the reply from %s could not be read: %v", c.BaseURL, err), err)
+		return c.newError(memdir.ModelBadResponse, res.StatusCode, fmt.Sprintf("the reply from %s could not be read: %v", c.BaseURL, err), err)
 	default:
-		return c.newError(KindUnreachable, 0, fmt.Sprintf("cannot reach %s: %v; check the base URL and that the server is running", c.BaseURL, err), err)
+		return c.newError(memdir.ModelUnreachable, 0, fmt.Sprintf("cannot reach %s: %v; check the base URL and that the server is running", c.BaseURL, err), err)
 	}
 }
 
@@ -104,8 +91,8 @@ func (c *Caller) StatusError(status int, serverMessage string, err error) error 
 
 func (c *Caller) statusError(status int, said string, err error) error {
 	kind := Kind(status)
-	if kind == KindBadRequest && unknownModel().MatchString(said) {
-		kind = KindNotFound
+	if kind == memdir.ModelBadRequest && unknownModel().MatchString(said) {
+		kind = memdir.ModelNotFound
 	}
 	quoted := ""
 	if said != "" {
@@ -113,17 +100,17 @@ func (c *Caller) statusError(status int, said string, err error) error {
 	}
 	var msg string
 	switch kind {
-	case KindAuth:
+	case memdir.ModelAuth:
 		if c.KeySet {
 			msg = fmt.Sprintf("the server refused the credentials%s; check that %s holds a valid key", quoted, c.KeyEnv)
 		} else {
 			msg = fmt.Sprintf("no API key was given%s; set %s", quoted, c.KeyEnv)
 		}
-	case KindNotFound:
+	case memdir.ModelNotFound:
 		msg = fmt.Sprintf("no model %q at %s%s; check the model name and the base URL", c.Model, c.BaseURL, quoted)
-	case KindRateLimit:
+	case memdir.ModelRateLimit:
 		msg = fmt.Sprintf("rate limited, still after %d tries%s; wait and try again", c.Tries, quoted)
-	case KindServer:
+	case memdir.ModelServer:
 		msg = fmt.Sprintf("server error, still after %d tries%s", c.Tries, quoted)
 	default:
 		msg = "the request was rejected" + quoted
@@ -133,10 +120,10 @@ func (c *Caller) statusError(status int, said string, err error) error {
 
 // BadResponse returns a bad_response error with msg.
 func (c *Caller) BadResponse(msg string, err error) error {
-	return c.newError(KindBadResponse, 0, msg, err)
+	return c.newError(memdir.ModelBadResponse, 0, msg, err)
 }
 
-func (c *Caller) newError(kind string, status int, msg string, err error) *memdir.ModelError {
+func (c *Caller) newError(kind memdir.ModelErrorKind, status int, msg string, err error) *memdir.ModelError {
 	return &memdir.ModelError{Provider: c.Provider, Model: c.Model, StatusCode: status, Kind: kind, Message: msg, Err: err}
 }
 
@@ -295,7 +282,7 @@ func (s *Shape) Generate(ctx context.Context, c *Caller, logger *slog.Logger, re
 	fallback := s.fallback.Load()
 	resp, err := send(fallback)
 	var me *memdir.ModelError
-	if len(req.Schema) > 0 && !fallback && errors.As(err, &me) && me.Kind == KindBadRequest {
+	if len(req.Schema) > 0 && !fallback && errors.As(err, &me) && me.Kind == memdir.ModelBadRequest {
 		logger.DebugContext(ctx, "structured output rejected, retrying without it",
 			slog.String("provider", c.Provider), slog.String("error", err.Error()))
 		if resp, err = send(true); err == nil {

@@ -34,20 +34,20 @@ func TestStatusKinds(t *testing.T) {
 	tests := []struct {
 		status int
 		said   string
-		kind   string
+		kind   memdir.ModelErrorKind
 	}{
-		{401, "", KindAuth},
-		{403, "", KindAuth},
-		{404, "", KindNotFound},
-		{400, "model 'x' not found", KindNotFound},
-		{400, "The model `x` does not exist.", KindNotFound},
-		{400, "Unknown model: x", KindNotFound},
-		{400, "max_tokens: too large", KindBadRequest},
-		{413, "", KindBadRequest},
-		{422, "", KindBadRequest},
-		{429, "", KindRateLimit},
-		{500, "", KindServer},
-		{529, "", KindServer},
+		{401, "", memdir.ModelAuth},
+		{403, "", memdir.ModelAuth},
+		{404, "", memdir.ModelNotFound},
+		{400, "model 'x' not found", memdir.ModelNotFound},
+		{400, "The model `x` does not exist.", memdir.ModelNotFound},
+		{400, "Unknown model: x", memdir.ModelNotFound},
+		{400, "max_tokens: too large", memdir.ModelBadRequest},
+		{413, "", memdir.ModelBadRequest},
+		{422, "", memdir.ModelBadRequest},
+		{429, "", memdir.ModelRateLimit},
+		{500, "", memdir.ModelServer},
+		{529, "", memdir.ModelServer},
 	}
 	for _, tt := range tests {
 		err := c.StatusError(tt.status, tt.said, nil)
@@ -70,7 +70,7 @@ func TestStructured(t *testing.T) {
 	}
 	err := c.Structured(&memdir.Response{Content: []memdir.Block{memdir.TextBlock(`{"a":`)}, StopReason: memdir.StopMaxTokens})
 	var me *memdir.ModelError
-	if !errors.As(err, &me) || me.Kind != KindBadResponse || !strings.Contains(me.Message, "max tokens") {
+	if !errors.As(err, &me) || me.Kind != memdir.ModelBadResponse || !strings.Contains(me.Message, "max tokens") {
 		t.Errorf("Structured(truncated) = %v, want a bad_response about max tokens", err)
 	}
 }
