@@ -16,7 +16,7 @@ func envMap(m map[string]string) LookupEnvFunc {
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 }
 
-func TestValidateMemoryPath(t *testing.T) {
+func TestValidateMemoryDir(t *testing.T) {
 	home := "/home/u"
 	for _, tc := range []struct {
 		raw        string

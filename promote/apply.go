@@ -146,15 +146,15 @@ func checkApplicable(src Sources, it *Item) error {
 		if !allowed[filepath.Clean(it.Target)] {
 			return bad(fmt.Sprintf("%q as the file to add a rule to", it.Target))
 		}
-		if p, err := memdir.CleanMemoryPath(it.Subjects[0].Path); err != nil || strings.HasPrefix(p, memdir.TeamDirName+"/") {
+		if p, err := memdir.CleanMemoryFilePath(it.Subjects[0].Path); err != nil || strings.HasPrefix(p, memdir.TeamDirName+"/") {
 			return bad(fmt.Sprintf("%q as the memory to promote", it.Subjects[0].Path))
 		}
 	case KindToTeam:
-		if p, err := memdir.CleanMemoryPath(it.Target); err != nil || !strings.HasPrefix(p, memdir.TeamDirName+"/") {
+		if p, err := memdir.CleanMemoryFilePath(it.Target); err != nil || !strings.HasPrefix(p, memdir.TeamDirName+"/") {
 			return bad(fmt.Sprintf("%q as the team path", it.Target))
 		}
 	default:
-		if p, err := memdir.CleanMemoryPath(it.Remove); err != nil || strings.HasPrefix(p, memdir.TeamDirName+"/") {
+		if p, err := memdir.CleanMemoryFilePath(it.Remove); err != nil || strings.HasPrefix(p, memdir.TeamDirName+"/") {
 			return bad(fmt.Sprintf("%q as the memory to remove", it.Remove))
 		}
 	}
@@ -176,7 +176,7 @@ func applyItem(ctx context.Context, d *memdir.Dir, rec *memdir.Recorder, it *Ite
 		if opts.KeepMemory {
 			return a, nil
 		}
-		if _, err := d.Remove(ctx, subject.Path, rec); err != nil {
+		if _, err := d.Remove(ctx, subject.Path, &memdir.RemoveOptions{Recorder: rec}); err != nil {
 			return a, err
 		}
 		a.Done += " and removed " + subject.Path
@@ -190,7 +190,7 @@ func applyItem(ctx context.Context, d *memdir.Dir, rec *memdir.Recorder, it *Ite
 		if it.Remove == "" {
 			return a, fmt.Errorf("nothing to remove: %w", memdir.ErrInvalid)
 		}
-		if _, err := d.Remove(ctx, it.Remove, rec); err != nil {
+		if _, err := d.Remove(ctx, it.Remove, &memdir.RemoveOptions{Recorder: rec}); err != nil {
 			return a, err
 		}
 		a.Done = "removed " + it.Remove
