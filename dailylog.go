@@ -15,6 +15,7 @@ import (
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
 	"github.com/memdir/memdir/internal/mdtext"
+	"github.com/memdir/memdir/internal/memfile"
 )
 
 // MaxDailyLogBytes bounds a daily log that AppendDailyLog will extend. A day
@@ -91,7 +92,7 @@ func appendDailyLog(j *Journal, dir string, text string, now time.Time) (string,
 	if err := root.MkdirAll(path.Dir(rel), 0o700); err != nil {
 		return "", nil, fmt.Errorf("daily log: create the folders of %s: %w", file, err)
 	}
-	old, _, err := readRooted(root, rel, MaxDailyLogBytes)
+	old, _, err := memfile.ReadRooted(root, rel, MaxDailyLogBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		old = nil

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
+	"github.com/memdir/memdir/internal/memfile"
 )
 
 // MaxMemoryFileBytes is the largest memory file Get reads. Memories are meant
@@ -316,31 +316,6 @@ func (d *Dir) openRoot() (*os.Root, error) {
 	return r, nil
 }
 
-// readRooted reads a file inside root, refusing non-regular files and files
-// over max bytes. A missing file returns fs.ErrNotExist.
-func readRooted(root *os.Root, rel string, max int64) ([]byte, fs.FileInfo, error) {
-	f, err := root.Open(rel)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fi, fmt.Errorf("%s is not a regular file", rel)
-	}
-	if fi.Size() > max {
-		return nil, fi, fmt.Errorf("%s is %s, over the %s limit for a memory file: split it into smaller memories", rel, FormatFileSize(int(fi.Size())), FormatFileSize(int(max)))
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, fi, err
-	}
-	return data, fi, nil
-}
-
 // SaveOptions adjust Save.
 type SaveOptions struct {
 	// Team puts a memory whose Path is empty under team/.
@@ -419,7 +394,7 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 	note.before()
 
 	res := &SaveResult{Path: rel}
-	old, _, err := readRooted(root, rel, MaxMemoryFileBytes)
+	old, _, err := memfile.ReadRooted(root, rel, MaxMemoryFileBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		res.Created = true
@@ -492,7 +467,7 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 			rec.NoteIndexFile(rel, oRel)
 		}
 		if res.Changed {
-			if err := beginPending(root, &pendingChange{Op: "save", Run: rec.ID(), Path: rel, Sum: contentSum(content), Index: indexRel, Link: link, Line: line, Prior: prior}); err != nil {
+			if err := beginPending(root, &pendingChange{Op: "save", Run: rec.ID(), Path: rel, Sum: memfile.ContentSum(content), Index: indexRel, Link: link, Line: line, Prior: prior}); err != nil {
 				return err
 			}
 			crashPoint("save:begin")
@@ -644,7 +619,7 @@ func (d *Dir) namedLike(ctx context.Context, name string, team bool, candidate s
 }
 
 func (d *Dir) readIndex(root *os.Root, indexRel string) (*Index, error) {
-	data, _, err := readRooted(root, indexRel, 64<<20)
+	data, _, err := memfile.ReadRooted(root, indexRel, 64<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return ParseIndex(nil), nil
 	}
@@ -785,7 +760,7 @@ func (d *Dir) LoadIndex(team bool) (*LoadedIndex, error) {
 		return nil, err
 	}
 	defer root.Close()
-	data, _, err := readRooted(root, indexRel, 64<<20)
+	data, _, err := memfile.ReadRooted(root, indexRel, 64<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &LoadedIndex{}, nil
 	}
@@ -865,7 +840,7 @@ func (d *Dir) Read(ctx context.Context, ref string) (*Memory, []byte, error) {
 		return nil, nil, err
 	}
 	defer root.Close()
-	data, fi, err := readRooted(root, rel, MaxMemoryFileBytes)
+	data, fi, err := memfile.ReadRooted(root, rel, MaxMemoryFileBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, fmt.Errorf("memory %s: %w", rel, ErrNotFound)
@@ -1047,7 +1022,7 @@ func (d *Dir) rename(ctx context.Context, ref, to string, given *Recorder) (*Ren
 	if IsTeamPath(to) {
 		// Moving into team/ shares the file and its index line: check both
 		// before anything moves.
-		data, _, err := readRooted(root, from, MaxMemoryFileBytes)
+		data, _, err := memfile.ReadRooted(root, from, MaxMemoryFileBytes)
 		if err != nil {
 			return nil, fmt.Errorf("rename %s to %s: %w", from, to, err)
 		}
@@ -1083,7 +1058,7 @@ func (d *Dir) rename(ctx context.Context, ref, to string, given *Recorder) (*Ren
 		e := IndexEntry{File: toLink}
 		if len(old) > 0 {
 			e.Title, e.Hook = old[0].Title, old[0].Hook
-		} else if data, _, err := readRooted(root, from, MaxMemoryFileBytes); err == nil {
+		} else if data, _, err := memfile.ReadRooted(root, from, MaxMemoryFileBytes); err == nil {
 			m, _ := ParseMemory(data)
 			e.Title, e.Hook = m.Name, m.Description
 		}
@@ -1211,7 +1186,7 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 	runFiles := map[string]bool{}
 	for _, f := range changed {
 		runFiles[f.Path] = true
-		cur, err := hashFile(d.Abs(f.Path))
+		cur, err := memfile.HashFile(d.Abs(f.Path))
 		if err != nil {
 			return nil, fmt.Errorf("undo %s: %w", f.Path, err)
 		}
@@ -1220,7 +1195,7 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 		}
 	}
 	for _, f := range external {
-		cur, err := hashFile(f.abs(""))
+		cur, err := memfile.HashFile(f.abs(""))
 		if err != nil {
 			return nil, fmt.Errorf("undo %s: %w", f.abs(""), err)
 		}
@@ -1263,7 +1238,7 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 	for _, f := range changed {
 		touched = append(touched, f.Path)
 		if indexRel := f.indexFile(); path.Base(f.Path) != EntrypointName && !runFiles[indexRel] && indexes[indexRel] == nil {
-			data, _, err := readRooted(root, indexRel, 64<<20)
+			data, _, err := memfile.ReadRooted(root, indexRel, 64<<20)
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("read %s: %w", d.Abs(indexRel), err)
 			}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/internal/memfile"
 )
 
 // FindingKind classifies what Check found.
@@ -356,7 +357,7 @@ func (d *Dir) applyFixes(root *os.Root, rec *Recorder, rep *CheckReport, opts *F
 			if f.Fix == "" {
 				continue
 			}
-			data, _, err := readRooted(root, f.Path, MaxMemoryFileBytes)
+			data, _, err := memfile.ReadRooted(root, f.Path, MaxMemoryFileBytes)
 			if err != nil {
 				return err
 			}
@@ -527,7 +528,7 @@ func (ix *Index) compact() {
 // pointerLine is the MEMORY.md line memdir writes for the memory at rel: its
 // name (or its file name) and its description.
 func pointerLine(root *os.Root, rel string) (string, error) {
-	data, _, err := readRooted(root, rel, MaxMemoryFileBytes)
+	data, _, err := memfile.ReadRooted(root, rel, MaxMemoryFileBytes)
 	if err != nil {
 		return "", err
 	}

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memdir/memdir/internal/mdtext"
+	"github.com/memdir/memdir/internal/memfile"
 )
 
 // Limits of the loaded MEMORY.md, as Claude Code applies them.
@@ -342,22 +343,7 @@ func TruncateIndex(raw string) (string, IndexStatus) {
 // FormatFileSize formats a size the way Claude Code's formatFileSize does:
 // "N bytes" under 1 KiB, else one decimal of KB, MB or GB with a trailing ".0"
 // dropped (25000 → "24.4KB"). Rounding is half-up, like JavaScript's toFixed.
-func FormatFileSize(n int) string {
-	if n < 1024 {
-		return fmt.Sprintf("%d bytes", n)
-	}
-	units := []string{"KB", "MB", "GB"}
-	div := int64(1024)
-	for i, u := range units {
-		if int64(n) < div*1024 || i == len(units)-1 {
-			tenths := (int64(n)*10 + div/2) / div
-			s := fmt.Sprintf("%d.%d", tenths/10, tenths%10)
-			return strings.TrimSuffix(s, ".0") + u
-		}
-		div *= 1024
-	}
-	panic("unreachable")
-}
+func FormatFileSize(n int) string { return memfile.FormatSize(n) }
 
 // LoadIndexText turns MEMORY.md content into the text an agent sees: any
 // frontmatter and HTML comments removed, then truncated with the warning.

@@ -2,7 +2,6 @@ package memdir
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/internal/memfile"
 )
 
 // Journal records what files held before memdir changed them, so that any run
@@ -347,7 +347,7 @@ func (r *Recorder) Finish(runErr error) (*JournalRun, error) {
 	changed := false
 	for i := range r.run.Files {
 		f := &r.run.Files[i]
-		sum, err := hashFile(f.abs(r.run.Root))
+		sum, err := memfile.HashFile(f.abs(r.run.Root))
 		if err != nil {
 			return nil, fmt.Errorf("journal %s after the change: %w", f.Path, err)
 		}
@@ -422,7 +422,7 @@ func (j *Journal) store(path string) (string, fs.FileMode, error) {
 	if err != nil {
 		return "", 0, err
 	}
-	sum := contentSum(data)
+	sum := memfile.ContentSum(data)
 	bp := j.blobPath(sum)
 	if _, err := os.Stat(bp); err == nil {
 		return sum, fi.Mode().Perm(), nil
@@ -434,22 +434,6 @@ func (j *Journal) store(path string) (string, fs.FileMode, error) {
 		return "", 0, err
 	}
 	return sum, fi.Mode().Perm(), nil
-}
-
-func contentSum(data []byte) string {
-	s := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(s[:])
-}
-
-func hashFile(path string) (string, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return contentSum(data), nil
 }
 
 // Blob returns the content stored under sum.
@@ -464,7 +448,7 @@ func (j *Journal) Blob(sum string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal: content %s: %w", sum, err)
 	}
-	if contentSum(data) != sum {
+	if memfile.ContentSum(data) != sum {
 		return nil, fmt.Errorf("journal: content %s is corrupt (its hash does not match)", sum)
 	}
 	return data, nil

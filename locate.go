@@ -618,3 +618,25 @@ func (l *Location) detectRuntime() {
 		l.explainf("long project path: its name is hashed, and neither the Bun nor the Node variant exists yet; using %s's (the native build; set MEMDIR_HASH_RUNTIME=node for Claude Code installed from npm)", l.Runtime)
 	}
 }
+
+// ProjectDirs lists the directories from the git root (or the project root
+// outside git) down to the project root, outermost first: where CLAUDE.md
+// files and agent definitions of the project are looked for.
+func (l *Location) ProjectDirs() []string {
+	dirs := []string{l.ProjectRoot}
+	if l.GitRoot == "" {
+		return dirs
+	}
+	for d := l.ProjectRoot; d != l.GitRoot; {
+		parent := filepath.Dir(d)
+		if parent == d || !strings.HasPrefix(d, l.GitRoot) {
+			break
+		}
+		dirs = append(dirs, parent)
+		d = parent
+	}
+	for i, j := 0, len(dirs)-1; i < j; i, j = i+1, j-1 {
+		dirs[i], dirs[j] = dirs[j], dirs[i]
+	}
+	return dirs
+}

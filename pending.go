@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/memdir/memdir/internal/memfile"
 )
 
 // PendingName is the file in a memory directory that records a change to a
@@ -114,7 +116,7 @@ func endPending(root *os.Root) error {
 
 // readPending returns the change recorded in the directory, or nil.
 func readPending(root *os.Root) (*pendingChange, error) {
-	data, _, err := readRooted(root, PendingName, 1<<20)
+	data, _, err := memfile.ReadRooted(root, PendingName, 1<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -199,8 +201,8 @@ func (d *Dir) finishPending(root *os.Root) error {
 	var edits []edit
 	switch c.Op {
 	case "save":
-		data, _, err := readRooted(root, c.Path, MaxMemoryFileBytes)
-		if err == nil && contentSum(data) == c.Sum {
+		data, _, err := memfile.ReadRooted(root, c.Path, MaxMemoryFileBytes)
+		if err == nil && memfile.ContentSum(data) == c.Sum {
 			edits = append(edits, edit{c.Index, func(ix *Index) bool { return ix.Upsert(c.Link, c.Line) }})
 		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("finish the unfinished save of %s: %w", c.Path, err)

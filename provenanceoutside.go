@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/internal/memfile"
 )
 
 // Some writers must leave a file's bytes exactly as they came: a team sync
@@ -53,7 +54,7 @@ func (d *Dir) RecordProvenance(rel string, content []byte, p *Provenance) error 
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	rec := outsideRecord{Path: rel, Sum: contentSum(content), Provenance: p.stamped(d.now)}
+	rec := outsideRecord{Path: rel, Sum: memfile.ContentSum(content), Provenance: p.stamped(d.now)}
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err
@@ -95,7 +96,7 @@ func (d *Dir) WrittenBy(rel string, content []byte) (*Provenance, error) {
 		}
 		return front, fmt.Errorf("provenance record %s of %s is unreadable (%v); remove it, the file itself is unaffected", p, rel, err)
 	}
-	if rec.Path != rel || rec.Sum != contentSum(content) {
+	if rec.Path != rel || rec.Sum != memfile.ContentSum(content) {
 		return front, nil
 	}
 	return rec.Provenance, nil

@@ -17,6 +17,7 @@ import (
 
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
+	"github.com/memdir/memdir/internal/memfile"
 	"github.com/memdir/memdir/screen"
 )
 
@@ -110,7 +111,7 @@ func checkBase(rel string, old []byte, base *string) error {
 	}
 	cur := ""
 	if old != nil {
-		cur = contentSum(old)
+		cur = memfile.ContentSum(old)
 	}
 	if cur != *base {
 		return fmt.Errorf("%s changed after the write was held for review; look at both and save by hand, or reject the held write: %w", rel, ErrExists)
@@ -175,7 +176,7 @@ func (d *Dir) holdIfSuspicious(rel, op string, old []byte, created bool, content
 	it := &HeldWrite{ID: id, Path: rel, Op: op, Content: string(content), Existed: !created, Provenance: origin.stamped(d.now),
 		Findings: findings, State: ReviewPending, Queued: d.now().UTC()}
 	if !created {
-		it.BaseSum = contentSum(old)
+		it.BaseSum = memfile.ContentSum(old)
 	}
 	if err := d.writeReview(it); err != nil {
 		return nil, fmt.Errorf("hold write to %s for review: %w", rel, err)
@@ -383,7 +384,7 @@ func (d *Dir) acceptWrite(ctx context.Context, it *HeldWrite, base string, rec *
 		return err
 	}
 	defer release()
-	old, _, err := readRooted(root, rel, MaxMemoryFileBytes)
+	old, _, err := memfile.ReadRooted(root, rel, MaxMemoryFileBytes)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("accept held write to %s: %w", rel, err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
+	"github.com/memdir/memdir/internal/memfile"
 )
 
 // The settings keys behind Claude Code's /memory toggles.
@@ -337,7 +338,7 @@ func (j *Journal) undoExternal(ctx context.Context, run *JournalRun, opts *UndoO
 		if !filepath.IsLocal(filepath.FromSlash(f.Path)) {
 			return nil, fmt.Errorf("undo %s: the journal names %q, which is not inside %s: %w", run.ID, f.Path, run.Root, ErrInvalid)
 		}
-		cur, err := hashFile(filepath.Join(run.Root, filepath.FromSlash(f.Path)))
+		cur, err := memfile.HashFile(filepath.Join(run.Root, filepath.FromSlash(f.Path)))
 		if err != nil {
 			return nil, fmt.Errorf("undo %s: %w", f.Path, err)
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/internal/memfile"
 )
 
 // Agent definitions and agent-memory snapshots.
@@ -63,7 +64,7 @@ const maxAgentFileBytes = 1 << 20
 func LoadAgentDefs(l *Location) (defs []AgentDef, warnings []string, err error) {
 	type dirSrc struct{ dir, source string }
 	dirs := []dirSrc{{filepath.Join(l.ConfigHome, "agents"), "user"}}
-	for _, p := range projectDirsDown(l) {
+	for _, p := range l.ProjectDirs() {
 		dirs = append(dirs, dirSrc{filepath.Join(p, ".claude", "agents"), "project"})
 	}
 	byName := map[string]AgentDef{}
@@ -104,27 +105,6 @@ func LoadAgentDefs(l *Location) (defs []AgentDef, warnings []string, err error) 
 	}
 	sort.Slice(defs, func(i, j int) bool { return defs[i].Name < defs[j].Name })
 	return defs, warnings, nil
-}
-
-// projectDirsDown lists the directories from the git root (or the project
-// root outside git) down to the project root, outermost first.
-func projectDirsDown(l *Location) []string {
-	dirs := []string{l.ProjectRoot}
-	if l.GitRoot == "" {
-		return dirs
-	}
-	for d := l.ProjectRoot; d != l.GitRoot; {
-		parent := filepath.Dir(d)
-		if parent == d || !strings.HasPrefix(d, l.GitRoot) {
-			break
-		}
-		dirs = append(dirs, parent)
-		d = parent
-	}
-	for i, j := 0, len(dirs)-1; i < j; i, j = i+1, j-1 {
-		dirs[i], dirs[j] = dirs[j], dirs[i]
-	}
-	return dirs
 }
 
 func readAgentDef(path, source string) (AgentDef, string, bool) {
@@ -415,7 +395,7 @@ func (d *Dir) SyncSnapshot(ctx context.Context, snapshotDir string, opts *Snapsh
 		}
 		defer src.Close()
 		for _, name := range st.Files {
-			data, _, err := readRooted(src, name, MaxMemoryFileBytes)
+			data, _, err := memfile.ReadRooted(src, name, MaxMemoryFileBytes)
 			if err != nil {
 				return nil, fmt.Errorf("snapshot %s: %w; nothing was changed: %w", snapshotDir, err, ErrInvalid)
 			}

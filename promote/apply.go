@@ -10,6 +10,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/mdtext"
+	"github.com/memdir/memdir/internal/memfile"
 )
 
 // ApplyOptions adjust Apply.
@@ -76,7 +77,7 @@ func Apply(ctx context.Context, d *memdir.Dir, rep *Report, ids []string, opts *
 			if s.Path == "" || s.Sum == "" {
 				continue
 			}
-			cur, err := hashFile(d.Abs(s.Path))
+			cur, err := memfile.HashFile(d.Abs(s.Path))
 			if err != nil {
 				return nil, fmt.Errorf("apply %s: %w", it.ID, err)
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/mdtext"
+	"github.com/memdir/memdir/internal/memfile"
 	"github.com/memdir/memdir/lexical"
 	"github.com/memdir/memdir/secrets"
 )
@@ -166,14 +167,14 @@ func gatherMemories(ctx context.Context, dir string, rep *Report) ([]*reviewEntr
 		if strings.HasPrefix(h.Path, memdir.TeamDirName+"/") {
 			layer, teamInUse = LayerTeam, true
 		}
-		data, fi, err := readRooted(root, h.Path, memdir.MaxMemoryFileBytes)
+		data, fi, err := memfile.ReadRooted(root, h.Path, memdir.MaxMemoryFileBytes)
 		if err != nil {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("memory %s: %v", h.Path, err))
 			continue
 		}
 		m, _ := memdir.ParseMemory(data)
 		e := &reviewEntry{
-			Subject: Subject{Layer: layer, File: h.AbsPath, Display: h.Path, Path: h.Path, Name: m.Name, Type: m.Type, Text: mdtext.OneLine(m.Description), Sum: contentSum(data)},
+			Subject: Subject{Layer: layer, File: h.AbsPath, Display: h.Path, Path: h.Path, Name: m.Name, Type: m.Type, Text: mdtext.OneLine(m.Description), Sum: memfile.ContentSum(data)},
 			body:    m.Body, mtime: fi.ModTime(), meta: m.Metadata(),
 		}
 		if e.Text == "" {
@@ -248,7 +249,7 @@ func gatherInstructions(src Sources, rep *Report) []*reviewEntry {
 		files = append(files, file{LayerUser, filepath.Join(src.ConfigHome, "CLAUDE.md"), src.ConfigHome})
 		addRules(LayerUser, filepath.Join(src.ConfigHome, "rules"), src.ConfigHome)
 	}
-	for _, dir := range projectDirsDown(&memdir.Location{ProjectRoot: src.ProjectRoot, GitRoot: src.GitRoot}) {
+	for _, dir := range (&memdir.Location{ProjectRoot: src.ProjectRoot, GitRoot: src.GitRoot}).ProjectDirs() {
 		files = append(files, file{LayerProject, filepath.Join(dir, "CLAUDE.md"), src.ProjectRoot}, file{LayerProject, filepath.Join(dir, ".claude", "CLAUDE.md"), src.ProjectRoot})
 		addRules(LayerProject, filepath.Join(dir, ".claude", "rules"), src.ProjectRoot)
 		files = append(files, file{LayerLocal, filepath.Join(dir, "CLAUDE.local.md"), src.ProjectRoot})
