@@ -13,12 +13,11 @@ import (
 	"github.com/memdir/memdir"
 )
 
-func init() {
-	register(&Command{
-		Name:  "agent",
-		Args:  "list [--json] | sync AGENT [--scope S] [--yes | --keep] [--json]",
-		Short: "list agents' memories and sync them from project snapshots",
-		Long: `Agent works on the memory of custom agents (subagents).
+var agentCmd = &Command{
+	Name:  "agent",
+	Args:  "list [--json] | sync AGENT [--scope S] [--yes | --keep] [--json]",
+	Short: "list agents' memories and sync them from project snapshots",
+	Long: `Agent works on the memory of custom agents (subagents).
 
 'memdir agent list' reads the agent definitions Claude Code loads, Markdown
 files with frontmatter in ~/.claude/agents/ (or $CLAUDE_CONFIG_DIR/agents/)
@@ -49,41 +48,51 @@ Examples:
   memdir agent list
   memdir agent sync code-reviewer
   memdir agent sync code-reviewer --yes`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			fs.StringVar(&lf.project, "project", "", "resolve the project from `DIR` instead of the working directory")
-			scope := fs.String("scope", "", "(sync) memory `SCOPE` of the agent: user, project or local")
-			yes := fs.Bool("yes", false, "(sync) replace local memories with a newer snapshot")
-			keep := fs.Bool("keep", false, "(sync) record a newer snapshot as seen, keep local memories")
-			asJSON := fs.Bool("json", false, "print JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) == 0 {
-					return usagef("agent needs a subcommand: list or sync AGENT")
-				}
-				loc, err := lf.locate(env)
-				if err != nil {
-					return err
-				}
-				switch args[0] {
-				case "list":
-					if len(args) != 1 || *scope != "" || *yes || *keep {
-						return usagef("agent list takes no arguments and only --project and --json")
-					}
-					return agentList(ctx, env, loc, *asJSON)
-				case "sync":
-					if len(args) != 2 {
-						return usagef("agent sync takes one agent name")
-					}
-					if *yes && *keep {
-						return usagef("--yes and --keep exclude each other")
-					}
-					return agentSync(ctx, env, loc, args[1], *scope, &memdir.SnapshotSyncOptions{Replace: *yes, Keep: *keep}, *asJSON)
-				default:
-					return usagef("unknown agent subcommand %q: want list or sync", args[0])
-				}
-			}
-		},
-	})
+	Setup: setup(runAgent),
+}
+
+// agentOptions holds the flag values of memdir agent.
+type agentOptions struct {
+	lf     locationFlags
+	scope  string
+	yes    bool
+	keep   bool
+	asJSON bool
+}
+
+func (o *agentOptions) declare(fs *flag.FlagSet) {
+	fs.StringVar(&o.lf.project, "project", "", "resolve the project from `DIR` instead of the working directory")
+	fs.StringVar(&o.scope, "scope", "", "(sync) memory `SCOPE` of the agent: user, project or local")
+	fs.BoolVar(&o.yes, "yes", false, "(sync) replace local memories with a newer snapshot")
+	fs.BoolVar(&o.keep, "keep", false, "(sync) record a newer snapshot as seen, keep local memories")
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+}
+
+func runAgent(ctx context.Context, env *Env, o *agentOptions, args []string) error {
+	if len(args) == 0 {
+		return usagef("agent needs a subcommand: list or sync AGENT")
+	}
+	loc, err := o.lf.locate(env)
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "list":
+		if len(args) != 1 || o.scope != "" || o.yes || o.keep {
+			return usagef("agent list takes no arguments and only --project and --json")
+		}
+		return agentList(ctx, env, loc, o.asJSON)
+	case "sync":
+		if len(args) != 2 {
+			return usagef("agent sync takes one agent name")
+		}
+		if o.yes && o.keep {
+			return usagef("--yes and --keep exclude each other")
+		}
+		return agentSync(ctx, env, loc, args[1], o.scope, &memdir.SnapshotSyncOptions{Replace: o.yes, Keep: o.keep}, o.asJSON)
+	default:
+		return usagef("unknown agent subcommand %q: want list or sync", args[0])
+	}
 }
 
 // agentRow is one line of 'memdir agent list'.

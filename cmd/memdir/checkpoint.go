@@ -17,12 +17,11 @@ import (
 // sessionEnvVars are read, in order, when --session is not given.
 var sessionEnvVars = []string{"MEMDIR_SESSION_ID", "CLAUDE_SESSION_ID"}
 
-func init() {
-	register(&Command{
-		Name:  "checkpoint",
-		Args:  "track FILE | snapshot | list | diff | rewind | resume  [flags]",
-		Short: "snapshot the files an agent edits, per user turn, and rewind them",
-		Long: `Keeps Claude Code compatible file-history checkpoints for one session, so
+var checkpointCmd = &Command{
+	Name:  "checkpoint",
+	Args:  "track FILE | snapshot | list | diff | rewind | resume  [flags]",
+	Short: "snapshot the files an agent edits, per user turn, and rewind them",
+	Long: `Keeps Claude Code compatible file-history checkpoints for one session, so
 the files an agent edited can be put back as they were at any earlier user
 turn. A harness runs 'track' before each edit and 'snapshot' when each user
 turn starts; 'rewind' goes back.
@@ -74,29 +73,25 @@ Examples:
   memdir checkpoint rewind --session $ID --message turn-1 --dry-run
   memdir checkpoint rewind --session $ID --message turn-1
   memdir checkpoint resume --from $OLD_ID --session $NEW_ID`,
-		Setup: setupCheckpoint,
-	})
+	Setup: setup(runCheckpoint),
 }
 
-type checkpointFlags struct {
+// checkpointOptions holds the flag values of memdir checkpoint.
+type checkpointOptions struct {
 	session, message, from string
 	json, dryRun, stat     bool
 }
 
-func setupCheckpoint(fs *flag.FlagSet) RunFunc {
-	f := &checkpointFlags{}
+func (f *checkpointOptions) declare(fs *flag.FlagSet) {
 	fs.StringVar(&f.session, "session", "", "session `id` (default $MEMDIR_SESSION_ID, else $CLAUDE_SESSION_ID)")
 	fs.StringVar(&f.message, "message", "", "message `id` of the user turn (track, snapshot, diff, rewind)")
 	fs.StringVar(&f.from, "from", "", "session `id` to continue (resume)")
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of text")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "rewind: report what would change without touching any file")
 	fs.BoolVar(&f.stat, "stat", false, "diff: print line counts per file, not the patches")
-	return func(ctx context.Context, env *Env, args []string) error {
-		return runCheckpoint(ctx, env, f, args)
-	}
 }
 
-func runCheckpoint(ctx context.Context, env *Env, f *checkpointFlags, args []string) error {
+func runCheckpoint(ctx context.Context, env *Env, f *checkpointOptions, args []string) error {
 	if len(args) == 0 {
 		return usagef("missing subcommand: track, snapshot, list, diff, rewind or resume")
 	}

@@ -18,12 +18,11 @@ import (
 	"github.com/memdir/memdir/internal/atomicfile"
 )
 
-func init() {
-	register(&Command{
-		Name:  "edit",
-		Args:  "[--type TYPE] [--team] [--json] NAME",
-		Short: "open a memory in $VISUAL or $EDITOR, creating it when missing",
-		Long: `Edit opens a memory in your editor: $VISUAL, else $EDITOR, else vi. The
+var editCmd = &Command{
+	Name:  "edit",
+	Args:  "[--type TYPE] [--team] [--json] NAME",
+	Short: "open a memory in $VISUAL or $EDITOR, creating it when missing",
+	Long: `Edit opens a memory in your editor: $VISUAL, else $EDITOR, else vi. The
 variable may hold arguments ("code --wait"); it is run by the shell with the
 file's path appended, on the terminal memdir runs on.
 
@@ -52,33 +51,41 @@ Examples:
   memdir edit testing-policy
   memdir edit --type feedback "deploys go through Argo"
   VISUAL="code --wait" memdir edit user_role.md`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, true)
-			typ := fs.String("type", "", "type of a new memory: user, feedback, project or reference")
-			asJSON := fs.Bool("json", false, "print the result as JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) != 1 {
-					return usagef("edit takes one memory name")
-				}
-				t := memdir.Type("")
-				if *typ != "" {
-					if t = memdir.ParseType(*typ); t == "" {
-						return usagef("--type %q: want user, feedback, project or reference", *typ)
-					}
-				}
-				d, _, err := lf.open(env)
-				if err != nil {
-					return err
-				}
-				res, err := editMemory(ctx, env, d, args[0], t, lf.team)
-				if err != nil {
-					return err
-				}
-				return reportEdit(env, d, res, args[0], *asJSON)
-			}
-		},
-	})
+	Setup: setup(runEdit),
+}
+
+// editOptions holds the flag values of memdir edit.
+type editOptions struct {
+	lf     locationFlags
+	typ    string
+	asJSON bool
+}
+
+func (o *editOptions) declare(fs *flag.FlagSet) {
+	o.lf.register(fs, true)
+	fs.StringVar(&o.typ, "type", "", "type of a new memory: user, feedback, project or reference")
+	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
+}
+
+func runEdit(ctx context.Context, env *Env, o *editOptions, args []string) error {
+	if len(args) != 1 {
+		return usagef("edit takes one memory name")
+	}
+	t := memdir.Type("")
+	if o.typ != "" {
+		if t = memdir.ParseType(o.typ); t == "" {
+			return usagef("--type %q: want user, feedback, project or reference", o.typ)
+		}
+	}
+	d, _, err := o.lf.open(env)
+	if err != nil {
+		return err
+	}
+	res, err := editMemory(ctx, env, d, args[0], t, o.lf.team)
+	if err != nil {
+		return err
+	}
+	return reportEdit(env, d, res, args[0], o.asJSON)
 }
 
 // editResult is what 'memdir edit' did.

@@ -10,12 +10,11 @@ import (
 	"github.com/memdir/memdir"
 )
 
-func init() {
-	register(&Command{
-		Name:  "embed",
-		Args:  "[--json] [flags]",
-		Short: "embed every memory into the semantic search cache",
-		Long: `Embed sends every memory of the directory (name, description and the start
+var embedCmd = &Command{
+	Name:  "embed",
+	Args:  "[--json] [flags]",
+	Short: "embed every memory into the semantic search cache",
+	Long: `Embed sends every memory of the directory (name, description and the start
 of the body) to the configured embedding model and keeps the vectors in the
 embedding cache, outside the memory directory, so that recall can rank by
 meaning as well as by words. Only memories that are new or changed since
@@ -42,19 +41,28 @@ Examples:
   MEMDIR_EMBED_MODEL=openai:text-embedding-3-small memdir embed
   memdir embed --embed-model openai:nomic-embed-text --embed-base-url http://localhost:11434/v1
   memdir embed --json | jq .embedded`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, false)
-			addConfigFlags(fs)
-			asJSON := fs.Bool("json", false, "print the counts as JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) > 0 {
-					return usagef("embed takes no arguments")
-				}
-				return runEmbed(ctx, env, fs, &lf, *asJSON)
-			}
-		},
-	})
+	Setup: setup(runEmbed),
+}
+
+// embedOptions holds the flag values of memdir embed.
+type embedOptions struct {
+	fs     *flag.FlagSet
+	lf     locationFlags
+	asJSON bool
+}
+
+func (o *embedOptions) declare(fs *flag.FlagSet) {
+	o.fs = fs
+	o.lf.register(fs, false)
+	addConfigFlags(fs)
+	fs.BoolVar(&o.asJSON, "json", false, "print the counts as JSON")
+}
+
+func runEmbed(ctx context.Context, env *Env, o *embedOptions, args []string) error {
+	if len(args) > 0 {
+		return usagef("embed takes no arguments")
+	}
+	return embedAll(ctx, env, o.fs, &o.lf, o.asJSON)
 }
 
 // embedReport is what `memdir embed` reports.
@@ -74,7 +82,9 @@ type embedReport struct {
 	Skipped int `json:"skipped"`
 }
 
-func runEmbed(ctx context.Context, env *Env, fs *flag.FlagSet, lf *locationFlags, asJSON bool) error {
+// embedAll fills the embedding cache of the directory lf names: memories it
+// lacks are embedded, vectors of changed or removed ones dropped.
+func embedAll(ctx context.Context, env *Env, fs *flag.FlagSet, lf *locationFlags, asJSON bool) error {
 	cfg, err := loadConfigFlags(env, fs)
 	if err != nil {
 		return err

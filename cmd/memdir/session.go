@@ -16,12 +16,11 @@ import (
 	"github.com/memdir/memdir/transcript"
 )
 
-func init() {
-	register(&Command{
-		Name:  "session",
-		Args:  "notes | update | compact  [flags]",
-		Short: "per-session notes that survive compaction (session memory)",
-		Long: `Session memory keeps running notes for one session in Claude Code's file,
+var sessionCmd = &Command{
+	Name:  "session",
+	Args:  "notes | update | compact  [flags]",
+	Short: "per-session notes that survive compaction (session memory)",
+	Long: `Session memory keeps running notes for one session in Claude Code's file,
 ~/.claude/projects/<project>/<session>/session-memory/summary.md, so that
 when the conversation is compacted the notes can stand in for a summary.
 A model keeps them up to date: it sees the conversation since its last
@@ -71,11 +70,12 @@ Examples:
   memdir session update --session $ID --force --model anthropic:claude-haiku-4-5
   memdir session notes --session $ID
   memdir session compact --session $ID --threshold 167000 --json`,
-		Setup: setupSession,
-	})
+	Setup: setup(runSession),
 }
 
-type sessionFlags struct {
+// sessionOptions holds the flag values of memdir session.
+type sessionOptions struct {
+	fs                           *flag.FlagSet
 	session, transcript, project string
 	json, path, force            bool
 	th                           memdir.SessionThresholds
@@ -83,8 +83,8 @@ type sessionFlags struct {
 	compact                      memdir.SessionCompactOptions
 }
 
-func setupSession(fs *flag.FlagSet) RunFunc {
-	f := &sessionFlags{}
+func (f *sessionOptions) declare(fs *flag.FlagSet) {
+	f.fs = fs
 	fs.StringVar(&f.session, "session", "", "session `id` (default: the transcript's file name, else $MEMDIR_SESSION_ID or $CLAUDE_SESSION_ID)")
 	fs.StringVar(&f.transcript, "transcript", "", "the session's transcript `FILE` (Claude Code JSONL or a JSON message list)")
 	fs.StringVar(&f.project, "project", "", "the project `DIR` the session ran in (default: the working directory)")
@@ -100,12 +100,9 @@ func setupSession(fs *flag.FlagSet) RunFunc {
 	fs.IntVar(&f.compact.MaxTokens, "max-tokens", memdir.DefaultCompactMaxTokens, "compact: stop looking back once the kept messages hold `TOKENS`")
 	fs.IntVar(&f.compact.AutoCompactThreshold, "threshold", 0, "compact: fall back when the compacted context would reach `TOKENS` (0: no limit)")
 	addConfigFlags(fs)
-	return func(ctx context.Context, env *Env, args []string) error {
-		return runSession(ctx, env, fs, f, args)
-	}
 }
 
-func runSession(ctx context.Context, env *Env, fs *flag.FlagSet, f *sessionFlags, args []string) error {
+func runSession(ctx context.Context, env *Env, f *sessionOptions, args []string) error {
 	if len(args) == 0 {
 		return usagef("missing subcommand: notes, update or compact")
 	}
@@ -125,7 +122,7 @@ func runSession(ctx context.Context, env *Env, fs *flag.FlagSet, f *sessionFlags
 		return usagef("unknown subcommand %q: want notes, update or compact", sub)
 	}
 	var misplaced error
-	fs.Visit(func(fl *flag.Flag) {
+	f.fs.Visit(func(fl *flag.Flag) {
 		for _, o := range only {
 			if fl.Name == o && misplaced == nil {
 				misplaced = usagef("--%s does not apply to session %s", o, sub)
@@ -159,7 +156,7 @@ func runSession(ctx context.Context, env *Env, fs *flag.FlagSet, f *sessionFlags
 	case "notes":
 		return sessionNotes(env, notes, f)
 	case "update":
-		cfg, err := loadConfigFlags(env, fs)
+		cfg, err := loadConfigFlags(env, f.fs)
 		if err != nil {
 			return err
 		}
@@ -187,7 +184,7 @@ func runSession(ctx context.Context, env *Env, fs *flag.FlagSet, f *sessionFlags
 // sessionSource resolves the session id and, when wanted, the transcript
 // path: --session, else the transcript's file name, else the environment;
 // --transcript, else <session>.jsonl in the project's transcript directory.
-func sessionSource(env *Env, loc *memdir.Location, f *sessionFlags, wantTranscript bool) (session, path string, err error) {
+func sessionSource(env *Env, loc *memdir.Location, f *sessionOptions, wantTranscript bool) (session, path string, err error) {
 	session, path = f.session, f.transcript
 	if path != "" && !filepath.IsAbs(path) {
 		path = filepath.Join(env.Cwd, path)
@@ -243,7 +240,7 @@ type sessionNotesJSON struct {
 	State     memdir.SessionState     `json:"state"`
 }
 
-func sessionNotes(env *Env, n *memdir.SessionNotes, f *sessionFlags) error {
+func sessionNotes(env *Env, n *memdir.SessionNotes, f *sessionOptions) error {
 	if f.path {
 		if f.json {
 			return writeJSON(env.Stdout, map[string]string{"session_id": n.SessionID(), "path": n.Path()})
@@ -284,7 +281,7 @@ func sessionNotes(env *Env, n *memdir.SessionNotes, f *sessionFlags) error {
 	return nil
 }
 
-func sessionUpdate(ctx context.Context, env *Env, n *memdir.SessionNotes, msgs []memdir.SessionMessage, model memdir.Model, f *sessionFlags) error {
+func sessionUpdate(ctx context.Context, env *Env, n *memdir.SessionNotes, msgs []memdir.SessionMessage, model memdir.Model, f *sessionOptions) error {
 	if env.StderrIsTerminal && !f.json {
 		fmt.Fprintf(env.Stderr, "Checking the notes of session %s…\n", n.SessionID())
 	}
@@ -409,7 +406,7 @@ type sessionFallbackJSON struct {
 	Detail string `json:"detail"`
 }
 
-func sessionCompact(env *Env, n *memdir.SessionNotes, msgs []memdir.SessionMessage, transcriptPath string, f *sessionFlags) error {
+func sessionCompact(env *Env, n *memdir.SessionNotes, msgs []memdir.SessionMessage, transcriptPath string, f *sessionOptions) error {
 	opts := f.compact
 	opts.TranscriptPath = transcriptPath
 	c, err := n.Compact(msgs, &opts)

@@ -12,12 +12,11 @@ import (
 	"github.com/memdir/memdir"
 )
 
-func init() {
-	register(&Command{
-		Name:  "settings",
-		Args:  "[--json] | set KEY=VALUE...",
-		Short: "show or set autoMemoryEnabled and autoDreamEnabled (the /memory toggles)",
-		Long: `Settings shows the two switches of Claude Code's /memory command as Claude
+var settingsCmd = &Command{
+	Name:  "settings",
+	Args:  "[--json] | set KEY=VALUE...",
+	Short: "show or set autoMemoryEnabled and autoDreamEnabled (the /memory toggles)",
+	Long: `Settings shows the two switches of Claude Code's /memory command as Claude
 Code resolves them, and where each value comes from:
 
   autoMemoryEnabled  whether agents read and write auto memory. Environment
@@ -49,30 +48,37 @@ Examples:
   memdir settings
   memdir settings set autoMemoryEnabled=false
   memdir settings set autoDreamEnabled=true autoMemoryEnabled=unset`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			fs.StringVar(&lf.project, "project", "", "resolve the project from `DIR` instead of the working directory")
-			asJSON := fs.Bool("json", false, "print JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				switch {
-				case len(args) == 0:
-					ms, err := resolveSettings(env, &lf)
-					if err != nil {
-						return err
-					}
-					if *asJSON {
-						return writeJSON(env.Stdout, ms)
-					}
-					printSettings(env, ms)
-					return nil
-				case args[0] == "set":
-					return settingsSet(ctx, env, &lf, args[1:], *asJSON)
-				default:
-					return usagef("settings takes no arguments, or: set KEY=VALUE...")
-				}
-			}
-		},
-	})
+	Setup: setup(runSettings),
+}
+
+// settingsOptions holds the flag values of memdir settings.
+type settingsOptions struct {
+	lf     locationFlags
+	asJSON bool
+}
+
+func (o *settingsOptions) declare(fs *flag.FlagSet) {
+	fs.StringVar(&o.lf.project, "project", "", "resolve the project from `DIR` instead of the working directory")
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+}
+
+func runSettings(ctx context.Context, env *Env, o *settingsOptions, args []string) error {
+	switch {
+	case len(args) == 0:
+		ms, err := resolveSettings(env, &o.lf)
+		if err != nil {
+			return err
+		}
+		if o.asJSON {
+			return writeJSON(env.Stdout, ms)
+		}
+		printSettings(env, ms)
+		return nil
+	case args[0] == "set":
+		return settingsSet(ctx, env, &o.lf, args[1:], o.asJSON)
+	default:
+		return usagef("settings takes no arguments, or: set KEY=VALUE...")
+	}
 }
 
 func resolveSettings(env *Env, lf *locationFlags) (*memdir.MemorySettings, error) {
