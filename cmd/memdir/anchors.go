@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/memdir/memdir"
@@ -73,17 +74,16 @@ func runAnchors(ctx context.Context, env *Env, o *anchorsOptions, args []string)
 		if err != nil {
 			return err
 		}
-		if o.asJSON {
-			return writeJSON(env.Stdout, res)
-		}
-		fmt.Fprintf(env.Stdout, "%s: %d anchor(s) recorded\n", res.Path, len(res.Anchors))
-		for _, a := range res.Anchors {
-			fmt.Fprintf(env.Stdout, "  %s\n", anchorRef(a))
-		}
-		if res.RunID != "" {
-			fmt.Fprintf(env.Stdout, "Undo with: memdir undo %s\n", res.RunID)
-		}
-		return nil
+		return emit(env, o.asJSON, res, func(w io.Writer) error {
+			fmt.Fprintf(w, "%s: %d anchor(s) recorded\n", res.Path, len(res.Anchors))
+			for _, a := range res.Anchors {
+				fmt.Fprintf(w, "  %s\n", anchorRef(a))
+			}
+			if res.RunID != "" {
+				fmt.Fprintf(w, "Undo with: memdir undo %s\n", res.RunID)
+			}
+			return nil
+		})
 	}
 	return usagef("anchors: unknown action %q (want check or refresh)", args[0])
 }
@@ -96,23 +96,22 @@ func anchorsCheck(ctx context.Context, env *Env, d *memdir.Dir, asJSON bool) err
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		if stale == nil {
-			stale = []memdir.StaleMemory{}
-		}
-		if err := writeJSON(env.Stdout, map[string]any{"project": d.ProjectRoot(), "stale": stale}); err != nil {
-			return err
-		}
-	} else {
+	if stale == nil {
+		stale = []memdir.StaleMemory{}
+	}
+	if err := emit(env, asJSON, map[string]any{"project": d.ProjectRoot(), "stale": stale}, func(w io.Writer) error {
 		for _, m := range stale {
-			fmt.Fprintf(env.Stdout, "%s\n", m.Path)
+			fmt.Fprintf(w, "%s\n", m.Path)
 			for _, a := range m.Anchors {
-				fmt.Fprintf(env.Stdout, "  %-8s %s: %s\n", a.State, anchorRef(a.Anchor), a.Summary)
+				fmt.Fprintf(w, "  %-8s %s: %s\n", a.State, anchorRef(a.Anchor), a.Summary)
 			}
 		}
 		if len(stale) == 0 {
-			fmt.Fprintln(env.Stdout, "No memory names code that changed since it was written.")
+			fmt.Fprintln(w, "No memory names code that changed since it was written.")
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	if len(stale) > 0 {
 		return &exitError{code: exitProblems}

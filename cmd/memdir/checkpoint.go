@@ -144,20 +144,19 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointOptions, args []s
 	if err != nil {
 		return err
 	}
-	out := env.Stdout
 	switch sub {
 	case "track":
 		r, err := h.Track(ctx, rest[0], f.message)
 		if err != nil {
 			return err
 		}
-		return showCheckpoint(out, f.json, r, func() { printCheckpointTrack(out, r) })
+		return emit(env, f.json, r, func(w io.Writer) error { printCheckpointTrack(w, r); return nil })
 	case "snapshot":
 		r, err := h.Snapshot(ctx, f.message)
 		if err != nil {
 			return err
 		}
-		if err := showCheckpoint(out, f.json, r, func() { printCheckpointSnapshot(out, r) }); err != nil {
+		if err := emit(env, f.json, r, func(w io.Writer) error { printCheckpointSnapshot(w, r); return nil }); err != nil {
 			return err
 		}
 		if perr := r.Err(); perr != nil {
@@ -171,19 +170,19 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointOptions, args []s
 		if all == nil {
 			all = []checkpoint.Snapshot{}
 		}
-		return showCheckpoint(out, f.json, all, func() { printCheckpointList(out, all) })
+		return emit(env, f.json, all, func(w io.Writer) error { printCheckpointList(w, all); return nil })
 	case "diff":
 		r, err := h.Diff(ctx, f.message)
 		if err != nil {
 			return err
 		}
-		return showCheckpoint(out, f.json, r, func() { printCheckpointDiff(out, env.Stderr, r, f.stat) })
+		return emit(env, f.json, r, func(w io.Writer) error { printCheckpointDiff(w, env.Stderr, r, f.stat); return nil })
 	case "rewind":
 		r, err := h.Rewind(ctx, f.message, &checkpoint.RewindOptions{DryRun: f.dryRun})
 		if r == nil {
 			return err
 		}
-		if serr := showCheckpoint(out, f.json, r, func() { printCheckpointRewind(out, r, session) }); serr != nil {
+		if serr := emit(env, f.json, r, func(w io.Writer) error { printCheckpointRewind(w, r, session); return nil }); serr != nil {
 			return serr
 		}
 		if err != nil {
@@ -194,9 +193,10 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointOptions, args []s
 		if err != nil {
 			return err
 		}
-		err = showCheckpoint(out, f.json, r, func() {
-			fmt.Fprintf(out, "resumed session %s from %s: %s (%d dropped); backups: %d linked, %d copied, %d already present\n",
+		err = emit(env, f.json, r, func(w io.Writer) error {
+			fmt.Fprintf(w, "resumed session %s from %s: %s (%d dropped); backups: %d linked, %d copied, %d already present\n",
 				session, r.From, plural(r.Snapshots, "snapshot", "snapshots"), r.Dropped, r.Linked, r.Copied, r.Present)
+			return nil
 		})
 		if err != nil {
 			return err
@@ -209,15 +209,6 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointOptions, args []s
 			return fmt.Errorf("%s could not be carried over:\n  %s", plural(len(errs), "backup", "backups"), strings.Join(errs, "\n  "))
 		}
 	}
-	return nil
-}
-
-// showCheckpoint writes v as indented JSON when asJSON is set, else runs text.
-func showCheckpoint(w io.Writer, asJSON bool, v any, text func()) error {
-	if asJSON {
-		return writeJSON(w, v)
-	}
-	text()
 	return nil
 }
 

@@ -93,10 +93,7 @@ func runConfig(ctx context.Context, env *Env, o *configOptions, args []string) e
 		return err
 	}
 	view := cfg.view()
-	if o.asJSON {
-		return writeJSON(env.Stdout, view)
-	}
-	return view.print(env.Stdout)
+	return emit(env, o.asJSON, view, view.print)
 }
 
 // configView is what `memdir config` shows, secrets reduced to set/not set.

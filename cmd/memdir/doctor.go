@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 
 	"github.com/memdir/memdir"
 )
@@ -124,20 +125,19 @@ func runDoctor(ctx context.Context, env *Env, o *doctorOptions, args []string) e
 			return err
 		}
 	}
-	if o.asJSON {
-		out := map[string]any{"dir": rep.Dir, "memories": rep.Memories, "findings": rep.Findings, "suggestions": suggestions}
-		if fixed != nil {
-			out["actions"] = fixed.Actions
-			out["run"] = fixed.RunID
-		}
-		if err := writeJSON(env.Stdout, out); err != nil {
-			return err
-		}
-	} else {
+	out := map[string]any{"dir": rep.Dir, "memories": rep.Memories, "findings": rep.Findings, "suggestions": suggestions}
+	if fixed != nil {
+		out["actions"] = fixed.Actions
+		out["run"] = fixed.RunID
+	}
+	if err := emit(env, o.asJSON, out, func(w io.Writer) error {
 		printDoctor(env, rep, fixed, o.fix)
 		for _, f := range suggestions {
-			fmt.Fprintf(env.Stdout, "suggestion: %-8s %s: %s\n", f.Kind, f.Path, f.Message)
+			fmt.Fprintf(w, "suggestion: %-8s %s: %s\n", f.Kind, f.Path, f.Message)
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	if len(rep.Findings) > 0 {
 		return &exitError{code: exitProblems}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/agent"
@@ -89,27 +90,26 @@ func runDream(ctx context.Context, env *Env, o *dreamOptions, args []string) err
 	if err != nil {
 		return err
 	}
-	if o.asJSON {
-		return writeJSON(env.Stdout, res)
-	}
-	if res.Skipped {
-		fmt.Fprintf(env.Stdout, "Not consolidating (%s gate): %s.\n", res.Gate, res.Reason)
+	return emit(env, o.asJSON, res, func(w io.Writer) error {
+		if res.Skipped {
+			fmt.Fprintf(w, "Not consolidating (%s gate): %s.\n", res.Gate, res.Reason)
+			return nil
+		}
+		fmt.Fprintf(w, "Improved %s.\n", plural(len(res.Changed)+len(res.Removed), "memory", "memories"))
+		for _, p := range res.Changed {
+			fmt.Fprintf(w, "  changed  %s\n", p)
+		}
+		for _, p := range res.Removed {
+			fmt.Fprintf(w, "  removed  %s\n", p)
+		}
+		if res.Summary != "" {
+			fmt.Fprintf(w, "\n%s\n", res.Summary)
+		}
+		fmt.Fprintf(env.Stderr, "model: %s, %d tokens in, %d out", plural(res.Turns, "turn", "turns"), res.Usage.InputTokens, res.Usage.OutputTokens)
+		if res.RunID != "" {
+			fmt.Fprintf(env.Stderr, "; undo with: memdir undo %s", res.RunID)
+		}
+		fmt.Fprintln(env.Stderr)
 		return nil
-	}
-	fmt.Fprintf(env.Stdout, "Improved %s.\n", plural(len(res.Changed)+len(res.Removed), "memory", "memories"))
-	for _, p := range res.Changed {
-		fmt.Fprintf(env.Stdout, "  changed  %s\n", p)
-	}
-	for _, p := range res.Removed {
-		fmt.Fprintf(env.Stdout, "  removed  %s\n", p)
-	}
-	if res.Summary != "" {
-		fmt.Fprintf(env.Stdout, "\n%s\n", res.Summary)
-	}
-	fmt.Fprintf(env.Stderr, "model: %s, %d tokens in, %d out", plural(res.Turns, "turn", "turns"), res.Usage.InputTokens, res.Usage.OutputTokens)
-	if res.RunID != "" {
-		fmt.Fprintf(env.Stderr, "; undo with: memdir undo %s", res.RunID)
-	}
-	fmt.Fprintln(env.Stderr)
-	return nil
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -406,40 +407,36 @@ func editIndex(ctx context.Context, d *memdir.Dir, indexRel string, change func(
 }
 
 func reportEdit(env *Env, d *memdir.Dir, res *editResult, name string, asJSON bool) error {
-	if asJSON {
-		if err := writeJSON(env.Stdout, res); err != nil {
-			return err
-		}
-	} else {
+	if err := emit(env, asJSON, res, func(w io.Writer) error {
 		file := d.Abs(res.Path)
 		switch res.Outcome {
 		case "discarded":
-			fmt.Fprintf(env.Stdout, "Nothing saved: %s was left as the template, so it was removed.\n", file)
+			fmt.Fprintf(w, "Nothing saved: %s was left as the template, so it was removed.\n", file)
 		case "removed":
-			fmt.Fprintf(env.Stdout, "The editor removed %s", file)
+			fmt.Fprintf(w, "The editor removed %s", file)
 			if res.Index {
-				fmt.Fprint(env.Stdout, "; its MEMORY.md line is gone too")
+				fmt.Fprint(w, "; its MEMORY.md line is gone too")
 			}
-			fmt.Fprintln(env.Stdout, ".")
+			fmt.Fprintln(w, ".")
 		case "unchanged":
-			fmt.Fprintf(env.Stdout, "%s is unchanged", file)
+			fmt.Fprintf(w, "%s is unchanged", file)
 			if res.Index {
-				fmt.Fprint(env.Stdout, "; its MEMORY.md line was brought in step")
+				fmt.Fprint(w, "; its MEMORY.md line was brought in step")
 			}
-			fmt.Fprintln(env.Stdout, ".")
+			fmt.Fprintln(w, ".")
 		default:
 			what := "Saved"
 			if res.Created {
 				what = "Created"
 			}
-			fmt.Fprintf(env.Stdout, "%s %s", what, file)
+			fmt.Fprintf(w, "%s %s", what, file)
 			if res.Index {
-				fmt.Fprint(env.Stdout, " and its MEMORY.md line")
+				fmt.Fprint(w, " and its MEMORY.md line")
 			}
-			fmt.Fprintln(env.Stdout, ".")
+			fmt.Fprintln(w, ".")
 		}
 		if res.RunID != "" {
-			fmt.Fprintf(env.Stdout, "Undo with: memdir undo %s\n", res.RunID)
+			fmt.Fprintf(w, "Undo with: memdir undo %s\n", res.RunID)
 		}
 		for _, w := range res.Warnings {
 			fmt.Fprintf(env.Stderr, "warning: %s: %s\n", res.Path, w)
@@ -447,6 +444,9 @@ func reportEdit(env *Env, d *memdir.Dir, res *editResult, name string, asJSON bo
 		for _, e := range res.Errors {
 			fmt.Fprintf(env.Stderr, "problem: %s: %s\n", res.Path, e)
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	if len(res.Errors) > 0 {
 		return fmt.Errorf("%s has %s, so its MEMORY.md line was not written; the file is kept as you wrote it: run 'memdir edit %s' again to fix it: %w",

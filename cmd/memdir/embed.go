@@ -136,19 +136,18 @@ func embedAll(ctx context.Context, env *Env, fs *flag.FlagSet, lf *locationFlags
 		return err
 	}
 	rep.Cached, rep.Embedded, rep.Requests, rep.InputTokens, rep.Pruned = st.Cached, st.Embedded, st.Requests, st.Usage.InputTokens, st.Pruned
-	if asJSON {
-		return writeJSON(env.Stdout, rep)
-	}
-	fmt.Fprintf(env.Stdout, "%s: %d embedded with %s (%s, %s), %d already cached.\n",
-		plural(rep.Memories, "memory", "memories"), rep.Embedded, rep.Embedder, plural(rep.Requests, "request", "requests"), plural(rep.InputTokens, "token", "tokens"), rep.Cached)
-	if rep.Pruned > 0 {
-		fmt.Fprintf(env.Stdout, "Dropped %s of memories that changed or are gone.\n", plural(rep.Pruned, "vector", "vectors"))
-	}
-	if rep.Skipped > 0 {
-		fmt.Fprintf(env.Stdout, "Skipped %s that could not be read as memories (see 'memdir doctor').\n", plural(rep.Skipped, "file", "files"))
-	}
-	fmt.Fprintf(env.Stdout, "Cache: %s\n", rep.Cache)
-	return nil
+	return emit(env, asJSON, rep, func(w io.Writer) error {
+		fmt.Fprintf(w, "%s: %d embedded with %s (%s, %s), %d already cached.\n",
+			plural(rep.Memories, "memory", "memories"), rep.Embedded, rep.Embedder, plural(rep.Requests, "request", "requests"), plural(rep.InputTokens, "token", "tokens"), rep.Cached)
+		if rep.Pruned > 0 {
+			fmt.Fprintf(w, "Dropped %s of memories that changed or are gone.\n", plural(rep.Pruned, "vector", "vectors"))
+		}
+		if rep.Skipped > 0 {
+			fmt.Fprintf(w, "Skipped %s that could not be read as memories (see 'memdir doctor').\n", plural(rep.Skipped, "file", "files"))
+		}
+		fmt.Fprintf(w, "Cache: %s\n", rep.Cache)
+		return nil
+	})
 }
 
 // memoryEmbedInputs reads each memory's body and returns the inputs recall

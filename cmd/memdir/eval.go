@@ -104,11 +104,10 @@ func runEval(ctx context.Context, env *Env, o *evalOptions, args []string) error
 		}
 		rep.Runs = append(rep.Runs, run)
 	}
-	if o.asJSON {
-		return writeJSON(env.Stdout, rep)
-	}
-	rep.print(env.Stdout)
-	return nil
+	return emit(env, o.asJSON, rep, func(w io.Writer) error {
+		rep.print(w)
+		return nil
+	})
 }
 
 // evalRef is the reference date the dev set's ages count back from.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -113,13 +114,12 @@ func runExtract(ctx context.Context, env *Env, o *extractOptions, args []string)
 	if err != nil {
 		return err
 	}
-	if o.asJSON {
-		return writeJSON(env.Stdout, res)
-	}
-	for r := res; r != nil; r = r.Trailing {
-		printExtract(env, d, r)
-	}
-	return nil
+	return emit(env, o.asJSON, res, func(w io.Writer) error {
+		for r := res; r != nil; r = r.Trailing {
+			printExtract(env, d, r)
+		}
+		return nil
+	})
 }
 
 func printExtract(env *Env, d *memdir.Dir, r *agent.ExtractResult) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/memdir/memdir"
@@ -55,22 +56,21 @@ func runIndex(ctx context.Context, env *Env, o *indexOptions, args []string) err
 	if o.lf.team {
 		path = d.Abs(filepath.Join(memdir.TeamDirName, memdir.EntrypointName))
 	}
-	if o.asJSON {
-		return writeJSON(env.Stdout, map[string]any{
-			"path": path, "exists": exists, "text": text, "lines": st.Lines, "chars": st.Chars,
-			"truncated": st.Truncated(), "line_truncated": st.LineTruncated, "char_truncated": st.CharTruncated,
-			"warning": st.Warning(),
-		})
-	}
-	if !exists {
-		fmt.Fprintf(env.Stderr, "%s does not exist yet: agents load no index.\n", path)
+	return emit(env, o.asJSON, map[string]any{
+		"path": path, "exists": exists, "text": text, "lines": st.Lines, "chars": st.Chars,
+		"truncated": st.Truncated(), "line_truncated": st.LineTruncated, "char_truncated": st.CharTruncated,
+		"warning": st.Warning(),
+	}, func(stdout io.Writer) error {
+		if !exists {
+			fmt.Fprintf(env.Stderr, "%s does not exist yet: agents load no index.\n", path)
+			return nil
+		}
+		if text != "" {
+			fmt.Fprintln(stdout, text)
+		}
+		if w := st.Warning(); w != "" {
+			fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+		}
 		return nil
-	}
-	if text != "" {
-		fmt.Fprintln(env.Stdout, text)
-	}
-	if w := st.Warning(); w != "" {
-		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
-	}
-	return nil
+	})
 }

@@ -77,11 +77,10 @@ func runLog(ctx context.Context, env *Env, o *logOptions, args []string) error {
 		if err != nil {
 			return err
 		}
-		if o.asJSON {
-			return writeJSON(env.Stdout, run)
-		}
-		printRun(env, run)
-		return nil
+		return emit(env, o.asJSON, run, func(w io.Writer) error {
+			printRun(env, run)
+			return nil
+		})
 	}
 	runs, errs := j.Runs()
 	for _, e := range errs {
@@ -90,35 +89,34 @@ func runLog(ctx context.Context, env *Env, o *logOptions, args []string) error {
 	if o.limit > 0 && len(runs) > o.limit {
 		runs = runs[:o.limit]
 	}
-	if o.asJSON {
-		if runs == nil {
-			runs = []*memdir.JournalRun{}
-		}
-		return writeJSON(env.Stdout, map[string]any{"journal": j.Dir(), "runs": runs})
+	if runs == nil {
+		runs = []*memdir.JournalRun{}
 	}
-	if len(runs) == 0 {
-		fmt.Fprintf(env.Stderr, "The journal of %s is empty.\n", d.Path())
-		return nil
-	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tWHEN\tKIND\tFILES\tTOKENS\tSUMMARY")
-	for _, r := range runs {
-		tokens := "-"
-		if r.Usage != nil {
-			tokens = fmt.Sprintf("%d in/%d out", r.Usage.InputTokens, r.Usage.OutputTokens)
+	return emit(env, o.asJSON, map[string]any{"journal": j.Dir(), "runs": runs}, func(w io.Writer) error {
+		if len(runs) == 0 {
+			fmt.Fprintf(env.Stderr, "The journal of %s is empty.\n", d.Path())
+			return nil
 		}
-		summary := r.Summary
-		switch {
-		case r.UndoneBy != "":
-			summary += " [undone by " + r.UndoneBy + "]"
-		case r.State == memdir.RunFailed:
-			summary += " [failed: " + r.Error + "]"
-		case r.State == memdir.RunOpen:
-			summary += " [interrupted]"
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "RUN\tWHEN\tKIND\tFILES\tTOKENS\tSUMMARY")
+		for _, r := range runs {
+			tokens := "-"
+			if r.Usage != nil {
+				tokens = fmt.Sprintf("%d in/%d out", r.Usage.InputTokens, r.Usage.OutputTokens)
+			}
+			summary := r.Summary
+			switch {
+			case r.UndoneBy != "":
+				summary += " [undone by " + r.UndoneBy + "]"
+			case r.State == memdir.RunFailed:
+				summary += " [failed: " + r.Error + "]"
+			case r.State == memdir.RunOpen:
+				summary += " [interrupted]"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Start.In(env.Now().Location()).Format("2006-01-02 15:04"), r.Kind, len(r.ChangedFiles()), tokens, summary)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Start.In(env.Now().Location()).Format("2006-01-02 15:04"), r.Kind, len(r.ChangedFiles()), tokens, summary)
-	}
-	return tw.Flush()
+		return tw.Flush()
+	})
 }
 
 func printRun(env *Env, r *memdir.JournalRun) {
@@ -178,9 +176,8 @@ func logAppend(env *Env, j *memdir.Journal, dir string, words []string, asJSON b
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return writeJSON(env.Stdout, map[string]string{"path": path})
-	}
-	fmt.Fprintln(env.Stdout, path)
-	return nil
+	return emit(env, asJSON, map[string]string{"path": path}, func(w io.Writer) error {
+		fmt.Fprintln(w, path)
+		return nil
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 )
 
 var mvCmd = &Command{
@@ -50,11 +51,10 @@ func runMv(ctx context.Context, env *Env, o *mvOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	if o.asJSON {
-		return writeJSON(env.Stdout, map[string]any{
-			"from": res.From, "to": res.To, "abs_path": d.Abs(res.To), "run_id": res.RunID,
-		})
-	}
-	fmt.Fprintf(env.Stdout, "Renamed %s to %s. Undo with: memdir undo %s\n", res.From, res.To, res.RunID)
-	return nil
+	return emit(env, o.asJSON, map[string]any{
+		"from": res.From, "to": res.To, "abs_path": d.Abs(res.To), "run_id": res.RunID,
+	}, func(w io.Writer) error {
+		fmt.Fprintf(w, "Renamed %s to %s. Undo with: memdir undo %s\n", res.From, res.To, res.RunID)
+		return nil
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/memdir/memdir"
@@ -63,40 +64,39 @@ func runPath(ctx context.Context, env *Env, o *pathOptions, args []string) error
 	if o.lf.team {
 		out = filepath.Join(p, memdir.TeamDirName) + string(filepath.Separator)
 	}
-	if o.asJSON {
-		v := map[string]any{"path": out}
-		if loc != nil {
-			v["source"] = loc.Source
-			v["source_detail"] = loc.SourceDetail
-			v["enabled"] = loc.Enabled
-			v["enabled_reason"] = loc.EnabledReason
-			v["project_root"] = loc.ProjectRoot
-			v["git_root"] = loc.GitRoot
-			v["canonical_root"] = loc.CanonicalRoot
-			v["config_home"] = loc.ConfigHome
-			v["transcript_dir"] = loc.TranscriptDir()
-			v["explain"] = loc.Explain
-			v["warnings"] = loc.Warnings
-		}
-		return writeJSON(env.Stdout, v)
-	}
-	fmt.Fprintln(env.Stdout, out)
+	v := map[string]any{"path": out}
 	if loc != nil {
-		for _, w := range loc.Warnings {
-			fmt.Fprintf(env.Stderr, "warning: %s\n", w)
-		}
+		v["source"] = loc.Source
+		v["source_detail"] = loc.SourceDetail
+		v["enabled"] = loc.Enabled
+		v["enabled_reason"] = loc.EnabledReason
+		v["project_root"] = loc.ProjectRoot
+		v["git_root"] = loc.GitRoot
+		v["canonical_root"] = loc.CanonicalRoot
+		v["config_home"] = loc.ConfigHome
+		v["transcript_dir"] = loc.TranscriptDir()
+		v["explain"] = loc.Explain
+		v["warnings"] = loc.Warnings
 	}
-	if o.explain {
-		if loc == nil {
-			fmt.Fprintln(env.Stdout, "  chosen by --dir")
-			return nil
+	return emit(env, o.asJSON, v, func(stdout io.Writer) error {
+		fmt.Fprintln(stdout, out)
+		if loc != nil {
+			for _, w := range loc.Warnings {
+				fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+			}
 		}
-		for _, line := range loc.Explain {
-			fmt.Fprintf(env.Stdout, "  %s\n", line)
+		if o.explain {
+			if loc == nil {
+				fmt.Fprintln(stdout, "  chosen by --dir")
+				return nil
+			}
+			for _, line := range loc.Explain {
+				fmt.Fprintf(stdout, "  %s\n", line)
+			}
+			if o.lf.agent != "" {
+				fmt.Fprintf(stdout, "  agent memory: %s scope of agent %q\n", o.lf.scope, o.lf.agent)
+			}
 		}
-		if o.lf.agent != "" {
-			fmt.Fprintf(env.Stdout, "  agent memory: %s scope of agent %q\n", o.lf.scope, o.lf.agent)
-		}
-	}
-	return nil
+		return nil
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -126,11 +127,10 @@ func runPromote(ctx context.Context, env *Env, o *promoteOptions, args []string)
 	if rep.Method == memdir.ReviewFallback {
 		fmt.Fprintf(env.Stderr, "note: the model's review was not used (%s); this is the lexical review\n", rep.Fallback)
 	}
-	if o.asJSON {
-		return writeJSON(env.Stdout, rep)
-	}
-	printReview(env, rep)
-	return nil
+	return emit(env, o.asJSON, rep, func(w io.Writer) error {
+		printReview(env, rep)
+		return nil
+	})
 }
 
 // promoteSources picks the memory directory and the instruction files.
@@ -227,25 +227,24 @@ func promoteApply(ctx context.Context, env *Env, dir, reviewFile string, ids []s
 		return err
 	}
 	done, err := memdir.ApplyReview(ctx, d, rep, ids, &memdir.ApplyReviewOptions{KeepMemory: keep})
-	if asJSON {
-		if done == nil {
-			done = []memdir.AppliedItem{}
-		}
-		if jerr := writeJSON(env.Stdout, map[string]any{"applied": done}); jerr != nil {
-			return jerr
-		}
-		return err
+	if done == nil {
+		done = []memdir.AppliedItem{}
 	}
-	run := ""
-	for _, a := range done {
-		fmt.Fprintf(env.Stdout, "%s: %s.\n", a.ID, a.Done)
-		if len(a.RunIDs) > 0 {
-			run = a.RunIDs[0]
+	if jerr := emit(env, asJSON, map[string]any{"applied": done}, func(w io.Writer) error {
+		run := ""
+		for _, a := range done {
+			fmt.Fprintf(w, "%s: %s.\n", a.ID, a.Done)
+			if len(a.RunIDs) > 0 {
+				run = a.RunIDs[0]
+			}
 		}
-	}
-	if run != "" {
-		// The items are one run: one undo reverts them all.
-		fmt.Fprintf(env.Stdout, "Undo with: memdir undo %s\n", run)
+		if run != "" {
+			// The items are one run: one undo reverts them all.
+			fmt.Fprintf(w, "Undo with: memdir undo %s\n", run)
+		}
+		return nil
+	}); jerr != nil {
+		return jerr
 	}
 	return err
 }

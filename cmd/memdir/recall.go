@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/memdir/memdir"
@@ -125,14 +126,13 @@ func runRecall(ctx context.Context, env *Env, o *recallOptions, args []string) e
 	if err != nil {
 		return err
 	}
-	if o.asJSON {
-		return writeJSON(env.Stdout, res)
-	}
-	if len(res.Memories) > 0 {
-		fmt.Fprintln(env.Stdout, res.Render())
-	}
-	printRecallSummary(env, res)
-	return nil
+	return emit(env, o.asJSON, res, func(w io.Writer) error {
+		if len(res.Memories) > 0 {
+			fmt.Fprintln(w, res.Render())
+		}
+		printRecallSummary(env, res)
+		return nil
+	})
 }
 
 func printRecallSummary(env *Env, res *memdir.RecallResult) {

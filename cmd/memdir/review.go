@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -87,20 +88,19 @@ func runReview(ctx context.Context, env *Env, o *reviewOptions, args []string) e
 		for _, e := range errs {
 			fmt.Fprintf(env.Stderr, "warning: %v\n", e)
 		}
-		if o.asJSON {
-			if items == nil {
-				items = []*memdir.HeldWrite{}
+		if items == nil {
+			items = []*memdir.HeldWrite{}
+		}
+		return emit(env, o.asJSON, map[string]any{"review_dir": d.ReviewDir(), "items": items}, func(w io.Writer) error {
+			if len(items) == 0 {
+				fmt.Fprintln(w, "No writes held for review.")
+				return nil
 			}
-			return writeJSON(env.Stdout, map[string]any{"review_dir": d.ReviewDir(), "items": items})
-		}
-		if len(items) == 0 {
-			fmt.Fprintln(env.Stdout, "No writes held for review.")
+			for _, it := range items {
+				fmt.Fprintf(w, "%s  %-8s  %s  %s  by %s  [%s]\n", it.ID, it.State, it.Queued.Format("2006-01-02 15:04"), it.Path, it.Provenance, ruleNames(it.Findings))
+			}
 			return nil
-		}
-		for _, it := range items {
-			fmt.Fprintf(env.Stdout, "%s  %-8s  %s  %s  by %s  [%s]\n", it.ID, it.State, it.Queued.Format("2006-01-02 15:04"), it.Path, it.Provenance, ruleNames(it.Findings))
-		}
-		return nil
+		})
 	case "show", "accept", "reject":
 		if len(args) != 2 {
 			return usagef("review %s takes one ID (see 'memdir review list')", op)
@@ -117,18 +117,17 @@ func runReview(ctx context.Context, env *Env, o *reviewOptions, args []string) e
 		if err != nil {
 			return err
 		}
-		if o.asJSON {
-			return writeJSON(env.Stdout, it)
-		}
-		switch op {
-		case "accept":
-			fmt.Fprintf(env.Stdout, "Accepted %s: wrote %s (undo with 'memdir undo %s')\n", it.ID, d.Abs(it.Path), it.RunID)
-		case "reject":
-			fmt.Fprintf(env.Stdout, "Rejected %s: %s was not written; the item is kept in %s\n", it.ID, it.Path, d.ReviewDir())
-		default:
-			printHeld(env, it)
-		}
-		return nil
+		return emit(env, o.asJSON, it, func(w io.Writer) error {
+			switch op {
+			case "accept":
+				fmt.Fprintf(w, "Accepted %s: wrote %s (undo with 'memdir undo %s')\n", it.ID, d.Abs(it.Path), it.RunID)
+			case "reject":
+				fmt.Fprintf(w, "Rejected %s: %s was not written; the item is kept in %s\n", it.ID, it.Path, d.ReviewDir())
+			default:
+				printHeld(env, it)
+			}
+			return nil
+		})
 	default:
 		return usagef("unknown review subcommand %q: want list, show, accept or reject", op)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 )
 
 var rmCmd = &Command{
@@ -47,19 +48,18 @@ func runRm(ctx context.Context, env *Env, o *rmOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	if o.asJSON {
-		lines := res.IndexLines
-		if lines == nil {
-			lines = []string{}
+	lines := res.IndexLines
+	if lines == nil {
+		lines = []string{}
+	}
+	return emit(env, o.asJSON, map[string]any{
+		"path": res.Path, "abs_path": d.Abs(res.Path), "index_lines": lines, "run_id": res.RunID,
+	}, func(w io.Writer) error {
+		fmt.Fprintf(w, "Removed %s", res.Path)
+		if n := len(res.IndexLines); n > 0 {
+			fmt.Fprintf(w, " and its MEMORY.md line")
 		}
-		return writeJSON(env.Stdout, map[string]any{
-			"path": res.Path, "abs_path": d.Abs(res.Path), "index_lines": lines, "run_id": res.RunID,
-		})
-	}
-	fmt.Fprintf(env.Stdout, "Removed %s", res.Path)
-	if n := len(res.IndexLines); n > 0 {
-		fmt.Fprintf(env.Stdout, " and its MEMORY.md line")
-	}
-	fmt.Fprintf(env.Stdout, ". Undo with: memdir undo %s\n", res.RunID)
-	return nil
+		fmt.Fprintf(w, ". Undo with: memdir undo %s\n", res.RunID)
+		return nil
+	})
 }

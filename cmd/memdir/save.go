@@ -137,25 +137,24 @@ func runSave(ctx context.Context, env *Env, o *saveOptions, args []string) error
 	findings := screen.Check(o.name + "\n" + o.desc + "\n" + text)
 	warnScreen(env, res.Path, findings)
 	warning := res.Index.Warning()
-	if o.asJSON {
-		if findings == nil {
-			findings = []screen.Finding{}
+	if findings == nil {
+		findings = []screen.Finding{}
+	}
+	return emit(env, o.asJSON, map[string]any{
+		"path": res.Path, "abs_path": d.Abs(res.Path), "created": res.Created, "changed": res.Changed,
+		"run_id": res.RunID, "index": indexStatusJSON(res.Index), "index_warning": warning, "screen_findings": findings,
+	}, func(w io.Writer) error {
+		state := "updated"
+		switch {
+		case res.Created:
+			state = "new"
+		case !res.Changed:
+			state = "unchanged"
 		}
-		return writeJSON(env.Stdout, map[string]any{
-			"path": res.Path, "abs_path": d.Abs(res.Path), "created": res.Created, "changed": res.Changed,
-			"run_id": res.RunID, "index": indexStatusJSON(res.Index), "index_warning": warning, "screen_findings": findings,
-		})
-	}
-	state := "updated"
-	switch {
-	case res.Created:
-		state = "new"
-	case !res.Changed:
-		state = "unchanged"
-	}
-	fmt.Fprintf(env.Stdout, "Saved %s (%s)\n", d.Abs(res.Path), state)
-	if warning != "" {
-		fmt.Fprintf(env.Stderr, "warning: %s\n", warning)
-	}
-	return nil
+		fmt.Fprintf(w, "Saved %s (%s)\n", d.Abs(res.Path), state)
+		if warning != "" {
+			fmt.Fprintf(env.Stderr, "warning: %s\n", warning)
+		}
+		return nil
+	})
 }

@@ -236,15 +236,14 @@ func tokenCommand(ctx context.Context, env *Env, store teamStore, args []string,
 		if err != nil {
 			return err
 		}
-		if asJSON {
-			return writeJSON(env.Stdout, struct {
-				*team.Token
-				Secret string `json:"secret"`
-			}{tok, secret})
-		}
-		fmt.Fprintf(env.Stdout, "Created %s token %s for %s.\n\n  %s\n\n", access(tok.ReadOnly), tok.ID, tok.Repo, secret)
-		fmt.Fprintf(env.Stdout, "This is the only time the secret is shown. Give it to the team member, who sets\n  export MEMDIR_TEAM_TOKEN=%s\nor passes --token to 'memdir sync'. Revoke it with 'memdir serve token revoke %s'.\n", secret, tok.ID)
-		return nil
+		return emit(env, asJSON, struct {
+			*team.Token
+			Secret string `json:"secret"`
+		}{tok, secret}, func(w io.Writer) error {
+			fmt.Fprintf(w, "Created %s token %s for %s.\n\n  %s\n\n", access(tok.ReadOnly), tok.ID, tok.Repo, secret)
+			fmt.Fprintf(w, "This is the only time the secret is shown. Give it to the team member, who sets\n  export MEMDIR_TEAM_TOKEN=%s\nor passes --token to 'memdir sync'. Revoke it with 'memdir serve token revoke %s'.\n", secret, tok.ID)
+			return nil
+		})
 	case "list":
 		if len(args) != 1 {
 			return usagef("token list takes no arguments")
@@ -253,26 +252,25 @@ func tokenCommand(ctx context.Context, env *Env, store teamStore, args []string,
 		if err != nil {
 			return err
 		}
-		if asJSON {
-			if toks == nil {
-				toks = []team.Token{}
+		if toks == nil {
+			toks = []team.Token{}
+		}
+		return emit(env, asJSON, toks, func(w io.Writer) error {
+			if len(toks) == 0 {
+				fmt.Fprintln(w, "No tokens. Create one with 'memdir serve token create --repo OWNER/NAME'.")
+				return nil
 			}
-			return writeJSON(env.Stdout, toks)
-		}
-		if len(toks) == 0 {
-			fmt.Fprintln(env.Stdout, "No tokens. Create one with 'memdir serve token create --repo OWNER/NAME'.")
-			return nil
-		}
-		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tREPO\tACCESS\tNAME\tCREATED\tREVOKED")
-		for _, t := range toks {
-			revoked := "-"
-			if t.RevokedAt != nil {
-				revoked = t.RevokedAt.Format(time.RFC3339)
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tREPO\tACCESS\tNAME\tCREATED\tREVOKED")
+			for _, t := range toks {
+				revoked := "-"
+				if t.RevokedAt != nil {
+					revoked = t.RevokedAt.Format(time.RFC3339)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Repo, access(t.ReadOnly), t.Name, t.CreatedAt.Format(time.RFC3339), revoked)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Repo, access(t.ReadOnly), t.Name, t.CreatedAt.Format(time.RFC3339), revoked)
-		}
-		return tw.Flush()
+			return tw.Flush()
+		})
 	case "revoke":
 		if len(args) != 2 {
 			return usagef("token revoke takes one token ID (see 'memdir serve token list')")

@@ -242,11 +242,10 @@ type sessionNotesJSON struct {
 
 func sessionNotes(env *Env, n *memdir.SessionNotes, f *sessionOptions) error {
 	if f.path {
-		if f.json {
-			return writeJSON(env.Stdout, map[string]string{"session_id": n.SessionID(), "path": n.Path()})
-		}
-		fmt.Fprintln(env.Stdout, n.Path())
-		return nil
+		return emit(env, f.json, map[string]string{"session_id": n.SessionID(), "path": n.Path()}, func(w io.Writer) error {
+			fmt.Fprintln(w, n.Path())
+			return nil
+		})
 	}
 	text, err := n.Read()
 	if err != nil {
@@ -263,22 +262,21 @@ func sessionNotes(env *Env, n *memdir.SessionNotes, f *sessionOptions) error {
 	_, sections := memdir.ParseSessionNotes(text)
 	tokens := memdir.EstimateTokens(memdir.Message{Content: []memdir.Block{memdir.TextBlock(text)}})
 	isTmpl := memdir.IsSessionTemplate(text, tmpl)
-	if f.json {
-		if sections == nil {
-			sections = []memdir.SessionSection{}
+	if sections == nil {
+		sections = []memdir.SessionSection{}
+	}
+	return emit(env, f.json, sessionNotesJSON{SessionID: n.SessionID(), Path: n.Path(), Notes: text, Template: isTmpl, Tokens: tokens, Sections: sections, State: st}, func(w io.Writer) error {
+		io.WriteString(w, text)
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			fmt.Fprintln(w)
 		}
-		return writeJSON(env.Stdout, sessionNotesJSON{SessionID: n.SessionID(), Path: n.Path(), Notes: text, Template: isTmpl, Tokens: tokens, Sections: sections, State: st})
-	}
-	io.WriteString(env.Stdout, text)
-	if text != "" && !strings.HasSuffix(text, "\n") {
-		fmt.Fprintln(env.Stdout)
-	}
-	what := fmt.Sprintf("about %d tokens, %s", tokens, plural(st.Updates, "update", "updates"))
-	if isTmpl {
-		what += "; still the empty template"
-	}
-	fmt.Fprintf(env.Stderr, "session notes: %s (%s)\n", n.Path(), what)
-	return nil
+		what := fmt.Sprintf("about %d tokens, %s", tokens, plural(st.Updates, "update", "updates"))
+		if isTmpl {
+			what += "; still the empty template"
+		}
+		fmt.Fprintf(env.Stderr, "session notes: %s (%s)\n", n.Path(), what)
+		return nil
+	})
 }
 
 func sessionUpdate(ctx context.Context, env *Env, n *memdir.SessionNotes, msgs []memdir.SessionMessage, model memdir.Model, f *sessionOptions) error {
@@ -291,12 +289,8 @@ func sessionUpdate(ctx context.Context, env *Env, n *memdir.SessionNotes, msgs [
 	if res == nil {
 		return err
 	}
-	if f.json {
-		if jerr := writeJSON(env.Stdout, res); jerr != nil {
-			return jerr
-		}
-	} else {
-		printSessionUpdate(env.Stdout, n, res)
+	if jerr := emit(env, f.json, res, func(w io.Writer) error { printSessionUpdate(w, n, res); return nil }); jerr != nil {
+		return jerr
 	}
 	if err != nil {
 		return fmt.Errorf("updating the notes of session %s: %w", n.SessionID(), err)
@@ -423,41 +417,39 @@ func sessionCompact(env *Env, n *memdir.SessionNotes, msgs []memdir.SessionMessa
 			out.Kept = append(out.Kept, sessionDescribeKept(c.Start+i, m))
 		}
 	}
-	if f.json {
-		return writeJSON(env.Stdout, out)
-	}
-	w := env.Stdout
-	fmt.Fprintf(w, "Session %s: %s, notes %s\n", n.SessionID(), plural(len(msgs), "message", "messages"), n.Path())
-	if out.Fallback != nil {
-		fmt.Fprintf(w, "Would fall back to an LLM summary: %s.\n", fe.Detail)
-		return nil
-	}
-	if c.Floor > 0 {
-		fmt.Fprintf(w, "The last compaction comes before message %d; nothing earlier is kept.\n", c.Floor)
-	}
-	if c.Resumed {
-		fmt.Fprintln(w, "No update has recorded which messages the notes cover; only the minimum is kept.")
-	}
-	if len(c.Keep) == 0 {
-		fmt.Fprintln(w, "Would keep no messages.")
-	} else {
-		fmt.Fprintf(w, "Would keep messages %d–%d: %s, about %d tokens, %d with text.\n", c.Start, c.Start+len(c.Keep)-1, plural(len(c.Keep), "message", "messages"), c.KeptTokens, c.KeptTextMessages)
-	}
-	fmt.Fprintf(w, "Summary: the notes, %d characters (about %d tokens)", len([]rune(c.Summary)), c.SummaryTokens)
-	if len(c.Truncated) > 0 {
-		fmt.Fprintf(w, "; cut for length: %s", strings.Join(c.Truncated, ", "))
-	}
-	fmt.Fprintf(w, ".\nContext after compaction: about %d tokens.\n", c.Tokens)
-	if len(out.Kept) > 0 {
-		fmt.Fprintln(w)
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "INDEX\tROLE\tTOKENS\tKIND\tSTART")
-		for _, k := range out.Kept {
-			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\n", k.Index, k.Role, k.Tokens, sessionKeptKind(k), k.Preview)
+	return emit(env, f.json, out, func(w io.Writer) error {
+		fmt.Fprintf(w, "Session %s: %s, notes %s\n", n.SessionID(), plural(len(msgs), "message", "messages"), n.Path())
+		if out.Fallback != nil {
+			fmt.Fprintf(w, "Would fall back to an LLM summary: %s.\n", fe.Detail)
+			return nil
 		}
-		tw.Flush()
-	}
-	return nil
+		if c.Floor > 0 {
+			fmt.Fprintf(w, "The last compaction comes before message %d; nothing earlier is kept.\n", c.Floor)
+		}
+		if c.Resumed {
+			fmt.Fprintln(w, "No update has recorded which messages the notes cover; only the minimum is kept.")
+		}
+		if len(c.Keep) == 0 {
+			fmt.Fprintln(w, "Would keep no messages.")
+		} else {
+			fmt.Fprintf(w, "Would keep messages %d–%d: %s, about %d tokens, %d with text.\n", c.Start, c.Start+len(c.Keep)-1, plural(len(c.Keep), "message", "messages"), c.KeptTokens, c.KeptTextMessages)
+		}
+		fmt.Fprintf(w, "Summary: the notes, %d characters (about %d tokens)", len([]rune(c.Summary)), c.SummaryTokens)
+		if len(c.Truncated) > 0 {
+			fmt.Fprintf(w, "; cut for length: %s", strings.Join(c.Truncated, ", "))
+		}
+		fmt.Fprintf(w, ".\nContext after compaction: about %d tokens.\n", c.Tokens)
+		if len(out.Kept) > 0 {
+			fmt.Fprintln(w)
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "INDEX\tROLE\tTOKENS\tKIND\tSTART")
+			for _, k := range out.Kept {
+				fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\n", k.Index, k.Role, k.Tokens, sessionKeptKind(k), k.Preview)
+			}
+			tw.Flush()
+		}
+		return nil
+	})
 }
 
 func sessionDescribeKept(i int, m memdir.SessionMessage) sessionKept {

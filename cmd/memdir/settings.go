@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -69,11 +70,10 @@ func runSettings(ctx context.Context, env *Env, o *settingsOptions, args []strin
 		if err != nil {
 			return err
 		}
-		if o.asJSON {
-			return writeJSON(env.Stdout, ms)
-		}
-		printSettings(env, ms)
-		return nil
+		return emit(env, o.asJSON, ms, func(w io.Writer) error {
+			printSettings(env, ms)
+			return nil
+		})
 	case args[0] == "set":
 		return settingsSet(ctx, env, &o.lf, args[1:], o.asJSON)
 	default:
@@ -190,23 +190,22 @@ func settingsSet(ctx context.Context, env *Env, lf *locationFlags, args []string
 		notes = append(notes, fmt.Sprintf("%s is still %t: %s", v.Key, v.Value, settingOrigin(v)))
 	}
 	sort.Strings(notes)
-	if asJSON {
-		out := map[string]any{"settings": ms, "notes": notes}
-		if notes == nil {
-			out["notes"] = []string{}
+	out := map[string]any{"settings": ms, "notes": notes}
+	if notes == nil {
+		out["notes"] = []string{}
+	}
+	if run != nil {
+		out["run_id"] = run.ID
+	}
+	return emit(env, asJSON, out, func(w io.Writer) error {
+		if run == nil {
+			fmt.Fprintf(w, "%s already says so; nothing changed.\n", ms.UserSettings)
+		} else {
+			fmt.Fprintf(w, "Updated %s (%s). Undo with: memdir undo %s\n", ms.UserSettings, strings.Join(args, " "), run.ID)
 		}
-		if run != nil {
-			out["run_id"] = run.ID
+		for _, n := range notes {
+			fmt.Fprintf(env.Stderr, "note: %s\n", n)
 		}
-		return writeJSON(env.Stdout, out)
-	}
-	if run == nil {
-		fmt.Fprintf(env.Stdout, "%s already says so; nothing changed.\n", ms.UserSettings)
-	} else {
-		fmt.Fprintf(env.Stdout, "Updated %s (%s). Undo with: memdir undo %s\n", ms.UserSettings, strings.Join(args, " "), run.ID)
-	}
-	for _, n := range notes {
-		fmt.Fprintf(env.Stderr, "note: %s\n", n)
-	}
-	return nil
+		return nil
+	})
 }

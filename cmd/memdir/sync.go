@@ -173,7 +173,7 @@ func runSync(ctx context.Context, env *Env, o *syncOptions, args []string) error
 		// After a failure, show what was done before it, if
 		// anything: a refused pull prints its error only.
 		if res != nil && (err == nil || len(res.Written)+len(res.Merged)+len(res.Conflicts) > 0) {
-			if perr := printResult(env, o.asJSON, res, func(w io.Writer) { printPull(w, s.repo, res) }); err == nil {
+			if perr := emit(env, o.asJSON, res, func(w io.Writer) error { printPull(w, s.repo, res); return nil }); err == nil {
 				err = perr
 			}
 		}
@@ -189,7 +189,7 @@ func runSync(ctx context.Context, env *Env, o *syncOptions, args []string) error
 		// After a failure, show what was done before it, if
 		// anything; an empty result would read "nothing to push".
 		if res != nil && (err == nil || len(res.Pushed)+len(res.Skipped)+len(res.Pulled)+len(res.Merged)+len(res.Conflicts) > 0) {
-			if perr := printResult(env, o.asJSON, res, func(w io.Writer) { printPush(w, s.repo, res) }); err == nil {
+			if perr := emit(env, o.asJSON, res, func(w io.Writer) error { printPush(w, s.repo, res); return nil }); err == nil {
 				err = perr
 			}
 		}
@@ -202,7 +202,7 @@ func runSync(ctx context.Context, env *Env, o *syncOptions, args []string) error
 		if err != nil {
 			return err
 		}
-		return printResult(env, o.asJSON, st, func(w io.Writer) { printStatus(w, st) })
+		return emit(env, o.asJSON, st, func(w io.Writer) error { printStatus(w, st); return nil })
 	case "resolve":
 		how := team.ResolveOurs
 		switch {
@@ -475,7 +475,7 @@ func (s *syncer) resolve(ctx context.Context, env *Env, key string, how team.Res
 		return err
 	}
 	out := map[string]any{"key": key, "path": cf.Path, "resolution": map[team.Resolution]string{team.ResolveOurs: "ours", team.ResolveTheirs: "theirs", team.ResolveText: "edit"}[how]}
-	return printResult(env, asJSON, out, func(w io.Writer) {
+	return emit(env, asJSON, out, func(w io.Writer) error {
 		switch how {
 		case team.ResolveTheirs:
 			fmt.Fprintf(w, "Resolved %s: kept the server's version; your copy %s is removed ('memdir undo' brings it back).\n", key, cf.LocalCopy)
@@ -484,6 +484,7 @@ func (s *syncer) resolve(ctx context.Context, env *Env, key string, how team.Res
 		default:
 			fmt.Fprintf(w, "Resolved %s: %s now holds your version; run 'memdir sync push' to share it.\n", key, cf.Path)
 		}
+		return nil
 	})
 }
 
@@ -531,14 +532,6 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
-}
-
-func printResult(env *Env, asJSON bool, v any, text func(io.Writer)) error {
-	if asJSON {
-		return writeJSON(env.Stdout, v)
-	}
-	text(env.Stdout)
-	return nil
 }
 
 // writeJSONLine writes v as one line of JSON (watch --json).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 
 	"github.com/memdir/memdir"
 )
@@ -61,25 +62,24 @@ func runUndo(ctx context.Context, env *Env, o *undoOptions, args []string) error
 	if err != nil {
 		return err
 	}
-	if o.asJSON {
-		return writeJSON(env.Stdout, run)
-	}
-	fmt.Fprintf(env.Stdout, "Undid run %s:\n", run.Undoes)
-	for _, f := range run.ChangedFiles() {
-		what := "restored"
-		switch {
-		case f.After == "":
-			what = "removed"
-		case f.Before == "":
-			what = "recreated"
+	return emit(env, o.asJSON, run, func(w io.Writer) error {
+		fmt.Fprintf(w, "Undid run %s:\n", run.Undoes)
+		for _, f := range run.ChangedFiles() {
+			what := "restored"
+			switch {
+			case f.After == "":
+				what = "removed"
+			case f.Before == "":
+				what = "recreated"
+			}
+			fmt.Fprintf(w, "  %-9s %s\n", what, f.Path)
 		}
-		fmt.Fprintf(env.Stdout, "  %-9s %s\n", what, f.Path)
-	}
-	for _, m := range run.Modes {
-		fmt.Fprintf(env.Stdout, "  %-9s %s (%04o)\n", "chmod", m.Path, m.After)
-	}
-	fmt.Fprintf(env.Stdout, "Redo with: memdir undo %s\n", run.ID)
-	return nil
+		for _, m := range run.Modes {
+			fmt.Fprintf(w, "  %-9s %s (%04o)\n", "chmod", m.Path, m.After)
+		}
+		fmt.Fprintf(w, "Redo with: memdir undo %s\n", run.ID)
+		return nil
+	})
 }
 
 // lastUndoable returns the newest run that changed something, has not been
