@@ -74,6 +74,7 @@ Examples:
 
 // configOptions holds the flag values of memdir config.
 type configOptions struct {
+	// fs is the flag set as parsed, for loadConfigFlags's model flags.
 	fs     *flag.FlagSet
 	asJSON bool
 }

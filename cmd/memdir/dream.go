@@ -42,6 +42,7 @@ Examples:
 
 // dreamOptions holds the flag values of memdir dream.
 type dreamOptions struct {
+	// fs is the flag set as parsed, for loadConfigFlags's model flags.
 	fs      *flag.FlagSet
 	lf      locationFlags
 	force   bool

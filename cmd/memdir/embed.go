@@ -46,6 +46,7 @@ Examples:
 
 // embedOptions holds the flag values of memdir embed.
 type embedOptions struct {
+	// fs is the flag set as parsed, for loadConfigFlags's model flags.
 	fs     *flag.FlagSet
 	lf     locationFlags
 	asJSON bool

@@ -53,6 +53,7 @@ Examples:
 
 // evalOptions holds the flag values of memdir eval.
 type evalOptions struct {
+	// fs is the flag set as parsed, for loadConfigFlags's model flags.
 	fs          *flag.FlagSet
 	distractors string
 	asJSON      bool

@@ -45,6 +45,7 @@ Examples:
 
 // extractOptions holds the flag values of memdir extract.
 type extractOptions struct {
+	// fs is the flag set as parsed, for loadConfigFlags's model flags.
 	fs      *flag.FlagSet
 	lf      locationFlags
 	path    string

@@ -102,6 +102,7 @@ Example (what Claude Code does):
 
 // hookOptions holds the flag values of memdir hook.
 type hookOptions struct {
+	// fs is the flag set as parsed, for loadConfigFlags's model flags.
 	fs                                 *flag.FlagSet
 	noCheckpoint, injectIndex, noModel bool
 	modelTimeout, pullTimeout          time.Duration

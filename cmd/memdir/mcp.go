@@ -73,6 +73,7 @@ Examples:
 
 // mcpOptions holds the flag values of memdir mcp.
 type mcpOptions struct {
+	// fs is the flag set as parsed, for loadConfigFlags's model flags.
 	fs       *flag.FlagSet
 	lf       locationFlags
 	team     bool

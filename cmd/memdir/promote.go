@@ -71,6 +71,7 @@ Examples:
 
 // promoteOptions holds the flag values of memdir promote.
 type promoteOptions struct {
+	// fs is the flag set as parsed, for loadConfigFlags's model flags.
 	fs     *flag.FlagSet
 	lf     locationFlags
 	apply  bool

@@ -53,6 +53,7 @@ Examples:
 
 // recallOptions holds the flag values of memdir recall.
 type recallOptions struct {
+	// fs is the flag set as parsed, for loadConfigFlags's model flags.
 	fs       *flag.FlagSet
 	lf       locationFlags
 	surfaced multiFlag

@@ -49,6 +49,7 @@ Examples:
 
 // reviewOptions holds the flag values of memdir review.
 type reviewOptions struct {
+	// fs is the flag set, parsed again for flags after the subcommand.
 	fs     *flag.FlagSet
 	lf     locationFlags
 	all    bool

@@ -68,6 +68,7 @@ Examples:
 
 // saveOptions holds the flag values of memdir save.
 type saveOptions struct {
+	// fs is the flag set as parsed: it tells whether --body was given.
 	fs     *flag.FlagSet
 	lf     locationFlags
 	name   string

@@ -75,6 +75,8 @@ Examples:
 
 // sessionOptions holds the flag values of memdir session.
 type sessionOptions struct {
+	// fs is the flag set as parsed, for loadConfigFlags's model flags and
+	// for refusing flags the subcommand does not take.
 	fs                           *flag.FlagSet
 	session, transcript, project string
 	json, path, force            bool

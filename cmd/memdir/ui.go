@@ -66,6 +66,7 @@ Examples:
 
 // uiOptions holds the flag values of memdir ui.
 type uiOptions struct {
+	// fs is the flag set as parsed, for loadConfigFlags's model flags.
 	fs      *flag.FlagSet
 	lf      locationFlags
 	addr    string
