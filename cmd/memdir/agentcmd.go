@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,12 +14,11 @@ import (
 	"github.com/memdir/memdir"
 )
 
-func init() {
-	register(&Command{
-		Name:  "agent",
-		Args:  "list [--json] | sync AGENT [--scope S] [--yes | --keep] [--json]",
-		Short: "list agents' memories and sync them from project snapshots",
-		Long: `Agent works on the memory of custom agents (subagents).
+var agentCmd = &Command{
+	Name:  "agent",
+	Args:  "list [--json] | sync AGENT [--scope S] [--yes | --keep] [--json]",
+	Short: "list agents' memories and sync them from project snapshots",
+	Long: `Agent works on the memory of custom agents (subagents).
 
 'memdir agent list' reads the agent definitions Claude Code loads, Markdown
 files with frontmatter in ~/.claude/agents/ (or $CLAUDE_CONFIG_DIR/agents/)
@@ -49,41 +49,51 @@ Examples:
   memdir agent list
   memdir agent sync code-reviewer
   memdir agent sync code-reviewer --yes`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			fs.StringVar(&lf.project, "project", "", "resolve the project from `DIR` instead of the working directory")
-			scope := fs.String("scope", "", "(sync) memory `SCOPE` of the agent: user, project or local")
-			yes := fs.Bool("yes", false, "(sync) replace local memories with a newer snapshot")
-			keep := fs.Bool("keep", false, "(sync) record a newer snapshot as seen, keep local memories")
-			asJSON := fs.Bool("json", false, "print JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) == 0 {
-					return usagef("agent needs a subcommand: list or sync AGENT")
-				}
-				loc, err := lf.locate(env)
-				if err != nil {
-					return err
-				}
-				switch args[0] {
-				case "list":
-					if len(args) != 1 || *scope != "" || *yes || *keep {
-						return usagef("agent list takes no arguments and only --project and --json")
-					}
-					return agentList(ctx, env, loc, *asJSON)
-				case "sync":
-					if len(args) != 2 {
-						return usagef("agent sync takes one agent name")
-					}
-					if *yes && *keep {
-						return usagef("--yes and --keep exclude each other")
-					}
-					return agentSync(ctx, env, loc, args[1], *scope, &memdir.SnapshotSyncOptions{Replace: *yes, Keep: *keep}, *asJSON)
-				default:
-					return usagef("unknown agent subcommand %q: want list or sync", args[0])
-				}
-			}
-		},
-	})
+	Setup: setup(runAgent),
+}
+
+// agentOptions holds the flag values of memdir agent.
+type agentOptions struct {
+	lf     locationFlags
+	scope  string
+	yes    bool
+	keep   bool
+	asJSON bool
+}
+
+func (o *agentOptions) declare(fs *flag.FlagSet) {
+	fs.StringVar(&o.lf.project, "project", "", "resolve the project from `DIR` instead of the working directory")
+	fs.StringVar(&o.scope, "scope", "", "(sync) memory `SCOPE` of the agent: user, project or local")
+	fs.BoolVar(&o.yes, "yes", false, "(sync) replace local memories with a newer snapshot")
+	fs.BoolVar(&o.keep, "keep", false, "(sync) record a newer snapshot as seen, keep local memories")
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+}
+
+func runAgent(ctx context.Context, env *Env, o *agentOptions, args []string) error {
+	if len(args) == 0 {
+		return usagef("agent needs a subcommand: list or sync AGENT")
+	}
+	loc, err := o.lf.locate(env)
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "list":
+		if len(args) != 1 || o.scope != "" || o.yes || o.keep {
+			return usagef("agent list takes no arguments and only --project and --json")
+		}
+		return agentList(ctx, env, loc, o.asJSON)
+	case "sync":
+		if len(args) != 2 {
+			return usagef("agent sync takes one agent name")
+		}
+		if o.yes && o.keep {
+			return usagef("--yes and --keep exclude each other")
+		}
+		return agentSync(ctx, env, loc, args[1], o.scope, &memdir.SnapshotSyncOptions{Replace: o.yes, Keep: o.keep}, o.asJSON)
+	default:
+		return usagef("unknown agent subcommand %q: want list or sync", args[0])
+	}
 }
 
 // agentRow is one line of 'memdir agent list'.
@@ -133,32 +143,31 @@ func agentList(ctx context.Context, env *Env, loc *memdir.Location, asJSON bool)
 			}
 		}
 	}
-	if asJSON {
-		if warnings == nil {
-			warnings = []string{}
+	if warnings == nil {
+		warnings = []string{}
+	}
+	return emit(env, asJSON, map[string]any{"agents": rows, "warnings": warnings}, func(out io.Writer) error {
+		for _, w := range warnings {
+			fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 		}
-		return writeJSON(env.Stdout, map[string]any{"agents": rows, "warnings": warnings})
-	}
-	for _, w := range warnings {
-		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
-	}
-	if len(rows) == 0 {
-		fmt.Fprintf(env.Stderr, "No agent definitions in %s or the project's .claude/agents/.\n", filepath.Join(loc.ConfigHome, "agents"))
-		return nil
-	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "AGENT\tSCOPE\tMEMORIES\tSNAPSHOT\tDIRECTORY")
-	for _, r := range rows {
-		scope, count, snap, dir := "-", "-", "-", "-"
-		if r.Scope != "" {
-			scope, count, dir = string(r.Scope), fmt.Sprint(r.Memories), r.Dir
+		if len(rows) == 0 {
+			fmt.Fprintf(env.Stderr, "No agent definitions in %s or the project's .claude/agents/.\n", filepath.Join(loc.ConfigHome, "agents"))
+			return nil
 		}
-		if r.Snapshot != nil && r.Snapshot.HasSnapshot {
-			snap = string(r.Snapshot.Action)
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "AGENT\tSCOPE\tMEMORIES\tSNAPSHOT\tDIRECTORY")
+		for _, r := range rows {
+			scope, count, snap, dir := "-", "-", "-", "-"
+			if r.Scope != "" {
+				scope, count, dir = string(r.Scope), fmt.Sprint(r.Memories), r.Dir
+			}
+			if r.Snapshot != nil && r.Snapshot.HasSnapshot {
+				snap = string(r.Snapshot.Action)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, scope, count, snap, dir)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, scope, count, snap, dir)
-	}
-	return tw.Flush()
+		return tw.Flush()
+	})
 }
 
 func agentSnapshot(loc *memdir.Location, agent, dir string) (*memdir.SnapshotStatus, error) {
@@ -210,50 +219,48 @@ func agentSync(ctx context.Context, env *Env, loc *memdir.Location, agent, scope
 		if cerr != nil || st.Action != memdir.SnapshotPromptUpdate {
 			return err
 		}
-		if asJSON {
-			if jerr := writeJSON(env.Stdout, &memdir.SnapshotSyncResult{Status: st, Done: "needs-confirmation"}); jerr != nil {
-				return jerr
-			}
-			return &exitError{code: exitExists}
+		if jerr := emit(env, asJSON, &memdir.SnapshotSyncResult{Status: st, Done: "needs-confirmation"}, func(w io.Writer) error {
+			fmt.Fprintf(w, "The project's snapshot of %s (updated %s) is newer than this memory (synced: %s).\n", agent, st.UpdatedAt, orNeverSynced(st.SyncedFrom))
+			fmt.Fprintf(w, "Replacing %s would remove %s\n  %s\nand copy from %s\n  %s\n", dir,
+				plural(len(st.Local), "local memory file:", "local memory files:"), strings.Join(st.Local, "\n  "),
+				snapDir, strings.Join(st.Files, "\n  "))
+			fmt.Fprintf(w, "Run 'memdir agent sync %s --yes' to replace (undoable), or --keep to keep the local memories.\n", agent)
+			return nil
+		}); jerr != nil {
+			return jerr
 		}
-		fmt.Fprintf(env.Stdout, "The project's snapshot of %s (updated %s) is newer than this memory (synced: %s).\n", agent, st.UpdatedAt, orNeverSynced(st.SyncedFrom))
-		fmt.Fprintf(env.Stdout, "Replacing %s would remove %s\n  %s\nand copy from %s\n  %s\n", dir,
-			plural(len(st.Local), "local memory file:", "local memory files:"), strings.Join(st.Local, "\n  "),
-			snapDir, strings.Join(st.Files, "\n  "))
-		fmt.Fprintf(env.Stdout, "Run 'memdir agent sync %s --yes' to replace (undoable), or --keep to keep the local memories.\n", agent)
 		return &exitError{code: exitExists}
 	}
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return writeJSON(env.Stdout, res)
-	}
-	st := res.Status
-	switch res.Done {
-	case "none":
-		switch {
-		case !st.HasSnapshot && st.Note != "":
-			fmt.Fprintf(env.Stdout, "Nothing to do for %s: %s.\n", agent, st.Note)
-		case !st.HasSnapshot:
-			fmt.Fprintf(env.Stdout, "Nothing to do for %s: the project ships no snapshot in %s.\n", agent, snapDir)
-		case st.Note != "":
-			fmt.Fprintf(env.Stdout, "Nothing to do for %s: %s.\n", agent, st.Note)
-		default:
-			fmt.Fprintf(env.Stdout, "%s is in step with the snapshot of %s.\n", agent, st.UpdatedAt)
+	return emit(env, asJSON, res, func(w io.Writer) error {
+		st := res.Status
+		switch res.Done {
+		case "none":
+			switch {
+			case !st.HasSnapshot && st.Note != "":
+				fmt.Fprintf(w, "Nothing to do for %s: %s.\n", agent, st.Note)
+			case !st.HasSnapshot:
+				fmt.Fprintf(w, "Nothing to do for %s: the project ships no snapshot in %s.\n", agent, snapDir)
+			case st.Note != "":
+				fmt.Fprintf(w, "Nothing to do for %s: %s.\n", agent, st.Note)
+			default:
+				fmt.Fprintf(w, "%s is in step with the snapshot of %s.\n", agent, st.UpdatedAt)
+			}
+			return nil
+		case "initialize":
+			fmt.Fprintf(w, "Initialized the %s memory of %s (%s) from the snapshot of %s: copied %s.\n", scope, agent, dir, st.UpdatedAt, plural(len(res.Copied), "file", "files"))
+		case "replace":
+			fmt.Fprintf(w, "Replaced the %s memory of %s (%s) with the snapshot of %s: removed %s, copied %s.\n", scope, agent, dir, st.UpdatedAt, plural(len(res.Removed), "file", "files"), plural(len(res.Copied), "file", "files"))
+		case "keep":
+			fmt.Fprintf(w, "Kept the memories of %s; the snapshot of %s is recorded as seen.\n", agent, st.UpdatedAt)
+		}
+		if res.RunID != "" {
+			fmt.Fprintf(w, "Undo with: memdir undo --agent %s --scope %s %s\n", agent, scope, res.RunID)
 		}
 		return nil
-	case "initialize":
-		fmt.Fprintf(env.Stdout, "Initialized the %s memory of %s (%s) from the snapshot of %s: copied %s.\n", scope, agent, dir, st.UpdatedAt, plural(len(res.Copied), "file", "files"))
-	case "replace":
-		fmt.Fprintf(env.Stdout, "Replaced the %s memory of %s (%s) with the snapshot of %s: removed %s, copied %s.\n", scope, agent, dir, st.UpdatedAt, plural(len(res.Removed), "file", "files"), plural(len(res.Copied), "file", "files"))
-	case "keep":
-		fmt.Fprintf(env.Stdout, "Kept the memories of %s; the snapshot of %s is recorded as seen.\n", agent, st.UpdatedAt)
-	}
-	if res.RunID != "" {
-		fmt.Fprintf(env.Stdout, "Undo with: memdir undo --agent %s --scope %s %s\n", agent, scope, res.RunID)
-	}
-	return nil
+	})
 }
 
 func orNeverSynced(s string) string {

@@ -4,17 +4,17 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/memdir/memdir"
 )
 
-func init() {
-	register(&Command{
-		Name:  "anchors",
-		Args:  "check [--json] | refresh [--json] NAME",
-		Short: "see and re-record the code files memories name",
-		Long: `When a memory is saved in a project, memdir records the project files it
+var anchorsCmd = &Command{
+	Name:  "anchors",
+	Args:  "check [--json] | refresh [--json] NAME",
+	Short: "see and re-record the code files memories name",
+	Long: `When a memory is saved in a project, memdir records the project files it
 names (paths, path:line, and Go, Python or TypeScript declarations such as
 RefreshToken) with each file's content hash in the memory's frontmatter
 (the anchors key; see docs/format.md). Recall then says which of them
@@ -38,48 +38,54 @@ Exit status 6 means check found stale memories; 3 that NAME names no memory.
 Examples:
   memdir anchors check
   memdir anchors refresh project_token_refresh`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, false)
-			asJSON := fs.Bool("json", false, "print the result as JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) == 0 {
-					return usagef("anchors needs check or refresh")
-				}
-				d, _, err := lf.open(env)
-				if err != nil {
-					return err
-				}
-				switch args[0] {
-				case "check":
-					if len(args) != 1 {
-						return usagef("anchors check takes no arguments")
-					}
-					return anchorsCheck(ctx, env, d, *asJSON)
-				case "refresh":
-					if len(args) != 2 {
-						return usagef("anchors refresh takes one memory name")
-					}
-					res, err := d.RefreshAnchors(ctx, args[1])
-					if err != nil {
-						return err
-					}
-					if *asJSON {
-						return writeJSON(env.Stdout, res)
-					}
-					fmt.Fprintf(env.Stdout, "%s: %d anchor(s) recorded\n", res.Path, len(res.Anchors))
-					for _, a := range res.Anchors {
-						fmt.Fprintf(env.Stdout, "  %s\n", anchorRef(a))
-					}
-					if res.RunID != "" {
-						fmt.Fprintf(env.Stdout, "Undo with: memdir undo %s\n", res.RunID)
-					}
-					return nil
-				}
-				return usagef("anchors: unknown action %q (want check or refresh)", args[0])
+	Setup: setup(runAnchors),
+}
+
+// anchorsOptions holds the flag values of memdir anchors.
+type anchorsOptions struct {
+	lf     locationFlags
+	asJSON bool
+}
+
+func (o *anchorsOptions) declare(fs *flag.FlagSet) {
+	o.lf.register(fs, false)
+	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
+}
+
+func runAnchors(ctx context.Context, env *Env, o *anchorsOptions, args []string) error {
+	if len(args) == 0 {
+		return usagef("anchors needs check or refresh")
+	}
+	d, _, err := o.lf.open(env)
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "check":
+		if len(args) != 1 {
+			return usagef("anchors check takes no arguments")
+		}
+		return anchorsCheck(ctx, env, d, o.asJSON)
+	case "refresh":
+		if len(args) != 2 {
+			return usagef("anchors refresh takes one memory name")
+		}
+		res, err := d.RefreshAnchors(ctx, args[1])
+		if err != nil {
+			return err
+		}
+		return emit(env, o.asJSON, res, func(w io.Writer) error {
+			fmt.Fprintf(w, "%s: %d anchor(s) recorded\n", res.Path, len(res.Anchors))
+			for _, a := range res.Anchors {
+				fmt.Fprintf(w, "  %s\n", anchorRef(a))
 			}
-		},
-	})
+			if res.RunID != "" {
+				fmt.Fprintf(w, "Undo with: memdir undo %s\n", res.RunID)
+			}
+			return nil
+		})
+	}
+	return usagef("anchors: unknown action %q (want check or refresh)", args[0])
 }
 
 func anchorsCheck(ctx context.Context, env *Env, d *memdir.Dir, asJSON bool) error {
@@ -90,23 +96,22 @@ func anchorsCheck(ctx context.Context, env *Env, d *memdir.Dir, asJSON bool) err
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		if stale == nil {
-			stale = []memdir.StaleMemory{}
-		}
-		if err := writeJSON(env.Stdout, map[string]any{"project": d.ProjectRoot(), "stale": stale}); err != nil {
-			return err
-		}
-	} else {
+	if stale == nil {
+		stale = []memdir.StaleMemory{}
+	}
+	if err := emit(env, asJSON, map[string]any{"project": d.ProjectRoot(), "stale": stale}, func(w io.Writer) error {
 		for _, m := range stale {
-			fmt.Fprintf(env.Stdout, "%s\n", m.Path)
+			fmt.Fprintf(w, "%s\n", m.Path)
 			for _, a := range m.Anchors {
-				fmt.Fprintf(env.Stdout, "  %-8s %s: %s\n", a.State, anchorRef(a.Anchor), a.Summary)
+				fmt.Fprintf(w, "  %-8s %s: %s\n", a.State, anchorRef(a.Anchor), a.Summary)
 			}
 		}
 		if len(stale) == 0 {
-			fmt.Fprintln(env.Stdout, "No memory names code that changed since it was written.")
+			fmt.Fprintln(w, "No memory names code that changed since it was written.")
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	if len(stale) > 0 {
 		return &exitError{code: exitProblems}

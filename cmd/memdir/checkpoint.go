@@ -17,12 +17,11 @@ import (
 // sessionEnvVars are read, in order, when --session is not given.
 var sessionEnvVars = []string{"MEMDIR_SESSION_ID", "CLAUDE_SESSION_ID"}
 
-func init() {
-	register(&Command{
-		Name:  "checkpoint",
-		Args:  "track FILE | snapshot | list | diff | rewind | resume  [flags]",
-		Short: "snapshot the files an agent edits, per user turn, and rewind them",
-		Long: `Keeps Claude Code compatible file-history checkpoints for one session, so
+var checkpointCmd = &Command{
+	Name:  "checkpoint",
+	Args:  "track FILE | snapshot | list | diff | rewind | resume  [flags]",
+	Short: "snapshot the files an agent edits, per user turn, and rewind them",
+	Long: `Keeps Claude Code compatible file-history checkpoints for one session, so
 the files an agent edited can be put back as they were at any earlier user
 turn. A harness runs 'track' before each edit and 'snapshot' when each user
 turn starts; 'rewind' goes back.
@@ -74,29 +73,25 @@ Examples:
   memdir checkpoint rewind --session $ID --message turn-1 --dry-run
   memdir checkpoint rewind --session $ID --message turn-1
   memdir checkpoint resume --from $OLD_ID --session $NEW_ID`,
-		Setup: setupCheckpoint,
-	})
+	Setup: setup(runCheckpoint),
 }
 
-type checkpointFlags struct {
+// checkpointOptions holds the flag values of memdir checkpoint.
+type checkpointOptions struct {
 	session, message, from string
 	json, dryRun, stat     bool
 }
 
-func setupCheckpoint(fs *flag.FlagSet) RunFunc {
-	f := &checkpointFlags{}
+func (f *checkpointOptions) declare(fs *flag.FlagSet) {
 	fs.StringVar(&f.session, "session", "", "session `id` (default $MEMDIR_SESSION_ID, else $CLAUDE_SESSION_ID)")
 	fs.StringVar(&f.message, "message", "", "message `id` of the user turn (track, snapshot, diff, rewind)")
 	fs.StringVar(&f.from, "from", "", "session `id` to continue (resume)")
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of text")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "rewind: report what would change without touching any file")
 	fs.BoolVar(&f.stat, "stat", false, "diff: print line counts per file, not the patches")
-	return func(ctx context.Context, env *Env, args []string) error {
-		return runCheckpoint(ctx, env, f, args)
-	}
 }
 
-func runCheckpoint(ctx context.Context, env *Env, f *checkpointFlags, args []string) error {
+func runCheckpoint(ctx context.Context, env *Env, f *checkpointOptions, args []string) error {
 	if len(args) == 0 {
 		return usagef("missing subcommand: track, snapshot, list, diff, rewind or resume")
 	}
@@ -149,20 +144,19 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointFlags, args []str
 	if err != nil {
 		return err
 	}
-	out := env.Stdout
 	switch sub {
 	case "track":
 		r, err := h.Track(ctx, rest[0], f.message)
 		if err != nil {
 			return err
 		}
-		return showCheckpoint(out, f.json, r, func() { printCheckpointTrack(out, r) })
+		return emit(env, f.json, r, func(w io.Writer) error { printCheckpointTrack(w, r); return nil })
 	case "snapshot":
 		r, err := h.Snapshot(ctx, f.message)
 		if err != nil {
 			return err
 		}
-		if err := showCheckpoint(out, f.json, r, func() { printCheckpointSnapshot(out, r) }); err != nil {
+		if err := emit(env, f.json, r, func(w io.Writer) error { printCheckpointSnapshot(w, r); return nil }); err != nil {
 			return err
 		}
 		if perr := r.Err(); perr != nil {
@@ -176,19 +170,19 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointFlags, args []str
 		if all == nil {
 			all = []checkpoint.Snapshot{}
 		}
-		return showCheckpoint(out, f.json, all, func() { printCheckpointList(out, all) })
+		return emit(env, f.json, all, func(w io.Writer) error { printCheckpointList(w, all); return nil })
 	case "diff":
 		r, err := h.Diff(ctx, f.message)
 		if err != nil {
 			return err
 		}
-		return showCheckpoint(out, f.json, r, func() { printCheckpointDiff(out, env.Stderr, r, f.stat) })
+		return emit(env, f.json, r, func(w io.Writer) error { printCheckpointDiff(w, env.Stderr, r, f.stat); return nil })
 	case "rewind":
 		r, err := h.Rewind(ctx, f.message, &checkpoint.RewindOptions{DryRun: f.dryRun})
 		if r == nil {
 			return err
 		}
-		if serr := showCheckpoint(out, f.json, r, func() { printCheckpointRewind(out, r, session) }); serr != nil {
+		if serr := emit(env, f.json, r, func(w io.Writer) error { printCheckpointRewind(w, r, session); return nil }); serr != nil {
 			return serr
 		}
 		if err != nil {
@@ -199,9 +193,10 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointFlags, args []str
 		if err != nil {
 			return err
 		}
-		err = showCheckpoint(out, f.json, r, func() {
-			fmt.Fprintf(out, "resumed session %s from %s: %s (%d dropped); backups: %d linked, %d copied, %d already present\n",
+		err = emit(env, f.json, r, func(w io.Writer) error {
+			fmt.Fprintf(w, "resumed session %s from %s: %s (%d dropped); backups: %d linked, %d copied, %d already present\n",
 				session, r.From, plural(r.Snapshots, "snapshot", "snapshots"), r.Dropped, r.Linked, r.Copied, r.Present)
+			return nil
 		})
 		if err != nil {
 			return err
@@ -214,15 +209,6 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointFlags, args []str
 			return fmt.Errorf("%s could not be carried over:\n  %s", plural(len(errs), "backup", "backups"), strings.Join(errs, "\n  "))
 		}
 	}
-	return nil
-}
-
-// showCheckpoint writes v as indented JSON when asJSON is set, else runs text.
-func showCheckpoint(w io.Writer, asJSON bool, v any, text func()) error {
-	if asJSON {
-		return writeJSON(w, v)
-	}
-	text()
 	return nil
 }
 

@@ -8,12 +8,11 @@ import (
 	"strings"
 )
 
-func init() {
-	register(&Command{
-		Name:  "completion",
-		Args:  "bash|zsh|fish",
-		Short: "print a shell completion script",
-		Long: `Completion prints a script that completes memdir's commands and each
+var completionCmd = &Command{
+	Name:  "completion",
+	Args:  "bash|zsh|fish",
+	Short: "print a shell completion script",
+	Long: `Completion prints a script that completes memdir's commands and each
 command's flags in bash, zsh or fish. It is generated from the command table,
 so it always matches the binary that printed it.
 
@@ -26,26 +25,30 @@ Install it:
 Examples:
   memdir completion bash
   memdir completion zsh > ~/.zsh/completions/_memdir`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) != 1 {
-					return usagef("completion needs the shell: bash, zsh or fish")
-				}
-				spec := completionSpec()
-				switch args[0] {
-				case "bash":
-					writeBashCompletion(env.Stdout, spec)
-				case "zsh":
-					writeZshCompletion(env.Stdout, spec)
-				case "fish":
-					writeFishCompletion(env.Stdout, spec)
-				default:
-					return usagef("completion: unknown shell %q: want bash, zsh or fish", args[0])
-				}
-				return nil
-			}
-		},
-	})
+	Setup: setup(runCompletion),
+}
+
+// completionOptions holds the flag values of memdir completion.
+type completionOptions struct{}
+
+func (o *completionOptions) declare(fs *flag.FlagSet) {}
+
+func runCompletion(ctx context.Context, env *Env, o *completionOptions, args []string) error {
+	if len(args) != 1 {
+		return usagef("completion needs the shell: bash, zsh or fish")
+	}
+	spec := completionSpec()
+	switch args[0] {
+	case "bash":
+		writeBashCompletion(env.Stdout, spec)
+	case "zsh":
+		writeZshCompletion(env.Stdout, spec)
+	case "fish":
+		writeFishCompletion(env.Stdout, spec)
+	default:
+		return usagef("completion: unknown shell %q: want bash, zsh or fish", args[0])
+	}
+	return nil
 }
 
 // completionFlag is one flag of a command, as the completion scripts offer it.
@@ -61,10 +64,10 @@ type completionCommand struct {
 	flags       []completionFlag
 }
 
-// completionSpec reads every registered command's flags from its Setup.
+// completionSpec reads every listed command's flags from its Setup.
 func completionSpec() []completionCommand {
 	var out []completionCommand
-	for _, c := range sortedCommands() {
+	for _, c := range commandList {
 		cc := completionCommand{name: c.Name, short: c.Short}
 		fs := flag.NewFlagSet(c.Name, flag.ContinueOnError)
 		c.Setup(fs)

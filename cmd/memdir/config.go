@@ -15,12 +15,11 @@ import (
 	"github.com/memdir/memdir/openai"
 )
 
-func init() {
-	register(&Command{
-		Name:  "config",
-		Args:  "[--json] [flags]",
-		Short: "show the effective configuration and where each value comes from",
-		Long: `Config prints memdir's effective configuration: every key, its value, and
+var configCmd = &Command{
+	Name:  "config",
+	Args:  "[--json] [flags]",
+	Short: "show the effective configuration and where each value comes from",
+	Long: `Config prints memdir's effective configuration: every key, its value, and
 where the value came from: "default", the config file and line, the
 environment variable, or the flag. API keys and tokens are never printed,
 only whether they are set and from where.
@@ -72,25 +71,30 @@ Examples:
   memdir config
   MEMDIR_MODEL=openai:llama3.2 OPENAI_BASE_URL=http://localhost:11434/v1 memdir config
   memdir config --model anthropic:claude-haiku-4-5 --json`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			asJSON := fs.Bool("json", false, "print JSON")
-			mf := addModelFlags(fs, "")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) > 0 {
-					return usagef("config takes no arguments")
-				}
-				cfg, err := mf.config(env)
-				if err != nil {
-					return err
-				}
-				view := newConfigView(cfg)
-				if *asJSON {
-					return writeJSON(env.Stdout, view)
-				}
-				return view.print(env.Stdout)
-			}
-		},
-	})
+	Setup: setup(runConfig),
+}
+
+// configOptions holds the flag values of memdir config.
+type configOptions struct {
+	asJSON bool
+	mf     *modelFlags
+}
+
+func (o *configOptions) declare(fs *flag.FlagSet) {
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+	o.mf = addModelFlags(fs, "")
+}
+
+func runConfig(ctx context.Context, env *Env, o *configOptions, args []string) error {
+	if len(args) > 0 {
+		return usagef("config takes no arguments")
+	}
+	cfg, err := o.mf.config(env)
+	if err != nil {
+		return err
+	}
+	view := newConfigView(cfg)
+	return emit(env, o.asJSON, view, view.print)
 }
 
 // configView is what `memdir config` shows, secrets reduced to set/not set.

@@ -4,16 +4,16 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 
 	"github.com/memdir/memdir"
 )
 
-func init() {
-	register(&Command{
-		Name:  "doctor",
-		Args:  "[--fix [--compact]] [--unused-days N] [--json]",
-		Short: "find and repair problems in a memory directory",
-		Long: `Doctor checks a memory directory for what makes agents see less than is
+var doctorCmd = &Command{
+	Name:  "doctor",
+	Args:  "[--fix [--compact]] [--unused-days N] [--json]",
+	Short: "find and repair problems in a memory directory",
+	Long: `Doctor checks a memory directory for what makes agents see less than is
 there, and what is unsafe:
 
   unindexed             a memory with no line in MEMORY.md
@@ -70,70 +70,79 @@ Examples:
   memdir doctor
   memdir doctor --fix
   memdir doctor --fix --compact`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, false)
-			fix := fs.Bool("fix", false, "repair what is safe to repair")
-			compact := fs.Bool("compact", false, "with --fix, also compact MEMORY.md")
-			asJSON := fs.Bool("json", false, "print the findings (and repairs) as JSON")
-			unusedDays := fs.Int("unused-days", memdir.DefaultUnusedDays, "suggest memories not surfaced for `N` days (0: no such suggestions)")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) > 0 {
-					return usagef("doctor takes no arguments")
-				}
-				if *compact && !*fix {
-					return usagef("--compact needs --fix")
-				}
-				if *unusedDays < 0 {
-					return usagef("--unused-days %d: want 0 (off) or a number of days", *unusedDays)
-				}
-				d, _, err := lf.open(env)
-				if err != nil {
-					return err
-				}
-				var rep *memdir.CheckReport
-				var fixed *memdir.FixResult
-				if *fix {
-					if fixed, err = d.Fix(ctx, &memdir.FixOptions{Compact: *compact}); err != nil {
-						return err
-					}
-					rep = fixed.Remaining
-				} else if rep, err = d.Check(ctx); err != nil {
-					return err
-				}
-				conflicts, err := syncConflictFindings(ctx, env, d.Path())
-				if err != nil {
-					return err
-				}
-				rep.Findings = append(rep.Findings, conflicts...)
-				suggestions := []memdir.Finding{}
-				if *unusedDays > 0 {
-					if suggestions, err = d.UnusedMemories(ctx, *unusedDays, env.Now()); err != nil {
-						return err
-					}
-				}
-				if *asJSON {
-					out := map[string]any{"dir": rep.Dir, "memories": rep.Memories, "findings": rep.Findings, "suggestions": suggestions}
-					if fixed != nil {
-						out["actions"] = fixed.Actions
-						out["run"] = fixed.RunID
-					}
-					if err := writeJSON(env.Stdout, out); err != nil {
-						return err
-					}
-				} else {
-					printDoctor(env, rep, fixed, *fix)
-					for _, f := range suggestions {
-						fmt.Fprintf(env.Stdout, "suggestion: %-8s %s: %s\n", f.Kind, f.Path, f.Message)
-					}
-				}
-				if len(rep.Findings) > 0 {
-					return &exitError{code: exitProblems}
-				}
-				return nil
-			}
-		},
-	})
+	Setup: setup(runDoctor),
+}
+
+// doctorOptions holds the flag values of memdir doctor.
+type doctorOptions struct {
+	lf         locationFlags
+	fix        bool
+	compact    bool
+	asJSON     bool
+	unusedDays int
+}
+
+func (o *doctorOptions) declare(fs *flag.FlagSet) {
+	o.lf.register(fs, false)
+	fs.BoolVar(&o.fix, "fix", false, "repair what is safe to repair")
+	fs.BoolVar(&o.compact, "compact", false, "with --fix, also compact MEMORY.md")
+	fs.BoolVar(&o.asJSON, "json", false, "print the findings (and repairs) as JSON")
+	fs.IntVar(&o.unusedDays, "unused-days", memdir.DefaultUnusedDays, "suggest memories not surfaced for `N` days (0: no such suggestions)")
+}
+
+func runDoctor(ctx context.Context, env *Env, o *doctorOptions, args []string) error {
+	if len(args) > 0 {
+		return usagef("doctor takes no arguments")
+	}
+	if o.compact && !o.fix {
+		return usagef("--compact needs --fix")
+	}
+	if o.unusedDays < 0 {
+		return usagef("--unused-days %d: want 0 (off) or a number of days", o.unusedDays)
+	}
+	d, _, err := o.lf.open(env)
+	if err != nil {
+		return err
+	}
+	var rep *memdir.CheckReport
+	var fixed *memdir.FixResult
+	if o.fix {
+		if fixed, err = d.Fix(ctx, &memdir.FixOptions{Compact: o.compact}); err != nil {
+			return err
+		}
+		rep = fixed.Remaining
+	} else if rep, err = d.Check(ctx); err != nil {
+		return err
+	}
+	conflicts, err := syncConflictFindings(ctx, env, d.Path())
+	if err != nil {
+		return err
+	}
+	rep.Findings = append(rep.Findings, conflicts...)
+	suggestions := []memdir.Finding{}
+	if o.unusedDays > 0 {
+		if suggestions, err = d.UnusedMemories(ctx, o.unusedDays, env.Now()); err != nil {
+			return err
+		}
+	}
+	out := map[string]any{"dir": rep.Dir, "memories": rep.Memories, "findings": rep.Findings, "suggestions": suggestions}
+	if fixed != nil {
+		out["actions"] = fixed.Actions
+		out["run"] = fixed.RunID
+	}
+	if err := emit(env, o.asJSON, out, func(w io.Writer) error {
+		printDoctor(env, rep, fixed, o.fix)
+		for _, f := range suggestions {
+			fmt.Fprintf(w, "suggestion: %-8s %s: %s\n", f.Kind, f.Path, f.Message)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if len(rep.Findings) > 0 {
+		return &exitError{code: exitProblems}
+	}
+	return nil
 }
 
 func printDoctor(env *Env, rep *memdir.CheckReport, fixed *memdir.FixResult, fixing bool) {

@@ -4,17 +4,17 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/agent"
 )
 
-func init() {
-	register(&Command{
-		Name:  "dream",
-		Args:  "[--force] [--session ID] [--json]",
-		Short: "consolidate the memory directory (Claude Code's auto-dream)",
-		Long: `Dream makes a reflective pass over the memory directory with a model: it
+var dreamCmd = &Command{
+	Name:  "dream",
+	Args:  "[--force] [--session ID] [--json]",
+	Short: "consolidate the memory directory (Claude Code's auto-dream)",
+	Long: `Dream makes a reflective pass over the memory directory with a model: it
 reads the daily logs, checks memories against each other and against recent
 session transcripts, merges duplicates, corrects what is out of date, and
 tidies MEMORY.md back under its limits.
@@ -37,69 +37,78 @@ is journaled first: 'memdir undo' restores them. A model must be configured.
 Examples:
   memdir dream            # only if due
   memdir dream --force    # now`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, false)
-			mf := addModelFlags(fs, "")
-			force := fs.Bool("force", false, "run now, whatever the time, session and enabled gates say")
-			session := fs.String("session", "", "the current session `ID`, not counted by the session gate")
-			asJSON := fs.Bool("json", false, "print the result as JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) > 0 {
-					return usagef("dream takes no arguments")
-				}
-				d, loc, err := lf.open(env)
-				if err != nil {
-					return err
-				}
-				if loc == nil {
-					loc, err = lf.locate(env)
-					if err != nil {
-						return err
-					}
-				} else if !loc.Enabled {
-					return fmt.Errorf("%w (%s)", memdir.ErrDisabled, loc.EnabledReason)
-				}
-				model, err := mf.requireModel(env, "dream")
-				if err != nil {
-					return err
-				}
-				state, err := memdir.StateDir(env.LookupEnv)
-				if err != nil {
-					return err
-				}
-				enabled, _ := loc.AutoDreamEnabled()
-				res, err := agent.Dream(ctx, &agent.DreamOptions{
-					Model: model, Dir: d, TranscriptDir: loc.TranscriptDir(), CurrentSession: *session,
-					Enabled: enabled, Force: *force, StateDir: state, Now: env.Now, OnEvent: progress(env),
-				})
-				if err != nil {
-					return err
-				}
-				if *asJSON {
-					return writeJSON(env.Stdout, res)
-				}
-				if res.Skipped {
-					fmt.Fprintf(env.Stdout, "Not consolidating (%s gate): %s.\n", res.Gate, res.Reason)
-					return nil
-				}
-				fmt.Fprintf(env.Stdout, "Improved %s.\n", plural(len(res.Changed)+len(res.Removed), "memory", "memories"))
-				for _, p := range res.Changed {
-					fmt.Fprintf(env.Stdout, "  changed  %s\n", p)
-				}
-				for _, p := range res.Removed {
-					fmt.Fprintf(env.Stdout, "  removed  %s\n", p)
-				}
-				if res.Summary != "" {
-					fmt.Fprintf(env.Stdout, "\n%s\n", res.Summary)
-				}
-				fmt.Fprintf(env.Stderr, "model: %s, %d tokens in, %d out", plural(res.Turns, "turn", "turns"), res.Usage.InputTokens, res.Usage.OutputTokens)
-				if res.RunID != "" {
-					fmt.Fprintf(env.Stderr, "; undo with: memdir undo %s", res.RunID)
-				}
-				fmt.Fprintln(env.Stderr)
-				return nil
-			}
-		},
+	Setup: setup(runDream),
+}
+
+// dreamOptions holds the flag values of memdir dream.
+type dreamOptions struct {
+	lf      locationFlags
+	mf      *modelFlags
+	force   bool
+	session string
+	asJSON  bool
+}
+
+func (o *dreamOptions) declare(fs *flag.FlagSet) {
+	o.lf.register(fs, false)
+	o.mf = addModelFlags(fs, "")
+	fs.BoolVar(&o.force, "force", false, "run now, whatever the time, session and enabled gates say")
+	fs.StringVar(&o.session, "session", "", "the current session `ID`, not counted by the session gate")
+	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
+}
+
+func runDream(ctx context.Context, env *Env, o *dreamOptions, args []string) error {
+	if len(args) > 0 {
+		return usagef("dream takes no arguments")
+	}
+	d, loc, err := o.lf.open(env)
+	if err != nil {
+		return err
+	}
+	if loc == nil {
+		loc, err = o.lf.locate(env)
+		if err != nil {
+			return err
+		}
+	} else if !loc.Enabled {
+		return fmt.Errorf("%w (%s)", memdir.ErrDisabled, loc.EnabledReason)
+	}
+	model, err := o.mf.requireModel(env, "dream")
+	if err != nil {
+		return err
+	}
+	state, err := memdir.StateDir(env.LookupEnv)
+	if err != nil {
+		return err
+	}
+	enabled, _ := loc.AutoDreamEnabled()
+	res, err := agent.Dream(ctx, &agent.DreamOptions{
+		Model: model, Dir: d, TranscriptDir: loc.TranscriptDir(), CurrentSession: o.session,
+		Enabled: enabled, Force: o.force, StateDir: state, Now: env.Now, OnEvent: progress(env),
+	})
+	if err != nil {
+		return err
+	}
+	return emit(env, o.asJSON, res, func(w io.Writer) error {
+		if res.Skipped {
+			fmt.Fprintf(w, "Not consolidating (%s gate): %s.\n", res.Gate, res.Reason)
+			return nil
+		}
+		fmt.Fprintf(w, "Improved %s.\n", plural(len(res.Changed)+len(res.Removed), "memory", "memories"))
+		for _, p := range res.Changed {
+			fmt.Fprintf(w, "  changed  %s\n", p)
+		}
+		for _, p := range res.Removed {
+			fmt.Fprintf(w, "  removed  %s\n", p)
+		}
+		if res.Summary != "" {
+			fmt.Fprintf(w, "\n%s\n", res.Summary)
+		}
+		fmt.Fprintf(env.Stderr, "model: %s, %d tokens in, %d out", plural(res.Turns, "turn", "turns"), res.Usage.InputTokens, res.Usage.OutputTokens)
+		if res.RunID != "" {
+			fmt.Fprintf(env.Stderr, "; undo with: memdir undo %s", res.RunID)
+		}
+		fmt.Fprintln(env.Stderr)
+		return nil
 	})
 }

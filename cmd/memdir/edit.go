@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -18,12 +19,11 @@ import (
 	"github.com/memdir/memdir/internal/atomicfile"
 )
 
-func init() {
-	register(&Command{
-		Name:  "edit",
-		Args:  "[--type TYPE] [--team] [--json] NAME",
-		Short: "open a memory in $VISUAL or $EDITOR, creating it when missing",
-		Long: `Edit opens a memory in your editor: $VISUAL, else $EDITOR, else vi. The
+var editCmd = &Command{
+	Name:  "edit",
+	Args:  "[--type TYPE] [--team] [--json] NAME",
+	Short: "open a memory in $VISUAL or $EDITOR, creating it when missing",
+	Long: `Edit opens a memory in your editor: $VISUAL, else $EDITOR, else vi. The
 variable may hold arguments ("code --wait"); it is run by the shell with the
 file's path appended, on the terminal memdir runs on.
 
@@ -52,33 +52,41 @@ Examples:
   memdir edit testing-policy
   memdir edit --type feedback "deploys go through Argo"
   VISUAL="code --wait" memdir edit user_role.md`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, true)
-			typ := fs.String("type", "", "type of a new memory: user, feedback, project or reference")
-			asJSON := fs.Bool("json", false, "print the result as JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) != 1 {
-					return usagef("edit takes one memory name")
-				}
-				t := memdir.Type("")
-				if *typ != "" {
-					if t = memdir.ParseType(*typ); t == "" {
-						return usagef("--type %q: want user, feedback, project or reference", *typ)
-					}
-				}
-				d, _, err := lf.open(env)
-				if err != nil {
-					return err
-				}
-				res, err := editMemory(ctx, env, d, args[0], t, lf.team)
-				if err != nil {
-					return err
-				}
-				return reportEdit(env, d, res, args[0], *asJSON)
-			}
-		},
-	})
+	Setup: setup(runEdit),
+}
+
+// editOptions holds the flag values of memdir edit.
+type editOptions struct {
+	lf     locationFlags
+	typ    string
+	asJSON bool
+}
+
+func (o *editOptions) declare(fs *flag.FlagSet) {
+	o.lf.register(fs, true)
+	fs.StringVar(&o.typ, "type", "", "type of a new memory: user, feedback, project or reference")
+	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
+}
+
+func runEdit(ctx context.Context, env *Env, o *editOptions, args []string) error {
+	if len(args) != 1 {
+		return usagef("edit takes one memory name")
+	}
+	t := memdir.Type("")
+	if o.typ != "" {
+		if t = memdir.ParseType(o.typ); t == "" {
+			return usagef("--type %q: want user, feedback, project or reference", o.typ)
+		}
+	}
+	d, _, err := o.lf.open(env)
+	if err != nil {
+		return err
+	}
+	res, err := editMemory(ctx, env, d, args[0], t, o.lf.team)
+	if err != nil {
+		return err
+	}
+	return reportEdit(env, d, res, args[0], o.asJSON)
 }
 
 // editResult is what 'memdir edit' did.
@@ -344,40 +352,36 @@ func editIndex(ctx context.Context, d *memdir.Dir, indexRel string, change func(
 }
 
 func reportEdit(env *Env, d *memdir.Dir, res *editResult, name string, asJSON bool) error {
-	if asJSON {
-		if err := writeJSON(env.Stdout, res); err != nil {
-			return err
-		}
-	} else {
+	if err := emit(env, asJSON, res, func(w io.Writer) error {
 		file := d.Abs(res.Path)
 		switch res.Outcome {
 		case "discarded":
-			fmt.Fprintf(env.Stdout, "Nothing saved: %s was left as the template, so it was removed.\n", file)
+			fmt.Fprintf(w, "Nothing saved: %s was left as the template, so it was removed.\n", file)
 		case "removed":
-			fmt.Fprintf(env.Stdout, "The editor removed %s", file)
+			fmt.Fprintf(w, "The editor removed %s", file)
 			if res.Index {
-				fmt.Fprint(env.Stdout, "; its MEMORY.md line is gone too")
+				fmt.Fprint(w, "; its MEMORY.md line is gone too")
 			}
-			fmt.Fprintln(env.Stdout, ".")
+			fmt.Fprintln(w, ".")
 		case "unchanged":
-			fmt.Fprintf(env.Stdout, "%s is unchanged", file)
+			fmt.Fprintf(w, "%s is unchanged", file)
 			if res.Index {
-				fmt.Fprint(env.Stdout, "; its MEMORY.md line was brought in step")
+				fmt.Fprint(w, "; its MEMORY.md line was brought in step")
 			}
-			fmt.Fprintln(env.Stdout, ".")
+			fmt.Fprintln(w, ".")
 		default:
 			what := "Saved"
 			if res.Created {
 				what = "Created"
 			}
-			fmt.Fprintf(env.Stdout, "%s %s", what, file)
+			fmt.Fprintf(w, "%s %s", what, file)
 			if res.Index {
-				fmt.Fprint(env.Stdout, " and its MEMORY.md line")
+				fmt.Fprint(w, " and its MEMORY.md line")
 			}
-			fmt.Fprintln(env.Stdout, ".")
+			fmt.Fprintln(w, ".")
 		}
 		if res.RunID != "" {
-			fmt.Fprintf(env.Stdout, "Undo with: memdir undo %s\n", res.RunID)
+			fmt.Fprintf(w, "Undo with: memdir undo %s\n", res.RunID)
 		}
 		for _, w := range res.Warnings {
 			fmt.Fprintf(env.Stderr, "warning: %s: %s\n", res.Path, w)
@@ -385,6 +389,9 @@ func reportEdit(env *Env, d *memdir.Dir, res *editResult, name string, asJSON bo
 		for _, e := range res.Errors {
 			fmt.Fprintf(env.Stderr, "problem: %s: %s\n", res.Path, e)
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	if len(res.Errors) > 0 {
 		return fmt.Errorf("%s has %s, so its MEMORY.md line was not written; the file is kept as you wrote it: run 'memdir edit %s' again to fix it: %w",

@@ -11,12 +11,11 @@ import (
 	"github.com/memdir/memdir/config/provider"
 )
 
-func init() {
-	register(&Command{
-		Name:  "embed",
-		Args:  "[--json] [flags]",
-		Short: "embed every memory into the semantic search cache",
-		Long: `Embed sends every memory of the directory (name, description and the start
+var embedCmd = &Command{
+	Name:  "embed",
+	Args:  "[--json] [flags]",
+	Short: "embed every memory into the semantic search cache",
+	Long: `Embed sends every memory of the directory (name, description and the start
 of the body) to the configured embedding model and keeps the vectors in the
 embedding cache, outside the memory directory, so that recall can rank by
 meaning as well as by words. Only memories that are new or changed since
@@ -43,19 +42,27 @@ Examples:
   MEMDIR_EMBED_MODEL=openai:text-embedding-3-small memdir embed
   memdir embed --embed-model openai:nomic-embed-text --embed-base-url http://localhost:11434/v1
   memdir embed --json | jq .embedded`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, false)
-			mf := addModelFlags(fs, "")
-			asJSON := fs.Bool("json", false, "print the counts as JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) > 0 {
-					return usagef("embed takes no arguments")
-				}
-				return runEmbed(ctx, env, mf, &lf, *asJSON)
-			}
-		},
-	})
+	Setup: setup(runEmbed),
+}
+
+// embedOptions holds the flag values of memdir embed.
+type embedOptions struct {
+	lf     locationFlags
+	mf     *modelFlags
+	asJSON bool
+}
+
+func (o *embedOptions) declare(fs *flag.FlagSet) {
+	o.lf.register(fs, false)
+	o.mf = addModelFlags(fs, "")
+	fs.BoolVar(&o.asJSON, "json", false, "print the counts as JSON")
+}
+
+func runEmbed(ctx context.Context, env *Env, o *embedOptions, args []string) error {
+	if len(args) > 0 {
+		return usagef("embed takes no arguments")
+	}
+	return embedAll(ctx, env, o.mf, &o.lf, o.asJSON)
 }
 
 // embedReport is what `memdir embed` reports.
@@ -75,7 +82,9 @@ type embedReport struct {
 	Skipped int `json:"skipped"`
 }
 
-func runEmbed(ctx context.Context, env *Env, mf *modelFlags, lf *locationFlags, asJSON bool) error {
+// embedAll fills the embedding cache of the directory lf names: memories it
+// lacks are embedded, vectors of changed or removed ones dropped.
+func embedAll(ctx context.Context, env *Env, mf *modelFlags, lf *locationFlags, asJSON bool) error {
 	cfg, err := mf.config(env)
 	if err != nil {
 		return err
@@ -127,19 +136,18 @@ func runEmbed(ctx context.Context, env *Env, mf *modelFlags, lf *locationFlags, 
 		return err
 	}
 	rep.Cached, rep.Embedded, rep.Requests, rep.InputTokens, rep.Pruned = st.Cached, st.Embedded, st.Requests, st.Usage.InputTokens, st.Pruned
-	if asJSON {
-		return writeJSON(env.Stdout, rep)
-	}
-	fmt.Fprintf(env.Stdout, "%s: %d embedded with %s (%s, %s), %d already cached.\n",
-		plural(rep.Memories, "memory", "memories"), rep.Embedded, rep.Embedder, plural(rep.Requests, "request", "requests"), plural(rep.InputTokens, "token", "tokens"), rep.Cached)
-	if rep.Pruned > 0 {
-		fmt.Fprintf(env.Stdout, "Dropped %s of memories that changed or are gone.\n", plural(rep.Pruned, "vector", "vectors"))
-	}
-	if rep.Skipped > 0 {
-		fmt.Fprintf(env.Stdout, "Skipped %s that could not be read as memories (see 'memdir doctor').\n", plural(rep.Skipped, "file", "files"))
-	}
-	fmt.Fprintf(env.Stdout, "Cache: %s\n", rep.Cache)
-	return nil
+	return emit(env, asJSON, rep, func(w io.Writer) error {
+		fmt.Fprintf(w, "%s: %d embedded with %s (%s, %s), %d already cached.\n",
+			plural(rep.Memories, "memory", "memories"), rep.Embedded, rep.Embedder, plural(rep.Requests, "request", "requests"), plural(rep.InputTokens, "token", "tokens"), rep.Cached)
+		if rep.Pruned > 0 {
+			fmt.Fprintf(w, "Dropped %s of memories that changed or are gone.\n", plural(rep.Pruned, "vector", "vectors"))
+		}
+		if rep.Skipped > 0 {
+			fmt.Fprintf(w, "Skipped %s that could not be read as memories (see 'memdir doctor').\n", plural(rep.Skipped, "file", "files"))
+		}
+		fmt.Fprintf(w, "Cache: %s\n", rep.Cache)
+		return nil
+	})
 }
 
 // memoryEmbedInputs reads each memory's body and returns the inputs recall

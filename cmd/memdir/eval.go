@@ -19,12 +19,11 @@ import (
 	"github.com/memdir/memdir/internal/evalset"
 )
 
-func init() {
-	register(&Command{
-		Name:  "eval",
-		Args:  "recall FILE [--distractors N,...] [--model M] [--json]",
-		Short: "measure recall quality on a labelled set",
-		Long: `Eval measures how well recall finds the memories that matter. 'memdir eval
+var evalCmd = &Command{
+	Name:  "eval",
+	Args:  "recall FILE [--distractors N,...] [--model M] [--json]",
+	Short: "measure recall quality on a labelled set",
+	Long: `Eval measures how well recall finds the memories that matter. 'memdir eval
 recall FILE' reads a labelled set (the format of testdata/eval/recall-dev.json:
 memories with file, name, description, type, body and age_days; queries with
 the files relevant to each), writes the memories into a temporary directory
@@ -51,56 +50,64 @@ Examples:
   memdir eval recall testdata/eval/recall-dev.json
   memdir eval recall testdata/eval/recall-oss.json --distractors 0 --json
   memdir eval recall testdata/eval/recall-dev.json --model anthropic:claude-sonnet-4-5`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			distractors := fs.String("distractors", "0,1880", "directory sizes to test: `N,...` synthetic memories added")
-			asJSON := fs.Bool("json", false, "print the report as JSON, with per-query details")
-			mf := addModelFlags(fs, "")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) != 2 || args[0] != "recall" {
-					return usagef("eval takes: recall FILE")
-				}
-				var sizes []int
-				for _, f := range strings.Split(*distractors, ",") {
-					n, err := strconv.Atoi(strings.TrimSpace(f))
-					if err != nil || n < 0 {
-						return usagef("--distractors takes whole numbers separated by commas, not %q", *distractors)
-					}
-					sizes = append(sizes, n)
-				}
-				p := args[1]
-				if !filepath.IsAbs(p) {
-					p = filepath.Join(env.Cwd, p)
-				}
-				set, err := evalset.Load(p)
-				if err != nil {
-					return fmt.Errorf("%w: %w", err, memdir.ErrInvalid)
-				}
-				cfg, err := mf.config(env)
-				if err != nil {
-					return err
-				}
-				ev := &recallEval{set: set, manifestTokens: cfg.ManifestTokens()}
-				if ev.model, err = mf.model(cfg); err != nil {
-					return err
-				}
-				if err := ev.configureEmbedder(ctx, env, cfg); err != nil {
-					return err
-				}
-				rep := &recallEvalReport{File: p, Memories: len(set.Memories), Queries: len(set.Queries)}
-				for _, n := range sizes {
-					run, err := ev.run(ctx, n)
-					if err != nil {
-						return err
-					}
-					rep.Runs = append(rep.Runs, run)
-				}
-				if *asJSON {
-					return writeJSON(env.Stdout, rep)
-				}
-				rep.print(env.Stdout)
-				return nil
-			}
-		},
+	Setup: setup(runEval),
+}
+
+// evalOptions holds the flag values of memdir eval.
+type evalOptions struct {
+	distractors string
+	asJSON      bool
+	mf          *modelFlags
+}
+
+func (o *evalOptions) declare(fs *flag.FlagSet) {
+	fs.StringVar(&o.distractors, "distractors", "0,1880", "directory sizes to test: `N,...` synthetic memories added")
+	fs.BoolVar(&o.asJSON, "json", false, "print the report as JSON, with per-query details")
+	o.mf = addModelFlags(fs, "")
+}
+
+func runEval(ctx context.Context, env *Env, o *evalOptions, args []string) error {
+	if len(args) != 2 || args[0] != "recall" {
+		return usagef("eval takes: recall FILE")
+	}
+	var sizes []int
+	for _, f := range strings.Split(o.distractors, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			return usagef("--distractors takes whole numbers separated by commas, not %q", o.distractors)
+		}
+		sizes = append(sizes, n)
+	}
+	p := args[1]
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(env.Cwd, p)
+	}
+	set, err := evalset.Load(p)
+	if err != nil {
+		return fmt.Errorf("%w: %w", err, memdir.ErrInvalid)
+	}
+	cfg, err := o.mf.config(env)
+	if err != nil {
+		return err
+	}
+	ev := &recallEval{set: set, manifestTokens: cfg.ManifestTokens()}
+	if ev.model, err = o.mf.model(cfg); err != nil {
+		return err
+	}
+	if err := ev.configureEmbedder(ctx, env, cfg); err != nil {
+		return err
+	}
+	rep := &recallEvalReport{File: p, Memories: len(set.Memories), Queries: len(set.Queries)}
+	for _, n := range sizes {
+		run, err := ev.run(ctx, n)
+		if err != nil {
+			return err
+		}
+		rep.Runs = append(rep.Runs, run)
+	}
+	return emit(env, o.asJSON, rep, func(w io.Writer) error {
+		rep.print(w)
+		return nil
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -12,12 +13,11 @@ import (
 	"github.com/memdir/memdir/transcript"
 )
 
-func init() {
-	register(&Command{
-		Name:  "extract",
-		Args:  "--transcript FILE [--session ID] [--every N] [--team] [--json]",
-		Short: "save memories from a conversation, in the background agent's way",
-		Long: `Extract reads a conversation and lets a model save what is worth remembering
+var extractCmd = &Command{
+	Name:  "extract",
+	Args:  "--transcript FILE [--session ID] [--every N] [--team] [--json]",
+	Short: "save memories from a conversation, in the background agent's way",
+	Long: `Extract reads a conversation and lets a model save what is worth remembering
 from it, as Claude Code's background extraction does after each answer.
 
 FILE is a Claude Code session log (~/.claude/projects/<project>/<session>.jsonl)
@@ -40,73 +40,84 @@ config'). The session id defaults to the transcript's file name.
 Examples:
   memdir extract --transcript ~/.claude/projects/-src-app/3f2a…c9.jsonl
   memdir extract --transcript chat.json --session chat-42 --json`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, false)
-			mf := addModelFlags(fs, "")
-			path := fs.String("transcript", "", "the conversation `FILE` (required)")
-			session := fs.String("session", "", "the session `ID` (default: the transcript's file name)")
-			every := fs.Int("every", 1, "extract on every `N`th call")
-			team := fs.Bool("team", false, "cover team memory (team/) as well")
-			asJSON := fs.Bool("json", false, "print the result as JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) > 0 || *path == "" {
-					return usagef("extract needs --transcript FILE and no arguments")
-				}
-				p := *path
-				if !filepath.IsAbs(p) {
-					p = filepath.Join(env.Cwd, p)
-				}
-				d, loc, err := lf.open(env)
-				if err != nil {
-					return err
-				}
-				if loc != nil && !loc.Enabled {
-					return fmt.Errorf("%w (%s)", memdir.ErrDisabled, loc.EnabledReason)
-				}
-				model, err := mf.requireModel(env, "extract")
-				if err != nil {
-					return err
-				}
-				load := func(p string) ([]transcript.Message, error) {
-					t, err := transcript.ReadFile(p)
-					if err != nil {
-						return nil, err
-					}
-					return t.Messages(), nil
-				}
-				msgs, err := load(p)
-				if err != nil {
-					return err
-				}
-				id := *session
-				if id == "" {
-					id = strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
-				}
-				state, err := memdir.StateDir(env.LookupEnv)
-				if err != nil {
-					return err
-				}
-				e, err := agent.NewExtractor(&agent.ExtractOptions{
-					Model: model, Dir: d, StateDir: state, SessionID: id, Team: *team, Every: *every,
-					Load: load, Now: env.Now, OnEvent: progress(env),
-				})
-				if err != nil {
-					return err
-				}
-				res, err := e.Extract(ctx, agent.Source{Messages: msgs, Path: p})
-				if err != nil {
-					return err
-				}
-				if *asJSON {
-					return writeJSON(env.Stdout, res)
-				}
-				for r := res; r != nil; r = r.Trailing {
-					printExtract(env, d, r)
-				}
-				return nil
-			}
-		},
+	Setup: setup(runExtract),
+}
+
+// extractOptions holds the flag values of memdir extract.
+type extractOptions struct {
+	lf      locationFlags
+	mf      *modelFlags
+	path    string
+	session string
+	every   int
+	team    bool
+	asJSON  bool
+}
+
+func (o *extractOptions) declare(fs *flag.FlagSet) {
+	o.lf.register(fs, false)
+	o.mf = addModelFlags(fs, "")
+	fs.StringVar(&o.path, "transcript", "", "the conversation `FILE` (required)")
+	fs.StringVar(&o.session, "session", "", "the session `ID` (default: the transcript's file name)")
+	fs.IntVar(&o.every, "every", 1, "extract on every `N`th call")
+	fs.BoolVar(&o.team, "team", false, "cover team memory (team/) as well")
+	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
+}
+
+func runExtract(ctx context.Context, env *Env, o *extractOptions, args []string) error {
+	if len(args) > 0 || o.path == "" {
+		return usagef("extract needs --transcript FILE and no arguments")
+	}
+	p := o.path
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(env.Cwd, p)
+	}
+	d, loc, err := o.lf.open(env)
+	if err != nil {
+		return err
+	}
+	if loc != nil && !loc.Enabled {
+		return fmt.Errorf("%w (%s)", memdir.ErrDisabled, loc.EnabledReason)
+	}
+	model, err := o.mf.requireModel(env, "extract")
+	if err != nil {
+		return err
+	}
+	load := func(p string) ([]transcript.Message, error) {
+		t, err := transcript.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		return t.Messages(), nil
+	}
+	msgs, err := load(p)
+	if err != nil {
+		return err
+	}
+	id := o.session
+	if id == "" {
+		id = strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
+	}
+	state, err := memdir.StateDir(env.LookupEnv)
+	if err != nil {
+		return err
+	}
+	e, err := agent.NewExtractor(&agent.ExtractOptions{
+		Model: model, Dir: d, StateDir: state, SessionID: id, Team: o.team, Every: o.every,
+		Load: load, Now: env.Now, OnEvent: progress(env),
+	})
+	if err != nil {
+		return err
+	}
+	res, err := e.Extract(ctx, agent.Source{Messages: msgs, Path: p})
+	if err != nil {
+		return err
+	}
+	return emit(env, o.asJSON, res, func(w io.Writer) error {
+		for r := res; r != nil; r = r.Trailing {
+			printExtract(env, d, r)
+		}
+		return nil
 	})
 }
 

@@ -30,13 +30,12 @@ const (
 	hookStateAge = 30 * 24 * time.Hour
 )
 
-func init() {
-	register(&Command{
-		NeverBlock: true,
-		Name:       "hook",
-		Args:       "[flags] < HOOK-INPUT.json",
-		Short:      "answer a Claude Code hook event (its JSON on standard input)",
-		Long: `Hook is what Claude Code runs for memdir's hooks ('memdir hooks install' sets
+var hookCmd = &Command{
+	NeverBlock: true,
+	Name:       "hook",
+	Args:       "[flags] < HOOK-INPUT.json",
+	Short:      "answer a Claude Code hook event (its JSON on standard input)",
+	Long: `Hook is what Claude Code runs for memdir's hooks ('memdir hooks install' sets
 them up). It reads the hook's JSON input on standard input and acts on its
 hook_event_name. The memory directory is located from the input's cwd (the
 project Claude is working in), by Claude Code's rules.
@@ -97,40 +96,45 @@ Example (what Claude Code does):
   echo '{"session_id":"s1","transcript_path":"/tmp/s1.jsonl","cwd":"'$PWD'",
     "hook_event_name":"UserPromptSubmit","prompt_id":"p1",
     "prompt":"why do the settlement tests fail on CI?"}' | memdir hook`,
-		Setup: setupHook,
-	})
+	Setup: setup(runHook),
 }
 
-type hookFlags struct {
+// hookOptions holds the flag values of memdir hook.
+type hookOptions struct {
+	// fs is the flag set as parsed: spawn passes the configuration flags
+	// set on it on to the background commands.
+	fs                        *flag.FlagSet
+	mf                        *modelFlags
 	noCheckpoint, injectIndex bool
 	modelTimeout, pullTimeout time.Duration
 }
 
-func setupHook(fs *flag.FlagSet) RunFunc {
-	f := &hookFlags{}
-	mf := addModelFlags(fs, "UserPromptSubmit: rank lexically even when a model is configured")
+func (f *hookOptions) declare(fs *flag.FlagSet) {
+	f.fs = fs
+	f.mf = addModelFlags(fs, "UserPromptSubmit: rank lexically even when a model is configured")
 	fs.BoolVar(&f.noCheckpoint, "no-checkpoint", false, "take no checkpoint snapshots (UserPromptSubmit) and track no edits (PreToolUse)")
 	fs.BoolVar(&f.injectIndex, "inject-index", false, "SessionStart: give the model MEMORY.md as additional context")
 	fs.DurationVar(&f.modelTimeout, "model-timeout", hookModelTimeout, "UserPromptSubmit: wait at most `DURATION` for the model, then rank lexically")
 	fs.DurationVar(&f.pullTimeout, "pull-timeout", hookPullTimeout, "SessionStart: give up the team pull after `DURATION`")
-	return func(ctx context.Context, env *Env, args []string) error {
-		h := &hookRun{env: env, fs: fs, mf: mf, f: f}
-		out, err := h.run(ctx, args)
-		for _, w := range h.warnings {
-			fmt.Fprintf(env.Stderr, "memdir hook: %s\n", w)
-		}
-		if err != nil {
-			// Exit 1 whatever the error: Claude Code reads 2 as "block".
-			return &exitError{code: exitFailure, msg: err.Error()}
-		}
-		if len(h.warnings) > 0 {
-			if out == nil {
-				out = &hooks.Output{}
-			}
-			out.SystemMessage, _ = hooks.Truncate("memdir: "+strings.Join(h.warnings, "; "), hooks.MaxContextChars, "…")
-		}
-		return out.Write(env.Stdout)
+}
+
+func runHook(ctx context.Context, env *Env, f *hookOptions, args []string) error {
+	h := &hookRun{env: env, fs: f.fs, mf: f.mf, f: f}
+	out, err := h.run(ctx, args)
+	for _, w := range h.warnings {
+		fmt.Fprintf(env.Stderr, "memdir hook: %s\n", w)
 	}
+	if err != nil {
+		// Exit 1 whatever the error: Claude Code reads 2 as "block".
+		return &exitError{code: exitFailure, msg: err.Error()}
+	}
+	if len(h.warnings) > 0 {
+		if out == nil {
+			out = &hooks.Output{}
+		}
+		out.SystemMessage, _ = hooks.Truncate("memdir: "+strings.Join(h.warnings, "; "), hooks.MaxContextChars, "…")
+	}
+	return out.Write(env.Stdout)
 }
 
 // hookRun is one run of the hook command.
@@ -138,7 +142,7 @@ type hookRun struct {
 	env *Env
 	fs  *flag.FlagSet
 	mf  *modelFlags
-	f   *hookFlags
+	f   *hookOptions
 	in  *hooks.Input
 	// warnings are problems the user should see that did not stop the
 	// event's main work.

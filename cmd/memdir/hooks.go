@@ -35,12 +35,11 @@ const (
 // editToolsMatcher is the PreToolUse matcher of the checkpoint hook.
 var editToolsMatcher = strings.Join(hooks.EditTools, "|")
 
-func init() {
-	register(&Command{
-		Name:  "hooks",
-		Args:  "install|uninstall [--user|--project|--local] [--no-checkpoint] [--inject-index] [--binary PATH] [--dry-run]",
-		Short: "add memdir's Claude Code hooks to a settings file, or remove them",
-		Long: `Hooks install merges the handlers that run 'memdir hook' into a Claude Code
+var hooksCmd = &Command{
+	Name:  "hooks",
+	Args:  "install|uninstall [--user|--project|--local] [--no-checkpoint] [--inject-index] [--binary PATH] [--dry-run]",
+	Short: "add memdir's Claude Code hooks to a settings file, or remove them",
+	Long: `Hooks install merges the handlers that run 'memdir hook' into a Claude Code
 settings file; hooks uninstall removes them again.
 
 Which file:
@@ -86,68 +85,81 @@ Examples:
   memdir hooks install --project --binary memdir --dry-run
   memdir hooks install --no-checkpoint
   memdir hooks uninstall`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			user := fs.Bool("user", false, "edit the user's settings, ~/.claude/settings.json (default)")
-			project := fs.Bool("project", false, "edit the project's .claude/settings.json")
-			local := fs.Bool("local", false, "edit the project's .claude/settings.local.json")
-			noCheckpoint := fs.Bool("no-checkpoint", false, "install: no checkpoints (no PreToolUse hook, no snapshots)")
-			injectIndex := fs.Bool("inject-index", false, "install: SessionStart gives the model MEMORY.md as context")
-			binary := fs.String("binary", "", "install: the memdir `PATH` the hooks run (default: this binary)")
-			dryRun := fs.Bool("dry-run", false, "print the resulting settings file instead of writing it")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) != 1 || (args[0] != "install" && args[0] != "uninstall") {
-					return usagef("hooks needs one of install, uninstall")
-				}
-				install := args[0] == "install"
-				n := 0
-				for _, b := range []bool{*user, *project, *local} {
-					if b {
-						n++
-					}
-				}
-				if n > 1 {
-					return usagef("choose one of --user, --project, --local")
-				}
-				if !install && (*noCheckpoint || *injectIndex || *binary != "") {
-					return usagef("--no-checkpoint, --inject-index and --binary apply to install only")
-				}
-				var lf locationFlags
-				d, loc, err := lf.open(env)
-				if err != nil {
-					return err
-				}
-				path := filepath.Join(loc.ProjectRoot, ".claude", "settings.json")
-				switch {
-				case *local:
-					path = filepath.Join(loc.ProjectRoot, ".claude", "settings.local.json")
-				case !*project:
-					path = memdir.UserSettingsPath(loc.ConfigHome)
-				}
-				var entries []hooks.Entry
-				if install {
-					bin, err := hookBinary(env, *binary)
-					if err != nil {
-						return err
-					}
-					entries = memdirHookEntries(bin, *noCheckpoint, *injectIndex)
-					if *project && filepath.IsAbs(bin) {
-						fmt.Fprintf(env.Stderr, "note: %s is usually committed, and it now runs %s, which teammates may not have; --binary memdir runs the memdir on each user's PATH.\n", path, bin)
-					}
-				}
-				e := &settingsEdit{path: path, install: install, entries: entries}
-				switch {
-				case *project:
-					e.scopeFlag = " --project"
-				case *local:
-					e.scopeFlag = " --local"
-				}
-				if *dryRun {
-					return e.dryRun(env)
-				}
-				return e.apply(ctx, env, d)
-			}
-		},
-	})
+	Setup: setup(runHooks),
+}
+
+// hooksOptions holds the flag values of memdir hooks.
+type hooksOptions struct {
+	user         bool
+	project      bool
+	local        bool
+	noCheckpoint bool
+	injectIndex  bool
+	binary       string
+	dryRun       bool
+}
+
+func (o *hooksOptions) declare(fs *flag.FlagSet) {
+	fs.BoolVar(&o.user, "user", false, "edit the user's settings, ~/.claude/settings.json (default)")
+	fs.BoolVar(&o.project, "project", false, "edit the project's .claude/settings.json")
+	fs.BoolVar(&o.local, "local", false, "edit the project's .claude/settings.local.json")
+	fs.BoolVar(&o.noCheckpoint, "no-checkpoint", false, "install: no checkpoints (no PreToolUse hook, no snapshots)")
+	fs.BoolVar(&o.injectIndex, "inject-index", false, "install: SessionStart gives the model MEMORY.md as context")
+	fs.StringVar(&o.binary, "binary", "", "install: the memdir `PATH` the hooks run (default: this binary)")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print the resulting settings file instead of writing it")
+}
+
+func runHooks(ctx context.Context, env *Env, o *hooksOptions, args []string) error {
+	if len(args) != 1 || (args[0] != "install" && args[0] != "uninstall") {
+		return usagef("hooks needs one of install, uninstall")
+	}
+	install := args[0] == "install"
+	n := 0
+	for _, b := range []bool{o.user, o.project, o.local} {
+		if b {
+			n++
+		}
+	}
+	if n > 1 {
+		return usagef("choose one of --user, --project, --local")
+	}
+	if !install && (o.noCheckpoint || o.injectIndex || o.binary != "") {
+		return usagef("--no-checkpoint, --inject-index and --binary apply to install only")
+	}
+	var lf locationFlags
+	d, loc, err := lf.open(env)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(loc.ProjectRoot, ".claude", "settings.json")
+	switch {
+	case o.local:
+		path = filepath.Join(loc.ProjectRoot, ".claude", "settings.local.json")
+	case !o.project:
+		path = memdir.UserSettingsPath(loc.ConfigHome)
+	}
+	var entries []hooks.Entry
+	if install {
+		bin, err := hookBinary(env, o.binary)
+		if err != nil {
+			return err
+		}
+		entries = memdirHookEntries(bin, o.noCheckpoint, o.injectIndex)
+		if o.project && filepath.IsAbs(bin) {
+			fmt.Fprintf(env.Stderr, "note: %s is usually committed, and it now runs %s, which teammates may not have; --binary memdir runs the memdir on each user's PATH.\n", path, bin)
+		}
+	}
+	e := &settingsEdit{path: path, install: install, entries: entries}
+	switch {
+	case o.project:
+		e.scopeFlag = " --project"
+	case o.local:
+		e.scopeFlag = " --local"
+	}
+	if o.dryRun {
+		return e.dryRun(env)
+	}
+	return e.apply(ctx, env, d)
 }
 
 // hookBinary returns the memdir program the hooks run: --binary (relative

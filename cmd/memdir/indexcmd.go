@@ -4,17 +4,17 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/memdir/memdir"
 )
 
-func init() {
-	register(&Command{
-		Name:  "index",
-		Args:  "[--team] [--json]",
-		Short: "print MEMORY.md as an agent loads it",
-		Long: `Index prints MEMORY.md the way Claude Code puts it in every prompt: HTML
+var indexCmd = &Command{
+	Name:  "index",
+	Args:  "[--team] [--json]",
+	Short: "print MEMORY.md as an agent loads it",
+	Long: `Index prints MEMORY.md the way Claude Code puts it in every prompt: HTML
 comments and any frontmatter removed, at most 200 lines, then at most 25,000
 characters cut at a line end, and, when anything was cut, Claude Code's
 WARNING line. Claude Code truncates silently; memdir tells you, on standard
@@ -26,46 +26,52 @@ Examples:
   memdir index
   memdir index --team
   memdir index --json | jq .truncated`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, true)
-			asJSON := fs.Bool("json", false, "print the loaded text and its measurements as JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) > 0 {
-					return usagef("index takes no arguments")
-				}
-				d, _, err := lf.open(env)
-				if err != nil {
-					return err
-				}
-				loaded, err := d.LoadIndex(lf.team)
-				if err != nil {
-					return err
-				}
-				text, st, exists := loaded.Text, loaded.Status, loaded.Exists
-				path := d.Abs(memdir.EntrypointName)
-				if lf.team {
-					path = d.Abs(filepath.Join(memdir.TeamDirName, memdir.EntrypointName))
-				}
-				if *asJSON {
-					return writeJSON(env.Stdout, map[string]any{
-						"path": path, "exists": exists, "text": text, "lines": st.Lines, "chars": st.Chars,
-						"truncated": st.Truncated(), "line_truncated": st.LineTruncated, "char_truncated": st.CharTruncated,
-						"warning": st.Warning(),
-					})
-				}
-				if !exists {
-					fmt.Fprintf(env.Stderr, "%s does not exist yet: agents load no index.\n", path)
-					return nil
-				}
-				if text != "" {
-					fmt.Fprintln(env.Stdout, text)
-				}
-				if w := st.Warning(); w != "" {
-					fmt.Fprintf(env.Stderr, "warning: %s\n", w)
-				}
-				return nil
-			}
-		},
+	Setup: setup(runIndex),
+}
+
+// indexOptions holds the flag values of memdir index.
+type indexOptions struct {
+	lf     locationFlags
+	asJSON bool
+}
+
+func (o *indexOptions) declare(fs *flag.FlagSet) {
+	o.lf.register(fs, true)
+	fs.BoolVar(&o.asJSON, "json", false, "print the loaded text and its measurements as JSON")
+}
+
+func runIndex(ctx context.Context, env *Env, o *indexOptions, args []string) error {
+	if len(args) > 0 {
+		return usagef("index takes no arguments")
+	}
+	d, _, err := o.lf.open(env)
+	if err != nil {
+		return err
+	}
+	loaded, err := d.LoadIndex(o.lf.team)
+	if err != nil {
+		return err
+	}
+	text, st, exists := loaded.Text, loaded.Status, loaded.Exists
+	path := d.Abs(memdir.EntrypointName)
+	if o.lf.team {
+		path = d.Abs(filepath.Join(memdir.TeamDirName, memdir.EntrypointName))
+	}
+	return emit(env, o.asJSON, map[string]any{
+		"path": path, "exists": exists, "text": text, "lines": st.Lines, "chars": st.Chars,
+		"truncated": st.Truncated(), "line_truncated": st.LineTruncated, "char_truncated": st.CharTruncated,
+		"warning": st.Warning(),
+	}, func(stdout io.Writer) error {
+		if !exists {
+			fmt.Fprintf(env.Stderr, "%s does not exist yet: agents load no index.\n", path)
+			return nil
+		}
+		if text != "" {
+			fmt.Fprintln(stdout, text)
+		}
+		if w := st.Warning(); w != "" {
+			fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+		}
+		return nil
 	})
 }

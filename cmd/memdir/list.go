@@ -17,12 +17,11 @@ import (
 	"github.com/memdir/memdir"
 )
 
-func init() {
-	register(&Command{
-		Name:  "list",
-		Args:  "[--team] [--type T] [--sort new|used|unused] [--limit N] [--json]",
-		Short: "list memories, newest first (or by use)",
-		Long: `List shows every memory in the directory, newest first: its type, age, path
+var listCmd = &Command{
+	Name:  "list",
+	Args:  "[--team] [--type T] [--sort new|used|unused] [--limit N] [--json]",
+	Short: "list memories, newest first (or by use)",
+	Long: `List shows every memory in the directory, newest first: its type, age, path
 and description, read from the first 30 lines of each file as Claude Code
 reads them. Team memories (team/) are included and shown with their path;
 --team shows only them. Files whose frontmatter is missing or broken are
@@ -45,91 +44,101 @@ Examples:
   memdir list --type feedback
   memdir list --sort unused --limit 10
   memdir list --json | jq -r '.memories[].path'`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, true)
-			typ := fs.String("type", "", "show only memories of type `T` (user, feedback, project, reference, or none for untyped)")
-			limit := fs.Int("limit", 0, "show at most `N` memories (0: all)")
-			sortBy := fs.String("sort", "new", "order: `new` (newest first), used (most used first) or unused (least used first)")
-			asJSON := fs.Bool("json", false, "print JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) > 0 {
-					return usagef("list takes no arguments")
-				}
-				if *typ != "" && *typ != "none" && memdir.ParseType(*typ) == "" {
-					return usagef("--type %q: want user, feedback, project, reference or none", *typ)
-				}
-				if *sortBy != "new" && *sortBy != "used" && *sortBy != "unused" {
-					return usagef("--sort %q: want new, used or unused", *sortBy)
-				}
-				d, _, err := lf.open(env)
-				if err != nil {
-					return err
-				}
-				res, err := d.List(ctx)
-				if err != nil {
-					return err
-				}
-				now := env.Now()
-				var shown []memdir.Header
-				for _, h := range res.Memories {
-					if lf.team && !strings.HasPrefix(h.Path, teamPrefix) {
-						continue
-					}
-					if *typ == "none" && h.Type != "" || *typ != "" && *typ != "none" && string(h.Type) != *typ {
-						continue
-					}
-					shown = append(shown, h)
-				}
-				uses, err := d.UseStats(ctx)
-				if err != nil {
-					return err
-				}
-				sortByUse(shown, uses, *sortBy)
-				matched := len(shown)
-				if *limit > 0 && len(shown) > *limit {
-					shown = shown[:*limit]
-				}
-				problems := countSkipped(res.Problems)
-				if *asJSON {
-					items := make([]listItem, 0, len(shown))
-					for _, h := range shown {
-						u := uses.Get(h.Path)
-						items = append(items, listItem{h, memdir.MemoryAge(h.ModTime, now), u.Uses, u.LastUsed})
-					}
-					return writeListJSON(env.Stdout, &listJSON{
-						Dir: d.Path(), Memories: items, Matched: matched, Total: res.Total, Problems: res.Problems, UsesSince: uses.Since,
-					})
-				}
-				if res.Total == 0 && !d.Exists() {
-					fmt.Fprintf(env.Stderr, "No memories yet: %s does not exist. Save one with 'memdir save'.\n", d.Path())
-					return nil
-				}
-				rows := [][]string{{"TYPE", "AGE", "USES", "LAST USED", "PATH", "DESCRIPTION"}}
-				for _, h := range shown {
-					t := string(h.Type)
-					if t == "" {
-						t = "-"
-					}
-					u := uses.Get(h.Path)
-					last := "never"
-					if !u.LastUsed.IsZero() {
-						last = memdir.MemoryAge(u.LastUsed, now)
-					}
-					rows = append(rows, []string{t, memdir.MemoryAge(h.ModTime, now), strconv.Itoa(u.Uses), last, h.Path, h.Description})
-				}
-				if err := writeTable(env.Stdout, rows); err != nil {
-					return err
-				}
-				fmt.Fprintf(env.Stderr, "%d of %s in %s", len(shown), plural(res.Total, "memory", "memories"), d.Path())
-				if problems > 0 {
-					fmt.Fprintf(env.Stderr, "; %s (run 'memdir doctor')", plural(problems, "file could not be read", "files could not be read"))
-				}
-				fmt.Fprintln(env.Stderr)
-				return nil
-			}
-		},
-	})
+	Setup: setup(runList),
+}
+
+// listOptions holds the flag values of memdir list.
+type listOptions struct {
+	lf     locationFlags
+	typ    string
+	limit  int
+	sortBy string
+	asJSON bool
+}
+
+func (o *listOptions) declare(fs *flag.FlagSet) {
+	o.lf.register(fs, true)
+	fs.StringVar(&o.typ, "type", "", "show only memories of type `T` (user, feedback, project, reference, or none for untyped)")
+	fs.IntVar(&o.limit, "limit", 0, "show at most `N` memories (0: all)")
+	fs.StringVar(&o.sortBy, "sort", "new", "order: `new` (newest first), used (most used first) or unused (least used first)")
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+}
+
+func runList(ctx context.Context, env *Env, o *listOptions, args []string) error {
+	if len(args) > 0 {
+		return usagef("list takes no arguments")
+	}
+	if o.typ != "" && o.typ != "none" && memdir.ParseType(o.typ) == "" {
+		return usagef("--type %q: want user, feedback, project, reference or none", o.typ)
+	}
+	if o.sortBy != "new" && o.sortBy != "used" && o.sortBy != "unused" {
+		return usagef("--sort %q: want new, used or unused", o.sortBy)
+	}
+	d, _, err := o.lf.open(env)
+	if err != nil {
+		return err
+	}
+	res, err := d.List(ctx)
+	if err != nil {
+		return err
+	}
+	now := env.Now()
+	var shown []memdir.Header
+	for _, h := range res.Memories {
+		if o.lf.team && !strings.HasPrefix(h.Path, teamPrefix) {
+			continue
+		}
+		if o.typ == "none" && h.Type != "" || o.typ != "" && o.typ != "none" && string(h.Type) != o.typ {
+			continue
+		}
+		shown = append(shown, h)
+	}
+	uses, err := d.UseStats(ctx)
+	if err != nil {
+		return err
+	}
+	sortByUse(shown, uses, o.sortBy)
+	matched := len(shown)
+	if o.limit > 0 && len(shown) > o.limit {
+		shown = shown[:o.limit]
+	}
+	problems := countSkipped(res.Problems)
+	if o.asJSON {
+		items := make([]listItem, 0, len(shown))
+		for _, h := range shown {
+			u := uses.Get(h.Path)
+			items = append(items, listItem{h, memdir.MemoryAge(h.ModTime, now), u.Uses, u.LastUsed})
+		}
+		return writeListJSON(env.Stdout, &listJSON{
+			Dir: d.Path(), Memories: items, Matched: matched, Total: res.Total, Problems: res.Problems, UsesSince: uses.Since,
+		})
+	}
+	if res.Total == 0 && !d.Exists() {
+		fmt.Fprintf(env.Stderr, "No memories yet: %s does not exist. Save one with 'memdir save'.\n", d.Path())
+		return nil
+	}
+	rows := [][]string{{"TYPE", "AGE", "USES", "LAST USED", "PATH", "DESCRIPTION"}}
+	for _, h := range shown {
+		t := string(h.Type)
+		if t == "" {
+			t = "-"
+		}
+		u := uses.Get(h.Path)
+		last := "never"
+		if !u.LastUsed.IsZero() {
+			last = memdir.MemoryAge(u.LastUsed, now)
+		}
+		rows = append(rows, []string{t, memdir.MemoryAge(h.ModTime, now), strconv.Itoa(u.Uses), last, h.Path, h.Description})
+	}
+	if err := writeTable(env.Stdout, rows); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "%d of %s in %s", len(shown), plural(res.Total, "memory", "memories"), d.Path())
+	if problems > 0 {
+		fmt.Fprintf(env.Stderr, "; %s (run 'memdir doctor')", plural(problems, "file could not be read", "files could not be read"))
+	}
+	fmt.Fprintln(env.Stderr)
+	return nil
 }
 
 // sortByUse orders memories (newest first already) for --sort: "used" puts

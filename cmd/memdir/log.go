@@ -12,12 +12,11 @@ import (
 	"github.com/memdir/memdir"
 )
 
-func init() {
-	register(&Command{
-		Name:  "log",
-		Args:  "[--limit N] [--json] | show RUN | append TEXT...",
-		Short: "list the journaled changes that undo can revert; append to the daily log",
-		Long: `Log lists the runs in the directory's journal, newest first: when each ran,
+var logCmd = &Command{
+	Name:  "log",
+	Args:  "[--limit N] [--json] | show RUN | append TEXT...",
+	Short: "list the journaled changes that undo can revert; append to the daily log",
+	Long: `Log lists the runs in the directory's journal, newest first: when each ran,
 its kind (save, remove, rename, doctor, extract, dream, sync-pull, promote,
 log-append, undo), how many files it changed, the model tokens it used, and
 whether it was undone.
@@ -45,72 +44,78 @@ Examples:
   memdir log
   memdir log show 20261129T150405
   memdir log append "user prefers tabs; deploys go through Argo"`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, false)
-			limit := fs.Int("limit", 20, "show at most `N` runs (0: all)")
-			asJSON := fs.Bool("json", false, "print JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				d, _, err := lf.open(env)
-				if err != nil {
-					return err
-				}
-				j := d.Journal()
-				if len(args) > 0 && args[0] == "append" {
-					return logAppend(env, j, d.Path(), args[1:], *asJSON)
-				}
-				if len(args) > 0 {
-					if args[0] != "show" || len(args) != 2 {
-						return usagef("log takes no arguments, or: show RUN, or: append TEXT")
-					}
-					run, err := j.Run(args[1])
-					if err != nil {
-						return err
-					}
-					if *asJSON {
-						return writeJSON(env.Stdout, run)
-					}
-					printRun(env, run)
-					return nil
-				}
-				runs, errs := j.Runs()
-				for _, e := range errs {
-					fmt.Fprintf(env.Stderr, "warning: %v\n", e)
-				}
-				if *limit > 0 && len(runs) > *limit {
-					runs = runs[:*limit]
-				}
-				if *asJSON {
-					if runs == nil {
-						runs = []*memdir.JournalRun{}
-					}
-					return writeJSON(env.Stdout, map[string]any{"journal": j.Dir(), "runs": runs})
-				}
-				if len(runs) == 0 {
-					fmt.Fprintf(env.Stderr, "The journal of %s is empty.\n", d.Path())
-					return nil
-				}
-				tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "RUN\tWHEN\tKIND\tFILES\tTOKENS\tSUMMARY")
-				for _, r := range runs {
-					tokens := "-"
-					if r.Usage != nil {
-						tokens = fmt.Sprintf("%d in/%d out", r.Usage.InputTokens, r.Usage.OutputTokens)
-					}
-					summary := r.Summary
-					switch {
-					case r.UndoneBy != "":
-						summary += " [undone by " + r.UndoneBy + "]"
-					case r.State == memdir.RunFailed:
-						summary += " [failed: " + r.Error + "]"
-					case r.State == memdir.RunOpen:
-						summary += " [interrupted]"
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Start.In(env.Now().Location()).Format("2006-01-02 15:04"), r.Kind, len(r.ChangedFiles()), tokens, summary)
-				}
-				return tw.Flush()
+	Setup: setup(runLog),
+}
+
+// logOptions holds the flag values of memdir log.
+type logOptions struct {
+	lf     locationFlags
+	limit  int
+	asJSON bool
+}
+
+func (o *logOptions) declare(fs *flag.FlagSet) {
+	o.lf.register(fs, false)
+	fs.IntVar(&o.limit, "limit", 20, "show at most `N` runs (0: all)")
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+}
+
+func runLog(ctx context.Context, env *Env, o *logOptions, args []string) error {
+	d, _, err := o.lf.open(env)
+	if err != nil {
+		return err
+	}
+	j := d.Journal()
+	if len(args) > 0 && args[0] == "append" {
+		return logAppend(env, j, d.Path(), args[1:], o.asJSON)
+	}
+	if len(args) > 0 {
+		if args[0] != "show" || len(args) != 2 {
+			return usagef("log takes no arguments, or: show RUN, or: append TEXT")
+		}
+		run, err := j.Run(args[1])
+		if err != nil {
+			return err
+		}
+		return emit(env, o.asJSON, run, func(w io.Writer) error {
+			printRun(env, run)
+			return nil
+		})
+	}
+	runs, errs := j.Runs()
+	for _, e := range errs {
+		fmt.Fprintf(env.Stderr, "warning: %v\n", e)
+	}
+	if o.limit > 0 && len(runs) > o.limit {
+		runs = runs[:o.limit]
+	}
+	if runs == nil {
+		runs = []*memdir.JournalRun{}
+	}
+	return emit(env, o.asJSON, map[string]any{"journal": j.Dir(), "runs": runs}, func(w io.Writer) error {
+		if len(runs) == 0 {
+			fmt.Fprintf(env.Stderr, "The journal of %s is empty.\n", d.Path())
+			return nil
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "RUN\tWHEN\tKIND\tFILES\tTOKENS\tSUMMARY")
+		for _, r := range runs {
+			tokens := "-"
+			if r.Usage != nil {
+				tokens = fmt.Sprintf("%d in/%d out", r.Usage.InputTokens, r.Usage.OutputTokens)
 			}
-		},
+			summary := r.Summary
+			switch {
+			case r.UndoneBy != "":
+				summary += " [undone by " + r.UndoneBy + "]"
+			case r.State == memdir.RunFailed:
+				summary += " [failed: " + r.Error + "]"
+			case r.State == memdir.RunOpen:
+				summary += " [interrupted]"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Start.In(env.Now().Location()).Format("2006-01-02 15:04"), r.Kind, len(r.ChangedFiles()), tokens, summary)
+		}
+		return tw.Flush()
 	})
 }
 
@@ -171,9 +176,8 @@ func logAppend(env *Env, j *memdir.Journal, dir string, words []string, asJSON b
 	if err != nil {
 		return err
 	}
-	if asJSON {
-		return writeJSON(env.Stdout, map[string]string{"path": path})
-	}
-	fmt.Fprintln(env.Stdout, path)
-	return nil
+	return emit(env, asJSON, map[string]string{"path": path}, func(w io.Writer) error {
+		fmt.Fprintln(w, path)
+		return nil
+	})
 }

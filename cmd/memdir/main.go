@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -76,8 +75,9 @@ func osEnv() *Env {
 // arguments left over.
 type RunFunc func(ctx context.Context, env *Env, args []string) error
 
-// Command is one memdir subcommand. Each lives in a file of its own and adds
-// itself to the table with register.
+// Command is one memdir subcommand. Each lives in a file of its own, as a
+// variable named after it (saveCmd), with its options struct (saveOptions)
+// and its run function (runSave); commandList lists them all.
 type Command struct {
 	Name  string
 	Args  string // the usage after the command name, e.g. "[flags] NAME"
@@ -85,20 +85,80 @@ type Command struct {
 	Long  string // the manual page shown by --help
 	// Setup declares the command's flags on fs and returns the function that
 	// runs the command. It is called afresh for every run, so a command's flag
-	// values never leak from one run to the next.
+	// values never leak from one run to the next. setup makes it from the
+	// command's run function.
 	Setup func(fs *flag.FlagSet) RunFunc
 	// NeverBlock makes a usage error exit 1 instead of 2, for commands run
 	// as Claude Code hooks, where exit 2 means "block this action".
 	NeverBlock bool
 }
 
-var commands = map[string]*Command{}
-
-func register(c *Command) {
-	if _, dup := commands[c.Name]; dup {
-		panic("memdir: command registered twice: " + c.Name)
+// setup makes a Command's Setup from its run function: each call gets a
+// fresh options value O whose declare method binds the flags to its fields.
+func setup[O any, P interface {
+	*O
+	declare(fs *flag.FlagSet)
+}](run func(ctx context.Context, env *Env, opts P, args []string) error) func(fs *flag.FlagSet) RunFunc {
+	return func(fs *flag.FlagSet) RunFunc {
+		opts := P(new(O))
+		opts.declare(fs)
+		return func(ctx context.Context, env *Env, args []string) error {
+			return run(ctx, env, opts, args)
+		}
 	}
-	commands[c.Name] = c
+}
+
+// commandList is every command, in the order of the help's command list
+// (alphabetical), and commands finds them by name. Both are set in init
+// rather than in their declarations: completion reads the list, so a
+// declaration naming completionCmd would be an initialization cycle.
+var (
+	commandList []*Command
+	commands    map[string]*Command
+)
+
+func init() {
+	commandList = []*Command{
+		agentCmd,
+		anchorsCmd,
+		checkpointCmd,
+		completionCmd,
+		configCmd,
+		doctorCmd,
+		dreamCmd,
+		editCmd,
+		embedCmd,
+		evalCmd,
+		extractCmd,
+		hookCmd,
+		hooksCmd,
+		indexCmd,
+		listCmd,
+		logCmd,
+		mcpCmd,
+		mvCmd,
+		pathCmd,
+		promoteCmd,
+		promptCmd,
+		recallCmd,
+		reviewCmd,
+		rmCmd,
+		saveCmd,
+		serveCmd,
+		sessionCmd,
+		settingsCmd,
+		showCmd,
+		syncCmd,
+		uiCmd,
+		undoCmd,
+	}
+	commands = make(map[string]*Command, len(commandList))
+	for _, c := range commandList {
+		if _, dup := commands[c.Name]; dup {
+			panic("memdir: command listed twice: " + c.Name)
+		}
+		commands[c.Name] = c
+	}
 }
 
 func main() {
@@ -278,15 +338,6 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func sortedCommands() []*Command {
-	out := make([]*Command, 0, len(commands))
-	for _, c := range commands {
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
 func printTopHelp(w io.Writer) {
 	fmt.Fprintf(w, `memdir: Claude Code compatible file-based memory for coding agents.
 
@@ -295,7 +346,7 @@ Usage:
 
 Commands:
 `)
-	for _, c := range sortedCommands() {
+	for _, c := range commandList {
 		fmt.Fprintf(w, "  %-11s %s\n", c.Name, c.Short)
 	}
 	fmt.Fprintf(w, `

@@ -17,12 +17,11 @@ import (
 	"github.com/memdir/memdir/mcpserver"
 )
 
-func init() {
-	register(&Command{
-		Name:  "mcp",
-		Args:  "[--http HOST:PORT] [--team] [flags]",
-		Short: "serve the memory directory to MCP clients (Claude Code, IDEs, agents)",
-		Long: `Mcp serves the project's memory directory over the Model Context Protocol, so
+var mcpCmd = &Command{
+	Name:  "mcp",
+	Args:  "[--http HOST:PORT] [--team] [flags]",
+	Short: "serve the memory directory to MCP clients (Claude Code, IDEs, agents)",
+	Long: `Mcp serves the project's memory directory over the Model Context Protocol, so
 any MCP client gets the same file-based memory Claude Code keeps. By default
 it speaks MCP on standard input and output, the way clients start local
 servers; logs go to standard error only.
@@ -70,51 +69,61 @@ Examples:
   memdir mcp
   memdir mcp --team --model anthropic:claude-haiku-4-5
   memdir mcp --dir ~/notes/memory --http 127.0.0.1:8788`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, false)
-			mf := addModelFlags(fs, "recall ranks lexically even when a model is configured")
-			team := fs.Bool("team", false, "team memory on: save into team/, serve team/MEMORY.md, team prompt by default")
-			httpAddr := fs.String("http", "", "serve streamable HTTP on `HOST:PORT` (loopback only) at /mcp instead of stdio")
-			verbose := fs.Bool("verbose", false, "log debug details to standard error")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) > 0 {
-					return usagef("mcp takes no arguments")
-				}
-				level := slog.LevelWarn
-				if *verbose {
-					level = slog.LevelDebug
-				}
-				logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
-				if *httpAddr != "" {
-					if err := checkLoopback("--http", *httpAddr); err != nil {
-						return err
-					}
-				}
-				cfg, err := mf.config(env)
-				if err != nil {
-					return err
-				}
-				srv, d, err := newMCPServer(ctx, env, &lf, cfg, mf, *team, logger)
-				if err != nil {
-					return err
-				}
-				if *httpAddr != "" {
-					mux := http.NewServeMux()
-					mux.Handle("/mcp", mcpserver.NewHandler(srv, logger))
-					fmt.Fprintf(env.Stderr, "memdir mcp: serving %s at http://%s/mcp\n", d.Path(), *httpAddr)
-					return serveHTTP(ctx, *httpAddr, mux, logger)
-				}
-				err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(env.Stdin), Writer: nopWriteCloser{env.Stdout}})
-				if ctx.Err() != nil || errors.Is(err, io.EOF) {
-					// Stopped by a signal, or the client closed the pipe:
-					// both are the normal end of a stdio server.
-					return nil
-				}
-				return err
-			}
-		},
-	})
+	Setup: setup(runMcp),
+}
+
+// mcpOptions holds the flag values of memdir mcp.
+type mcpOptions struct {
+	lf       locationFlags
+	mf       *modelFlags
+	team     bool
+	httpAddr string
+	verbose  bool
+}
+
+func (o *mcpOptions) declare(fs *flag.FlagSet) {
+	o.lf.register(fs, false)
+	o.mf = addModelFlags(fs, "recall ranks lexically even when a model is configured")
+	fs.BoolVar(&o.team, "team", false, "team memory on: save into team/, serve team/MEMORY.md, team prompt by default")
+	fs.StringVar(&o.httpAddr, "http", "", "serve streamable HTTP on `HOST:PORT` (loopback only) at /mcp instead of stdio")
+	fs.BoolVar(&o.verbose, "verbose", false, "log debug details to standard error")
+}
+
+func runMcp(ctx context.Context, env *Env, o *mcpOptions, args []string) error {
+	if len(args) > 0 {
+		return usagef("mcp takes no arguments")
+	}
+	level := slog.LevelWarn
+	if o.verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	if o.httpAddr != "" {
+		if err := checkLoopback("--http", o.httpAddr); err != nil {
+			return err
+		}
+	}
+	cfg, err := o.mf.config(env)
+	if err != nil {
+		return err
+	}
+	srv, d, err := newMCPServer(ctx, env, &o.lf, cfg, o.mf, o.team, logger)
+	if err != nil {
+		return err
+	}
+	if o.httpAddr != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", mcpserver.NewHandler(srv, logger))
+		fmt.Fprintf(env.Stderr, "memdir mcp: serving %s at http://%s/mcp\n", d.Path(), o.httpAddr)
+		return serveHTTP(ctx, o.httpAddr, mux, logger)
+	}
+	err = srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(env.Stdin), Writer: nopWriteCloser{env.Stdout}})
+	if ctx.Err() != nil || errors.Is(err, io.EOF) {
+		// Stopped by a signal, or the client closed the pipe:
+		// both are the normal end of a stdio server.
+		return nil
+	}
+	return err
 }
 
 // newMCPServer opens the directory lf selects and returns its MCP server,

@@ -347,6 +347,19 @@ func TestHelpAndUnknownCommands(t *testing.T) {
 	}
 }
 
+// TestCommandListIsAlphabetical: the help and the completion scripts show
+// the commands in commandList's order, which is kept alphabetical.
+func TestCommandListIsAlphabetical(t *testing.T) {
+	for i := 1; i < len(commandList); i++ {
+		if prev, c := commandList[i-1].Name, commandList[i].Name; prev >= c {
+			t.Errorf("commandList has %q before %q", prev, c)
+		}
+	}
+	if len(commands) != len(commandList) {
+		t.Errorf("commands has %d entries, commandList %d", len(commands), len(commandList))
+	}
+}
+
 // TestUndoRevertsChangesOutsideTheMemoryDirectory checks that a journaled
 // change to a file elsewhere (the user's settings) is reverted by plain
 // 'memdir undo', like a change inside the directory.

@@ -4,14 +4,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 )
 
-func init() {
-	register(&Command{
-		Name:  "mv",
-		Args:  "[--json] OLD NEW",
-		Short: "rename a memory file and repoint its MEMORY.md line",
-		Long: `Mv renames a memory file and points its MEMORY.md line at the new name,
+var mvCmd = &Command{
+	Name:  "mv",
+	Args:  "[--json] OLD NEW",
+	Short: "rename a memory file and repoint its MEMORY.md line",
+	Long: `Mv renames a memory file and points its MEMORY.md line at the new name,
 keeping the line's title and hook. OLD is a path, a path without ".md", or a
 memory name; NEW is a path in the memory directory (".md" is added if
 missing). Moving into or out of team/ moves the line between the private and
@@ -25,30 +25,36 @@ shared with every collaborator. Mv never replaces an existing file, and
 Examples:
   memdir mv notes.md project_release_freeze.md
   memdir mv reference_grafana team/reference_grafana   # share with the team`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, false)
-			asJSON := fs.Bool("json", false, "print the result as JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) != 2 {
-					return usagef("mv takes two names: OLD NEW")
-				}
-				d, _, err := lf.open(env)
-				if err != nil {
-					return err
-				}
-				res, err := d.Rename(ctx, args[0], args[1])
-				if err != nil {
-					return err
-				}
-				if *asJSON {
-					return writeJSON(env.Stdout, map[string]any{
-						"from": res.From, "to": res.To, "abs_path": d.Abs(res.To), "run_id": res.RunID,
-					})
-				}
-				fmt.Fprintf(env.Stdout, "Renamed %s to %s. Undo with: memdir undo %s\n", res.From, res.To, res.RunID)
-				return nil
-			}
-		},
+	Setup: setup(runMv),
+}
+
+// mvOptions holds the flag values of memdir mv.
+type mvOptions struct {
+	lf     locationFlags
+	asJSON bool
+}
+
+func (o *mvOptions) declare(fs *flag.FlagSet) {
+	o.lf.register(fs, false)
+	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
+}
+
+func runMv(ctx context.Context, env *Env, o *mvOptions, args []string) error {
+	if len(args) != 2 {
+		return usagef("mv takes two names: OLD NEW")
+	}
+	d, _, err := o.lf.open(env)
+	if err != nil {
+		return err
+	}
+	res, err := d.Rename(ctx, args[0], args[1])
+	if err != nil {
+		return err
+	}
+	return emit(env, o.asJSON, map[string]any{
+		"from": res.From, "to": res.To, "abs_path": d.Abs(res.To), "run_id": res.RunID,
+	}, func(w io.Writer) error {
+		fmt.Fprintf(w, "Renamed %s to %s. Undo with: memdir undo %s\n", res.From, res.To, res.RunID)
+		return nil
 	})
 }

@@ -15,6 +15,15 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// emit prints a command's result on standard output: v as JSON (writeJSON)
+// when asJSON is set, for --json, and otherwise whatever text writes to w.
+func emit(env *Env, asJSON bool, v any, text func(w io.Writer) error) error {
+	if asJSON {
+		return writeJSON(env.Stdout, v)
+	}
+	return text(env.Stdout)
+}
+
 // indexStatusJSON is a MEMORY.md measurement in --json output, with the
 // field names 'memdir index --json' uses.
 func indexStatusJSON(st memdir.IndexStatus) map[string]any {

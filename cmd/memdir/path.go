@@ -4,17 +4,17 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"path/filepath"
 
 	"github.com/memdir/memdir"
 )
 
-func init() {
-	register(&Command{
-		Name:  "path",
-		Args:  "[--explain] [--team] [--agent TYPE --scope S] [--json]",
-		Short: "print the project's memory directory",
-		Long: `Path prints the memory directory Claude Code uses for this project, with a
+var pathCmd = &Command{
+	Name:  "path",
+	Args:  "[--explain] [--team] [--agent TYPE --scope S] [--json]",
+	Short: "print the project's memory directory",
+	Long: `Path prints the memory directory Claude Code uses for this project, with a
 trailing separator, exactly as Claude Code computes it:
 
   1. CLAUDE_COWORK_MEMORY_PATH_OVERRIDE, if valid;
@@ -36,60 +36,67 @@ Examples:
   memdir path
   memdir path --explain
   memdir path --agent code-reviewer --scope project`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, true)
-			explain := fs.Bool("explain", false, "say which rule chose the directory")
-			asJSON := fs.Bool("json", false, "print the location as JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) > 0 {
-					return usagef("path takes no arguments")
-				}
-				p, loc, err := lf.path(env)
-				if err != nil {
-					return err
-				}
-				out := p + string(filepath.Separator)
-				if lf.team {
-					out = filepath.Join(p, memdir.TeamDirName) + string(filepath.Separator)
-				}
-				if *asJSON {
-					v := map[string]any{"path": out}
-					if loc != nil {
-						v["source"] = loc.Source
-						v["source_detail"] = loc.SourceDetail
-						v["enabled"] = loc.Enabled
-						v["enabled_reason"] = loc.EnabledReason
-						v["project_root"] = loc.ProjectRoot
-						v["git_root"] = loc.GitRoot
-						v["canonical_root"] = loc.CanonicalRoot
-						v["config_home"] = loc.ConfigHome
-						v["transcript_dir"] = loc.TranscriptDir()
-						v["explain"] = loc.Explain
-						v["warnings"] = loc.Warnings
-					}
-					return writeJSON(env.Stdout, v)
-				}
-				fmt.Fprintln(env.Stdout, out)
-				if loc != nil {
-					for _, w := range loc.Warnings {
-						fmt.Fprintf(env.Stderr, "warning: %s\n", w)
-					}
-				}
-				if *explain {
-					if loc == nil {
-						fmt.Fprintln(env.Stdout, "  chosen by --dir")
-						return nil
-					}
-					for _, line := range loc.Explain {
-						fmt.Fprintf(env.Stdout, "  %s\n", line)
-					}
-					if lf.agent != "" {
-						fmt.Fprintf(env.Stdout, "  agent memory: %s scope of agent %q\n", lf.scope, lf.agent)
-					}
-				}
+	Setup: setup(runPath),
+}
+
+// pathOptions holds the flag values of memdir path.
+type pathOptions struct {
+	lf      locationFlags
+	explain bool
+	asJSON  bool
+}
+
+func (o *pathOptions) declare(fs *flag.FlagSet) {
+	o.lf.register(fs, true)
+	fs.BoolVar(&o.explain, "explain", false, "say which rule chose the directory")
+	fs.BoolVar(&o.asJSON, "json", false, "print the location as JSON")
+}
+
+func runPath(ctx context.Context, env *Env, o *pathOptions, args []string) error {
+	if len(args) > 0 {
+		return usagef("path takes no arguments")
+	}
+	p, loc, err := o.lf.path(env)
+	if err != nil {
+		return err
+	}
+	out := p + string(filepath.Separator)
+	if o.lf.team {
+		out = filepath.Join(p, memdir.TeamDirName) + string(filepath.Separator)
+	}
+	v := map[string]any{"path": out}
+	if loc != nil {
+		v["source"] = loc.Source
+		v["source_detail"] = loc.SourceDetail
+		v["enabled"] = loc.Enabled
+		v["enabled_reason"] = loc.EnabledReason
+		v["project_root"] = loc.ProjectRoot
+		v["git_root"] = loc.GitRoot
+		v["canonical_root"] = loc.CanonicalRoot
+		v["config_home"] = loc.ConfigHome
+		v["transcript_dir"] = loc.TranscriptDir()
+		v["explain"] = loc.Explain
+		v["warnings"] = loc.Warnings
+	}
+	return emit(env, o.asJSON, v, func(stdout io.Writer) error {
+		fmt.Fprintln(stdout, out)
+		if loc != nil {
+			for _, w := range loc.Warnings {
+				fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+			}
+		}
+		if o.explain {
+			if loc == nil {
+				fmt.Fprintln(stdout, "  chosen by --dir")
 				return nil
 			}
-		},
+			for _, line := range loc.Explain {
+				fmt.Fprintf(stdout, "  %s\n", line)
+			}
+			if o.lf.agent != "" {
+				fmt.Fprintf(stdout, "  agent memory: %s scope of agent %q\n", o.lf.scope, o.lf.agent)
+			}
+		}
+		return nil
 	})
 }

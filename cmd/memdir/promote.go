@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -12,12 +13,11 @@ import (
 	"github.com/memdir/memdir/promote"
 )
 
-func init() {
-	register(&Command{
-		Name:  "promote",
-		Args:  "[--json] [CONTEXT...] | --apply [--keep-memory] ID...",
-		Short: "review memory layers: promotions to CLAUDE.md, duplicates, stale entries, conflicts",
-		Long: `Promote reviews every memory layer, as Claude Code's /remember does, and
+var promoteCmd = &Command{
+	Name:  "promote",
+	Args:  "[--json] [CONTEXT...] | --apply [--keep-memory] ID...",
+	Short: "review memory layers: promotions to CLAUDE.md, duplicates, stale entries, conflicts",
+	Long: `Promote reviews every memory layer, as Claude Code's /remember does, and
 proposes what should move or go. It changes nothing by itself.
 
 It reads the auto memory, the team memory (team/), the project's CLAUDE.md
@@ -67,56 +67,65 @@ Examples:
   memdir promote --model anthropic:claude-sonnet-4-5 we are moving to a monorepo
   memdir promote --apply P1 C2
   memdir promote --json | jq '.items[] | select(.section == "cleanup")'`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			fs.StringVar(&lf.project, "project", "", "resolve the memory directory and CLAUDE.md files from `DIR` instead of the working directory")
-			fs.StringVar(&lf.dir, "dir", "", "review `DIR` as the auto-memory directory (CLAUDE.md files still come from the project)")
-			apply := fs.Bool("apply", false, "carry out the items whose ids follow, from the last review")
-			keep := fs.Bool("keep-memory", false, "with --apply: keep memories promoted to CLAUDE.md or CLAUDE.local.md")
-			asJSON := fs.Bool("json", false, "print the report (or what was applied) as JSON")
-			mf := addModelFlags(fs, "")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if *keep && !*apply {
-					return usagef("--keep-memory goes with --apply")
-				}
-				dir, src, err := promoteSources(env, &lf)
-				if err != nil {
-					return err
-				}
-				reviewFile, err := promote.DefaultReportPath(dir, env.LookupEnv)
-				if err != nil {
-					return err
-				}
-				if *apply {
-					if len(args) == 0 {
-						return usagef("--apply needs the ids of the items to carry out, such as P1 C2")
-					}
-					return promoteApply(ctx, env, dir, reviewFile, args, *keep, *asJSON)
-				}
-				model, err := mf.loadModel(env)
-				if err != nil {
-					return err
-				}
-				rep, err := promote.Review(ctx, src, &promote.Options{Model: model, Context: strings.Join(args, " "), Now: env.Now})
-				if err != nil {
-					return err
-				}
-				if err := promote.SaveReport(reviewFile, rep); err != nil {
-					return err
-				}
-				for _, w := range rep.Warnings {
-					fmt.Fprintf(env.Stderr, "warning: %s\n", w)
-				}
-				if rep.Method == promote.MethodFallback {
-					fmt.Fprintf(env.Stderr, "note: the model's review was not used (%s); this is the lexical review\n", rep.Fallback)
-				}
-				if *asJSON {
-					return writeJSON(env.Stdout, rep)
-				}
-				printReview(env, rep)
-				return nil
-			}
-		},
+	Setup: setup(runPromote),
+}
+
+// promoteOptions holds the flag values of memdir promote.
+type promoteOptions struct {
+	lf     locationFlags
+	mf     *modelFlags
+	apply  bool
+	keep   bool
+	asJSON bool
+}
+
+func (o *promoteOptions) declare(fs *flag.FlagSet) {
+	fs.StringVar(&o.lf.project, "project", "", "resolve the memory directory and CLAUDE.md files from `DIR` instead of the working directory")
+	fs.StringVar(&o.lf.dir, "dir", "", "review `DIR` as the auto-memory directory (CLAUDE.md files still come from the project)")
+	fs.BoolVar(&o.apply, "apply", false, "carry out the items whose ids follow, from the last review")
+	fs.BoolVar(&o.keep, "keep-memory", false, "with --apply: keep memories promoted to CLAUDE.md or CLAUDE.local.md")
+	fs.BoolVar(&o.asJSON, "json", false, "print the report (or what was applied) as JSON")
+	o.mf = addModelFlags(fs, "")
+}
+
+func runPromote(ctx context.Context, env *Env, o *promoteOptions, args []string) error {
+	if o.keep && !o.apply {
+		return usagef("--keep-memory goes with --apply")
+	}
+	dir, src, err := promoteSources(env, &o.lf)
+	if err != nil {
+		return err
+	}
+	reviewFile, err := promote.DefaultReportPath(dir, env.LookupEnv)
+	if err != nil {
+		return err
+	}
+	if o.apply {
+		if len(args) == 0 {
+			return usagef("--apply needs the ids of the items to carry out, such as P1 C2")
+		}
+		return promoteApply(ctx, env, dir, reviewFile, args, o.keep, o.asJSON)
+	}
+	model, err := o.mf.loadModel(env)
+	if err != nil {
+		return err
+	}
+	rep, err := promote.Review(ctx, src, &promote.Options{Model: model, Context: strings.Join(args, " "), Now: env.Now})
+	if err != nil {
+		return err
+	}
+	if err := promote.SaveReport(reviewFile, rep); err != nil {
+		return err
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(env.Stderr, "warning: %s\n", w)
+	}
+	if rep.Method == promote.MethodFallback {
+		fmt.Fprintf(env.Stderr, "note: the model's review was not used (%s); this is the lexical review\n", rep.Fallback)
+	}
+	return emit(env, o.asJSON, rep, func(w io.Writer) error {
+		printReview(env, rep)
+		return nil
 	})
 }
 
@@ -214,25 +223,24 @@ func promoteApply(ctx context.Context, env *Env, dir, reviewFile string, ids []s
 		return err
 	}
 	done, err := promote.Apply(ctx, d, rep, ids, &promote.ApplyOptions{KeepMemory: keep})
-	if asJSON {
-		if done == nil {
-			done = []promote.AppliedItem{}
-		}
-		if jerr := writeJSON(env.Stdout, map[string]any{"applied": done}); jerr != nil {
-			return jerr
-		}
-		return err
+	if done == nil {
+		done = []promote.AppliedItem{}
 	}
-	run := ""
-	for _, a := range done {
-		fmt.Fprintf(env.Stdout, "%s: %s.\n", a.ID, a.Done)
-		if len(a.RunIDs) > 0 {
-			run = a.RunIDs[0]
+	if jerr := emit(env, asJSON, map[string]any{"applied": done}, func(w io.Writer) error {
+		run := ""
+		for _, a := range done {
+			fmt.Fprintf(w, "%s: %s.\n", a.ID, a.Done)
+			if len(a.RunIDs) > 0 {
+				run = a.RunIDs[0]
+			}
 		}
-	}
-	if run != "" {
-		// The items are one run: one undo reverts them all.
-		fmt.Fprintf(env.Stdout, "Undo with: memdir undo %s\n", run)
+		if run != "" {
+			// The items are one run: one undo reverts them all.
+			fmt.Fprintf(w, "Undo with: memdir undo %s\n", run)
+		}
+		return nil
+	}); jerr != nil {
+		return jerr
 	}
 	return err
 }

@@ -16,12 +16,11 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, "; ") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
-func init() {
-	register(&Command{
-		Name:  "prompt",
-		Args:  "[--mode individual|team|daily-log|agent] [--skip-index] [--with-index] [--extra TEXT]...",
-		Short: "print the memory section of an agent's system prompt",
-		Long: `Prompt prints the memory instructions to put in an agent's system prompt:
+var promptCmd = &Command{
+	Name:  "prompt",
+	Args:  "[--mode individual|team|daily-log|agent] [--skip-index] [--with-index] [--extra TEXT]...",
+	Short: "print the memory section of an agent's system prompt",
+	Long: `Prompt prints the memory instructions to put in an agent's system prompt:
 where the memory is, the four memory types with when to save and how to use
 each, what not to save, how to save (a file plus a MEMORY.md line), when to
 read memories and how far to trust them. The structure and rules are Claude
@@ -48,75 +47,85 @@ Examples:
   memdir prompt
   memdir prompt --mode team --with-index
   memdir prompt --mode agent --agent code-reviewer --scope project`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, false)
-			mode := fs.String("mode", "individual", "individual, team, daily-log or agent")
-			skipIndex := fs.Bool("skip-index", false, "leave out the MEMORY.md step (recall replaces the index)")
-			withIndex := fs.Bool("with-index", false, "append MEMORY.md as loaded")
-			search := fs.Bool("search", false, "add the section on searching past context")
-			var extra multiFlag
-			fs.Var(&extra, "extra", "an extra guideline `TEXT` (repeatable)")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) > 0 {
-					return usagef("prompt takes no arguments")
-				}
-				m, err := memdir.ParsePromptMode(*mode)
-				if err != nil {
-					return usagef("%v", err)
-				}
-				if (m == memdir.PromptAgent) != (lf.agent != "") {
-					return usagef("--mode agent goes with --agent TYPE --scope S")
-				}
-				d, loc, err := lf.open(env)
-				if err != nil {
-					return err
-				}
-				if g := strings.TrimSpace(env.Getenv("CLAUDE_COWORK_MEMORY_EXTRA_GUIDELINES")); g != "" {
-					extra = append(extra, g)
-				}
-				opts := &memdir.PromptOptions{Mode: m, Dir: d.Path(), SkipIndex: *skipIndex, ExtraGuidelines: extra}
-				if *search {
-					if loc == nil {
-						return usagef("--search needs the located directory (not --dir): it names the session transcripts")
-					}
-					opts.SearchDir = loc.TranscriptDir()
-				}
-				if m == memdir.PromptAgent {
-					opts.AgentScope = memdir.AgentScope(lf.scope)
-					index, err := d.LoadIndex(false)
-					if err != nil {
-						return err
-					}
-					opts.Index, opts.IndexExists = index.Text, index.Exists
-				}
-				text, err := memdir.BuildPrompt(opts)
-				if err != nil {
-					return err
-				}
-				fmt.Fprint(env.Stdout, text)
-				if *withIndex && m != memdir.PromptAgent {
-					areas := []bool{false}
-					if m == memdir.PromptTeam {
-						areas = append(areas, true)
-					}
-					for _, team := range areas {
-						idx, err := d.LoadIndex(team)
-						if err != nil {
-							return err
-						}
-						if !idx.Exists {
-							continue
-						}
-						p := d.Abs(memdir.EntrypointName)
-						if team {
-							p = d.Abs(filepath.Join(memdir.TeamDirName, memdir.EntrypointName))
-						}
-						fmt.Fprintf(env.Stdout, "\n%s\n", memdir.IndexContext(p, idx.Text, team))
-					}
-				}
-				return nil
+	Setup: setup(runPrompt),
+}
+
+// promptOptions holds the flag values of memdir prompt.
+type promptOptions struct {
+	lf        locationFlags
+	mode      string
+	skipIndex bool
+	withIndex bool
+	search    bool
+	extra     multiFlag
+}
+
+func (o *promptOptions) declare(fs *flag.FlagSet) {
+	o.lf.register(fs, false)
+	fs.StringVar(&o.mode, "mode", "individual", "individual, team, daily-log or agent")
+	fs.BoolVar(&o.skipIndex, "skip-index", false, "leave out the MEMORY.md step (recall replaces the index)")
+	fs.BoolVar(&o.withIndex, "with-index", false, "append MEMORY.md as loaded")
+	fs.BoolVar(&o.search, "search", false, "add the section on searching past context")
+	fs.Var(&o.extra, "extra", "an extra guideline `TEXT` (repeatable)")
+}
+
+func runPrompt(ctx context.Context, env *Env, o *promptOptions, args []string) error {
+	if len(args) > 0 {
+		return usagef("prompt takes no arguments")
+	}
+	m, err := memdir.ParsePromptMode(o.mode)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if (m == memdir.PromptAgent) != (o.lf.agent != "") {
+		return usagef("--mode agent goes with --agent TYPE --scope S")
+	}
+	d, loc, err := o.lf.open(env)
+	if err != nil {
+		return err
+	}
+	if g := strings.TrimSpace(env.Getenv("CLAUDE_COWORK_MEMORY_EXTRA_GUIDELINES")); g != "" {
+		o.extra = append(o.extra, g)
+	}
+	opts := &memdir.PromptOptions{Mode: m, Dir: d.Path(), SkipIndex: o.skipIndex, ExtraGuidelines: o.extra}
+	if o.search {
+		if loc == nil {
+			return usagef("--search needs the located directory (not --dir): it names the session transcripts")
+		}
+		opts.SearchDir = loc.TranscriptDir()
+	}
+	if m == memdir.PromptAgent {
+		opts.AgentScope = memdir.AgentScope(o.lf.scope)
+		index, err := d.LoadIndex(false)
+		if err != nil {
+			return err
+		}
+		opts.Index, opts.IndexExists = index.Text, index.Exists
+	}
+	text, err := memdir.BuildPrompt(opts)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(env.Stdout, text)
+	if o.withIndex && m != memdir.PromptAgent {
+		areas := []bool{false}
+		if m == memdir.PromptTeam {
+			areas = append(areas, true)
+		}
+		for _, team := range areas {
+			idx, err := d.LoadIndex(team)
+			if err != nil {
+				return err
 			}
-		},
-	})
+			if !idx.Exists {
+				continue
+			}
+			p := d.Abs(memdir.EntrypointName)
+			if team {
+				p = d.Abs(filepath.Join(memdir.TeamDirName, memdir.EntrypointName))
+			}
+			fmt.Fprintf(env.Stdout, "\n%s\n", memdir.IndexContext(p, idx.Text, team))
+		}
+	}
+	return nil
 }

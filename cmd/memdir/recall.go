@@ -4,17 +4,17 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/memdir/memdir"
 )
 
-func init() {
-	register(&Command{
-		Name:  "recall",
-		Args:  "[flags] QUERY",
-		Short: "find the memories relevant to a prompt",
-		Long: `Recall picks the memories relevant to QUERY and prints them the way an agent
+var recallCmd = &Command{
+	Name:  "recall",
+	Args:  "[flags] QUERY",
+	Short: "find the memories relevant to a prompt",
+	Long: `Recall picks the memories relevant to QUERY and prints them the way an agent
 receives them: each inside a system reminder, with its age and, for memories
 older than a day, a warning that it may be out of date; each cut to 200
 lines and 4,096 bytes.
@@ -48,72 +48,85 @@ Examples:
   memdir recall "why do the settlement tests fail on CI?"
   memdir recall --model anthropic:claude-sonnet-4-5 --tools Bash "deploy the hotfix"
   memdir recall --json "部署流程是什么" | jq '.memories[].path'`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, false)
-			mf := addModelFlags(fs, "rank lexically even when a model is configured")
-			var surfaced multiFlag
-			fs.Var(&surfaced, "surfaced", "a memory `PATH` already shown this session (repeatable)")
-			tools := fs.String("tools", "", "comma-separated `TOOLS` the agent used recently")
-			maxN := fs.Int("max", memdir.RecallMaxMemories, "surface at most `N` memories")
-			budget := fs.Int("budget", memdir.RecallSessionBudget, "the session's memory budget in `BYTES`")
-			used := fs.Int("used", 0, "`BYTES` of memories already surfaced this session")
-			all := fs.Bool("all", false, "look up empty and one-word queries too")
-			noCache := fs.Bool("no-cache", false, "do not read or write the lexical index cache")
-			asJSON := fs.Bool("json", false, "print the result as JSON: path, score, reason and freshness of each memory")
-			return func(ctx context.Context, env *Env, args []string) error {
-				query := strings.TrimSpace(strings.Join(args, " "))
-				if query == "" && !*all {
-					return usagef("recall needs a query")
-				}
-				d, _, err := lf.openEnabled(env)
-				if err != nil {
-					return err
-				}
-				cfg, err := mf.config(env)
-				if err != nil {
-					return err
-				}
-				model, err := mf.model(cfg)
-				if err != nil {
-					return err
-				}
-				cache := ""
-				if !*noCache {
-					if cache, err = memdir.DefaultRecallCachePath(d.Path(), env.LookupEnv); err != nil {
-						return err
-					}
-				}
-				embedder, embedCache, err := recallEmbedder(env, cfg, d.Path())
-				if err != nil {
-					return err
-				}
-				opts := &memdir.RecallOptions{
-					Model: model, Embedder: embedder, EmbedCache: embedCache, EmbedOptions: cfg.EmbedOptions(), Index: memdir.NewRecallIndex(d.Path(), cache), Surfaced: surfaced,
-					Max: *maxN, ManifestTokens: cfg.ManifestTokens(), Budget: *budget, SessionBytes: *used,
-					AllowShortQueries: *all, Now: env.Now, ShowManifest: true,
-				}
-				if *tools != "" {
-					for _, t := range strings.Split(*tools, ",") {
-						if t = strings.TrimSpace(t); t != "" {
-							opts.RecentTools = append(opts.RecentTools, t)
-						}
-					}
-				}
-				res, err := d.Recall(ctx, query, opts)
-				if err != nil {
-					return err
-				}
-				if *asJSON {
-					return writeJSON(env.Stdout, res)
-				}
-				if len(res.Memories) > 0 {
-					fmt.Fprint(env.Stdout, res.Render())
-				}
-				printRecallSummary(env, res)
-				return nil
+	Setup: setup(runRecall),
+}
+
+// recallOptions holds the flag values of memdir recall.
+type recallOptions struct {
+	lf       locationFlags
+	mf       *modelFlags
+	surfaced multiFlag
+	tools    string
+	maxN     int
+	budget   int
+	used     int
+	all      bool
+	noCache  bool
+	asJSON   bool
+}
+
+func (o *recallOptions) declare(fs *flag.FlagSet) {
+	o.lf.register(fs, false)
+	o.mf = addModelFlags(fs, "rank lexically even when a model is configured")
+	fs.Var(&o.surfaced, "surfaced", "a memory `PATH` already shown this session (repeatable)")
+	fs.StringVar(&o.tools, "tools", "", "comma-separated `TOOLS` the agent used recently")
+	fs.IntVar(&o.maxN, "max", memdir.RecallMaxMemories, "surface at most `N` memories")
+	fs.IntVar(&o.budget, "budget", memdir.RecallSessionBudget, "the session's memory budget in `BYTES`")
+	fs.IntVar(&o.used, "used", 0, "`BYTES` of memories already surfaced this session")
+	fs.BoolVar(&o.all, "all", false, "look up empty and one-word queries too")
+	fs.BoolVar(&o.noCache, "no-cache", false, "do not read or write the lexical index cache")
+	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON: path, score, reason and freshness of each memory")
+}
+
+func runRecall(ctx context.Context, env *Env, o *recallOptions, args []string) error {
+	query := strings.TrimSpace(strings.Join(args, " "))
+	if query == "" && !o.all {
+		return usagef("recall needs a query")
+	}
+	d, _, err := o.lf.openEnabled(env)
+	if err != nil {
+		return err
+	}
+	cfg, err := o.mf.config(env)
+	if err != nil {
+		return err
+	}
+	model, err := o.mf.model(cfg)
+	if err != nil {
+		return err
+	}
+	cache := ""
+	if !o.noCache {
+		if cache, err = memdir.DefaultRecallCachePath(d.Path(), env.LookupEnv); err != nil {
+			return err
+		}
+	}
+	embedder, embedCache, err := recallEmbedder(env, cfg, d.Path())
+	if err != nil {
+		return err
+	}
+	opts := &memdir.RecallOptions{
+		Model: model, Embedder: embedder, EmbedCache: embedCache, EmbedOptions: cfg.EmbedOptions(), Index: memdir.NewRecallIndex(d.Path(), cache), Surfaced: o.surfaced,
+		Max: o.maxN, ManifestTokens: cfg.ManifestTokens(), Budget: o.budget, SessionBytes: o.used,
+		AllowShortQueries: o.all, Now: env.Now, ShowManifest: true,
+	}
+	if o.tools != "" {
+		for _, t := range strings.Split(o.tools, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				opts.RecentTools = append(opts.RecentTools, t)
 			}
-		},
+		}
+	}
+	res, err := d.Recall(ctx, query, opts)
+	if err != nil {
+		return err
+	}
+	return emit(env, o.asJSON, res, func(w io.Writer) error {
+		if len(res.Memories) > 0 {
+			fmt.Fprint(w, res.Render())
+		}
+		printRecallSummary(env, res)
+		return nil
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -11,12 +12,11 @@ import (
 	"github.com/memdir/memdir/screen"
 )
 
-func init() {
-	register(&Command{
-		Name:  "review",
-		Args:  "[list [--all] | show ID | accept ID | reject ID] [--json]",
-		Short: "list, accept or reject writes held back by injection screening",
-		Long: `Every write to memory is screened for prompt-injection patterns: text
+var reviewCmd = &Command{
+	Name:  "review",
+	Args:  "[list [--all] | show ID | accept ID | reject ID] [--json]",
+	Short: "list, accept or reject writes held back by injection screening",
+	Long: `Every write to memory is screened for prompt-injection patterns: text
 addressed to the model that tries to override its instructions, reassign its
 role, reveal the system prompt, keep things from the user or send secrets
 away; chat-role markup such as </user><system>; invisible, bidirectional or
@@ -44,85 +44,94 @@ Examples:
   memdir review
   memdir review show r20261201-101500-1a2b3c
   memdir review accept r20261201-101500-1a2b3c --json`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, false)
-			all := fs.Bool("all", false, "list accepted and rejected items too")
-			asJSON := fs.Bool("json", false, "print the result as JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				// Flags may follow the subcommand: parse what is left.
-				if len(args) > 0 {
-					sub := args[0]
-					if err := fs.Parse(args[1:]); err != nil {
-						return usagef("%v", err)
-					}
-					args = append([]string{sub}, fs.Args()...)
-				}
-				op := "list"
-				if len(args) > 0 {
-					op = args[0]
-				}
-				d, _, err := lf.open(env)
-				if err != nil {
-					return err
-				}
-				switch op {
-				case "list":
-					if len(args) > 1 {
-						return usagef("review list takes no arguments")
-					}
-					items, errs := d.HeldWrites(*all)
-					for _, e := range errs {
-						fmt.Fprintf(env.Stderr, "warning: %v\n", e)
-					}
-					if *asJSON {
-						if items == nil {
-							items = []*memdir.HeldWrite{}
-						}
-						return writeJSON(env.Stdout, map[string]any{"review_dir": d.ReviewDir(), "items": items})
-					}
-					if len(items) == 0 {
-						fmt.Fprintln(env.Stdout, "No writes held for review.")
-						return nil
-					}
-					for _, it := range items {
-						fmt.Fprintf(env.Stdout, "%s  %-8s  %s  %s  by %s  [%s]\n", it.ID, it.State, it.Queued.Format("2006-01-02 15:04"), it.Path, it.Provenance, ruleNames(it.Findings))
-					}
-					return nil
-				case "show", "accept", "reject":
-					if len(args) != 2 {
-						return usagef("review %s takes one ID (see 'memdir review list')", op)
-					}
-					var it *memdir.HeldWrite
-					switch op {
-					case "show":
-						it, err = d.HeldWrite(args[1])
-					case "accept":
-						it, err = d.AcceptHeld(ctx, args[1])
-					default:
-						it, err = d.RejectHeld(ctx, args[1])
-					}
-					if err != nil {
-						return err
-					}
-					if *asJSON {
-						return writeJSON(env.Stdout, it)
-					}
-					switch op {
-					case "accept":
-						fmt.Fprintf(env.Stdout, "Accepted %s: wrote %s (undo with 'memdir undo %s')\n", it.ID, d.Abs(it.Path), it.RunID)
-					case "reject":
-						fmt.Fprintf(env.Stdout, "Rejected %s: %s was not written; the item is kept in %s\n", it.ID, it.Path, d.ReviewDir())
-					default:
-						printHeld(env, it)
-					}
-					return nil
-				default:
-					return usagef("unknown review subcommand %q: want list, show, accept or reject", op)
-				}
+	Setup: setup(runReview),
+}
+
+// reviewOptions holds the flag values of memdir review.
+type reviewOptions struct {
+	// fs is the flag set, parsed again for flags after the subcommand.
+	fs     *flag.FlagSet
+	lf     locationFlags
+	all    bool
+	asJSON bool
+}
+
+func (o *reviewOptions) declare(fs *flag.FlagSet) {
+	o.fs = fs
+	o.lf.register(fs, false)
+	fs.BoolVar(&o.all, "all", false, "list accepted and rejected items too")
+	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
+}
+
+func runReview(ctx context.Context, env *Env, o *reviewOptions, args []string) error {
+	// Flags may follow the subcommand: parse what is left.
+	if len(args) > 0 {
+		sub := args[0]
+		if err := o.fs.Parse(args[1:]); err != nil {
+			return usagef("%v", err)
+		}
+		args = append([]string{sub}, o.fs.Args()...)
+	}
+	op := "list"
+	if len(args) > 0 {
+		op = args[0]
+	}
+	d, _, err := o.lf.open(env)
+	if err != nil {
+		return err
+	}
+	switch op {
+	case "list":
+		if len(args) > 1 {
+			return usagef("review list takes no arguments")
+		}
+		items, errs := d.HeldWrites(o.all)
+		for _, e := range errs {
+			fmt.Fprintf(env.Stderr, "warning: %v\n", e)
+		}
+		if items == nil {
+			items = []*memdir.HeldWrite{}
+		}
+		return emit(env, o.asJSON, map[string]any{"review_dir": d.ReviewDir(), "items": items}, func(w io.Writer) error {
+			if len(items) == 0 {
+				fmt.Fprintln(w, "No writes held for review.")
+				return nil
 			}
-		},
-	})
+			for _, it := range items {
+				fmt.Fprintf(w, "%s  %-8s  %s  %s  by %s  [%s]\n", it.ID, it.State, it.Queued.Format("2006-01-02 15:04"), it.Path, it.Provenance, ruleNames(it.Findings))
+			}
+			return nil
+		})
+	case "show", "accept", "reject":
+		if len(args) != 2 {
+			return usagef("review %s takes one ID (see 'memdir review list')", op)
+		}
+		var it *memdir.HeldWrite
+		switch op {
+		case "show":
+			it, err = d.HeldWrite(args[1])
+		case "accept":
+			it, err = d.AcceptHeld(ctx, args[1])
+		default:
+			it, err = d.RejectHeld(ctx, args[1])
+		}
+		if err != nil {
+			return err
+		}
+		return emit(env, o.asJSON, it, func(w io.Writer) error {
+			switch op {
+			case "accept":
+				fmt.Fprintf(w, "Accepted %s: wrote %s (undo with 'memdir undo %s')\n", it.ID, d.Abs(it.Path), it.RunID)
+			case "reject":
+				fmt.Fprintf(w, "Rejected %s: %s was not written; the item is kept in %s\n", it.ID, it.Path, d.ReviewDir())
+			default:
+				printHeld(env, it)
+			}
+			return nil
+		})
+	default:
+		return usagef("unknown review subcommand %q: want list, show, accept or reject", op)
+	}
 }
 
 func printHeld(env *Env, it *memdir.HeldWrite) {

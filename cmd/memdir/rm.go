@@ -4,14 +4,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 )
 
-func init() {
-	register(&Command{
-		Name:  "rm",
-		Args:  "[--json] NAME",
-		Short: "remove a memory and its MEMORY.md line",
-		Long: `Rm removes a memory file and its pointer line from MEMORY.md. NAME is the
+var rmCmd = &Command{
+	Name:  "rm",
+	Args:  "[--json] NAME",
+	Short: "remove a memory and its MEMORY.md line",
+	Long: `Rm removes a memory file and its pointer line from MEMORY.md. NAME is the
 file's path, the path without ".md", or the memory's name.
 
 Nothing is lost: the file and the exact index line are journaled first, and
@@ -22,38 +22,44 @@ Nothing is lost: the file and the exact index line are journaled first, and
 Examples:
   memdir rm feedback_old_rule
   memdir undo          # changed your mind`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, false)
-			asJSON := fs.Bool("json", false, "print the result as JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) != 1 {
-					return usagef("rm takes one memory name")
-				}
-				d, _, err := lf.open(env)
-				if err != nil {
-					return err
-				}
-				res, err := d.Remove(ctx, args[0], nil)
-				if err != nil {
-					return err
-				}
-				if *asJSON {
-					lines := res.IndexLines
-					if lines == nil {
-						lines = []string{}
-					}
-					return writeJSON(env.Stdout, map[string]any{
-						"path": res.Path, "abs_path": d.Abs(res.Path), "index_lines": lines, "run_id": res.RunID,
-					})
-				}
-				fmt.Fprintf(env.Stdout, "Removed %s", res.Path)
-				if n := len(res.IndexLines); n > 0 {
-					fmt.Fprintf(env.Stdout, " and its MEMORY.md line")
-				}
-				fmt.Fprintf(env.Stdout, ". Undo with: memdir undo %s\n", res.RunID)
-				return nil
-			}
-		},
+	Setup: setup(runRm),
+}
+
+// rmOptions holds the flag values of memdir rm.
+type rmOptions struct {
+	lf     locationFlags
+	asJSON bool
+}
+
+func (o *rmOptions) declare(fs *flag.FlagSet) {
+	o.lf.register(fs, false)
+	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
+}
+
+func runRm(ctx context.Context, env *Env, o *rmOptions, args []string) error {
+	if len(args) != 1 {
+		return usagef("rm takes one memory name")
+	}
+	d, _, err := o.lf.open(env)
+	if err != nil {
+		return err
+	}
+	res, err := d.Remove(ctx, args[0], nil)
+	if err != nil {
+		return err
+	}
+	lines := res.IndexLines
+	if lines == nil {
+		lines = []string{}
+	}
+	return emit(env, o.asJSON, map[string]any{
+		"path": res.Path, "abs_path": d.Abs(res.Path), "index_lines": lines, "run_id": res.RunID,
+	}, func(w io.Writer) error {
+		fmt.Fprintf(w, "Removed %s", res.Path)
+		if n := len(res.IndexLines); n > 0 {
+			fmt.Fprintf(w, " and its MEMORY.md line")
+		}
+		fmt.Fprintf(w, ". Undo with: memdir undo %s\n", res.RunID)
+		return nil
 	})
 }

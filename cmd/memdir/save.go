@@ -22,12 +22,11 @@ func warnScreen(env *Env, path string, findings []screen.Finding) {
 	}
 }
 
-func init() {
-	register(&Command{
-		Name:  "save",
-		Args:  "--name NAME --description TEXT --type TYPE [--team] [--file PATH] [--body TEXT | < body.md]",
-		Short: "save a memory and its MEMORY.md line",
-		Long: `Save writes a memory file and keeps its pointer line in MEMORY.md current,
+var saveCmd = &Command{
+	Name:  "save",
+	Args:  "--name NAME --description TEXT --type TYPE [--team] [--file PATH] [--body TEXT | < body.md]",
+	Short: "save a memory and its MEMORY.md line",
+	Long: `Save writes a memory file and keeps its pointer line in MEMORY.md current,
 the two steps Claude Code's agents take, done atomically and under a lock so
 concurrent sessions never lose an index line.
 
@@ -64,84 +63,99 @@ Examples:
       --description "integration tests hit a real database, never mocks" \
       --body "Use the docker-compose Postgres. **Why:** mocks hid a broken migration."
   git log -1 --format=%B | memdir save --name release-notes --type project --description "what shipped in 2.4"`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, true)
-			name := fs.String("name", "", "the memory's `NAME` (required)")
-			desc := fs.String("description", "", "one line that says when the memory is relevant (required)")
-			typ := fs.String("type", "", "user, feedback, project or reference (required)")
-			body := fs.String("body", "", "the memory's `TEXT` (default: standard input)")
-			file := fs.String("file", "", "save to `PATH` in the memory directory instead of the default file name")
-			create := fs.Bool("create", false, "fail if the file already exists")
-			asJSON := fs.Bool("json", false, "print the result as JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) > 0 {
-					return usagef("save takes no arguments (did you mean --body %q?)", strings.Join(args, " "))
-				}
-				if *name == "" || *desc == "" || *typ == "" {
-					return usagef("--name, --description and --type are required")
-				}
-				t := memdir.ParseType(*typ)
-				if t == "" {
-					return usagef("--type %q: want user, feedback, project or reference", *typ)
-				}
-				text := *body
-				bodySet := false
-				fs.Visit(func(f *flag.Flag) { bodySet = bodySet || f.Name == "body" })
-				if !bodySet {
-					if env.StdinIsTerminal {
-						return usagef("give the body with --body, or pipe it on standard input")
-					}
-					data, err := io.ReadAll(io.LimitReader(env.Stdin, memdir.MaxMemoryFileBytes+1))
-					if err != nil {
-						return fmt.Errorf("read the body from standard input: %w", err)
-					}
-					if len(data) > memdir.MaxMemoryFileBytes {
-						return fmt.Errorf("the body on standard input is over %s; memories should be short: %w", memdir.FormatFileSize(memdir.MaxMemoryFileBytes), memdir.ErrInvalid)
-					}
-					text = string(data)
-				}
-				d, _, err := lf.openEnabled(env)
-				if err != nil {
-					return err
-				}
-				m := &memdir.Memory{Name: *name, Description: *desc, Type: t, Body: text}
-				if *file != "" {
-					m.Path = *file
-					if lf.team && !strings.HasPrefix(m.Path, teamPrefix) {
-						m.Path = teamPrefix + m.Path
-					}
-				}
-				res, err := d.Save(ctx, m, &memdir.SaveOptions{Team: lf.team, Create: *create, Origin: &memdir.Provenance{By: memdir.ByUser, Via: "cli"}})
-				if err != nil {
-					return err
-				}
-				// A person's own save is never held, only warned about.
-				findings := screen.Check(*name + "\n" + *desc + "\n" + text)
-				warnScreen(env, res.Path, findings)
-				warning := res.Index.Warning()
-				if *asJSON {
-					if findings == nil {
-						findings = []screen.Finding{}
-					}
-					return writeJSON(env.Stdout, map[string]any{
-						"path": res.Path, "abs_path": d.Abs(res.Path), "created": res.Created, "changed": res.Changed,
-						"run_id": res.RunID, "index": indexStatusJSON(res.Index), "index_warning": warning, "screen_findings": findings,
-					})
-				}
-				state := "updated"
-				switch {
-				case res.Created:
-					state = "new"
-				case !res.Changed:
-					state = "unchanged"
-				}
-				fmt.Fprintf(env.Stdout, "Saved %s (%s)\n", d.Abs(res.Path), state)
-				if warning != "" {
-					fmt.Fprintf(env.Stderr, "warning: %s\n", warning)
-				}
-				return nil
-			}
-		},
+	Setup: setup(runSave),
+}
+
+// saveOptions holds the flag values of memdir save.
+type saveOptions struct {
+	// fs is the flag set as parsed: it tells whether --body was given.
+	fs     *flag.FlagSet
+	lf     locationFlags
+	name   string
+	desc   string
+	typ    string
+	body   string
+	file   string
+	create bool
+	asJSON bool
+}
+
+func (o *saveOptions) declare(fs *flag.FlagSet) {
+	o.fs = fs
+	o.lf.register(fs, true)
+	fs.StringVar(&o.name, "name", "", "the memory's `NAME` (required)")
+	fs.StringVar(&o.desc, "description", "", "one line that says when the memory is relevant (required)")
+	fs.StringVar(&o.typ, "type", "", "user, feedback, project or reference (required)")
+	fs.StringVar(&o.body, "body", "", "the memory's `TEXT` (default: standard input)")
+	fs.StringVar(&o.file, "file", "", "save to `PATH` in the memory directory instead of the default file name")
+	fs.BoolVar(&o.create, "create", false, "fail if the file already exists")
+	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
+}
+
+func runSave(ctx context.Context, env *Env, o *saveOptions, args []string) error {
+	if len(args) > 0 {
+		return usagef("save takes no arguments (did you mean --body %q?)", strings.Join(args, " "))
+	}
+	if o.name == "" || o.desc == "" || o.typ == "" {
+		return usagef("--name, --description and --type are required")
+	}
+	t := memdir.ParseType(o.typ)
+	if t == "" {
+		return usagef("--type %q: want user, feedback, project or reference", o.typ)
+	}
+	text := o.body
+	bodySet := false
+	o.fs.Visit(func(f *flag.Flag) { bodySet = bodySet || f.Name == "body" })
+	if !bodySet {
+		if env.StdinIsTerminal {
+			return usagef("give the body with --body, or pipe it on standard input")
+		}
+		data, err := io.ReadAll(io.LimitReader(env.Stdin, memdir.MaxMemoryFileBytes+1))
+		if err != nil {
+			return fmt.Errorf("read the body from standard input: %w", err)
+		}
+		if len(data) > memdir.MaxMemoryFileBytes {
+			return fmt.Errorf("the body on standard input is over %s; memories should be short: %w", memdir.FormatFileSize(memdir.MaxMemoryFileBytes), memdir.ErrInvalid)
+		}
+		text = string(data)
+	}
+	d, _, err := o.lf.openEnabled(env)
+	if err != nil {
+		return err
+	}
+	m := &memdir.Memory{Name: o.name, Description: o.desc, Type: t, Body: text}
+	if o.file != "" {
+		m.Path = o.file
+		if o.lf.team && !strings.HasPrefix(m.Path, teamPrefix) {
+			m.Path = teamPrefix + m.Path
+		}
+	}
+	res, err := d.Save(ctx, m, &memdir.SaveOptions{Team: o.lf.team, Create: o.create, Origin: &memdir.Provenance{By: memdir.ByUser, Via: "cli"}})
+	if err != nil {
+		return err
+	}
+	// A person's own save is never held, only warned about.
+	findings := screen.Check(o.name + "\n" + o.desc + "\n" + text)
+	warnScreen(env, res.Path, findings)
+	warning := res.Index.Warning()
+	if findings == nil {
+		findings = []screen.Finding{}
+	}
+	return emit(env, o.asJSON, map[string]any{
+		"path": res.Path, "abs_path": d.Abs(res.Path), "created": res.Created, "changed": res.Changed,
+		"run_id": res.RunID, "index": indexStatusJSON(res.Index), "index_warning": warning, "screen_findings": findings,
+	}, func(w io.Writer) error {
+		state := "updated"
+		switch {
+		case res.Created:
+			state = "new"
+		case !res.Changed:
+			state = "unchanged"
+		}
+		fmt.Fprintf(w, "Saved %s (%s)\n", d.Abs(res.Path), state)
+		if warning != "" {
+			fmt.Fprintf(env.Stderr, "warning: %s\n", warning)
+		}
+		return nil
 	})
 }

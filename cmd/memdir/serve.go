@@ -19,12 +19,11 @@ import (
 	"github.com/memdir/memdir/team/sqlite"
 )
 
-func init() {
-	register(&Command{
-		Name:  "serve",
-		Args:  "[--addr HOST:PORT] [--db DB] | token create --repo OWNER/NAME [--read-only] | token list | token revoke ID",
-		Short: "run the team memory sync server, and manage its tokens",
-		Long: `Serve runs the team memory sync server: the protocol Claude Code's team
+var serveCmd = &Command{
+	Name:  "serve",
+	Args:  "[--addr HOST:PORT] [--db DB] | token create --repo OWNER/NAME [--read-only] | token list | token revoke ID",
+	Short: "run the team memory sync server, and manage its tokens",
+	Long: `Serve runs the team memory sync server: the protocol Claude Code's team
 memory sync speaks (GET/PUT /api/claude_code/team_memory?repo=owner/name),
 plus history (view=history), old versions (version=N) and explicit deletes.
 Team members sync their team/ directory with 'memdir sync'.
@@ -67,62 +66,79 @@ Examples:
   memdir serve --addr 0.0.0.0:8787 --db postgres://memdir@db:5432/memdir
   memdir serve --db sqlite:/srv/memdir/team.db token create --repo acme/widgets
   memdir serve token list --json`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			addr := fs.String("addr", "127.0.0.1:8787", "listen on `HOST:PORT`")
-			db := fs.String("db", "", "database: sqlite:`PATH` or a postgres:// URL (default: sqlite:<data dir>/team.db)")
-			maxEntries := fs.Int("max-entries", team.DefaultMaxEntries, "maximum entries per repository")
-			org := fs.String("org", "", "organization id reported in responses")
-			logFormat := fs.String("log-format", "json", "request log format: json or text")
-			repo := fs.String("repo", "", "token create: the repository `OWNER/NAME` the token grants")
-			readOnly := fs.Bool("read-only", false, "token create: the token may only read")
-			name := fs.String("name", "", "token create: a `LABEL` to recognise the token by")
-			asJSON := fs.Bool("json", false, "token create and list: print JSON")
-			mcpOn := fs.Bool("mcp", false, "also serve the memory directory found from the working directory over MCP at /mcp (loopback --addr only; see 'memdir help mcp')")
-			mcpDir := fs.String("mcp-dir", "", "serve `DIR` as the memory directory at /mcp (implies --mcp)")
-			return func(ctx context.Context, env *Env, args []string) error {
-				var logger *slog.Logger
-				switch *logFormat {
-				case "json":
-					logger = slog.New(slog.NewJSONHandler(env.Stderr, nil))
-				case "text":
-					logger = slog.New(slog.NewTextHandler(env.Stderr, nil))
-				default:
-					return usagef("--log-format %q: want json or text", *logFormat)
-				}
-				if len(args) > 0 && args[0] != "token" {
-					return usagef("unknown argument %q; did you mean 'memdir serve token ...'?", args[0])
-				}
-				dsn := *db
-				if dsn == "" {
-					dsn = env.Getenv("MEMDIR_TEAM_DB")
-				}
-				store, err := openTeamStore(ctx, env, dsn, logger)
-				if err != nil {
-					return err
-				}
-				defer store.Close()
-				if len(args) > 0 {
-					return tokenCommand(ctx, env, store, args[1:], *repo, *readOnly, *name, *asJSON)
-				}
-				if *maxEntries <= 0 {
-					return usagef("--max-entries must be positive")
-				}
-				h := team.NewHandler(store, &team.HandlerOptions{
-					MaxEntries:     *maxEntries,
-					OrganizationID: *org,
-					Now:            env.Now,
-					Logger:         logger,
-				})
-				var handler http.Handler = h
-				if *mcpOn || *mcpDir != "" {
-					if handler, err = withMCP(ctx, env, h, *addr, *mcpDir, logger); err != nil {
-						return err
-					}
-				}
-				return serveHTTP(ctx, *addr, handler, logger)
-			}
-		},
+	Setup: setup(runServe),
+}
+
+// serveOptions holds the flag values of memdir serve.
+type serveOptions struct {
+	addr       string
+	db         string
+	maxEntries int
+	org        string
+	logFormat  string
+	repo       string
+	readOnly   bool
+	name       string
+	asJSON     bool
+	mcpOn      bool
+	mcpDir     string
+}
+
+func (o *serveOptions) declare(fs *flag.FlagSet) {
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8787", "listen on `HOST:PORT`")
+	fs.StringVar(&o.db, "db", "", "database: sqlite:`PATH` or a postgres:// URL (default: sqlite:<data dir>/team.db)")
+	fs.IntVar(&o.maxEntries, "max-entries", team.DefaultMaxEntries, "maximum entries per repository")
+	fs.StringVar(&o.org, "org", "", "organization id reported in responses")
+	fs.StringVar(&o.logFormat, "log-format", "json", "request log format: json or text")
+	fs.StringVar(&o.repo, "repo", "", "token create: the repository `OWNER/NAME` the token grants")
+	fs.BoolVar(&o.readOnly, "read-only", false, "token create: the token may only read")
+	fs.StringVar(&o.name, "name", "", "token create: a `LABEL` to recognise the token by")
+	fs.BoolVar(&o.asJSON, "json", false, "token create and list: print JSON")
+	fs.BoolVar(&o.mcpOn, "mcp", false, "also serve the memory directory found from the working directory over MCP at /mcp (loopback --addr only; see 'memdir help mcp')")
+	fs.StringVar(&o.mcpDir, "mcp-dir", "", "serve `DIR` as the memory directory at /mcp (implies --mcp)")
+}
+
+func runServe(ctx context.Context, env *Env, o *serveOptions, args []string) error {
+	var logger *slog.Logger
+	switch o.logFormat {
+	case "json":
+		logger = slog.New(slog.NewJSONHandler(env.Stderr, nil))
+	case "text":
+		logger = slog.New(slog.NewTextHandler(env.Stderr, nil))
+	default:
+		return usagef("--log-format %q: want json or text", o.logFormat)
+	}
+	if len(args) > 0 && args[0] != "token" {
+		return usagef("unknown argument %q; did you mean 'memdir serve token ...'?", args[0])
+	}
+	dsn := o.db
+	if dsn == "" {
+		dsn = env.Getenv("MEMDIR_TEAM_DB")
+	}
+	store, err := openTeamStore(ctx, env, dsn, logger)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if len(args) > 0 {
+		return tokenCommand(ctx, env, store, args[1:], o.repo, o.readOnly, o.name, o.asJSON)
+	}
+	if o.maxEntries <= 0 {
+		return usagef("--max-entries must be positive")
+	}
+	h := team.NewHandler(store, &team.HandlerOptions{
+		MaxEntries:     o.maxEntries,
+		OrganizationID: o.org,
+		Now:            env.Now,
+		Logger:         logger,
 	})
+	var handler http.Handler = h
+	if o.mcpOn || o.mcpDir != "" {
+		if handler, err = withMCP(ctx, env, h, o.addr, o.mcpDir, logger); err != nil {
+			return err
+		}
+	}
+	return serveHTTP(ctx, o.addr, handler, logger)
 }
 
 // teamStore is a team.Store the command must close.
@@ -220,15 +236,14 @@ func tokenCommand(ctx context.Context, env *Env, store teamStore, args []string,
 		if err != nil {
 			return err
 		}
-		if asJSON {
-			return writeJSON(env.Stdout, struct {
-				*team.Token
-				Secret string `json:"secret"`
-			}{tok, secret})
-		}
-		fmt.Fprintf(env.Stdout, "Created %s token %s for %s.\n\n  %s\n\n", access(tok.ReadOnly), tok.ID, tok.Repo, secret)
-		fmt.Fprintf(env.Stdout, "This is the only time the secret is shown. Give it to the team member, who sets\n  export MEMDIR_TEAM_TOKEN=%s\nor passes --token to 'memdir sync'. Revoke it with 'memdir serve token revoke %s'.\n", secret, tok.ID)
-		return nil
+		return emit(env, asJSON, struct {
+			*team.Token
+			Secret string `json:"secret"`
+		}{tok, secret}, func(w io.Writer) error {
+			fmt.Fprintf(w, "Created %s token %s for %s.\n\n  %s\n\n", access(tok.ReadOnly), tok.ID, tok.Repo, secret)
+			fmt.Fprintf(w, "This is the only time the secret is shown. Give it to the team member, who sets\n  export MEMDIR_TEAM_TOKEN=%s\nor passes --token to 'memdir sync'. Revoke it with 'memdir serve token revoke %s'.\n", secret, tok.ID)
+			return nil
+		})
 	case "list":
 		if len(args) != 1 {
 			return usagef("token list takes no arguments")
@@ -237,26 +252,25 @@ func tokenCommand(ctx context.Context, env *Env, store teamStore, args []string,
 		if err != nil {
 			return err
 		}
-		if asJSON {
-			if toks == nil {
-				toks = []team.Token{}
+		if toks == nil {
+			toks = []team.Token{}
+		}
+		return emit(env, asJSON, toks, func(w io.Writer) error {
+			if len(toks) == 0 {
+				fmt.Fprintln(w, "No tokens. Create one with 'memdir serve token create --repo OWNER/NAME'.")
+				return nil
 			}
-			return writeJSON(env.Stdout, toks)
-		}
-		if len(toks) == 0 {
-			fmt.Fprintln(env.Stdout, "No tokens. Create one with 'memdir serve token create --repo OWNER/NAME'.")
-			return nil
-		}
-		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tREPO\tACCESS\tNAME\tCREATED\tREVOKED")
-		for _, t := range toks {
-			revoked := "-"
-			if t.RevokedAt != nil {
-				revoked = t.RevokedAt.Format(time.RFC3339)
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tREPO\tACCESS\tNAME\tCREATED\tREVOKED")
+			for _, t := range toks {
+				revoked := "-"
+				if t.RevokedAt != nil {
+					revoked = t.RevokedAt.Format(time.RFC3339)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Repo, access(t.ReadOnly), t.Name, t.CreatedAt.Format(time.RFC3339), revoked)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Repo, access(t.ReadOnly), t.Name, t.CreatedAt.Format(time.RFC3339), revoked)
-		}
-		return tw.Flush()
+			return tw.Flush()
+		})
 	case "revoke":
 		if len(args) != 2 {
 			return usagef("token revoke takes one token ID (see 'memdir serve token list')")

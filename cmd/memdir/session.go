@@ -16,12 +16,11 @@ import (
 	"github.com/memdir/memdir/transcript"
 )
 
-func init() {
-	register(&Command{
-		Name:  "session",
-		Args:  "notes | update | compact  [flags]",
-		Short: "per-session notes that survive compaction (session memory)",
-		Long: `Session memory keeps running notes for one session in Claude Code's file,
+var sessionCmd = &Command{
+	Name:  "session",
+	Args:  "notes | update | compact  [flags]",
+	Short: "per-session notes that survive compaction (session memory)",
+	Long: `Session memory keeps running notes for one session in Claude Code's file,
 ~/.claude/projects/<project>/<session>/session-memory/summary.md, so that
 when the conversation is compacted the notes can stand in for a summary.
 A model keeps them up to date: it sees the conversation since its last
@@ -71,11 +70,15 @@ Examples:
   memdir session update --session $ID --force --model anthropic:claude-haiku-4-5
   memdir session notes --session $ID
   memdir session compact --session $ID --threshold 167000 --json`,
-		Setup: setupSession,
-	})
+	Setup: setup(runSession),
 }
 
-type sessionFlags struct {
+// sessionOptions holds the flag values of memdir session.
+type sessionOptions struct {
+	// fs is the flag set as parsed, for refusing flags the subcommand does
+	// not take.
+	fs                           *flag.FlagSet
+	mf                           *modelFlags
 	session, transcript, project string
 	json, path, force            bool
 	th                           session.Thresholds
@@ -83,8 +86,8 @@ type sessionFlags struct {
 	compact                      session.CompactOptions
 }
 
-func setupSession(fs *flag.FlagSet) RunFunc {
-	f := &sessionFlags{}
+func (f *sessionOptions) declare(fs *flag.FlagSet) {
+	f.fs = fs
 	fs.StringVar(&f.session, "session", "", "session `id` (default: the transcript's file name, else $MEMDIR_SESSION_ID or $CLAUDE_SESSION_ID)")
 	fs.StringVar(&f.transcript, "transcript", "", "the session's transcript `FILE` (Claude Code JSONL or a JSON message list)")
 	fs.StringVar(&f.project, "project", "", "the project `DIR` the session ran in (default: the working directory)")
@@ -99,13 +102,10 @@ func setupSession(fs *flag.FlagSet) RunFunc {
 	fs.IntVar(&f.compact.MinTextMessages, "min-text-messages", session.DefaultCompactMinTextMessages, "compact: least messages with text to keep (`N`)")
 	fs.IntVar(&f.compact.MaxTokens, "max-tokens", session.DefaultCompactMaxTokens, "compact: stop looking back once the kept messages hold `TOKENS`")
 	fs.IntVar(&f.compact.AutoCompactThreshold, "threshold", 0, "compact: fall back when the compacted context would reach `TOKENS` (0: no limit)")
-	mf := addModelFlags(fs, "")
-	return func(ctx context.Context, env *Env, args []string) error {
-		return runSession(ctx, env, fs, mf, f, args)
-	}
+	f.mf = addModelFlags(fs, "")
 }
 
-func runSession(ctx context.Context, env *Env, fs *flag.FlagSet, mf *modelFlags, f *sessionFlags, args []string) error {
+func runSession(ctx context.Context, env *Env, f *sessionOptions, args []string) error {
 	if len(args) == 0 {
 		return usagef("missing subcommand: notes, update or compact")
 	}
@@ -125,7 +125,7 @@ func runSession(ctx context.Context, env *Env, fs *flag.FlagSet, mf *modelFlags,
 		return usagef("unknown subcommand %q: want notes, update or compact", sub)
 	}
 	var misplaced error
-	fs.Visit(func(fl *flag.Flag) {
+	f.fs.Visit(func(fl *flag.Flag) {
 		for _, o := range only {
 			if fl.Name == o && misplaced == nil {
 				misplaced = usagef("--%s does not apply to session %s", o, sub)
@@ -159,7 +159,7 @@ func runSession(ctx context.Context, env *Env, fs *flag.FlagSet, mf *modelFlags,
 	case "notes":
 		return sessionNotes(env, notes, f)
 	case "update":
-		model, err := mf.loadModel(env)
+		model, err := f.mf.loadModel(env)
 		if err != nil {
 			return err
 		}
@@ -183,7 +183,7 @@ func runSession(ctx context.Context, env *Env, fs *flag.FlagSet, mf *modelFlags,
 // sessionSource resolves the session id and, when wanted, the transcript
 // path: --session, else the transcript's file name, else the environment;
 // --transcript, else <session>.jsonl in the project's transcript directory.
-func sessionSource(env *Env, loc *memdir.Location, f *sessionFlags, wantTranscript bool) (id, path string, err error) {
+func sessionSource(env *Env, loc *memdir.Location, f *sessionOptions, wantTranscript bool) (id, path string, err error) {
 	id, path = f.session, f.transcript
 	if path != "" && !filepath.IsAbs(path) {
 		path = filepath.Join(env.Cwd, path)
@@ -239,13 +239,12 @@ type sessionNotesJSON struct {
 	State     session.State     `json:"state"`
 }
 
-func sessionNotes(env *Env, n *session.Notes, f *sessionFlags) error {
+func sessionNotes(env *Env, n *session.Notes, f *sessionOptions) error {
 	if f.path {
-		if f.json {
-			return writeJSON(env.Stdout, map[string]string{"session_id": n.SessionID(), "path": n.Path()})
-		}
-		fmt.Fprintln(env.Stdout, n.Path())
-		return nil
+		return emit(env, f.json, map[string]string{"session_id": n.SessionID(), "path": n.Path()}, func(w io.Writer) error {
+			fmt.Fprintln(w, n.Path())
+			return nil
+		})
 	}
 	text, err := n.Read()
 	if err != nil {
@@ -262,25 +261,24 @@ func sessionNotes(env *Env, n *session.Notes, f *sessionFlags) error {
 	_, sections := session.ParseNotes(text)
 	tokens := session.EstimateTokens(memdir.Message{Content: []memdir.Block{memdir.TextBlock(text)}})
 	isTmpl := session.IsTemplate(text, tmpl)
-	if f.json {
-		if sections == nil {
-			sections = []session.Section{}
+	if sections == nil {
+		sections = []session.Section{}
+	}
+	return emit(env, f.json, sessionNotesJSON{SessionID: n.SessionID(), Path: n.Path(), Notes: text, Template: isTmpl, Tokens: tokens, Sections: sections, State: st}, func(w io.Writer) error {
+		io.WriteString(w, text)
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			fmt.Fprintln(w)
 		}
-		return writeJSON(env.Stdout, sessionNotesJSON{SessionID: n.SessionID(), Path: n.Path(), Notes: text, Template: isTmpl, Tokens: tokens, Sections: sections, State: st})
-	}
-	io.WriteString(env.Stdout, text)
-	if text != "" && !strings.HasSuffix(text, "\n") {
-		fmt.Fprintln(env.Stdout)
-	}
-	what := fmt.Sprintf("about %d tokens, %s", tokens, plural(st.Updates, "update", "updates"))
-	if isTmpl {
-		what += "; still the empty template"
-	}
-	fmt.Fprintf(env.Stderr, "session notes: %s (%s)\n", n.Path(), what)
-	return nil
+		what := fmt.Sprintf("about %d tokens, %s", tokens, plural(st.Updates, "update", "updates"))
+		if isTmpl {
+			what += "; still the empty template"
+		}
+		fmt.Fprintf(env.Stderr, "session notes: %s (%s)\n", n.Path(), what)
+		return nil
+	})
 }
 
-func sessionUpdate(ctx context.Context, env *Env, n *session.Notes, msgs []session.Message, model memdir.Model, f *sessionFlags) error {
+func sessionUpdate(ctx context.Context, env *Env, n *session.Notes, msgs []session.Message, model memdir.Model, f *sessionOptions) error {
 	if env.StderrIsTerminal && !f.json {
 		fmt.Fprintf(env.Stderr, "Checking the notes of session %s…\n", n.SessionID())
 	}
@@ -290,12 +288,8 @@ func sessionUpdate(ctx context.Context, env *Env, n *session.Notes, msgs []sessi
 	if res == nil {
 		return err
 	}
-	if f.json {
-		if jerr := writeJSON(env.Stdout, res); jerr != nil {
-			return jerr
-		}
-	} else {
-		printSessionUpdate(env.Stdout, n, res)
+	if jerr := emit(env, f.json, res, func(w io.Writer) error { printSessionUpdate(w, n, res); return nil }); jerr != nil {
+		return jerr
 	}
 	if err != nil {
 		return fmt.Errorf("updating the notes of session %s: %w", n.SessionID(), err)
@@ -405,7 +399,7 @@ type sessionFallbackJSON struct {
 	Detail string `json:"detail"`
 }
 
-func sessionCompact(env *Env, n *session.Notes, msgs []session.Message, transcriptPath string, f *sessionFlags) error {
+func sessionCompact(env *Env, n *session.Notes, msgs []session.Message, transcriptPath string, f *sessionOptions) error {
 	opts := f.compact
 	opts.TranscriptPath = transcriptPath
 	c, err := n.Compact(msgs, &opts)
@@ -422,41 +416,39 @@ func sessionCompact(env *Env, n *session.Notes, msgs []session.Message, transcri
 			out.Kept = append(out.Kept, sessionDescribeKept(c.Start+i, m))
 		}
 	}
-	if f.json {
-		return writeJSON(env.Stdout, out)
-	}
-	w := env.Stdout
-	fmt.Fprintf(w, "Session %s: %s, notes %s\n", n.SessionID(), plural(len(msgs), "message", "messages"), n.Path())
-	if out.Fallback != nil {
-		fmt.Fprintf(w, "Would fall back to an LLM summary: %s.\n", fe.Detail)
-		return nil
-	}
-	if c.Floor > 0 {
-		fmt.Fprintf(w, "The last compaction comes before message %d; nothing earlier is kept.\n", c.Floor)
-	}
-	if c.Resumed {
-		fmt.Fprintln(w, "No update has recorded which messages the notes cover; only the minimum is kept.")
-	}
-	if len(c.Keep) == 0 {
-		fmt.Fprintln(w, "Would keep no messages.")
-	} else {
-		fmt.Fprintf(w, "Would keep messages %d–%d: %s, about %d tokens, %d with text.\n", c.Start, c.Start+len(c.Keep)-1, plural(len(c.Keep), "message", "messages"), c.KeptTokens, c.KeptTextMessages)
-	}
-	fmt.Fprintf(w, "Summary: the notes, %d characters (about %d tokens)", len([]rune(c.Summary)), c.SummaryTokens)
-	if len(c.Truncated) > 0 {
-		fmt.Fprintf(w, "; cut for length: %s", strings.Join(c.Truncated, ", "))
-	}
-	fmt.Fprintf(w, ".\nContext after compaction: about %d tokens.\n", c.Tokens)
-	if len(out.Kept) > 0 {
-		fmt.Fprintln(w)
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "INDEX\tROLE\tTOKENS\tKIND\tSTART")
-		for _, k := range out.Kept {
-			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\n", k.Index, k.Role, k.Tokens, sessionKeptKind(k), k.Preview)
+	return emit(env, f.json, out, func(w io.Writer) error {
+		fmt.Fprintf(w, "Session %s: %s, notes %s\n", n.SessionID(), plural(len(msgs), "message", "messages"), n.Path())
+		if out.Fallback != nil {
+			fmt.Fprintf(w, "Would fall back to an LLM summary: %s.\n", fe.Detail)
+			return nil
 		}
-		tw.Flush()
-	}
-	return nil
+		if c.Floor > 0 {
+			fmt.Fprintf(w, "The last compaction comes before message %d; nothing earlier is kept.\n", c.Floor)
+		}
+		if c.Resumed {
+			fmt.Fprintln(w, "No update has recorded which messages the notes cover; only the minimum is kept.")
+		}
+		if len(c.Keep) == 0 {
+			fmt.Fprintln(w, "Would keep no messages.")
+		} else {
+			fmt.Fprintf(w, "Would keep messages %d–%d: %s, about %d tokens, %d with text.\n", c.Start, c.Start+len(c.Keep)-1, plural(len(c.Keep), "message", "messages"), c.KeptTokens, c.KeptTextMessages)
+		}
+		fmt.Fprintf(w, "Summary: the notes, %d characters (about %d tokens)", len([]rune(c.Summary)), c.SummaryTokens)
+		if len(c.Truncated) > 0 {
+			fmt.Fprintf(w, "; cut for length: %s", strings.Join(c.Truncated, ", "))
+		}
+		fmt.Fprintf(w, ".\nContext after compaction: about %d tokens.\n", c.Tokens)
+		if len(out.Kept) > 0 {
+			fmt.Fprintln(w)
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "INDEX\tROLE\tTOKENS\tKIND\tSTART")
+			for _, k := range out.Kept {
+				fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\n", k.Index, k.Role, k.Tokens, sessionKeptKind(k), k.Preview)
+			}
+			tw.Flush()
+		}
+		return nil
+	})
 }
 
 func sessionDescribeKept(i int, m session.Message) sessionKept {

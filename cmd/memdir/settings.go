@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -12,12 +13,11 @@ import (
 	"github.com/memdir/memdir"
 )
 
-func init() {
-	register(&Command{
-		Name:  "settings",
-		Args:  "[--json] | set KEY=VALUE...",
-		Short: "show or set autoMemoryEnabled and autoDreamEnabled (the /memory toggles)",
-		Long: `Settings shows the two switches of Claude Code's /memory command as Claude
+var settingsCmd = &Command{
+	Name:  "settings",
+	Args:  "[--json] | set KEY=VALUE...",
+	Short: "show or set autoMemoryEnabled and autoDreamEnabled (the /memory toggles)",
+	Long: `Settings shows the two switches of Claude Code's /memory command as Claude
 Code resolves them, and where each value comes from:
 
   autoMemoryEnabled  whether agents read and write auto memory. Environment
@@ -49,30 +49,36 @@ Examples:
   memdir settings
   memdir settings set autoMemoryEnabled=false
   memdir settings set autoDreamEnabled=true autoMemoryEnabled=unset`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			fs.StringVar(&lf.project, "project", "", "resolve the project from `DIR` instead of the working directory")
-			asJSON := fs.Bool("json", false, "print JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				switch {
-				case len(args) == 0:
-					ms, err := resolveSettings(env, &lf)
-					if err != nil {
-						return err
-					}
-					if *asJSON {
-						return writeJSON(env.Stdout, ms)
-					}
-					printSettings(env, ms)
-					return nil
-				case args[0] == "set":
-					return settingsSet(ctx, env, &lf, args[1:], *asJSON)
-				default:
-					return usagef("settings takes no arguments, or: set KEY=VALUE...")
-				}
-			}
-		},
-	})
+	Setup: setup(runSettings),
+}
+
+// settingsOptions holds the flag values of memdir settings.
+type settingsOptions struct {
+	lf     locationFlags
+	asJSON bool
+}
+
+func (o *settingsOptions) declare(fs *flag.FlagSet) {
+	fs.StringVar(&o.lf.project, "project", "", "resolve the project from `DIR` instead of the working directory")
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
+}
+
+func runSettings(ctx context.Context, env *Env, o *settingsOptions, args []string) error {
+	switch {
+	case len(args) == 0:
+		ms, err := resolveSettings(env, &o.lf)
+		if err != nil {
+			return err
+		}
+		return emit(env, o.asJSON, ms, func(w io.Writer) error {
+			printSettings(env, ms)
+			return nil
+		})
+	case args[0] == "set":
+		return settingsSet(ctx, env, &o.lf, args[1:], o.asJSON)
+	default:
+		return usagef("settings takes no arguments, or: set KEY=VALUE...")
+	}
 }
 
 func resolveSettings(env *Env, lf *locationFlags) (*memdir.MemorySettings, error) {
@@ -184,23 +190,22 @@ func settingsSet(ctx context.Context, env *Env, lf *locationFlags, args []string
 		notes = append(notes, fmt.Sprintf("%s is still %t: %s", v.Key, v.Value, settingOrigin(v)))
 	}
 	sort.Strings(notes)
-	if asJSON {
-		out := map[string]any{"settings": ms, "notes": notes}
-		if notes == nil {
-			out["notes"] = []string{}
+	out := map[string]any{"settings": ms, "notes": notes}
+	if notes == nil {
+		out["notes"] = []string{}
+	}
+	if run != nil {
+		out["run_id"] = run.ID
+	}
+	return emit(env, asJSON, out, func(w io.Writer) error {
+		if run == nil {
+			fmt.Fprintf(w, "%s already says so; nothing changed.\n", ms.UserSettings)
+		} else {
+			fmt.Fprintf(w, "Updated %s (%s). Undo with: memdir undo %s\n", ms.UserSettings, strings.Join(args, " "), run.ID)
 		}
-		if run != nil {
-			out["run_id"] = run.ID
+		for _, n := range notes {
+			fmt.Fprintf(env.Stderr, "note: %s\n", n)
 		}
-		return writeJSON(env.Stdout, out)
-	}
-	if run == nil {
-		fmt.Fprintf(env.Stdout, "%s already says so; nothing changed.\n", ms.UserSettings)
-	} else {
-		fmt.Fprintf(env.Stdout, "Updated %s (%s). Undo with: memdir undo %s\n", ms.UserSettings, strings.Join(args, " "), run.ID)
-	}
-	for _, n := range notes {
-		fmt.Fprintf(env.Stderr, "note: %s\n", n)
-	}
-	return nil
+		return nil
+	})
 }

@@ -8,12 +8,11 @@ import (
 	"github.com/memdir/memdir"
 )
 
-func init() {
-	register(&Command{
-		Name:  "show",
-		Args:  "[--json] NAME",
-		Short: "print a memory",
-		Long: `Show prints a memory file as it is on disk. NAME is the file's path in the
+var showCmd = &Command{
+	Name:  "show",
+	Args:  "[--json] NAME",
+	Short: "print a memory",
+	Long: `Show prints a memory file as it is on disk. NAME is the file's path in the
 memory directory (feedback_testing.md, team/oncall.md), the same without
 ".md", or the memory's name from its frontmatter.
 
@@ -28,42 +27,49 @@ when unknown).
 Examples:
   memdir show feedback_testing
   memdir show "testing policy" --json`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, false)
-			asJSON := fs.Bool("json", false, "print the parsed memory as JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) != 1 {
-					return usagef("show takes one memory name")
-				}
-				d, _, err := lf.open(env)
-				if err != nil {
-					return err
-				}
-				m, raw, err := d.Read(ctx, args[0])
-				if err != nil {
-					return err
-				}
-				now := env.Now()
-				if *asJSON {
-					// A sync pull's provenance is kept outside the file.
-					prov, perr := d.WrittenBy(m.Path, raw)
-					if perr != nil {
-						fmt.Fprintf(env.Stderr, "warning: %v\n", perr)
-					}
-					return writeJSON(env.Stdout, map[string]any{
-						"path": m.Path, "abs_path": d.Abs(m.Path), "name": m.Name, "description": m.Description,
-						"type": m.Type, "raw_type": m.RawType, "body": m.Body, "metadata": m.Metadata(),
-						"mtime": m.ModTime, "age": memdir.MemoryAge(m.ModTime, now),
-						"freshness": memdir.FreshnessText(m.ModTime, now), "provenance": prov,
-					})
-				}
-				_, err = env.Stdout.Write(raw)
-				if err == nil && env.StderrIsTerminal {
-					fmt.Fprintf(env.Stderr, "(%s, saved %s)\n", d.Abs(m.Path), memdir.MemoryAge(m.ModTime, now))
-				}
-				return err
-			}
-		},
-	})
+	Setup: setup(runShow),
+}
+
+// showOptions holds the flag values of memdir show.
+type showOptions struct {
+	lf     locationFlags
+	asJSON bool
+}
+
+func (o *showOptions) declare(fs *flag.FlagSet) {
+	o.lf.register(fs, false)
+	fs.BoolVar(&o.asJSON, "json", false, "print the parsed memory as JSON")
+}
+
+func runShow(ctx context.Context, env *Env, o *showOptions, args []string) error {
+	if len(args) != 1 {
+		return usagef("show takes one memory name")
+	}
+	d, _, err := o.lf.open(env)
+	if err != nil {
+		return err
+	}
+	m, raw, err := d.Read(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	now := env.Now()
+	if o.asJSON {
+		// A sync pull's provenance is kept outside the file.
+		prov, perr := d.WrittenBy(m.Path, raw)
+		if perr != nil {
+			fmt.Fprintf(env.Stderr, "warning: %v\n", perr)
+		}
+		return writeJSON(env.Stdout, map[string]any{
+			"path": m.Path, "abs_path": d.Abs(m.Path), "name": m.Name, "description": m.Description,
+			"type": m.Type, "raw_type": m.RawType, "body": m.Body, "metadata": m.Metadata(),
+			"mtime": m.ModTime, "age": memdir.MemoryAge(m.ModTime, now),
+			"freshness": memdir.FreshnessText(m.ModTime, now), "provenance": prov,
+		})
+	}
+	_, err = env.Stdout.Write(raw)
+	if err == nil && env.StderrIsTerminal {
+		fmt.Fprintf(env.Stderr, "(%s, saved %s)\n", d.Abs(m.Path), memdir.MemoryAge(m.ModTime, now))
+	}
+	return err
 }

@@ -18,12 +18,11 @@ import (
 	"github.com/memdir/memdir/team"
 )
 
-func init() {
-	register(&Command{
-		Name:  "sync",
-		Args:  "pull|push|status|watch|resolve KEY [--ours|--theirs|--edit] [--url URL] [--token TOKEN] [--repo OWNER/NAME] [--json]",
-		Short: "sync team memory with a team memory server",
-		Long: `Sync shares the team/ part of the memory directory with a team memory server
+var syncCmd = &Command{
+	Name:  "sync",
+	Args:  "pull|push|status|watch|resolve KEY [--ours|--theirs|--edit] [--url URL] [--token TOKEN] [--repo OWNER/NAME] [--json]",
+	Short: "sync team memory with a team memory server",
+	Long: `Sync shares the team/ part of the memory directory with a team memory server
 ('memdir serve', or any server speaking Claude Code's team memory protocol).
 
   pull    fetch the server's entries and bring them into team/, key by key,
@@ -97,107 +96,123 @@ Examples:
   memdir sync status --repo acme/widgets
   memdir sync resolve build.md --edit
   memdir sync watch`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			// Only the flags that choose a memory directory: team memory
-			// has no agent scope.
-			var lf locationFlags
-			fs.StringVar(&lf.project, "project", "", "resolve the memory directory (and the git remote) from `DIR` instead of the working directory")
-			fs.StringVar(&lf.dir, "dir", "", "use `DIR` as the memory directory, bypassing Claude Code's rules")
-			serverURL := fs.String("url", "", "team memory server base `URL` (default: $MEMDIR_TEAM_URL or $TEAM_MEMORY_SYNC_URL)")
-			token := fs.String("token", "", "bearer `TOKEN` (default: $MEMDIR_TEAM_TOKEN)")
-			repo := fs.String("repo", "", "repository `OWNER/NAME` (default: from the git remote \"origin\" on github.com)")
-			teamDir := fs.String("team-dir", "", "sync `DIR` instead of team/ under the memory directory")
-			asJSON := fs.Bool("json", false, "print results as JSON (watch: one JSON object per line)")
-			debounce := fs.Duration("debounce", 2*time.Second, "watch: quiet period before a push")
-			verbose := fs.Bool("v", false, "log each request and file to stderr")
-			ours := fs.Bool("ours", false, "resolve: take your version")
-			theirs := fs.Bool("theirs", false, "resolve: keep the server's version")
-			edit := fs.Bool("edit", false, "resolve: merge the two by hand in $VISUAL or $EDITOR")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) == 0 {
-					return usagef("sync needs one of pull, push, status, watch, resolve")
-				}
-				action := args[0]
-				switch action {
-				case "pull", "push", "status", "watch":
-					if len(args) != 1 {
-						return usagef("sync %s takes no arguments", action)
-					}
-				case "resolve":
-					if len(args) != 2 {
-						return usagef("sync resolve needs one KEY (a path under team/, as 'sync status' lists it)")
-					}
-					n := 0
-					for _, b := range []bool{*ours, *theirs, *edit} {
-						if b {
-							n++
-						}
-					}
-					if n != 1 {
-						return usagef("sync resolve needs exactly one of --ours, --theirs, --edit")
-					}
-				default:
-					return usagef("unknown sync action %q: want pull, push, status, watch or resolve", action)
-				}
-				logger := slog.New(slog.DiscardHandler)
-				if *verbose {
-					logger = slog.New(slog.NewTextHandler(env.Stderr, nil))
-				}
-				s, err := newSyncer(env, &lf, syncConfig{url: *serverURL, token: *token, repo: *repo, teamDir: *teamDir, local: action == "resolve"}, logger)
-				if err != nil {
-					return err
-				}
-				switch action {
-				case "pull":
-					res, err := s.client.Pull(ctx, false)
-					// After a failure, show what was done before it, if
-					// anything: a refused pull prints its error only.
-					if res != nil && (err == nil || len(res.Written)+len(res.Merged)+len(res.Conflicts) > 0) {
-						if perr := printResult(env, *asJSON, res, func(w io.Writer) { printPull(w, s.repo, res) }); err == nil {
-							err = perr
-						}
-					}
-					if err == nil && len(res.Conflicts) > 0 {
-						return &exitError{code: exitExists}
-					}
-					if err == nil && len(res.Skipped) > 0 {
-						return &exitError{code: exitProblems}
-					}
-					return err
-				case "push":
-					res, err := s.client.Push(ctx)
-					// After a failure, show what was done before it, if
-					// anything; an empty result would read "nothing to push".
-					if res != nil && (err == nil || len(res.Pushed)+len(res.Skipped)+len(res.Pulled)+len(res.Merged)+len(res.Conflicts) > 0) {
-						if perr := printResult(env, *asJSON, res, func(w io.Writer) { printPush(w, s.repo, res) }); err == nil {
-							err = perr
-						}
-					}
-					if err == nil && len(res.Conflicts) > 0 {
-						return &exitError{code: exitExists}
-					}
-					return err
-				case "status":
-					st, err := s.client.Status(ctx)
-					if err != nil {
-						return err
-					}
-					return printResult(env, *asJSON, st, func(w io.Writer) { printStatus(w, st) })
-				case "resolve":
-					how := team.ResolveOurs
-					switch {
-					case *theirs:
-						how = team.ResolveTheirs
-					case *edit:
-						how = team.ResolveText
-					}
-					return s.resolve(ctx, env, args[1], how, *asJSON)
-				default:
-					return s.watch(ctx, env, *asJSON, *debounce)
-				}
+	Setup: setup(runSync),
+}
+
+// syncOptions holds the flag values of memdir sync.
+type syncOptions struct {
+	lf        locationFlags
+	serverURL string
+	token     string
+	repo      string
+	teamDir   string
+	asJSON    bool
+	debounce  time.Duration
+	verbose   bool
+	ours      bool
+	theirs    bool
+	edit      bool
+}
+
+func (o *syncOptions) declare(fs *flag.FlagSet) {
+	// Only the flags that choose a memory directory: team memory
+	// has no agent scope.
+	fs.StringVar(&o.lf.project, "project", "", "resolve the memory directory (and the git remote) from `DIR` instead of the working directory")
+	fs.StringVar(&o.lf.dir, "dir", "", "use `DIR` as the memory directory, bypassing Claude Code's rules")
+	fs.StringVar(&o.serverURL, "url", "", "team memory server base `URL` (default: $MEMDIR_TEAM_URL or $TEAM_MEMORY_SYNC_URL)")
+	fs.StringVar(&o.token, "token", "", "bearer `TOKEN` (default: $MEMDIR_TEAM_TOKEN)")
+	fs.StringVar(&o.repo, "repo", "", "repository `OWNER/NAME` (default: from the git remote \"origin\" on github.com)")
+	fs.StringVar(&o.teamDir, "team-dir", "", "sync `DIR` instead of team/ under the memory directory")
+	fs.BoolVar(&o.asJSON, "json", false, "print results as JSON (watch: one JSON object per line)")
+	fs.DurationVar(&o.debounce, "debounce", 2*time.Second, "watch: quiet period before a push")
+	fs.BoolVar(&o.verbose, "v", false, "log each request and file to stderr")
+	fs.BoolVar(&o.ours, "ours", false, "resolve: take your version")
+	fs.BoolVar(&o.theirs, "theirs", false, "resolve: keep the server's version")
+	fs.BoolVar(&o.edit, "edit", false, "resolve: merge the two by hand in $VISUAL or $EDITOR")
+}
+
+func runSync(ctx context.Context, env *Env, o *syncOptions, args []string) error {
+	if len(args) == 0 {
+		return usagef("sync needs one of pull, push, status, watch, resolve")
+	}
+	action := args[0]
+	switch action {
+	case "pull", "push", "status", "watch":
+		if len(args) != 1 {
+			return usagef("sync %s takes no arguments", action)
+		}
+	case "resolve":
+		if len(args) != 2 {
+			return usagef("sync resolve needs one KEY (a path under team/, as 'sync status' lists it)")
+		}
+		n := 0
+		for _, b := range []bool{o.ours, o.theirs, o.edit} {
+			if b {
+				n++
 			}
-		},
-	})
+		}
+		if n != 1 {
+			return usagef("sync resolve needs exactly one of --ours, --theirs, --edit")
+		}
+	default:
+		return usagef("unknown sync action %q: want pull, push, status, watch or resolve", action)
+	}
+	logger := slog.New(slog.DiscardHandler)
+	if o.verbose {
+		logger = slog.New(slog.NewTextHandler(env.Stderr, nil))
+	}
+	s, err := newSyncer(env, &o.lf, syncConfig{url: o.serverURL, token: o.token, repo: o.repo, teamDir: o.teamDir, local: action == "resolve"}, logger)
+	if err != nil {
+		return err
+	}
+	switch action {
+	case "pull":
+		res, err := s.client.Pull(ctx, false)
+		// After a failure, show what was done before it, if
+		// anything: a refused pull prints its error only.
+		if res != nil && (err == nil || len(res.Written)+len(res.Merged)+len(res.Conflicts) > 0) {
+			if perr := emit(env, o.asJSON, res, func(w io.Writer) error { printPull(w, s.repo, res); return nil }); err == nil {
+				err = perr
+			}
+		}
+		if err == nil && len(res.Conflicts) > 0 {
+			return &exitError{code: exitExists}
+		}
+		if err == nil && len(res.Skipped) > 0 {
+			return &exitError{code: exitProblems}
+		}
+		return err
+	case "push":
+		res, err := s.client.Push(ctx)
+		// After a failure, show what was done before it, if
+		// anything; an empty result would read "nothing to push".
+		if res != nil && (err == nil || len(res.Pushed)+len(res.Skipped)+len(res.Pulled)+len(res.Merged)+len(res.Conflicts) > 0) {
+			if perr := emit(env, o.asJSON, res, func(w io.Writer) error { printPush(w, s.repo, res); return nil }); err == nil {
+				err = perr
+			}
+		}
+		if err == nil && len(res.Conflicts) > 0 {
+			return &exitError{code: exitExists}
+		}
+		return err
+	case "status":
+		st, err := s.client.Status(ctx)
+		if err != nil {
+			return err
+		}
+		return emit(env, o.asJSON, st, func(w io.Writer) error { printStatus(w, st); return nil })
+	case "resolve":
+		how := team.ResolveOurs
+		switch {
+		case o.theirs:
+			how = team.ResolveTheirs
+		case o.edit:
+			how = team.ResolveText
+		}
+		return s.resolve(ctx, env, args[1], how, o.asJSON)
+	default:
+		return s.watch(ctx, env, o.asJSON, o.debounce)
+	}
 }
 
 type syncConfig struct {
@@ -449,7 +464,7 @@ func (s *syncer) resolve(ctx context.Context, env *Env, key string, how team.Res
 		return err
 	}
 	out := map[string]any{"key": key, "path": cf.Path, "resolution": map[team.Resolution]string{team.ResolveOurs: "ours", team.ResolveTheirs: "theirs", team.ResolveText: "edit"}[how]}
-	return printResult(env, asJSON, out, func(w io.Writer) {
+	return emit(env, asJSON, out, func(w io.Writer) error {
 		switch how {
 		case team.ResolveTheirs:
 			fmt.Fprintf(w, "Resolved %s: kept the server's version; your copy %s is removed ('memdir undo' brings it back).\n", key, cf.LocalCopy)
@@ -458,6 +473,7 @@ func (s *syncer) resolve(ctx context.Context, env *Env, key string, how team.Res
 		default:
 			fmt.Fprintf(w, "Resolved %s: %s now holds your version; run 'memdir sync push' to share it.\n", key, cf.Path)
 		}
+		return nil
 	})
 }
 
@@ -505,14 +521,6 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
-}
-
-func printResult(env *Env, asJSON bool, v any, text func(io.Writer)) error {
-	if asJSON {
-		return writeJSON(env.Stdout, v)
-	}
-	text(env.Stdout)
-	return nil
 }
 
 // writeJSONLine writes v as one line of JSON (watch --json).

@@ -18,12 +18,11 @@ import (
 	"github.com/memdir/memdir/ui"
 )
 
-func init() {
-	register(&Command{
-		Name:  "ui",
-		Args:  "[--addr 127.0.0.1:0] [--open] [flags]",
-		Short: "browse and curate the memory directory in a local web page",
-		Long: `Ui serves a web page for the project's memory directory on a loopback
+var uiCmd = &Command{
+	Name:  "ui",
+	Args:  "[--addr 127.0.0.1:0] [--open] [flags]",
+	Short: "browse and curate the memory directory in a local web page",
+	Long: `Ui serves a web page for the project's memory directory on a loopback
 address and prints its URL; --open also opens it in your browser. Stop it
 with Ctrl-C.
 
@@ -62,75 +61,85 @@ lexically). Team status uses the team server configured for 'memdir sync'.
 Examples:
   memdir ui --open
   memdir ui --dir ~/notes/memory --addr 127.0.0.1:8790`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, false)
-			mf := addModelFlags(fs, "recall ranks lexically even when a model is configured")
-			addr := fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (loopback only; port 0 picks a free one)")
-			open := fs.Bool("open", false, "open the page in the default browser")
-			verbose := fs.Bool("verbose", false, "log requests refused and debug details to standard error")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) > 0 {
-					return usagef("ui takes no arguments")
-				}
-				host, _, err := net.SplitHostPort(*addr)
-				if err != nil {
-					return usagef("--addr %q: want HOST:PORT", *addr)
-				}
-				if !ui.IsLoopback(host) {
-					return usagef("--addr: the UI only listens on a loopback address (127.0.0.1, ::1 or localhost), not %q", *addr)
-				}
-				level := slog.LevelWarn
-				if *verbose {
-					level = slog.LevelDebug
-				}
-				logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
-				d, loc, err := lf.open(env)
-				if err != nil {
-					return err
-				}
-				opts := &ui.Options{Location: loc, Now: env.Now, Logger: logger, Version: version}
-				if opts.Model, err = mf.loadModel(env); err != nil {
-					return err
-				}
-				cache, err := memdir.DefaultRecallCachePath(d.Path(), env.LookupEnv)
-				if err != nil {
-					return err
-				}
-				opts.RecallIndex = memdir.NewRecallIndex(d.Path(), cache)
-				opts.Team, opts.TeamReason = uiTeam(env, &lf, logger)
-				cp := &ui.Checkpoints{Project: env.Cwd}
-				if loc != nil {
-					cp.ConfigHome, cp.Project = loc.ConfigHome, loc.ProjectRoot
-				} else if cp.ConfigHome, err = memdir.ConfigHome(env.LookupEnv); err != nil {
-					return err
-				}
-				opts.Checkpoints = cp
+	Setup: setup(runUi),
+}
 
-				ln, err := net.Listen("tcp", *addr)
-				if err != nil {
-					return fmt.Errorf("listen on %s: %w", *addr, err)
-				}
-				defer ln.Close()
-				srv, err := ui.New(d, ln.Addr().String(), opts)
-				if err != nil {
-					return err
-				}
-				url := srv.URL(ln.Addr().String())
-				fmt.Fprintf(env.Stderr, "memdir ui: serving %s; open this URL (it holds this run's token), Ctrl-C to stop:\n", d.Path())
-				fmt.Fprintln(env.Stdout, url)
-				if loc != nil && !loc.Enabled {
-					fmt.Fprintf(env.Stderr, "note: auto memory is disabled (%s), so Claude Code will not load this directory\n", loc.EnabledReason)
-				}
-				if *open {
-					if err := openBrowser(url); err != nil {
-						fmt.Fprintf(env.Stderr, "memdir ui: could not open a browser (%v); open the URL above yourself\n", err)
-					}
-				}
-				return serveListener(ctx, ln, srv.Handler(), logger)
-			}
-		},
-	})
+// uiOptions holds the flag values of memdir ui.
+type uiOptions struct {
+	lf      locationFlags
+	mf      *modelFlags
+	addr    string
+	open    bool
+	verbose bool
+}
+
+func (o *uiOptions) declare(fs *flag.FlagSet) {
+	o.lf.register(fs, false)
+	o.mf = addModelFlags(fs, "recall ranks lexically even when a model is configured")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:0", "listen on `HOST:PORT` (loopback only; port 0 picks a free one)")
+	fs.BoolVar(&o.open, "open", false, "open the page in the default browser")
+	fs.BoolVar(&o.verbose, "verbose", false, "log requests refused and debug details to standard error")
+}
+
+func runUi(ctx context.Context, env *Env, o *uiOptions, args []string) error {
+	if len(args) > 0 {
+		return usagef("ui takes no arguments")
+	}
+	host, _, err := net.SplitHostPort(o.addr)
+	if err != nil {
+		return usagef("--addr %q: want HOST:PORT", o.addr)
+	}
+	if !ui.IsLoopback(host) {
+		return usagef("--addr: the UI only listens on a loopback address (127.0.0.1, ::1 or localhost), not %q", o.addr)
+	}
+	level := slog.LevelWarn
+	if o.verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	d, loc, err := o.lf.open(env)
+	if err != nil {
+		return err
+	}
+	opts := &ui.Options{Location: loc, Now: env.Now, Logger: logger, Version: version}
+	if opts.Model, err = o.mf.loadModel(env); err != nil {
+		return err
+	}
+	cache, err := memdir.DefaultRecallCachePath(d.Path(), env.LookupEnv)
+	if err != nil {
+		return err
+	}
+	opts.RecallIndex = memdir.NewRecallIndex(d.Path(), cache)
+	opts.Team, opts.TeamReason = uiTeam(env, &o.lf, logger)
+	cp := &ui.Checkpoints{Project: env.Cwd}
+	if loc != nil {
+		cp.ConfigHome, cp.Project = loc.ConfigHome, loc.ProjectRoot
+	} else if cp.ConfigHome, err = memdir.ConfigHome(env.LookupEnv); err != nil {
+		return err
+	}
+	opts.Checkpoints = cp
+
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.addr, err)
+	}
+	defer ln.Close()
+	srv, err := ui.New(d, ln.Addr().String(), opts)
+	if err != nil {
+		return err
+	}
+	url := srv.URL(ln.Addr().String())
+	fmt.Fprintf(env.Stderr, "memdir ui: serving %s; open this URL (it holds this run's token), Ctrl-C to stop:\n", d.Path())
+	fmt.Fprintln(env.Stdout, url)
+	if loc != nil && !loc.Enabled {
+		fmt.Fprintf(env.Stderr, "note: auto memory is disabled (%s), so Claude Code will not load this directory\n", loc.EnabledReason)
+	}
+	if o.open {
+		if err := openBrowser(url); err != nil {
+			fmt.Fprintf(env.Stderr, "memdir ui: could not open a browser (%v); open the URL above yourself\n", err)
+		}
+	}
+	return serveListener(ctx, ln, srv.Handler(), logger)
 }
 
 // uiTeam connects to the team server 'memdir sync' uses, or says why there

@@ -4,16 +4,16 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 
 	"github.com/memdir/memdir"
 )
 
-func init() {
-	register(&Command{
-		Name:  "undo",
-		Args:  "[--force] [--json] [RUN]",
-		Short: "revert a journaled change",
-		Long: `Undo restores every file a run changed (a save, rm, mv, doctor fix,
+var undoCmd = &Command{
+	Name:  "undo",
+	Args:  "[--force] [--json] [RUN]",
+	Short: "revert a journaled change",
+	Long: `Undo restores every file a run changed (a save, rm, mv, doctor fix,
 extraction, consolidation or sync pull) to its content before the run, byte
 for byte, and puts back the MEMORY.md lines it had. RUN is a run id from
 'memdir log' (a unique prefix is enough); without it, the newest run that has
@@ -28,50 +28,57 @@ run: undoing it redoes the change.
 Examples:
   memdir undo
   memdir log && memdir undo 20261129T150405`,
-		Setup: func(fs *flag.FlagSet) RunFunc {
-			var lf locationFlags
-			lf.register(fs, false)
-			force := fs.Bool("force", false, "restore even files that changed after the run")
-			asJSON := fs.Bool("json", false, "print the undo run as JSON")
-			return func(ctx context.Context, env *Env, args []string) error {
-				if len(args) > 1 {
-					return usagef("undo takes at most one run id")
-				}
-				d, _, err := lf.open(env)
-				if err != nil {
-					return err
-				}
-				id := ""
-				if len(args) == 1 {
-					id = args[0]
-				} else if id, err = lastUndoable(d.Journal()); err != nil {
-					return err
-				}
-				run, err := d.Undo(ctx, id, &memdir.UndoOptions{Force: *force})
-				if err != nil {
-					return err
-				}
-				if *asJSON {
-					return writeJSON(env.Stdout, run)
-				}
-				fmt.Fprintf(env.Stdout, "Undid run %s:\n", run.Undoes)
-				for _, f := range run.ChangedFiles() {
-					what := "restored"
-					switch {
-					case f.After == "":
-						what = "removed"
-					case f.Before == "":
-						what = "recreated"
-					}
-					fmt.Fprintf(env.Stdout, "  %-9s %s\n", what, f.Path)
-				}
-				for _, m := range run.Modes {
-					fmt.Fprintf(env.Stdout, "  %-9s %s (%04o)\n", "chmod", m.Path, m.After)
-				}
-				fmt.Fprintf(env.Stdout, "Redo with: memdir undo %s\n", run.ID)
-				return nil
+	Setup: setup(runUndo),
+}
+
+// undoOptions holds the flag values of memdir undo.
+type undoOptions struct {
+	lf     locationFlags
+	force  bool
+	asJSON bool
+}
+
+func (o *undoOptions) declare(fs *flag.FlagSet) {
+	o.lf.register(fs, false)
+	fs.BoolVar(&o.force, "force", false, "restore even files that changed after the run")
+	fs.BoolVar(&o.asJSON, "json", false, "print the undo run as JSON")
+}
+
+func runUndo(ctx context.Context, env *Env, o *undoOptions, args []string) error {
+	if len(args) > 1 {
+		return usagef("undo takes at most one run id")
+	}
+	d, _, err := o.lf.open(env)
+	if err != nil {
+		return err
+	}
+	id := ""
+	if len(args) == 1 {
+		id = args[0]
+	} else if id, err = lastUndoable(d.Journal()); err != nil {
+		return err
+	}
+	run, err := d.Undo(ctx, id, &memdir.UndoOptions{Force: o.force})
+	if err != nil {
+		return err
+	}
+	return emit(env, o.asJSON, run, func(w io.Writer) error {
+		fmt.Fprintf(w, "Undid run %s:\n", run.Undoes)
+		for _, f := range run.ChangedFiles() {
+			what := "restored"
+			switch {
+			case f.After == "":
+				what = "removed"
+			case f.Before == "":
+				what = "recreated"
 			}
-		},
+			fmt.Fprintf(w, "  %-9s %s\n", what, f.Path)
+		}
+		for _, m := range run.Modes {
+			fmt.Fprintf(w, "  %-9s %s (%04o)\n", "chmod", m.Path, m.After)
+		}
+		fmt.Fprintf(w, "Redo with: memdir undo %s\n", run.ID)
+		return nil
 	})
 }
 
