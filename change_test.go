@@ -178,3 +178,43 @@ func TestCreateExclusive(t *testing.T) {
 		t.Errorf("CreateExclusive outside the directory = %v, want ErrInvalid", err)
 	}
 }
+
+// TestChangeSaveAndRemoveInside: Save and Remove given the Change's
+// recorder use the lock it holds (they would wait on it forever
+// otherwise), and one undo reverts both.
+func TestChangeSaveAndRemoveInside(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	d := mustOpen(t)
+	if _, err := d.Save(ctx, &Memory{Name: "old notes", Type: TypeProject, Description: "notes to be replaced", Body: "old"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	run, err := d.Change(ctx, "import", nil, func(rec *Recorder) error {
+		if _, err := d.Remove(ctx, "project_old_notes.md", &RemoveOptions{Recorder: rec}); err != nil {
+			return err
+		}
+		_, err := d.Save(ctx, &Memory{Name: "new notes", Type: TypeProject, Description: "notes that replace the old", Body: "new"}, &SaveOptions{Recorder: rec})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("Change with Save and Remove inside: %v", err)
+	}
+	if _, err := os.Stat(d.Abs("project_new_notes.md")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Undo(ctx, run.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(d.Abs("project_old_notes.md")); err != nil {
+		t.Errorf("undo did not bring the removed memory back: %v", err)
+	}
+	if _, err := os.Stat(d.Abs("project_new_notes.md")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("undo did not take the saved memory away: %v", err)
+	}
+	// The recorder does not carry the lock past the Change.
+	var kept *Recorder
+	d.Change(ctx, "keep", nil, func(rec *Recorder) error { kept = rec; return nil })
+	if kept.lockedFor != nil {
+		t.Error("a recorder kept past its Change still skips the lock")
+	}
+}

@@ -249,7 +249,11 @@ type ChangeOptions struct {
 // for other memdir processes and can be undone as one by 'memdir undo'.
 //
 // fn records each file in rec before changing it (Recorder.Before and its
-// siblings) and may set the run's summary and usage. When fn returns, the
+// siblings), or changes memories with Save, Remove and RenameInRun given
+// rec (SaveOptions.Recorder, RemoveOptions.Recorder): those use the lock
+// Change holds. Other methods of Dir that take a context take the lock
+// themselves and must not be called from fn. fn may set the run's summary
+// and usage. When fn returns, the
 // run is finished: marked failed, with fn's error, if fn failed (what it
 // changed stays undoable), and deleted when nothing changed. If fn panics,
 // the run is finished as failed and the lock released before the panic
@@ -274,6 +278,11 @@ func (d *Dir) Change(ctx context.Context, kind string, opts *ChangeOptions, fn f
 	if err != nil {
 		return nil, fmt.Errorf("start the journal run that makes the change undoable: %w", err)
 	}
+	if !opts.Unlocked {
+		rec.lockedFor = d
+		// A recorder kept past fn must take the lock again.
+		defer func() { rec.lockedFor = nil }()
+	}
 	finished := false
 	defer func() {
 		if !finished {
@@ -294,8 +303,15 @@ func (d *Dir) Change(ctx context.Context, kind string, opts *ChangeOptions, fn f
 }
 
 // lockedRoot takes the directory's lock (creating the directory if needed)
-// and opens it as an os.Root; release undoes both.
-func (d *Dir) lockedRoot(ctx context.Context) (root *os.Root, release func(), err error) {
+// and opens it as an os.Root; release undoes both. When rec is the run of a
+// Change on d, which holds the lock already, it only opens the root.
+func (d *Dir) lockedRoot(ctx context.Context, rec *Recorder) (root *os.Root, release func(), err error) {
+	if rec != nil && rec.lockedFor == d {
+		if root, err = d.openRoot(); err != nil {
+			return nil, nil, err
+		}
+		return root, func() { root.Close() }, nil
+	}
 	lock, err := d.lock(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -386,7 +402,7 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 	}
 	// Anchors are found before the lock: git grep may take a moment.
 	anchors, withAnchors := d.findAnchors(ctx, m)
-	root, release, err := d.lockedRoot(ctx)
+	root, release, err := d.lockedRoot(ctx, opts.Recorder)
 	if err != nil {
 		return nil, err
 	}
@@ -883,7 +899,7 @@ func (d *Dir) Remove(ctx context.Context, ref string, opts *RemoveOptions) (*Rem
 	if err != nil {
 		return nil, err
 	}
-	root, release, err := d.lockedRoot(ctx)
+	root, release, err := d.lockedRoot(ctx, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -987,7 +1003,7 @@ func (d *Dir) rename(ctx context.Context, ref, to string, given *Recorder) (*Ren
 	if from == to {
 		return nil, fmt.Errorf("rename %s: source and destination are the same: %w", from, ErrInvalid)
 	}
-	root, release, err := d.lockedRoot(ctx)
+	root, release, err := d.lockedRoot(ctx, given)
 	if err != nil {
 		return nil, err
 	}
@@ -1160,7 +1176,7 @@ func (d *Dir) Undo(ctx context.Context, id string, opts *UndoOptions) (*JournalR
 	if !run.HasChanges() {
 		return nil, fmt.Errorf("run %s changed nothing: %w", run.ID, ErrInvalid)
 	}
-	root, release, err := d.lockedRoot(ctx)
+	root, release, err := d.lockedRoot(ctx, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -160,6 +160,9 @@ type Recorder struct {
 	// noted holds the paths whose index lines are recorded: only the first
 	// observation, from before the run changed anything, counts.
 	noted map[string]bool
+	// lockedFor is the directory whose lock the run's Dir.Change holds:
+	// Dir methods given this recorder do not take the lock again.
+	lockedFor *Dir
 }
 
 // Begin opens a run of the given kind over files below root.
