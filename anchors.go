@@ -104,7 +104,7 @@ func ParseAnchors(s string) ([]Anchor, error) {
 		}
 		a.Path = ref
 		if !strings.HasPrefix(a.Hash, "git:") && !strings.HasPrefix(a.Hash, "sha256:") {
-			return nil, fmt.Errorf("anchor %q: hash must start with git: or sha256:", part)
+			return nil, fmt.Errorf("anchor %q: hash must start with \"git:\" or \"sha256:\"", part)
 		}
 		var err1, err2 error
 		a.Size, err1 = strconv.ParseInt(f[2], 10, 64)

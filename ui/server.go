@@ -33,7 +33,6 @@
 package ui
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
@@ -395,5 +394,3 @@ func decode(r *http.Request, v any) error {
 	}
 	return nil
 }
-
-func contextOf(r *http.Request) context.Context { return r.Context() }
