@@ -14,17 +14,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"syscall"
-	"time"
 
 	_ "modernc.org/sqlite"
 )
-
-func cpu() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 func main() {
 	n := flag.Int("n", 20000, "files")
