@@ -63,7 +63,7 @@ func main() {
 	check(err)
 	want := func(p string) bool { return *only == "" || slices.Contains(strings.Split(*only, ","), p) }
 	var recallSizes []int
-	for _, s := range strings.Split(*sizesFlag, ",") {
+	for s := range strings.SplitSeq(*sizesFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		check(err)
 		recallSizes = append(recallSizes, n)
@@ -368,7 +368,7 @@ func (b *bench) checkpoints() checkpointResults {
 		})
 	}
 	c.one = snap()
-	for i := 0; i < 100; i++ {
+	for i := range 100 {
 		_, err := h.Snapshot(ctx, fmt.Sprintf("m%d", i+2))
 		check(err)
 	}

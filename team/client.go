@@ -551,7 +551,7 @@ func (c *Client) localHas(file string) bool {
 
 // longSegment returns the first segment of key over MaxSegmentBytes.
 func longSegment(key string) string {
-	for _, s := range strings.Split(key, "/") {
+	for s := range strings.SplitSeq(key, "/") {
 		if len(s) > MaxSegmentBytes {
 			return s
 		}

@@ -43,6 +43,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
@@ -355,9 +356,7 @@ func (s *Server) handle(method string, fn func(r *http.Request) (any, error)) ht
 			body := map[string]any{"error": err.Error()}
 			var ae *apiError
 			if errors.As(err, &ae) {
-				for k, x := range ae.extra {
-					body[k] = x
-				}
+				maps.Copy(body, ae.extra)
 			}
 			var ce *memdir.ConflictError
 			if errors.As(err, &ce) {

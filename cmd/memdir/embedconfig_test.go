@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"maps"
 	"strings"
 	"testing"
 
@@ -42,9 +43,7 @@ func TestNewEmbedderErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newMemWorld(t)
-			for k, v := range tt.vars {
-				w.vars[k] = v
-			}
+			maps.Copy(w.vars, tt.vars)
 			_, err := newEmbedder(mustLoad(t, w))
 			if !errors.Is(err, memdir.ErrInvalid) {
 				t.Fatalf("error = %v, want ErrInvalid", err)
@@ -90,9 +89,7 @@ func TestNewEmbedderEndToEnd(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := memdirtest.NewEmbedServer(t)
 			w := newMemWorld(t)
-			for k, v := range tt.vars(srv.OpenAIBaseURL()) {
-				w.vars[k] = v
-			}
+			maps.Copy(w.vars, tt.vars(srv.OpenAIBaseURL()))
 			e, err := newEmbedder(mustLoad(t, w))
 			if err != nil {
 				t.Fatal(err)
@@ -198,9 +195,7 @@ func TestEmbedderKeyNamedInErrors(t *testing.T) {
 			w := newMemWorld(t)
 			w.vars["MEMDIR_EMBED_MODEL"] = "openai:m"
 			w.vars["MEMDIR_MAX_RETRIES"] = "0"
-			for k, v := range tt.vars(srv.OpenAIBaseURL()) {
-				w.vars[k] = v
-			}
+			maps.Copy(w.vars, tt.vars(srv.OpenAIBaseURL()))
 			e, err := newEmbedder(mustLoad(t, w))
 			if err != nil {
 				t.Fatal(err)

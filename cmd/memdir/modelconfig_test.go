@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -81,9 +82,7 @@ func TestNewModelEndToEnd(t *testing.T) {
 			srv := memdirtest.NewModelServer(t)
 			srv.Enqueue(memdirtest.TextReply("hello"))
 			w := newMemWorld(t)
-			for k, v := range tt.vars(srv) {
-				w.vars[k] = v
-			}
+			maps.Copy(w.vars, tt.vars(srv))
 			m, err := newModel(context.Background(), mustLoad(t, w))
 			if err != nil {
 				t.Fatal(err)
@@ -245,9 +244,7 @@ func TestNewModelNamesTheMissingKey(t *testing.T) {
 	}
 	for _, tc := range tests {
 		w := newMemWorld(t)
-		for k, v := range tc.vars {
-			w.vars[k] = v
-		}
+		maps.Copy(w.vars, tc.vars)
 		m, err := newModel(context.Background(), mustLoad(t, w))
 		switch {
 		case tc.wantErr == "" && (err != nil || m == nil):

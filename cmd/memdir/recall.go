@@ -97,7 +97,7 @@ Examples:
 					AllowShortQueries: *all, Now: env.Now, ShowManifest: true,
 				}
 				if *tools != "" {
-					for _, t := range strings.Split(*tools, ",") {
+					for t := range strings.SplitSeq(*tools, ",") {
 						if t = strings.TrimSpace(t); t != "" {
 							opts.RecentTools = append(opts.RecentTools, t)
 						}
