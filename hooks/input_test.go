@@ -13,9 +13,6 @@ import (
 	"github.com/memdir/memdir"
 )
 
-//go:fix inline
-func strp(s string) *string { return new(s) }
-
 func TestDecodeInput(t *testing.T) {
 	tests := []struct {
 		name, in string

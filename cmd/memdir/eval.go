@@ -298,9 +298,6 @@ func countRelevant(set *evalset.Set, q string, paths []string) int {
 	return n
 }
 
-//go:fix inline
-func ptr(f float64) *float64 { return new(f) }
-
 // writeDistractors adds n memories, newer than every real one, whose text is
 // recombined from the set's own sentences: realistic competition for the
 // ranker, and for the newest-200 baseline.
