@@ -512,7 +512,8 @@ func (s *SessionNotes) TemplatePath() string {
 	return filepath.Join(s.configHome, "session-memory", "config", "template.md")
 }
 
-// PromptPath: see [SessionNotes.TemplatePath].
+// PromptPath is where the user's own update prompt is looked for; see
+// [SessionNotes.TemplatePath].
 func (s *SessionNotes) PromptPath() string {
 	return filepath.Join(s.configHome, "session-memory", "config", "prompt.md")
 }

@@ -1122,7 +1122,7 @@ func (c *Client) ConflictTexts(ctx context.Context, key string) (base, yours, th
 	return base, string(y), string(t), nil
 }
 
-// ErrNoConflict: the key has no open conflict.
+// ErrNoConflict reports that the key has no open conflict.
 var ErrNoConflict = fmt.Errorf("no open sync conflict on this key (see 'memdir sync status'): %w", memdir.ErrNotFound)
 
 func (c *Client) findConflict(st *syncState, key string) (*Conflict, error) {
