@@ -14,6 +14,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -106,7 +107,7 @@ func ParseAnchors(s string) ([]Anchor, error) {
 		}
 		a.Path = ref
 		if !strings.HasPrefix(a.Hash, "git:") && !strings.HasPrefix(a.Hash, "sha256:") {
-			return nil, fmt.Errorf("anchor %q: hash must start with git: or sha256:", part)
+			return nil, fmt.Errorf("anchor %q: hash must start with \"git:\" or \"sha256:\"", part)
 		}
 		var err1, err2 error
 		a.Size, err1 = strconv.ParseInt(f[2], 10, 64)
@@ -209,20 +210,20 @@ func anchorCandidates(text string) (paths []pathRef, idents []string) {
 		if j < 0 {
 			break
 		}
-		for _, w := range strings.Fields(rest[:i]) {
+		for w := range strings.FieldsSeq(rest[:i]) {
 			addWord(w, false)
 		}
 		span := strings.TrimSpace(rest[i+1 : i+1+j])
 		if !strings.ContainsAny(span, " \t") {
 			addWord(span, true)
 		} else {
-			for _, w := range strings.Fields(span) {
+			for w := range strings.FieldsSeq(span) {
 				addWord(w, false)
 			}
 		}
 		rest = rest[i+1+j+1:]
 	}
-	for _, w := range strings.Fields(rest) {
+	for w := range strings.FieldsSeq(rest) {
 		addWord(w, false)
 	}
 	return paths, idents
@@ -433,12 +434,7 @@ func resolveIdents(ctx context.Context, root string, idents []string) []identDef
 }
 
 func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(ss, s)
 }
 
 // AnchorState is how an anchored file stands now.

@@ -164,13 +164,11 @@ func TestAppendDailyLogConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			if _, err := memdir.AppendDailyLog(dir, fmt.Sprintf("entry %02d", i), now); err != nil {
 				errs <- err
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)

@@ -227,7 +227,7 @@ func TestSaveReportsIndexOverLimit(t *testing.T) {
 	d := mustOpen(t)
 	d.Ensure()
 	var b strings.Builder
-	for i := 0; i < 200; i++ {
+	for i := range 200 {
 		fmt.Fprintf(&b, "- [M%d](m%d.md) — hook\n", i, i)
 	}
 	os.WriteFile(d.Abs("MEMORY.md"), []byte(b.String()), 0o600)
@@ -433,7 +433,7 @@ func TestSaveFindsNameThroughRecallIndex(t *testing.T) {
 	ctx := context.Background()
 	d, cache := openIndexedDir(t)
 	mustSave(t, d, &Memory{Path: "odd_file_name.md", Name: "deploy-rules", Description: "how we deploy", Type: TypeProject, Body: "v1"}, nil)
-	for i := 0; i < 30; i++ {
+	for i := range 30 {
 		mustSave(t, d, &Memory{Name: fmt.Sprintf("other-%d", i), Description: "filler", Type: TypeUser, Body: "x"}, nil)
 	}
 	if _, err := os.Stat(cache); err != nil {

@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// FindDuplicateName: several memories in one area (the private directory,
-// or team/) carry the same frontmatter name, so saving that name is refused
-// and a model recalling it sees two versions. Which one to keep is for a
+// FindDuplicateName reports that several memories in one area (the private
+// directory, or team/) carry the same frontmatter name, so saving that name is
+// refused and a model recalling it sees two versions. Which one to keep is for a
 // person to decide: Fix changes nothing.
 const FindDuplicateName FindingKind = "duplicate-name"
 

@@ -285,15 +285,13 @@ func TestEmbedCacheSharedFile(t *testing.T) {
 		}
 		all = append(all, texts...)
 		c := openTestCache(t, path)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range texts { // one save per text: many interleaved writes
 				if _, _, err := c.Vectors(context.Background(), e, inputs(texts[i]), nil); err != nil {
 					errs <- err
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)

@@ -118,7 +118,7 @@ func TestTruncateIndex(t *testing.T) {
 	line := func(i int) string { return fmt.Sprintf("- [M%d](m%d.md) — hook", i, i) }
 	lines := func(n int, f func(int) string) string {
 		var b []string
-		for i := 0; i < n; i++ {
+		for i := range n {
 			b = append(b, f(i))
 		}
 		return strings.Join(b, "\n")

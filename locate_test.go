@@ -1,6 +1,7 @@
 package memdir
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,9 +171,7 @@ func TestEnableChain(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": filepath.Join(home, tc.name)}
-			for k, v := range tc.env {
-				env[k] = v
-			}
+			maps.Copy(env, tc.env)
 			p := filepath.Join(proj, tc.name)
 			if tc.project != "" {
 				writeJSON(t, filepath.Join(p, ".claude", "settings.json"), tc.project)

@@ -59,7 +59,7 @@ func CleanMemoryFilePath(name string) (string, error) {
 		}
 	}
 	clean := path.Clean(name)
-	for _, part := range strings.Split(name, "/") {
+	for part := range strings.SplitSeq(name, "/") {
 		switch {
 		case part == "..":
 			return bad("climbs out of the memory directory")

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/memdir/memdir/internal/memfile"
@@ -298,12 +299,7 @@ func (d *Dir) finishPending(root *os.Root) error {
 }
 
 func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(list, s)
 }
 
 // resume reopens the open run id of a process that died, so that what is

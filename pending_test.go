@@ -206,13 +206,13 @@ func TestChangeKilledMidwayIsFinished(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				gotIndex := ""
+				var gotIndex strings.Builder
 				for _, e := range ix.Entries() {
 					if !strings.HasPrefix(e.File, "user_") { // the memories the case did not change
-						gotIndex += e.String() + "\n"
+						gotIndex.WriteString(e.String() + "\n")
 					}
 				}
-				if diff := cmp.Diff(tc.wantIndex, gotIndex); diff != "" {
+				if diff := cmp.Diff(tc.wantIndex, gotIndex.String()); diff != "" {
 					t.Errorf("index after recovery (-want +got):\n%s", diff)
 				}
 				if tc.wantFile != "" {

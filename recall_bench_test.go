@@ -20,7 +20,7 @@ func (e hashEmbedder) Embed(_ context.Context, texts []string) (*Embedding, erro
 	out := &Embedding{Usage: Usage{Calls: 1}}
 	for _, t := range texts {
 		v := make([]float32, e.dim)
-		for _, w := range strings.Fields(strings.ToLower(t)) {
+		for w := range strings.FieldsSeq(strings.ToLower(t)) {
 			h := fnv.New32a()
 			h.Write([]byte(w))
 			v[h.Sum32()%uint32(e.dim)]++

@@ -33,7 +33,7 @@ func modelFixture(tb testing.TB) *memdir.Dir {
 		{"project_freeze.md", "project", "payments API frozen until the audit ends"},
 	} {
 		p := d.Abs(m[0])
-		os.WriteFile(p, []byte(fmt.Sprintf("---\nname: %s\ndescription: %s\ntype: %s\n---\nbody %d\n", strings.TrimSuffix(m[0], ".md"), m[2], m[1], i)), 0o600)
+		os.WriteFile(p, fmt.Appendf(nil, "---\nname: %s\ndescription: %s\ntype: %s\n---\nbody %d\n", strings.TrimSuffix(m[0], ".md"), m[2], m[1], i), 0o600)
 		mt := t0.Add(-time.Duration(i) * time.Hour)
 		os.Chtimes(p, mt, mt)
 	}
@@ -165,7 +165,7 @@ func TestRecallSelectorSeesWhatClaudeCodeShows(t *testing.T) {
 	}
 	for i, desc := range descs {
 		p := d.Abs(fmt.Sprintf("m%02d.md", i))
-		os.WriteFile(p, []byte(fmt.Sprintf("---\nname: m%02d\ndescription: %s\ntype: project\n---\nbody\n", i, desc)), 0o600)
+		os.WriteFile(p, fmt.Appendf(nil, "---\nname: m%02d\ndescription: %s\ntype: project\n---\nbody\n", i, desc), 0o600)
 		mt := t0.Add(-time.Duration(i) * time.Hour)
 		os.Chtimes(p, mt, mt)
 	}
@@ -206,7 +206,7 @@ func TestRecallTieredManifest(t *testing.T) {
 	for i := range n {
 		p := d.Abs(fmt.Sprintf("project_note_%03d.md", i))
 		desc := fmt.Sprintf("note %d about the warehouse scheduler and its nightly batch windows", i)
-		os.WriteFile(p, []byte(fmt.Sprintf("---\nname: note-%d\ndescription: %s\ntype: project\n---\nbody\n", i, desc)), 0o600)
+		os.WriteFile(p, fmt.Appendf(nil, "---\nname: note-%d\ndescription: %s\ntype: project\n---\nbody\n", i, desc), 0o600)
 		mt := t0.Add(-time.Duration(i) * time.Minute)
 		os.Chtimes(p, mt, mt)
 	}
@@ -234,7 +234,7 @@ func TestRecallTieredManifest(t *testing.T) {
 	}
 	msg := srv.LastRequest().Messages[0].Content[0].Text
 	full, compact, intro := 0, 0, strings.Index(msg, "More memories, by file name only:\n")
-	for _, line := range strings.Split(msg, "\n") {
+	for line := range strings.SplitSeq(msg, "\n") {
 		switch {
 		case strings.HasPrefix(line, "- [project] project_note_"):
 			full++

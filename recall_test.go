@@ -37,7 +37,7 @@ func TestReadForSurfacing(t *testing.T) {
 		t.Errorf("short file: %q, %v, %v", got, cut, err)
 	}
 	var lines []string
-	for i := 0; i < 250; i++ {
+	for i := range 250 {
 		lines = append(lines, fmt.Sprintf("l%d", i))
 	}
 	many := write("many.md", strings.Join(lines, "\n"))

@@ -360,9 +360,7 @@ func (x *RecallIndex) refreshLocked(ctx context.Context, all bool) (*RefreshStat
 	var next int
 	var nmu sync.Mutex
 	for w := 0; w < min(max(4, 2*runtime.GOMAXPROCS(0)), len(stale)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			var buf []byte
 			for {
 				nmu.Lock()
@@ -377,7 +375,7 @@ func (x *RecallIndex) refreshLocked(ctx context.Context, all bool) (*RefreshStat
 				r.f.stamp = stale[i].stamp
 				r.f.racy = racy(r.f.stamp.MTime, r.f.stamp.CTime)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
@@ -1033,10 +1031,10 @@ func (x *RecallIndex) save() {
 		return
 	}
 	x.base = recallBase((*recallDiskHeader)(unsafe.Pointer(&data[0])))
-	if strings.HasSuffix(x.cachePath, ".idx") {
+	if before, ok0 := strings.CutSuffix(x.cachePath, ".idx"); ok0 {
 		// The cache of earlier versions (a gob of every memory's text),
 		// superseded by this file.
-		os.Remove(strings.TrimSuffix(x.cachePath, ".idx") + ".gob")
+		os.Remove(before + ".gob")
 	}
 }
 

@@ -29,7 +29,7 @@ func corpusDir(tb testing.TB, n int) string {
 		tb.Fatal(err)
 	}
 	os.MkdirAll(filepath.Join(dir, "team", "deep"), 0o700)
-	for i := 0; i < 5; i++ {
+	for i := range 5 {
 		writeMem(tb, dir, fmt.Sprintf("team/deep/t%d.md", i), fmt.Sprintf("team-%d", i), "shared runbook for the ledger replica "+fmt.Sprint(i), "ledger replica failover steps")
 	}
 	return dir
@@ -180,10 +180,10 @@ func TestRecallIndexRebuildsDamagedOrForeignFiles(t *testing.T) {
 			return b
 		},
 	}
-	for i := 0; i < 40; i++ {
+	for i := range 40 {
 		cases[fmt.Sprintf("flipped-%d", i)] = func() []byte {
 			b := append([]byte{}, good...)
-			for j := 0; j < 4; j++ {
+			for j := range 4 {
 				b[(i*7919+j*104729)%len(b)] ^= 0x5a
 			}
 			return b
@@ -215,11 +215,9 @@ func TestRecallIndexConcurrentRefresh(t *testing.T) {
 	cache := filepath.Join(t.TempDir(), "recall.idx")
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 5; i++ {
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 5 {
 				if w == 0 {
 					writeMem(t, dir, fmt.Sprintf("team/c%d.md", i), fmt.Sprintf("c%d", i), "concurrently written memory", "written while others refresh")
 				}
@@ -227,7 +225,7 @@ func TestRecallIndexConcurrentRefresh(t *testing.T) {
 					errs <- err
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)
@@ -303,7 +301,7 @@ func TestRecallIndexSeesInPlaceEdits(t *testing.T) {
 	top := hits[0].ID
 	p := filepath.Join(dir, filepath.FromSlash(top))
 	fi, _ := os.Stat(p)
-	os.WriteFile(p, []byte(fmt.Sprintf("---\nname: gone\ndescription: nothing about it now\ntype: project\n---\n\n%*s\n", int(fi.Size())-70, "x")), 0o600)
+	os.WriteFile(p, fmt.Appendf(nil, "---\nname: gone\ndescription: nothing about it now\ntype: project\n---\n\n%*s\n", int(fi.Size())-70, "x"), 0o600)
 	os.Chtimes(p, fi.ModTime(), fi.ModTime())
 	idx = NewRecallIndex(dir, cache)
 	idx.Refresh(ctx)

@@ -119,7 +119,7 @@ func wyhash(input []byte, seed uint64) uint64 {
 		i := 0
 		if n >= 48 {
 			for ; i+48 < n; i += 48 {
-				for j := 0; j < 3; j++ {
+				for j := range 3 {
 					x := wyRead8(input[i+16*j:])
 					y := wyRead8(input[i+16*j+8:])
 					state[j] = wyMix(x^wySecret[j+1], y^state[j])

@@ -134,9 +134,7 @@ func ScanDir(ctx context.Context, dir string, opts *ScanOptions) (*ScanResult, e
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for w := 0; w < min(workers, len(rels)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			buf := make([]byte, 0, 4096)
 			for {
 				if ctx.Err() != nil {
@@ -153,7 +151,7 @@ func ScanDir(ctx context.Context, dir string, opts *ScanOptions) (*ScanResult, e
 				r.h, r.prob, r.ok, buf = tree.scan(root, i, buf)
 				r.h.AbsPath = filepath.Join(dir, filepath.FromSlash(rels[i]))
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {

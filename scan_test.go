@@ -84,7 +84,7 @@ func TestScanAndManifest(t *testing.T) {
 func TestScanCap(t *testing.T) {
 	dir := t.TempDir()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := 0; i < 230; i++ {
+	for i := range 230 {
 		writeMemFile(t, dir, fmt.Sprintf("m%03d.md", i), fmt.Sprintf("---\nname: m%d\ndescription: d\ntype: user\n---\n", i), t0.Add(time.Duration(i)*time.Minute))
 	}
 	res, err := ScanDir(context.Background(), dir, nil)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/memdir/memdir/internal/jsonobj"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,9 +54,7 @@ func TestResolveMemorySettings(t *testing.T) {
 				writeJSON(t, p, c)
 			}
 			env := map[string]string{"HOME": home}
-			for k, v := range tc.env {
-				env[k] = v
-			}
+			maps.Copy(env, tc.env)
 			ms, err := ResolveMemorySettings(&LocateOptions{LookupEnv: envMap(env), Cwd: project, PolicySettings: policy})
 			if err != nil {
 				t.Fatal(err)

@@ -37,7 +37,7 @@ func newDreamWorld(tb testing.TB) *dreamWorld {
 func (w *dreamWorld) sessions(tb testing.TB, n int, mtime time.Time) []string {
 	tb.Helper()
 	var ids []string
-	for i := 0; i < n; i++ {
+	for i := range n {
 		id := "0000000" + strconv.Itoa(i) + "-1111-2222-3333-444455556666"
 		p := filepath.Join(w.transcripts, id+".jsonl")
 		os.WriteFile(p, []byte("{}\n"), 0o600)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -329,12 +330,7 @@ func sinceCursor(msgs []transcript.Message, cursor string) ([]transcript.Message
 }
 
 func contains(list []string, s string) bool {
-	for _, l := range list {
-		if l == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(list, s)
 }
 
 // writeTools are the tools whose calls, when they target the memory

@@ -223,11 +223,9 @@ func TestExtractCoalescesInProcess(t *testing.T) {
 	var first *agent.ExtractResult
 	var firstErr error
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		first, firstErr = e.Extract(context.Background(), agent.Source{Messages: conv("a b", "c")})
-	}()
+	})
 	// Wait until the first run has called the model, then arrive.
 	for len(w.srv.Requests()) == 0 {
 		time.Sleep(5 * time.Millisecond)

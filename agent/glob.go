@@ -145,7 +145,7 @@ func expandBraces(p string) ([]string, error) {
 
 func compileSegments(p string) ([]globSegment, error) {
 	var segs []globSegment
-	for _, s := range strings.Split(p, "/") {
+	for s := range strings.SplitSeq(p, "/") {
 		switch s {
 		case "", ".":
 			continue // "a//b" and "./a" mean what they would as paths

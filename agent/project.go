@@ -116,7 +116,7 @@ func (p *project) resolve(tool, key, name string) (string, error) {
 		name = rel
 	}
 	var segs []string
-	for _, s := range strings.Split(name, "/") {
+	for s := range strings.SplitSeq(name, "/") {
 		if s == "" || s == "." {
 			continue
 		}

@@ -209,6 +209,13 @@ func (r *run) denial(name string) string {
 // memoryWrites are the memory-tool commands that change files.
 var memoryWrites = []string{"create", "str_replace", "insert", "delete", "rename"}
 
+// refusal is a memory-tool call the session's policy does not allow. Like the
+// tool's own failures it is a [memtool.Error]: its text is written for the
+// model, as a sentence, and goes back as the tool result.
+func refusal(format string, args ...any) error {
+	return &memtool.Error{Msg: fmt.Sprintf(format, args...)}
+}
+
 // memory runs a memory-tool call under MemoryReadOnly and OnlyFile.
 func (r *run) memory(ctx context.Context, input json.RawMessage) (out string, denied bool, err error) {
 	c, err := memtool.Decode(input)
@@ -217,11 +224,11 @@ func (r *run) memory(ctx context.Context, input json.RawMessage) (out string, de
 	}
 	if slices.Contains(memoryWrites, c.Command) {
 		if r.opts.MemoryReadOnly {
-			return "", true, errors.New("The memory directory is read-only in this session: only the memory tool's view command may be used.")
+			return "", true, refusal("The memory directory is read-only in this session: only the memory tool's view command may be used.")
 		}
 		if r.only != "" {
 			if c.Command == "delete" || c.Command == "rename" {
-				return "", true, fmt.Errorf("In this session the memory tool may change only %s, with create, str_replace or insert; %s is not allowed.", memtool.MemoryPath(r.only), c.Command)
+				return "", true, refusal("In this session the memory tool may change only %s, with create, str_replace or insert; %s is not allowed.", memtool.MemoryPath(r.only), c.Command)
 			}
 			if c.Path != "" {
 				rel, err := memtool.Resolve(c.Path)
@@ -229,7 +236,7 @@ func (r *run) memory(ctx context.Context, input json.RawMessage) (out string, de
 					return "", false, err
 				}
 				if rel != r.only {
-					return "", true, fmt.Errorf("In this session the memory tool may change only %s, not %s.", memtool.MemoryPath(r.only), memtool.MemoryPath(rel))
+					return "", true, refusal("In this session the memory tool may change only %s, not %s.", memtool.MemoryPath(r.only), memtool.MemoryPath(rel))
 				}
 			}
 		}

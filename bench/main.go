@@ -30,7 +30,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/memdir/memdir/checkpoint"
@@ -64,7 +63,7 @@ func main() {
 	check(err)
 	want := func(p string) bool { return *only == "" || slices.Contains(strings.Split(*only, ","), p) }
 	var recallSizes []int
-	for _, s := range strings.Split(*sizesFlag, ",") {
+	for s := range strings.SplitSeq(*sizesFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		check(err)
 		recallSizes = append(recallSizes, n)
@@ -195,10 +194,10 @@ func (b *bench) measureRuns(next func(run int) *exec.Cmd) result {
 		if r == 0 {
 			continue // warm-up
 		}
-		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		cpus = append(cpus, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
+		cpu, maxrss := childUsage(cmd.ProcessState)
+		cpus = append(cpus, cpu)
 		walls = append(walls, wall)
-		rss = max(rss, ru.Maxrss)
+		rss = max(rss, maxrss)
 	}
 	slices.Sort(cpus)
 	slices.Sort(walls)
@@ -369,7 +368,7 @@ func (b *bench) checkpoints() checkpointResults {
 		})
 	}
 	c.one = snap()
-	for i := 0; i < 100; i++ {
+	for i := range 100 {
 		_, err := h.Snapshot(ctx, fmt.Sprintf("m%d", i+2))
 		check(err)
 	}
@@ -395,13 +394,6 @@ func (b *bench) checkpoints() checkpointResults {
 	c.stat = b.measure(nil, "", "stat", append([]string{"-c", "%s"}, files...)...)
 	c.version = b.measure(nil, "", b.bin, "--version")
 	return c
-}
-
-// selfCPU is this process's CPU time so far (user + system, all threads).
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	check(syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // floor is the I/O floor of a list: find every memory file and read its

@@ -144,7 +144,7 @@ func (d *differ) split(a0, a1, b0, b1 int) (x, y int, ok bool) {
 	// k1lo and k1hi (and k2's) skip diagonals whose paths already ran off
 	// an edge of the grid.
 	k1lo, k1hi, k2lo, k2hi := 0, 0, 0, 0
-	for dd := 0; dd < maxD; dd++ {
+	for dd := range maxD {
 		if d.work > d.budget {
 			return 0, 0, false
 		}

@@ -187,8 +187,8 @@ func corruptions(data []byte) map[string][]byte {
 // escapeBackup points the first backup name in a state file outside the
 // session directory.
 func escapeBackup(body []byte) []byte {
-	at := bytes.Index(body, []byte("@v"))
-	name := bytes.LastIndex(body[:at], []byte("\t")) + 1
+	before, _, _ := bytes.Cut(body, []byte("@v"))
+	name := bytes.LastIndex(before, []byte("\t")) + 1
 	return slices.Concat(body[:name], []byte("../"), body[name:])
 }
 

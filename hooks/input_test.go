@@ -13,8 +13,6 @@ import (
 	"github.com/memdir/memdir"
 )
 
-func strp(s string) *string { return &s }
-
 func TestDecodeInput(t *testing.T) {
 	tests := []struct {
 		name, in string
@@ -23,12 +21,12 @@ func TestDecodeInput(t *testing.T) {
 		{
 			name: "UserPromptSubmit",
 			in:   `{"session_id":"abc-1","transcript_path":"/h/t.jsonl","cwd":"/src/app","permission_mode":"default","hook_event_name":"UserPromptSubmit","prompt_id":"p1","prompt":"fix the build"}`,
-			want: &Input{SessionID: "abc-1", TranscriptPath: "/h/t.jsonl", Cwd: "/src/app", PermissionMode: "default", HookEventName: UserPromptSubmit, PromptID: "p1", Prompt: strp("fix the build")},
+			want: &Input{SessionID: "abc-1", TranscriptPath: "/h/t.jsonl", Cwd: "/src/app", PermissionMode: "default", HookEventName: UserPromptSubmit, PromptID: "p1", Prompt: new("fix the build")},
 		},
 		{
 			name: "empty prompt is present",
 			in:   `{"session_id":"a","cwd":"/","hook_event_name":"UserPromptSubmit","prompt":""}`,
-			want: &Input{SessionID: "a", Cwd: "/", HookEventName: UserPromptSubmit, Prompt: strp("")},
+			want: &Input{SessionID: "a", Cwd: "/", HookEventName: UserPromptSubmit, Prompt: new("")},
 		},
 		{
 			name: "Stop with unknown fields",

@@ -81,14 +81,12 @@ func TestSessionStoreCorrupt(t *testing.T) {
 func TestSessionStoreConcurrentAdds(t *testing.T) {
 	s := NewSessionStore(t.TempDir())
 	var wg sync.WaitGroup
-	for i := 0; i < 20; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for i := range 20 {
+		wg.Go(func() {
 			if _, err := s.Add(context.Background(), "s", []string{fmt.Sprintf("/m/%d.md", i)}, 1, time.Now()); err != nil {
 				t.Error(err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	sess, err := s.Load("s")

@@ -48,7 +48,7 @@ func TestStartDetached(t *testing.T) {
 		t.Errorf("log lacks the start line:\n%s", log)
 	}
 	var readStatus, sid, pid string
-	for _, f := range strings.Fields(log[strings.LastIndex(log, "read="):]) {
+	for f := range strings.FieldsSeq(log[strings.LastIndex(log, "read="):]) {
 		if k, v, ok := strings.Cut(f, "="); ok {
 			switch k {
 			case "read":

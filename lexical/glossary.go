@@ -1,6 +1,7 @@
 package lexical
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -131,12 +132,12 @@ func buildGlossary() *glossary {
 		}
 		var zhTerms, enTerms []string
 		var enKeys []string
-		for _, z := range strings.Split(zhSide, ",") {
+		for z := range strings.SplitSeq(zhSide, ",") {
 			if z = strings.TrimSpace(z); z != "" {
 				zhTerms = append(zhTerms, z)
 			}
 		}
-		for _, w := range strings.Split(enSide, ",") {
+		for w := range strings.SplitSeq(enSide, ",") {
 			toks := plainTokens(strings.TrimSpace(w))
 			if len(toks) == 0 {
 				continue
@@ -184,13 +185,7 @@ func plainTokens(s string) []string {
 
 func appendNew(list []string, items ...string) []string {
 	for _, it := range items {
-		dup := false
-		for _, l := range list {
-			if l == it {
-				dup = true
-				break
-			}
-		}
+		dup := slices.Contains(list, it)
 		if !dup {
 			list = append(list, it)
 		}

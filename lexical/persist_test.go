@@ -111,7 +111,7 @@ func TestDamagedSegments(t *testing.T) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	for i := 0; i < 300; i++ {
+	for range 300 {
 		bad := aligned(good)
 		for j := 0; j < 1+rng.IntN(8); j++ {
 			bad[rng.IntN(len(bad))] ^= byte(1 + rng.IntN(255))

@@ -34,7 +34,7 @@ func FuzzMemoryPathFromURI(f *testing.F) {
 		if !filepath.IsLocal(filepath.FromSlash(rel)) || strings.Contains(rel, `\`) {
 			t.Fatalf("%q resolved to %q, not local", uri, rel)
 		}
-		for _, part := range strings.Split(rel, "/") {
+		for part := range strings.SplitSeq(rel, "/") {
 			if part == ".." || part == "." || strings.HasPrefix(part, ".") {
 				t.Fatalf("%q resolved to %q, with segment %q", uri, rel, part)
 			}

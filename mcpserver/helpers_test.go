@@ -170,5 +170,3 @@ func memoryFile(name, desc string, t memdir.Type, body string) string {
 	m := &memdir.Memory{Name: name, Description: desc, Type: t, Body: body}
 	return string(m.Format())
 }
-
-func ptr[T any](v T) *T { return &v }

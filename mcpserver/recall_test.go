@@ -135,7 +135,7 @@ func TestRecallToolKeepsTheSessionBudget(t *testing.T) {
 	cs := f.connect(t)
 	seen := map[string]bool{}
 	var last mcpserver.RecallOutput
-	for call := 0; call < 10; call++ {
+	for call := range 10 {
 		var out mcpserver.RecallOutput
 		callOK(t, cs, "recall", map[string]any{"query": "how does the deploy pipeline promote builds?"}, &out)
 		for _, m := range out.Memories {

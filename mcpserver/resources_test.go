@@ -95,7 +95,7 @@ func TestReadResourceErrors(t *testing.T) {
 		wantCode int64
 		wantMsg  string
 	}{
-		{"memdir://memory/missing.md", mcp.CodeResourceNotFound, "Resource not found"},
+		{"memdir://memory/missing.md", jsonrpc.CodeInvalidParams, "Resource not found"},
 		{"memdir://memory/../secret.md", jsonrpc.CodeInvalidParams, "climbs out"},
 		{"memdir://memory/%2e%2e/secret.md", jsonrpc.CodeInvalidParams, "climbs out"},
 		{"memdir://memory/%252e%252e%252fsecret.md", jsonrpc.CodeInvalidParams, "percent-encoded"},
@@ -103,13 +103,13 @@ func TestReadResourceErrors(t *testing.T) {
 		{"memdir://memory/%2Fetc%2Fpasswd.md", jsonrpc.CodeInvalidParams, "absolute"},
 		{"memdir://memory/a.md%00", jsonrpc.CodeInvalidParams, "control character"},
 		{"memdir://memory/%EF%BC%8E%EF%BC%8E%EF%BC%8Fsecret.md", jsonrpc.CodeInvalidParams, "Unicode normalisation"},
-		{"memdir://memory/．．/secret.md", mcp.CodeResourceNotFound, "Resource not found"}, // not a URI: the template does not match
+		{"memdir://memory/．．/secret.md", jsonrpc.CodeInvalidParams, "Resource not found"}, // not a URI: the template does not match
 		{"memdir://memory/.hidden.md", jsonrpc.CodeInvalidParams, "hidden"},
 		{"memdir://memory/MEMORY.md", jsonrpc.CodeInvalidParams, "is the index"},
 		{"memdir://memory/a.md?x=1", jsonrpc.CodeInvalidParams, "no query"},
 		{"memdir://memory/a.txt", jsonrpc.CodeInvalidParams, `ending in ".md"`},
 		{"memdir://memory/binary.md", jsonrpc.CodeInvalidParams, "binary"},
-		{"memdir://elsewhere/a.md", mcp.CodeResourceNotFound, "Resource not found"},
+		{"memdir://elsewhere/a.md", jsonrpc.CodeInvalidParams, "Resource not found"},
 	}
 	if links {
 		cases = append(cases, struct {

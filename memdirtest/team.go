@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -566,9 +567,7 @@ func testEntryPages(t *testing.T, s team.Store) {
 	// Writes between pages: change a key, delete one, add one (on both
 	// sides of the cursor). The pages still read version 1.
 	v2 := map[string]string{}
-	for k, v := range v1 {
-		v2[k] = v
-	}
+	maps.Copy(v2, v1)
 	got := readPages(t, s, teamRepo, d1.Version, team.PageOptions{Limit: 5}, func(page int) {
 		if page != 1 {
 			return

@@ -16,9 +16,9 @@ import (
 // string tests use; CI sets it, and tests skip when it is unset.
 const PostgresDSNEnv = "MEMDIR_TEST_POSTGRES_DSN"
 
-// RequirePostgresEnv, when set to 1 (as .ci/run does), makes a missing
-// PostgreSQL DSN fail the test instead of skipping it, so CI can never
-// silently skip the PostgreSQL backend.
+// RequirePostgresEnv names the variable that, when set to 1 (as .ci/run
+// does), makes a missing PostgreSQL DSN fail the test instead of skipping it,
+// so CI can never silently skip the PostgreSQL backend.
 const RequirePostgresEnv = "MEMDIR_TEST_REQUIRE_POSTGRES"
 
 // PostgresDSN creates a schema of its own for one test (or benchmark), so

@@ -68,7 +68,7 @@ func Resolve(p string) (rel string, err error) {
 		return "", errEscape(p, "")
 	}
 	var segs []string
-	for _, s := range strings.Split(p[len(Prefix):], "/") {
+	for s := range strings.SplitSeq(p[len(Prefix):], "/") {
 		switch s {
 		case "", ".":
 			continue

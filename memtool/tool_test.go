@@ -938,8 +938,8 @@ func TestDefinition(t *testing.T) {
 	// Every field of Command is in the schema, and nothing else.
 	var keys []string
 	ct := reflect.TypeFor[Command]()
-	for i := range ct.NumField() {
-		keys = append(keys, strings.Split(ct.Field(i).Tag.Get("json"), ",")[0])
+	for field := range ct.Fields() {
+		keys = append(keys, strings.Split(field.Tag.Get("json"), ",")[0])
 	}
 	var props []string
 	for k := range schema.Properties {

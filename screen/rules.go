@@ -82,7 +82,7 @@ func words(s string) []string { return strings.Fields(s) }
 // is looked up as a pair of adjacent words.
 func wordSet(s string) map[string]bool {
 	m := map[string]bool{}
-	for _, w := range strings.Fields(s) {
+	for w := range strings.FieldsSeq(s) {
 		m[strings.ReplaceAll(w, "-", " ")] = true
 	}
 	return m

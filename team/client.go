@@ -551,7 +551,7 @@ func (c *Client) localHas(file string) bool {
 
 // longSegment returns the first segment of key over MaxSegmentBytes.
 func longSegment(key string) string {
-	for _, s := range strings.Split(key, "/") {
+	for s := range strings.SplitSeq(key, "/") {
 		if len(s) > MaxSegmentBytes {
 			return s
 		}
@@ -1122,7 +1122,7 @@ func (c *Client) ConflictTexts(ctx context.Context, key string) (base, yours, th
 	return base, string(y), string(t), nil
 }
 
-// ErrNoConflict: the key has no open conflict.
+// ErrNoConflict reports that the key has no open conflict.
 var ErrNoConflict = fmt.Errorf("no open sync conflict on this key (see 'memdir sync status'): %w", memdir.ErrNotFound)
 
 func (c *Client) findConflict(st *syncState, key string) (*Conflict, error) {

@@ -579,7 +579,7 @@ func TestConcurrentClients(t *testing.T) {
 				// A push may give up after MaxConflictRetries under this
 				// much contention; pushing again is what the watcher does.
 				var err error
-				for try := 0; try < 3*clients; try++ {
+				for range 3 * clients {
 					var res *team.PushResult
 					res, err = c.Push(ctx)
 					if res != nil {

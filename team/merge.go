@@ -104,7 +104,7 @@ func writeMarker(b *strings.Builder, m string) {
 // HasConflictMarkers reports whether text still holds a line that is one of
 // Merge3's conflict markers.
 func HasConflictMarkers(text string) bool {
-	for _, l := range strings.Split(text, "\n") {
+	for l := range strings.SplitSeq(text, "\n") {
 		l = strings.TrimRight(l, "\r")
 		if l == MarkerOurs || l == MarkerBase || l == MarkerSplit || l == MarkerTheirs {
 			return true

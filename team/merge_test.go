@@ -2,6 +2,7 @@ package team_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,12 +96,7 @@ func TestMerge3Large(t *testing.T) {
 func TestMergeIndex(t *testing.T) {
 	has := func(files ...string) func(string) bool {
 		return func(f string) bool {
-			for _, x := range files {
-				if x == f {
-					return true
-				}
-			}
-			return false
+			return slices.Contains(files, f)
 		}
 	}
 	all := func(string) bool { return true }

@@ -406,7 +406,7 @@ func TestProtocolLogs(t *testing.T) {
 	e.put(t, `{"entries":{"a.md":"A"}}`)
 	e.do(t, call{method: "GET", query: "?repo=acme/widgets", token: "mdt_wrong"})
 	var lines []map[string]any
-	for _, l := range bytes.Split(bytes.TrimSpace(e.logs.Bytes()), []byte("\n")) {
+	for l := range bytes.SplitSeq(bytes.TrimSpace(e.logs.Bytes()), []byte("\n")) {
 		var m map[string]any
 		if err := json.Unmarshal(l, &m); err != nil {
 			t.Fatalf("log line %q: %v", l, err)

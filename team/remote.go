@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -239,9 +240,7 @@ func (r *Remote) once(ctx context.Context, method, u string, h http.Header, body
 	if err != nil {
 		return nil, nil, err
 	}
-	for k, v := range h {
-		req.Header[k] = v
-	}
+	maps.Copy(req.Header, h)
 	req.Header.Set("Authorization", "Bearer "+r.token)
 	req.Header.Set("User-Agent", r.opts.UserAgent)
 	req.Header.Set("Accept", "application/json")

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"sort"
 	"time"
 )
@@ -248,9 +249,7 @@ type Plan struct {
 // upsert of identical content is not a change).
 func PlanUpdate(current map[string]string, u *Update) (*Plan, error) {
 	next := make(map[string]string, len(current)+len(u.Entries))
-	for k, v := range current {
-		next[k] = v
-	}
+	maps.Copy(next, current)
 	p := &Plan{Time: u.Now}
 	if p.Time.IsZero() {
 		p.Time = time.Now()

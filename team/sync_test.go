@@ -249,7 +249,7 @@ func TestSyncConcurrentPushesKeepIndexLines(t *testing.T) {
 						// Pushing again after running out of retries is what
 						// the watcher does; it must get through well before 20.
 						var err error
-						for try := 0; try < 20; try++ {
+						for range 20 {
 							if _, err = m.m.c.Push(context.Background()); !errors.Is(err, team.ErrConflict) {
 								break
 							}

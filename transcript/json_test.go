@@ -125,7 +125,7 @@ func FuzzParseLine(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, line := range strings.Split(string(data), "\n") {
+	for line := range strings.SplitSeq(string(data), "\n") {
 		f.Add([]byte(line))
 	}
 	f.Add([]byte(`{"type":"user","message":{"content":[{"type":"tool_result","content":[{"type":"text"}]}]},"uuid":"x","parentUuid":"x"}`))

@@ -221,10 +221,8 @@ func (b *builder) leaf() *record {
 		if !ok {
 			continue
 		}
-		for _, a := range b.chain(newest) {
-			if a == r {
-				return newest
-			}
+		if slices.Contains(b.chain(newest), r) {
+			return newest
 		}
 		return r
 	}

@@ -33,7 +33,6 @@
 package ui
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
@@ -44,6 +43,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
@@ -356,9 +356,7 @@ func (s *Server) handle(method string, fn func(r *http.Request) (any, error)) ht
 			body := map[string]any{"error": err.Error()}
 			var ae *apiError
 			if errors.As(err, &ae) {
-				for k, x := range ae.extra {
-					body[k] = x
-				}
+				maps.Copy(body, ae.extra)
 			}
 			var ce *memdir.ConflictError
 			if errors.As(err, &ce) {
@@ -395,5 +393,3 @@ func decode(r *http.Request, v any) error {
 	}
 	return nil
 }
-
-func contextOf(r *http.Request) context.Context { return r.Context() }

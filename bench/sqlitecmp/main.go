@@ -14,17 +14,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"syscall"
-	"time"
 
 	_ "modernc.org/sqlite"
 )
-
-func cpu() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 func main() {
 	n := flag.Int("n", 20000, "files")
@@ -42,7 +34,7 @@ create table postings(term text, doc int, tf int, primary key(term, doc)) withou
 		rng := rand.New(rand.NewPCG(1, 2))
 		for i := 0; i < *n; i++ {
 			tx.Exec(`insert into files values(?,?,?,?,?,?,?,?)`, fmt.Sprintf("project_mem_%06d.md", i), 700, i, i, i, fmt.Sprintf("name-%d", i), "a description of a typical length for a memory, about a hundred characters long", make([]byte, 32))
-			for t := 0; t < 60; t++ {
+			for range 60 {
 				tx.Exec(`insert or ignore into postings values(?,?,1)`, fmt.Sprintf("t%d", int(rng.ExpFloat64()*300)), i)
 			}
 		}
@@ -67,7 +59,7 @@ create table postings(term text, doc int, tf int, primary key(term, doc)) withou
 	}
 	c2 := cpu()
 	m := 0
-	for t := 0; t < 12; t++ {
+	for t := range 12 {
 		rows, err := db.Query(`select doc, tf from postings where term = ?`, fmt.Sprintf("t%d", t*3))
 		check(err)
 		for rows.Next() {

@@ -107,7 +107,7 @@ func TestCheckpointCLIFlow(t *testing.T) {
 		t.Errorf("after rewind (-want +got):\n%s", diff)
 	}
 	undo := ""
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		if rest, ok := strings.CutPrefix(line, "undo with: memdir checkpoint rewind --session s1 --message "); ok {
 			undo = rest
 		}

@@ -237,7 +237,7 @@ func TestHookSessionStartCreatesDirectory(t *testing.T) {
 func TestHookSessionStartInjectsLongIndexWithinLimit(t *testing.T) {
 	w := newHookWorld(t)
 	var ix strings.Builder
-	for i := 0; i < 190; i++ {
+	for i := range 190 {
 		fmt.Fprintf(&ix, "- [note %d](project_note_%03d.md) — a one-line hook of a typical length, for entry %d\n", i, i, i)
 	}
 	writeFile(t, filepath.Join(w.memDir(t), "MEMORY.md"), ix.String())
@@ -298,7 +298,7 @@ func saveNotes(tb testing.TB, w *hookWorld, n, size int) {
 	tb.Helper()
 	line := "The dispatch service deploys to production through the blue/green script.\n"
 	body := strings.Repeat(line, max(1, size/len(line)))
-	for i := 0; i < n; i++ {
+	for i := range n {
 		w.ok(tb, "save", "--name", fmt.Sprintf("deploy-note-%02d", i), "--type", "project",
 			"--description", fmt.Sprintf("how the dispatch service deploys to production, note %d", i), "--body", body)
 	}
@@ -351,7 +351,7 @@ func TestHookUserPromptSubmitLimits(t *testing.T) {
 	saveNotes(t, w, 24, 3800)
 	seen := map[string]bool{}
 	total, answers := 0, 0
-	for i := 0; i < 30; i++ {
+	for i := range 30 {
 		o := w.hookOK(t, w.input(t, "user_prompt_submit", map[string]any{"prompt_id": fmt.Sprintf("p%d", i)}))
 		ctx := hookContext(o)
 		if ctx == "" {

@@ -164,15 +164,6 @@ func disabledError(loc *memdir.Location) error {
 // teamPrefix is the path prefix of team memories inside a memory directory.
 const teamPrefix = memdir.TeamDirName + "/"
 
-// teamDir returns the team memory directory of the selected memory directory.
-func (lf *locationFlags) teamDir(env *Env) (string, error) {
-	p, _, err := lf.path(env)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(p, memdir.TeamDirName), nil
-}
-
 // warnUnknownAgent warns when no agent definition names agent: most likely a
 // typo, though plugin and built-in agents have no definition file either, so
 // the command goes on.

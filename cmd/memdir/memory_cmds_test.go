@@ -226,7 +226,7 @@ func TestSaveWarnsWhenIndexOverflows(t *testing.T) {
 	dir := w.memDir(t)
 	os.MkdirAll(dir, 0o700)
 	var b strings.Builder
-	for i := 0; i < 200; i++ {
+	for i := range 200 {
 		fmt.Fprintf(&b, "- [m%d](m%d.md) — hook\n", i, i)
 	}
 	os.WriteFile(filepath.Join(dir, "MEMORY.md"), []byte(b.String()), 0o600)
@@ -303,9 +303,9 @@ func TestDoctorCompact(t *testing.T) {
 	dir := w.memDir(t)
 	os.MkdirAll(dir, 0o700)
 	var b strings.Builder
-	for i := 0; i < 120; i++ {
+	for i := range 120 {
 		name := fmt.Sprintf("m%03d.md", i)
-		os.WriteFile(filepath.Join(dir, name), []byte(fmt.Sprintf("---\nname: m%d\ndescription: d\ntype: user\n---\nx%d\n", i, i)), 0o600)
+		os.WriteFile(filepath.Join(dir, name), fmt.Appendf(nil, "---\nname: m%d\ndescription: d\ntype: user\n---\nx%d\n", i, i), 0o600)
 		fmt.Fprintf(&b, "- [m%d](%s) — %s\n\n\n", i, name, strings.Repeat("long hook words ", 20))
 	}
 	os.WriteFile(filepath.Join(dir, "MEMORY.md"), []byte(b.String()), 0o600)

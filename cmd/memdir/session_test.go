@@ -104,7 +104,7 @@ func TestSessionUpdateCommand(t *testing.T) {
 
 	// The undo line works: the first update also created the notes.
 	var undo []string
-	for _, l := range strings.Split(out0, "\n") {
+	for l := range strings.SplitSeq(out0, "\n") {
 		if rest, ok := strings.CutPrefix(l, "Undo with: memdir "); ok {
 			undo = strings.Fields(rest)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -223,13 +224,9 @@ func TestSyncConfigurationErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			saved := map[string]string{}
-			for k, v := range w.vars {
-				saved[k] = v
-			}
+			maps.Copy(saved, w.vars)
 			defer func() { w.vars = saved }()
-			for k, v := range tt.vars {
-				w.vars[k] = v
-			}
+			maps.Copy(w.vars, tt.vars)
 			_, errOut, code := w.run(t, tt.args...)
 			if code != tt.code || !strings.Contains(errOut, tt.contains) {
 				t.Errorf("exit %d, want %d; stderr %q should mention %q", code, tt.code, errOut, tt.contains)

@@ -66,16 +66,16 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	w.buf.Write(p)
 	for {
 		s := w.buf.String()
-		i := strings.IndexByte(s, '\n')
-		if i < 0 {
+		before, after, ok := strings.Cut(s, "\n")
+		if !ok {
 			break
 		}
 		select {
-		case w.lines <- s[:i]:
+		case w.lines <- before:
 		default:
 		}
 		w.buf.Reset()
-		w.buf.WriteString(s[i+1:])
+		w.buf.WriteString(after)
 	}
 	return len(p), nil
 }

@@ -31,7 +31,7 @@ type Corpus struct {
 func New(set *evalset.Set) *Corpus {
 	c := &Corpus{syllables: strings.Fields("ka lo mi ren ta vu so ne dar pel qui ost ber zan fi mor tel gra hu ix")}
 	for _, m := range set.Memories {
-		for _, s := range strings.Split(m.Body, "\n") {
+		for s := range strings.SplitSeq(m.Body, "\n") {
 			if s = strings.TrimSpace(s); len(s) > 20 {
 				c.sentences = append(c.sentences, s)
 			}
@@ -111,7 +111,7 @@ func (c *Corpus) Write(dir string, n int) error {
 		return err
 	}
 	var ix strings.Builder
-	for i := 0; i < n; i++ {
+	for i := range n {
 		m := c.Memory(i, n)
 		data, err := m.Markdown()
 		if err != nil {

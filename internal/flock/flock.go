@@ -4,6 +4,11 @@
 // kernel when the process dies: a crash never leaves a stale lock behind. It is
 // reliable between processes on one machine; on network filesystems flock may
 // be emulated or unsupported, and memdir does not promise mutual exclusion there.
+//
+// On Windows it is LockFileEx, released by the system in the same way. Where
+// neither exists (AIX, Plan 9, js/wasm, wasip1) it falls back to a lock file
+// created with O_EXCL, taken over when older than ten minutes; see
+// flock_other.go for what that fallback cannot promise.
 package flock
 
 import (

@@ -14,11 +14,9 @@ func TestAcquireExcludes(t *testing.T) {
 	var mu sync.Mutex
 	inside, maxInside := 0, 0
 	var wg sync.WaitGroup
-	for i := 0; i < 8; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := 0; j < 20; j++ {
+	for range 8 {
+		wg.Go(func() {
+			for range 20 {
 				l, err := Acquire(ctx, dir)
 				if err != nil {
 					t.Error(err)
@@ -38,7 +36,7 @@ func TestAcquireExcludes(t *testing.T) {
 					t.Error(err)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if maxInside != 1 {

@@ -100,15 +100,15 @@ func fenced(text string) (json.RawMessage, bool) {
 			return nil, false
 		}
 		body = body[nl+1:]
-		end := strings.Index(body, "```")
-		if end < 0 {
+		before, after, ok := strings.Cut(body, "```")
+		if !ok {
 			return nil, false
 		}
-		content := bytes.TrimSpace([]byte(body[:end]))
+		content := bytes.TrimSpace([]byte(before))
 		if len(content) > 0 && (content[0] == '{' || content[0] == '[') && json.Valid(content) {
 			return json.RawMessage(content), true
 		}
-		rest = body[end+3:]
+		rest = after
 	}
 }
 

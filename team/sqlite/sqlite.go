@@ -61,7 +61,16 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Store is a team.Store in a SQLite file.
+// Store is a [team.Store] in a SQLite file.
+//
+// Its methods are those of [team.Store] and its parts, shared with the
+// other SQL store through an internal package (so go doc does not list them
+// here): [team.Repos.Get], [team.Repos.Put] and [team.Repos.History] for
+// repositories; [team.Tokens.CreateToken], [team.Tokens.LookupToken],
+// [team.Tokens.RevokeToken] and [team.Tokens.ListTokens] for access tokens;
+// [team.Store.EntryPage] and [team.Store.Ping]. Errors wrap team's sentinels
+// ([team.ErrNotFound], [team.ErrConflict]) as the interface documents. Close
+// releases the database.
 type Store struct {
 	*sqlstore.Store
 	a *adapter

@@ -1,0 +1,91 @@
+package memdir_test
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The layers of the module, lowest first. A package may import packages of
+// lower layers only, plus the same-layer imports listed in sameLayer. Every
+// package of the module must be listed: a new package is placed here (and in
+// docs/architecture.md, which mirrors this table) before it can be imported.
+// Only the imports of non-test files count: tests may use anything.
+var layers = []struct {
+	name     string
+	packages []string // import paths relative to the module ("" is the root)
+}{
+	{"leaves", []string{"lexical", "secrets", "screen", "internal/atomicfile", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/evalset", "team/internal/migrate"}},
+	{"core", []string{""}},
+	{"services", []string{"memtool", "transcript", "team", "checkpoint"}},
+	{"driver support", []string{"internal/modelkit", "team/internal/sqlstore"}},
+	{"drivers", []string{"agent", "anthropic", "openai", "mcpserver", "hooks", "ui", "team/sqlite", "team/postgres"}},
+	{"wiring", []string{"cmd/memdir", "examples/chat"}},
+	{"test support", []string{"memdirtest", "internal/benchcorpus"}},
+	{"tools", []string{"bench", "bench/sqlitecmp"}},
+}
+
+// sameLayer lists the imports allowed between two packages of one layer.
+var sameLayer = map[string][]string{
+	"internal/evalset": {"internal/atomicfile"},
+	"ui":               {"hooks"}, // the recall preview shows what the hook would inject
+}
+
+const modulePath = "github.com/memdir/memdir"
+
+func TestArchitectureLayers(t *testing.T) {
+	layerOf := map[string]int{}
+	for i, l := range layers {
+		for _, p := range l.packages {
+			if _, dup := layerOf[p]; dup {
+				t.Errorf("package %q is in the layer table twice", p)
+			}
+			layerOf[p] = i
+		}
+	}
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	rel := func(path string) (string, bool) {
+		if path == modulePath {
+			return "", true
+		}
+		r, ok := strings.CutPrefix(path, modulePath+"/")
+		return r, ok
+	}
+	seen := map[string]bool{}
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		pkg, _ := rel(f[0])
+		seen[pkg] = true
+		from, ok := layerOf[pkg]
+		if !ok {
+			t.Errorf("package %s is not in the layer table of architecture_test.go: place it in a layer (and in docs/architecture.md)", f[0])
+			continue
+		}
+		for _, imp := range f[1:] {
+			dep, ok := rel(imp)
+			if !ok {
+				continue
+			}
+			to, ok := layerOf[dep]
+			if !ok {
+				continue // reported as missing on its own line
+			}
+			if to < from || (to == from && slices.Contains(sameLayer[pkg], dep)) {
+				continue
+			}
+			t.Errorf("%s (%s) imports %s (%s): a layer may import only lower layers", f[0], layers[from].name, imp, layers[to].name)
+		}
+	}
+	for p := range layerOf {
+		if !seen[p] {
+			t.Errorf("the layer table lists %q, which is not a package of the module", p)
+		}
+	}
+}
