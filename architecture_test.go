@@ -16,12 +16,13 @@ var layers = []struct {
 	name     string
 	packages []string // import paths relative to the module ("" is the root)
 }{
-	{"leaves", []string{"lexical", "secrets", "screen", "internal/atomicfile", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/evalset", "team/internal/migrate"}},
+	{"leaves", []string{"lexical", "secrets", "screen", "internal/atomicfile", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/evalset", "internal/mdtext", "internal/memfile", "team/internal/migrate"}},
 	{"core", []string{""}},
-	{"services", []string{"memtool", "transcript", "team", "checkpoint"}},
+	{"services", []string{"memtool", "transcript", "team", "checkpoint", "promote", "config"}},
+	{"agents", []string{"agent", "session"}},
 	{"driver support", []string{"internal/modelkit", "team/internal/sqlstore"}},
-	{"drivers", []string{"agent", "anthropic", "openai", "mcpserver", "hooks", "ui", "team/sqlite", "team/postgres"}},
-	{"wiring", []string{"cmd/memdir", "examples/chat"}},
+	{"drivers", []string{"anthropic", "openai", "config/provider", "mcpserver", "hooks", "ui", "team/sqlite", "team/postgres"}},
+	{"wiring", []string{"cmd/memdir", "examples/chat", "examples/mcp", "examples/memorytool"}},
 	{"test support", []string{"memdirtest", "internal/benchcorpus"}},
 	{"tools", []string{"bench", "bench/sqlitecmp"}},
 }
@@ -30,6 +31,8 @@ var layers = []struct {
 var sameLayer = map[string][]string{
 	"internal/evalset": {"internal/atomicfile"},
 	"ui":               {"hooks"}, // the recall preview shows what the hook would inject
+	"session":          {"agent"}, // a notes update is a forked-agent run
+	"config/provider":  {"anthropic", "openai"},
 }
 
 const modulePath = "github.com/memdir/memdir"
