@@ -299,7 +299,7 @@ func (d *Dir) Fix(ctx context.Context, opts *FixOptions) (*FixResult, error) {
 		return res, err
 	}
 	pending, _ := d.PendingChange()
-	root, release, err := d.lockedRoot(ctx) // finishes a pending change
+	root, release, err := d.lockedRoot(ctx, nil) // finishes a pending change
 	if err != nil {
 		return nil, err
 	}

@@ -379,7 +379,7 @@ func (d *Dir) acceptWrite(ctx context.Context, it *HeldWrite, base string, rec *
 		_, err := d.Save(ctx, m, &SaveOptions{Recorder: rec, Origin: it.Provenance, reviewed: true, baseSum: &base})
 		return err
 	}
-	root, release, err := d.lockedRoot(ctx)
+	root, release, err := d.lockedRoot(ctx, nil)
 	if err != nil {
 		return err
 	}

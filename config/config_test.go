@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,9 +142,7 @@ func TestLoadErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
-			for k, v := range tt.vars {
-				w.vars[k] = v
-			}
+			maps.Copy(w.vars, tt.vars)
 			_, err := w.load(&Options{Overrides: tt.over})
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("error = %v, want %v", err, tt.want)
@@ -219,9 +218,7 @@ func TestEmbedInheritance(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
-			for k, v := range tt.vars {
-				w.vars[k] = v
-			}
+			maps.Copy(w.vars, tt.vars)
 			c, err := w.load(nil)
 			if err != nil {
 				t.Fatal(err)

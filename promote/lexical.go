@@ -140,7 +140,7 @@ var (
 func wordSet(s string) func() map[string]bool {
 	return sync.OnceValue(func() map[string]bool {
 		m := map[string]bool{}
-		for _, w := range strings.Fields(s) {
+		for w := range strings.FieldsSeq(s) {
 			m[w] = true
 		}
 		return m

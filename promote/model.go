@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -202,10 +203,5 @@ func (rv *reviewer) modelItems(ctx context.Context, m memdir.Model, userContext 
 }
 
 func containsEntry(es []*reviewEntry, e *reviewEntry) bool {
-	for _, x := range es {
-		if x == e {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(es, e)
 }

@@ -192,9 +192,9 @@ func gatherMemories(ctx context.Context, dir string, rep *Report) ([]*reviewEntr
 // memoryStatement returns the rule a memory states (its first paragraph that
 // is not a Why or How-to-apply line, or its description) and its Why.
 func memoryStatement(m *memdir.Memory) (statement, why string) {
-	for _, para := range strings.Split(strings.ReplaceAll(m.Body, "\r\n", "\n"), "\n\n") {
+	for para := range strings.SplitSeq(strings.ReplaceAll(m.Body, "\r\n", "\n"), "\n\n") {
 		var keep []string
-		for _, line := range strings.Split(para, "\n") {
+		for line := range strings.SplitSeq(para, "\n") {
 			t := strings.TrimSpace(line)
 			low := strings.ToLower(strings.Trim(t, "*_ "))
 			switch {

@@ -84,8 +84,8 @@ func newReviewWorld(tb testing.TB) *reviewWorld {
 	}
 	for name, content := range files {
 		p := filepath.Join(base, filepath.FromSlash(name))
-		if strings.HasPrefix(name, "memory/") {
-			p = filepath.Join(w.src.MemoryDir, filepath.FromSlash(strings.TrimPrefix(name, "memory/")))
+		if after, ok := strings.CutPrefix(name, "memory/"); ok {
+			p = filepath.Join(w.src.MemoryDir, filepath.FromSlash(after))
 		}
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			tb.Fatal(err)

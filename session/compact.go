@@ -299,7 +299,7 @@ func TruncateNotes(notes string) (string, []string) {
 		}
 		cut = append(cut, s.Heading)
 		used := 0
-		for _, line := range strings.Split(s.Body, "\n") {
+		for line := range strings.SplitSeq(s.Body, "\n") {
 			n := utf8.RuneCountInString(line) + 1
 			if used+n > sessionSectionChars {
 				if room := sessionSectionChars - used - 1; room > 0 {

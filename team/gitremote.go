@@ -53,7 +53,7 @@ func gitConfigPath(root string) (string, error) {
 		}
 		gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
 		if !ok {
-			return "", errors.New(".git file without gitdir:")
+			return "", errors.New(`.git file without a "gitdir:" line`)
 		}
 		gitdir = strings.TrimSpace(gitdir)
 		if !filepath.IsAbs(gitdir) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,12 +69,8 @@ func TestConfigPrecedence(t *testing.T) {
 	}
 	with := func(changes map[string]string) map[string]string {
 		m := map[string]string{}
-		for k, v := range defaults {
-			m[k] = v
-		}
-		for k, v := range changes {
-			m[k] = v
-		}
+		maps.Copy(m, defaults)
+		maps.Copy(m, changes)
 		return m
 	}
 	const file = `# memdir settings
@@ -149,9 +146,7 @@ team:
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newMemWorld(t)
-			for k, v := range tt.vars {
-				w.vars[k] = v
-			}
+			maps.Copy(w.vars, tt.vars)
 			want := map[string]string{}
 			for k, v := range tt.want {
 				want[k] = strings.ReplaceAll(v, "FILE", configFile(w))
@@ -218,9 +213,7 @@ func TestConfigErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newMemWorld(t)
-			for k, v := range tt.vars {
-				w.vars[k] = v
-			}
+			maps.Copy(w.vars, tt.vars)
 			if tt.file != "" {
 				writeConfig(t, w, tt.file)
 			}
@@ -289,9 +282,7 @@ func TestConfigNotes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		w := newMemWorld(t)
-		for k, v := range tt.vars {
-			w.vars[k] = v
-		}
+		maps.Copy(w.vars, tt.vars)
 		out, _, code := w.run(t, "config")
 		if code != 0 || !strings.Contains(out, tt.want) {
 			t.Errorf("vars %v: exit %d, output lacks %q:\n%s", tt.vars, code, tt.want, out)

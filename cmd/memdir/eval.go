@@ -71,7 +71,7 @@ func runEval(ctx context.Context, env *Env, o *evalOptions, args []string) error
 		return usagef("eval takes: recall FILE")
 	}
 	var sizes []int
-	for _, f := range strings.Split(o.distractors, ",") {
+	for f := range strings.SplitSeq(o.distractors, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 0 {
 			return usagef("--distractors takes whole numbers separated by commas, not %q", o.distractors)
@@ -230,9 +230,9 @@ func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun,
 			}
 			return out
 		}, &evalset.Options{Ks: []int{5}})
-		st.Recall5, st.Precision, st.MRR, st.NoneEmpty = ptr(rep.Recall[5]), ptr(rep.Precision[5]), ptr(rep.MRR), ptr(rep.NoneEmpty)
+		st.Recall5, st.Precision, st.MRR, st.NoneEmpty = new(rep.Recall[5]), new(rep.Precision[5]), new(rep.MRR), new(rep.NoneEmpty)
 		if model != nil {
-			st.Shown = ptr(shown / float64(max(totalRelevant, 1)))
+			st.Shown = new(shown / float64(max(totalRelevant, 1)))
 			st.Tokens = tokens / float64(max(len(set.Queries), 1))
 		}
 		if usage != (memdir.Usage{}) {
@@ -258,7 +258,7 @@ func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun,
 		full += float64(res.FullLines)
 	}
 	nq := float64(max(len(set.Queries), 1))
-	sel.Shown = ptr(shown / float64(max(totalRelevant, 1)))
+	sel.Shown = new(shown / float64(max(totalRelevant, 1)))
 	sel.Tokens, sel.Lines, sel.FullLines = tokens/nq, lines/nq, full/nq
 	run.Methods = append(run.Methods, sel)
 	if ev.model != nil {
@@ -279,7 +279,7 @@ func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun,
 	for _, q := range set.Queries {
 		shown += float64(countRelevant(set, q.Query, newestPaths))
 	}
-	base.Shown = ptr(shown / float64(max(totalRelevant, 1)))
+	base.Shown = new(shown / float64(max(totalRelevant, 1)))
 	base.Tokens = float64((len(memdir.Manifest(newest)) + 3) / 4) // every line with its newline, as BaselineTokens
 	base.Lines, base.FullLines = float64(len(newest)), float64(len(newest))
 	run.Methods = append(run.Methods, base)
@@ -307,8 +307,6 @@ func countRelevant(set *evalset.Set, q string, paths []string) int {
 	return n
 }
 
-func ptr(f float64) *float64 { return &f }
-
 // writeDistractors adds n memories, newer than every real one, whose text is
 // recombined from the set's own sentences: realistic competition for the
 // ranker, and for the newest-200 baseline.
@@ -316,7 +314,7 @@ func writeDistractors(dir string, set *evalset.Set, n int) error {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var sentences, descs []string
 	for _, m := range set.Memories {
-		for _, s := range strings.Split(m.Body, "\n") {
+		for s := range strings.SplitSeq(m.Body, "\n") {
 			if s = strings.TrimSpace(s); len(s) > 20 {
 				sentences = append(sentences, s)
 			}
@@ -324,11 +322,11 @@ func writeDistractors(dir string, set *evalset.Set, n int) error {
 		descs = append(descs, m.Description)
 	}
 	types := []string{"user", "feedback", "project", "reference"}
-	for i := 0; i < n; i++ {
+	for i := range n {
 		a, b := descs[rng.IntN(len(descs))], descs[rng.IntN(len(descs))]
 		desc := firstHalf(a) + " " + secondHalf(b)
 		var body []string
-		for j := 0; j < 3; j++ {
+		for range 3 {
 			body = append(body, sentences[rng.IntN(len(sentences))])
 		}
 		m := evalset.Memory{

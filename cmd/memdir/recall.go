@@ -111,7 +111,7 @@ func runRecall(ctx context.Context, env *Env, o *recallOptions, args []string) e
 		AllowShortQueries: o.all, Now: env.Now, ShowManifest: true,
 	}
 	if o.tools != "" {
-		for _, t := range strings.Split(o.tools, ",") {
+		for t := range strings.SplitSeq(o.tools, ",") {
 			if t = strings.TrimSpace(t); t != "" {
 				opts.RecentTools = append(opts.RecentTools, t)
 			}

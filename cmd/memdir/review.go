@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -146,7 +147,7 @@ func printHeld(env *Env, it *memdir.HeldWrite) {
 	}
 	// The content is shown with hidden characters made visible.
 	fmt.Fprintln(w, "Content:")
-	for _, line := range strings.Split(strings.TrimRight(it.Content, "\n"), "\n") {
+	for line := range strings.SplitSeq(strings.TrimRight(it.Content, "\n"), "\n") {
 		fmt.Fprintf(w, "  | %s\n", memdir.ShowHidden(line))
 	}
 }
@@ -162,12 +163,7 @@ func ruleNames(fs []screen.Finding) string {
 }
 
 func containsStr(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(list, s)
 }
 
 func ruleHelp() string {

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -21,9 +22,7 @@ import (
 func load(tb testing.TB, vars map[string]string) *config.Config {
 	tb.Helper()
 	env := map[string]string{"HOME": tb.TempDir()}
-	for k, v := range vars {
-		env[k] = v
-	}
+	maps.Copy(env, vars)
 	cfg, err := config.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, nil)
 	if err != nil {
 		tb.Fatal(err)
