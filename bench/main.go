@@ -2,7 +2,7 @@
 // prints a table of ratios: each figure is the median CPU time (user +
 // system, from the child's rusage; steadier than wall time on a shared
 // machine) of a process, divided by that of a reference process run in the
-// same session. Run it through bench/run; it is not part of CI.
+// same session, the two taking turns run by run. Run it through bench/run; it is not part of CI.
 //
 //	hook      memdir hook (UserPromptSubmit) ÷ memdir --version
 //	recall    memdir recall --json, warm ÷ SQLite FTS5 BM25 in a fresh python3
@@ -10,7 +10,9 @@
 //	checkpoint memdir checkpoint snapshot of 1,000 unchanged files, new
 //	          process, after 1 and 100 snapshots ÷ stat(1) of the files;
 //	          memdir --version and the snapshot done in-process by a new
-//	          History ÷ stat(1), to tell start-up from the snapshot's work
+//	          History ÷ stat(1), to tell start-up from the snapshot's work;
+//	          and what the snapshot adds to memdir hook, where Claude Code
+//	          users take it (hook minus hook --no-checkpoint) ÷ stat(1)
 //	list      memdir list --json ÷ a process reading 30 lines of each file
 //
 // Corpora are generated once into the cache directory (-cache) and reused.
@@ -72,10 +74,9 @@ func main() {
 	fmt.Printf("memdir bench: %s, %d runs each, median CPU (user+sys) per process\n\n", *memdirBin, b.runs)
 	fmt.Printf("%-44s %10s %10s %8s %10s\n", "measurement", "cpu ms", "ref ms", "ratio", "max RSS")
 	if want("hook") {
-		ver := b.measure(nil, "", b.bin, "--version")
 		for _, n := range []int{200, 2000, 20000} {
-			r := b.hook(n)
-			b.row(fmt.Sprintf("hook UserPromptSubmit, %d ÷ --version", n), r, ver)
+			rs := b.interleave(b.hook(n, "", "", nil), command(nil, b.bin, "--version"))
+			b.row(fmt.Sprintf("hook UserPromptSubmit, %d ÷ --version", n), rs[0], rs[1])
 		}
 	}
 	if want("recall") {
@@ -93,12 +94,13 @@ func main() {
 	}
 	if want("checkpoint") {
 		c := b.checkpoints()
-		b.row("checkpoint snapshot after 1 ÷ stat(1)", c.one, c.stat)
+		b.row("checkpoint snapshot after 1 ÷ stat(1)", c.one, c.stat1)
 		b.row("checkpoint snapshot after 100 ÷ stat(1)", c.hundred, c.stat)
 		// What any memdir process costs before it does anything, and the
 		// snapshot's own share without it.
 		b.row("memdir --version ÷ stat(1)", c.version, c.stat)
 		b.row("checkpoint snapshot after 100, in-process ÷ stat(1)", c.inProcess, c.stat)
+		b.row("checkpoint snapshot after 100, in the hook ÷ stat(1)", c.inHook, c.stat)
 	}
 	if want("list") {
 		for _, n := range []int{2000, 20000} {
@@ -183,25 +185,49 @@ func (b *bench) measureWith(env []string, stdin func() string, name string, args
 // and the peak RSS of the measured ones. A failing command ends the
 // benchmark.
 func (b *bench) measureRuns(next func(run int) *exec.Cmd) result {
-	var cpus, walls []time.Duration
-	var rss int64
+	return b.interleave(next)[0]
+}
+
+// interleave is measureRuns for several commands at once, run in turn
+// within each round, so that a measurement and its reference see the same
+// load on a shared machine instead of one its quiet minute and the other
+// its busy one.
+func (b *bench) interleave(nexts ...func(run int) *exec.Cmd) []result {
+	cpus := make([][]time.Duration, len(nexts))
+	walls := make([][]time.Duration, len(nexts))
+	rss := make([]int64, len(nexts))
 	for r := 0; r <= b.runs; r++ {
-		cmd := next(r)
-		t0 := time.Now()
-		out, err := cmd.CombinedOutput()
-		wall := time.Since(t0)
-		check(errOut(err, out))
-		if r == 0 {
-			continue // warm-up
+		for i, next := range nexts {
+			cmd := next(r)
+			t0 := time.Now()
+			out, err := cmd.CombinedOutput()
+			wall := time.Since(t0)
+			check(errOut(err, out))
+			if r == 0 {
+				continue // warm-up
+			}
+			cpu, maxrss := childUsage(cmd.ProcessState)
+			cpus[i] = append(cpus[i], cpu)
+			walls[i] = append(walls[i], wall)
+			rss[i] = max(rss[i], maxrss)
 		}
-		cpu, maxrss := childUsage(cmd.ProcessState)
-		cpus = append(cpus, cpu)
-		walls = append(walls, wall)
-		rss = max(rss, maxrss)
 	}
-	slices.Sort(cpus)
-	slices.Sort(walls)
-	return result{cpus[len(cpus)/2], walls[len(walls)/2], rss}
+	res := make([]result, len(nexts))
+	for i := range nexts {
+		slices.Sort(cpus[i])
+		slices.Sort(walls[i])
+		res[i] = result{cpus[i][len(cpus[i])/2], walls[i][len(walls[i])/2], rss[i]}
+	}
+	return res
+}
+
+// command returns a maker of one command, the same every run.
+func command(env []string, name string, args ...string) func(int) *exec.Cmd {
+	return func(int) *exec.Cmd {
+		cmd := exec.Command(name, args...)
+		cmd.Env = append(os.Environ(), env...)
+		return cmd
+	}
 }
 
 func (b *bench) query() string {
@@ -222,18 +248,33 @@ func (b *bench) isolatedEnv(name string) []string {
 	}
 }
 
-func (b *bench) hook(n int) result {
+// hook makes the commands of memdir hook's UserPromptSubmit on the corpus
+// of n memories, with args added: a new session each run unless session is
+// set, with cwd (and env added to the environment) then the session's.
+func (b *bench) hook(n int, session, cwd string, env []string, args ...string) func(int) *exec.Cmd {
 	dir := b.dir(n)
-	env := append(b.isolatedEnv(fmt.Sprintf("hook-%d", n)), "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE="+dir)
+	env = append(append(b.isolatedEnv(fmt.Sprintf("hook-%d", n)), "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE="+dir), env...)
+	if cwd == "" {
+		cwd = dir
+	}
 	i := 0
-	return b.measureWith(env, func() string {
+	return func(run int) *exec.Cmd {
 		i++
+		id := session
+		if id == "" {
+			id = fmt.Sprintf("bench-%d", i)
+		}
+		// The query is the run's, so that commands interleaved in one
+		// round answer the same prompt.
 		in, _ := json.Marshal(map[string]any{
-			"session_id": fmt.Sprintf("bench-%d", i), "hook_event_name": "UserPromptSubmit",
-			"cwd": dir, "prompt": b.query(), "prompt_id": fmt.Sprintf("p%d", i),
+			"session_id": id, "hook_event_name": "UserPromptSubmit",
+			"cwd": cwd, "prompt": b.queries[run%len(b.queries)], "prompt_id": fmt.Sprintf("p%d-%s", i, strings.Join(args, "")),
 		})
-		return string(in)
-	}, b.bin, "hook")
+		cmd := exec.Command(b.bin, append([]string{"hook"}, args...)...)
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Stdin = strings.NewReader(string(in))
+		return cmd
+	}
 }
 
 var wordRE = regexp.MustCompile(`[\p{L}\p{N}]+`)
@@ -324,7 +365,8 @@ func (b *bench) save(n int) result {
 type checkpointResults struct {
 	one, hundred result // memdir checkpoint snapshot, after 1 and 100
 	inProcess    result // a new History's Snapshot in this process, after 100
-	stat         result // stat(1) of the tracked files
+	inHook       result // what the hook at 2,000 memories spends on it, after 100
+	stat1, stat  result // stat(1) of the tracked files, beside one and hundred
 	version      result // memdir --version
 }
 
@@ -358,21 +400,29 @@ func (b *bench) checkpoints() checkpointResults {
 	check(err)
 	env := []string{"CLAUDE_CONFIG_DIR=" + conf}
 	k := 0
-	snap := func() result {
-		return b.measureRuns(func(int) *exec.Cmd {
-			k++
-			cmd := exec.Command(b.bin, "checkpoint", "snapshot", "--session", "bench", "--message", fmt.Sprintf("x%d", k))
-			cmd.Dir = proj
-			cmd.Env = append(os.Environ(), env...)
-			return cmd
-		})
+	snap := func(int) *exec.Cmd {
+		k++
+		cmd := exec.Command(b.bin, "checkpoint", "snapshot", "--session", "bench", "--message", fmt.Sprintf("x%d", k))
+		cmd.Dir = proj
+		cmd.Env = append(os.Environ(), env...)
+		return cmd
 	}
-	c.one = snap()
+	stat := command(nil, "stat", append([]string{"-c", "%s"}, files...)...)
+	version := command(nil, b.bin, "--version")
+	rs := b.interleave(snap, stat)
+	c.one, c.stat1 = rs[0], rs[1]
 	for i := range 100 {
 		_, err := h.Snapshot(ctx, fmt.Sprintf("m%d", i+2))
 		check(err)
 	}
-	c.hundred = snap()
+	// The snapshot where users take it: in the hook of each prompt, whose
+	// process is started anyway. Its cost there is what the hook spends
+	// with checkpoints over what it spends without, on the same session
+	// and prompts.
+	rs = b.interleave(snap, stat, version,
+		b.hook(2000, "bench", proj, env), b.hook(2000, "bench", proj, env, "--no-checkpoint"))
+	c.hundred, c.stat, c.version = rs[0], rs[1], rs[2]
+	c.inHook = result{cpu: max(0, rs[3].cpu-rs[4].cpu)}
 	var cpus []time.Duration
 	for r := 0; r <= b.runs; r++ {
 		k++
@@ -391,8 +441,6 @@ func (b *bench) checkpoints() checkpointResults {
 	}
 	slices.Sort(cpus)
 	c.inProcess = result{cpu: cpus[len(cpus)/2]}
-	c.stat = b.measure(nil, "", "stat", append([]string{"-c", "%s"}, files...)...)
-	c.version = b.measure(nil, "", b.bin, "--version")
 	return c
 }
 
