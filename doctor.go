@@ -593,3 +593,10 @@ func (d *Dir) IndexMissing(rec *Recorder, rels []string) ([]string, error) {
 	}
 	return added, nil
 }
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -317,6 +317,13 @@ func (m *Memory) setFront(node *yaml.Node) {
 // block holding at least one key.
 func (m *Memory) HasFrontmatter() bool { return m.front != nil && len(m.front.Content) > 0 }
 
+// FrontmatterString returns the text of the top-level frontmatter key as
+// written, "" when the key is missing, null or not a scalar. It reads keys
+// memdir does not manage, such as an agent definition's memory:.
+func (m *Memory) FrontmatterString(key string) string {
+	return scalarString(mapGet(m.front, key))
+}
+
 // Format renders the memory in memdir's canonical form:
 //
 //	---

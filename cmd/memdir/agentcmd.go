@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/agentmem"
 )
 
 var agentCmd = &Command{
@@ -90,7 +91,7 @@ func runAgent(ctx context.Context, env *Env, o *agentOptions, args []string) err
 		if o.yes && o.keep {
 			return usagef("--yes and --keep exclude each other")
 		}
-		return agentSync(ctx, env, loc, args[1], o.scope, &memdir.SnapshotSyncOptions{Replace: o.yes, Keep: o.keep}, o.asJSON)
+		return agentSync(ctx, env, loc, args[1], o.scope, &agentmem.SyncOptions{Replace: o.yes, Keep: o.keep}, o.asJSON)
 	default:
 		return usagef("unknown agent subcommand %q: want list or sync", args[0])
 	}
@@ -98,18 +99,18 @@ func runAgent(ctx context.Context, env *Env, o *agentOptions, args []string) err
 
 // agentRow is one line of 'memdir agent list'.
 type agentRow struct {
-	Name        string                 `json:"name"`
-	Description string                 `json:"description"`
-	Scope       memdir.AgentScope      `json:"scope,omitempty"`
-	Source      string                 `json:"source"`
-	Definition  string                 `json:"definition"`
-	Dir         string                 `json:"dir,omitempty"`
-	Memories    int                    `json:"memories"`
-	Snapshot    *memdir.SnapshotStatus `json:"snapshot,omitempty"`
+	Name        string            `json:"name"`
+	Description string            `json:"description"`
+	Scope       memdir.AgentScope `json:"scope,omitempty"`
+	Source      string            `json:"source"`
+	Definition  string            `json:"definition"`
+	Dir         string            `json:"dir,omitempty"`
+	Memories    int               `json:"memories"`
+	Snapshot    *agentmem.Status  `json:"snapshot,omitempty"`
 }
 
 func agentList(ctx context.Context, env *Env, loc *memdir.Location, asJSON bool) error {
-	defs, warnings, err := memdir.LoadAgentDefs(loc)
+	defs, warnings, err := agentmem.LoadDefs(loc)
 	if err != nil {
 		return err
 	}
@@ -136,7 +137,7 @@ func agentList(ctx context.Context, env *Env, loc *memdir.Location, asJSON bool)
 		rows = append(rows, r)
 	}
 	// Snapshots shipped for agents nobody defines are worth a word.
-	if entries, err := os.ReadDir(filepath.Join(loc.ProjectRoot, ".claude", memdir.SnapshotsDirName)); err == nil {
+	if entries, err := os.ReadDir(filepath.Join(loc.ProjectRoot, ".claude", agentmem.SnapshotsDirName)); err == nil {
 		for _, e := range entries {
 			if e.IsDir() && !defined[e.Name()] {
 				warnings = append(warnings, fmt.Sprintf("the project ships a snapshot for agent %q, which has no definition in .claude/agents/", e.Name()))
@@ -170,16 +171,16 @@ func agentList(ctx context.Context, env *Env, loc *memdir.Location, asJSON bool)
 	})
 }
 
-func agentSnapshot(loc *memdir.Location, agent, dir string) (*memdir.SnapshotStatus, error) {
-	snapDir, err := memdir.SnapshotDir(loc.ProjectRoot, agent)
+func agentSnapshot(loc *memdir.Location, agent, dir string) (*agentmem.Status, error) {
+	snapDir, err := agentmem.SnapshotDir(loc.ProjectRoot, agent)
 	if err != nil {
 		return nil, err
 	}
-	return memdir.CheckSnapshot(snapDir, dir)
+	return agentmem.Check(snapDir, dir)
 }
 
-func agentSync(ctx context.Context, env *Env, loc *memdir.Location, agent, scopeFlag string, opts *memdir.SnapshotSyncOptions, asJSON bool) error {
-	defs, _, err := memdir.LoadAgentDefs(loc)
+func agentSync(ctx context.Context, env *Env, loc *memdir.Location, agent, scopeFlag string, opts *agentmem.SyncOptions, asJSON bool) error {
+	defs, _, err := agentmem.LoadDefs(loc)
 	if err != nil {
 		return err
 	}
@@ -205,7 +206,7 @@ func agentSync(ctx context.Context, env *Env, loc *memdir.Location, agent, scope
 	if err != nil {
 		return err
 	}
-	snapDir, err := memdir.SnapshotDir(loc.ProjectRoot, agent)
+	snapDir, err := agentmem.SnapshotDir(loc.ProjectRoot, agent)
 	if err != nil {
 		return err
 	}
@@ -213,13 +214,13 @@ func agentSync(ctx context.Context, env *Env, loc *memdir.Location, agent, scope
 	if err != nil {
 		return err
 	}
-	res, err := d.SyncSnapshot(ctx, snapDir, opts)
+	res, err := agentmem.Sync(ctx, d, snapDir, opts)
 	if errors.Is(err, memdir.ErrExists) {
-		st, cerr := memdir.CheckSnapshot(snapDir, dir)
-		if cerr != nil || st.Action != memdir.SnapshotPromptUpdate {
+		st, cerr := agentmem.Check(snapDir, dir)
+		if cerr != nil || st.Action != agentmem.ActionPromptUpdate {
 			return err
 		}
-		if jerr := emit(env, asJSON, &memdir.SnapshotSyncResult{Status: st, Done: "needs-confirmation"}, func(w io.Writer) error {
+		if jerr := emit(env, asJSON, &agentmem.SyncResult{Status: st, Done: "needs-confirmation"}, func(w io.Writer) error {
 			fmt.Fprintf(w, "The project's snapshot of %s (updated %s) is newer than this memory (synced: %s).\n", agent, st.UpdatedAt, orNeverSynced(st.SyncedFrom))
 			fmt.Fprintf(w, "Replacing %s would remove %s\n  %s\nand copy from %s\n  %s\n", dir,
 				plural(len(st.Local), "local memory file:", "local memory files:"), strings.Join(st.Local, "\n  "),

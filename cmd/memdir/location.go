@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/agentmem"
 )
 
 // locationFlags are the flags that say which memory directory a command works
@@ -168,7 +169,7 @@ const teamPrefix = memdir.TeamDirName + "/"
 // typo, though plugin and built-in agents have no definition file either, so
 // the command goes on.
 func warnUnknownAgent(env *Env, loc *memdir.Location, agent string) {
-	defs, _, err := memdir.LoadAgentDefs(loc)
+	defs, _, err := agentmem.LoadDefs(loc)
 	if err != nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package memdir
+package agentmem
 
 import (
 	"context"
@@ -12,21 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/memfile"
 )
-
-// Agent definitions and agent-memory snapshots.
-//
-// A project can ship seed memories for an agent under
-// <project>/.claude/agent-memory-snapshots/<agent>/: the memory files plus a
-// snapshot.json, {"updatedAt": "<timestamp>"}. The agent's own memory
-// directory records which snapshot it was last synced from in
-// .snapshot-synced.json, {"syncedFrom": "<timestamp>"}. Claude Code decides
-// one of three actions (CheckSnapshot) and, at startup, applies the first on
-// its own for agents with user-scope memory; memdir applies them on request
-// (Dir.SyncSnapshot), journaled so that an undo restores what a sync
-// replaced.
 
 // Snapshot file names, as Claude Code uses them.
 const (
@@ -35,15 +24,15 @@ const (
 	SnapshotMarkerFile = ".snapshot-synced.json"
 )
 
-// AgentDef is an agent definition: a Markdown file with YAML frontmatter
+// Def is an agent definition: a Markdown file with YAML frontmatter
 // under .claude/agents/. Only the fields memory cares about are read.
-type AgentDef struct {
+type Def struct {
 	// Name is the agent type (the frontmatter's name:).
 	Name        string `json:"name"`
 	Description string `json:"description"`
 	// Scope is the frontmatter's memory: field, "" when the agent keeps no
 	// memory (or the value is not user, project or local).
-	Scope AgentScope `json:"scope,omitempty"`
+	Scope memdir.AgentScope `json:"scope,omitempty"`
 	// Source is "user" (<config>/agents) or "project" (<dir>/.claude/agents).
 	Source string `json:"source"`
 	Path   string `json:"path"`
@@ -52,7 +41,7 @@ type AgentDef struct {
 // maxAgentFileBytes bounds an agent definition file.
 const maxAgentFileBytes = 1 << 20
 
-// LoadAgentDefs reads the agent definitions Claude Code would load for the
+// LoadDefs reads the agent definitions Claude Code would load for the
 // location: <config>/agents/**/*.md (user), then .claude/agents/**/*.md in
 // every directory from the git root (the project root outside git) down to
 // the project root. A later definition of the same name replaces an earlier
@@ -61,13 +50,13 @@ const maxAgentFileBytes = 1 << 20
 // them) and is skipped silently; a file without a description, or with an
 // unknown memory scope, is reported in the warnings. Plugin and built-in
 // agents have no files here and are not listed. Agents are sorted by name.
-func LoadAgentDefs(l *Location) (defs []AgentDef, warnings []string, err error) {
+func LoadDefs(l *memdir.Location) (defs []Def, warnings []string, err error) {
 	type dirSrc struct{ dir, source string }
 	dirs := []dirSrc{{filepath.Join(l.ConfigHome, "agents"), "user"}}
 	for _, p := range l.ProjectDirs() {
 		dirs = append(dirs, dirSrc{filepath.Join(p, ".claude", "agents"), "project"})
 	}
-	byName := map[string]AgentDef{}
+	byName := map[string]Def{}
 	for _, ds := range dirs {
 		var files []string
 		werr := filepath.WalkDir(ds.dir, func(p string, e fs.DirEntry, err error) error {
@@ -107,35 +96,35 @@ func LoadAgentDefs(l *Location) (defs []AgentDef, warnings []string, err error) 
 	return defs, warnings, nil
 }
 
-func readAgentDef(path, source string) (AgentDef, string, bool) {
+func readAgentDef(path, source string) (Def, string, bool) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return AgentDef{}, fmt.Sprintf("%s: %v", path, err), false
+		return Def{}, fmt.Sprintf("%s: %v", path, err), false
 	}
 	if !fi.Mode().IsRegular() {
-		return AgentDef{}, "", false
+		return Def{}, "", false
 	}
 	if fi.Size() > maxAgentFileBytes {
-		return AgentDef{}, fmt.Sprintf("%s: %s is too large for an agent definition; skipped", path, FormatFileSize(int(fi.Size()))), false
+		return Def{}, fmt.Sprintf("%s: %s is too large for an agent definition; skipped", path, memfile.FormatSize(int(fi.Size()))), false
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return AgentDef{}, fmt.Sprintf("%s: %v", path, err), false
+		return Def{}, fmt.Sprintf("%s: %v", path, err), false
 	}
-	m, prob := ParseMemory(data)
+	m, prob := memdir.ParseMemory(data)
 	if m.Name == "" {
 		if prob != nil && !prob.Recovered {
-			return AgentDef{}, fmt.Sprintf("%s: %v; not read as an agent", path, prob), false
+			return Def{}, fmt.Sprintf("%s: %v; not read as an agent", path, prob), false
 		}
-		return AgentDef{}, "", false
+		return Def{}, "", false
 	}
 	if strings.TrimSpace(m.Description) == "" {
-		return AgentDef{}, fmt.Sprintf("%s: agent %q has no description, which Claude Code requires; skipped", path, m.Name), false
+		return Def{}, fmt.Sprintf("%s: agent %q has no description, which Claude Code requires; skipped", path, m.Name), false
 	}
-	def := AgentDef{Name: m.Name, Description: m.Description, Source: source, Path: path}
+	def := Def{Name: m.Name, Description: m.Description, Source: source, Path: path}
 	warn := ""
-	if raw := scalarString(mapGet(m.front, "memory")); raw != "" {
-		if s, err := ParseAgentScope(raw); err == nil {
+	if raw := m.FrontmatterString("memory"); raw != "" {
+		if s, err := memdir.ParseAgentScope(raw); err == nil {
 			def.Scope = s
 		} else {
 			warn = fmt.Sprintf("%s: agent %q has memory: %q, not user, project or local; Claude Code gives it no memory", path, m.Name, raw)
@@ -149,31 +138,31 @@ func readAgentDef(path, source string) (AgentDef, string, bool) {
 // written (a ':' is kept).
 func SnapshotDir(projectRoot, agentType string) (string, error) {
 	if agentType == "" || agentType == "." || agentType == ".." || strings.ContainsAny(agentType, "/\\\x00") {
-		return "", fmt.Errorf("agent type %q cannot name a directory: %w", agentType, ErrInvalid)
+		return "", fmt.Errorf("agent type %q cannot name a directory: %w", agentType, memdir.ErrInvalid)
 	}
 	return filepath.Join(projectRoot, ".claude", SnapshotsDirName, agentType) + string(filepath.Separator), nil
 }
 
-// SnapshotAction is what a snapshot calls for.
-type SnapshotAction string
+// Action is what a snapshot calls for.
+type Action string
 
 // The actions, as Claude Code names them.
 const (
-	// SnapshotNone: no usable snapshot, or the memory is in step with it.
-	SnapshotNone SnapshotAction = "none"
-	// SnapshotInitialize: the agent's directory has no .md file; copy the
+	// ActionNone: no usable snapshot, or the memory is in step with it.
+	ActionNone Action = "none"
+	// ActionInitialize: the agent's directory has no .md file; copy the
 	// snapshot in.
-	SnapshotInitialize SnapshotAction = "initialize"
-	// SnapshotPromptUpdate: the snapshot is newer than the last sync (or
+	ActionInitialize Action = "initialize"
+	// ActionPromptUpdate: the snapshot is newer than the last sync (or
 	// the directory was never synced); ask before replacing local memory.
-	SnapshotPromptUpdate SnapshotAction = "prompt-update"
+	ActionPromptUpdate Action = "prompt-update"
 )
 
-// SnapshotStatus is what CheckSnapshot found.
-type SnapshotStatus struct {
-	SnapshotDir string         `json:"snapshot_dir"`
-	MemoryDir   string         `json:"memory_dir"`
-	Action      SnapshotAction `json:"action"`
+// Status is what Check found.
+type Status struct {
+	SnapshotDir string `json:"snapshot_dir"`
+	MemoryDir   string `json:"memory_dir"`
+	Action      Action `json:"action"`
 	// HasSnapshot is true when snapshot.json exists and holds an updatedAt.
 	HasSnapshot bool `json:"has_snapshot"`
 	// UpdatedAt is the snapshot's timestamp; SyncedFrom the marker's, ""
@@ -198,7 +187,7 @@ type syncedMeta struct {
 	SyncedFrom string `json:"syncedFrom"`
 }
 
-// CheckSnapshot decides what the snapshot in snapshotDir calls for in the
+// Check decides what the snapshot in snapshotDir calls for in the
 // agent memory directory memoryDir, as Claude Code's check does:
 //
 //   - none when snapshotDir has no snapshot.json with a non-empty string
@@ -208,8 +197,8 @@ type syncedMeta struct {
 //     or updatedAt is later than its syncedFrom;
 //   - none otherwise, including when either timestamp is not a date (a
 //     JavaScript date comparison with an invalid date is false).
-func CheckSnapshot(snapshotDir, memoryDir string) (*SnapshotStatus, error) {
-	st := &SnapshotStatus{SnapshotDir: snapshotDir, MemoryDir: memoryDir, Action: SnapshotNone}
+func Check(snapshotDir, memoryDir string) (*Status, error) {
+	st := &Status{SnapshotDir: snapshotDir, MemoryDir: memoryDir, Action: ActionNone}
 	data, err := os.ReadFile(filepath.Join(snapshotDir, SnapshotMetaFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
@@ -231,7 +220,7 @@ func CheckSnapshot(snapshotDir, memoryDir string) (*SnapshotStatus, error) {
 		return nil, err
 	}
 	if len(st.Local) == 0 {
-		st.Action = SnapshotInitialize
+		st.Action = ActionInitialize
 		return st, nil
 	}
 	var synced syncedMeta
@@ -239,7 +228,7 @@ func CheckSnapshot(snapshotDir, memoryDir string) (*SnapshotStatus, error) {
 		st.SyncedFrom = synced.SyncedFrom
 	}
 	if st.SyncedFrom == "" {
-		st.Action = SnapshotPromptUpdate
+		st.Action = ActionPromptUpdate
 		return st, nil
 	}
 	u, uok := parseJSDate(st.UpdatedAt)
@@ -250,7 +239,7 @@ func CheckSnapshot(snapshotDir, memoryDir string) (*SnapshotStatus, error) {
 	case !sok:
 		st.Note = fmt.Sprintf("syncedFrom %q in %s is not a date Claude Code can compare", st.SyncedFrom, SnapshotMarkerFile)
 	case u.After(s):
-		st.Action = SnapshotPromptUpdate
+		st.Action = ActionPromptUpdate
 	}
 	return st, nil
 }
@@ -313,8 +302,8 @@ func topLevelMarkdown(dir string) ([]string, error) {
 	return out, nil
 }
 
-// SnapshotSyncOptions adjust SyncSnapshot.
-type SnapshotSyncOptions struct {
+// SyncOptions adjust Sync.
+type SyncOptions struct {
 	// Replace allows a prompt-update: the directory's top-level .md files
 	// are removed and the snapshot copied in. Without it a prompt-update
 	// is an ErrExists error and nothing changes.
@@ -324,9 +313,9 @@ type SnapshotSyncOptions struct {
 	Keep bool
 }
 
-// SnapshotSyncResult reports what SyncSnapshot did.
-type SnapshotSyncResult struct {
-	Status *SnapshotStatus `json:"status"`
+// SyncResult reports what Sync did.
+type SyncResult struct {
+	Status *Status `json:"status"`
 	// Done is the action carried out: none, initialize, replace or keep.
 	Done    string   `json:"done"`
 	Copied  []string `json:"copied,omitempty"`
@@ -335,48 +324,59 @@ type SnapshotSyncResult struct {
 	RunID string `json:"run_id,omitempty"`
 }
 
-// SyncSnapshot applies what the snapshot in snapshotDir calls for to the
-// directory (an agent's memory directory), deciding again under the
-// directory's lock so a concurrent sync cannot interleave:
+// Sync applies what the snapshot in snapshotDir calls for to d (an agent's
+// memory directory), deciding again under the directory's lock so a
+// concurrent sync cannot interleave:
 //
 //   - initialize: copy the snapshot's files in and write the marker;
 //   - prompt-update with Replace: remove the top-level .md files, copy the
 //     snapshot's files in and write the marker; with Keep: write the marker
-//     only; with neither: an ErrExists error saying what would be replaced;
+//     only; with neither: an [memdir.ErrExists] error saying what would be
+//     replaced;
 //   - none: nothing.
 //
 // Every file is checked before anything is written (regular, at most
-// MaxMemoryFileBytes), so a bad snapshot changes nothing. Every removal and
-// overwrite is journaled first, so undoing the run restores the memories.
-func (d *Dir) SyncSnapshot(ctx context.Context, snapshotDir string, opts *SnapshotSyncOptions) (*SnapshotSyncResult, error) {
+// [memdir.MaxMemoryFileBytes]), so a bad snapshot changes nothing. Every
+// removal and overwrite is journaled first in d's journal, so undoing the
+// run restores the memories.
+func Sync(ctx context.Context, d *memdir.Dir, snapshotDir string, opts *SyncOptions) (*SyncResult, error) {
 	if opts == nil {
-		opts = &SnapshotSyncOptions{}
+		opts = &SyncOptions{}
 	}
 	// Decide once without the lock, so that "nothing to do" creates no
 	// directory, then again under it.
-	if st, err := CheckSnapshot(snapshotDir, d.path); err != nil || st.Action == SnapshotNone {
+	if st, err := Check(snapshotDir, d.Path()); err != nil || st.Action == ActionNone {
 		if err != nil {
 			return nil, err
 		}
-		return &SnapshotSyncResult{Status: st, Done: string(SnapshotNone)}, nil
+		return &SyncResult{Status: st, Done: string(ActionNone)}, nil
 	}
-	lock, err := d.lock(ctx)
+	var res *SyncResult
+	err := d.WithLock(ctx, func() error {
+		var err error
+		res, err = syncLocked(d, snapshotDir, opts)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Unlock()
-	st, err := CheckSnapshot(snapshotDir, d.path)
+	return res, nil
+}
+
+// syncLocked is Sync once the directory's lock is held.
+func syncLocked(d *memdir.Dir, snapshotDir string, opts *SyncOptions) (*SyncResult, error) {
+	st, err := Check(snapshotDir, d.Path())
 	if err != nil {
 		return nil, err
 	}
-	res := &SnapshotSyncResult{Status: st, Done: string(SnapshotNone)}
+	res := &SyncResult{Status: st, Done: string(ActionNone)}
 	var remove []string
 	switch st.Action {
-	case SnapshotNone:
+	case ActionNone:
 		return res, nil
-	case SnapshotInitialize:
+	case ActionInitialize:
 		res.Done = "initialize"
-	case SnapshotPromptUpdate:
+	case ActionPromptUpdate:
 		switch {
 		case opts.Keep:
 			res.Done = "keep"
@@ -384,7 +384,7 @@ func (d *Dir) SyncSnapshot(ctx context.Context, snapshotDir string, opts *Snapsh
 			res.Done, remove = "replace", st.Local
 		default:
 			return nil, fmt.Errorf("the snapshot in %s (updatedAt %s) is newer than the last sync (%s): replacing would remove %d local %s (%s) and copy %d from the snapshot; confirm to replace, or keep the local memories: %w",
-				snapshotDir, st.UpdatedAt, orNever(st.SyncedFrom), len(st.Local), pluralWord(len(st.Local), "memory file", "memory files"), strings.Join(st.Local, ", "), len(st.Files), ErrExists)
+				snapshotDir, st.UpdatedAt, orNever(st.SyncedFrom), len(st.Local), pluralWord(len(st.Local), "memory file", "memory files"), strings.Join(st.Local, ", "), len(st.Files), memdir.ErrExists)
 		}
 	}
 	copies := map[string][]byte{}
@@ -395,25 +395,25 @@ func (d *Dir) SyncSnapshot(ctx context.Context, snapshotDir string, opts *Snapsh
 		}
 		defer src.Close()
 		for _, name := range st.Files {
-			data, _, err := memfile.ReadRooted(src, name, MaxMemoryFileBytes)
+			data, _, err := memfile.ReadRooted(src, name, memdir.MaxMemoryFileBytes)
 			if err != nil {
-				return nil, fmt.Errorf("snapshot %s: %w; nothing was changed: %w", snapshotDir, err, ErrInvalid)
+				return nil, fmt.Errorf("snapshot %s: %w; nothing was changed: %w", snapshotDir, err, memdir.ErrInvalid)
 			}
 			copies[name] = data
 		}
 	}
 	marker, _ := json.Marshal(syncedMeta{SyncedFrom: st.UpdatedAt})
 
-	root, err := d.openRoot()
+	root, err := os.OpenRoot(d.Path())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("memory directory %s: %w", d.Path(), err)
 	}
 	defer root.Close()
-	ix, err := d.readIndex(root, EntrypointName)
+	ix, err := d.ReadIndex(false)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := d.journal.Begin("snapshot", d.path)
+	rec, err := d.Journal().Begin("snapshot", d.Path())
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
@@ -430,7 +430,7 @@ func (d *Dir) SyncSnapshot(ctx context.Context, snapshotDir string, opts *Snapsh
 		// Keep each memory's index line with it, so an undo that
 		// restores the memory restores its line too.
 		for _, p := range touched {
-			if p != EntrypointName && strings.HasSuffix(p, ".md") {
+			if p != memdir.EntrypointName && strings.HasSuffix(p, ".md") {
 				rec.NoteIndexLines(p, entryLines(ix.Find(p)))
 			}
 		}
@@ -451,7 +451,10 @@ func (d *Dir) SyncSnapshot(ctx context.Context, snapshotDir string, opts *Snapsh
 		}
 		return atomicfile.WriteFileIn(root, SnapshotMarkerFile, marker, 0o600)
 	}()
-	run, err := finishRun(rec, err)
+	run, ferr := rec.Finish(err)
+	if err == nil {
+		err = ferr
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -459,6 +462,15 @@ func (d *Dir) SyncSnapshot(ctx context.Context, snapshotDir string, opts *Snapsh
 		res.RunID = run.ID
 	}
 	return res, nil
+}
+
+// entryLines renders index entries as the lines the journal keeps.
+func entryLines(es []memdir.IndexEntry) []string {
+	out := make([]string, 0, len(es))
+	for _, e := range es {
+		out = append(out, e.String())
+	}
+	return out
 }
 
 func orNever(s string) string {

@@ -1,4 +1,4 @@
-package memdir
+package agentmem
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/memdir/memdir"
 )
 
 // writeFiles writes name → content below dir, creating folders.
@@ -23,6 +25,19 @@ func writeFiles(tb testing.TB, dir string, files map[string]string) {
 			tb.Fatal(err)
 		}
 	}
+}
+
+func readString(tb testing.TB, path string) string {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
+
+func envMap(m map[string]string) memdir.LookupEnvFunc {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 }
 
 // dirContents reads every regular file below dir.
@@ -69,11 +84,11 @@ func TestLoadAgentDefs(t *testing.T) {
 	writeFiles(t, filepath.Join(sub, ".claude", "agents"), map[string]string{
 		"reviewer.md": agentFile("reviewer", "the api's reviewer", "local"),
 	})
-	l, err := Locate(&LocateOptions{LookupEnv: envMap(map[string]string{"HOME": home}), Cwd: sub})
+	l, err := memdir.Locate(&memdir.LocateOptions{LookupEnv: envMap(map[string]string{"HOME": home}), Cwd: sub})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defs, warnings, err := LoadAgentDefs(l)
+	defs, warnings, err := LoadDefs(l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +120,7 @@ func TestLoadAgentDefs(t *testing.T) {
 
 func TestSnapshotDirRejects(t *testing.T) {
 	for _, bad := range []string{"", ".", "..", "a/b", `a\b`, "a\x00"} {
-		if _, err := SnapshotDir("/p", bad); !errors.Is(err, ErrInvalid) {
+		if _, err := SnapshotDir("/p", bad); !errors.Is(err, memdir.ErrInvalid) {
 			t.Errorf("SnapshotDir(%q) err = %v", bad, err)
 		}
 	}
@@ -119,21 +134,21 @@ func TestCheckSnapshotActions(t *testing.T) {
 		name     string
 		snapshot map[string]string // "" map: no snapshot directory
 		local    map[string]string
-		want     SnapshotAction
+		want     Action
 		wantNote string
 	}{
-		{"no snapshot", nil, nil, SnapshotNone, ""},
-		{"snapshot.json without updatedAt", map[string]string{"snapshot.json": `{"version":1}`, "a.md": "x"}, nil, SnapshotNone, "no updatedAt"},
-		{"snapshot.json not JSON", map[string]string{"snapshot.json": `{`, "a.md": "x"}, nil, SnapshotNone, "no updatedAt"},
-		{"empty memory: initialize", map[string]string{"snapshot.json": `{"updatedAt":"2026-04-15T10:23:00Z"}`, "a.md": "x"}, nil, SnapshotInitialize, ""},
-		{"only non-Markdown locally: initialize", map[string]string{"snapshot.json": `{"updatedAt":"2026-04-15T10:23:00Z"}`}, map[string]string{"notes.txt": "x", "sub/deep.md": "x"}, SnapshotInitialize, ""},
-		{"never synced: prompt-update", map[string]string{"snapshot.json": `{"updatedAt":"2026-04-15T10:23:00Z"}`}, map[string]string{"mine.md": "x"}, SnapshotPromptUpdate, ""},
-		{"broken marker: prompt-update", map[string]string{"snapshot.json": `{"updatedAt":"2026-04-15T10:23:00Z"}`}, map[string]string{"mine.md": "x", SnapshotMarkerFile: "{"}, SnapshotPromptUpdate, ""},
-		{"newer snapshot: prompt-update", map[string]string{"snapshot.json": `{"updatedAt":"2026-04-15T10:23:00.500Z"}`}, map[string]string{"mine.md": "x", SnapshotMarkerFile: `{"syncedFrom":"2026-04-15T10:23:00Z"}`}, SnapshotPromptUpdate, ""},
-		{"newer across zones: prompt-update", map[string]string{"snapshot.json": `{"updatedAt":"2026-04-15T12:00:00+02:00"}`}, map[string]string{"mine.md": "x", SnapshotMarkerFile: `{"syncedFrom":"2026-04-15T09:59:59Z"}`}, SnapshotPromptUpdate, ""},
-		{"same timestamp: none", map[string]string{"snapshot.json": `{"updatedAt":"2026-04-15T10:23:00Z"}`}, map[string]string{"mine.md": "x", SnapshotMarkerFile: `{"syncedFrom":"2026-04-15T10:23:00Z"}`}, SnapshotNone, ""},
-		{"older snapshot: none", map[string]string{"snapshot.json": `{"updatedAt":"2026-01-01"}`}, map[string]string{"mine.md": "x", SnapshotMarkerFile: `{"syncedFrom":"2026-04-15T10:23:00Z"}`}, SnapshotNone, ""},
-		{"unreadable date: none, with a note", map[string]string{"snapshot.json": `{"updatedAt":"last Tuesday"}`}, map[string]string{"mine.md": "x", SnapshotMarkerFile: `{"syncedFrom":"2026-04-15T10:23:00Z"}`}, SnapshotNone, "not a date"},
+		{"no snapshot", nil, nil, ActionNone, ""},
+		{"snapshot.json without updatedAt", map[string]string{"snapshot.json": `{"version":1}`, "a.md": "x"}, nil, ActionNone, "no updatedAt"},
+		{"snapshot.json not JSON", map[string]string{"snapshot.json": `{`, "a.md": "x"}, nil, ActionNone, "no updatedAt"},
+		{"empty memory: initialize", map[string]string{"snapshot.json": `{"updatedAt":"2026-04-15T10:23:00Z"}`, "a.md": "x"}, nil, ActionInitialize, ""},
+		{"only non-Markdown locally: initialize", map[string]string{"snapshot.json": `{"updatedAt":"2026-04-15T10:23:00Z"}`}, map[string]string{"notes.txt": "x", "sub/deep.md": "x"}, ActionInitialize, ""},
+		{"never synced: prompt-update", map[string]string{"snapshot.json": `{"updatedAt":"2026-04-15T10:23:00Z"}`}, map[string]string{"mine.md": "x"}, ActionPromptUpdate, ""},
+		{"broken marker: prompt-update", map[string]string{"snapshot.json": `{"updatedAt":"2026-04-15T10:23:00Z"}`}, map[string]string{"mine.md": "x", SnapshotMarkerFile: "{"}, ActionPromptUpdate, ""},
+		{"newer snapshot: prompt-update", map[string]string{"snapshot.json": `{"updatedAt":"2026-04-15T10:23:00.500Z"}`}, map[string]string{"mine.md": "x", SnapshotMarkerFile: `{"syncedFrom":"2026-04-15T10:23:00Z"}`}, ActionPromptUpdate, ""},
+		{"newer across zones: prompt-update", map[string]string{"snapshot.json": `{"updatedAt":"2026-04-15T12:00:00+02:00"}`}, map[string]string{"mine.md": "x", SnapshotMarkerFile: `{"syncedFrom":"2026-04-15T09:59:59Z"}`}, ActionPromptUpdate, ""},
+		{"same timestamp: none", map[string]string{"snapshot.json": `{"updatedAt":"2026-04-15T10:23:00Z"}`}, map[string]string{"mine.md": "x", SnapshotMarkerFile: `{"syncedFrom":"2026-04-15T10:23:00Z"}`}, ActionNone, ""},
+		{"older snapshot: none", map[string]string{"snapshot.json": `{"updatedAt":"2026-01-01"}`}, map[string]string{"mine.md": "x", SnapshotMarkerFile: `{"syncedFrom":"2026-04-15T10:23:00Z"}`}, ActionNone, ""},
+		{"unreadable date: none, with a note", map[string]string{"snapshot.json": `{"updatedAt":"last Tuesday"}`}, map[string]string{"mine.md": "x", SnapshotMarkerFile: `{"syncedFrom":"2026-04-15T10:23:00Z"}`}, ActionNone, "not a date"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := t.TempDir()
@@ -143,7 +158,7 @@ func TestCheckSnapshotActions(t *testing.T) {
 				writeFiles(t, snap, tc.snapshot)
 			}
 			writeFiles(t, mem, tc.local)
-			st, err := CheckSnapshot(snap, mem)
+			st, err := Check(snap, mem)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -175,13 +190,13 @@ func TestSyncSnapshot(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(base, "secret"), []byte("do not copy"), 0o600)
 	memPath := filepath.Join(base, "agent-memory", "reviewer")
-	d, err := Open(memPath, &Options{Journal: NewJournal(filepath.Join(base, "journal"), nil)})
+	d, err := memdir.Open(memPath, &memdir.Options{Journal: memdir.NewJournal(filepath.Join(base, "journal"), nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	// initialize
-	res, err := d.SyncSnapshot(ctx, snap, nil)
+	res, err := Sync(ctx, d, snap, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,10 +216,10 @@ func TestSyncSnapshot(t *testing.T) {
 	if fi, _ := os.Stat(filepath.Join(memPath, "style.md")); fi.Mode().Perm() != 0o600 {
 		t.Errorf("copied file mode %v", fi.Mode().Perm())
 	}
-	if st, _ := CheckSnapshot(snap, memPath); st.Action != SnapshotNone {
+	if st, _ := Check(snap, memPath); st.Action != ActionNone {
 		t.Errorf("after initialize the action is %s, want none", st.Action)
 	}
-	if res, err := d.SyncSnapshot(ctx, snap, nil); err != nil || res.Done != "none" || res.RunID != "" {
+	if res, err := Sync(ctx, d, snap, nil); err != nil || res.Done != "none" || res.RunID != "" {
 		t.Errorf("second sync: %+v, %v", res, err)
 	}
 
@@ -224,8 +239,8 @@ func TestSyncSnapshot(t *testing.T) {
 	})
 
 	// prompt-update without consent changes nothing and says what it would do.
-	_, err = d.SyncSnapshot(ctx, snap, nil)
-	if !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), "MEMORY.md, mine.md, style.md") {
+	_, err = Sync(ctx, d, snap, nil)
+	if !errors.Is(err, memdir.ErrExists) || !strings.Contains(err.Error(), "MEMORY.md, mine.md, style.md") {
 		t.Errorf("unconfirmed replace: %v", err)
 	}
 	if diff := cmp.Diff(before, dirContents(t, memPath)); diff != "" {
@@ -233,7 +248,7 @@ func TestSyncSnapshot(t *testing.T) {
 	}
 
 	// replace
-	res, err = d.SyncSnapshot(ctx, snap, &SnapshotSyncOptions{Replace: true})
+	res, err = Sync(ctx, d, snap, &SyncOptions{Replace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +277,7 @@ func TestSyncSnapshot(t *testing.T) {
 	}
 
 	// keep: only the marker moves.
-	res, err = d.SyncSnapshot(ctx, snap, &SnapshotSyncOptions{Keep: true})
+	res, err = Sync(ctx, d, snap, &SyncOptions{Keep: true})
 	if err != nil || res.Done != "keep" {
 		t.Fatalf("keep: %+v, %v", res, err)
 	}
@@ -285,8 +300,8 @@ func TestSyncSnapshotUndoKeepsIndexLines(t *testing.T) {
 	writeFiles(t, snap, map[string]string{"snapshot.json": `{"updatedAt":"2026-05-01"}`, "MEMORY.md": index, "a.md": "new a", "b.md": "b"})
 	mem := filepath.Join(base, "mem")
 	writeFiles(t, mem, map[string]string{"MEMORY.md": index, "a.md": "old a", "b.md": "b", SnapshotMarkerFile: `{"syncedFrom":"2026-04-01"}`})
-	d, _ := Open(mem, &Options{Journal: NewJournal(filepath.Join(base, "journal"), nil)})
-	res, err := d.SyncSnapshot(ctx, snap, &SnapshotSyncOptions{Replace: true})
+	d, _ := memdir.Open(mem, &memdir.Options{Journal: memdir.NewJournal(filepath.Join(base, "journal"), nil)})
+	res, err := Sync(ctx, d, snap, &SyncOptions{Replace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,10 +319,10 @@ func TestSyncSnapshotUndoKeepsIndexLines(t *testing.T) {
 func TestSyncSnapshotRefusesOversizedFiles(t *testing.T) {
 	base := t.TempDir()
 	snap := filepath.Join(base, "snap")
-	writeFiles(t, snap, map[string]string{"snapshot.json": `{"updatedAt":"2026-05-01"}`, "a.md": "a", "huge.md": strings.Repeat("x", MaxMemoryFileBytes+1)})
-	d, _ := Open(filepath.Join(base, "mem"), &Options{Journal: NewJournal(filepath.Join(base, "journal"), nil)})
-	_, err := d.SyncSnapshot(context.Background(), snap, nil)
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "huge.md") {
+	writeFiles(t, snap, map[string]string{"snapshot.json": `{"updatedAt":"2026-05-01"}`, "a.md": "a", "huge.md": strings.Repeat("x", memdir.MaxMemoryFileBytes+1)})
+	d, _ := memdir.Open(filepath.Join(base, "mem"), &memdir.Options{Journal: memdir.NewJournal(filepath.Join(base, "journal"), nil)})
+	_, err := Sync(context.Background(), d, snap, nil)
+	if !errors.Is(err, memdir.ErrInvalid) || !strings.Contains(err.Error(), "huge.md") {
 		t.Errorf("err = %v", err)
 	}
 	if got := dirContents(t, d.Path()); len(got) != 0 {
