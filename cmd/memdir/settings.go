@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/settings"
 )
 
 var settingsCmd = &Command{
@@ -81,17 +82,17 @@ func runSettings(ctx context.Context, env *Env, o *settingsOptions, args []strin
 	}
 }
 
-func resolveSettings(env *Env, lf *locationFlags) (*memdir.MemorySettings, error) {
+func resolveSettings(env *Env, lf *locationFlags) (*settings.Memory, error) {
 	loc, err := lf.locate(env)
 	if err != nil {
 		return nil, err
 	}
-	return memdir.ResolveMemorySettings(&memdir.LocateOptions{LookupEnv: env.LookupEnv, Cwd: env.Cwd, Project: loc.ProjectRoot, Runtime: loc.Runtime})
+	return settings.Resolve(&memdir.LocateOptions{LookupEnv: env.LookupEnv, Cwd: env.Cwd, Project: loc.ProjectRoot, Runtime: loc.Runtime})
 }
 
-func printSettings(env *Env, ms *memdir.MemorySettings) {
+func printSettings(env *Env, ms *settings.Memory) {
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	for _, v := range []memdir.SettingValue{ms.AutoMemoryEnabled, ms.AutoDreamEnabled} {
+	for _, v := range []settings.Value{ms.AutoMemoryEnabled, ms.AutoDreamEnabled} {
 		fmt.Fprintf(tw, "%s\t%t\t%s\n", v.Key, v.Value, settingOrigin(v))
 	}
 	tw.Flush()
@@ -103,7 +104,7 @@ func printSettings(env *Env, ms *memdir.MemorySettings) {
 	fmt.Fprintf(env.Stdout, "'memdir settings set' writes to %s\n", ms.UserSettings)
 }
 
-func settingOrigin(v memdir.SettingValue) string {
+func settingOrigin(v settings.Value) string {
 	switch v.Source {
 	case "default":
 		return "default: " + v.Reason
@@ -114,15 +115,15 @@ func settingOrigin(v memdir.SettingValue) string {
 }
 
 // settingsKeys are the keys 'memdir settings set' writes.
-var settingsKeys = []string{memdir.KeyAutoMemoryEnabled, memdir.KeyAutoDreamEnabled}
+var settingsKeys = []string{settings.KeyAutoMemoryEnabled, settings.KeyAutoDreamEnabled}
 
 // parseSettingsArgs reads KEY=VALUE arguments into updates, in order, one
 // per key.
-func parseSettingsArgs(args []string) ([]memdir.SettingsUpdate, map[string]*bool, error) {
+func parseSettingsArgs(args []string) ([]settings.Update, map[string]*bool, error) {
 	if len(args) == 0 {
 		return nil, nil, usagef("settings set needs KEY=VALUE, such as autoMemoryEnabled=false")
 	}
-	var ups []memdir.SettingsUpdate
+	var ups []settings.Update
 	want := map[string]*bool{}
 	for _, a := range args {
 		k, v, ok := strings.Cut(a, "=")
@@ -154,7 +155,7 @@ func parseSettingsArgs(args []string) ([]memdir.SettingsUpdate, map[string]*bool
 		default:
 			return nil, nil, usagef("%s=%q: want true, false or unset", key, v)
 		}
-		ups = append(ups, memdir.SettingsUpdate{Key: key, Value: raw})
+		ups = append(ups, settings.Update{Key: key, Value: raw})
 	}
 	return ups, want, nil
 }
@@ -172,7 +173,7 @@ func settingsSet(ctx context.Context, env *Env, lf *locationFlags, args []string
 	if err != nil {
 		return err
 	}
-	run, err := memdir.SetUserSettings(ctx, home, ups, d.Journal())
+	run, err := settings.SetUser(ctx, home, ups, d.Journal())
 	if err != nil {
 		return err
 	}
@@ -182,7 +183,7 @@ func settingsSet(ctx context.Context, env *Env, lf *locationFlags, args []string
 	}
 	// Say when the value written is not the value in force.
 	var notes []string
-	for _, v := range []memdir.SettingValue{ms.AutoMemoryEnabled, ms.AutoDreamEnabled} {
+	for _, v := range []settings.Value{ms.AutoMemoryEnabled, ms.AutoDreamEnabled} {
 		w, set := want[v.Key]
 		if !set || w == nil || *w == v.Value {
 			continue

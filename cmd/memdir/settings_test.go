@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/settings"
 )
 
 func TestSettingsCommand(t *testing.T) {
@@ -40,7 +40,7 @@ func TestSettingsCommand(t *testing.T) {
 	if _, err := os.Stat(projectFile); !os.IsNotExist(err) {
 		t.Errorf("set touched the project's settings: %v", err)
 	}
-	var ms memdir.MemorySettings
+	var ms settings.Memory
 	if err := json.Unmarshal([]byte(w.ok(t, "settings", "--json")), &ms); err != nil {
 		t.Fatal(err)
 	}

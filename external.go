@@ -3,170 +3,19 @@ package memdir
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/memdir/memdir/internal/jsonobj"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
 	"github.com/memdir/memdir/internal/memfile"
 )
 
-// The settings keys behind Claude Code's /memory toggles.
-const (
-	KeyAutoMemoryEnabled = "autoMemoryEnabled"
-	KeyAutoDreamEnabled  = "autoDreamEnabled"
-)
-
-// SettingValue is one boolean setting as Claude Code resolves it, and why.
-type SettingValue struct {
-	Key   string `json:"key"`
-	Value bool   `json:"value"`
-	// Source names what decided: "env", a settings source ("policy",
-	// "flag", "local", "project", "user") or "default".
-	Source string `json:"source"`
-	// Path is the settings file that decided, "" for env and default.
-	Path string `json:"path,omitempty"`
-	// Reason says the same for a person.
-	Reason string `json:"reason"`
-}
-
-// SettingsFileState is what one settings file holds of the memory keys.
-type SettingsFileState struct {
-	Source string   `json:"source"`
-	Path   string   `json:"path"`
-	Exists bool     `json:"exists"`
-	Values Settings `json:"values"`
-	// Error is why the file could not be read ("" when it could, or is absent).
-	Error string `json:"error,omitempty"`
-}
-
-// MemorySettings are the /memory toggles as Claude Code resolves them.
-type MemorySettings struct {
-	AutoMemoryEnabled SettingValue `json:"autoMemoryEnabled"`
-	AutoDreamEnabled  SettingValue `json:"autoDreamEnabled"`
-	// UserSettings is the file the toggles are written to.
-	UserSettings string `json:"user_settings"`
-	// Files lists every settings file consulted, highest priority first.
-	Files []SettingsFileState `json:"files"`
-}
-
-// ResolveMemorySettings evaluates autoMemoryEnabled and autoDreamEnabled the
-// way Claude Code does. autoMemoryEnabled: the environment first
-// (CLAUDE_CODE_DISABLE_AUTO_MEMORY, CLAUDE_CODE_SIMPLE, CLAUDE_CODE_REMOTE),
-// then the first settings file defining it in the order policy, flag,
-// local, project, user, then on. autoDreamEnabled: the first settings file
-// defining it, else a server-side flag memdir cannot see, which is off
-// unless the server turns it on, so memdir reports off. Unreadable files are
-// listed with their error and skipped, as Claude Code skips them.
-func ResolveMemorySettings(opts *LocateOptions) (*MemorySettings, error) {
-	if opts == nil {
-		opts = &LocateOptions{}
-	}
-	l, err := Locate(opts)
-	if err != nil {
-		return nil, err
-	}
-	ms := &MemorySettings{UserSettings: UserSettingsPath(l.ConfigHome)}
-	for _, sp := range l.SettingsPaths(opts) {
-		st := SettingsFileState{Source: sp.Source, Path: sp.Path}
-		s, err := ReadSettings(sp.Path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case err != nil:
-			st.Exists, st.Error = true, err.Error()
-		default:
-			st.Exists, st.Values = true, s
-		}
-		ms.Files = append(ms.Files, st)
-	}
-
-	// The values are Locate's; this adds which file decided.
-	ms.AutoMemoryEnabled = SettingValue{Key: KeyAutoMemoryEnabled, Value: l.Enabled, Source: "env", Reason: l.EnabledReason}
-	switch {
-	case l.EnabledReason == "default":
-		ms.AutoMemoryEnabled.Source = "default"
-		ms.AutoMemoryEnabled.Reason = "no environment variable or settings file decides, so it is on"
-	case strings.HasPrefix(l.EnabledReason, KeyAutoMemoryEnabled+"="):
-		for _, f := range l.settings {
-			if f.values.AutoMemoryEnabled != nil {
-				ms.AutoMemoryEnabled.Source, ms.AutoMemoryEnabled.Path = f.source, f.path
-				break
-			}
-		}
-	}
-	dream, reason := l.AutoDreamEnabled()
-	ms.AutoDreamEnabled = SettingValue{Key: KeyAutoDreamEnabled, Value: dream, Source: "default",
-		Reason: "not set in any settings file; Claude Code then follows a server-side flag that is off unless the server turns it on"}
-	for _, f := range l.settings {
-		if f.values.AutoDreamEnabled != nil {
-			ms.AutoDreamEnabled.Source, ms.AutoDreamEnabled.Path, ms.AutoDreamEnabled.Reason = f.source, f.path, reason
-			break
-		}
-	}
-	return ms, nil
-}
-
-// SettingsUpdate sets one top-level key of a settings file to Value (JSON),
-// or removes the key when Value is nil.
-type SettingsUpdate struct {
-	Key   string
-	Value json.RawMessage
-}
-
 // maxSettingsBytes bounds a settings file memdir will rewrite.
 const maxSettingsBytes = 4 << 20
-
-// SetUserSettings writes updates into the user's settings file,
-// UserSettingsPath(configHome), never a project's: Claude Code's /memory
-// toggles write there too, and a checked-in project file is not the user's
-// to change. Every other key is kept, in its order, with its value as
-// written (numbers are not rounded through float64); the file is
-// re-indented with two spaces, as Claude Code writes it. A file that is not
-// a JSON object is an ErrInvalid error naming it, and is left untouched.
-// The change is journaled in j (see EditExternalFile), so Dir.Undo
-// restores the previous file byte for byte. It returns the run, or nil when
-// the file already held these values.
-func SetUserSettings(ctx context.Context, configHome string, updates []SettingsUpdate, j *Journal) (*JournalRun, error) {
-	if configHome == "" {
-		return nil, fmt.Errorf("settings: no configuration directory: %w", ErrInvalid)
-	}
-	for _, u := range updates {
-		if u.Key == "" {
-			return nil, fmt.Errorf("settings: empty key: %w", ErrInvalid)
-		}
-		if u.Value != nil && !json.Valid(u.Value) {
-			return nil, fmt.Errorf("settings: the value for %q is not JSON: %w", u.Key, ErrInvalid)
-		}
-	}
-	path := UserSettingsPath(configHome)
-	var keys []string
-	for _, u := range updates {
-		keys = append(keys, u.Key)
-	}
-	return EditExternalFile(ctx, j, "settings", "settings: "+strings.Join(keys, ", "), path, func(old []byte, exists bool) ([]byte, error) {
-		var obj jsonobj.Object
-		if exists {
-			var err error
-			if obj, err = jsonobj.Parse(old); err != nil {
-				return nil, fmt.Errorf("settings file %s: %v; fix or move it, memdir will not rewrite it: %w", path, err, ErrInvalid)
-			}
-		}
-		for _, u := range updates {
-			if u.Value == nil {
-				obj = obj.Delete(u.Key)
-			} else {
-				obj = obj.Set(u.Key, u.Value)
-			}
-		}
-		return obj.Render(), nil
-	})
-}
 
 // EditExternalFile changes one file that lives outside any memory directory
 // (a CLAUDE.md, CLAUDE.local.md or settings file) and journals it in j, the

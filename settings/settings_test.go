@@ -1,10 +1,9 @@
-package memdir
+package settings
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/memdir/memdir/internal/jsonobj"
 	"maps"
 	"os"
 	"path/filepath"
@@ -12,7 +11,52 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/jsonobj"
 )
+
+func envMap(m map[string]string) memdir.LookupEnvFunc {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func writeJSON(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readString(tb testing.TB, path string) string {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
+
+func mustOpen(tb testing.TB) *memdir.Dir {
+	tb.Helper()
+	base := tb.TempDir()
+	d, err := memdir.Open(filepath.Join(base, "memory"), &memdir.Options{Journal: memdir.NewJournal(filepath.Join(base, "journal"), nil)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+func mustSave(tb testing.TB, d *memdir.Dir, m *memdir.Memory, opts *memdir.SaveOptions) *memdir.SaveResult {
+	tb.Helper()
+	res, err := d.Save(context.Background(), m, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return res
+}
 
 func TestResolveMemorySettings(t *testing.T) {
 	home := t.TempDir()
@@ -41,7 +85,7 @@ func TestResolveMemorySettings(t *testing.T) {
 			want{mem: false, memSrc: "project", memPath: proj, dreamSrc: "default"}},
 		{"local beats project, policy beats all", nil, map[string]string{proj: `{"autoDreamEnabled": false}`, local: `{"autoDreamEnabled": true}`, policy: `{"autoMemoryEnabled": true}`, user: `{"autoMemoryEnabled": false}`},
 			want{mem: true, memSrc: "policy", memPath: policy, dream: true, dreamSrc: "local", dreamPath: local}},
-		{"the environment beats settings", map[string]string{EnvDisableAutoMem: "1"}, map[string]string{user: `{"autoMemoryEnabled": true}`},
+		{"the environment beats settings", map[string]string{memdir.EnvDisableAutoMem: "1"}, map[string]string{user: `{"autoMemoryEnabled": true}`},
 			want{mem: false, memSrc: "env", dreamSrc: "default"}},
 		{"a broken file is skipped", nil, map[string]string{proj: `{"autoMemoryEnabled": fals`, user: `{"autoMemoryEnabled": false}`},
 			want{mem: false, memSrc: "user", memPath: user, dreamSrc: "default"}},
@@ -55,7 +99,7 @@ func TestResolveMemorySettings(t *testing.T) {
 			}
 			env := map[string]string{"HOME": home}
 			maps.Copy(env, tc.env)
-			ms, err := ResolveMemorySettings(&LocateOptions{LookupEnv: envMap(env), Cwd: project, PolicySettings: policy})
+			ms, err := Resolve(&memdir.LocateOptions{LookupEnv: envMap(env), Cwd: project, PolicySettings: policy})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,9 +130,9 @@ func TestResolveMemorySettings(t *testing.T) {
 	}
 }
 
-func newTestJournal(tb testing.TB) *Journal {
+func newTestJournal(tb testing.TB) *memdir.Journal {
 	tb.Helper()
-	return NewJournal(filepath.Join(tb.TempDir(), "journal"), nil)
+	return memdir.NewJournal(filepath.Join(tb.TempDir(), "journal"), nil)
 }
 
 func boolJSON(b bool) json.RawMessage {
@@ -103,14 +147,14 @@ func TestSetUserSettingsPreservesOtherKeys(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		before  string // "" means no file
-		updates []SettingsUpdate
+		updates []Update
 		want    string
 	}{
-		{"creates the file", "", []SettingsUpdate{{KeyAutoMemoryEnabled, boolJSON(false)}},
+		{"creates the file", "", []Update{{KeyAutoMemoryEnabled, boolJSON(false)}},
 			"{\n  \"autoMemoryEnabled\": false\n}\n"},
 		{"keeps unknown keys, their order and exact numbers",
 			`{"model":"opus","permissions":{"allow":["Bash(ls:*)","Read"],"deny":[]},"autoMemoryEnabled":true,"big":12345678901234567890,"f":1.50,"html":"<b>&</b>","unicode":"café ☕","env":{}}`,
-			[]SettingsUpdate{{KeyAutoMemoryEnabled, boolJSON(false)}, {KeyAutoDreamEnabled, boolJSON(true)}},
+			[]Update{{KeyAutoMemoryEnabled, boolJSON(false)}, {KeyAutoDreamEnabled, boolJSON(true)}},
 			`{
   "model": "opus",
   "permissions": {
@@ -129,24 +173,24 @@ func TestSetUserSettingsPreservesOtherKeys(t *testing.T) {
   "autoDreamEnabled": true
 }
 `},
-		{"removes a key", "{\n  \"autoDreamEnabled\": true,\n  \"theme\": \"dark\"\n}\n", []SettingsUpdate{{KeyAutoDreamEnabled, nil}},
+		{"removes a key", "{\n  \"autoDreamEnabled\": true,\n  \"theme\": \"dark\"\n}\n", []Update{{KeyAutoDreamEnabled, nil}},
 			"{\n  \"theme\": \"dark\"\n}\n"},
-		{"an empty file is an empty object", "  \n", []SettingsUpdate{{KeyAutoDreamEnabled, boolJSON(true)}},
+		{"an empty file is an empty object", "  \n", []Update{{KeyAutoDreamEnabled, boolJSON(true)}},
 			"{\n  \"autoDreamEnabled\": true\n}\n"},
-		{"a byte order mark is dropped", "\xef\xbb\xbf{\"a\": 1}", []SettingsUpdate{{KeyAutoDreamEnabled, boolJSON(false)}},
+		{"a byte order mark is dropped", "\xef\xbb\xbf{\"a\": 1}", []Update{{KeyAutoDreamEnabled, boolJSON(false)}},
 			"{\n  \"a\": 1,\n  \"autoDreamEnabled\": false\n}\n"},
 		// Readers disagree on which repeat counts; one key leaves no doubt.
-		{"a repeated key is set once", `{"autoMemoryEnabled": true, "x": 1, "autoMemoryEnabled": true}`, []SettingsUpdate{{KeyAutoMemoryEnabled, boolJSON(false)}},
+		{"a repeated key is set once", `{"autoMemoryEnabled": true, "x": 1, "autoMemoryEnabled": true}`, []Update{{KeyAutoMemoryEnabled, boolJSON(false)}},
 			"{\n  \"autoMemoryEnabled\": false,\n  \"x\": 1\n}\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			home := filepath.Join(t.TempDir(), ".claude")
-			path := UserSettingsPath(home)
+			path := memdir.UserSettingsPath(home)
 			if tc.before != "" {
 				writeJSON(t, path, tc.before)
 			}
 			j := newTestJournal(t)
-			run, err := SetUserSettings(ctx, home, tc.updates, j)
+			run, err := SetUser(ctx, home, tc.updates, j)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +205,7 @@ func TestSetUserSettingsPreservesOtherKeys(t *testing.T) {
 				t.Fatalf("run = %+v", run)
 			}
 			// Setting the same values again changes nothing and records nothing.
-			if again, err := SetUserSettings(ctx, home, tc.updates, j); err != nil || again != nil {
+			if again, err := SetUser(ctx, home, tc.updates, j); err != nil || again != nil {
 				t.Errorf("second identical write: run %+v, err %v", again, err)
 			}
 		})
@@ -181,12 +225,12 @@ func TestSetUserSettingsRefusesBadFiles(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			home := t.TempDir()
-			path := UserSettingsPath(home)
+			path := memdir.UserSettingsPath(home)
 			writeJSON(t, path, tc.content)
 			j := newTestJournal(t)
-			_, err := SetUserSettings(ctx, home, []SettingsUpdate{{KeyAutoMemoryEnabled, boolJSON(false)}}, j)
-			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("err = %v; want ErrInvalid naming %s and %q", err, path, tc.want)
+			_, err := SetUser(ctx, home, []Update{{KeyAutoMemoryEnabled, boolJSON(false)}}, j)
+			if !errors.Is(err, memdir.ErrInvalid) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v; want memdir.ErrInvalid naming %s and %q", err, path, tc.want)
 			}
 			if got := readString(t, path); got != tc.content {
 				t.Errorf("the file changed: %q", got)
@@ -196,7 +240,7 @@ func TestSetUserSettingsRefusesBadFiles(t *testing.T) {
 			}
 		})
 	}
-	if _, err := SetUserSettings(ctx, t.TempDir(), []SettingsUpdate{{"k", json.RawMessage("{")}}, newTestJournal(t)); !errors.Is(err, ErrInvalid) {
+	if _, err := SetUser(ctx, t.TempDir(), []Update{{"k", json.RawMessage("{")}}, newTestJournal(t)); !errors.Is(err, memdir.ErrInvalid) {
 		t.Errorf("invalid value: %v", err)
 	}
 }
@@ -210,11 +254,11 @@ func TestSettingsUndoAndSymlinks(t *testing.T) {
 	original := "{\"theme\":\"light\",   \"autoMemoryEnabled\":true}"
 	writeJSON(t, target, original)
 	os.Chmod(target, 0o640)
-	link := UserSettingsPath(home)
+	link := memdir.UserSettingsPath(home)
 	if err := os.Symlink(target, link); err != nil {
 		t.Skip("symlinks unavailable:", err)
 	}
-	run, err := SetUserSettings(ctx, home, []SettingsUpdate{{KeyAutoMemoryEnabled, boolJSON(false)}}, d.Journal())
+	run, err := SetUser(ctx, home, []Update{{KeyAutoMemoryEnabled, boolJSON(false)}}, d.Journal())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +284,7 @@ func TestSettingsUndoAndSymlinks(t *testing.T) {
 	if got := readString(t, target); got != original {
 		t.Errorf("after undo: %q, want %q", got, original)
 	}
-	if _, err := d.Undo(ctx, run.ID, nil); !errors.Is(err, ErrInvalid) {
+	if _, err := d.Undo(ctx, run.ID, nil); !errors.Is(err, memdir.ErrInvalid) {
 		t.Errorf("undoing twice: %v", err)
 	}
 	if _, err := d.Undo(ctx, undo.ID, nil); err != nil {
@@ -251,35 +295,26 @@ func TestSettingsUndoAndSymlinks(t *testing.T) {
 	}
 
 	// A later edit is not clobbered without Force.
-	run2, err := SetUserSettings(ctx, home, []SettingsUpdate{{KeyAutoDreamEnabled, boolJSON(true)}}, d.Journal())
+	run2, err := SetUser(ctx, home, []Update{{KeyAutoDreamEnabled, boolJSON(true)}}, d.Journal())
 	if err != nil {
 		t.Fatal(err)
 	}
 	writeJSON(t, target, `{"edited":"by hand"}`)
-	var ce *ConflictError
+	var ce *memdir.ConflictError
 	if _, err := d.Undo(ctx, run2.ID, nil); !errors.As(err, &ce) || !strings.Contains(err.Error(), target) {
 		t.Errorf("undo over a later edit: %v", err)
 	}
-	if _, err := d.Undo(ctx, run2.ID, &UndoOptions{Force: true}); err != nil {
+	if _, err := d.Undo(ctx, run2.ID, &memdir.UndoOptions{Force: true}); err != nil {
 		t.Errorf("forced undo: %v", err)
 	}
 
 	// Undo still handles runs of the directory itself.
-	res := mustSave(t, d, &Memory{Name: "n", Description: "d", Type: TypeUser, Body: "b"}, nil)
+	res := mustSave(t, d, &memdir.Memory{Name: "n", Description: "d", Type: memdir.TypeUser, Body: "b"}, nil)
 	if _, err := d.Undo(ctx, res.RunID, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(d.Abs(res.Path)); !os.IsNotExist(err) {
 		t.Errorf("undo of a save left the file: %v", err)
-	}
-}
-
-func TestEditExternalFileRefusesNonRegular(t *testing.T) {
-	dir := t.TempDir()
-	os.Mkdir(filepath.Join(dir, "CLAUDE.md"), 0o700)
-	_, err := EditExternalFile(context.Background(), newTestJournal(t), "promote", "x", filepath.Join(dir, "CLAUDE.md"), func([]byte, bool) ([]byte, error) { return []byte("x"), nil })
-	if !errors.Is(err, ErrInvalid) {
-		t.Errorf("editing a directory: %v", err)
 	}
 }
 
