@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/dailylog"
 )
 
 var logCmd = &Command{
@@ -172,7 +173,7 @@ func logAppend(env *Env, j *memdir.Journal, dir string, words []string, asJSON b
 		}
 		text = string(data)
 	}
-	path, _, err := memdir.AppendDailyLogJournaled(j, dir, text, env.Now())
+	path, _, err := dailylog.AppendJournaled(j, dir, text, env.Now())
 	if err != nil {
 		return err
 	}

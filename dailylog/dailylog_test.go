@@ -1,4 +1,4 @@
-package memdir_test
+package dailylog_test
 
 import (
 	"errors"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/dailylog"
 )
 
 func mustZone(tb testing.TB, name string) *time.Location {
@@ -25,7 +26,7 @@ func mustZone(tb testing.TB, name string) *time.Location {
 	return loc
 }
 
-func TestAppendDailyLogAroundMidnight(t *testing.T) {
+func TestAppendAroundMidnight(t *testing.T) {
 	shanghai := mustZone(t, "Asia/Shanghai")
 	newYork := mustZone(t, "America/New_York")
 	// 2026-12-31 23:59:30 in Shanghai is still 15:59:30 UTC the same day;
@@ -48,7 +49,7 @@ func TestAppendDailyLogAroundMidnight(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			got, err := memdir.AppendDailyLog(dir, "asked for "+tc.name, tc.now)
+			got, err := dailylog.Append(dir, "asked for "+tc.name, tc.now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +57,7 @@ func TestAppendDailyLogAroundMidnight(t *testing.T) {
 				t.Errorf("path = %s, want %s", got, want)
 			}
 			if got != memdir.DailyLogPath(dir, tc.now) {
-				t.Errorf("AppendDailyLog wrote %s but DailyLogPath says %s", got, memdir.DailyLogPath(dir, tc.now))
+				t.Errorf("Append wrote %s but DailyLogPath says %s", got, memdir.DailyLogPath(dir, tc.now))
 			}
 			data, err := os.ReadFile(got)
 			if err != nil {
@@ -69,7 +70,7 @@ func TestAppendDailyLogAroundMidnight(t *testing.T) {
 	}
 }
 
-func TestAppendDailyLogAppendsAndCreates(t *testing.T) {
+func TestAppendAppendsAndCreates(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "memory") // does not exist yet
 	zone := time.FixedZone("UTC+8", 8*3600)
 	day := time.Date(2026, 5, 4, 9, 5, 0, 0, zone)
@@ -83,7 +84,7 @@ func TestAppendDailyLogAppendsAndCreates(t *testing.T) {
 	}
 	var path string
 	for _, s := range steps {
-		p, err := memdir.AppendDailyLog(dir, s.text, s.at)
+		p, err := dailylog.Append(dir, s.text, s.at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +107,7 @@ func TestAppendDailyLogAppendsAndCreates(t *testing.T) {
 	// A file someone edited by hand without a final newline still gets
 	// whole lines.
 	os.WriteFile(path, []byte("- 08:00 by hand"), 0o600)
-	if _, err := memdir.AppendDailyLog(dir, "next", day); err != nil {
+	if _, err := dailylog.Append(dir, "next", day); err != nil {
 		t.Fatal(err)
 	}
 	if data, _ := os.ReadFile(path); string(data) != "- 08:00 by hand\n- 09:05 next\n" {
@@ -114,7 +115,7 @@ func TestAppendDailyLogAppendsAndCreates(t *testing.T) {
 	}
 }
 
-func TestAppendDailyLogRejects(t *testing.T) {
+func TestAppendRejects(t *testing.T) {
 	now := time.Date(2026, 5, 4, 9, 5, 0, 0, time.UTC)
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -124,7 +125,7 @@ func TestAppendDailyLogRejects(t *testing.T) {
 		{"NUL", dir, "a\x00b", "NUL"},
 		{"no directory", "", "x", "no memory directory"},
 	} {
-		_, err := memdir.AppendDailyLog(tc.dir, tc.text, now)
+		_, err := dailylog.Append(tc.dir, tc.text, now)
 		if !errors.Is(err, memdir.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want ErrInvalid mentioning %q", tc.name, err, tc.want)
 		}
@@ -134,7 +135,7 @@ func TestAppendDailyLogRejects(t *testing.T) {
 	bin := memdir.DailyLogPath(dir, now)
 	os.MkdirAll(filepath.Dir(bin), 0o700)
 	os.WriteFile(bin, []byte("\x00\x01"), 0o600)
-	if _, err := memdir.AppendDailyLog(dir, "x", now); !errors.Is(err, memdir.ErrInvalid) || !strings.Contains(err.Error(), bin) {
+	if _, err := dailylog.Append(dir, "x", now); !errors.Is(err, memdir.ErrInvalid) || !strings.Contains(err.Error(), bin) {
 		t.Errorf("binary log: %v", err)
 	}
 	if data, _ := os.ReadFile(bin); string(data) != "\x00\x01" {
@@ -147,7 +148,7 @@ func TestAppendDailyLogRejects(t *testing.T) {
 	if err := os.Symlink(escape, filepath.Join(dir2, "logs")); err != nil {
 		t.Skip("symlinks unavailable:", err)
 	}
-	if _, err := memdir.AppendDailyLog(dir2, "x", now); err == nil {
+	if _, err := dailylog.Append(dir2, "x", now); err == nil {
 		t.Error("appending through a symlink out of the directory succeeded")
 	}
 	if entries, _ := os.ReadDir(escape); len(entries) != 0 {
@@ -155,9 +156,9 @@ func TestAppendDailyLogRejects(t *testing.T) {
 	}
 }
 
-// TestAppendDailyLogConcurrent appends from many goroutines at once; the
+// TestAppendConcurrent appends from many goroutines at once; the
 // lock and the atomic replace must keep every line.
-func TestAppendDailyLogConcurrent(t *testing.T) {
+func TestAppendConcurrent(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 5, 4, 9, 5, 0, 0, time.UTC)
 	const n = 40
@@ -165,7 +166,7 @@ func TestAppendDailyLogConcurrent(t *testing.T) {
 	errs := make(chan error, n)
 	for i := range n {
 		wg.Go(func() {
-			if _, err := memdir.AppendDailyLog(dir, fmt.Sprintf("entry %02d", i), now); err != nil {
+			if _, err := dailylog.Append(dir, fmt.Sprintf("entry %02d", i), now); err != nil {
 				errs <- err
 			}
 		})
@@ -187,14 +188,14 @@ func TestAppendDailyLogConcurrent(t *testing.T) {
 	}
 }
 
-func BenchmarkAppendDailyLog(b *testing.B) {
+func BenchmarkAppend(b *testing.B) {
 	dir := b.TempDir()
 	now := time.Date(2026, 5, 4, 9, 5, 0, 0, time.UTC)
 	// A busy day holds a few hundred bullets: start a new day every 200
 	// appends so the figure is for a realistic file, not an ever-growing one.
 	i := 0
 	for b.Loop() {
-		if _, err := memdir.AppendDailyLog(dir, "user prefers tabs; deploys go through Argo", now.AddDate(0, 0, i/200)); err != nil {
+		if _, err := dailylog.Append(dir, "user prefers tabs; deploys go through Argo", now.AddDate(0, 0, i/200)); err != nil {
 			b.Fatal(err)
 		}
 		i++
