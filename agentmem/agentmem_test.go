@@ -62,7 +62,7 @@ func agentFile(name, desc, memory string) string {
 	return s + "---\n\nYou review code.\n"
 }
 
-func TestLoadAgentDefs(t *testing.T) {
+func TestLoadDefs(t *testing.T) {
 	home := t.TempDir()
 	repo := t.TempDir()
 	repo, _ = filepath.EvalSymlinks(repo)
@@ -129,7 +129,7 @@ func TestSnapshotDirRejects(t *testing.T) {
 	}
 }
 
-func TestCheckSnapshotActions(t *testing.T) {
+func TestCheckActions(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		snapshot map[string]string // "" map: no snapshot directory
@@ -172,7 +172,7 @@ func TestCheckSnapshotActions(t *testing.T) {
 	}
 }
 
-func TestSyncSnapshot(t *testing.T) {
+func TestSync(t *testing.T) {
 	ctx := context.Background()
 	base := t.TempDir()
 	snap := filepath.Join(base, "project", ".claude", "agent-memory-snapshots", "reviewer")
@@ -289,10 +289,10 @@ func TestSyncSnapshot(t *testing.T) {
 	}
 }
 
-// TestSyncSnapshotUndoKeepsIndexLines covers a replace where MEMORY.md is
+// TestSyncUndoKeepsIndexLines covers a replace where MEMORY.md is
 // the same in the snapshot and locally, so the run does not change it: the
 // undo must leave MEMORY.md exactly as it was.
-func TestSyncSnapshotUndoKeepsIndexLines(t *testing.T) {
+func TestSyncUndoKeepsIndexLines(t *testing.T) {
 	ctx := context.Background()
 	base := t.TempDir()
 	snap := filepath.Join(base, "snap")
@@ -316,7 +316,7 @@ func TestSyncSnapshotUndoKeepsIndexLines(t *testing.T) {
 	}
 }
 
-func TestSyncSnapshotRefusesOversizedFiles(t *testing.T) {
+func TestSyncRefusesOversizedFiles(t *testing.T) {
 	base := t.TempDir()
 	snap := filepath.Join(base, "snap")
 	writeFiles(t, snap, map[string]string{"snapshot.json": `{"updatedAt":"2026-05-01"}`, "a.md": "a", "huge.md": strings.Repeat("x", memdir.MaxMemoryFileBytes+1)})

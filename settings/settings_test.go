@@ -58,7 +58,7 @@ func mustSave(tb testing.TB, d *memdir.Dir, m *memdir.Memory, opts *memdir.SaveO
 	return res
 }
 
-func TestResolveMemorySettings(t *testing.T) {
+func TestResolve(t *testing.T) {
 	home := t.TempDir()
 	project := t.TempDir()
 	project, _ = filepath.EvalSymlinks(project)
@@ -142,7 +142,7 @@ func boolJSON(b bool) json.RawMessage {
 	return json.RawMessage("false")
 }
 
-func TestSetUserSettingsPreservesOtherKeys(t *testing.T) {
+func TestSetUserPreservesOtherKeys(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name    string
@@ -212,7 +212,7 @@ func TestSetUserSettingsPreservesOtherKeys(t *testing.T) {
 	}
 }
 
-func TestSetUserSettingsRefusesBadFiles(t *testing.T) {
+func TestSetUserRefusesBadFiles(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name, content, want string
