@@ -18,7 +18,7 @@ var layers = []struct {
 }{
 	{"leaves", []string{"lexical", "secrets", "screen", "internal/atomicfile", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/evalset", "internal/mdtext", "internal/memfile", "team/internal/migrate"}},
 	{"core", []string{""}},
-	{"services", []string{"memtool", "transcript", "team", "checkpoint", "promote", "config"}},
+	{"services", []string{"memtool", "transcript", "team", "checkpoint", "promote", "config", "agentmem", "settings", "dailylog"}},
 	{"agents", []string{"agent", "session"}},
 	{"driver support", []string{"internal/modelkit", "team/internal/sqlstore"}},
 	{"drivers", []string{"anthropic", "openai", "config/provider", "mcpserver", "hooks", "ui", "team/sqlite", "team/postgres"}},
