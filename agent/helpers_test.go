@@ -61,7 +61,7 @@ func newFixture(tb testing.TB) *fixture {
 	tb.Helper()
 	base := tb.TempDir()
 	f := &fixture{base: base, mem: filepath.Join(base, "mem"), proj: filepath.Join(base, "proj"), outside: filepath.Join(base, "outside")}
-	writeFiles(tb, base, map[string]string{
+	memdirtest.WriteFiles(tb, base, map[string]string{
 		"outside/secret.txt":  secret + "\n",
 		"proj/README.md":      "# Demo\nRun the tests with make test.\n",
 		"proj/src/main.go":    "package main\n\nfunc main() { run() }\n",
@@ -76,19 +76,6 @@ func newFixture(tb testing.TB) *fixture {
 	symlink(tb, "../outside", filepath.Join(f.proj, "linkdir"))
 	symlink(tb, "../outside", filepath.Join(f.mem, "out"))
 	return f
-}
-
-func writeFiles(tb testing.TB, dir string, files map[string]string) {
-	tb.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			tb.Fatal(err)
-		}
-	}
 }
 
 func symlink(tb testing.TB, target, name string) {

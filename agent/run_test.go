@@ -404,7 +404,7 @@ func TestRunPolicyOptions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			writeFiles(t, f.mem, map[string]string{"seed.md": "seed\n", "notes/.keep": ""})
+			memdirtest.WriteFiles(t, f.mem, map[string]string{"seed.md": "seed\n", "notes/.keep": ""})
 			srv := memdirtest.NewModelServer(t)
 			var blocks []memdir.Block
 			for i, s := range tc.steps {

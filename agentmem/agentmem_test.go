@@ -11,30 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/memdirtest"
 )
-
-// writeFiles writes name → content below dir, creating folders.
-func writeFiles(tb testing.TB, dir string, files map[string]string) {
-	tb.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			tb.Fatal(err)
-		}
-	}
-}
-
-func readString(tb testing.TB, path string) string {
-	tb.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return string(b)
-}
 
 func envMap(m map[string]string) memdir.LookupEnvFunc {
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
@@ -47,7 +25,7 @@ func dirContents(tb testing.TB, dir string) map[string]string {
 	filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
 		if err == nil && e.Type().IsRegular() {
 			rel, _ := filepath.Rel(dir, p)
-			out[filepath.ToSlash(rel)] = readString(tb, p)
+			out[filepath.ToSlash(rel)] = memdirtest.ReadFile(tb, p)
 		}
 		return nil
 	})
@@ -68,20 +46,20 @@ func TestLoadDefs(t *testing.T) {
 	repo, _ = filepath.EvalSymlinks(repo)
 	os.Mkdir(filepath.Join(repo, ".git"), 0o700)
 	sub := filepath.Join(repo, "services", "api")
-	writeFiles(t, filepath.Join(home, ".claude", "agents"), map[string]string{
+	memdirtest.WriteFiles(t, filepath.Join(home, ".claude", "agents"), map[string]string{
 		"reviewer.md":      agentFile("reviewer", "reviews diffs", "user"),
 		"planner.md":       agentFile("planner", "plans work", ""),
 		"nested/triage.md": agentFile("triage", "sorts issues", "local"),
 		".hidden/ghost.md": agentFile("ghost", "never loaded", "user"),
 		"README.md":        "# My agents\n\nNotes about the agents, no frontmatter.\n",
 	})
-	writeFiles(t, filepath.Join(repo, ".claude", "agents"), map[string]string{
+	memdirtest.WriteFiles(t, filepath.Join(repo, ".claude", "agents"), map[string]string{
 		"reviewer.md":   agentFile("reviewer", "the repo's reviewer", "project"),
 		"nodesc.md":     "---\nname: nodesc\nmemory: user\n---\nbody\n",
 		"badscope.md":   agentFile("badscope", "odd memory", "global"),
 		"plugin-rev.md": agentFile("plugin:rev", "from a plugin namespace", "local"),
 	})
-	writeFiles(t, filepath.Join(sub, ".claude", "agents"), map[string]string{
+	memdirtest.WriteFiles(t, filepath.Join(sub, ".claude", "agents"), map[string]string{
 		"reviewer.md": agentFile("reviewer", "the api's reviewer", "local"),
 	})
 	l, err := memdir.Locate(&memdir.LocateOptions{LookupEnv: envMap(map[string]string{"HOME": home}), Cwd: sub})
@@ -155,9 +133,9 @@ func TestCheckActions(t *testing.T) {
 			snap := filepath.Join(base, "snap")
 			mem := filepath.Join(base, "mem")
 			if tc.snapshot != nil {
-				writeFiles(t, snap, tc.snapshot)
+				memdirtest.WriteFiles(t, snap, tc.snapshot)
 			}
-			writeFiles(t, mem, tc.local)
+			memdirtest.WriteFiles(t, mem, tc.local)
 			st, err := Check(snap, mem)
 			if err != nil {
 				t.Fatal(err)
@@ -176,7 +154,7 @@ func TestSync(t *testing.T) {
 	ctx := context.Background()
 	base := t.TempDir()
 	snap := filepath.Join(base, "project", ".claude", "agent-memory-snapshots", "reviewer")
-	writeFiles(t, snap, map[string]string{
+	memdirtest.WriteFiles(t, snap, map[string]string{
 		"snapshot.json":     `{"updatedAt":"2026-04-15T10:23:00Z"}`,
 		"MEMORY.md":         "- [Style](style.md) — house style\n",
 		"style.md":          "---\nname: Style\ndescription: house style\ntype: feedback\n---\n\nTabs.\n",
@@ -224,7 +202,7 @@ func TestSync(t *testing.T) {
 	}
 
 	// The local memory grows; the project ships a newer snapshot.
-	writeFiles(t, memPath, map[string]string{
+	memdirtest.WriteFiles(t, memPath, map[string]string{
 		"MEMORY.md":  "- [Style](style.md) — house style\n- [Mine](mine.md) — learned locally\n",
 		"mine.md":    "---\nname: Mine\ndescription: learned locally\ntype: project\n---\n\nLocal lesson.\n",
 		"style.md":   "---\nname: Style\ndescription: house style\ntype: feedback\n---\n\nTabs, edited locally.\n",
@@ -232,7 +210,7 @@ func TestSync(t *testing.T) {
 		"sub/old.md": "not top level: a replace leaves it",
 	})
 	before := dirContents(t, memPath)
-	writeFiles(t, snap, map[string]string{
+	memdirtest.WriteFiles(t, snap, map[string]string{
 		"snapshot.json": `{"updatedAt":"2026-05-01T08:00:00Z"}`,
 		"MEMORY.md":     "- [Style](style.md) — house style, v2\n",
 		"style.md":      "---\nname: Style\ndescription: house style, v2\ntype: feedback\n---\n\nTabs; gofmt.\n",
@@ -297,9 +275,9 @@ func TestSyncUndoKeepsIndexLines(t *testing.T) {
 	base := t.TempDir()
 	snap := filepath.Join(base, "snap")
 	index := "- [A](a.md) — first\n- [B](b.md) — second\n"
-	writeFiles(t, snap, map[string]string{"snapshot.json": `{"updatedAt":"2026-05-01"}`, "MEMORY.md": index, "a.md": "new a", "b.md": "b"})
+	memdirtest.WriteFiles(t, snap, map[string]string{"snapshot.json": `{"updatedAt":"2026-05-01"}`, "MEMORY.md": index, "a.md": "new a", "b.md": "b"})
 	mem := filepath.Join(base, "mem")
-	writeFiles(t, mem, map[string]string{"MEMORY.md": index, "a.md": "old a", "b.md": "b", SnapshotMarkerFile: `{"syncedFrom":"2026-04-01"}`})
+	memdirtest.WriteFiles(t, mem, map[string]string{"MEMORY.md": index, "a.md": "old a", "b.md": "b", SnapshotMarkerFile: `{"syncedFrom":"2026-04-01"}`})
 	d, _ := memdir.Open(mem, &memdir.Options{Journal: memdir.NewJournal(filepath.Join(base, "journal"), nil)})
 	res, err := Sync(ctx, d, snap, &SyncOptions{Replace: true})
 	if err != nil {
@@ -308,10 +286,10 @@ func TestSyncUndoKeepsIndexLines(t *testing.T) {
 	if _, err := d.Undo(ctx, res.RunID, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := readString(t, filepath.Join(mem, "a.md")); got != "old a" {
+	if got := memdirtest.ReadFile(t, filepath.Join(mem, "a.md")); got != "old a" {
 		t.Errorf("a.md = %q", got)
 	}
-	if diff := cmp.Diff(index, readString(t, filepath.Join(mem, "MEMORY.md"))); diff != "" {
+	if diff := cmp.Diff(index, memdirtest.ReadFile(t, filepath.Join(mem, "MEMORY.md"))); diff != "" {
 		t.Errorf("MEMORY.md after undo (-want +got):\n%s", diff)
 	}
 }
@@ -319,7 +297,7 @@ func TestSyncUndoKeepsIndexLines(t *testing.T) {
 func TestSyncRefusesOversizedFiles(t *testing.T) {
 	base := t.TempDir()
 	snap := filepath.Join(base, "snap")
-	writeFiles(t, snap, map[string]string{"snapshot.json": `{"updatedAt":"2026-05-01"}`, "a.md": "a", "huge.md": strings.Repeat("x", memdir.MaxMemoryFileBytes+1)})
+	memdirtest.WriteFiles(t, snap, map[string]string{"snapshot.json": `{"updatedAt":"2026-05-01"}`, "a.md": "a", "huge.md": strings.Repeat("x", memdir.MaxMemoryFileBytes+1)})
 	d, _ := memdir.Open(filepath.Join(base, "mem"), &memdir.Options{Journal: memdir.NewJournal(filepath.Join(base, "journal"), nil)})
 	_, err := Sync(context.Background(), d, snap, nil)
 	if !errors.Is(err, memdir.ErrInvalid) || !strings.Contains(err.Error(), "huge.md") {

@@ -8,6 +8,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/benchcorpus"
 	"github.com/memdir/memdir/mcpserver"
+	"github.com/memdir/memdir/memdirtest"
 )
 
 // benchFiles returns n memories from the corpus generator: varied bodies
@@ -34,7 +35,7 @@ func BenchmarkRecall(b *testing.B) {
 	query := "why is the dispatch service lagging behind Kafka after the Postgres migration?"
 	for _, n := range []int{200, 2000} {
 		f := newFixture(b, &mcpserver.Options{Model: model})
-		writeFiles(b, f.dir.Path(), benchFiles(n))
+		memdirtest.WriteFiles(b, f.dir.Path(), benchFiles(n))
 		ctx := context.Background()
 		idx := memdir.NewRecallIndex(f.dir.Path(), "")
 		b.Run(fmt.Sprintf("memories=%d/direct", n), func(b *testing.B) {
@@ -59,7 +60,7 @@ func BenchmarkRecall(b *testing.B) {
 // run, index lines noted, file).
 func BenchmarkWrite(b *testing.B) {
 	f := newFixture(b, nil)
-	writeFiles(b, f.dir.Path(), benchFiles(200))
+	memdirtest.WriteFiles(b, f.dir.Path(), benchFiles(200))
 	cs := f.connect(b)
 	// The counters live outside the sub-benchmarks, which -count runs
 	// again on the same directory: each call creates a new memory.

@@ -124,21 +124,6 @@ func text(res *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-// writeFiles creates files (slash paths relative to dir) with the given
-// contents.
-func writeFiles(tb testing.TB, dir string, files map[string]string) {
-	tb.Helper()
-	for rel, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			tb.Fatal(err)
-		}
-	}
-}
-
 // snapshot returns every regular file below dir with its content, keyed by
 // slash path; a missing dir is empty.
 func snapshot(tb testing.TB, dir string) map[string]string {

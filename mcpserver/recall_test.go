@@ -11,6 +11,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/mcpserver"
+	"github.com/memdir/memdir/memdirtest"
 )
 
 // fakeModel answers every request with a fixed reply or error.
@@ -43,7 +44,7 @@ func recallPaths(out mcpserver.RecallOutput) []string {
 
 func TestRecallTool(t *testing.T) {
 	f := newFixture(t, nil)
-	writeFiles(t, f.dir.Path(), recallFiles)
+	memdirtest.WriteFiles(t, f.dir.Path(), recallFiles)
 	cs := f.connect(t)
 	query := map[string]any{"query": "should the integration tests mock the database?"}
 
@@ -106,7 +107,7 @@ func TestRecallToolWithModel(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, &mcpserver.Options{Model: tc.model})
-			writeFiles(t, f.dir.Path(), recallFiles)
+			memdirtest.WriteFiles(t, f.dir.Path(), recallFiles)
 			var out mcpserver.RecallOutput
 			callOK(t, f.connect(t), "recall", map[string]any{"query": "can I merge the mobile release fix on Friday?", "recent_tools": []string{"Bash"}}, &out)
 			if out.Method != tc.wantMethod || !strings.Contains(out.Reason, tc.wantReason) {
@@ -131,7 +132,7 @@ func TestRecallToolKeepsTheSessionBudget(t *testing.T) {
 	for i := range 30 {
 		files[fmt.Sprintf("project_deploy_%02d.md", i)] = memoryFile(fmt.Sprintf("deploy %d", i), "how the deploy pipeline promotes builds", memdir.TypeProject, body)
 	}
-	writeFiles(t, f.dir.Path(), files)
+	memdirtest.WriteFiles(t, f.dir.Path(), files)
 	cs := f.connect(t)
 	seen := map[string]bool{}
 	var last mcpserver.RecallOutput
@@ -162,7 +163,7 @@ func TestRecallToolKeepsTheSessionBudget(t *testing.T) {
 
 func TestSessionsAreForgottenWhenTheyEnd(t *testing.T) {
 	f := newFixture(t, nil)
-	writeFiles(t, f.dir.Path(), recallFiles)
+	memdirtest.WriteFiles(t, f.dir.Path(), recallFiles)
 	cs := f.connect(t)
 	callOK(t, cs, "recall", map[string]any{"query": "database mocks in tests"}, nil)
 	if n := f.sessions.Len(); n != 1 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/mcpserver"
+	"github.com/memdir/memdir/memdirtest"
 )
 
 func waitABit() { time.Sleep(time.Millisecond) }
@@ -57,7 +58,7 @@ func TestReadResources(t *testing.T) {
 		t.Errorf("empty index = %q", empty)
 	}
 	memory := memoryFile("db tests", "integration tests hit a real database", memdir.TypeFeedback, "Use Postgres.\n")
-	writeFiles(t, f.dir.Path(), map[string]string{
+	memdirtest.WriteFiles(t, f.dir.Path(), map[string]string{
 		"MEMORY.md":               "---\nnote: frontmatter is not loaded\n---\n- [db tests](feedback_db_tests.md) — integration tests hit a real database\n<!-- a comment -->\n",
 		"feedback_db_tests.md":    memory,
 		"team/MEMORY.md":          "- [release](project_release.md) — ship on Friday\n",
@@ -86,8 +87,8 @@ func TestReadResources(t *testing.T) {
 func TestReadResourceErrors(t *testing.T) {
 	f := newFixture(t, nil)
 	outside := filepath.Join(filepath.Dir(f.dir.Path()), "secret.md")
-	writeFiles(t, f.dir.Path(), map[string]string{"a.md": "a\n", ".hidden.md": "h\n", "binary.md": "x\x00y"})
-	writeFiles(t, filepath.Dir(outside), map[string]string{"secret.md": "secret\n"})
+	memdirtest.WriteFiles(t, f.dir.Path(), map[string]string{"a.md": "a\n", ".hidden.md": "h\n", "binary.md": "x\x00y"})
+	memdirtest.WriteFiles(t, filepath.Dir(outside), map[string]string{"secret.md": "secret\n"})
 	links := os.Symlink(outside, filepath.Join(f.dir.Path(), "link.md")) == nil
 	cs := f.connect(t)
 	cases := []struct {
@@ -150,7 +151,7 @@ func readText(tb testing.TB, cs *mcp.ClientSession, uri string) string {
 func TestMemoryPrompt(t *testing.T) {
 	f := newFixture(t, &mcpserver.Options{Team: true, Location: &memdir.Location{ConfigHome: "/home/u/.claude", ProjectRoot: "/work/p"}})
 	plain := newFixture(t, nil)
-	writeFiles(t, f.dir.Path(), map[string]string{"MEMORY.md": "- [db tests](feedback_db_tests.md) — real database\n", "team/MEMORY.md": "- [release](project_release.md) — Friday\n"})
+	memdirtest.WriteFiles(t, f.dir.Path(), map[string]string{"MEMORY.md": "- [db tests](feedback_db_tests.md) — real database\n", "team/MEMORY.md": "- [release](project_release.md) — Friday\n"})
 	cs, plainCS := f.connect(t), plain.connect(t)
 
 	list, err := cs.ListPrompts(context.Background(), nil)

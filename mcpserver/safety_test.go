@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memdir/memdir/mcpserver"
+	"github.com/memdir/memdir/memdirtest"
 )
 
 // TestHTTPChecksOrigin sends an initialize request over streamable HTTP with
@@ -149,7 +150,7 @@ func TestToolAnnotations(t *testing.T) {
 func TestErrorsReadAsEnglish(t *testing.T) {
 	f := newFixture(t, nil)
 	cs := f.connect(t)
-	writeFiles(t, f.dir.Path(), map[string]string{
+	memdirtest.WriteFiles(t, f.dir.Path(), map[string]string{
 		"a.md": memoryFile("twin", "one of two", "user", "a"),
 		"b.md": memoryFile("twin", "the other", "user", "b"),
 	})

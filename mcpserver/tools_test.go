@@ -16,6 +16,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/mcpserver"
+	"github.com/memdir/memdir/memdirtest"
 )
 
 func TestListTools(t *testing.T) {
@@ -153,7 +154,7 @@ func TestMemoryToolIsUndoable(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, nil)
-			writeFiles(t, f.dir.Path(), tc.files)
+			memdirtest.WriteFiles(t, f.dir.Path(), tc.files)
 			if err := os.MkdirAll(f.dir.Path(), 0o700); err != nil {
 				t.Fatal(err)
 			}
@@ -185,9 +186,9 @@ func TestMemoryToolIsUndoable(t *testing.T) {
 
 func TestMemoryToolRefusesWhatItCannotJournal(t *testing.T) {
 	f := newFixture(t, nil)
-	writeFiles(t, f.dir.Path(), map[string]string{"notes/a.md": "a\n"})
+	memdirtest.WriteFiles(t, f.dir.Path(), map[string]string{"notes/a.md": "a\n"})
 	outside := filepath.Join(t.TempDir(), "target.md")
-	writeFiles(t, filepath.Dir(outside), map[string]string{"target.md": "t\n"})
+	memdirtest.WriteFiles(t, filepath.Dir(outside), map[string]string{"target.md": "t\n"})
 	if err := os.Symlink(outside, filepath.Join(f.dir.Path(), "notes", "link.md")); err != nil {
 		t.Skip("no symbolic links here:", err)
 	}
@@ -259,7 +260,7 @@ func TestSaveWarnsWhenTheIndexIsTooLong(t *testing.T) {
 	for i := range 210 {
 		fmt.Fprintf(&long, "- [m%d](m%d.md) — memory %d\n", i, i, i)
 	}
-	writeFiles(t, f.dir.Path(), map[string]string{"MEMORY.md": long.String()})
+	memdirtest.WriteFiles(t, f.dir.Path(), map[string]string{"MEMORY.md": long.String()})
 	var got mcpserver.SaveOutput
 	callOK(t, f.connect(t), "save", map[string]any{"name": "one more", "description": "d", "type": "user", "body": "b"}, &got)
 	if !strings.Contains(got.IndexWarning, "MEMORY.md has 211 lines") {

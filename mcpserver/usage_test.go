@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/memdir/memdir/mcpserver"
+	"github.com/memdir/memdir/memdirtest"
 )
 
 // TestRecallAndViewAreCounted: the recall tool counts what it surfaces and
@@ -12,8 +13,8 @@ import (
 // MEMORY.md counts nothing.
 func TestRecallAndViewAreCounted(t *testing.T) {
 	f := newFixture(t, nil)
-	writeFiles(t, f.dir.Path(), recallFiles)
-	writeFiles(t, f.dir.Path(), map[string]string{"MEMORY.md": "- [db tests](feedback_db_tests.md) — real Postgres\n"})
+	memdirtest.WriteFiles(t, f.dir.Path(), recallFiles)
+	memdirtest.WriteFiles(t, f.dir.Path(), map[string]string{"MEMORY.md": "- [db tests](feedback_db_tests.md) — real Postgres\n"})
 	cs := f.connect(t)
 	var out mcpserver.RecallOutput
 	callOK(t, cs, "recall", map[string]any{"query": "should the integration tests mock the database?"}, &out)

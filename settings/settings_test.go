@@ -14,6 +14,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/jsonobj"
+	"github.com/memdir/memdir/memdirtest"
 )
 
 func envMap(m map[string]string) memdir.LookupEnvFunc {
@@ -28,15 +29,6 @@ func writeJSON(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func readString(tb testing.TB, path string) string {
-	tb.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return string(b)
 }
 
 func mustOpen(tb testing.TB) *memdir.Dir {
@@ -194,7 +186,7 @@ func TestSetUserPreservesOtherKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := readString(t, path)
+			got := memdirtest.ReadFile(t, path)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("settings.json (-want +got):\n%s", diff)
 			}
@@ -232,7 +224,7 @@ func TestSetUserRefusesBadFiles(t *testing.T) {
 			if !errors.Is(err, memdir.ErrInvalid) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v; want memdir.ErrInvalid naming %s and %q", err, path, tc.want)
 			}
-			if got := readString(t, path); got != tc.content {
+			if got := memdirtest.ReadFile(t, path); got != tc.content {
 				t.Errorf("the file changed: %q", got)
 			}
 			if runs, _ := j.Runs(); len(runs) != 0 {
@@ -268,7 +260,7 @@ func TestSettingsUndoAndSymlinks(t *testing.T) {
 	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o640 {
 		t.Errorf("mode %v, want the file's own 0640", fi.Mode().Perm())
 	}
-	if got := readString(t, target); !strings.Contains(got, `"autoMemoryEnabled": false`) {
+	if got := memdirtest.ReadFile(t, target); !strings.Contains(got, `"autoMemoryEnabled": false`) {
 		t.Errorf("target = %q", got)
 	}
 	// The run sits in the memory directory's journal and Undo reverts it
@@ -281,7 +273,7 @@ func TestSettingsUndoAndSymlinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := readString(t, target); got != original {
+	if got := memdirtest.ReadFile(t, target); got != original {
 		t.Errorf("after undo: %q, want %q", got, original)
 	}
 	if _, err := d.Undo(ctx, run.ID, nil); !errors.Is(err, memdir.ErrInvalid) {
@@ -290,7 +282,7 @@ func TestSettingsUndoAndSymlinks(t *testing.T) {
 	if _, err := d.Undo(ctx, undo.ID, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := readString(t, target); !strings.Contains(got, `"autoMemoryEnabled": false`) {
+	if got := memdirtest.ReadFile(t, target); !strings.Contains(got, `"autoMemoryEnabled": false`) {
 		t.Errorf("after redo: %q", got)
 	}
 

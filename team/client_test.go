@@ -45,19 +45,6 @@ func (h *hostileRepos) History(context.Context, string, *team.HistoryOptions) ([
 	return nil, team.ErrNotFound
 }
 
-func writeFiles(tb testing.TB, dir string, files map[string]string) {
-	tb.Helper()
-	for k, v := range files {
-		p := filepath.Join(dir, filepath.FromSlash(k))
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(v), 0o600); err != nil {
-			tb.Fatal(err)
-		}
-	}
-}
-
 // readTree returns every regular file under dir by slash path.
 func readTree(tb testing.TB, dir string) map[string]string {
 	tb.Helper()
@@ -159,7 +146,7 @@ func TestPullSecurity(t *testing.T) {
 // key in place and keeps the local one as a conflict, never losing it.
 func TestPullKeepsMtimesAndSavesUnsyncedEdits(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"same.md": "same", "changed.md": "local edit", "local-only.md": "mine"})
+	memdirtest.WriteFiles(t, dir, map[string]string{"same.md": "same", "changed.md": "local edit", "local-only.md": "mine"})
 	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 	os.Chtimes(filepath.Join(dir, "same.md"), old, old)
 	r := &hostileRepos{data: &team.Data{Repo: repo, Version: 3, Checksum: "sha256:v3", Content: team.Content{Entries: map[string]string{
@@ -228,7 +215,7 @@ func TestPullBeforeWriteError(t *testing.T) {
 // error stops the pull after that file.
 func TestPullAfterWrite(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"same.md": "same"})
+	memdirtest.WriteFiles(t, dir, map[string]string{"same.md": "same"})
 	r := &hostileRepos{data: &team.Data{Repo: repo, Version: 1, Checksum: "sha256:x", Content: team.Content{Entries: map[string]string{"a.md": "A", "b.md": "B", "same.md": "same"}}}}
 	seen := map[string]string{}
 	c := newClient(t, r, dir, &team.ClientOptions{AfterWrite: func(p, content string) error {
@@ -298,7 +285,7 @@ func TestPushSkipsAndDelta(t *testing.T) {
 	e := newHTTPEnv(t, nil)
 	dir := e.dir
 	secret := fakeGitHubPAT()
-	writeFiles(t, dir, map[string]string{
+	memdirtest.WriteFiles(t, dir, map[string]string{
 		"MEMORY.md":             "- [a](a.md)\n",
 		"a.md":                  "A",
 		"sub/b.md":              "B",
@@ -350,7 +337,7 @@ func TestPushSkipsAndDelta(t *testing.T) {
 	if err != nil || res.Requests != 0 || len(res.Pushed) != 0 || res.Unchanged != len(wantPushed) {
 		t.Errorf("second push = %+v, %v; want no request", res, err)
 	}
-	writeFiles(t, dir, map[string]string{"a.md": "A2"})
+	memdirtest.WriteFiles(t, dir, map[string]string{"a.md": "A2"})
 	os.Remove(filepath.Join(dir, "sub", "b.md")) // deletions never propagate
 	res, err = c.Push(context.Background())
 	if err != nil || res.Requests != 1 || !cmp.Equal([]string{"a.md"}, res.Pushed) {
@@ -407,7 +394,7 @@ func TestPushConflictResolution(t *testing.T) {
 	if _, err := c.Pull(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	writeFiles(t, e.dir, map[string]string{"same.md": "new", "differs.md": "A\nb\nc\n", "mine.md": "M"})
+	memdirtest.WriteFiles(t, e.dir, map[string]string{"same.md": "new", "differs.md": "A\nb\nc\n", "mine.md": "M"})
 	res, err := c.Push(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -446,7 +433,7 @@ func TestPushConflictGivesUp(t *testing.T) {
 	if _, err := c.Pull(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	writeFiles(t, e.dir, map[string]string{"a.md": "mine"})
+	memdirtest.WriteFiles(t, e.dir, map[string]string{"a.md": "mine"})
 	res, err := c.Push(ctx)
 	if !errors.Is(err, team.ErrConflict) || !team.IsPermanent(err) {
 		t.Fatalf("Push = %v, want a permanent ErrConflict", err)
@@ -458,7 +445,7 @@ func TestPushConflictGivesUp(t *testing.T) {
 
 func TestPushLearnsMaxEntries(t *testing.T) {
 	e := newHTTPEnv(t, &team.HandlerOptions{MaxEntries: 3})
-	writeFiles(t, e.dir, map[string]string{"a.md": "a", "b.md": "b", "c.md": "c", "d.md": "d", "e.md": "e"})
+	memdirtest.WriteFiles(t, e.dir, map[string]string{"a.md": "a", "b.md": "b", "c.md": "c", "d.md": "d", "e.md": "e"})
 	c := e.client(t, e.dir, false)
 	_, err := c.Push(context.Background())
 	var tm *team.TooManyEntriesError
@@ -485,7 +472,7 @@ func TestPushLearnsMaxEntries(t *testing.T) {
 
 func TestPushPermanentErrors(t *testing.T) {
 	e := newHTTPEnv(t, nil)
-	writeFiles(t, e.dir, map[string]string{"a.md": "a"})
+	memdirtest.WriteFiles(t, e.dir, map[string]string{"a.md": "a"})
 	ro := e.client(t, e.dir, true)
 	_, err := ro.Push(context.Background())
 	if !errors.Is(err, team.ErrForbidden) || !team.IsPermanent(err) {
@@ -508,7 +495,7 @@ func TestStatusAndSync(t *testing.T) {
 	e := newHTTPEnv(t, nil)
 	ctx := context.Background()
 	e.srv.Store.Put(ctx, repo, &team.Update{Entries: map[string]string{"both.md": "same", "edited.md": "server", "server.md": "S", "leak.md": "server copy"}})
-	writeFiles(t, e.dir, map[string]string{"both.md": "same", "edited.md": "local", "local.md": "L", "leak.md": fakeGitHubPAT()})
+	memdirtest.WriteFiles(t, e.dir, map[string]string{"both.md": "same", "edited.md": "local", "local.md": "L", "leak.md": fakeGitHubPAT()})
 	c := e.client(t, e.dir, false)
 	st, err := c.Status(ctx)
 	if err != nil {
@@ -571,7 +558,7 @@ func TestConcurrentClients(t *testing.T) {
 		c := e.client(t, dir, false)
 		wg.Go(func() {
 			for round := range rounds {
-				writeFiles(t, dir, map[string]string{
+				memdirtest.WriteFiles(t, dir, map[string]string{
 					"shared/a.md":               fmt.Sprintf("client %d round %d", i, round),
 					"shared/b.md":               fmt.Sprintf("client %d", i%2), // identical for half the clients
 					fmt.Sprintf("own/%d.md", i): fmt.Sprintf("own %d round %d", i, round),
@@ -655,11 +642,11 @@ func TestPushDoesNotSendStaleCopies(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	writeFiles(t, bobDir, map[string]string{"x.md": "bob", "z.md": "bob"})
+	memdirtest.WriteFiles(t, bobDir, map[string]string{"x.md": "bob", "z.md": "bob"})
 	if _, err := bob.Push(ctx); err != nil {
 		t.Fatal(err)
 	}
-	writeFiles(t, aliceDir, map[string]string{"y.md": "alice", "z.md": "alice"})
+	memdirtest.WriteFiles(t, aliceDir, map[string]string{"y.md": "alice", "z.md": "alice"})
 	res, err := alice.Push(ctx)
 	if err != nil {
 		t.Fatal(err)

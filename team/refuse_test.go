@@ -182,7 +182,7 @@ func TestPushChecksKeysFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"sub/x.md": "x"})
+	memdirtest.WriteFiles(t, dir, map[string]string{"sub/x.md": "x"})
 	c := newClient(t, srv.Remote(t, repo, false, nil), dir, nil)
 	_, err := c.Push(context.Background())
 	var ke *team.KeyError

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/memdir/memdir/memdirtest"
 )
 
 // A file push skips for a secret takes its MEMORY.md line with it: the
@@ -13,7 +15,7 @@ import (
 func TestPushDropsIndexLinesOfSecretFiles(t *testing.T) {
 	e := newHTTPEnv(t, nil)
 	index := "# Team memory\n\n- [Deploy](deploy.md) — how we ship\n- [CI token](leak.md) — the token CI uses\n* [Nested](./ops/key.md) - ops key\n- [Ops](ops/runbook.md) — on call\n"
-	writeFiles(t, e.dir, map[string]string{
+	memdirtest.WriteFiles(t, e.dir, map[string]string{
 		"MEMORY.md":      index,
 		"deploy.md":      "Ship on Fridays.",
 		"leak.md":        "token " + fakeGitHubPAT(),

@@ -57,7 +57,7 @@ func (m *member) restart(t *testing.T, srv *memdirtest.TeamServer) {
 
 func (m *member) write(t *testing.T, files map[string]string) {
 	t.Helper()
-	writeFiles(t, m.dir, files)
+	memdirtest.WriteFiles(t, m.dir, files)
 }
 
 func (m *member) push(t *testing.T) *team.PushResult {
@@ -242,7 +242,7 @@ func TestSyncConcurrentPushesKeepIndexLines(t *testing.T) {
 					for i := range rounds {
 						name := m.who + string(rune('0'+i)) + ".md"
 						ix, _ := os.ReadFile(filepath.Join(m.m.dir, "MEMORY.md"))
-						writeFiles(t, m.m.dir, map[string]string{
+						memdirtest.WriteFiles(t, m.m.dir, map[string]string{
 							name:        "memory " + name + "\n",
 							"MEMORY.md": string(ix) + "- [" + name + "](" + name + ") — by " + m.who + "\n",
 						})

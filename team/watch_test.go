@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/team"
 )
 
@@ -76,13 +77,13 @@ func TestWatchPushesChanges(t *testing.T) {
 	if ev := w.next(t); ev.err != nil || ev.pull == nil || len(ev.pull.Written) != 1 {
 		t.Fatalf("initial pull = %+v", ev)
 	}
-	writeFiles(t, dir, map[string]string{"new/dir/a.md": "A"})
+	memdirtest.WriteFiles(t, dir, map[string]string{"new/dir/a.md": "A"})
 	ev := w.nextPush(t)
 	if ev.err != nil || ev.push.Pushed[0] != "new/dir/a.md" {
 		t.Fatalf("push after a write = %+v", ev)
 	}
 	// A file in the directory created above is seen too.
-	writeFiles(t, dir, map[string]string{"new/dir/b.md": "B"})
+	memdirtest.WriteFiles(t, dir, map[string]string{"new/dir/b.md": "B"})
 	if ev := w.nextPush(t); ev.err != nil || ev.push.Pushed[0] != "new/dir/b.md" {
 		t.Fatalf("push after a write in a new directory = %+v", ev)
 	}
@@ -98,11 +99,11 @@ func TestWatchSuppressesAfterPermanentFailure(t *testing.T) {
 	if ev := w.next(t); ev.pull == nil || ev.err != nil {
 		t.Fatalf("initial pull = %+v", ev)
 	}
-	writeFiles(t, dir, map[string]string{"a.md": "A"})
+	memdirtest.WriteFiles(t, dir, map[string]string{"a.md": "A"})
 	if ev := w.nextPush(t); !errors.Is(ev.err, team.ErrForbidden) {
 		t.Fatalf("push with a read-only token = %+v, want ErrForbidden", ev)
 	}
-	writeFiles(t, dir, map[string]string{"b.md": "B"})
+	memdirtest.WriteFiles(t, dir, map[string]string{"b.md": "B"})
 	if ev := w.nextPush(t); !errors.Is(ev.err, team.ErrPushSuppressed) {
 		t.Fatalf("push after a permanent failure = %+v, want ErrPushSuppressed", ev)
 	}
@@ -127,7 +128,7 @@ func TestWatchFlushesOnShutdown(t *testing.T) {
 		})
 	}()
 	<-pulled
-	writeFiles(t, e.dir, map[string]string{"last-words.md": "bye"})
+	memdirtest.WriteFiles(t, e.dir, map[string]string{"last-words.md": "bye"})
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Watch returned %v", err)

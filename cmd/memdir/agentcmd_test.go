@@ -8,47 +8,26 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/memdir/memdir/memdirtest"
 )
-
-// writeTree writes name → content below dir, creating folders.
-func agentTestWrite(tb testing.TB, dir string, files map[string]string) {
-	tb.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			tb.Fatal(err)
-		}
-	}
-}
-
-func agentTestRead(tb testing.TB, path string) string {
-	tb.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return string(data)
-}
 
 func TestAgentCommands(t *testing.T) {
 	w := newMemWorld(t)
-	agentTestWrite(t, filepath.Join(w.home, ".claude", "agents"), map[string]string{
+	memdirtest.WriteFiles(t, filepath.Join(w.home, ".claude", "agents"), map[string]string{
 		"reviewer.md": "---\nname: reviewer\ndescription: reviews diffs\nmemory: user\n---\nReview.\n",
 		"planner.md":  "---\nname: planner\ndescription: plans work\n---\nPlan.\n",
 	})
-	agentTestWrite(t, filepath.Join(w.project, ".claude", "agents"), map[string]string{
+	memdirtest.WriteFiles(t, filepath.Join(w.project, ".claude", "agents"), map[string]string{
 		"tester.md": "---\nname: tester\ndescription: writes tests\nmemory: local\n---\nTest.\n",
 	})
 	snap := filepath.Join(w.project, ".claude", "agent-memory-snapshots", "reviewer")
-	agentTestWrite(t, snap, map[string]string{
+	memdirtest.WriteFiles(t, snap, map[string]string{
 		"snapshot.json": `{"updatedAt":"2026-11-01T00:00:00Z"}`,
 		"MEMORY.md":     "- [Style](style.md) — house style\n",
 		"style.md":      "---\nname: Style\ndescription: house style\ntype: feedback\n---\n\nTabs.\n",
 	})
-	agentTestWrite(t, filepath.Join(w.project, ".claude", "agent-memory-snapshots", "ghost"), map[string]string{"snapshot.json": `{"updatedAt":"2026-11-01"}`})
+	memdirtest.WriteFiles(t, filepath.Join(w.project, ".claude", "agent-memory-snapshots", "ghost"), map[string]string{"snapshot.json": `{"updatedAt":"2026-11-01"}`})
 	reviewerDir := filepath.Join(w.home, ".claude", "agent-memory", "reviewer")
 
 	out, errOut, code := w.run(t, "agent", "list")
@@ -73,7 +52,7 @@ func TestAgentCommands(t *testing.T) {
 	if !strings.Contains(out, "Initialized the user memory of reviewer") || !strings.Contains(out, "copied 2 files") || !strings.Contains(out, "memdir undo --agent reviewer --scope user ") {
 		t.Errorf("sync printed %q", out)
 	}
-	if got := agentTestRead(t, filepath.Join(reviewerDir, ".snapshot-synced.json")); got != `{"syncedFrom":"2026-11-01T00:00:00Z"}` {
+	if got := memdirtest.ReadFile(t, filepath.Join(reviewerDir, ".snapshot-synced.json")); got != `{"syncedFrom":"2026-11-01T00:00:00Z"}` {
 		t.Errorf("marker = %q", got)
 	}
 	if out := w.ok(t, "agent", "sync", "reviewer"); !strings.Contains(out, "in step with the snapshot") {
@@ -82,7 +61,7 @@ func TestAgentCommands(t *testing.T) {
 
 	// The agent learns something; the project ships a newer snapshot.
 	w.ok(t, "save", "--agent", "reviewer", "--scope", "user", "--name", "mine", "--type", "project", "--description", "learned locally", "--body", "local lesson")
-	agentTestWrite(t, snap, map[string]string{
+	memdirtest.WriteFiles(t, snap, map[string]string{
 		"snapshot.json": `{"updatedAt":"2026-11-20T00:00:00Z"}`,
 		"style.md":      "---\nname: Style\ndescription: house style v2\ntype: feedback\n---\n\nTabs and gofmt.\n",
 	})
@@ -104,7 +83,7 @@ func TestAgentCommands(t *testing.T) {
 		t.Errorf("agents (-want +got):\n%s", diff)
 	}
 
-	before := agentTestRead(t, filepath.Join(reviewerDir, "project_mine.md"))
+	before := memdirtest.ReadFile(t, filepath.Join(reviewerDir, "project_mine.md"))
 	out, _, code = w.run(t, "agent", "sync", "reviewer")
 	if code != exitExists || !strings.Contains(out, "would remove 3 local memory files:") || !strings.Contains(out, "project_mine.md") || !strings.Contains(out, "--yes") {
 		t.Errorf("unconfirmed replace: exit %d\n%s", code, out)
@@ -117,10 +96,10 @@ func TestAgentCommands(t *testing.T) {
 		t.Errorf("replace kept the local memory: %v", err)
 	}
 	w.ok(t, "undo", "--agent", "reviewer", "--scope", "user")
-	if got := agentTestRead(t, filepath.Join(reviewerDir, "project_mine.md")); got != before {
+	if got := memdirtest.ReadFile(t, filepath.Join(reviewerDir, "project_mine.md")); got != before {
 		t.Errorf("undo restored %q, want %q", got, before)
 	}
-	if got := agentTestRead(t, filepath.Join(reviewerDir, "style.md")); !strings.Contains(got, "Tabs.") {
+	if got := memdirtest.ReadFile(t, filepath.Join(reviewerDir, "style.md")); !strings.Contains(got, "Tabs.") {
 		t.Errorf("undo left the snapshot's style.md: %q", got)
 	}
 	if out := w.ok(t, "agent", "sync", "reviewer", "--keep"); !strings.Contains(out, "recorded as seen") {

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/memdir/memdir/memdirtest"
 )
 
 // fakeEditor writes a shell script that plays the editor: it records its
@@ -46,23 +48,23 @@ func TestEditCreatesFromTemplate(t *testing.T) {
 		t.Errorf("edit printed %q", out)
 	}
 	wantTemplate := "---\nname: deploys go through Argo\n# One line saying what this memory is about; recall reads it to decide relevance.\ndescription: \n# user, feedback, project or reference\ntype: feedback\n---\n\n\n\n**Why:** \n**How to apply:** \n"
-	if diff := cmp.Diff(wantTemplate, agentTestRead(t, seen)); diff != "" {
+	if diff := cmp.Diff(wantTemplate, memdirtest.ReadFile(t, seen)); diff != "" {
 		t.Errorf("the editor was given (-want +got):\n%s", diff)
 	}
-	if got := agentTestRead(t, seen+".args"); got != file+"\n" {
+	if got := memdirtest.ReadFile(t, seen+".args"); got != file+"\n" {
 		t.Errorf("editor arguments = %q", got)
 	}
 	if fi, _ := os.Stat(file); fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode %v", fi.Mode().Perm())
 	}
-	if got := agentTestRead(t, filepath.Join(dir, "MEMORY.md")); got != "- [deploys go through Argo](feedback_deploys_go_through_argo.md) — never kubectl apply to prod; Argo syncs from main\n" {
+	if got := memdirtest.ReadFile(t, filepath.Join(dir, "MEMORY.md")); got != "- [deploys go through Argo](feedback_deploys_go_through_argo.md) — never kubectl apply to prod; Argo syncs from main\n" {
 		t.Errorf("MEMORY.md = %q", got)
 	}
 	w.ok(t, "undo")
 	if _, err := os.Stat(file); !os.IsNotExist(err) {
 		t.Errorf("undo left the new memory: %v", err)
 	}
-	if got := agentTestRead(t, filepath.Join(dir, "MEMORY.md")); got != "" {
+	if got := memdirtest.ReadFile(t, filepath.Join(dir, "MEMORY.md")); got != "" {
 		t.Errorf("undo left the index line: %q", got)
 	}
 }
@@ -72,7 +74,7 @@ func TestEditExistingKeepsIndexInStep(t *testing.T) {
 	dir := w.memDir(t)
 	w.ok(t, "save", "--name", "grafana", "--type", "reference", "--description", "where the dashboards are", "--body", "grafana.internal")
 	w.ok(t, "save", "--name", "oncall", "--type", "reference", "--description", "pager rota", "--body", "PagerDuty")
-	before := agentTestRead(t, filepath.Join(dir, "reference_grafana.md"))
+	before := memdirtest.ReadFile(t, filepath.Join(dir, "reference_grafana.md"))
 	edited := "---\nname: Grafana\ndescription: dispatch latency dashboards\ntype: reference\nowner: sre # kept as written\n---\n\ngrafana.internal/d/dispatch\n"
 	script, seen := fakeEditor(t, writeWith(edited))
 	w.vars["EDITOR"] = script + " --wait" // arguments in EDITOR, as with "code --wait"
@@ -80,24 +82,24 @@ func TestEditExistingKeepsIndexInStep(t *testing.T) {
 	if !strings.Contains(out, "Saved "+filepath.Join(dir, "reference_grafana.md")+" and its MEMORY.md line.") {
 		t.Errorf("edit printed %q", out)
 	}
-	if got := agentTestRead(t, seen); got != before {
+	if got := memdirtest.ReadFile(t, seen); got != before {
 		t.Errorf("the editor saw %q, want the file %q", got, before)
 	}
-	if got := agentTestRead(t, seen+".args"); got != "--wait\n"+filepath.Join(dir, "reference_grafana.md")+"\n" {
+	if got := memdirtest.ReadFile(t, seen+".args"); got != "--wait\n"+filepath.Join(dir, "reference_grafana.md")+"\n" {
 		t.Errorf("editor arguments = %q", got)
 	}
-	if got := agentTestRead(t, filepath.Join(dir, "reference_grafana.md")); got != edited {
+	if got := memdirtest.ReadFile(t, filepath.Join(dir, "reference_grafana.md")); got != edited {
 		t.Errorf("the file was rewritten: %q", got)
 	}
 	wantIndex := "- [Grafana](reference_grafana.md) — dispatch latency dashboards\n- [oncall](reference_oncall.md) — pager rota\n"
-	if diff := cmp.Diff(wantIndex, agentTestRead(t, filepath.Join(dir, "MEMORY.md"))); diff != "" {
+	if diff := cmp.Diff(wantIndex, memdirtest.ReadFile(t, filepath.Join(dir, "MEMORY.md"))); diff != "" {
 		t.Errorf("MEMORY.md (-want +got):\n%s", diff)
 	}
 	w.ok(t, "undo")
-	if got := agentTestRead(t, filepath.Join(dir, "reference_grafana.md")); got != before {
+	if got := memdirtest.ReadFile(t, filepath.Join(dir, "reference_grafana.md")); got != before {
 		t.Errorf("undo: %q", got)
 	}
-	if got := agentTestRead(t, filepath.Join(dir, "MEMORY.md")); !strings.Contains(got, "- [grafana](reference_grafana.md) — where the dashboards are") {
+	if got := memdirtest.ReadFile(t, filepath.Join(dir, "MEMORY.md")); !strings.Contains(got, "- [grafana](reference_grafana.md) — where the dashboards are") {
 		t.Errorf("undo did not restore the index line: %q", got)
 	}
 }
@@ -106,7 +108,7 @@ func TestEditReportsProblems(t *testing.T) {
 	w := newMemWorld(t)
 	dir := w.memDir(t)
 	w.ok(t, "save", "--name", "style", "--type", "user", "--description", "tabs", "--body", "Tabs.")
-	index := agentTestRead(t, filepath.Join(dir, "MEMORY.md"))
+	index := memdirtest.ReadFile(t, filepath.Join(dir, "MEMORY.md"))
 	broken := "---\ndescription: \ntype: idea\n---\nTabs, and gofmt.\n"
 	script, _ := fakeEditor(t, writeWith(broken))
 	w.vars["VISUAL"] = script
@@ -124,10 +126,10 @@ func TestEditReportsProblems(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
 	}
-	if got := agentTestRead(t, filepath.Join(dir, "user_style.md")); got != broken {
+	if got := memdirtest.ReadFile(t, filepath.Join(dir, "user_style.md")); got != broken {
 		t.Errorf("the file is not as written: %q", got)
 	}
-	if got := agentTestRead(t, filepath.Join(dir, "MEMORY.md")); got != index {
+	if got := memdirtest.ReadFile(t, filepath.Join(dir, "MEMORY.md")); got != index {
 		t.Errorf("the index changed: %q", got)
 	}
 	// The edit is journaled even so.
@@ -193,7 +195,7 @@ func TestEditTemplateEditorFailureAndRemoval(t *testing.T) {
 	}
 	kept := errOut[strings.LastIndex(errOut, " in ")+4:]
 	kept = strings.TrimSpace(kept)
-	if got := agentTestRead(t, kept); got != leaky {
+	if got := memdirtest.ReadFile(t, kept); got != leaky {
 		t.Errorf("the edited text kept at %s = %q, want what the editor wrote", kept, got)
 	}
 	os.RemoveAll(filepath.Dir(kept))
@@ -212,16 +214,16 @@ func TestEditTemplateEditorFailureAndRemoval(t *testing.T) {
 	if res.Path != "team/oncall.md" || !res.Created || !res.Index || len(res.Warnings) != 0 {
 		t.Errorf("result = %+v", res)
 	}
-	if args := agentTestRead(t, seen+".args"); strings.HasPrefix(args, filepath.Join(dir, "team")) {
+	if args := memdirtest.ReadFile(t, seen+".args"); strings.HasPrefix(args, filepath.Join(dir, "team")) {
 		t.Errorf("the editor was given the team file itself: %s", args)
 	}
-	if got := agentTestRead(t, filepath.Join(dir, "team", "MEMORY.md")); got != "- [oncall](oncall.md) — pager rota\n" {
+	if got := memdirtest.ReadFile(t, filepath.Join(dir, "team", "MEMORY.md")); got != "- [oncall](oncall.md) — pager rota\n" {
 		t.Errorf("team/MEMORY.md = %q", got)
 	}
 
 	// Editing the existing team memory to add a token is refused too, and
 	// leaves the file as it was.
-	saved := agentTestRead(t, filepath.Join(dir, "team", "oncall.md"))
+	saved := memdirtest.ReadFile(t, filepath.Join(dir, "team", "oncall.md"))
 	script, _ = fakeEditor(t, writeWith(leaky))
 	w.vars["VISUAL"] = script
 	if _, errOut, code := w.run(t, "edit", "team/oncall.md"); code != exitInvalid || !strings.Contains(errOut, "GitHub PAT") {
@@ -229,7 +231,7 @@ func TestEditTemplateEditorFailureAndRemoval(t *testing.T) {
 	} else {
 		os.RemoveAll(filepath.Dir(strings.TrimSpace(errOut[strings.LastIndex(errOut, " in ")+4:])))
 	}
-	if got := agentTestRead(t, filepath.Join(dir, "team", "oncall.md")); got != saved {
+	if got := memdirtest.ReadFile(t, filepath.Join(dir, "team", "oncall.md")); got != saved {
 		t.Errorf("the refused edit changed the team memory to %q", got)
 	}
 
@@ -239,7 +241,7 @@ func TestEditTemplateEditorFailureAndRemoval(t *testing.T) {
 	if out := w.ok(t, "edit", "team/oncall.md"); !strings.Contains(out, "The editor removed") || !strings.Contains(out, "MEMORY.md line is gone too") {
 		t.Errorf("printed %q", out)
 	}
-	if got := agentTestRead(t, filepath.Join(dir, "team", "MEMORY.md")); got != "" {
+	if got := memdirtest.ReadFile(t, filepath.Join(dir, "team", "MEMORY.md")); got != "" {
 		t.Errorf("team/MEMORY.md = %q", got)
 	}
 	w.ok(t, "undo")

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memdir/memdir/memdirtest"
 )
 
 func TestLogAppend(t *testing.T) {
@@ -24,10 +26,10 @@ func TestLogAppend(t *testing.T) {
 	if want := "{\n  \"path\": \"" + second + "\"\n}\n"; out != want {
 		t.Errorf("printed %q, want %q", out, want)
 	}
-	if got := agentTestRead(t, first); got != "- 23:59 user prefers tabs\n" {
+	if got := memdirtest.ReadFile(t, first); got != "- 23:59 user prefers tabs\n" {
 		t.Errorf("first log = %q", got)
 	}
-	if got := agentTestRead(t, second); got != "- 00:01 deploys go through Argo, never kubectl\n" {
+	if got := memdirtest.ReadFile(t, second); got != "- 00:01 deploys go through Argo, never kubectl\n" {
 		t.Errorf("second log = %q", got)
 	}
 	// Each append is one journal run.

@@ -23,8 +23,8 @@ func promoteWorld(tb testing.TB) *memWorld {
 	w.ok(tb, "save", "--name", "small prs", "--type", "feedback", "--description", "keep pull requests small", "--body", "Prefer small PRs.")
 	w.ok(tb, "save", "--name", "no http mocks", "--type", "feedback", "--description", "never mock HTTP services in tests",
 		"--body", "Never mock HTTP services in tests; replay recorded fixtures.")
-	agentTestWrite(tb, w.project, map[string]string{"CLAUDE.md": "# Rules\n\n- Mock external HTTP services in unit tests.\n"})
-	agentTestWrite(tb, filepath.Join(w.home, ".claude"), map[string]string{"CLAUDE.md": "Prefer small PRs.\n"})
+	memdirtest.WriteFiles(tb, w.project, map[string]string{"CLAUDE.md": "# Rules\n\n- Mock external HTTP services in unit tests.\n"})
+	memdirtest.WriteFiles(tb, filepath.Join(w.home, ".claude"), map[string]string{"CLAUDE.md": "Prefer small PRs.\n"})
 	return w
 }
 
@@ -66,10 +66,10 @@ func TestPromoteCommand(t *testing.T) {
 			t.Errorf("apply printed no %q:\n%s", want, out)
 		}
 	}
-	if got := agentTestRead(t, claude); got != "# Rules\n\n- Mock external HTTP services in unit tests.\n- All commits in this repo use Conventional Commits. (Why: the changelog is generated.)\n" {
+	if got := memdirtest.ReadFile(t, claude); got != "# Rules\n\n- Mock external HTTP services in unit tests.\n- All commits in this repo use Conventional Commits. (Why: the changelog is generated.)\n" {
 		t.Errorf("CLAUDE.md = %q", got)
 	}
-	index := agentTestRead(t, filepath.Join(dir, "MEMORY.md"))
+	index := memdirtest.ReadFile(t, filepath.Join(dir, "MEMORY.md"))
 	if strings.Contains(index, "commit_style") || strings.Contains(index, "small_prs") || !strings.Contains(index, "no_http_mocks") {
 		t.Errorf("MEMORY.md = %q", index)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/settings"
 )
 
@@ -28,13 +29,13 @@ func TestSettingsCommand(t *testing.T) {
 	}
 
 	original := `{"model":"opus","permissions":{"allow":["Read"]},"cleanupPeriodDays":30}`
-	agentTestWrite(t, filepath.Dir(user), map[string]string{"settings.json": original})
+	memdirtest.WriteFiles(t, filepath.Dir(user), map[string]string{"settings.json": original})
 	out = w.ok(t, "settings", "set", "autoMemoryEnabled=false", "AUTODREAMENABLED=on")
 	if !strings.Contains(out, "Updated "+user) || !strings.Contains(out, "Undo with: memdir undo ") {
 		t.Errorf("set printed %q", out)
 	}
 	want := "{\n  \"model\": \"opus\",\n  \"permissions\": {\n    \"allow\": [\n      \"Read\"\n    ]\n  },\n  \"cleanupPeriodDays\": 30,\n  \"autoMemoryEnabled\": false,\n  \"autoDreamEnabled\": true\n}\n"
-	if diff := cmp.Diff(want, agentTestRead(t, user)); diff != "" {
+	if diff := cmp.Diff(want, memdirtest.ReadFile(t, user)); diff != "" {
 		t.Errorf("settings.json (-want +got):\n%s", diff)
 	}
 	if _, err := os.Stat(projectFile); !os.IsNotExist(err) {
@@ -56,27 +57,27 @@ func TestSettingsCommand(t *testing.T) {
 	}
 
 	// A higher-priority source keeps deciding: set says so.
-	agentTestWrite(t, filepath.Dir(projectFile), map[string]string{"settings.json": `{"autoMemoryEnabled": false}`})
+	memdirtest.WriteFiles(t, filepath.Dir(projectFile), map[string]string{"settings.json": `{"autoMemoryEnabled": false}`})
 	_, errOut, code := w.run(t, "settings", "set", "autoMemoryEnabled=true")
 	if code != 0 || !strings.Contains(errOut, "note: autoMemoryEnabled is still false: project settings "+projectFile) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
-	if got := agentTestRead(t, projectFile); got != `{"autoMemoryEnabled": false}` {
+	if got := memdirtest.ReadFile(t, projectFile); got != `{"autoMemoryEnabled": false}` {
 		t.Errorf("the project's file changed: %q", got)
 	}
 	w.ok(t, "settings", "set", "autoDreamEnabled=unset")
-	if got := agentTestRead(t, user); strings.Contains(got, "autoDreamEnabled") {
+	if got := memdirtest.ReadFile(t, user); strings.Contains(got, "autoDreamEnabled") {
 		t.Errorf("unset left the key: %s", got)
 	}
 
 	// A broken user file is named and left alone.
 	broken := "{\n  \"model\": \"opus\",\n}\n"
-	agentTestWrite(t, filepath.Dir(user), map[string]string{"settings.json": broken})
+	memdirtest.WriteFiles(t, filepath.Dir(user), map[string]string{"settings.json": broken})
 	_, errOut, code = w.run(t, "settings", "set", "autoDreamEnabled=true")
 	if code != exitInvalid || !strings.Contains(errOut, user) || !strings.Contains(errOut, "not valid JSON") {
 		t.Errorf("broken file: exit %d, %q", code, errOut)
 	}
-	if got := agentTestRead(t, user); got != broken {
+	if got := memdirtest.ReadFile(t, user); got != broken {
 		t.Errorf("the broken file changed: %q", got)
 	}
 	if _, errOut, _ := w.run(t, "settings"); !strings.Contains(errOut, "warning: the user settings are ignored") {
@@ -109,7 +110,7 @@ func TestSettingsCommandEnvironment(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, "autoMemoryEnabled is still false: environment: CLAUDE_CODE_SIMPLE") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
-	if got := agentTestRead(t, filepath.Join(w.home, "cfg", "settings.json")); got != "{\n  \"autoMemoryEnabled\": true\n}\n" {
+	if got := memdirtest.ReadFile(t, filepath.Join(w.home, "cfg", "settings.json")); got != "{\n  \"autoMemoryEnabled\": true\n}\n" {
 		t.Errorf("CLAUDE_CONFIG_DIR settings = %q", got)
 	}
 }

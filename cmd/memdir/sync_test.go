@@ -314,15 +314,6 @@ func TestSyncPushFailureDoesNotClaimNothingToPush(t *testing.T) {
 	}
 }
 
-func readString(tb testing.TB, path string) string {
-	tb.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return string(b)
-}
-
 // TestSyncConflictResolveUndo walks a conflict through the CLI: push
 // reports it (exit 5), status, --json and doctor list it, resolve --ours,
 // --theirs and --edit finish it, and undo reopens it.
@@ -352,7 +343,7 @@ func TestSyncConflictResolveUndo(t *testing.T) {
 		}
 	}
 	theirs := "---\nname: build\n---\nmake -j8 all\n"
-	if got := readString(t, build); got != theirs {
+	if got := memdirtest.ReadFile(t, build); got != theirs {
 		t.Errorf("team/build.md = %q, want the server's", got)
 	}
 	var st team.Status
@@ -363,7 +354,7 @@ func TestSyncConflictResolveUndo(t *testing.T) {
 		t.Fatalf("status --json conflicts = %+v", st.Conflicts)
 	}
 	copyPath := st.Conflicts[0].LocalCopy
-	if got := readString(t, copyPath); got != mine {
+	if got := memdirtest.ReadFile(t, copyPath); got != mine {
 		t.Errorf("saved copy = %q, want alice's version", got)
 	}
 	if out := alice.ok(t, "sync", "status"); !strings.Contains(out, "Unresolved conflicts:\n  CONFLICT build.md") {
@@ -376,14 +367,14 @@ func TestSyncConflictResolveUndo(t *testing.T) {
 
 	// --ours, then undo: the conflict is back.
 	alice.ok(t, "sync", "resolve", "build.md", "--ours")
-	if got := readString(t, build); got != mine {
+	if got := memdirtest.ReadFile(t, build); got != mine {
 		t.Errorf("after --ours team/build.md = %q", got)
 	}
 	if out := alice.ok(t, "sync", "status"); strings.Contains(out, "CONFLICT") {
 		t.Errorf("status after resolve still lists a conflict:\n%s", out)
 	}
 	alice.ok(t, "undo")
-	if got := readString(t, build); got != theirs {
+	if got := memdirtest.ReadFile(t, build); got != theirs {
 		t.Errorf("after undo team/build.md = %q", got)
 	}
 	if out := alice.ok(t, "sync", "status"); !strings.Contains(out, "CONFLICT build.md") {
@@ -399,7 +390,7 @@ func TestSyncConflictResolveUndo(t *testing.T) {
 		t.Errorf("resolve without a conflict: exit %d, want %d", code, exitNotFound)
 	}
 	alice.ok(t, "undo")
-	if got := readString(t, copyPath); got != mine {
+	if got := memdirtest.ReadFile(t, copyPath); got != mine {
 		t.Errorf("undo of --theirs: copy = %q", got)
 	}
 
@@ -410,10 +401,10 @@ func TestSyncConflictResolveUndo(t *testing.T) {
 	if _, errOut, code := alice.run(t, "sync", "resolve", "build.md", "--edit"); code != exitInvalid || !strings.Contains(errOut, "conflict markers") {
 		t.Errorf("edit leaving markers: exit %d, %s", code, errOut)
 	}
-	if got := readString(t, seen); !strings.Contains(got, team.MarkerOurs+"\nmake all && make test\n"+team.MarkerBase+"\nmake all\n"+team.MarkerSplit+"\nmake -j8 all\n"+team.MarkerTheirs) {
+	if got := memdirtest.ReadFile(t, seen); !strings.Contains(got, team.MarkerOurs+"\nmake all && make test\n"+team.MarkerBase+"\nmake all\n"+team.MarkerSplit+"\nmake -j8 all\n"+team.MarkerTheirs) {
 		t.Errorf("the editor was given:\n%s", got)
 	}
-	if got := readString(t, build); got != theirs {
+	if got := memdirtest.ReadFile(t, build); got != theirs {
 		t.Errorf("a refused edit changed team/build.md: %q", got)
 	}
 	merged := "---\nname: build\n---\nmake -j8 all && make test\n"
@@ -462,7 +453,7 @@ func TestSyncPullSkipsBadKeys(t *testing.T) {
 			t.Errorf("pull output lacks %q:\n%s", want, out)
 		}
 	}
-	if got := readString(t, filepath.Join(w.teamDir(), "z.md")); got != "Z" {
+	if got := memdirtest.ReadFile(t, filepath.Join(w.teamDir(), "z.md")); got != "Z" {
 		t.Errorf("z.md = %q", got)
 	}
 }
@@ -491,7 +482,7 @@ func TestSyncPullRecordsProvenanceOutsideTheFile(t *testing.T) {
 		t.Fatalf("pull wrote (-want +got):\n%s", diff)
 	}
 	file := filepath.Join(bob.teamDir(), "build.md")
-	if got := readString(t, file); got != build {
+	if got := memdirtest.ReadFile(t, file); got != build {
 		t.Fatalf("pulled build.md = %q, want the server's bytes %q", got, build)
 	}
 	var shown struct {
@@ -517,7 +508,7 @@ func TestSyncPullRecordsProvenanceOutsideTheFile(t *testing.T) {
 	if err := json.Unmarshal([]byte(bob.ok(t, "sync", "pull", "--json")), &pr); err != nil {
 		t.Fatal(err)
 	}
-	if len(pr.Written)+len(pr.Merged) != 0 || readString(t, file) != build {
+	if len(pr.Written)+len(pr.Merged) != 0 || memdirtest.ReadFile(t, file) != build {
 		t.Errorf("second pull wrote %v, merged %v; want nothing", pr.Written, pr.Merged)
 	}
 
