@@ -273,7 +273,7 @@ func TestRecallIndexWatch(t *testing.T) {
 
 // In a directory too large to stat every file per refresh, an in-place
 // edit (no rename, so no directory changes) is seen by Search at once when
-// the memory is among its results, and by Refresh within ⌈files/2,048⌉
+// the memory is among its results, and by Refresh within ⌈files/512⌉
 // refreshes otherwise.
 func TestRecallIndexSeesInPlaceEdits(t *testing.T) {
 	ctx := context.Background()
