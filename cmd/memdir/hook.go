@@ -62,8 +62,11 @@ project Claude is working in), by Claude Code's rules.
                     'memdir checkpoint'), unless --no-checkpoint.
   PreToolUse        For Edit, Write, MultiEdit and NotebookEdit: records the
                     file about to change in the session's checkpoints, so
-                    'memdir checkpoint rewind' can put it back. Unless
-                    --no-checkpoint. A failure never blocks the edit.
+                    'memdir checkpoint rewind' can put it back, unless
+                    --no-checkpoint. When the file is a memory of the
+                    project, also leaves the recall index a hint to read it
+                    again at the next prompt. A failure never blocks the
+                    edit.
   Stop              Unless stop_hook_active is true, and if a model is
                     configured, starts 'memdir extract' on the transcript in
                     the background and returns at once.
