@@ -91,13 +91,15 @@ func (x *RecallIndex) hintRel(path string) (string, bool) {
 func (x *RecallIndex) rewriteHints(hintPath, line string) error {
 	data, _ := os.ReadFile(hintPath)
 	live := liveHints(data, time.Now())
+	// Keep the newest hints that fit half the budget, written oldest
+	// first as appends would have left them.
+	n, size := 0, len(line)
+	for ; n < len(live) && size+len(live[n].line) <= hintMaxBytes/2; n++ {
+		size += len(live[n].line)
+	}
 	var b strings.Builder
-	// Keep the newest half of the budget, oldest first.
-	for _, h := range live {
-		if b.Len()+len(h.line)+len(line) > hintMaxBytes/2 {
-			break
-		}
-		b.WriteString(h.line)
+	for i := n - 1; i >= 0; i-- {
+		b.WriteString(live[i].line)
 	}
 	b.WriteString(line)
 	if err := atomicfile.WriteFile(hintPath, []byte(b.String()), 0o600); err != nil {
@@ -108,8 +110,7 @@ func (x *RecallIndex) rewriteHints(hintPath, line string) error {
 
 type editHint struct {
 	rel  string
-	at   int64
-	line string
+	line string // as written, with its newline
 }
 
 // liveHints parses a hint file, newest first, keeping the hints younger
@@ -130,7 +131,7 @@ func liveHints(data []byte, now time.Time) []editHint {
 		if age := now.UnixNano() - at; age > int64(hintTTL) || age < -int64(time.Minute) {
 			continue
 		}
-		out = append(out, editHint{rel: string(rel), at: at, line: string(line) + "\n"})
+		out = append(out, editHint{rel: string(rel), line: string(line) + "\n"})
 	}
 	slices.Reverse(out)
 	return out

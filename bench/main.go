@@ -105,9 +105,8 @@ func main() {
 	if want("list") {
 		for _, n := range []int{2000, 20000} {
 			dir := b.dir(n)
-			fl := b.measure(nil, "", b.self, "floor", dir)
-			l := b.measure(nil, "", b.bin, "list", "--dir", dir, "--json")
-			b.row(fmt.Sprintf("list --json, %d ÷ I/O floor", n), l, fl)
+			rs := b.interleave(command(nil, b.bin, "list", "--dir", dir, "--json"), command(nil, b.self, "floor", dir))
+			b.row(fmt.Sprintf("list --json, %d ÷ I/O floor", n), rs[0], rs[1])
 		}
 	}
 }
@@ -160,24 +159,6 @@ func (b *bench) copyDir(n int, name string) string {
 	os.RemoveAll(dst)
 	check(exec.Command("cp", "-a", src, dst).Run())
 	return dst
-}
-
-// measure runs a command b.runs times (after one warm-up run) and returns
-// the median CPU and wall time and the peak RSS. stdin, when not nil, gives
-// each run's standard input.
-func (b *bench) measure(env []string, _ string, name string, args ...string) result {
-	return b.measureWith(env, nil, name, args...)
-}
-
-func (b *bench) measureWith(env []string, stdin func() string, name string, args ...string) result {
-	return b.measureRuns(func(int) *exec.Cmd {
-		cmd := exec.Command(name, args...)
-		cmd.Env = append(os.Environ(), env...)
-		if stdin != nil {
-			cmd.Stdin = strings.NewReader(stdin())
-		}
-		return cmd
-	})
 }
 
 // measureRuns runs b.runs+1 commands, the first a warm-up, each made by

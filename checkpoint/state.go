@@ -8,7 +8,6 @@ import (
 	"hash/crc32"
 	"io/fs"
 	"maps"
-	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -303,7 +302,7 @@ func decodeFileLine(line []byte) (string, Backup, *fingerprint, error) {
 		}
 	}
 	v, ok := decimal(f[2])
-	if !ok || v < 1 || v > math.MaxInt32 {
+	if !ok || v < 1 {
 		return "", Backup{}, nil, fmt.Errorf("version %q is not a positive number", f[2])
 	}
 	t, err := time.Parse(time.RFC3339Nano, string(f[3]))

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"go/format"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -37,13 +38,7 @@ func glossarySource(g *glossary) ([]byte, error) {
 	b.WriteString("// glossaryTable returns what buildGlossary builds from glossaryEntries.\nfunc glossaryTable() *glossary {\n\treturn &glossary{\n")
 	writeMap := func(name string, m map[string][]string) {
 		fmt.Fprintf(&b, "\t\t%s: map[string][]string{\n", name)
-		for _, k := range slices.Sorted(func(yield func(string) bool) {
-			for k := range m {
-				if !yield(k) {
-					return
-				}
-			}
-		}) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			fmt.Fprintf(&b, "\t\t\t%q: {", k)
 			for i, v := range m[k] {
 				if i > 0 {
