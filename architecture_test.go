@@ -16,7 +16,7 @@ var layers = []struct {
 	name     string
 	packages []string // import paths relative to the module ("" is the root)
 }{
-	{"leaves", []string{"lexical", "secrets", "screen", "internal/atomicfile", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/evalset", "internal/mdtext", "internal/memfile", "team/internal/migrate"}},
+	{"leaves", []string{"lexical", "secrets", "screen", "internal/atomicfile", "internal/errs", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/evalset", "internal/mdtext", "internal/memfile", "team/internal/migrate"}},
 	{"core", []string{""}},
 	{"services", []string{"memtool", "transcript", "team", "checkpoint", "promote", "config", "agentmem", "settings", "dailylog"}},
 	{"agents", []string{"agent", "session"}},

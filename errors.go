@@ -1,18 +1,20 @@
 package memdir
 
-import "errors"
+import "github.com/memdir/memdir/internal/errs"
 
 // Sentinel errors that callers branch on. Everything else is a wrapped error whose
-// message names the file or key involved.
+// message names the file or key involved. They are defined in a leaf
+// package, so that packages below the root (checkpoint) return the same
+// values.
 var (
 	// ErrNotFound reports that a memory, index entry or directory does not exist.
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = errs.NotFound
 	// ErrExists reports that a write would overwrite something it must not.
-	ErrExists = errors.New("already exists")
+	ErrExists = errs.Exists
 	// ErrInvalid reports unusable input: a bad memory name, frontmatter, path or option.
-	ErrInvalid = errors.New("invalid")
+	ErrInvalid = errs.Invalid
 	// ErrLocked reports that another process holds a lock that is not stale.
-	ErrLocked = errors.New("locked by another process")
+	ErrLocked = errs.Locked
 	// ErrDisabled reports that auto memory is turned off by the environment or settings.
-	ErrDisabled = errors.New("auto memory is disabled")
+	ErrDisabled = errs.Disabled
 )

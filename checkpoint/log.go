@@ -15,8 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/internal/errs"
 )
 
 // LogName is the name of the session's state log inside its file-history
@@ -422,7 +422,7 @@ func (h *History) readLog(cache *logFile, useState bool) (*logFile, error) {
 		return nil, fmt.Errorf("stat checkpoint log %s: %w", path, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("checkpoint log %s is not a regular file: %w", path, memdir.ErrInvalid)
+		return nil, fmt.Errorf("checkpoint log %s is not a regular file: %w", path, errs.Invalid)
 	}
 	headerLine, err := readFirstLine(f)
 	h.stats.logRead.Add(int64(len(headerLine)))
@@ -434,7 +434,7 @@ func (h *History) readLog(cache *logFile, useState bool) (*logFile, error) {
 		if err == nil {
 			err = errors.New("the header line is incomplete")
 		}
-		return nil, fmt.Errorf("checkpoint log %s: %w; move it aside to start the session's history afresh: %w", path, err, memdir.ErrInvalid)
+		return nil, fmt.Errorf("checkpoint log %s: %w; move it aside to start the session's history afresh: %w", path, err, errs.Invalid)
 	}
 	id := statID(fi)
 	usable := func(c *logFile) bool {
@@ -480,7 +480,7 @@ func (h *History) readFrom(f *os.File, path string, lf *logFile, offset, size in
 	st := lf.st.copy()
 	used, err := parseEntries(st, data[:n], firstLine, offset)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint log %s: %s: %w", path, err, memdir.ErrInvalid)
+		return nil, fmt.Errorf("checkpoint log %s: %s: %w", path, err, errs.Invalid)
 	}
 	next := &logFile{st: st, id: lf.id, offset: offset + used, fps: lf.fps}
 	next.saved = lf.saved && next.offset == lf.offset

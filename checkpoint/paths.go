@@ -13,7 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/errs"
 )
 
 // BackupName returns Claude Code's backup file name for version v of the
@@ -27,11 +27,11 @@ func BackupName(absPath string, v int) string {
 // UUID, as Claude Code uses, is one), since the id becomes a directory name.
 func checkSessionID(id string) error {
 	if id == "" || id == "." || id == ".." || len(id) > 128 {
-		return fmt.Errorf("session id %q: want 1 to 128 letters, digits, '.', '_' or '-': %w", id, memdir.ErrInvalid)
+		return fmt.Errorf("session id %q: want 1 to 128 letters, digits, '.', '_' or '-': %w", id, errs.Invalid)
 	}
 	for _, r := range id {
 		if !(r < utf8.RuneSelf && (r == '.' || r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')) {
-			return fmt.Errorf("session id %q contains %q: want letters, digits, '.', '_' or '-': %w", id, r, memdir.ErrInvalid)
+			return fmt.Errorf("session id %q contains %q: want letters, digits, '.', '_' or '-': %w", id, r, errs.Invalid)
 		}
 	}
 	return nil
@@ -40,17 +40,17 @@ func checkSessionID(id string) error {
 // checkMessageID accepts any printable UTF-8 text up to 256 bytes.
 func checkMessageID(id string) error {
 	if id == "" {
-		return fmt.Errorf("message id is empty: %w", memdir.ErrInvalid)
+		return fmt.Errorf("message id is empty: %w", errs.Invalid)
 	}
 	if len(id) > 256 {
-		return fmt.Errorf("message id %.40q... is longer than 256 bytes: %w", id, memdir.ErrInvalid)
+		return fmt.Errorf("message id %.40q... is longer than 256 bytes: %w", id, errs.Invalid)
 	}
 	if !utf8.ValidString(id) {
-		return fmt.Errorf("message id %q is not valid UTF-8: %w", id, memdir.ErrInvalid)
+		return fmt.Errorf("message id %q is not valid UTF-8: %w", id, errs.Invalid)
 	}
 	for _, r := range id {
 		if unicode.IsControl(r) {
-			return fmt.Errorf("message id %q contains control character %U: %w", id, r, memdir.ErrInvalid)
+			return fmt.Errorf("message id %q contains control character %U: %w", id, r, errs.Invalid)
 		}
 	}
 	return nil
@@ -99,18 +99,18 @@ func expand(cwd, key string) string {
 func resolveArg(base, p string) (string, error) {
 	switch {
 	case p == "":
-		return "", fmt.Errorf("empty file path: %w", memdir.ErrInvalid)
+		return "", fmt.Errorf("empty file path: %w", errs.Invalid)
 	case strings.ContainsRune(p, 0):
-		return "", fmt.Errorf("file path %q contains a NUL byte: %w", p, memdir.ErrInvalid)
+		return "", fmt.Errorf("file path %q contains a NUL byte: %w", p, errs.Invalid)
 	case !utf8.ValidString(p):
-		return "", fmt.Errorf("file path %q is not valid UTF-8: %w", p, memdir.ErrInvalid)
+		return "", fmt.Errorf("file path %q is not valid UTF-8: %w", p, errs.Invalid)
 	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(base, p)
 	}
 	p = filepath.Clean(p)
 	if p == filepath.Dir(p) {
-		return "", fmt.Errorf("file path %q is a root directory, not a file: %w", p, memdir.ErrInvalid)
+		return "", fmt.Errorf("file path %q is a root directory, not a file: %w", p, errs.Invalid)
 	}
 	return p, nil
 }
@@ -138,7 +138,7 @@ func checkParentStaysInside(cwd, abs string) error {
 		real, err := filepath.EvalSymlinks(parent)
 		if err == nil {
 			if !within(realCwd, real) {
-				return fmt.Errorf("refusing %s: its directory leads through a symbolic link to %s, outside %s: %w", abs, real, cwd, memdir.ErrInvalid)
+				return fmt.Errorf("refusing %s: its directory leads through a symbolic link to %s, outside %s: %w", abs, real, cwd, errs.Invalid)
 			}
 			return nil
 		}
@@ -159,13 +159,13 @@ func checkParentStaysInside(cwd, abs string) error {
 func checkRegular(fi fs.FileInfo, path string) error {
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return fmt.Errorf("refusing %s: it is a symbolic link, and checkpoints never follow links: %w", path, memdir.ErrInvalid)
+		return fmt.Errorf("refusing %s: it is a symbolic link, and checkpoints never follow links: %w", path, errs.Invalid)
 	case fi.IsDir():
-		return fmt.Errorf("refusing %s: it is a directory; track the files in it one by one: %w", path, memdir.ErrInvalid)
+		return fmt.Errorf("refusing %s: it is a directory; track the files in it one by one: %w", path, errs.Invalid)
 	case !fi.Mode().IsRegular():
-		return fmt.Errorf("refusing %s: it is not a regular file (%s): %w", path, fi.Mode().Type(), memdir.ErrInvalid)
+		return fmt.Errorf("refusing %s: it is not a regular file (%s): %w", path, fi.Mode().Type(), errs.Invalid)
 	case linkCount(fi) > 1:
-		return fmt.Errorf("refusing %s: it has %d hard links, so a rewind would change the other names too; copy it to break the link: %w", path, linkCount(fi), memdir.ErrInvalid)
+		return fmt.Errorf("refusing %s: it has %d hard links, so a rewind would change the other names too; copy it to break the link: %w", path, linkCount(fi), errs.Invalid)
 	}
 	return nil
 }
@@ -177,7 +177,7 @@ func checkDirNoLink(dir string) error {
 		return err
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-		return fmt.Errorf("refusing %s: it is not a plain directory (a symbolic link?): %w", dir, memdir.ErrInvalid)
+		return fmt.Errorf("refusing %s: it is not a plain directory (a symbolic link?): %w", dir, errs.Invalid)
 	}
 	return nil
 }

@@ -1,0 +1,21 @@
+// Package errs holds the sentinel errors that memdir's callers branch on,
+// in a package of their own so that a package which needs them but not the
+// rest of the root (checkpoint, and through it the lean memdir-checkpoint
+// binary) can use the very same values. The root re-exports each as
+// memdir.ErrX; errors.Is matches either name.
+package errs
+
+import "errors"
+
+var (
+	// NotFound reports that a memory, index entry or directory does not exist.
+	NotFound = errors.New("not found")
+	// Exists reports that a write would overwrite something it must not.
+	Exists = errors.New("already exists")
+	// Invalid reports unusable input: a bad memory name, frontmatter, path or option.
+	Invalid = errors.New("invalid")
+	// Locked reports that another process holds a lock that is not stale.
+	Locked = errors.New("locked by another process")
+	// Disabled reports that auto memory is turned off by the environment or settings.
+	Disabled = errors.New("auto memory is disabled")
+)
