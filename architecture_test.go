@@ -16,13 +16,13 @@ var layers = []struct {
 	name     string
 	packages []string // import paths relative to the module ("" is the root)
 }{
-	{"leaves", []string{"lexical", "secrets", "screen", "internal/atomicfile", "internal/errs", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/evalset", "internal/mdtext", "internal/memfile", "team/internal/migrate"}},
+	{"leaves", []string{"lexical", "secrets", "screen", "internal/atomicfile", "internal/claudedir", "internal/errs", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/evalset", "internal/mdtext", "internal/memfile", "team/internal/migrate"}},
 	{"core", []string{""}},
 	{"services", []string{"memtool", "transcript", "team", "checkpoint", "promote", "config", "agentmem", "settings", "dailylog"}},
 	{"agents", []string{"agent", "session"}},
-	{"driver support", []string{"internal/modelkit", "team/internal/sqlstore"}},
+	{"driver support", []string{"internal/modelkit", "team/internal/sqlstore", "internal/cli"}},
 	{"drivers", []string{"anthropic", "openai", "config/provider", "mcpserver", "hooks", "ui", "team/sqlite", "team/postgres"}},
-	{"wiring", []string{"cmd/memdir", "examples/chat", "examples/mcp", "examples/memorytool"}},
+	{"wiring", []string{"cmd/memdir", "cmd/memdir-checkpoint", "internal/checkpointcmd", "examples/chat", "examples/mcp", "examples/memorytool"}},
 	{"test support", []string{"memdirtest", "internal/benchcorpus"}},
 	{"tools", []string{"bench", "bench/sqlitecmp"}},
 }
@@ -33,6 +33,9 @@ var sameLayer = map[string][]string{
 	"ui":               {"hooks"}, // the recall preview shows what the hook would inject
 	"session":          {"agent"}, // a notes update is a forked-agent run
 	"config/provider":  {"anthropic", "openai"},
+	// the checkpoint command, in both programs
+	"cmd/memdir":            {"internal/checkpointcmd"},
+	"cmd/memdir-checkpoint": {"internal/checkpointcmd"},
 }
 
 const modulePath = "github.com/memdir/memdir"
@@ -89,6 +92,34 @@ func TestArchitectureLayers(t *testing.T) {
 	for p := range layerOf {
 		if !seen[p] {
 			t.Errorf("the layer table lists %q, which is not a package of the module", p)
+		}
+	}
+}
+
+// leanPrograms are the per-turn binaries and what they must not link: each
+// exists to start without these packages' initialisation (see
+// docs/performance.md).
+var leanPrograms = map[string][]string{
+	"cmd/memdir-checkpoint": {
+		modulePath, // the root: the lexical index, screens, YAML
+		"github.com/anthropics/", "github.com/openai/", "modernc.org/", "github.com/jackc/",
+		"github.com/modelcontextprotocol/", "net/http",
+	},
+}
+
+func TestLeanProgramsStayLean(t *testing.T) {
+	for prog, banned := range leanPrograms {
+		out, err := exec.Command("go", "list", "-deps", "./"+prog).Output()
+		if err != nil {
+			t.Fatalf("go list -deps ./%s: %v", prog, err)
+		}
+		for dep := range strings.Lines(string(out)) {
+			dep = strings.TrimSpace(dep)
+			for _, b := range banned {
+				if dep == b || (strings.HasSuffix(b, "/") && strings.HasPrefix(dep, b)) {
+					t.Errorf("%s links %s, which it exists to do without", prog, dep)
+				}
+			}
 		}
 	}
 }

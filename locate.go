@@ -13,6 +13,8 @@ import (
 	"unicode/utf16"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/memdir/memdir/internal/claudedir"
 )
 
 // Environment variables and settings keys that locate memory, as Claude Code
@@ -259,7 +261,7 @@ func Locate(opts *LocateOptions) (*Location, error) {
 		l.explainf("long project path: its name is hashed with %s's hash, as asked", l.Runtime)
 	}
 
-	home, _ := homeDir(lookup)
+	home, _ := claudedir.Home(lookup)
 	settings := l.loadSettings(opts, home)
 	l.settings = settings
 

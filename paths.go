@@ -3,10 +3,9 @@ package memdir
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
-	"golang.org/x/text/unicode/norm"
+	"github.com/memdir/memdir/internal/claudedir"
 )
 
 // LookupEnvFunc reads an environment variable. os.LookupEnv is one.
@@ -20,29 +19,9 @@ func getenv(lookup LookupEnvFunc, key string) string {
 	return v
 }
 
-func homeDir(lookup LookupEnvFunc) (string, error) {
-	if h := getenv(lookup, "HOME"); h != "" {
-		return h, nil
-	}
-	h, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("cannot find the home directory: set HOME: %w", err)
-	}
-	return h, nil
-}
-
 // ConfigHome returns Claude Code's configuration directory: CLAUDE_CONFIG_DIR
 // when set, otherwise ~/.claude, NFC-normalised.
-func ConfigHome(lookup LookupEnvFunc) (string, error) {
-	if d := getenv(lookup, "CLAUDE_CONFIG_DIR"); d != "" {
-		return norm.NFC.String(d), nil
-	}
-	h, err := homeDir(lookup)
-	if err != nil {
-		return "", err
-	}
-	return norm.NFC.String(filepath.Join(h, ".claude")), nil
-}
+func ConfigHome(lookup LookupEnvFunc) (string, error) { return claudedir.Config(lookup) }
 
 // MemoryBase returns the directory under which project memory directories
 // live: CLAUDE_CODE_REMOTE_MEMORY_DIR when set, otherwise [ConfigHome].
@@ -83,7 +62,7 @@ func xdgDir(lookup LookupEnvFunc, own, xdg, fallback string) (string, error) {
 		}
 		return filepath.Join(d, "memdir"), nil
 	}
-	h, err := homeDir(lookup)
+	h, err := claudedir.Home(lookup)
 	if err != nil {
 		return "", err
 	}

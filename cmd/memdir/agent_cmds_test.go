@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -40,7 +41,7 @@ const (
 func TestExtractCommand(t *testing.T) {
 	w := newMemWorld(t)
 	path := writeTranscript(t, t.TempDir(), "3f2a.jsonl", jsonlUser, jsonlBot)
-	if _, errOut, code := w.run(t, "extract", "--transcript", path); code != exitInvalid || !strings.Contains(errOut, "needs a model: set MEMDIR_MODEL") {
+	if _, errOut, code := w.run(t, "extract", "--transcript", path); code != cli.ExitInvalid || !strings.Contains(errOut, "needs a model: set MEMDIR_MODEL") {
 		t.Errorf("without a model: exit %d, %q", code, errOut)
 	}
 	srv := w.useFakeModel(t)
@@ -62,8 +63,8 @@ func TestExtractCommand(t *testing.T) {
 		t.Errorf("second extract printed %q", out)
 	}
 	w.vars["CLAUDE_CODE_DISABLE_AUTO_MEMORY"] = "1"
-	if _, _, code := w.run(t, "extract", "--transcript", path); code != exitDisabled {
-		t.Errorf("disabled auto memory: exit %d, want %d", code, exitDisabled)
+	if _, _, code := w.run(t, "extract", "--transcript", path); code != cli.ExitDisabled {
+		t.Errorf("disabled auto memory: exit %d, want %d", code, cli.ExitDisabled)
 	}
 }
 

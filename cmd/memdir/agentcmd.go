@@ -13,9 +13,10 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/agentmem"
+	"github.com/memdir/memdir/internal/cli"
 )
 
-var agentCmd = &Command{
+var agentCmd = &cli.Command{
 	Name:  "agent",
 	Args:  "list [--json] | sync AGENT [--scope S] [--yes | --keep] [--json]",
 	Short: "list agents' memories and sync them from project snapshots",
@@ -50,7 +51,7 @@ Examples:
   memdir agent list
   memdir agent sync code-reviewer
   memdir agent sync code-reviewer --yes`,
-	Setup: setup(runAgent),
+	Setup: cli.Setup(runAgent),
 }
 
 // agentOptions holds the flag values of memdir agent.
@@ -62,7 +63,7 @@ type agentOptions struct {
 	asJSON bool
 }
 
-func (o *agentOptions) declare(fs *flag.FlagSet) {
+func (o *agentOptions) Declare(fs *flag.FlagSet) {
 	fs.StringVar(&o.lf.project, "project", "", "resolve the project from `DIR` instead of the working directory")
 	fs.StringVar(&o.scope, "scope", "", "(sync) memory `SCOPE` of the agent: user, project or local")
 	fs.BoolVar(&o.yes, "yes", false, "(sync) replace local memories with a newer snapshot")
@@ -70,9 +71,9 @@ func (o *agentOptions) declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 }
 
-func runAgent(ctx context.Context, env *Env, o *agentOptions, args []string) error {
+func runAgent(ctx context.Context, env *cli.Env, o *agentOptions, args []string) error {
 	if len(args) == 0 {
-		return usagef("agent needs a subcommand: list or sync AGENT")
+		return cli.Usagef("agent needs a subcommand: list or sync AGENT")
 	}
 	loc, err := o.lf.locate(env)
 	if err != nil {
@@ -81,19 +82,19 @@ func runAgent(ctx context.Context, env *Env, o *agentOptions, args []string) err
 	switch args[0] {
 	case "list":
 		if len(args) != 1 || o.scope != "" || o.yes || o.keep {
-			return usagef("agent list takes no arguments and only --project and --json")
+			return cli.Usagef("agent list takes no arguments and only --project and --json")
 		}
 		return agentList(ctx, env, loc, o.asJSON)
 	case "sync":
 		if len(args) != 2 {
-			return usagef("agent sync takes one agent name")
+			return cli.Usagef("agent sync takes one agent name")
 		}
 		if o.yes && o.keep {
-			return usagef("--yes and --keep exclude each other")
+			return cli.Usagef("--yes and --keep exclude each other")
 		}
 		return agentSync(ctx, env, loc, args[1], o.scope, &agentmem.SyncOptions{Replace: o.yes, Keep: o.keep}, o.asJSON)
 	default:
-		return usagef("unknown agent subcommand %q: want list or sync", args[0])
+		return cli.Usagef("unknown agent subcommand %q: want list or sync", args[0])
 	}
 }
 
@@ -109,7 +110,7 @@ type agentRow struct {
 	Snapshot    *agentmem.Status  `json:"snapshot,omitempty"`
 }
 
-func agentList(ctx context.Context, env *Env, loc *memdir.Location, asJSON bool) error {
+func agentList(ctx context.Context, env *cli.Env, loc *memdir.Location, asJSON bool) error {
 	defs, warnings, err := agentmem.LoadDefs(loc)
 	if err != nil {
 		return err
@@ -147,7 +148,7 @@ func agentList(ctx context.Context, env *Env, loc *memdir.Location, asJSON bool)
 	if warnings == nil {
 		warnings = []string{}
 	}
-	return emit(env, asJSON, map[string]any{"agents": rows, "warnings": warnings}, func(out io.Writer) error {
+	return cli.Emit(env, asJSON, map[string]any{"agents": rows, "warnings": warnings}, func(out io.Writer) error {
 		for _, w := range warnings {
 			fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 		}
@@ -179,7 +180,7 @@ func agentSnapshot(loc *memdir.Location, agent, dir string) (*agentmem.Status, e
 	return agentmem.Check(snapDir, dir)
 }
 
-func agentSync(ctx context.Context, env *Env, loc *memdir.Location, agent, scopeFlag string, opts *agentmem.SyncOptions, asJSON bool) error {
+func agentSync(ctx context.Context, env *cli.Env, loc *memdir.Location, agent, scopeFlag string, opts *agentmem.SyncOptions, asJSON bool) error {
 	defs, _, err := agentmem.LoadDefs(loc)
 	if err != nil {
 		return err
@@ -220,22 +221,22 @@ func agentSync(ctx context.Context, env *Env, loc *memdir.Location, agent, scope
 		if cerr != nil || st.Action != agentmem.ActionPromptUpdate {
 			return err
 		}
-		if jerr := emit(env, asJSON, &agentmem.SyncResult{Status: st, Done: "needs-confirmation"}, func(w io.Writer) error {
+		if jerr := cli.Emit(env, asJSON, &agentmem.SyncResult{Status: st, Done: "needs-confirmation"}, func(w io.Writer) error {
 			fmt.Fprintf(w, "The project's snapshot of %s (updated %s) is newer than this memory (synced: %s).\n", agent, st.UpdatedAt, orNeverSynced(st.SyncedFrom))
 			fmt.Fprintf(w, "Replacing %s would remove %s\n  %s\nand copy from %s\n  %s\n", dir,
-				plural(len(st.Local), "local memory file:", "local memory files:"), strings.Join(st.Local, "\n  "),
+				cli.Plural(len(st.Local), "local memory file:", "local memory files:"), strings.Join(st.Local, "\n  "),
 				snapDir, strings.Join(st.Files, "\n  "))
 			fmt.Fprintf(w, "Run 'memdir agent sync %s --yes' to replace (undoable), or --keep to keep the local memories.\n", agent)
 			return nil
 		}); jerr != nil {
 			return jerr
 		}
-		return &exitError{code: exitExists}
+		return &cli.ExitError{Code: cli.ExitExists}
 	}
 	if err != nil {
 		return err
 	}
-	return emit(env, asJSON, res, func(w io.Writer) error {
+	return cli.Emit(env, asJSON, res, func(w io.Writer) error {
 		st := res.Status
 		switch res.Done {
 		case "none":
@@ -251,9 +252,9 @@ func agentSync(ctx context.Context, env *Env, loc *memdir.Location, agent, scope
 			}
 			return nil
 		case "initialize":
-			fmt.Fprintf(w, "Initialized the %s memory of %s (%s) from the snapshot of %s: copied %s.\n", scope, agent, dir, st.UpdatedAt, plural(len(res.Copied), "file", "files"))
+			fmt.Fprintf(w, "Initialized the %s memory of %s (%s) from the snapshot of %s: copied %s.\n", scope, agent, dir, st.UpdatedAt, cli.Plural(len(res.Copied), "file", "files"))
 		case "replace":
-			fmt.Fprintf(w, "Replaced the %s memory of %s (%s) with the snapshot of %s: removed %s, copied %s.\n", scope, agent, dir, st.UpdatedAt, plural(len(res.Removed), "file", "files"), plural(len(res.Copied), "file", "files"))
+			fmt.Fprintf(w, "Replaced the %s memory of %s (%s) with the snapshot of %s: removed %s, copied %s.\n", scope, agent, dir, st.UpdatedAt, cli.Plural(len(res.Removed), "file", "files"), cli.Plural(len(res.Copied), "file", "files"))
 		case "keep":
 			fmt.Fprintf(w, "Kept the memories of %s; the snapshot of %s is recorded as seen.\n", agent, st.UpdatedAt)
 		}

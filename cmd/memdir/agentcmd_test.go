@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -85,7 +86,7 @@ func TestAgentCommands(t *testing.T) {
 
 	before := memdirtest.ReadFile(t, filepath.Join(reviewerDir, "project_mine.md"))
 	out, _, code = w.run(t, "agent", "sync", "reviewer")
-	if code != exitExists || !strings.Contains(out, "would remove 3 local memory files:") || !strings.Contains(out, "project_mine.md") || !strings.Contains(out, "--yes") {
+	if code != cli.ExitExists || !strings.Contains(out, "would remove 3 local memory files:") || !strings.Contains(out, "project_mine.md") || !strings.Contains(out, "--yes") {
 		t.Errorf("unconfirmed replace: exit %d\n%s", code, out)
 	}
 	out = w.ok(t, "agent", "sync", "reviewer", "--yes")
@@ -111,13 +112,13 @@ func TestAgentCommands(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"agent"}, exitUsage, "needs a subcommand"},
-		{[]string{"agent", "frob"}, exitUsage, "unknown agent subcommand"},
-		{[]string{"agent", "sync"}, exitUsage, "one agent name"},
-		{[]string{"agent", "sync", "reviewer", "--yes", "--keep"}, exitUsage, "exclude each other"},
-		{[]string{"agent", "sync", "nobody"}, exitNotFound, `no agent named "nobody"`},
-		{[]string{"agent", "sync", "planner"}, exitInvalid, "keeps no memory"},
-		{[]string{"agent", "sync", "../x", "--scope", "user"}, exitInvalid, "cannot name a directory"},
+		{[]string{"agent"}, cli.ExitUsage, "needs a subcommand"},
+		{[]string{"agent", "frob"}, cli.ExitUsage, "unknown agent subcommand"},
+		{[]string{"agent", "sync"}, cli.ExitUsage, "one agent name"},
+		{[]string{"agent", "sync", "reviewer", "--yes", "--keep"}, cli.ExitUsage, "exclude each other"},
+		{[]string{"agent", "sync", "nobody"}, cli.ExitNotFound, `no agent named "nobody"`},
+		{[]string{"agent", "sync", "planner"}, cli.ExitInvalid, "keeps no memory"},
+		{[]string{"agent", "sync", "../x", "--scope", "user"}, cli.ExitInvalid, "cannot name a directory"},
 	} {
 		_, errOut, code := w.run(t, tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) {

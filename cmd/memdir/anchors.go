@@ -8,9 +8,10 @@ import (
 	"strings"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 )
 
-var anchorsCmd = &Command{
+var anchorsCmd = &cli.Command{
 	Name:  "anchors",
 	Args:  "check [--json] | refresh [--json] NAME",
 	Short: "see and re-record the code files memories name",
@@ -38,7 +39,7 @@ Exit status 6 means check found stale memories; 3 that NAME names no memory.
 Examples:
   memdir anchors check
   memdir anchors refresh project_token_refresh`,
-	Setup: setup(runAnchors),
+	Setup: cli.Setup(runAnchors),
 }
 
 // anchorsOptions holds the flag values of memdir anchors.
@@ -47,14 +48,14 @@ type anchorsOptions struct {
 	asJSON bool
 }
 
-func (o *anchorsOptions) declare(fs *flag.FlagSet) {
+func (o *anchorsOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, false)
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
 }
 
-func runAnchors(ctx context.Context, env *Env, o *anchorsOptions, args []string) error {
+func runAnchors(ctx context.Context, env *cli.Env, o *anchorsOptions, args []string) error {
 	if len(args) == 0 {
-		return usagef("anchors needs check or refresh")
+		return cli.Usagef("anchors needs check or refresh")
 	}
 	d, _, err := o.lf.open(env)
 	if err != nil {
@@ -63,18 +64,18 @@ func runAnchors(ctx context.Context, env *Env, o *anchorsOptions, args []string)
 	switch args[0] {
 	case "check":
 		if len(args) != 1 {
-			return usagef("anchors check takes no arguments")
+			return cli.Usagef("anchors check takes no arguments")
 		}
 		return anchorsCheck(ctx, env, d, o.asJSON)
 	case "refresh":
 		if len(args) != 2 {
-			return usagef("anchors refresh takes one memory name")
+			return cli.Usagef("anchors refresh takes one memory name")
 		}
 		res, err := d.RefreshAnchors(ctx, args[1])
 		if err != nil {
 			return err
 		}
-		return emit(env, o.asJSON, res, func(w io.Writer) error {
+		return cli.Emit(env, o.asJSON, res, func(w io.Writer) error {
 			fmt.Fprintf(w, "%s: %d anchor(s) recorded\n", res.Path, len(res.Anchors))
 			for _, a := range res.Anchors {
 				fmt.Fprintf(w, "  %s\n", anchorRef(a))
@@ -85,10 +86,10 @@ func runAnchors(ctx context.Context, env *Env, o *anchorsOptions, args []string)
 			return nil
 		})
 	}
-	return usagef("anchors: unknown action %q (want check or refresh)", args[0])
+	return cli.Usagef("anchors: unknown action %q (want check or refresh)", args[0])
 }
 
-func anchorsCheck(ctx context.Context, env *Env, d *memdir.Dir, asJSON bool) error {
+func anchorsCheck(ctx context.Context, env *cli.Env, d *memdir.Dir, asJSON bool) error {
 	if d.ProjectRoot() == "" {
 		return fmt.Errorf("anchors check: no project root for %s (use it from inside the project, or drop MEMDIR_ANCHORS=0): %w", d.Path(), memdir.ErrInvalid)
 	}
@@ -99,7 +100,7 @@ func anchorsCheck(ctx context.Context, env *Env, d *memdir.Dir, asJSON bool) err
 	if stale == nil {
 		stale = []memdir.StaleMemory{}
 	}
-	if err := emit(env, asJSON, map[string]any{"project": d.ProjectRoot(), "stale": stale}, func(w io.Writer) error {
+	if err := cli.Emit(env, asJSON, map[string]any{"project": d.ProjectRoot(), "stale": stale}, func(w io.Writer) error {
 		for _, m := range stale {
 			fmt.Fprintf(w, "%s\n", m.Path)
 			for _, a := range m.Anchors {
@@ -114,7 +115,7 @@ func anchorsCheck(ctx context.Context, env *Env, d *memdir.Dir, asJSON bool) err
 		return err
 	}
 	if len(stale) > 0 {
-		return &exitError{code: exitProblems}
+		return &cli.ExitError{Code: cli.ExitProblems}
 	}
 	return nil
 }

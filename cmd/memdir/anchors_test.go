@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -46,11 +47,11 @@ func TestAnchorsCommands(t *testing.T) {
 		t.Fatalf("recall --json: %+v", rec)
 	}
 	out, _, code := w.run(t, "doctor")
-	if code != exitProblems || !strings.Contains(out, "stale-anchor") || !strings.Contains(out, "internal/auth/token.go") {
+	if code != cli.ExitProblems || !strings.Contains(out, "stale-anchor") || !strings.Contains(out, "internal/auth/token.go") {
 		t.Errorf("doctor: exit %d\n%s", code, out)
 	}
 	out, _, code = w.run(t, "anchors", "check")
-	if code != exitProblems || !strings.Contains(out, "+2 -0 lines in 1 commit(s)") {
+	if code != cli.ExitProblems || !strings.Contains(out, "+2 -0 lines in 1 commit(s)") {
 		t.Errorf("anchors check: exit %d\n%s", code, out)
 	}
 
@@ -66,7 +67,7 @@ func TestAnchorsCommands(t *testing.T) {
 	if out, _, code := w.run(t, "doctor"); strings.Contains(out, "anchor") {
 		t.Errorf("doctor after refresh: exit %d\n%s", code, out)
 	}
-	if _, _, code := w.run(t, "anchors", "refresh", "no such memory"); code != exitNotFound {
+	if _, _, code := w.run(t, "anchors", "refresh", "no such memory"); code != cli.ExitNotFound {
 		t.Errorf("refresh of a missing memory: exit %d", code)
 	}
 }

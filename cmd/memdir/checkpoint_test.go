@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/memdir/memdir/checkpoint"
+	"github.com/memdir/memdir/internal/cli"
 )
 
 // checkpointWorld runs 'memdir checkpoint' in the memory commands' sandbox;
@@ -149,18 +150,18 @@ func TestCheckpointCLIErrors(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{nil, exitUsage, "missing subcommand"},
-		{[]string{"frob", "--session", "s"}, exitUsage, "unknown subcommand"},
-		{[]string{"snapshot", "--message", "m"}, exitUsage, "MEMDIR_SESSION_ID"},
-		{[]string{"snapshot", "--session", "s"}, exitUsage, "needs --message"},
-		{[]string{"track", "--message", "m", "--session", "s"}, exitUsage, "one FILE"},
-		{[]string{"list", "extra", "--session", "s"}, exitUsage, "no arguments"},
-		{[]string{"list", "--dry-run", "--session", "s"}, exitUsage, "--dry-run"},
-		{[]string{"resume", "--session", "s"}, exitUsage, "--from"},
-		{[]string{"list", "--session", "../x"}, exitInvalid, "session id"},
-		{[]string{"list", "--session", "nobody"}, exitNotFound, "no checkpoints for session nobody"},
-		{[]string{"rewind", "--message", "nope", "--session", "s"}, exitNotFound, `"nope"`},
-		{[]string{"track", "link", "--message", "m", "--session", "s"}, exitInvalid, "link: it is a symbolic link"},
+		{nil, cli.ExitUsage, "missing subcommand"},
+		{[]string{"frob", "--session", "s"}, cli.ExitUsage, "unknown subcommand"},
+		{[]string{"snapshot", "--message", "m"}, cli.ExitUsage, "MEMDIR_SESSION_ID"},
+		{[]string{"snapshot", "--session", "s"}, cli.ExitUsage, "needs --message"},
+		{[]string{"track", "--message", "m", "--session", "s"}, cli.ExitUsage, "one FILE"},
+		{[]string{"list", "extra", "--session", "s"}, cli.ExitUsage, "no arguments"},
+		{[]string{"list", "--dry-run", "--session", "s"}, cli.ExitUsage, "--dry-run"},
+		{[]string{"resume", "--session", "s"}, cli.ExitUsage, "--from"},
+		{[]string{"list", "--session", "../x"}, cli.ExitInvalid, "session id"},
+		{[]string{"list", "--session", "nobody"}, cli.ExitNotFound, "no checkpoints for session nobody"},
+		{[]string{"rewind", "--message", "nope", "--session", "s"}, cli.ExitNotFound, `"nope"`},
+		{[]string{"track", "link", "--message", "m", "--session", "s"}, cli.ExitInvalid, "link: it is a symbolic link"},
 	} {
 		_, errOut, code := w.run(t, tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.stderr) {
@@ -180,7 +181,7 @@ func TestCheckpointCLISnapshotProblemsExitNonZero(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code := w.run(t, "snapshot", "--message", "m2", "--session", "s")
-	if code != exitInvalid || !strings.Contains(out, "1 not backed up") || !strings.Contains(errOut, "symbolic link") {
+	if code != cli.ExitInvalid || !strings.Contains(out, "1 not backed up") || !strings.Contains(errOut, "symbolic link") {
 		t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 }

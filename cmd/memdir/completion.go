@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/memdir/memdir/internal/cli"
 )
 
-var completionCmd = &Command{
+var completionCmd = &cli.Command{
 	Name:  "completion",
 	Args:  "bash|zsh|fish",
 	Short: "print a shell completion script",
@@ -25,17 +27,17 @@ Install it:
 Examples:
   memdir completion bash
   memdir completion zsh > ~/.zsh/completions/_memdir`,
-	Setup: setup(runCompletion),
+	Setup: cli.Setup(runCompletion),
 }
 
 // completionOptions holds the flag values of memdir completion.
 type completionOptions struct{}
 
-func (o *completionOptions) declare(fs *flag.FlagSet) {}
+func (o *completionOptions) Declare(fs *flag.FlagSet) {}
 
-func runCompletion(ctx context.Context, env *Env, o *completionOptions, args []string) error {
+func runCompletion(ctx context.Context, env *cli.Env, o *completionOptions, args []string) error {
 	if len(args) != 1 {
-		return usagef("completion needs the shell: bash, zsh or fish")
+		return cli.Usagef("completion needs the shell: bash, zsh or fish")
 	}
 	spec := completionSpec()
 	switch args[0] {
@@ -46,7 +48,7 @@ func runCompletion(ctx context.Context, env *Env, o *completionOptions, args []s
 	case "fish":
 		writeFishCompletion(env.Stdout, spec)
 	default:
-		return usagef("completion: unknown shell %q: want bash, zsh or fish", args[0])
+		return cli.Usagef("completion: unknown shell %q: want bash, zsh or fish", args[0])
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memdir/memdir/internal/cli"
 )
 
 // TestCompletionBash loads the generated bash script into a real bash and
@@ -83,7 +85,7 @@ func TestCompletionScripts(t *testing.T) {
 			t.Logf("%s is not installed: its script is checked by content only", sh)
 		}
 	}
-	if _, _, code := w.run(t, "completion", "powershell"); code != exitUsage {
-		t.Errorf("unknown shell: exit %d, want %d", code, exitUsage)
+	if _, _, code := w.run(t, "completion", "powershell"); code != cli.ExitUsage {
+		t.Errorf("unknown shell: exit %d, want %d", code, cli.ExitUsage)
 	}
 }

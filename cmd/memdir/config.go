@@ -12,10 +12,11 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/config"
 	"github.com/memdir/memdir/config/provider"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/openai"
 )
 
-var configCmd = &Command{
+var configCmd = &cli.Command{
 	Name:  "config",
 	Args:  "[--json] [flags]",
 	Short: "show the effective configuration and where each value comes from",
@@ -71,7 +72,7 @@ Examples:
   memdir config
   MEMDIR_MODEL=openai:llama3.2 OPENAI_BASE_URL=http://localhost:11434/v1 memdir config
   memdir config --model anthropic:claude-haiku-4-5 --json`,
-	Setup: setup(runConfig),
+	Setup: cli.Setup(runConfig),
 }
 
 // configOptions holds the flag values of memdir config.
@@ -80,21 +81,21 @@ type configOptions struct {
 	mf     *modelFlags
 }
 
-func (o *configOptions) declare(fs *flag.FlagSet) {
+func (o *configOptions) Declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 	o.mf = addModelFlags(fs, "")
 }
 
-func runConfig(ctx context.Context, env *Env, o *configOptions, args []string) error {
+func runConfig(ctx context.Context, env *cli.Env, o *configOptions, args []string) error {
 	if len(args) > 0 {
-		return usagef("config takes no arguments")
+		return cli.Usagef("config takes no arguments")
 	}
 	cfg, err := o.mf.config(env)
 	if err != nil {
 		return err
 	}
 	view := newConfigView(cfg)
-	return emit(env, o.asJSON, view, view.print)
+	return cli.Emit(env, o.asJSON, view, view.print)
 }
 
 // configView is what `memdir config` shows, secrets reduced to set/not set.

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/memdir/memdir/internal/cli"
 )
 
 // The configuration tests run in the memory commands' sandbox (memWorld):
@@ -174,7 +176,7 @@ func TestConfigFileLocation(t *testing.T) {
 
 	w.vars["MEMDIR_CONFIG"] = filepath.Join(w.home, "missing.yaml")
 	_, errOut, code := w.run(t, "config")
-	if code != exitNotFound || !strings.Contains(errOut, "missing.yaml") || !strings.Contains(errOut, "MEMDIR_CONFIG") {
+	if code != cli.ExitNotFound || !strings.Contains(errOut, "missing.yaml") || !strings.Contains(errOut, "MEMDIR_CONFIG") {
 		t.Errorf("missing MEMDIR_CONFIG file: exit %d, stderr %q", code, errOut)
 	}
 
@@ -218,8 +220,8 @@ func TestConfigErrors(t *testing.T) {
 				writeConfig(t, w, tt.file)
 			}
 			_, errOut, code := w.run(t, append([]string{"config"}, tt.flags...)...)
-			if code != exitInvalid {
-				t.Errorf("exit code %d, want %d (invalid); stderr: %s", code, exitInvalid, errOut)
+			if code != cli.ExitInvalid {
+				t.Errorf("exit code %d, want %d (invalid); stderr: %s", code, cli.ExitInvalid, errOut)
 			}
 			for _, s := range tt.contains {
 				if !strings.Contains(errOut, s) {
@@ -298,8 +300,8 @@ func TestConfigNotes(t *testing.T) {
 
 func TestConfigUsage(t *testing.T) {
 	w := newMemWorld(t)
-	if _, _, code := w.run(t, "config", "extra"); code != exitUsage {
-		t.Errorf("config with an argument: exit %d, want %d", code, exitUsage)
+	if _, _, code := w.run(t, "config", "extra"); code != cli.ExitUsage {
+		t.Errorf("config with an argument: exit %d, want %d", code, cli.ExitUsage)
 	}
 	out, _, code := w.run(t, "help", "config")
 	if code != 0 {

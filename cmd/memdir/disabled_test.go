@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memdir/memdir/internal/cli"
 )
 
 // TestAutoMemoryOffIsHonoured turns auto memory off both ways Claude Code
@@ -35,8 +37,8 @@ func TestAutoMemoryOffIsHonoured(t *testing.T) {
 					want = "autoMemoryEnabled=false in " + settings
 				}
 				out, errOut, code := w.run(t, args...)
-				if code != exitDisabled {
-					t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, exitDisabled, out, errOut)
+				if code != cli.ExitDisabled {
+					t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, cli.ExitDisabled, out, errOut)
 				}
 				if !strings.Contains(errOut, want) || !strings.Contains(errOut, "--dir") {
 					t.Errorf("stderr does not name %q and --dir: %s", want, errOut)

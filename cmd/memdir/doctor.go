@@ -7,9 +7,10 @@ import (
 	"io"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 )
 
-var doctorCmd = &Command{
+var doctorCmd = &cli.Command{
 	Name:  "doctor",
 	Args:  "[--fix [--compact]] [--unused-days N] [--json]",
 	Short: "find and repair problems in a memory directory",
@@ -70,7 +71,7 @@ Examples:
   memdir doctor
   memdir doctor --fix
   memdir doctor --fix --compact`,
-	Setup: setup(runDoctor),
+	Setup: cli.Setup(runDoctor),
 }
 
 // doctorOptions holds the flag values of memdir doctor.
@@ -82,7 +83,7 @@ type doctorOptions struct {
 	unusedDays int
 }
 
-func (o *doctorOptions) declare(fs *flag.FlagSet) {
+func (o *doctorOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, false)
 	fs.BoolVar(&o.fix, "fix", false, "repair what is safe to repair")
 	fs.BoolVar(&o.compact, "compact", false, "with --fix, also compact MEMORY.md")
@@ -90,15 +91,15 @@ func (o *doctorOptions) declare(fs *flag.FlagSet) {
 	fs.IntVar(&o.unusedDays, "unused-days", memdir.DefaultUnusedDays, "suggest memories not surfaced for `N` days (0: no such suggestions)")
 }
 
-func runDoctor(ctx context.Context, env *Env, o *doctorOptions, args []string) error {
+func runDoctor(ctx context.Context, env *cli.Env, o *doctorOptions, args []string) error {
 	if len(args) > 0 {
-		return usagef("doctor takes no arguments")
+		return cli.Usagef("doctor takes no arguments")
 	}
 	if o.compact && !o.fix {
-		return usagef("--compact needs --fix")
+		return cli.Usagef("--compact needs --fix")
 	}
 	if o.unusedDays < 0 {
-		return usagef("--unused-days %d: want 0 (off) or a number of days", o.unusedDays)
+		return cli.Usagef("--unused-days %d: want 0 (off) or a number of days", o.unusedDays)
 	}
 	d, _, err := o.lf.open(env)
 	if err != nil {
@@ -130,7 +131,7 @@ func runDoctor(ctx context.Context, env *Env, o *doctorOptions, args []string) e
 		out["actions"] = fixed.Actions
 		out["run"] = fixed.RunID
 	}
-	if err := emit(env, o.asJSON, out, func(w io.Writer) error {
+	if err := cli.Emit(env, o.asJSON, out, func(w io.Writer) error {
 		printDoctor(env, rep, fixed, o.fix)
 		for _, f := range suggestions {
 			fmt.Fprintf(w, "suggestion: %-8s %s: %s\n", f.Kind, f.Path, f.Message)
@@ -140,12 +141,12 @@ func runDoctor(ctx context.Context, env *Env, o *doctorOptions, args []string) e
 		return err
 	}
 	if len(rep.Findings) > 0 {
-		return &exitError{code: exitProblems}
+		return &cli.ExitError{Code: cli.ExitProblems}
 	}
 	return nil
 }
 
-func printDoctor(env *Env, rep *memdir.CheckReport, fixed *memdir.FixResult, fixing bool) {
+func printDoctor(env *cli.Env, rep *memdir.CheckReport, fixed *memdir.FixResult, fixing bool) {
 	if fixed != nil {
 		for _, a := range fixed.Actions {
 			fmt.Fprintf(env.Stdout, "fixed: %s\n", a)
@@ -166,9 +167,9 @@ func printDoctor(env *Env, rep *memdir.CheckReport, fixed *memdir.FixResult, fix
 	}
 	switch {
 	case len(rep.Findings) == 0:
-		fmt.Fprintf(env.Stdout, "%s: %s, no problems found.\n", rep.Dir, plural(rep.Memories, "memory", "memories"))
+		fmt.Fprintf(env.Stdout, "%s: %s, no problems found.\n", rep.Dir, cli.Plural(rep.Memories, "memory", "memories"))
 	default:
-		fmt.Fprintf(env.Stdout, "%s: %s, %s.", rep.Dir, plural(rep.Memories, "memory", "memories"), plural(len(rep.Findings), "problem", "problems"))
+		fmt.Fprintf(env.Stdout, "%s: %s, %s.", rep.Dir, cli.Plural(rep.Memories, "memory", "memories"), cli.Plural(len(rep.Findings), "problem", "problems"))
 		if !fixing && fixable > 0 {
 			fmt.Fprintf(env.Stdout, " 'memdir doctor --fix' repairs %d.", fixable)
 		}
@@ -180,9 +181,3 @@ func printDoctor(env *Env, rep *memdir.CheckReport, fixed *memdir.FixResult, fix
 }
 
 // plural formats a count with the singular or plural form of a noun.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}

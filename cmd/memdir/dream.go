@@ -8,9 +8,10 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/agent"
+	"github.com/memdir/memdir/internal/cli"
 )
 
-var dreamCmd = &Command{
+var dreamCmd = &cli.Command{
 	Name:  "dream",
 	Args:  "[--force] [--session ID] [--json]",
 	Short: "consolidate the memory directory (Claude Code's auto-dream)",
@@ -37,7 +38,7 @@ is journaled first: 'memdir undo' restores them. A model must be configured.
 Examples:
   memdir dream            # only if due
   memdir dream --force    # now`,
-	Setup: setup(runDream),
+	Setup: cli.Setup(runDream),
 }
 
 // dreamOptions holds the flag values of memdir dream.
@@ -49,7 +50,7 @@ type dreamOptions struct {
 	asJSON  bool
 }
 
-func (o *dreamOptions) declare(fs *flag.FlagSet) {
+func (o *dreamOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, false)
 	o.mf = addModelFlags(fs, "")
 	fs.BoolVar(&o.force, "force", false, "run now, whatever the time, session and enabled gates say")
@@ -57,9 +58,9 @@ func (o *dreamOptions) declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
 }
 
-func runDream(ctx context.Context, env *Env, o *dreamOptions, args []string) error {
+func runDream(ctx context.Context, env *cli.Env, o *dreamOptions, args []string) error {
 	if len(args) > 0 {
-		return usagef("dream takes no arguments")
+		return cli.Usagef("dream takes no arguments")
 	}
 	d, loc, err := o.lf.open(env)
 	if err != nil {
@@ -89,12 +90,12 @@ func runDream(ctx context.Context, env *Env, o *dreamOptions, args []string) err
 	if err != nil {
 		return err
 	}
-	return emit(env, o.asJSON, res, func(w io.Writer) error {
+	return cli.Emit(env, o.asJSON, res, func(w io.Writer) error {
 		if res.Skipped {
 			fmt.Fprintf(w, "Not consolidating (%s gate): %s.\n", res.Gate, res.Reason)
 			return nil
 		}
-		fmt.Fprintf(w, "Improved %s.\n", plural(len(res.Changed)+len(res.Removed), "memory", "memories"))
+		fmt.Fprintf(w, "Improved %s.\n", cli.Plural(len(res.Changed)+len(res.Removed), "memory", "memories"))
 		for _, p := range res.Changed {
 			fmt.Fprintf(w, "  changed  %s\n", p)
 		}
@@ -104,7 +105,7 @@ func runDream(ctx context.Context, env *Env, o *dreamOptions, args []string) err
 		if res.Summary != "" {
 			fmt.Fprintf(w, "\n%s\n", res.Summary)
 		}
-		fmt.Fprintf(env.Stderr, "model: %s, %d tokens in, %d out", plural(res.Turns, "turn", "turns"), res.Usage.InputTokens, res.Usage.OutputTokens)
+		fmt.Fprintf(env.Stderr, "model: %s, %d tokens in, %d out", cli.Plural(res.Turns, "turn", "turns"), res.Usage.InputTokens, res.Usage.OutputTokens)
 		if res.RunID != "" {
 			fmt.Fprintf(env.Stderr, "; undo with: memdir undo %s", res.RunID)
 		}

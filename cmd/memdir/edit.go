@@ -17,9 +17,10 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/internal/cli"
 )
 
-var editCmd = &Command{
+var editCmd = &cli.Command{
 	Name:  "edit",
 	Args:  "[--type TYPE] [--team] [--json] NAME",
 	Short: "open a memory in $VISUAL or $EDITOR, creating it when missing",
@@ -52,7 +53,7 @@ Examples:
   memdir edit testing-policy
   memdir edit --type feedback "deploys go through Argo"
   VISUAL="code --wait" memdir edit user_role.md`,
-	Setup: setup(runEdit),
+	Setup: cli.Setup(runEdit),
 }
 
 // editOptions holds the flag values of memdir edit.
@@ -62,20 +63,20 @@ type editOptions struct {
 	asJSON bool
 }
 
-func (o *editOptions) declare(fs *flag.FlagSet) {
+func (o *editOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, true)
 	fs.StringVar(&o.typ, "type", "", "type of a new memory: user, feedback, project or reference")
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
 }
 
-func runEdit(ctx context.Context, env *Env, o *editOptions, args []string) error {
+func runEdit(ctx context.Context, env *cli.Env, o *editOptions, args []string) error {
 	if len(args) != 1 {
-		return usagef("edit takes one memory name")
+		return cli.Usagef("edit takes one memory name")
 	}
 	t := memdir.Type("")
 	if o.typ != "" {
 		if t = memdir.ParseType(o.typ); t == "" {
-			return usagef("--type %q: want user, feedback, project or reference", o.typ)
+			return cli.Usagef("--type %q: want user, feedback, project or reference", o.typ)
 		}
 	}
 	d, _, err := o.lf.open(env)
@@ -143,7 +144,7 @@ func editTemplate(name string, t memdir.Type) []byte {
 	return b.Bytes()
 }
 
-func editMemory(ctx context.Context, env *Env, d *memdir.Dir, name string, t memdir.Type, team bool) (*editResult, error) {
+func editMemory(ctx context.Context, env *cli.Env, d *memdir.Dir, name string, t memdir.Type, team bool) (*editResult, error) {
 	rel, exists, err := editTarget(ctx, d, name, t, team)
 	if err != nil {
 		return nil, err
@@ -270,7 +271,7 @@ func nameForTemplate(name string) string {
 // else vi. On Unix the variable is a shell snippet, as git and Claude Code
 // treat it, so "code --wait" works; the path is passed as an argument, never
 // pasted into the snippet.
-func editorCommand(ctx context.Context, env *Env, file string) (*exec.Cmd, string) {
+func editorCommand(ctx context.Context, env *cli.Env, file string) (*exec.Cmd, string) {
 	editor := strings.TrimSpace(env.Getenv("VISUAL"))
 	if editor == "" {
 		editor = strings.TrimSpace(env.Getenv("EDITOR"))
@@ -288,7 +289,7 @@ func editorCommand(ctx context.Context, env *Env, file string) (*exec.Cmd, strin
 	return exec.CommandContext(ctx, "/bin/sh", "-c", editor+` "$@"`, editor, file), editor
 }
 
-func runEditor(ctx context.Context, env *Env, file string) error {
+func runEditor(ctx context.Context, env *cli.Env, file string) error {
 	cmd, editor := editorCommand(ctx, env, file)
 	// The editor gets memdir's own terminal: the standard streams are
 	// *os.File in real use, so the child inherits them directly.
@@ -351,8 +352,8 @@ func editIndex(ctx context.Context, d *memdir.Dir, indexRel string, change func(
 	})
 }
 
-func reportEdit(env *Env, d *memdir.Dir, res *editResult, name string, asJSON bool) error {
-	if err := emit(env, asJSON, res, func(w io.Writer) error {
+func reportEdit(env *cli.Env, d *memdir.Dir, res *editResult, name string, asJSON bool) error {
+	if err := cli.Emit(env, asJSON, res, func(w io.Writer) error {
 		file := d.Abs(res.Path)
 		switch res.Outcome {
 		case "discarded":
@@ -395,7 +396,7 @@ func reportEdit(env *Env, d *memdir.Dir, res *editResult, name string, asJSON bo
 	}
 	if len(res.Errors) > 0 {
 		return fmt.Errorf("%s has %s, so its MEMORY.md line was not written; the file is kept as you wrote it: run 'memdir edit %s' again to fix it: %w",
-			d.Abs(res.Path), plural(len(res.Errors), "problem", "problems"), name, memdir.ErrInvalid)
+			d.Abs(res.Path), cli.Plural(len(res.Errors), "problem", "problems"), name, memdir.ErrInvalid)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -113,8 +114,8 @@ func TestEditReportsProblems(t *testing.T) {
 	script, _ := fakeEditor(t, writeWith(broken))
 	w.vars["VISUAL"] = script
 	out, errOut, code := w.run(t, "edit", "style")
-	if code != exitInvalid {
-		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitInvalid, out, errOut)
+	if code != cli.ExitInvalid {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, cli.ExitInvalid, out, errOut)
 	}
 	for _, want := range []string{
 		"problem: user_style.md: name is empty",
@@ -139,12 +140,12 @@ func TestEditReportsProblems(t *testing.T) {
 
 	script, _ = fakeEditor(t, writeWith("no frontmatter at all\n"))
 	w.vars["VISUAL"] = script
-	if _, errOut, code := w.run(t, "edit", "user_style.md"); code != exitInvalid || !strings.Contains(errOut, "no frontmatter") {
+	if _, errOut, code := w.run(t, "edit", "user_style.md"); code != cli.ExitInvalid || !strings.Contains(errOut, "no frontmatter") {
 		t.Errorf("no frontmatter: exit %d, %q", code, errOut)
 	}
 	script, _ = fakeEditor(t, writeWith("---\nname: a\ndescription: [unclosed\n---\nbody\n"))
 	w.vars["VISUAL"] = script
-	if _, errOut, code := w.run(t, "edit", "user_style.md"); code != exitInvalid || !strings.Contains(errOut, "not valid YAML") {
+	if _, errOut, code := w.run(t, "edit", "user_style.md"); code != cli.ExitInvalid || !strings.Contains(errOut, "not valid YAML") {
 		t.Errorf("broken YAML: exit %d, %q", code, errOut)
 	}
 }
@@ -170,7 +171,7 @@ func TestEditTemplateEditorFailureAndRemoval(t *testing.T) {
 	// An editor that fails is reported, and the template goes.
 	script, _ = fakeEditor(t, "exit 3")
 	w.vars["VISUAL"] = script
-	if _, errOut, code := w.run(t, "edit", "--team", "oncall"); code != exitFailure || !strings.Contains(errOut, "the editor ("+script+") failed") {
+	if _, errOut, code := w.run(t, "edit", "--team", "oncall"); code != cli.ExitFailure || !strings.Contains(errOut, "the editor ("+script+") failed") {
 		t.Errorf("failing editor: exit %d, %q", code, errOut)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "team", "oncall.md")); !os.IsNotExist(err) {
@@ -184,7 +185,7 @@ func TestEditTemplateEditorFailureAndRemoval(t *testing.T) {
 	script, _ = fakeEditor(t, writeWith(leaky))
 	w.vars["VISUAL"] = script
 	out, errOut, code := w.run(t, "edit", "--team", "--json", "oncall")
-	if code != exitInvalid || !strings.Contains(errOut, "GitHub PAT") || !strings.Contains(errOut, "team/oncall.md") || strings.Contains(errOut, token[4:20]) {
+	if code != cli.ExitInvalid || !strings.Contains(errOut, "GitHub PAT") || !strings.Contains(errOut, "team/oncall.md") || strings.Contains(errOut, token[4:20]) {
 		t.Fatalf("edit of a team memory holding a token: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "team", "oncall.md")); !os.IsNotExist(err) {
@@ -226,7 +227,7 @@ func TestEditTemplateEditorFailureAndRemoval(t *testing.T) {
 	saved := memdirtest.ReadFile(t, filepath.Join(dir, "team", "oncall.md"))
 	script, _ = fakeEditor(t, writeWith(leaky))
 	w.vars["VISUAL"] = script
-	if _, errOut, code := w.run(t, "edit", "team/oncall.md"); code != exitInvalid || !strings.Contains(errOut, "GitHub PAT") {
+	if _, errOut, code := w.run(t, "edit", "team/oncall.md"); code != cli.ExitInvalid || !strings.Contains(errOut, "GitHub PAT") {
 		t.Errorf("edit adding a token: exit %d, %q", code, errOut)
 	} else {
 		os.RemoveAll(filepath.Dir(strings.TrimSpace(errOut[strings.LastIndex(errOut, " in ")+4:])))
@@ -254,10 +255,10 @@ func TestEditTemplateEditorFailureAndRemoval(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"edit"}, exitUsage, "one memory name"},
-		{[]string{"edit", "--type", "idea", "x"}, exitUsage, `--type "idea"`},
-		{[]string{"edit", "../escape.md"}, exitInvalid, "climbs out"},
-		{[]string{"edit", "MEMORY.md"}, exitInvalid, "is the index"},
+		{[]string{"edit"}, cli.ExitUsage, "one memory name"},
+		{[]string{"edit", "--type", "idea", "x"}, cli.ExitUsage, `--type "idea"`},
+		{[]string{"edit", "../escape.md"}, cli.ExitInvalid, "climbs out"},
+		{[]string{"edit", "MEMORY.md"}, cli.ExitInvalid, "is the index"},
 	} {
 		_, errOut, code := w.run(t, tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) {

@@ -9,9 +9,10 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/config/provider"
+	"github.com/memdir/memdir/internal/cli"
 )
 
-var embedCmd = &Command{
+var embedCmd = &cli.Command{
 	Name:  "embed",
 	Args:  "[--json] [flags]",
 	Short: "embed every memory into the semantic search cache",
@@ -36,13 +37,13 @@ $MEMDIR_STATE_DIR/embed/<directory>.vec (see docs/format.md).
 
 ` + locationHelp + `
 
-` + exitCodesHelp + `
+` + cli.ExitCodesHelp + `
 
 Examples:
   MEMDIR_EMBED_MODEL=openai:text-embedding-3-small memdir embed
   memdir embed --embed-model openai:nomic-embed-text --embed-base-url http://localhost:11434/v1
   memdir embed --json | jq .embedded`,
-	Setup: setup(runEmbed),
+	Setup: cli.Setup(runEmbed),
 }
 
 // embedOptions holds the flag values of memdir embed.
@@ -52,15 +53,15 @@ type embedOptions struct {
 	asJSON bool
 }
 
-func (o *embedOptions) declare(fs *flag.FlagSet) {
+func (o *embedOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, false)
 	o.mf = addModelFlags(fs, "")
 	fs.BoolVar(&o.asJSON, "json", false, "print the counts as JSON")
 }
 
-func runEmbed(ctx context.Context, env *Env, o *embedOptions, args []string) error {
+func runEmbed(ctx context.Context, env *cli.Env, o *embedOptions, args []string) error {
 	if len(args) > 0 {
-		return usagef("embed takes no arguments")
+		return cli.Usagef("embed takes no arguments")
 	}
 	return embedAll(ctx, env, o.mf, &o.lf, o.asJSON)
 }
@@ -84,7 +85,7 @@ type embedReport struct {
 
 // embedAll fills the embedding cache of the directory lf names: memories it
 // lacks are embedded, vectors of changed or removed ones dropped.
-func embedAll(ctx context.Context, env *Env, mf *modelFlags, lf *locationFlags, asJSON bool) error {
+func embedAll(ctx context.Context, env *cli.Env, mf *modelFlags, lf *locationFlags, asJSON bool) error {
 	cfg, err := mf.config(env)
 	if err != nil {
 		return err
@@ -136,14 +137,14 @@ func embedAll(ctx context.Context, env *Env, mf *modelFlags, lf *locationFlags, 
 		return err
 	}
 	rep.Cached, rep.Embedded, rep.Requests, rep.InputTokens, rep.Pruned = st.Cached, st.Embedded, st.Requests, st.Usage.InputTokens, st.Pruned
-	return emit(env, asJSON, rep, func(w io.Writer) error {
+	return cli.Emit(env, asJSON, rep, func(w io.Writer) error {
 		fmt.Fprintf(w, "%s: %d embedded with %s (%s, %s), %d already cached.\n",
-			plural(rep.Memories, "memory", "memories"), rep.Embedded, rep.Embedder, plural(rep.Requests, "request", "requests"), plural(rep.InputTokens, "token", "tokens"), rep.Cached)
+			cli.Plural(rep.Memories, "memory", "memories"), rep.Embedded, rep.Embedder, cli.Plural(rep.Requests, "request", "requests"), cli.Plural(rep.InputTokens, "token", "tokens"), rep.Cached)
 		if rep.Pruned > 0 {
-			fmt.Fprintf(w, "Dropped %s of memories that changed or are gone.\n", plural(rep.Pruned, "vector", "vectors"))
+			fmt.Fprintf(w, "Dropped %s of memories that changed or are gone.\n", cli.Plural(rep.Pruned, "vector", "vectors"))
 		}
 		if rep.Skipped > 0 {
-			fmt.Fprintf(w, "Skipped %s that could not be read as memories (see 'memdir doctor').\n", plural(rep.Skipped, "file", "files"))
+			fmt.Fprintf(w, "Skipped %s that could not be read as memories (see 'memdir doctor').\n", cli.Plural(rep.Skipped, "file", "files"))
 		}
 		fmt.Fprintf(w, "Cache: %s\n", rep.Cache)
 		return nil

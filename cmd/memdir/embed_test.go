@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -89,7 +90,7 @@ func TestEmbedCommandProgressOnTerminal(t *testing.T) {
 	w, _ := embedWorld(t)
 	run := func(terminal bool) string {
 		var out, errb bytes.Buffer
-		env := &Env{Stdout: &out, Stderr: &errb, LookupEnv: func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok },
+		env := &cli.Env{Stdout: &out, Stderr: &errb, LookupEnv: func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok },
 			Cwd: w.project, Now: func() time.Time { return w.now }, StderrIsTerminal: terminal}
 		if code := Main(context.Background(), []string{"embed", "--embed-batch-size", "2", "--dir", w.memDir(t)}, env); code != 0 {
 			t.Fatalf("exit %d: %s", code, errb.String())
@@ -109,25 +110,25 @@ func TestEmbedCommandErrors(t *testing.T) {
 	w, srv := embedWorld(t)
 	delete(w.vars, "MEMDIR_EMBED_MODEL")
 	_, errOut, code := w.run(t, "embed")
-	if code != exitInvalid || !strings.Contains(errOut, "MEMDIR_EMBED_MODEL") {
-		t.Errorf("no model: exit %d, stderr %q; want %d naming MEMDIR_EMBED_MODEL", code, errOut, exitInvalid)
+	if code != cli.ExitInvalid || !strings.Contains(errOut, "MEMDIR_EMBED_MODEL") {
+		t.Errorf("no model: exit %d, stderr %q; want %d naming MEMDIR_EMBED_MODEL", code, errOut, cli.ExitInvalid)
 	}
 
 	w.vars["MEMDIR_EMBED_MODEL"] = "openai:nomic-embed-text"
 	srv.Enqueue(memdirtest.EmbedReply{Status: 404, Message: `model "nomic-embed-text" not found`})
 	_, errOut, code = w.run(t, "embed")
-	if code != exitModel || !strings.Contains(errOut, "nomic-embed-text") {
-		t.Errorf("unknown model: exit %d, stderr %q; want %d", code, errOut, exitModel)
+	if code != cli.ExitModel || !strings.Contains(errOut, "nomic-embed-text") {
+		t.Errorf("unknown model: exit %d, stderr %q; want %d", code, errOut, cli.ExitModel)
 	}
 
 	srv.Enqueue(memdirtest.EmbedReply{Vectors: [][]float32{{1}, {1, 2}, {1}}})
-	if _, errOut, code = w.run(t, "embed"); code != exitModel {
-		t.Errorf("mixed dimensions: exit %d, stderr %q; want %d", code, errOut, exitModel)
+	if _, errOut, code = w.run(t, "embed"); code != cli.ExitModel {
+		t.Errorf("mixed dimensions: exit %d, stderr %q; want %d", code, errOut, cli.ExitModel)
 	}
 
 	delete(w.vars, "MEMDIR_EMBED_BASE_URL")
 	_, errOut, code = w.run(t, "embed")
-	if code != exitInvalid || !strings.Contains(errOut, "MEMDIR_EMBED_API_KEY") || len(srv.Requests()) != 2 {
-		t.Errorf("api.openai.com without a key: exit %d, stderr %q, %d requests; want %d before any request", code, errOut, len(srv.Requests()), exitInvalid)
+	if code != cli.ExitInvalid || !strings.Contains(errOut, "MEMDIR_EMBED_API_KEY") || len(srv.Requests()) != 2 {
+		t.Errorf("api.openai.com without a key: exit %d, stderr %q, %d requests; want %d before any request", code, errOut, len(srv.Requests()), cli.ExitInvalid)
 	}
 }

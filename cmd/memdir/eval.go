@@ -16,10 +16,11 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/config"
 	"github.com/memdir/memdir/config/provider"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/internal/evalset"
 )
 
-var evalCmd = &Command{
+var evalCmd = &cli.Command{
 	Name:  "eval",
 	Args:  "recall FILE [--distractors N,...] [--model M] [--json]",
 	Short: "measure recall quality on a labelled set",
@@ -50,7 +51,7 @@ Examples:
   memdir eval recall testdata/eval/recall-dev.json
   memdir eval recall testdata/eval/recall-oss.json --distractors 0 --json
   memdir eval recall testdata/eval/recall-dev.json --model anthropic:claude-sonnet-4-5`,
-	Setup: setup(runEval),
+	Setup: cli.Setup(runEval),
 }
 
 // evalOptions holds the flag values of memdir eval.
@@ -60,21 +61,21 @@ type evalOptions struct {
 	mf          *modelFlags
 }
 
-func (o *evalOptions) declare(fs *flag.FlagSet) {
+func (o *evalOptions) Declare(fs *flag.FlagSet) {
 	fs.StringVar(&o.distractors, "distractors", "0,1880", "directory sizes to test: `N,...` synthetic memories added")
 	fs.BoolVar(&o.asJSON, "json", false, "print the report as JSON, with per-query details")
 	o.mf = addModelFlags(fs, "")
 }
 
-func runEval(ctx context.Context, env *Env, o *evalOptions, args []string) error {
+func runEval(ctx context.Context, env *cli.Env, o *evalOptions, args []string) error {
 	if len(args) != 2 || args[0] != "recall" {
-		return usagef("eval takes: recall FILE")
+		return cli.Usagef("eval takes: recall FILE")
 	}
 	var sizes []int
 	for f := range strings.SplitSeq(o.distractors, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 0 {
-			return usagef("--distractors takes whole numbers separated by commas, not %q", o.distractors)
+			return cli.Usagef("--distractors takes whole numbers separated by commas, not %q", o.distractors)
 		}
 		sizes = append(sizes, n)
 	}
@@ -105,7 +106,7 @@ func runEval(ctx context.Context, env *Env, o *evalOptions, args []string) error
 		}
 		rep.Runs = append(rep.Runs, run)
 	}
-	return emit(env, o.asJSON, rep, func(w io.Writer) error {
+	return cli.Emit(env, o.asJSON, rep, func(w io.Writer) error {
 		rep.print(w)
 		return nil
 	})
@@ -361,9 +362,9 @@ func secondHalf(s string) string {
 }
 
 func (r *recallEvalReport) print(w io.Writer) {
-	fmt.Fprintf(w, "Recall evaluation of %s: %s, %s\n", filepath.Base(r.File), plural(r.Memories, "memory", "memories"), plural(r.Queries, "query", "queries"))
+	fmt.Fprintf(w, "Recall evaluation of %s: %s, %s\n", filepath.Base(r.File), cli.Plural(r.Memories, "memory", "memories"), cli.Plural(r.Queries, "query", "queries"))
 	for _, run := range r.Runs {
-		fmt.Fprintf(w, "\n%s", plural(run.Size, "memory", "memories"))
+		fmt.Fprintf(w, "\n%s", cli.Plural(run.Size, "memory", "memories"))
 		if run.Distractors > 0 {
 			fmt.Fprintf(w, " (the set + %d newer distractors)", run.Distractors)
 		}
@@ -389,7 +390,7 @@ func fmtOpt(f *float64) string {
 }
 
 // configureEmbedder sets the embedder the configuration names, if any.
-func (ev *recallEval) configureEmbedder(ctx context.Context, env *Env, cfg *config.Config) error {
+func (ev *recallEval) configureEmbedder(ctx context.Context, env *cli.Env, cfg *config.Config) error {
 	e, err := provider.NewEmbedder(cfg)
 	ev.embedder, ev.embedOpts = e, cfg.EmbedOptions()
 	return err

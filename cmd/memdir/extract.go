@@ -10,10 +10,11 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/agent"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/transcript"
 )
 
-var extractCmd = &Command{
+var extractCmd = &cli.Command{
 	Name:  "extract",
 	Args:  "--transcript FILE [--session ID] [--every N] [--team] [--json]",
 	Short: "save memories from a conversation, in the background agent's way",
@@ -40,7 +41,7 @@ config'). The session id defaults to the transcript's file name.
 Examples:
   memdir extract --transcript ~/.claude/projects/-src-app/3f2a…c9.jsonl
   memdir extract --transcript chat.json --session chat-42 --json`,
-	Setup: setup(runExtract),
+	Setup: cli.Setup(runExtract),
 }
 
 // extractOptions holds the flag values of memdir extract.
@@ -54,7 +55,7 @@ type extractOptions struct {
 	asJSON  bool
 }
 
-func (o *extractOptions) declare(fs *flag.FlagSet) {
+func (o *extractOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, false)
 	o.mf = addModelFlags(fs, "")
 	fs.StringVar(&o.path, "transcript", "", "the conversation `FILE` (required)")
@@ -64,9 +65,9 @@ func (o *extractOptions) declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
 }
 
-func runExtract(ctx context.Context, env *Env, o *extractOptions, args []string) error {
+func runExtract(ctx context.Context, env *cli.Env, o *extractOptions, args []string) error {
 	if len(args) > 0 || o.path == "" {
-		return usagef("extract needs --transcript FILE and no arguments")
+		return cli.Usagef("extract needs --transcript FILE and no arguments")
 	}
 	p := o.path
 	if !filepath.IsAbs(p) {
@@ -113,7 +114,7 @@ func runExtract(ctx context.Context, env *Env, o *extractOptions, args []string)
 	if err != nil {
 		return err
 	}
-	return emit(env, o.asJSON, res, func(w io.Writer) error {
+	return cli.Emit(env, o.asJSON, res, func(w io.Writer) error {
 		for r := res; r != nil; r = r.Trailing {
 			printExtract(env, d, r)
 		}
@@ -121,20 +122,20 @@ func runExtract(ctx context.Context, env *Env, o *extractOptions, args []string)
 	})
 }
 
-func printExtract(env *Env, d *memdir.Dir, r *agent.ExtractResult) {
+func printExtract(env *cli.Env, d *memdir.Dir, r *agent.ExtractResult) {
 	if r.Skipped {
 		fmt.Fprintf(env.Stdout, "No extraction: %s.\n", r.Reason)
 		return
 	}
-	what := plural(len(r.Saved)-r.Team, "memory", "memories")
+	what := cli.Plural(len(r.Saved)-r.Team, "memory", "memories")
 	if r.Team > 0 {
-		what += " · " + plural(r.Team, "team memory", "team memories")
+		what += " · " + cli.Plural(r.Team, "team memory", "team memories")
 	}
-	fmt.Fprintf(env.Stdout, "Saved %s from %s.\n", what, plural(r.NewMessages, "new message", "new messages"))
+	fmt.Fprintf(env.Stdout, "Saved %s from %s.\n", what, cli.Plural(r.NewMessages, "new message", "new messages"))
 	for _, p := range r.Saved {
 		fmt.Fprintf(env.Stdout, "  %s\n", d.Abs(p))
 	}
-	fmt.Fprintf(env.Stderr, "model: %s, %s", plural(r.Turns, "turn", "turns"), plural(r.ToolCalls, "tool call", "tool calls"))
+	fmt.Fprintf(env.Stderr, "model: %s, %s", cli.Plural(r.Turns, "turn", "turns"), cli.Plural(r.ToolCalls, "tool call", "tool calls"))
 	if r.Denied > 0 {
 		fmt.Fprintf(env.Stderr, " (%d refused)", r.Denied)
 	}
@@ -147,7 +148,7 @@ func printExtract(env *Env, d *memdir.Dir, r *agent.ExtractResult) {
 
 // progress shows an agent's turns and tool calls on standard error when it
 // is a terminal.
-func progress(env *Env) func(agent.Event) {
+func progress(env *cli.Env) func(agent.Event) {
 	if !env.StderrIsTerminal {
 		return nil
 	}

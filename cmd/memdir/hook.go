@@ -14,6 +14,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/checkpoint"
 	"github.com/memdir/memdir/hooks"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/team"
 )
 
@@ -30,7 +31,7 @@ const (
 	hookStateAge = 30 * 24 * time.Hour
 )
 
-var hookCmd = &Command{
+var hookCmd = &cli.Command{
 	NeverBlock: true,
 	Name:       "hook",
 	Args:       "[flags] < HOOK-INPUT.json",
@@ -99,7 +100,7 @@ Example (what Claude Code does):
   echo '{"session_id":"s1","transcript_path":"/tmp/s1.jsonl","cwd":"'$PWD'",
     "hook_event_name":"UserPromptSubmit","prompt_id":"p1",
     "prompt":"why do the settlement tests fail on CI?"}' | memdir hook`,
-	Setup: setup(runHook),
+	Setup: cli.Setup(runHook),
 }
 
 // hookOptions holds the flag values of memdir hook.
@@ -112,7 +113,7 @@ type hookOptions struct {
 	modelTimeout, pullTimeout time.Duration
 }
 
-func (f *hookOptions) declare(fs *flag.FlagSet) {
+func (f *hookOptions) Declare(fs *flag.FlagSet) {
 	f.fs = fs
 	f.mf = addModelFlags(fs, "UserPromptSubmit: rank lexically even when a model is configured")
 	fs.BoolVar(&f.noCheckpoint, "no-checkpoint", false, "take no checkpoint snapshots (UserPromptSubmit) and track no edits (PreToolUse)")
@@ -121,7 +122,7 @@ func (f *hookOptions) declare(fs *flag.FlagSet) {
 	fs.DurationVar(&f.pullTimeout, "pull-timeout", hookPullTimeout, "SessionStart: give up the team pull after `DURATION`")
 }
 
-func runHook(ctx context.Context, env *Env, f *hookOptions, args []string) error {
+func runHook(ctx context.Context, env *cli.Env, f *hookOptions, args []string) error {
 	h := &hookRun{env: env, fs: f.fs, mf: f.mf, f: f}
 	out, err := h.run(ctx, args)
 	for _, w := range h.warnings {
@@ -129,7 +130,7 @@ func runHook(ctx context.Context, env *Env, f *hookOptions, args []string) error
 	}
 	if err != nil {
 		// Exit 1 whatever the error: Claude Code reads 2 as "block".
-		return &exitError{code: exitFailure, msg: err.Error()}
+		return &cli.ExitError{Code: cli.ExitFailure, Msg: err.Error()}
 	}
 	if len(h.warnings) > 0 {
 		if out == nil {
@@ -142,7 +143,7 @@ func runHook(ctx context.Context, env *Env, f *hookOptions, args []string) error
 
 // hookRun is one run of the hook command.
 type hookRun struct {
-	env *Env
+	env *cli.Env
 	fs  *flag.FlagSet
 	mf  *modelFlags
 	f   *hookOptions

@@ -17,6 +17,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/hooks"
 	"github.com/memdir/memdir/internal/benchcorpus"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/internal/evalset"
 	"github.com/memdir/memdir/memdirtest"
 )
@@ -109,7 +110,7 @@ func (w *hookWorld) input(tb testing.TB, name string, set map[string]any) string
 func (w *hookWorld) hook(tb testing.TB, input string, args ...string) (stdout, stderr string, code int) {
 	tb.Helper()
 	var out, errb bytes.Buffer
-	env := &Env{
+	env := &cli.Env{
 		Stdin:     strings.NewReader(input),
 		Stdout:    &out,
 		Stderr:    &errb,
@@ -471,7 +472,7 @@ func TestHookStopAndSessionEndForwardConfigFlags(t *testing.T) {
 
 	// A failed start is a non-blocking error.
 	w.spawns.err = fmt.Errorf("fork: resource temporarily unavailable")
-	if _, errOut, code := w.hook(t, w.input(t, "stop", nil)); code != exitFailure || !strings.Contains(errOut, "fork: resource temporarily unavailable") {
+	if _, errOut, code := w.hook(t, w.input(t, "stop", nil)); code != cli.ExitFailure || !strings.Contains(errOut, "fork: resource temporarily unavailable") {
 		t.Errorf("failed start: exit %d, %q", code, errOut)
 	}
 }
@@ -545,12 +546,12 @@ func TestHookCheckpointFailures(t *testing.T) {
 	}
 	// A file checkpoint refuses: a non-blocking error naming it.
 	out, errOut, code := w.hook(t, w.input(t, "pre_tool_use_edit", map[string]any{"tool_input": map[string]any{"file_path": link}}))
-	if code != exitFailure || out != "" || !strings.Contains(errOut, "checkpoint of "+link+" before Edit failed (the edit goes ahead") {
+	if code != cli.ExitFailure || out != "" || !strings.Contains(errOut, "checkpoint of "+link+" before Edit failed (the edit goes ahead") {
 		t.Errorf("symlink: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	// No prompt_id: the edit goes ahead, the user is told why.
 	_, errOut, code = w.hook(t, w.input(t, "pre_tool_use_edit", map[string]any{"prompt_id": nil}))
-	if code != exitFailure || !strings.Contains(errOut, "field prompt_id is missing") {
+	if code != cli.ExitFailure || !strings.Contains(errOut, "field prompt_id is missing") {
 		t.Errorf("no prompt_id: exit %d, %q", code, errOut)
 	}
 	// On UserPromptSubmit a missing prompt_id costs the snapshot, not the
@@ -590,12 +591,12 @@ func TestHookBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out, errOut, code := w.hook(t, tt.input)
-			if code != exitFailure || out != "" || !strings.Contains(errOut, tt.want) {
+			if code != cli.ExitFailure || out != "" || !strings.Contains(errOut, tt.want) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %q", code, out, errOut, tt.want)
 			}
 		})
 	}
-	if _, errOut, code := w.hook(t, w.input(t, "stop", nil), "extra"); code != exitFailure || !strings.Contains(errOut, "hook takes no arguments") {
+	if _, errOut, code := w.hook(t, w.input(t, "stop", nil), "extra"); code != cli.ExitFailure || !strings.Contains(errOut, "hook takes no arguments") {
 		t.Errorf("positional argument: exit %d, %q", code, errOut)
 	}
 }
@@ -647,7 +648,7 @@ func BenchmarkHookUserPromptSubmit(b *testing.B) {
 func TestHookBadFlagNeverBlocks(t *testing.T) {
 	w := newMemWorld(t)
 	w.stdin = `{"hook_event_name":"UserPromptSubmit","session_id":"s1","cwd":"/tmp","prompt":"hi"}`
-	if _, errOut, code := w.run(t, "hook", "--no-such-flag"); code != exitFailure || !strings.Contains(errOut, "no-such-flag") {
+	if _, errOut, code := w.run(t, "hook", "--no-such-flag"); code != cli.ExitFailure || !strings.Contains(errOut, "no-such-flag") {
 		t.Errorf("bad flag: exit %d, stderr %q; want exit 1 naming the flag", code, errOut)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/hooks"
 	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/internal/cli"
 )
 
 // The timeouts, in seconds, memdir's hooks are installed with.
@@ -35,7 +36,7 @@ const (
 // editToolsMatcher is the PreToolUse matcher of the checkpoint hook.
 var editToolsMatcher = strings.Join(hooks.EditTools, "|")
 
-var hooksCmd = &Command{
+var hooksCmd = &cli.Command{
 	Name:  "hooks",
 	Args:  "install|uninstall [--user|--project|--local] [--no-checkpoint] [--inject-index] [--binary PATH] [--dry-run]",
 	Short: "add memdir's Claude Code hooks to a settings file, or remove them",
@@ -85,7 +86,7 @@ Examples:
   memdir hooks install --project --binary memdir --dry-run
   memdir hooks install --no-checkpoint
   memdir hooks uninstall`,
-	Setup: setup(runHooks),
+	Setup: cli.Setup(runHooks),
 }
 
 // hooksOptions holds the flag values of memdir hooks.
@@ -99,7 +100,7 @@ type hooksOptions struct {
 	dryRun       bool
 }
 
-func (o *hooksOptions) declare(fs *flag.FlagSet) {
+func (o *hooksOptions) Declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.user, "user", false, "edit the user's settings, ~/.claude/settings.json (default)")
 	fs.BoolVar(&o.project, "project", false, "edit the project's .claude/settings.json")
 	fs.BoolVar(&o.local, "local", false, "edit the project's .claude/settings.local.json")
@@ -109,9 +110,9 @@ func (o *hooksOptions) declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the resulting settings file instead of writing it")
 }
 
-func runHooks(ctx context.Context, env *Env, o *hooksOptions, args []string) error {
+func runHooks(ctx context.Context, env *cli.Env, o *hooksOptions, args []string) error {
 	if len(args) != 1 || (args[0] != "install" && args[0] != "uninstall") {
-		return usagef("hooks needs one of install, uninstall")
+		return cli.Usagef("hooks needs one of install, uninstall")
 	}
 	install := args[0] == "install"
 	n := 0
@@ -121,10 +122,10 @@ func runHooks(ctx context.Context, env *Env, o *hooksOptions, args []string) err
 		}
 	}
 	if n > 1 {
-		return usagef("choose one of --user, --project, --local")
+		return cli.Usagef("choose one of --user, --project, --local")
 	}
 	if !install && (o.noCheckpoint || o.injectIndex || o.binary != "") {
-		return usagef("--no-checkpoint, --inject-index and --binary apply to install only")
+		return cli.Usagef("--no-checkpoint, --inject-index and --binary apply to install only")
 	}
 	var lf locationFlags
 	d, loc, err := lf.open(env)
@@ -165,7 +166,7 @@ func runHooks(ctx context.Context, env *Env, o *hooksOptions, args []string) err
 // hookBinary returns the memdir program the hooks run: --binary (relative
 // paths with a directory are made absolute; a bare name is looked up on
 // PATH by the shell), else this binary.
-func hookBinary(env *Env, flagValue string) (string, error) {
+func hookBinary(env *cli.Env, flagValue string) (string, error) {
 	bin := flagValue
 	if bin == "" {
 		exe, err := os.Executable()
@@ -234,7 +235,7 @@ func (e *settingsEdit) compute(old []byte) ([]byte, error) {
 	return out, nil
 }
 
-func (e *settingsEdit) dryRun(env *Env) error {
+func (e *settingsEdit) dryRun(env *cli.Env) error {
 	old, err := os.ReadFile(e.path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("settings file: %w", err)
@@ -248,7 +249,7 @@ func (e *settingsEdit) dryRun(env *Env) error {
 	return nil
 }
 
-func (e *settingsEdit) apply(ctx context.Context, env *Env, d *memdir.Dir) error {
+func (e *settingsEdit) apply(ctx context.Context, env *cli.Env, d *memdir.Dir) error {
 	if !e.install {
 		if _, err := os.Stat(e.path); errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(env.Stdout, "%s does not exist: no memdir hooks to remove.\n", e.path)

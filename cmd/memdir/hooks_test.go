@@ -14,6 +14,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/hooks"
+	"github.com/memdir/memdir/internal/cli"
 )
 
 // testBinary is the memdir the installed hooks run in these tests.
@@ -291,17 +292,17 @@ func TestHooksInstallRefuses(t *testing.T) {
 		code    int
 		want    string
 	}{
-		{"invalid JSON", string(invalid), []string{"install", "--binary", testBinary}, exitInvalid, "settings file " + settings + ": not valid JSON: line 5"},
-		{"invalid JSON, uninstall", string(invalid), []string{"uninstall"}, exitInvalid, "memdir leaves it untouched"},
-		{"invalid JSON, dry run", string(invalid), []string{"install", "--binary", testBinary, "--dry-run"}, exitInvalid, "not valid JSON"},
-		{"not an object", `["hooks"]`, []string{"install", "--binary", testBinary}, exitInvalid, "not a JSON object (it is an array)"},
-		{"hooks not an object", `{"hooks": []}`, []string{"install", "--binary", testBinary}, exitInvalid, "key hooks: not a JSON object"},
-		{"event not an array", `{"hooks": {"Stop": {}}}`, []string{"uninstall"}, exitInvalid, "key hooks.Stop: not a JSON array"},
-		{"hooks twice", `{"hooks": {}, "hooks": {}}`, []string{"install", "--binary", testBinary}, exitInvalid, "key hooks appears twice"},
-		{"binary not named memdir", `{}`, []string{"install", "--binary", "/usr/bin/md"}, exitInvalid, "is not named memdir"},
-		{"two scopes", `{}`, []string{"install", "--user", "--local"}, exitUsage, "choose one of"},
-		{"install flag on uninstall", `{}`, []string{"uninstall", "--no-checkpoint"}, exitUsage, "apply to install only"},
-		{"no action", `{}`, nil, exitUsage, "hooks needs one of install, uninstall"},
+		{"invalid JSON", string(invalid), []string{"install", "--binary", testBinary}, cli.ExitInvalid, "settings file " + settings + ": not valid JSON: line 5"},
+		{"invalid JSON, uninstall", string(invalid), []string{"uninstall"}, cli.ExitInvalid, "memdir leaves it untouched"},
+		{"invalid JSON, dry run", string(invalid), []string{"install", "--binary", testBinary, "--dry-run"}, cli.ExitInvalid, "not valid JSON"},
+		{"not an object", `["hooks"]`, []string{"install", "--binary", testBinary}, cli.ExitInvalid, "not a JSON object (it is an array)"},
+		{"hooks not an object", `{"hooks": []}`, []string{"install", "--binary", testBinary}, cli.ExitInvalid, "key hooks: not a JSON object"},
+		{"event not an array", `{"hooks": {"Stop": {}}}`, []string{"uninstall"}, cli.ExitInvalid, "key hooks.Stop: not a JSON array"},
+		{"hooks twice", `{"hooks": {}, "hooks": {}}`, []string{"install", "--binary", testBinary}, cli.ExitInvalid, "key hooks appears twice"},
+		{"binary not named memdir", `{}`, []string{"install", "--binary", "/usr/bin/md"}, cli.ExitInvalid, "is not named memdir"},
+		{"two scopes", `{}`, []string{"install", "--user", "--local"}, cli.ExitUsage, "choose one of"},
+		{"install flag on uninstall", `{}`, []string{"uninstall", "--no-checkpoint"}, cli.ExitUsage, "apply to install only"},
+		{"no action", `{}`, nil, cli.ExitUsage, "hooks needs one of install, uninstall"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

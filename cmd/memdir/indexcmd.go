@@ -8,9 +8,10 @@ import (
 	"path/filepath"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 )
 
-var indexCmd = &Command{
+var indexCmd = &cli.Command{
 	Name:  "index",
 	Args:  "[--team] [--json]",
 	Short: "print MEMORY.md as an agent loads it",
@@ -26,7 +27,7 @@ Examples:
   memdir index
   memdir index --team
   memdir index --json | jq .truncated`,
-	Setup: setup(runIndex),
+	Setup: cli.Setup(runIndex),
 }
 
 // indexOptions holds the flag values of memdir index.
@@ -35,14 +36,14 @@ type indexOptions struct {
 	asJSON bool
 }
 
-func (o *indexOptions) declare(fs *flag.FlagSet) {
+func (o *indexOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, true)
 	fs.BoolVar(&o.asJSON, "json", false, "print the loaded text and its measurements as JSON")
 }
 
-func runIndex(ctx context.Context, env *Env, o *indexOptions, args []string) error {
+func runIndex(ctx context.Context, env *cli.Env, o *indexOptions, args []string) error {
 	if len(args) > 0 {
-		return usagef("index takes no arguments")
+		return cli.Usagef("index takes no arguments")
 	}
 	d, _, err := o.lf.open(env)
 	if err != nil {
@@ -57,7 +58,7 @@ func runIndex(ctx context.Context, env *Env, o *indexOptions, args []string) err
 	if o.lf.team {
 		path = d.Abs(filepath.Join(memdir.TeamDirName, memdir.EntrypointName))
 	}
-	return emit(env, o.asJSON, map[string]any{
+	return cli.Emit(env, o.asJSON, map[string]any{
 		"path": path, "exists": exists, "text": text, "lines": st.Lines, "chars": st.Chars,
 		"truncated": st.Truncated(), "line_truncated": st.LineTruncated, "char_truncated": st.CharTruncated,
 		"warning": st.Warning(),

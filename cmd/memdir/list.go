@@ -15,9 +15,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 )
 
-var listCmd = &Command{
+var listCmd = &cli.Command{
 	Name:  "list",
 	Args:  "[--team] [--type T] [--sort new|used|unused] [--limit N] [--json]",
 	Short: "list memories, newest first (or by use)",
@@ -44,7 +45,7 @@ Examples:
   memdir list --type feedback
   memdir list --sort unused --limit 10
   memdir list --json | jq -r '.memories[].path'`,
-	Setup: setup(runList),
+	Setup: cli.Setup(runList),
 }
 
 // listOptions holds the flag values of memdir list.
@@ -56,7 +57,7 @@ type listOptions struct {
 	asJSON bool
 }
 
-func (o *listOptions) declare(fs *flag.FlagSet) {
+func (o *listOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, true)
 	fs.StringVar(&o.typ, "type", "", "show only memories of type `T` (user, feedback, project, reference, or none for untyped)")
 	fs.IntVar(&o.limit, "limit", 0, "show at most `N` memories (0: all)")
@@ -64,15 +65,15 @@ func (o *listOptions) declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 }
 
-func runList(ctx context.Context, env *Env, o *listOptions, args []string) error {
+func runList(ctx context.Context, env *cli.Env, o *listOptions, args []string) error {
 	if len(args) > 0 {
-		return usagef("list takes no arguments")
+		return cli.Usagef("list takes no arguments")
 	}
 	if o.typ != "" && o.typ != "none" && memdir.ParseType(o.typ) == "" {
-		return usagef("--type %q: want user, feedback, project, reference or none", o.typ)
+		return cli.Usagef("--type %q: want user, feedback, project, reference or none", o.typ)
 	}
 	if o.sortBy != "new" && o.sortBy != "used" && o.sortBy != "unused" {
-		return usagef("--sort %q: want new, used or unused", o.sortBy)
+		return cli.Usagef("--sort %q: want new, used or unused", o.sortBy)
 	}
 	d, _, err := o.lf.open(env)
 	if err != nil {
@@ -133,9 +134,9 @@ func runList(ctx context.Context, env *Env, o *listOptions, args []string) error
 	if err := writeTable(env.Stdout, rows); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stderr, "%d of %s in %s", len(shown), plural(res.Total, "memory", "memories"), d.Path())
+	fmt.Fprintf(env.Stderr, "%d of %s in %s", len(shown), cli.Plural(res.Total, "memory", "memories"), d.Path())
 	if problems > 0 {
-		fmt.Fprintf(env.Stderr, "; %s (run 'memdir doctor')", plural(problems, "file could not be read", "files could not be read"))
+		fmt.Fprintf(env.Stderr, "; %s (run 'memdir doctor')", cli.Plural(problems, "file could not be read", "files could not be read"))
 	}
 	fmt.Fprintln(env.Stderr)
 	return nil
@@ -199,11 +200,11 @@ func writeListJSON(w io.Writer, out *listJSON) error {
 	for i := range out.Memories {
 		it := &out.Memories[i]
 		if !jsonTimeOK(it.ModTime) || !jsonTimeOK(it.LastUsed) {
-			return writeJSON(w, out)
+			return cli.WriteJSON(w, out)
 		}
 	}
 	if !jsonTimeOK(out.UsesSince) {
-		return writeJSON(w, out)
+		return cli.WriteJSON(w, out)
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	b := make([]byte, 0, 64<<10)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/benchcorpus"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/internal/evalset"
 )
 
@@ -74,7 +75,7 @@ func TestListJSONMatchesEncodingJSON(t *testing.T) {
 			m["uses_since"] = c.out.UsesSince
 		}
 		var want, got bytes.Buffer
-		werr := writeJSON(&want, m)
+		werr := cli.WriteJSON(&want, m)
 		gerr := writeListJSON(&got, &c.out)
 		if (werr == nil) != (gerr == nil) {
 			t.Fatalf("%s: errors differ: writeJSON %v, writeListJSON %v", c.name, werr, gerr)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/agentmem"
+	"github.com/memdir/memdir/internal/cli"
 )
 
 // locationFlags are the flags that say which memory directory a command works
@@ -44,7 +45,7 @@ func (lf *locationFlags) register(fs *flag.FlagSet, team bool) {
 }
 
 // locate applies Claude Code's rules from the working directory or --project.
-func (lf *locationFlags) locate(env *Env) (*memdir.Location, error) {
+func (lf *locationFlags) locate(env *cli.Env) (*memdir.Location, error) {
 	opts := &memdir.LocateOptions{LookupEnv: env.LookupEnv, Cwd: env.Cwd}
 	if lf.project != "" {
 		p := lf.project
@@ -69,13 +70,13 @@ func (lf *locationFlags) locate(env *Env) (*memdir.Location, error) {
 // directory, or the located auto-memory directory. The Location is nil with
 // --dir. team is not applied here: team memories live inside the same
 // directory under team/.
-func (lf *locationFlags) path(env *Env) (string, *memdir.Location, error) {
+func (lf *locationFlags) path(env *cli.Env) (string, *memdir.Location, error) {
 	if (lf.agent == "") != (lf.scope == "") {
-		return "", nil, usagef("--agent and --scope go together")
+		return "", nil, cli.Usagef("--agent and --scope go together")
 	}
 	if lf.dir != "" {
 		if lf.agent != "" || lf.project != "" {
-			return "", nil, usagef("--dir cannot be combined with --agent or --project")
+			return "", nil, cli.Usagef("--dir cannot be combined with --agent or --project")
 		}
 		d := lf.dir
 		if !filepath.IsAbs(d) {
@@ -92,7 +93,7 @@ func (lf *locationFlags) path(env *Env) (string, *memdir.Location, error) {
 	}
 	if lf.agent != "" {
 		if lf.team {
-			return "", nil, usagef("--team cannot be combined with --agent")
+			return "", nil, cli.Usagef("--team cannot be combined with --agent")
 		}
 		scope, err := memdir.ParseAgentScope(lf.scope)
 		if err != nil {
@@ -109,7 +110,7 @@ func (lf *locationFlags) path(env *Env) (string, *memdir.Location, error) {
 }
 
 // open returns the store for the selected directory.
-func (lf *locationFlags) open(env *Env) (*memdir.Dir, *memdir.Location, error) {
+func (lf *locationFlags) open(env *cli.Env) (*memdir.Dir, *memdir.Location, error) {
 	p, loc, err := lf.path(env)
 	if err != nil {
 		return nil, nil, err
@@ -125,7 +126,7 @@ func (lf *locationFlags) open(env *Env) (*memdir.Dir, *memdir.Location, error) {
 // located project's git root (or the project directory outside git), or,
 // with --dir, the git repository holding the working directory; "" (anchors
 // off) with --dir outside a repository, or when MEMDIR_ANCHORS=0.
-func anchorRoot(env *Env, loc *memdir.Location) string {
+func anchorRoot(env *cli.Env, loc *memdir.Location) string {
 	if v := env.Getenv("MEMDIR_ANCHORS"); v == "0" || strings.EqualFold(v, "off") {
 		return ""
 	}
@@ -145,7 +146,7 @@ func anchorRoot(env *Env, loc *memdir.Location) string {
 // naming the setting. An explicit --dir is the user's own directory and is
 // always served; so is an agent's memory (--agent), which the auto-memory
 // setting does not govern.
-func (lf *locationFlags) openEnabled(env *Env) (*memdir.Dir, *memdir.Location, error) {
+func (lf *locationFlags) openEnabled(env *cli.Env) (*memdir.Dir, *memdir.Location, error) {
 	d, loc, err := lf.open(env)
 	if err != nil {
 		return nil, nil, err
@@ -168,7 +169,7 @@ const teamPrefix = memdir.TeamDirName + "/"
 // warnUnknownAgent warns when no agent definition names agent: most likely a
 // typo, though plugin and built-in agents have no definition file either, so
 // the command goes on.
-func warnUnknownAgent(env *Env, loc *memdir.Location, agent string) {
+func warnUnknownAgent(env *cli.Env, loc *memdir.Location, agent string) {
 	defs, _, err := agentmem.LoadDefs(loc)
 	if err != nil {
 		return
@@ -184,7 +185,7 @@ func warnUnknownAgent(env *Env, loc *memdir.Location, agent string) {
 // checkHome refuses a memory directory under a HOME that does not exist:
 // creating the directory would create the user's home too, which is never
 // memdir's to make.
-func checkHome(env *Env, dir string) error {
+func checkHome(env *cli.Env, dir string) error {
 	home, ok := env.LookupEnv("HOME")
 	if !ok || home == "" || !filepath.IsAbs(home) {
 		return nil

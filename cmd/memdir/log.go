@@ -11,9 +11,10 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/dailylog"
+	"github.com/memdir/memdir/internal/cli"
 )
 
-var logCmd = &Command{
+var logCmd = &cli.Command{
 	Name:  "log",
 	Args:  "[--limit N] [--json] | show RUN | append TEXT...",
 	Short: "list the journaled changes that undo can revert; append to the daily log",
@@ -45,7 +46,7 @@ Examples:
   memdir log
   memdir log show 20261129T150405
   memdir log append "user prefers tabs; deploys go through Argo"`,
-	Setup: setup(runLog),
+	Setup: cli.Setup(runLog),
 }
 
 // logOptions holds the flag values of memdir log.
@@ -55,13 +56,13 @@ type logOptions struct {
 	asJSON bool
 }
 
-func (o *logOptions) declare(fs *flag.FlagSet) {
+func (o *logOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, false)
 	fs.IntVar(&o.limit, "limit", 20, "show at most `N` runs (0: all)")
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 }
 
-func runLog(ctx context.Context, env *Env, o *logOptions, args []string) error {
+func runLog(ctx context.Context, env *cli.Env, o *logOptions, args []string) error {
 	d, _, err := o.lf.open(env)
 	if err != nil {
 		return err
@@ -72,13 +73,13 @@ func runLog(ctx context.Context, env *Env, o *logOptions, args []string) error {
 	}
 	if len(args) > 0 {
 		if args[0] != "show" || len(args) != 2 {
-			return usagef("log takes no arguments, or: show RUN, or: append TEXT")
+			return cli.Usagef("log takes no arguments, or: show RUN, or: append TEXT")
 		}
 		run, err := j.Run(args[1])
 		if err != nil {
 			return err
 		}
-		return emit(env, o.asJSON, run, func(w io.Writer) error {
+		return cli.Emit(env, o.asJSON, run, func(w io.Writer) error {
 			printRun(env, run)
 			return nil
 		})
@@ -93,7 +94,7 @@ func runLog(ctx context.Context, env *Env, o *logOptions, args []string) error {
 	if runs == nil {
 		runs = []*memdir.JournalRun{}
 	}
-	return emit(env, o.asJSON, map[string]any{"journal": j.Dir(), "runs": runs}, func(w io.Writer) error {
+	return cli.Emit(env, o.asJSON, map[string]any{"journal": j.Dir(), "runs": runs}, func(w io.Writer) error {
 		if len(runs) == 0 {
 			fmt.Fprintf(env.Stderr, "The journal of %s is empty.\n", d.Path())
 			return nil
@@ -120,7 +121,7 @@ func runLog(ctx context.Context, env *Env, o *logOptions, args []string) error {
 	})
 }
 
-func printRun(env *Env, r *memdir.JournalRun) {
+func printRun(env *cli.Env, r *memdir.JournalRun) {
 	fmt.Fprintf(env.Stdout, "run      %s\nkind     %s\nstate    %s\nstarted  %s\nroot     %s\n", r.ID, r.Kind, r.State, r.Start.Format("2006-01-02 15:04:05 MST"), r.Root)
 	if r.Summary != "" {
 		fmt.Fprintf(env.Stdout, "summary  %s\n", r.Summary)
@@ -129,7 +130,7 @@ func printRun(env *Env, r *memdir.JournalRun) {
 		fmt.Fprintf(env.Stdout, "error    %s\n", r.Error)
 	}
 	if r.Usage != nil {
-		fmt.Fprintf(env.Stdout, "tokens   %d in, %d out, %s\n", r.Usage.InputTokens, r.Usage.OutputTokens, plural(r.Usage.Calls, "call", "calls"))
+		fmt.Fprintf(env.Stdout, "tokens   %d in, %d out, %s\n", r.Usage.InputTokens, r.Usage.OutputTokens, cli.Plural(r.Usage.Calls, "call", "calls"))
 	}
 	if r.Undoes != "" {
 		fmt.Fprintf(env.Stdout, "undoes   %s\n", r.Undoes)
@@ -161,11 +162,11 @@ func printRun(env *Env, r *memdir.JournalRun) {
 }
 
 // logAppend is 'memdir log append': one bullet in today's daily log.
-func logAppend(env *Env, j *memdir.Journal, dir string, words []string, asJSON bool) error {
+func logAppend(env *cli.Env, j *memdir.Journal, dir string, words []string, asJSON bool) error {
 	text := strings.Join(words, " ")
 	if len(words) == 0 {
 		if env.StdinIsTerminal {
-			return usagef("log append needs the text: memdir log append \"what happened\" (or pipe it on standard input)")
+			return cli.Usagef("log append needs the text: memdir log append \"what happened\" (or pipe it on standard input)")
 		}
 		data, err := io.ReadAll(io.LimitReader(env.Stdin, 64<<10))
 		if err != nil {
@@ -177,7 +178,7 @@ func logAppend(env *Env, j *memdir.Journal, dir string, words []string, asJSON b
 	if err != nil {
 		return err
 	}
-	return emit(env, asJSON, map[string]string{"path": path}, func(w io.Writer) error {
+	return cli.Emit(env, asJSON, map[string]string{"path": path}, func(w io.Writer) error {
 		fmt.Fprintln(w, path)
 		return nil
 	})

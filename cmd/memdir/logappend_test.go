@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -43,9 +44,9 @@ func TestLogAppend(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"log", "append"}, exitUsage, "needs the text"},
-		{[]string{"log", "append", " "}, exitInvalid, "nothing to append"},
-		{[]string{"log", "frob"}, exitUsage, "append TEXT"},
+		{[]string{"log", "append"}, cli.ExitUsage, "needs the text"},
+		{[]string{"log", "append", " "}, cli.ExitInvalid, "nothing to append"},
+		{[]string{"log", "frob"}, cli.ExitUsage, "append TEXT"},
 	} {
 		_, errOut, code := w.run(t, tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) {

@@ -14,10 +14,11 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/config"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/mcpserver"
 )
 
-var mcpCmd = &Command{
+var mcpCmd = &cli.Command{
 	Name:  "mcp",
 	Args:  "[--http HOST:PORT] [--team] [flags]",
 	Short: "serve the memory directory to MCP clients (Claude Code, IDEs, agents)",
@@ -69,7 +70,7 @@ Examples:
   memdir mcp
   memdir mcp --team --model anthropic:claude-haiku-4-5
   memdir mcp --dir ~/notes/memory --http 127.0.0.1:8788`,
-	Setup: setup(runMcp),
+	Setup: cli.Setup(runMcp),
 }
 
 // mcpOptions holds the flag values of memdir mcp.
@@ -81,7 +82,7 @@ type mcpOptions struct {
 	verbose  bool
 }
 
-func (o *mcpOptions) declare(fs *flag.FlagSet) {
+func (o *mcpOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, false)
 	o.mf = addModelFlags(fs, "recall ranks lexically even when a model is configured")
 	fs.BoolVar(&o.team, "team", false, "team memory on: save into team/, serve team/MEMORY.md, team prompt by default")
@@ -89,9 +90,9 @@ func (o *mcpOptions) declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.verbose, "verbose", false, "log debug details to standard error")
 }
 
-func runMcp(ctx context.Context, env *Env, o *mcpOptions, args []string) error {
+func runMcp(ctx context.Context, env *cli.Env, o *mcpOptions, args []string) error {
 	if len(args) > 0 {
-		return usagef("mcp takes no arguments")
+		return cli.Usagef("mcp takes no arguments")
 	}
 	level := slog.LevelWarn
 	if o.verbose {
@@ -129,7 +130,7 @@ func runMcp(ctx context.Context, env *Env, o *mcpOptions, args []string) error {
 // newMCPServer opens the directory lf selects and returns its MCP server,
 // with the model cfg configures unless mf says --no-model (nil cfg: lexical
 // recall) and the recall cache shared with 'memdir recall'.
-func newMCPServer(ctx context.Context, env *Env, lf *locationFlags, cfg *config.Config, mf *modelFlags, team bool, logger *slog.Logger) (*mcp.Server, *memdir.Dir, error) {
+func newMCPServer(ctx context.Context, env *cli.Env, lf *locationFlags, cfg *config.Config, mf *modelFlags, team bool, logger *slog.Logger) (*mcp.Server, *memdir.Dir, error) {
 	d, loc, err := lf.openEnabled(env)
 	if err != nil {
 		return nil, nil, err
@@ -169,7 +170,7 @@ func newMCPServer(ctx context.Context, env *Env, lf *locationFlags, cfg *config.
 		EmbedOptions:   embedOpts,
 		RecallIndex:    idx,
 		Team:           team,
-		Version:        version,
+		Version:        cli.Version,
 		Now:            env.Now,
 		Logger:         logger,
 	})
@@ -179,7 +180,7 @@ func newMCPServer(ctx context.Context, env *Env, lf *locationFlags, cfg *config.
 // withMCP is how 'memdir serve --mcp' adds the MCP endpoint: /mcp serves the
 // memory directory found from the working directory (or dir, when set), and
 // every other path goes to h. The configured model, if any, drives recall.
-func withMCP(ctx context.Context, env *Env, h http.Handler, addr, dir string, logger *slog.Logger) (http.Handler, error) {
+func withMCP(ctx context.Context, env *cli.Env, h http.Handler, addr, dir string, logger *slog.Logger) (http.Handler, error) {
 	if err := checkLoopback("--mcp", addr); err != nil {
 		return nil, err
 	}
@@ -203,12 +204,12 @@ func withMCP(ctx context.Context, env *Env, h http.Handler, addr, dir string, lo
 func checkLoopback(flagName, addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return usagef("%s %q: want HOST:PORT", flagName, addr)
+		return cli.Usagef("%s %q: want HOST:PORT", flagName, addr)
 	}
 	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return usagef("%s: the MCP endpoint has no authentication, so it only listens on a loopback address (127.0.0.1, ::1 or localhost), not %q", flagName, addr)
+	return cli.Usagef("%s: the MCP endpoint has no authentication, so it only listens on a loopback address (127.0.0.1, ::1 or localhost), not %q", flagName, addr)
 }
 
 // nopWriteCloser lets the MCP transport close standard output without

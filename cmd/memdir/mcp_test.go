@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/mcpserver"
 )
 
@@ -86,7 +87,7 @@ func TestMCPCommandStdio(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	var stderr bytes.Buffer
-	env := &Env{
+	env := &cli.Env{
 		Stdin: inR, Stdout: outW, Stderr: &stderr,
 		LookupEnv: func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok },
 		Cwd:       w.project,
@@ -102,12 +103,12 @@ func TestMCPCommandStdio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cs.InitializeResult().ServerInfo.Name != "memdir" || cs.InitializeResult().ServerInfo.Version != version {
+	if cs.InitializeResult().ServerInfo.Name != "memdir" || cs.InitializeResult().ServerInfo.Version != cli.Version {
 		t.Errorf("server info = %+v", cs.InitializeResult().ServerInfo)
 	}
 	path := mcpSession(t, cs)
 	cs.Close() // closes stdin: the server ends
-	if c := <-code; c != exitOK {
+	if c := <-code; c != cli.ExitOK {
 		t.Errorf("exit %d, stderr:\n%s", c, stderr.String())
 	}
 	if stderr.Len() != 0 {
@@ -134,8 +135,8 @@ func TestMCPCommandUsage(t *testing.T) {
 		{[]string{"serve", "--mcp", "--addr", "192.0.2.1:8787"}, "only listens on a loopback address"},
 	} {
 		_, stderr, code := w.run(t, tc.args...)
-		if code != exitUsage || !strings.Contains(stderr, tc.want) {
-			t.Errorf("memdir %s: exit %d, stderr %q; want %d and %q", strings.Join(tc.args, " "), code, stderr, exitUsage, tc.want)
+		if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("memdir %s: exit %d, stderr %q; want %d and %q", strings.Join(tc.args, " "), code, stderr, cli.ExitUsage, tc.want)
 		}
 	}
 }
@@ -145,7 +146,7 @@ func TestMCPCommandUsage(t *testing.T) {
 func TestServeMountsMCP(t *testing.T) {
 	w := newMemWorld(t)
 	dir := filepath.Join(t.TempDir(), "memory")
-	env := &Env{
+	env := &cli.Env{
 		Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
 		LookupEnv: func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok },
 		Cwd:       w.project,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 )
 
 // memWorld is a sandbox for the memory commands: a home directory, a project
@@ -50,7 +51,7 @@ func newMemWorld(tb testing.TB) *memWorld {
 func (w *memWorld) run(tb testing.TB, args ...string) (stdout, stderr string, code int) {
 	tb.Helper()
 	var out, errb bytes.Buffer
-	env := &Env{
+	env := &cli.Env{
 		Stdin:           strings.NewReader(w.stdin),
 		Stdout:          &out,
 		Stderr:          &errb,
@@ -104,11 +105,11 @@ func TestPathCommand(t *testing.T) {
 	if got := w.ok(t, "path", "--agent", "plugin:rev", "--scope", "local"); got != w.project+"/.claude/agent-memory-local/plugin-rev/\n" {
 		t.Errorf("agent path = %q", got)
 	}
-	if _, _, code := w.run(t, "path", "--agent", "x"); code != exitUsage {
-		t.Errorf("--agent without --scope: exit %d, want %d", code, exitUsage)
+	if _, _, code := w.run(t, "path", "--agent", "x"); code != cli.ExitUsage {
+		t.Errorf("--agent without --scope: exit %d, want %d", code, cli.ExitUsage)
 	}
-	if _, _, code := w.run(t, "path", "--agent", "x", "--scope", "galaxy"); code != exitInvalid {
-		t.Errorf("bad scope: exit %d, want %d", code, exitInvalid)
+	if _, _, code := w.run(t, "path", "--agent", "x", "--scope", "galaxy"); code != cli.ExitInvalid {
+		t.Errorf("bad scope: exit %d, want %d", code, cli.ExitInvalid)
 	}
 }
 
@@ -157,7 +158,7 @@ func TestMemoryLifecycleCommands(t *testing.T) {
 	if got, want := w.ok(t, "show", "grafana"), "---\nname: grafana\ndescription: where the dashboards are\ntype: reference\nprovenance: {by: user, via: cli, at: \"2026-11-29T12:00:00Z\"}\n---\n\ndashboards live in Grafana\n"; got != want {
 		t.Errorf("show = %q, want %q", got, want)
 	}
-	if _, errOut, code := w.run(t, "show", "nothing-here"); code != exitNotFound || !strings.Contains(errOut, "memdir list") {
+	if _, errOut, code := w.run(t, "show", "nothing-here"); code != cli.ExitNotFound || !strings.Contains(errOut, "memdir list") {
 		t.Errorf("show missing: exit %d, stderr %q", code, errOut)
 	}
 
@@ -202,13 +203,13 @@ func TestSaveCommandErrors(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		{[]string{"save", "--name", "x", "--type", "user"}, exitUsage, "--name, --description and --type are required"},
-		{[]string{"save", "--name", "x", "--description", "d", "--type", "idea", "--body", "b"}, exitUsage, `--type "idea"`},
-		{[]string{"save", "--name", "x", "--description", "d", "--type", "user"}, exitUsage, "pipe it on standard input"},
-		{[]string{"save", "--name", "x", "--description", "d", "--type", "user", "--body", "b", "--file", "../escape.md"}, exitInvalid, "climbs out"},
-		{[]string{"save", "--name", "x", "--description", "d", "--type", "user", "--body", "b", "--file", "MEMORY.md"}, exitInvalid, "is the index"},
-		{[]string{"save", "stray", "--name", "x"}, exitUsage, "takes no arguments"},
-		{[]string{"save", "--bogus"}, exitUsage, "flag provided but not defined"},
+		{[]string{"save", "--name", "x", "--type", "user"}, cli.ExitUsage, "--name, --description and --type are required"},
+		{[]string{"save", "--name", "x", "--description", "d", "--type", "idea", "--body", "b"}, cli.ExitUsage, `--type "idea"`},
+		{[]string{"save", "--name", "x", "--description", "d", "--type", "user"}, cli.ExitUsage, "pipe it on standard input"},
+		{[]string{"save", "--name", "x", "--description", "d", "--type", "user", "--body", "b", "--file", "../escape.md"}, cli.ExitInvalid, "climbs out"},
+		{[]string{"save", "--name", "x", "--description", "d", "--type", "user", "--body", "b", "--file", "MEMORY.md"}, cli.ExitInvalid, "is the index"},
+		{[]string{"save", "stray", "--name", "x"}, cli.ExitUsage, "takes no arguments"},
+		{[]string{"save", "--bogus"}, cli.ExitUsage, "flag provided but not defined"},
 	} {
 		_, errOut, code := w.run(t, tc.args...)
 		if code != tc.wantCode || !strings.Contains(errOut, tc.wantErr) {
@@ -216,7 +217,7 @@ func TestSaveCommandErrors(t *testing.T) {
 		}
 	}
 	w.ok(t, "save", "--name", "x", "--description", "d", "--type", "user", "--body", "b")
-	if _, errOut, code := w.run(t, "save", "--name", "x", "--description", "d", "--type", "user", "--body", "b", "--file", "user_x.md", "--create"); code != exitExists {
+	if _, errOut, code := w.run(t, "save", "--name", "x", "--description", "d", "--type", "user", "--body", "b", "--file", "user_x.md", "--create"); code != cli.ExitExists {
 		t.Errorf("save --create over an existing file: exit %d (%s)", code, errOut)
 	}
 }
@@ -252,8 +253,8 @@ func TestDoctorCommand(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "MEMORY.md"), append(ix, []byte("- [gone](gone.md) — deleted by hand\n- [a again](user_a.md) — repeated\n")...), 0o600)
 
 	out, _, code := w.run(t, "doctor")
-	if code != exitProblems {
-		t.Fatalf("doctor exit %d, want %d\n%s", code, exitProblems, out)
+	if code != cli.ExitProblems {
+		t.Fatalf("doctor exit %d, want %d\n%s", code, cli.ExitProblems, out)
 	}
 	for _, want := range []string{
 		"dangling-index-line  MEMORY.md: line 3 points at gone.md",
@@ -269,7 +270,7 @@ func TestDoctorCommand(t *testing.T) {
 		}
 	}
 	out, _, code = w.run(t, "doctor", "--fix")
-	if code != exitProblems || !strings.Contains(out, "Undo these repairs with: memdir undo") {
+	if code != cli.ExitProblems || !strings.Contains(out, "Undo these repairs with: memdir undo") {
 		t.Fatalf("doctor --fix exit %d:\n%s", code, out)
 	}
 	// Duplicates are left for a person; everything safe is fixed.
@@ -339,10 +340,10 @@ func TestHelpAndUnknownCommands(t *testing.T) {
 	if !strings.Contains(out, "Usage: memdir save") || !strings.Contains(out, "-description") || !strings.Contains(out, "3    not found") {
 		t.Errorf("save --help:\n%s", out)
 	}
-	if _, errOut, code := w.run(t, "frobnicate"); code != exitUsage || !strings.Contains(errOut, "unknown command") {
+	if _, errOut, code := w.run(t, "frobnicate"); code != cli.ExitUsage || !strings.Contains(errOut, "unknown command") {
 		t.Errorf("unknown command: exit %d, %q", code, errOut)
 	}
-	if _, _, code := w.run(t); code != exitUsage {
+	if _, _, code := w.run(t); code != cli.ExitUsage {
 		t.Errorf("no command: exit %d", code)
 	}
 }

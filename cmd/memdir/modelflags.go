@@ -13,6 +13,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/config"
 	"github.com/memdir/memdir/config/provider"
+	"github.com/memdir/memdir/internal/cli"
 )
 
 // modelFlags are the configuration flags of one command (--model,
@@ -70,13 +71,13 @@ func isConfigFlag(name string) bool {
 }
 
 // loadConfig resolves the configuration in env, with no flags.
-func loadConfig(env *Env) (*config.Config, error) {
+func loadConfig(env *cli.Env) (*config.Config, error) {
 	return config.Load(env.LookupEnv, &config.Options{Dir: env.Cwd})
 }
 
 // config resolves the configuration in env with the flags that were set on
 // top. --no-model does not show in it: see model.
-func (mf *modelFlags) config(env *Env) (*config.Config, error) {
+func (mf *modelFlags) config(env *cli.Env) (*config.Config, error) {
 	var over []config.Override
 	if mf != nil {
 		byFlag := map[string]string{}
@@ -105,7 +106,7 @@ func (mf *modelFlags) model(cfg *config.Config) (memdir.Model, error) {
 
 // loadModel is config followed by model, for the commands that need the
 // configuration only for the model. With --no-model it reads nothing.
-func (mf *modelFlags) loadModel(env *Env) (memdir.Model, error) {
+func (mf *modelFlags) loadModel(env *cli.Env) (memdir.Model, error) {
 	if mf != nil && mf.noModel {
 		return nil, nil
 	}
@@ -118,7 +119,7 @@ func (mf *modelFlags) loadModel(env *Env) (memdir.Model, error) {
 
 // requireModel is loadModel for a command that cannot work without a model:
 // none is an error saying how to configure one.
-func (mf *modelFlags) requireModel(env *Env, cmd string) (memdir.Model, error) {
+func (mf *modelFlags) requireModel(env *cli.Env, cmd string) (memdir.Model, error) {
 	m, err := mf.loadModel(env)
 	if err != nil {
 		return nil, err
@@ -132,7 +133,7 @@ func (mf *modelFlags) requireModel(env *Env, cmd string) (memdir.Model, error) {
 // recallEmbedder returns the configured embedder and the embedding cache of
 // the memory directory dir, for recall; nil, nil when no embedder is
 // configured.
-func recallEmbedder(env *Env, cfg *config.Config, dir string) (memdir.Embedder, *memdir.EmbedCache, error) {
+func recallEmbedder(env *cli.Env, cfg *config.Config, dir string) (memdir.Embedder, *memdir.EmbedCache, error) {
 	e, err := provider.NewEmbedder(cfg)
 	if err != nil || e == nil {
 		return nil, nil, err

@@ -12,12 +12,13 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/config"
 	"github.com/memdir/memdir/config/provider"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/memdirtest"
 )
 
 // memEnv is the Env of w for calling the helpers directly.
-func memEnv(w *memWorld) *Env {
-	return &Env{
+func memEnv(w *memWorld) *cli.Env {
+	return &cli.Env{
 		Stdout:    io.Discard,
 		Stderr:    io.Discard,
 		LookupEnv: func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok },

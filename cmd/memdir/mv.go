@@ -5,9 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/memdir/memdir/internal/cli"
 )
 
-var mvCmd = &Command{
+var mvCmd = &cli.Command{
 	Name:  "mv",
 	Args:  "[--json] OLD NEW",
 	Short: "rename a memory file and repoint its MEMORY.md line",
@@ -25,7 +27,7 @@ shared with every collaborator. Mv never replaces an existing file, and
 Examples:
   memdir mv notes.md project_release_freeze.md
   memdir mv reference_grafana team/reference_grafana   # share with the team`,
-	Setup: setup(runMv),
+	Setup: cli.Setup(runMv),
 }
 
 // mvOptions holds the flag values of memdir mv.
@@ -34,14 +36,14 @@ type mvOptions struct {
 	asJSON bool
 }
 
-func (o *mvOptions) declare(fs *flag.FlagSet) {
+func (o *mvOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, false)
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
 }
 
-func runMv(ctx context.Context, env *Env, o *mvOptions, args []string) error {
+func runMv(ctx context.Context, env *cli.Env, o *mvOptions, args []string) error {
 	if len(args) != 2 {
-		return usagef("mv takes two names: OLD NEW")
+		return cli.Usagef("mv takes two names: OLD NEW")
 	}
 	d, _, err := o.lf.open(env)
 	if err != nil {
@@ -51,7 +53,7 @@ func runMv(ctx context.Context, env *Env, o *mvOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	return emit(env, o.asJSON, map[string]any{
+	return cli.Emit(env, o.asJSON, map[string]any{
 		"from": res.From, "to": res.To, "abs_path": d.Abs(res.To), "run_id": res.RunID,
 	}, func(w io.Writer) error {
 		fmt.Fprintf(w, "Renamed %s to %s. Undo with: memdir undo %s\n", res.From, res.To, res.RunID)

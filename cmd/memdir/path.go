@@ -8,9 +8,10 @@ import (
 	"path/filepath"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 )
 
-var pathCmd = &Command{
+var pathCmd = &cli.Command{
 	Name:  "path",
 	Args:  "[--explain] [--team] [--agent TYPE --scope S] [--json]",
 	Short: "print the project's memory directory",
@@ -36,7 +37,7 @@ Examples:
   memdir path
   memdir path --explain
   memdir path --agent code-reviewer --scope project`,
-	Setup: setup(runPath),
+	Setup: cli.Setup(runPath),
 }
 
 // pathOptions holds the flag values of memdir path.
@@ -46,15 +47,15 @@ type pathOptions struct {
 	asJSON  bool
 }
 
-func (o *pathOptions) declare(fs *flag.FlagSet) {
+func (o *pathOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, true)
 	fs.BoolVar(&o.explain, "explain", false, "say which rule chose the directory")
 	fs.BoolVar(&o.asJSON, "json", false, "print the location as JSON")
 }
 
-func runPath(ctx context.Context, env *Env, o *pathOptions, args []string) error {
+func runPath(ctx context.Context, env *cli.Env, o *pathOptions, args []string) error {
 	if len(args) > 0 {
-		return usagef("path takes no arguments")
+		return cli.Usagef("path takes no arguments")
 	}
 	p, loc, err := o.lf.path(env)
 	if err != nil {
@@ -78,7 +79,7 @@ func runPath(ctx context.Context, env *Env, o *pathOptions, args []string) error
 		v["explain"] = loc.Explain
 		v["warnings"] = loc.Warnings
 	}
-	return emit(env, o.asJSON, v, func(stdout io.Writer) error {
+	return cli.Emit(env, o.asJSON, v, func(stdout io.Writer) error {
 		fmt.Fprintln(stdout, out)
 		if loc != nil {
 			for _, w := range loc.Warnings {

@@ -10,10 +10,11 @@ import (
 	"strings"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/promote"
 )
 
-var promoteCmd = &Command{
+var promoteCmd = &cli.Command{
 	Name:  "promote",
 	Args:  "[--json] [CONTEXT...] | --apply [--keep-memory] ID...",
 	Short: "review memory layers: promotions to CLAUDE.md, duplicates, stale entries, conflicts",
@@ -67,7 +68,7 @@ Examples:
   memdir promote --model anthropic:claude-sonnet-4-5 we are moving to a monorepo
   memdir promote --apply P1 C2
   memdir promote --json | jq '.items[] | select(.section == "cleanup")'`,
-	Setup: setup(runPromote),
+	Setup: cli.Setup(runPromote),
 }
 
 // promoteOptions holds the flag values of memdir promote.
@@ -79,7 +80,7 @@ type promoteOptions struct {
 	asJSON bool
 }
 
-func (o *promoteOptions) declare(fs *flag.FlagSet) {
+func (o *promoteOptions) Declare(fs *flag.FlagSet) {
 	fs.StringVar(&o.lf.project, "project", "", "resolve the memory directory and CLAUDE.md files from `DIR` instead of the working directory")
 	fs.StringVar(&o.lf.dir, "dir", "", "review `DIR` as the auto-memory directory (CLAUDE.md files still come from the project)")
 	fs.BoolVar(&o.apply, "apply", false, "carry out the items whose ids follow, from the last review")
@@ -88,9 +89,9 @@ func (o *promoteOptions) declare(fs *flag.FlagSet) {
 	o.mf = addModelFlags(fs, "")
 }
 
-func runPromote(ctx context.Context, env *Env, o *promoteOptions, args []string) error {
+func runPromote(ctx context.Context, env *cli.Env, o *promoteOptions, args []string) error {
 	if o.keep && !o.apply {
-		return usagef("--keep-memory goes with --apply")
+		return cli.Usagef("--keep-memory goes with --apply")
 	}
 	dir, src, err := promoteSources(env, &o.lf)
 	if err != nil {
@@ -102,7 +103,7 @@ func runPromote(ctx context.Context, env *Env, o *promoteOptions, args []string)
 	}
 	if o.apply {
 		if len(args) == 0 {
-			return usagef("--apply needs the ids of the items to carry out, such as P1 C2")
+			return cli.Usagef("--apply needs the ids of the items to carry out, such as P1 C2")
 		}
 		return promoteApply(ctx, env, dir, reviewFile, args, o.keep, o.asJSON)
 	}
@@ -123,16 +124,16 @@ func runPromote(ctx context.Context, env *Env, o *promoteOptions, args []string)
 	if rep.Method == promote.MethodFallback {
 		fmt.Fprintf(env.Stderr, "note: the model's review was not used (%s); this is the lexical review\n", rep.Fallback)
 	}
-	return emit(env, o.asJSON, rep, func(w io.Writer) error {
+	return cli.Emit(env, o.asJSON, rep, func(w io.Writer) error {
 		printReview(env, rep)
 		return nil
 	})
 }
 
 // promoteSources picks the memory directory and the instruction files.
-func promoteSources(env *Env, lf *locationFlags) (string, promote.Sources, error) {
+func promoteSources(env *cli.Env, lf *locationFlags) (string, promote.Sources, error) {
 	if lf.dir != "" && lf.project != "" {
-		return "", promote.Sources{}, usagef("--dir cannot be combined with --project")
+		return "", promote.Sources{}, cli.Usagef("--dir cannot be combined with --project")
 	}
 	loc, err := lf.locate(env)
 	if err != nil {
@@ -151,7 +152,7 @@ func promoteSources(env *Env, lf *locationFlags) (string, promote.Sources, error
 	return src.MemoryDir, src, nil
 }
 
-func printReview(env *Env, rep *promote.Report) {
+func printReview(env *cli.Env, rep *promote.Report) {
 	how := "lexical review, no model configured"
 	switch rep.Method {
 	case promote.MethodByModel:
@@ -159,8 +160,8 @@ func printReview(env *Env, rep *promote.Report) {
 	case promote.MethodFallback:
 		how = "lexical review: the model's answer was not used"
 	}
-	fmt.Fprintf(env.Stdout, "Reviewed %s and %s in %s (%s).\n", plural(rep.Memories, "memory", "memories"),
-		plural(rep.Rules, "instruction", "instructions"), plural(len(rep.Files), "CLAUDE file", "CLAUDE files"), how)
+	fmt.Fprintf(env.Stdout, "Reviewed %s and %s in %s (%s).\n", cli.Plural(rep.Memories, "memory", "memories"),
+		cli.Plural(rep.Rules, "instruction", "instructions"), cli.Plural(len(rep.Files), "CLAUDE file", "CLAUDE files"), how)
 	titles := map[promote.Section]string{
 		promote.SectionPromotions: "Promotions", promote.SectionCleanup: "Cleanup",
 		promote.SectionAmbiguous: "Ambiguous", promote.SectionNoAction: "No action",
@@ -210,7 +211,7 @@ func reviewHeadline(it promote.Item) string {
 	return head
 }
 
-func promoteApply(ctx context.Context, env *Env, dir, reviewFile string, ids []string, keep, asJSON bool) error {
+func promoteApply(ctx context.Context, env *cli.Env, dir, reviewFile string, ids []string, keep, asJSON bool) error {
 	rep, err := promote.LoadReport(reviewFile)
 	if errors.Is(err, memdir.ErrNotFound) {
 		return fmt.Errorf("no review of %s to apply: run 'memdir promote' first: %w", dir, memdir.ErrNotFound)
@@ -226,7 +227,7 @@ func promoteApply(ctx context.Context, env *Env, dir, reviewFile string, ids []s
 	if done == nil {
 		done = []promote.AppliedItem{}
 	}
-	if jerr := emit(env, asJSON, map[string]any{"applied": done}, func(w io.Writer) error {
+	if jerr := cli.Emit(env, asJSON, map[string]any{"applied": done}, func(w io.Writer) error {
 		run := ""
 		for _, a := range done {
 			fmt.Fprintf(w, "%s: %s.\n", a.ID, a.Done)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/promote"
 )
@@ -53,7 +54,7 @@ func TestPromoteCommand(t *testing.T) {
 	}
 
 	_, errOut, code := w.run(t, "promote", "--apply", "A1")
-	if code != exitInvalid || !strings.Contains(errOut, "for you to decide") {
+	if code != cli.ExitInvalid || !strings.Contains(errOut, "for you to decide") {
 		t.Errorf("applying a conflict: exit %d, %q", code, errOut)
 	}
 	out = w.ok(t, "promote", "--apply", "P1", "c1")
@@ -83,7 +84,7 @@ func TestPromoteCommand(t *testing.T) {
 	}
 	// The review is stale once the promoted memory changes.
 	w.ok(t, "save", "--name", "commit style", "--type", "feedback", "--description", "conventional commits in this repo", "--body", "Changed.")
-	if _, errOut, code := w.run(t, "promote", "--apply", "P1"); code != exitExists || !strings.Contains(errOut, "since the review") {
+	if _, errOut, code := w.run(t, "promote", "--apply", "P1"); code != cli.ExitExists || !strings.Contains(errOut, "since the review") {
 		t.Errorf("stale apply: exit %d, %q", code, errOut)
 	}
 
@@ -92,10 +93,10 @@ func TestPromoteCommand(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"promote", "--apply"}, exitUsage, "needs the ids"},
-		{[]string{"promote", "--keep-memory"}, exitUsage, "goes with --apply"},
-		{[]string{"promote", "--apply", "Z9"}, exitNotFound, `no item "Z9"`},
-		{[]string{"promote", "--dir", "x", "--project", "y"}, exitUsage, "cannot be combined"},
+		{[]string{"promote", "--apply"}, cli.ExitUsage, "needs the ids"},
+		{[]string{"promote", "--keep-memory"}, cli.ExitUsage, "goes with --apply"},
+		{[]string{"promote", "--apply", "Z9"}, cli.ExitNotFound, `no item "Z9"`},
+		{[]string{"promote", "--dir", "x", "--project", "y"}, cli.ExitUsage, "cannot be combined"},
 	} {
 		_, errOut, code := w.run(t, tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) {
@@ -103,7 +104,7 @@ func TestPromoteCommand(t *testing.T) {
 		}
 	}
 	w2 := newMemWorld(t)
-	if _, errOut, code := w2.run(t, "promote", "--apply", "P1"); code != exitNotFound || !strings.Contains(errOut, "run 'memdir promote' first") {
+	if _, errOut, code := w2.run(t, "promote", "--apply", "P1"); code != cli.ExitNotFound || !strings.Contains(errOut, "run 'memdir promote' first") {
 		t.Errorf("apply without a review: exit %d, %q", code, errOut)
 	}
 }

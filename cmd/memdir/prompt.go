@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 )
 
 // multiFlag collects a repeatable string flag.
@@ -16,7 +17,7 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, "; ") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
-var promptCmd = &Command{
+var promptCmd = &cli.Command{
 	Name:  "prompt",
 	Args:  "[--mode individual|team|daily-log|agent] [--skip-index] [--with-index] [--extra TEXT]...",
 	Short: "print the memory section of an agent's system prompt",
@@ -47,7 +48,7 @@ Examples:
   memdir prompt
   memdir prompt --mode team --with-index
   memdir prompt --mode agent --agent code-reviewer --scope project`,
-	Setup: setup(runPrompt),
+	Setup: cli.Setup(runPrompt),
 }
 
 // promptOptions holds the flag values of memdir prompt.
@@ -60,7 +61,7 @@ type promptOptions struct {
 	extra     multiFlag
 }
 
-func (o *promptOptions) declare(fs *flag.FlagSet) {
+func (o *promptOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, false)
 	fs.StringVar(&o.mode, "mode", "individual", "individual, team, daily-log or agent")
 	fs.BoolVar(&o.skipIndex, "skip-index", false, "leave out the MEMORY.md step (recall replaces the index)")
@@ -69,16 +70,16 @@ func (o *promptOptions) declare(fs *flag.FlagSet) {
 	fs.Var(&o.extra, "extra", "an extra guideline `TEXT` (repeatable)")
 }
 
-func runPrompt(ctx context.Context, env *Env, o *promptOptions, args []string) error {
+func runPrompt(ctx context.Context, env *cli.Env, o *promptOptions, args []string) error {
 	if len(args) > 0 {
-		return usagef("prompt takes no arguments")
+		return cli.Usagef("prompt takes no arguments")
 	}
 	m, err := memdir.ParsePromptMode(o.mode)
 	if err != nil {
-		return usagef("%v", err)
+		return cli.Usagef("%v", err)
 	}
 	if (m == memdir.PromptAgent) != (o.lf.agent != "") {
-		return usagef("--mode agent goes with --agent TYPE --scope S")
+		return cli.Usagef("--mode agent goes with --agent TYPE --scope S")
 	}
 	d, loc, err := o.lf.open(env)
 	if err != nil {
@@ -90,7 +91,7 @@ func runPrompt(ctx context.Context, env *Env, o *promptOptions, args []string) e
 	opts := &memdir.PromptOptions{Mode: m, Dir: d.Path(), SkipIndex: o.skipIndex, ExtraGuidelines: o.extra}
 	if o.search {
 		if loc == nil {
-			return usagef("--search needs the located directory (not --dir): it names the session transcripts")
+			return cli.Usagef("--search needs the located directory (not --dir): it names the session transcripts")
 		}
 		opts.SearchDir = loc.TranscriptDir()
 	}

@@ -8,9 +8,10 @@ import (
 	"strings"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 )
 
-var recallCmd = &Command{
+var recallCmd = &cli.Command{
 	Name:  "recall",
 	Args:  "[flags] QUERY",
 	Short: "find the memories relevant to a prompt",
@@ -48,7 +49,7 @@ Examples:
   memdir recall "why do the settlement tests fail on CI?"
   memdir recall --model anthropic:claude-sonnet-4-5 --tools Bash "deploy the hotfix"
   memdir recall --json "部署流程是什么" | jq '.memories[].path'`,
-	Setup: setup(runRecall),
+	Setup: cli.Setup(runRecall),
 }
 
 // recallOptions holds the flag values of memdir recall.
@@ -65,7 +66,7 @@ type recallOptions struct {
 	asJSON   bool
 }
 
-func (o *recallOptions) declare(fs *flag.FlagSet) {
+func (o *recallOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, false)
 	o.mf = addModelFlags(fs, "rank lexically even when a model is configured")
 	fs.Var(&o.surfaced, "surfaced", "a memory `PATH` already shown this session (repeatable)")
@@ -78,10 +79,10 @@ func (o *recallOptions) declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON: path, score, reason and freshness of each memory")
 }
 
-func runRecall(ctx context.Context, env *Env, o *recallOptions, args []string) error {
+func runRecall(ctx context.Context, env *cli.Env, o *recallOptions, args []string) error {
 	query := strings.TrimSpace(strings.Join(args, " "))
 	if query == "" && !o.all {
-		return usagef("recall needs a query")
+		return cli.Usagef("recall needs a query")
 	}
 	d, _, err := o.lf.openEnabled(env)
 	if err != nil {
@@ -121,7 +122,7 @@ func runRecall(ctx context.Context, env *Env, o *recallOptions, args []string) e
 	if err != nil {
 		return err
 	}
-	return emit(env, o.asJSON, res, func(w io.Writer) error {
+	return cli.Emit(env, o.asJSON, res, func(w io.Writer) error {
 		if len(res.Memories) > 0 {
 			fmt.Fprint(w, res.Render())
 		}
@@ -130,20 +131,20 @@ func runRecall(ctx context.Context, env *Env, o *recallOptions, args []string) e
 	})
 }
 
-func printRecallSummary(env *Env, res *memdir.RecallResult) {
+func printRecallSummary(env *cli.Env, res *memdir.RecallResult) {
 	var how string
 	switch res.Method {
 	case memdir.RecallSkipped, memdir.RecallNoMemories:
 		fmt.Fprintf(env.Stderr, "recall: nothing looked up: %s\n", res.Reason)
 		return
 	case memdir.RecallByModel:
-		how = fmt.Sprintf("the model chose %s from a manifest of %d (%d ranked, ~%d tokens; Claude Code's would be ~%d)", plural(len(res.Memories), "memory", "memories"), len(res.Shortlist), res.Ranked, res.ManifestTokens, res.BaselineTokens)
+		how = fmt.Sprintf("the model chose %s from a manifest of %d (%d ranked, ~%d tokens; Claude Code's would be ~%d)", cli.Plural(len(res.Memories), "memory", "memories"), len(res.Shortlist), res.Ranked, res.ManifestTokens, res.BaselineTokens)
 	case memdir.RecallByLexical:
-		how = fmt.Sprintf("lexical ranking (no model configured) found %s", plural(len(res.Memories), "memory", "memories"))
+		how = fmt.Sprintf("lexical ranking (no model configured) found %s", cli.Plural(len(res.Memories), "memory", "memories"))
 	case memdir.RecallFallback:
-		how = fmt.Sprintf("lexical ranking found %s", plural(len(res.Memories), "memory", "memories"))
+		how = fmt.Sprintf("lexical ranking found %s", cli.Plural(len(res.Memories), "memory", "memories"))
 	}
-	fmt.Fprintf(env.Stderr, "recall: %s among %s", how, plural(res.Candidates, "candidate", "candidates"))
+	fmt.Fprintf(env.Stderr, "recall: %s among %s", how, cli.Plural(res.Candidates, "candidate", "candidates"))
 	if res.Usage.Calls > 0 || res.Usage.InputTokens > 0 {
 		fmt.Fprintf(env.Stderr, "; model tokens: %d in, %d out", res.Usage.InputTokens, res.Usage.OutputTokens)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -45,7 +46,7 @@ func TestRecallCommand(t *testing.T) {
 	if out := w.ok(t, "recall", "--all", "grafana"); !strings.Contains(out, "grafana.internal") {
 		t.Errorf("--all did not look up a one-word query: %q", out)
 	}
-	if _, _, code := w.run(t, "recall"); code != exitUsage {
+	if _, _, code := w.run(t, "recall"); code != cli.ExitUsage {
 		t.Errorf("recall without a query: exit %d", code)
 	}
 }
@@ -173,7 +174,7 @@ func TestPromptCommand(t *testing.T) {
 	if !strings.HasPrefix(out, "# Persistent Agent Memory") || !strings.Contains(out, "Your MEMORY.md is empty so far") {
 		t.Errorf("agent prompt:\n%s", out)
 	}
-	if _, _, code := w.run(t, "prompt", "--mode", "agent"); code != exitUsage {
+	if _, _, code := w.run(t, "prompt", "--mode", "agent"); code != cli.ExitUsage {
 		t.Errorf("agent mode without --agent: exit %d", code)
 	}
 	if out := w.ok(t, "prompt", "--search"); !strings.Contains(out, "## Searching past context") || !strings.Contains(out, "*.jsonl") {

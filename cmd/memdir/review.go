@@ -10,10 +10,11 @@ import (
 	"strings"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/screen"
 )
 
-var reviewCmd = &Command{
+var reviewCmd = &cli.Command{
 	Name:  "review",
 	Args:  "[list [--all] | show ID | accept ID | reject ID] [--json]",
 	Short: "list, accept or reject writes held back by injection screening",
@@ -45,7 +46,7 @@ Examples:
   memdir review
   memdir review show r20261201-101500-1a2b3c
   memdir review accept r20261201-101500-1a2b3c --json`,
-	Setup: setup(runReview),
+	Setup: cli.Setup(runReview),
 }
 
 // reviewOptions holds the flag values of memdir review.
@@ -57,19 +58,19 @@ type reviewOptions struct {
 	asJSON bool
 }
 
-func (o *reviewOptions) declare(fs *flag.FlagSet) {
+func (o *reviewOptions) Declare(fs *flag.FlagSet) {
 	o.fs = fs
 	o.lf.register(fs, false)
 	fs.BoolVar(&o.all, "all", false, "list accepted and rejected items too")
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
 }
 
-func runReview(ctx context.Context, env *Env, o *reviewOptions, args []string) error {
+func runReview(ctx context.Context, env *cli.Env, o *reviewOptions, args []string) error {
 	// Flags may follow the subcommand: parse what is left.
 	if len(args) > 0 {
 		sub := args[0]
 		if err := o.fs.Parse(args[1:]); err != nil {
-			return usagef("%v", err)
+			return cli.Usagef("%v", err)
 		}
 		args = append([]string{sub}, o.fs.Args()...)
 	}
@@ -84,7 +85,7 @@ func runReview(ctx context.Context, env *Env, o *reviewOptions, args []string) e
 	switch op {
 	case "list":
 		if len(args) > 1 {
-			return usagef("review list takes no arguments")
+			return cli.Usagef("review list takes no arguments")
 		}
 		items, errs := d.HeldWrites(o.all)
 		for _, e := range errs {
@@ -93,7 +94,7 @@ func runReview(ctx context.Context, env *Env, o *reviewOptions, args []string) e
 		if items == nil {
 			items = []*memdir.HeldWrite{}
 		}
-		return emit(env, o.asJSON, map[string]any{"review_dir": d.ReviewDir(), "items": items}, func(w io.Writer) error {
+		return cli.Emit(env, o.asJSON, map[string]any{"review_dir": d.ReviewDir(), "items": items}, func(w io.Writer) error {
 			if len(items) == 0 {
 				fmt.Fprintln(w, "No writes held for review.")
 				return nil
@@ -105,7 +106,7 @@ func runReview(ctx context.Context, env *Env, o *reviewOptions, args []string) e
 		})
 	case "show", "accept", "reject":
 		if len(args) != 2 {
-			return usagef("review %s takes one ID (see 'memdir review list')", op)
+			return cli.Usagef("review %s takes one ID (see 'memdir review list')", op)
 		}
 		var it *memdir.HeldWrite
 		switch op {
@@ -119,7 +120,7 @@ func runReview(ctx context.Context, env *Env, o *reviewOptions, args []string) e
 		if err != nil {
 			return err
 		}
-		return emit(env, o.asJSON, it, func(w io.Writer) error {
+		return cli.Emit(env, o.asJSON, it, func(w io.Writer) error {
 			switch op {
 			case "accept":
 				fmt.Fprintf(w, "Accepted %s: wrote %s (undo with 'memdir undo %s')\n", it.ID, d.Abs(it.Path), it.RunID)
@@ -131,11 +132,11 @@ func runReview(ctx context.Context, env *Env, o *reviewOptions, args []string) e
 			return nil
 		})
 	default:
-		return usagef("unknown review subcommand %q: want list, show, accept or reject", op)
+		return cli.Usagef("unknown review subcommand %q: want list, show, accept or reject", op)
 	}
 }
 
-func printHeld(env *Env, it *memdir.HeldWrite) {
+func printHeld(env *cli.Env, it *memdir.HeldWrite) {
 	w := env.Stdout
 	fmt.Fprintf(w, "ID:       %s\nState:    %s\nPath:     %s\nQueued:   %s\nBy:       %s\n", it.ID, it.State, it.Path, it.Queued.Format("2006-01-02 15:04:05 MST"), it.Provenance)
 	if it.Decided != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 )
 
 func TestSaveWarnsButWrites(t *testing.T) {
@@ -103,7 +104,7 @@ func TestSyncPullHoldsSuspiciousEntries(t *testing.T) {
 	bob.vars["MEMDIR_TEAM_TOKEN"] = srv.Token(t, "acme/widgets", true)
 	for range 2 {
 		out, errOut, code := bob.run(t, "sync", "pull")
-		if code != exitProblems || !strings.Contains(out, "skipped  deploy.md: held: write to team/deploy.md held for review") {
+		if code != cli.ExitProblems || !strings.Contains(out, "skipped  deploy.md: held: write to team/deploy.md held for review") {
 			t.Fatalf("pull: exit %d\n%s%s", code, out, errOut)
 		}
 	}

@@ -5,9 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/memdir/memdir/internal/cli"
 )
 
-var rmCmd = &Command{
+var rmCmd = &cli.Command{
 	Name:  "rm",
 	Args:  "[--json] NAME",
 	Short: "remove a memory and its MEMORY.md line",
@@ -22,7 +24,7 @@ Nothing is lost: the file and the exact index line are journaled first, and
 Examples:
   memdir rm feedback_old_rule
   memdir undo          # changed your mind`,
-	Setup: setup(runRm),
+	Setup: cli.Setup(runRm),
 }
 
 // rmOptions holds the flag values of memdir rm.
@@ -31,14 +33,14 @@ type rmOptions struct {
 	asJSON bool
 }
 
-func (o *rmOptions) declare(fs *flag.FlagSet) {
+func (o *rmOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, false)
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
 }
 
-func runRm(ctx context.Context, env *Env, o *rmOptions, args []string) error {
+func runRm(ctx context.Context, env *cli.Env, o *rmOptions, args []string) error {
 	if len(args) != 1 {
-		return usagef("rm takes one memory name")
+		return cli.Usagef("rm takes one memory name")
 	}
 	d, _, err := o.lf.open(env)
 	if err != nil {
@@ -52,7 +54,7 @@ func runRm(ctx context.Context, env *Env, o *rmOptions, args []string) error {
 	if lines == nil {
 		lines = []string{}
 	}
-	return emit(env, o.asJSON, map[string]any{
+	return cli.Emit(env, o.asJSON, map[string]any{
 		"path": res.Path, "abs_path": d.Abs(res.Path), "index_lines": lines, "run_id": res.RunID,
 	}, func(w io.Writer) error {
 		fmt.Fprintf(w, "Removed %s", res.Path)

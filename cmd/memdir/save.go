@@ -8,11 +8,12 @@ import (
 	"strings"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/screen"
 )
 
 // warnScreen prints screening findings for a write a person made.
-func warnScreen(env *Env, path string, findings []screen.Finding) {
+func warnScreen(env *cli.Env, path string, findings []screen.Finding) {
 	if len(findings) == 0 {
 		return
 	}
@@ -22,7 +23,7 @@ func warnScreen(env *Env, path string, findings []screen.Finding) {
 	}
 }
 
-var saveCmd = &Command{
+var saveCmd = &cli.Command{
 	Name:  "save",
 	Args:  "--name NAME --description TEXT --type TYPE [--team] [--file PATH] [--body TEXT | < body.md]",
 	Short: "save a memory and its MEMORY.md line",
@@ -63,7 +64,7 @@ Examples:
       --description "integration tests hit a real database, never mocks" \
       --body "Use the docker-compose Postgres. **Why:** mocks hid a broken migration."
   git log -1 --format=%B | memdir save --name release-notes --type project --description "what shipped in 2.4"`,
-	Setup: setup(runSave),
+	Setup: cli.Setup(runSave),
 }
 
 // saveOptions holds the flag values of memdir save.
@@ -80,7 +81,7 @@ type saveOptions struct {
 	asJSON bool
 }
 
-func (o *saveOptions) declare(fs *flag.FlagSet) {
+func (o *saveOptions) Declare(fs *flag.FlagSet) {
 	o.fs = fs
 	o.lf.register(fs, true)
 	fs.StringVar(&o.name, "name", "", "the memory's `NAME` (required)")
@@ -92,23 +93,23 @@ func (o *saveOptions) declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
 }
 
-func runSave(ctx context.Context, env *Env, o *saveOptions, args []string) error {
+func runSave(ctx context.Context, env *cli.Env, o *saveOptions, args []string) error {
 	if len(args) > 0 {
-		return usagef("save takes no arguments (did you mean --body %q?)", strings.Join(args, " "))
+		return cli.Usagef("save takes no arguments (did you mean --body %q?)", strings.Join(args, " "))
 	}
 	if o.name == "" || o.desc == "" || o.typ == "" {
-		return usagef("--name, --description and --type are required")
+		return cli.Usagef("--name, --description and --type are required")
 	}
 	t := memdir.ParseType(o.typ)
 	if t == "" {
-		return usagef("--type %q: want user, feedback, project or reference", o.typ)
+		return cli.Usagef("--type %q: want user, feedback, project or reference", o.typ)
 	}
 	text := o.body
 	bodySet := false
 	o.fs.Visit(func(f *flag.Flag) { bodySet = bodySet || f.Name == "body" })
 	if !bodySet {
 		if env.StdinIsTerminal {
-			return usagef("give the body with --body, or pipe it on standard input")
+			return cli.Usagef("give the body with --body, or pipe it on standard input")
 		}
 		data, err := io.ReadAll(io.LimitReader(env.Stdin, memdir.MaxMemoryFileBytes+1))
 		if err != nil {
@@ -141,7 +142,7 @@ func runSave(ctx context.Context, env *Env, o *saveOptions, args []string) error
 	if findings == nil {
 		findings = []screen.Finding{}
 	}
-	return emit(env, o.asJSON, map[string]any{
+	return cli.Emit(env, o.asJSON, map[string]any{
 		"path": res.Path, "abs_path": d.Abs(res.Path), "created": res.Created, "changed": res.Changed,
 		"run_id": res.RunID, "index": indexStatusJSON(res.Index), "index_warning": warning, "screen_findings": findings,
 	}, func(w io.Writer) error {

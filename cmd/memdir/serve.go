@@ -14,12 +14,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/team"
 	"github.com/memdir/memdir/team/postgres"
 	"github.com/memdir/memdir/team/sqlite"
 )
 
-var serveCmd = &Command{
+var serveCmd = &cli.Command{
 	Name:  "serve",
 	Args:  "[--addr HOST:PORT] [--db DB] | token create --repo OWNER/NAME [--read-only] | token list | token revoke ID",
 	Short: "run the team memory sync server, and manage its tokens",
@@ -66,7 +67,7 @@ Examples:
   memdir serve --addr 0.0.0.0:8787 --db postgres://memdir@db:5432/memdir
   memdir serve --db sqlite:/srv/memdir/team.db token create --repo acme/widgets
   memdir serve token list --json`,
-	Setup: setup(runServe),
+	Setup: cli.Setup(runServe),
 }
 
 // serveOptions holds the flag values of memdir serve.
@@ -84,7 +85,7 @@ type serveOptions struct {
 	mcpDir     string
 }
 
-func (o *serveOptions) declare(fs *flag.FlagSet) {
+func (o *serveOptions) Declare(fs *flag.FlagSet) {
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8787", "listen on `HOST:PORT`")
 	fs.StringVar(&o.db, "db", "", "database: sqlite:`PATH` or a postgres:// URL (default: sqlite:<data dir>/team.db)")
 	fs.IntVar(&o.maxEntries, "max-entries", team.DefaultMaxEntries, "maximum entries per repository")
@@ -98,7 +99,7 @@ func (o *serveOptions) declare(fs *flag.FlagSet) {
 	fs.StringVar(&o.mcpDir, "mcp-dir", "", "serve `DIR` as the memory directory at /mcp (implies --mcp)")
 }
 
-func runServe(ctx context.Context, env *Env, o *serveOptions, args []string) error {
+func runServe(ctx context.Context, env *cli.Env, o *serveOptions, args []string) error {
 	var logger *slog.Logger
 	switch o.logFormat {
 	case "json":
@@ -106,10 +107,10 @@ func runServe(ctx context.Context, env *Env, o *serveOptions, args []string) err
 	case "text":
 		logger = slog.New(slog.NewTextHandler(env.Stderr, nil))
 	default:
-		return usagef("--log-format %q: want json or text", o.logFormat)
+		return cli.Usagef("--log-format %q: want json or text", o.logFormat)
 	}
 	if len(args) > 0 && args[0] != "token" {
-		return usagef("unknown argument %q; did you mean 'memdir serve token ...'?", args[0])
+		return cli.Usagef("unknown argument %q; did you mean 'memdir serve token ...'?", args[0])
 	}
 	dsn := o.db
 	if dsn == "" {
@@ -124,7 +125,7 @@ func runServe(ctx context.Context, env *Env, o *serveOptions, args []string) err
 		return tokenCommand(ctx, env, store, args[1:], o.repo, o.readOnly, o.name, o.asJSON)
 	}
 	if o.maxEntries <= 0 {
-		return usagef("--max-entries must be positive")
+		return cli.Usagef("--max-entries must be positive")
 	}
 	h := team.NewHandler(store, &team.HandlerOptions{
 		MaxEntries:     o.maxEntries,
@@ -149,7 +150,7 @@ type teamStore interface {
 
 // openTeamStore opens the database named by dsn: "sqlite:PATH", a
 // postgres:// URL, or "" for the default SQLite file.
-func openTeamStore(ctx context.Context, env *Env, dsn string, log *slog.Logger) (teamStore, error) {
+func openTeamStore(ctx context.Context, env *cli.Env, dsn string, log *slog.Logger) (teamStore, error) {
 	switch {
 	case dsn == "":
 		path, err := sqlite.DefaultPath(env.LookupEnv)
@@ -160,7 +161,7 @@ func openTeamStore(ctx context.Context, env *Env, dsn string, log *slog.Logger) 
 	case strings.HasPrefix(dsn, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//")
 		if path == "" {
-			return nil, usagef("--db sqlite: needs a path, e.g. sqlite:/srv/memdir/team.db")
+			return nil, cli.Usagef("--db sqlite: needs a path, e.g. sqlite:/srv/memdir/team.db")
 		}
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(env.Cwd, path)
@@ -169,7 +170,7 @@ func openTeamStore(ctx context.Context, env *Env, dsn string, log *slog.Logger) 
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		return postgres.Open(ctx, dsn, &postgres.Options{Logger: log})
 	default:
-		return nil, usagef("--db %q: want sqlite:PATH or a postgres:// URL", redactDSN(dsn))
+		return nil, cli.Usagef("--db %q: want sqlite:PATH or a postgres:// URL", redactDSN(dsn))
 	}
 }
 
@@ -220,23 +221,23 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logge
 	return nil
 }
 
-func tokenCommand(ctx context.Context, env *Env, store teamStore, args []string, repo string, readOnly bool, name string, asJSON bool) error {
+func tokenCommand(ctx context.Context, env *cli.Env, store teamStore, args []string, repo string, readOnly bool, name string, asJSON bool) error {
 	if len(args) == 0 {
-		return usagef("token needs create, list or revoke")
+		return cli.Usagef("token needs create, list or revoke")
 	}
 	switch args[0] {
 	case "create":
 		if len(args) != 1 {
-			return usagef("token create takes no arguments; pass --repo OWNER/NAME")
+			return cli.Usagef("token create takes no arguments; pass --repo OWNER/NAME")
 		}
 		if repo == "" {
-			return usagef("token create needs --repo OWNER/NAME")
+			return cli.Usagef("token create needs --repo OWNER/NAME")
 		}
 		secret, tok, err := team.IssueToken(ctx, store, repo, readOnly, name, env.Now())
 		if err != nil {
 			return err
 		}
-		return emit(env, asJSON, struct {
+		return cli.Emit(env, asJSON, struct {
 			*team.Token
 			Secret string `json:"secret"`
 		}{tok, secret}, func(w io.Writer) error {
@@ -246,7 +247,7 @@ func tokenCommand(ctx context.Context, env *Env, store teamStore, args []string,
 		})
 	case "list":
 		if len(args) != 1 {
-			return usagef("token list takes no arguments")
+			return cli.Usagef("token list takes no arguments")
 		}
 		toks, err := store.ListTokens(ctx)
 		if err != nil {
@@ -255,7 +256,7 @@ func tokenCommand(ctx context.Context, env *Env, store teamStore, args []string,
 		if toks == nil {
 			toks = []team.Token{}
 		}
-		return emit(env, asJSON, toks, func(w io.Writer) error {
+		return cli.Emit(env, asJSON, toks, func(w io.Writer) error {
 			if len(toks) == 0 {
 				fmt.Fprintln(w, "No tokens. Create one with 'memdir serve token create --repo OWNER/NAME'.")
 				return nil
@@ -273,7 +274,7 @@ func tokenCommand(ctx context.Context, env *Env, store teamStore, args []string,
 		})
 	case "revoke":
 		if len(args) != 2 {
-			return usagef("token revoke takes one token ID (see 'memdir serve token list')")
+			return cli.Usagef("token revoke takes one token ID (see 'memdir serve token list')")
 		}
 		if err := store.RevokeToken(ctx, args[1], env.Now()); err != nil {
 			return err
@@ -281,7 +282,7 @@ func tokenCommand(ctx context.Context, env *Env, store teamStore, args []string,
 		fmt.Fprintf(env.Stdout, "Revoked %s.\n", args[1])
 		return nil
 	default:
-		return usagef("unknown token command %q: want create, list or revoke", args[0])
+		return cli.Usagef("unknown token command %q: want create, list or revoke", args[0])
 	}
 }
 

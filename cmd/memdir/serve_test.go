@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/team"
 )
 
@@ -65,16 +66,16 @@ func TestServeTokens(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"serve", "token", "create", "--db", db}, exitUsage, "--repo"},
-		{[]string{"serve", "token", "create", "--repo", "nope", "--db", db}, exitInvalid, "owner/name"},
-		{[]string{"serve", "token", "revoke", "tok_missing", "--db", db}, exitNotFound, "tok_missing"},
-		{[]string{"serve", "token", "revoke", "--db", db}, exitUsage, "one token ID"},
-		{[]string{"serve", "token", "rotate", "--db", db}, exitUsage, "rotate"},
-		{[]string{"serve", "token", "--db", db}, exitUsage, "create, list or revoke"},
-		{[]string{"serve", "tokens"}, exitUsage, "tokens"},
-		{[]string{"serve", "--db", "mysql://x"}, exitUsage, "sqlite:PATH"},
-		{[]string{"serve", "--db", "postgres://u:hunter2@[bad"}, exitFailure, ""},
-		{[]string{"serve", "--log-format", "xml"}, exitUsage, "json or text"},
+		{[]string{"serve", "token", "create", "--db", db}, cli.ExitUsage, "--repo"},
+		{[]string{"serve", "token", "create", "--repo", "nope", "--db", db}, cli.ExitInvalid, "owner/name"},
+		{[]string{"serve", "token", "revoke", "tok_missing", "--db", db}, cli.ExitNotFound, "tok_missing"},
+		{[]string{"serve", "token", "revoke", "--db", db}, cli.ExitUsage, "one token ID"},
+		{[]string{"serve", "token", "rotate", "--db", db}, cli.ExitUsage, "rotate"},
+		{[]string{"serve", "token", "--db", db}, cli.ExitUsage, "create, list or revoke"},
+		{[]string{"serve", "tokens"}, cli.ExitUsage, "tokens"},
+		{[]string{"serve", "--db", "mysql://x"}, cli.ExitUsage, "sqlite:PATH"},
+		{[]string{"serve", "--db", "postgres://u:hunter2@[bad"}, cli.ExitFailure, ""},
+		{[]string{"serve", "--log-format", "xml"}, cli.ExitUsage, "json or text"},
 	}
 	for _, tt := range tests {
 		_, errOut, code := w.run(t, tt.args...)
@@ -129,7 +130,7 @@ func TestServeHTTP(t *testing.T) {
 	writeFile(t, filepath.Join(w.teamDir(), "b.md"), "b")
 	writeFile(t, filepath.Join(w.teamDir(), "c.md"), "c")
 	w.vars["MEMDIR_TEAM_URL"], w.vars["MEMDIR_TEAM_TOKEN"] = url, created.Secret
-	if _, errOut, code := w.run(t, "sync", "push"); code != exitInvalid || !strings.Contains(errOut, "allows 2") {
+	if _, errOut, code := w.run(t, "sync", "push"); code != cli.ExitInvalid || !strings.Contains(errOut, "allows 2") {
 		t.Errorf("push over --max-entries: exit %d, stderr %q", code, errOut)
 	}
 	cancel()

@@ -12,11 +12,12 @@ import (
 	"text/tabwriter"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/session"
 	"github.com/memdir/memdir/transcript"
 )
 
-var sessionCmd = &Command{
+var sessionCmd = &cli.Command{
 	Name:  "session",
 	Args:  "notes | update | compact  [flags]",
 	Short: "per-session notes that survive compaction (session memory)",
@@ -70,7 +71,7 @@ Examples:
   memdir session update --session $ID --force --model anthropic:claude-haiku-4-5
   memdir session notes --session $ID
   memdir session compact --session $ID --threshold 167000 --json`,
-	Setup: setup(runSession),
+	Setup: cli.Setup(runSession),
 }
 
 // sessionOptions holds the flag values of memdir session.
@@ -86,7 +87,7 @@ type sessionOptions struct {
 	compact                      session.CompactOptions
 }
 
-func (f *sessionOptions) declare(fs *flag.FlagSet) {
+func (f *sessionOptions) Declare(fs *flag.FlagSet) {
 	f.fs = fs
 	fs.StringVar(&f.session, "session", "", "session `id` (default: the transcript's file name, else $MEMDIR_SESSION_ID or $CLAUDE_SESSION_ID)")
 	fs.StringVar(&f.transcript, "transcript", "", "the session's transcript `FILE` (Claude Code JSONL or a JSON message list)")
@@ -105,13 +106,13 @@ func (f *sessionOptions) declare(fs *flag.FlagSet) {
 	f.mf = addModelFlags(fs, "")
 }
 
-func runSession(ctx context.Context, env *Env, f *sessionOptions, args []string) error {
+func runSession(ctx context.Context, env *cli.Env, f *sessionOptions, args []string) error {
 	if len(args) == 0 {
-		return usagef("missing subcommand: notes, update or compact")
+		return cli.Usagef("missing subcommand: notes, update or compact")
 	}
 	sub := args[0]
 	if len(args) > 1 {
-		return usagef("session %s takes no arguments, got %q", sub, args[1:])
+		return cli.Usagef("session %s takes no arguments, got %q", sub, args[1:])
 	}
 	var only []string
 	switch sub {
@@ -122,13 +123,13 @@ func runSession(ctx context.Context, env *Env, f *sessionOptions, args []string)
 	case "compact":
 		only = []string{"path", "force", "min-init-tokens", "min-growth", "tool-calls", "max-turns"}
 	default:
-		return usagef("unknown subcommand %q: want notes, update or compact", sub)
+		return cli.Usagef("unknown subcommand %q: want notes, update or compact", sub)
 	}
 	var misplaced error
 	f.fs.Visit(func(fl *flag.Flag) {
 		for _, o := range only {
 			if fl.Name == o && misplaced == nil {
-				misplaced = usagef("--%s does not apply to session %s", o, sub)
+				misplaced = cli.Usagef("--%s does not apply to session %s", o, sub)
 			}
 		}
 	})
@@ -137,7 +138,7 @@ func runSession(ctx context.Context, env *Env, f *sessionOptions, args []string)
 	}
 	if f.maxTurns <= 0 || f.th.MinTokensToInit <= 0 || f.th.MinTokensBetweenUpdates <= 0 || f.th.ToolCallsBetweenUpdates <= 0 ||
 		f.compact.MinTokens <= 0 || f.compact.MinTextMessages <= 0 || f.compact.MaxTokens <= 0 || f.compact.AutoCompactThreshold < 0 {
-		return usagef("thresholds, limits and --max-turns must be more than zero")
+		return cli.Usagef("thresholds, limits and --max-turns must be more than zero")
 	}
 
 	lf := locationFlags{project: f.project}
@@ -183,7 +184,7 @@ func runSession(ctx context.Context, env *Env, f *sessionOptions, args []string)
 // sessionSource resolves the session id and, when wanted, the transcript
 // path: --session, else the transcript's file name, else the environment;
 // --transcript, else <session>.jsonl in the project's transcript directory.
-func sessionSource(env *Env, loc *memdir.Location, f *sessionOptions, wantTranscript bool) (id, path string, err error) {
+func sessionSource(env *cli.Env, loc *memdir.Location, f *sessionOptions, wantTranscript bool) (id, path string, err error) {
 	id, path = f.session, f.transcript
 	if path != "" && !filepath.IsAbs(path) {
 		path = filepath.Join(env.Cwd, path)
@@ -192,13 +193,13 @@ func sessionSource(env *Env, loc *memdir.Location, f *sessionOptions, wantTransc
 		base := filepath.Base(path)
 		id = strings.TrimSuffix(strings.TrimSuffix(base, ".jsonl"), ".json")
 	}
-	for _, v := range sessionEnvVars {
+	for _, v := range cli.SessionEnvVars {
 		if id == "" {
 			id = env.Getenv(v)
 		}
 	}
 	if id == "" {
-		return "", "", usagef("no session id: pass --session or --transcript, or set $%s", strings.Join(sessionEnvVars, " or $"))
+		return "", "", cli.Usagef("no session id: pass --session or --transcript, or set $%s", strings.Join(cli.SessionEnvVars, " or $"))
 	}
 	if err := session.CheckID(id); err != nil {
 		return "", "", err
@@ -210,7 +211,7 @@ func sessionSource(env *Env, loc *memdir.Location, f *sessionOptions, wantTransc
 }
 
 // readSessionTranscript reads a transcript into session messages.
-func readSessionTranscript(env *Env, path string) ([]session.Message, error) {
+func readSessionTranscript(env *cli.Env, path string) ([]session.Message, error) {
 	tr, err := transcript.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w (pass --transcript FILE): %w", err, memdir.ErrNotFound)
@@ -220,7 +221,7 @@ func readSessionTranscript(env *Env, path string) ([]session.Message, error) {
 	}
 	if n := len(tr.Skipped); n > 0 {
 		fmt.Fprintf(env.Stderr, "note: skipped %s of %s that could not be read (first: line %d, %s)\n",
-			plural(n, "line", "lines"), path, tr.Skipped[0].Line, tr.Skipped[0].Reason)
+			cli.Plural(n, "line", "lines"), path, tr.Skipped[0].Line, tr.Skipped[0].Reason)
 	}
 	var out []session.Message
 	for _, m := range tr.Messages() {
@@ -239,9 +240,9 @@ type sessionNotesJSON struct {
 	State     session.State     `json:"state"`
 }
 
-func sessionNotes(env *Env, n *session.Notes, f *sessionOptions) error {
+func sessionNotes(env *cli.Env, n *session.Notes, f *sessionOptions) error {
 	if f.path {
-		return emit(env, f.json, map[string]string{"session_id": n.SessionID(), "path": n.Path()}, func(w io.Writer) error {
+		return cli.Emit(env, f.json, map[string]string{"session_id": n.SessionID(), "path": n.Path()}, func(w io.Writer) error {
 			fmt.Fprintln(w, n.Path())
 			return nil
 		})
@@ -264,12 +265,12 @@ func sessionNotes(env *Env, n *session.Notes, f *sessionOptions) error {
 	if sections == nil {
 		sections = []session.Section{}
 	}
-	return emit(env, f.json, sessionNotesJSON{SessionID: n.SessionID(), Path: n.Path(), Notes: text, Template: isTmpl, Tokens: tokens, Sections: sections, State: st}, func(w io.Writer) error {
+	return cli.Emit(env, f.json, sessionNotesJSON{SessionID: n.SessionID(), Path: n.Path(), Notes: text, Template: isTmpl, Tokens: tokens, Sections: sections, State: st}, func(w io.Writer) error {
 		io.WriteString(w, text)
 		if text != "" && !strings.HasSuffix(text, "\n") {
 			fmt.Fprintln(w)
 		}
-		what := fmt.Sprintf("about %d tokens, %s", tokens, plural(st.Updates, "update", "updates"))
+		what := fmt.Sprintf("about %d tokens, %s", tokens, cli.Plural(st.Updates, "update", "updates"))
 		if isTmpl {
 			what += "; still the empty template"
 		}
@@ -278,7 +279,7 @@ func sessionNotes(env *Env, n *session.Notes, f *sessionOptions) error {
 	})
 }
 
-func sessionUpdate(ctx context.Context, env *Env, n *session.Notes, msgs []session.Message, model memdir.Model, f *sessionOptions) error {
+func sessionUpdate(ctx context.Context, env *cli.Env, n *session.Notes, msgs []session.Message, model memdir.Model, f *sessionOptions) error {
 	if env.StderrIsTerminal && !f.json {
 		fmt.Fprintf(env.Stderr, "Checking the notes of session %s…\n", n.SessionID())
 	}
@@ -288,7 +289,7 @@ func sessionUpdate(ctx context.Context, env *Env, n *session.Notes, msgs []sessi
 	if res == nil {
 		return err
 	}
-	if jerr := emit(env, f.json, res, func(w io.Writer) error { printSessionUpdate(w, n, res); return nil }); jerr != nil {
+	if jerr := cli.Emit(env, f.json, res, func(w io.Writer) error { printSessionUpdate(w, n, res); return nil }); jerr != nil {
 		return jerr
 	}
 	if err != nil {
@@ -296,7 +297,7 @@ func sessionUpdate(ctx context.Context, env *Env, n *session.Notes, msgs []sessi
 	}
 	if res.RolledBack {
 		if f.json {
-			return &exitError{code: exitFailure}
+			return &cli.ExitError{Code: cli.ExitFailure}
 		}
 		return fmt.Errorf("the model broke the notes' structure (%s); the previous notes were put back", res.Problem)
 	}
@@ -311,7 +312,7 @@ func printSessionUpdate(w io.Writer, n *session.Notes, res *session.UpdateResult
 		src = "estimated"
 	}
 	if d.Initialized {
-		fmt.Fprintf(w, "Context: %d tokens (%s), %d since the last update, %s since the last update.\n", d.Tokens, src, d.Growth, plural(d.ToolCalls, "tool call", "tool calls"))
+		fmt.Fprintf(w, "Context: %d tokens (%s), %d since the last update, %s since the last update.\n", d.Tokens, src, d.Growth, cli.Plural(d.ToolCalls, "tool call", "tool calls"))
 	} else {
 		fmt.Fprintf(w, "Context: %d tokens (%s).\n", d.Tokens, src)
 	}
@@ -327,7 +328,7 @@ func printSessionUpdate(w io.Writer, n *session.Notes, res *session.UpdateResult
 	if res.Created {
 		fmt.Fprintln(w, "Created the notes from the template.")
 	}
-	sent := plural(res.Messages, "message", "messages")
+	sent := cli.Plural(res.Messages, "message", "messages")
 	if res.Omitted > 0 {
 		sent += fmt.Sprintf(" (%d earlier ones left out for length)", res.Omitted)
 	}
@@ -344,7 +345,7 @@ func printSessionUpdate(w io.Writer, n *session.Notes, res *session.UpdateResult
 		fmt.Fprintln(w, "The model made no changes.")
 	}
 	if e := res.Edit; e != nil {
-		fmt.Fprintf(w, "Model: %s, %s", plural(e.Turns, "turn", "turns"), plural(e.ToolCalls, "tool call", "tool calls"))
+		fmt.Fprintf(w, "Model: %s, %s", cli.Plural(e.Turns, "turn", "turns"), cli.Plural(e.ToolCalls, "tool call", "tool calls"))
 		if e.Denied > 0 {
 			fmt.Fprintf(w, " (%d refused)", e.Denied)
 		}
@@ -399,7 +400,7 @@ type sessionFallbackJSON struct {
 	Detail string `json:"detail"`
 }
 
-func sessionCompact(env *Env, n *session.Notes, msgs []session.Message, transcriptPath string, f *sessionOptions) error {
+func sessionCompact(env *cli.Env, n *session.Notes, msgs []session.Message, transcriptPath string, f *sessionOptions) error {
 	opts := f.compact
 	opts.TranscriptPath = transcriptPath
 	c, err := n.Compact(msgs, &opts)
@@ -416,8 +417,8 @@ func sessionCompact(env *Env, n *session.Notes, msgs []session.Message, transcri
 			out.Kept = append(out.Kept, sessionDescribeKept(c.Start+i, m))
 		}
 	}
-	return emit(env, f.json, out, func(w io.Writer) error {
-		fmt.Fprintf(w, "Session %s: %s, notes %s\n", n.SessionID(), plural(len(msgs), "message", "messages"), n.Path())
+	return cli.Emit(env, f.json, out, func(w io.Writer) error {
+		fmt.Fprintf(w, "Session %s: %s, notes %s\n", n.SessionID(), cli.Plural(len(msgs), "message", "messages"), n.Path())
 		if out.Fallback != nil {
 			fmt.Fprintf(w, "Would fall back to an LLM summary: %s.\n", fe.Detail)
 			return nil
@@ -431,7 +432,7 @@ func sessionCompact(env *Env, n *session.Notes, msgs []session.Message, transcri
 		if len(c.Keep) == 0 {
 			fmt.Fprintln(w, "Would keep no messages.")
 		} else {
-			fmt.Fprintf(w, "Would keep messages %d–%d: %s, about %d tokens, %d with text.\n", c.Start, c.Start+len(c.Keep)-1, plural(len(c.Keep), "message", "messages"), c.KeptTokens, c.KeptTextMessages)
+			fmt.Fprintf(w, "Would keep messages %d–%d: %s, about %d tokens, %d with text.\n", c.Start, c.Start+len(c.Keep)-1, cli.Plural(len(c.Keep), "message", "messages"), c.KeptTokens, c.KeptTextMessages)
 		}
 		fmt.Fprintf(w, "Summary: the notes, %d characters (about %d tokens)", len([]rune(c.Summary)), c.SummaryTokens)
 		if len(c.Truncated) > 0 {
@@ -480,10 +481,10 @@ func sessionKeptKind(k sessionKept) string {
 		parts = append(parts, "text")
 	}
 	if k.ToolUses > 0 {
-		parts = append(parts, plural(k.ToolUses, "call", "calls"))
+		parts = append(parts, cli.Plural(k.ToolUses, "call", "calls"))
 	}
 	if k.ToolResults > 0 {
-		parts = append(parts, plural(k.ToolResults, "result", "results"))
+		parts = append(parts, cli.Plural(k.ToolResults, "result", "results"))
 	}
 	return strings.Join(parts, "+")
 }

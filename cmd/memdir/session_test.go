@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/session"
 )
@@ -61,7 +62,7 @@ func TestSessionUpdateCommand(t *testing.T) {
 
 	// No model configured: a clear error, exit 4.
 	_, errOut, code := w.run(t, "session", "update", "--transcript", transcriptPath)
-	if code != exitInvalid || !strings.Contains(errOut, "needs a model") || !strings.Contains(errOut, "MEMDIR_MODEL") {
+	if code != cli.ExitInvalid || !strings.Contains(errOut, "needs a model") || !strings.Contains(errOut, "MEMDIR_MODEL") {
 		t.Fatalf("without a model: exit %d, %s", code, errOut)
 	}
 
@@ -156,7 +157,7 @@ func TestSessionUpdateRollback(t *testing.T) {
 		memdirtest.TextReply("Done."),
 	)
 	out, errOut, code := w.run(t, "session", "update", "--transcript", transcriptPath)
-	if code != exitFailure || !strings.Contains(errOut, `the model broke the notes' structure (heading "# Worklog" became "# Log"); the previous notes were put back`) {
+	if code != cli.ExitFailure || !strings.Contains(errOut, `the model broke the notes' structure (heading "# Worklog" became "# Log"); the previous notes were put back`) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	if !strings.Contains(out, "The model's version is journaled; to see it: memdir undo --dir ") {
@@ -168,7 +169,7 @@ func TestSessionUpdateRollback(t *testing.T) {
 	}
 	// Model errors map to exit 9.
 	srv.Enqueue(memdirtest.ErrorReply(401, "invalid x-api-key"))
-	if _, errOut, code := w.run(t, "session", "update", "--transcript", transcriptPath, "--max-retries", "0"); code != exitModel || !strings.Contains(errOut, "401") {
+	if _, errOut, code := w.run(t, "session", "update", "--transcript", transcriptPath, "--max-retries", "0"); code != cli.ExitModel || !strings.Contains(errOut, "401") {
 		t.Errorf("model error: exit %d, %s", code, errOut)
 	}
 }
@@ -179,7 +180,7 @@ func TestSessionNotesCommand(t *testing.T) {
 		t.Errorf("--path = %q", out)
 	}
 	_, errOut, code := w.run(t, "session", "notes", "--session", sessionTestID)
-	if code != exitNotFound || !strings.Contains(errOut, "has no notes yet") {
+	if code != cli.ExitNotFound || !strings.Contains(errOut, "has no notes yet") {
 		t.Errorf("missing notes: exit %d, %s", code, errOut)
 	}
 	notes := strings.Replace(session.DefaultTemplate, sessionStateLine, sessionStateLine+"Wiring the cache.\n", 1)
@@ -264,16 +265,16 @@ func TestSessionCommandErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"session"}, exitUsage, "missing subcommand"},
-		{[]string{"session", "tidy"}, exitUsage, "unknown subcommand"},
-		{[]string{"session", "notes"}, exitUsage, "no session id"},
-		{[]string{"session", "notes", "--session", "x", "extra"}, exitUsage, "takes no arguments"},
-		{[]string{"session", "notes", "--session", "x", "--force"}, exitUsage, "--force does not apply to session notes"},
-		{[]string{"session", "compact", "--session", "x", "--max-turns", "2"}, exitUsage, "--max-turns does not apply"},
-		{[]string{"session", "update", "--session", "x", "--min-growth", "0"}, exitUsage, "more than zero"},
-		{[]string{"session", "notes", "--session", "../etc"}, exitInvalid, "cannot name a directory"},
-		{[]string{"session", "compact", "--session", "nosuch"}, exitNotFound, "nosuch.jsonl"},
-		{[]string{"session", "compact", "--transcript", "garbage.txt"}, exitNotFound, "garbage.txt"},
+		{[]string{"session"}, cli.ExitUsage, "missing subcommand"},
+		{[]string{"session", "tidy"}, cli.ExitUsage, "unknown subcommand"},
+		{[]string{"session", "notes"}, cli.ExitUsage, "no session id"},
+		{[]string{"session", "notes", "--session", "x", "extra"}, cli.ExitUsage, "takes no arguments"},
+		{[]string{"session", "notes", "--session", "x", "--force"}, cli.ExitUsage, "--force does not apply to session notes"},
+		{[]string{"session", "compact", "--session", "x", "--max-turns", "2"}, cli.ExitUsage, "--max-turns does not apply"},
+		{[]string{"session", "update", "--session", "x", "--min-growth", "0"}, cli.ExitUsage, "more than zero"},
+		{[]string{"session", "notes", "--session", "../etc"}, cli.ExitInvalid, "cannot name a directory"},
+		{[]string{"session", "compact", "--session", "nosuch"}, cli.ExitNotFound, "nosuch.jsonl"},
+		{[]string{"session", "compact", "--transcript", "garbage.txt"}, cli.ExitNotFound, "garbage.txt"},
 	} {
 		_, errOut, code := w.run(t, tt.args...)
 		if code != tt.code || !strings.Contains(errOut, tt.msg) {
@@ -284,7 +285,7 @@ func TestSessionCommandErrors(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("\x00\x01binary"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, errOut, code := w.run(t, "session", "compact", "--transcript", bad); code != exitInvalid || !strings.Contains(errOut, bad) {
+	if _, errOut, code := w.run(t, "session", "compact", "--transcript", bad); code != cli.ExitInvalid || !strings.Contains(errOut, bad) {
 		t.Errorf("binary transcript: exit %d, %s", code, errOut)
 	}
 }

@@ -11,10 +11,11 @@ import (
 	"text/tabwriter"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/settings"
 )
 
-var settingsCmd = &Command{
+var settingsCmd = &cli.Command{
 	Name:  "settings",
 	Args:  "[--json] | set KEY=VALUE...",
 	Short: "show or set autoMemoryEnabled and autoDreamEnabled (the /memory toggles)",
@@ -50,7 +51,7 @@ Examples:
   memdir settings
   memdir settings set autoMemoryEnabled=false
   memdir settings set autoDreamEnabled=true autoMemoryEnabled=unset`,
-	Setup: setup(runSettings),
+	Setup: cli.Setup(runSettings),
 }
 
 // settingsOptions holds the flag values of memdir settings.
@@ -59,30 +60,30 @@ type settingsOptions struct {
 	asJSON bool
 }
 
-func (o *settingsOptions) declare(fs *flag.FlagSet) {
+func (o *settingsOptions) Declare(fs *flag.FlagSet) {
 	fs.StringVar(&o.lf.project, "project", "", "resolve the project from `DIR` instead of the working directory")
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 }
 
-func runSettings(ctx context.Context, env *Env, o *settingsOptions, args []string) error {
+func runSettings(ctx context.Context, env *cli.Env, o *settingsOptions, args []string) error {
 	switch {
 	case len(args) == 0:
 		ms, err := resolveSettings(env, &o.lf)
 		if err != nil {
 			return err
 		}
-		return emit(env, o.asJSON, ms, func(w io.Writer) error {
+		return cli.Emit(env, o.asJSON, ms, func(w io.Writer) error {
 			printSettings(env, ms)
 			return nil
 		})
 	case args[0] == "set":
 		return settingsSet(ctx, env, &o.lf, args[1:], o.asJSON)
 	default:
-		return usagef("settings takes no arguments, or: set KEY=VALUE...")
+		return cli.Usagef("settings takes no arguments, or: set KEY=VALUE...")
 	}
 }
 
-func resolveSettings(env *Env, lf *locationFlags) (*settings.Memory, error) {
+func resolveSettings(env *cli.Env, lf *locationFlags) (*settings.Memory, error) {
 	loc, err := lf.locate(env)
 	if err != nil {
 		return nil, err
@@ -90,7 +91,7 @@ func resolveSettings(env *Env, lf *locationFlags) (*settings.Memory, error) {
 	return settings.Resolve(&memdir.LocateOptions{LookupEnv: env.LookupEnv, Cwd: env.Cwd, Project: loc.ProjectRoot, Runtime: loc.Runtime})
 }
 
-func printSettings(env *Env, ms *settings.Memory) {
+func printSettings(env *cli.Env, ms *settings.Memory) {
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	for _, v := range []settings.Value{ms.AutoMemoryEnabled, ms.AutoDreamEnabled} {
 		fmt.Fprintf(tw, "%s\t%t\t%s\n", v.Key, v.Value, settingOrigin(v))
@@ -121,14 +122,14 @@ var settingsKeys = []string{settings.KeyAutoMemoryEnabled, settings.KeyAutoDream
 // per key.
 func parseSettingsArgs(args []string) ([]settings.Update, map[string]*bool, error) {
 	if len(args) == 0 {
-		return nil, nil, usagef("settings set needs KEY=VALUE, such as autoMemoryEnabled=false")
+		return nil, nil, cli.Usagef("settings set needs KEY=VALUE, such as autoMemoryEnabled=false")
 	}
 	var ups []settings.Update
 	want := map[string]*bool{}
 	for _, a := range args {
 		k, v, ok := strings.Cut(a, "=")
 		if !ok {
-			return nil, nil, usagef("%q is not KEY=VALUE", a)
+			return nil, nil, cli.Usagef("%q is not KEY=VALUE", a)
 		}
 		key := ""
 		for _, known := range settingsKeys {
@@ -137,10 +138,10 @@ func parseSettingsArgs(args []string) ([]settings.Update, map[string]*bool, erro
 			}
 		}
 		if key == "" {
-			return nil, nil, usagef("unknown key %q: memdir sets only %s", k, strings.Join(settingsKeys, " and "))
+			return nil, nil, cli.Usagef("unknown key %q: memdir sets only %s", k, strings.Join(settingsKeys, " and "))
 		}
 		if _, dup := want[key]; dup {
-			return nil, nil, usagef("%s is given twice", key)
+			return nil, nil, cli.Usagef("%s is given twice", key)
 		}
 		var raw json.RawMessage
 		switch strings.ToLower(strings.TrimSpace(v)) {
@@ -153,14 +154,14 @@ func parseSettingsArgs(args []string) ([]settings.Update, map[string]*bool, erro
 		case "unset", "default":
 			want[key] = nil
 		default:
-			return nil, nil, usagef("%s=%q: want true, false or unset", key, v)
+			return nil, nil, cli.Usagef("%s=%q: want true, false or unset", key, v)
 		}
 		ups = append(ups, settings.Update{Key: key, Value: raw})
 	}
 	return ups, want, nil
 }
 
-func settingsSet(ctx context.Context, env *Env, lf *locationFlags, args []string, asJSON bool) error {
+func settingsSet(ctx context.Context, env *cli.Env, lf *locationFlags, args []string, asJSON bool) error {
 	ups, want, err := parseSettingsArgs(args)
 	if err != nil {
 		return err
@@ -198,7 +199,7 @@ func settingsSet(ctx context.Context, env *Env, lf *locationFlags, args []string
 	if run != nil {
 		out["run_id"] = run.ID
 	}
-	return emit(env, asJSON, out, func(w io.Writer) error {
+	return cli.Emit(env, asJSON, out, func(w io.Writer) error {
 		if run == nil {
 			fmt.Fprintf(w, "%s already says so; nothing changed.\n", ms.UserSettings)
 		} else {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/settings"
 )
@@ -74,7 +75,7 @@ func TestSettingsCommand(t *testing.T) {
 	broken := "{\n  \"model\": \"opus\",\n}\n"
 	memdirtest.WriteFiles(t, filepath.Dir(user), map[string]string{"settings.json": broken})
 	_, errOut, code = w.run(t, "settings", "set", "autoDreamEnabled=true")
-	if code != exitInvalid || !strings.Contains(errOut, user) || !strings.Contains(errOut, "not valid JSON") {
+	if code != cli.ExitInvalid || !strings.Contains(errOut, user) || !strings.Contains(errOut, "not valid JSON") {
 		t.Errorf("broken file: exit %d, %q", code, errOut)
 	}
 	if got := memdirtest.ReadFile(t, user); got != broken {
@@ -96,7 +97,7 @@ func TestSettingsCommand(t *testing.T) {
 		{[]string{"settings", "frob"}, "set KEY=VALUE"},
 	} {
 		_, errOut, code := w.run(t, tc.args...)
-		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+		if code != cli.ExitUsage || !strings.Contains(errOut, tc.want) {
 			t.Errorf("memdir %s: exit %d, %q; want usage error %q", strings.Join(tc.args, " "), code, errOut, tc.want)
 		}
 	}

@@ -6,9 +6,10 @@ import (
 	"fmt"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 )
 
-var showCmd = &Command{
+var showCmd = &cli.Command{
 	Name:  "show",
 	Args:  "[--json] NAME",
 	Short: "print a memory",
@@ -27,7 +28,7 @@ when unknown).
 Examples:
   memdir show feedback_testing
   memdir show "testing policy" --json`,
-	Setup: setup(runShow),
+	Setup: cli.Setup(runShow),
 }
 
 // showOptions holds the flag values of memdir show.
@@ -36,14 +37,14 @@ type showOptions struct {
 	asJSON bool
 }
 
-func (o *showOptions) declare(fs *flag.FlagSet) {
+func (o *showOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, false)
 	fs.BoolVar(&o.asJSON, "json", false, "print the parsed memory as JSON")
 }
 
-func runShow(ctx context.Context, env *Env, o *showOptions, args []string) error {
+func runShow(ctx context.Context, env *cli.Env, o *showOptions, args []string) error {
 	if len(args) != 1 {
-		return usagef("show takes one memory name")
+		return cli.Usagef("show takes one memory name")
 	}
 	d, _, err := o.lf.open(env)
 	if err != nil {
@@ -60,7 +61,7 @@ func runShow(ctx context.Context, env *Env, o *showOptions, args []string) error
 		if perr != nil {
 			fmt.Fprintf(env.Stderr, "warning: %v\n", perr)
 		}
-		return writeJSON(env.Stdout, map[string]any{
+		return cli.WriteJSON(env.Stdout, map[string]any{
 			"path": m.Path, "abs_path": d.Abs(m.Path), "name": m.Name, "description": m.Description,
 			"type": m.Type, "raw_type": m.RawType, "body": m.Body, "metadata": m.Metadata(),
 			"mtime": m.ModTime, "age": memdir.MemoryAge(m.ModTime, now),

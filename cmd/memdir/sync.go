@@ -15,10 +15,11 @@ import (
 	"time"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/team"
 )
 
-var syncCmd = &Command{
+var syncCmd = &cli.Command{
 	Name:  "sync",
 	Args:  "pull|push|status|watch|resolve KEY [--ours|--theirs|--edit] [--url URL] [--token TOKEN] [--repo OWNER/NAME] [--json]",
 	Short: "sync team memory with a team memory server",
@@ -96,7 +97,7 @@ Examples:
   memdir sync status --repo acme/widgets
   memdir sync resolve build.md --edit
   memdir sync watch`,
-	Setup: setup(runSync),
+	Setup: cli.Setup(runSync),
 }
 
 // syncOptions holds the flag values of memdir sync.
@@ -114,7 +115,7 @@ type syncOptions struct {
 	edit      bool
 }
 
-func (o *syncOptions) declare(fs *flag.FlagSet) {
+func (o *syncOptions) Declare(fs *flag.FlagSet) {
 	// Only the flags that choose a memory directory: team memory
 	// has no agent scope.
 	fs.StringVar(&o.lf.project, "project", "", "resolve the memory directory (and the git remote) from `DIR` instead of the working directory")
@@ -131,19 +132,19 @@ func (o *syncOptions) declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.edit, "edit", false, "resolve: merge the two by hand in $VISUAL or $EDITOR")
 }
 
-func runSync(ctx context.Context, env *Env, o *syncOptions, args []string) error {
+func runSync(ctx context.Context, env *cli.Env, o *syncOptions, args []string) error {
 	if len(args) == 0 {
-		return usagef("sync needs one of pull, push, status, watch, resolve")
+		return cli.Usagef("sync needs one of pull, push, status, watch, resolve")
 	}
 	action := args[0]
 	switch action {
 	case "pull", "push", "status", "watch":
 		if len(args) != 1 {
-			return usagef("sync %s takes no arguments", action)
+			return cli.Usagef("sync %s takes no arguments", action)
 		}
 	case "resolve":
 		if len(args) != 2 {
-			return usagef("sync resolve needs one KEY (a path under team/, as 'sync status' lists it)")
+			return cli.Usagef("sync resolve needs one KEY (a path under team/, as 'sync status' lists it)")
 		}
 		n := 0
 		for _, b := range []bool{o.ours, o.theirs, o.edit} {
@@ -152,10 +153,10 @@ func runSync(ctx context.Context, env *Env, o *syncOptions, args []string) error
 			}
 		}
 		if n != 1 {
-			return usagef("sync resolve needs exactly one of --ours, --theirs, --edit")
+			return cli.Usagef("sync resolve needs exactly one of --ours, --theirs, --edit")
 		}
 	default:
-		return usagef("unknown sync action %q: want pull, push, status, watch or resolve", action)
+		return cli.Usagef("unknown sync action %q: want pull, push, status, watch or resolve", action)
 	}
 	logger := slog.New(slog.DiscardHandler)
 	if o.verbose {
@@ -171,15 +172,15 @@ func runSync(ctx context.Context, env *Env, o *syncOptions, args []string) error
 		// After a failure, show what was done before it, if
 		// anything: a refused pull prints its error only.
 		if res != nil && (err == nil || len(res.Written)+len(res.Merged)+len(res.Conflicts) > 0) {
-			if perr := emit(env, o.asJSON, res, func(w io.Writer) error { printPull(w, s.repo, res); return nil }); err == nil {
+			if perr := cli.Emit(env, o.asJSON, res, func(w io.Writer) error { printPull(w, s.repo, res); return nil }); err == nil {
 				err = perr
 			}
 		}
 		if err == nil && len(res.Conflicts) > 0 {
-			return &exitError{code: exitExists}
+			return &cli.ExitError{Code: cli.ExitExists}
 		}
 		if err == nil && len(res.Skipped) > 0 {
-			return &exitError{code: exitProblems}
+			return &cli.ExitError{Code: cli.ExitProblems}
 		}
 		return err
 	case "push":
@@ -187,12 +188,12 @@ func runSync(ctx context.Context, env *Env, o *syncOptions, args []string) error
 		// After a failure, show what was done before it, if
 		// anything; an empty result would read "nothing to push".
 		if res != nil && (err == nil || len(res.Pushed)+len(res.Skipped)+len(res.Pulled)+len(res.Merged)+len(res.Conflicts) > 0) {
-			if perr := emit(env, o.asJSON, res, func(w io.Writer) error { printPush(w, s.repo, res); return nil }); err == nil {
+			if perr := cli.Emit(env, o.asJSON, res, func(w io.Writer) error { printPush(w, s.repo, res); return nil }); err == nil {
 				err = perr
 			}
 		}
 		if err == nil && len(res.Conflicts) > 0 {
-			return &exitError{code: exitExists}
+			return &cli.ExitError{Code: cli.ExitExists}
 		}
 		return err
 	case "status":
@@ -200,7 +201,7 @@ func runSync(ctx context.Context, env *Env, o *syncOptions, args []string) error
 		if err != nil {
 			return err
 		}
-		return emit(env, o.asJSON, st, func(w io.Writer) error { printStatus(w, st); return nil })
+		return cli.Emit(env, o.asJSON, st, func(w io.Writer) error { printStatus(w, st); return nil })
 	case "resolve":
 		how := team.ResolveOurs
 		switch {
@@ -231,7 +232,7 @@ type syncer struct {
 	rec     *memdir.Recorder
 }
 
-func newSyncer(env *Env, lf *locationFlags, cfg syncConfig, log *slog.Logger) (*syncer, error) {
+func newSyncer(env *cli.Env, lf *locationFlags, cfg syncConfig, log *slog.Logger) (*syncer, error) {
 	conf, err := loadConfig(env)
 	if err != nil {
 		return nil, err
@@ -286,7 +287,7 @@ func newSyncer(env *Env, lf *locationFlags, cfg syncConfig, log *slog.Logger) (*
 	}
 	var repos team.Repos = noServer{}
 	if base != "" && token != "" {
-		if repos, err = team.NewRemote(base, token, &team.RemoteOptions{UserAgent: "memdir/" + version, Logger: log}); err != nil {
+		if repos, err = team.NewRemote(base, token, &team.RemoteOptions{UserAgent: "memdir/" + cli.Version, Logger: log}); err != nil {
 			return nil, err
 		}
 	}
@@ -337,7 +338,7 @@ func newSyncer(env *Env, lf *locationFlags, cfg syncConfig, log *slog.Logger) (*
 // syncConflictFindings reports, as doctor findings, the open team sync
 // conflicts of the memory directory's team/, for every repository it was
 // synced with. It reads the sync state only; no server is asked.
-func syncConflictFindings(ctx context.Context, env *Env, memDir string) ([]memdir.Finding, error) {
+func syncConflictFindings(ctx context.Context, env *cli.Env, memDir string) ([]memdir.Finding, error) {
 	teamDir := filepath.Join(memDir, memdir.TeamDirName)
 	root, err := memdir.TeamSyncStateDir(teamDir, env.LookupEnv)
 	if err != nil {
@@ -417,7 +418,7 @@ func (s *syncer) journaled(ctx context.Context, kind, root string, fn func() (st
 // resolve finishes a conflict as one journaled run: of the memory
 // directory when it writes team/KEY, of the conflict directory when it
 // removes your saved copy (--theirs), so that 'memdir undo' reopens it.
-func (s *syncer) resolve(ctx context.Context, env *Env, key string, how team.Resolution, asJSON bool) error {
+func (s *syncer) resolve(ctx context.Context, env *cli.Env, key string, how team.Resolution, asJSON bool) error {
 	key = filepath.ToSlash(strings.TrimPrefix(filepath.ToSlash(key), memdir.TeamDirName+"/"))
 	text := ""
 	if how == team.ResolveText {
@@ -464,7 +465,7 @@ func (s *syncer) resolve(ctx context.Context, env *Env, key string, how team.Res
 		return err
 	}
 	out := map[string]any{"key": key, "path": cf.Path, "resolution": map[team.Resolution]string{team.ResolveOurs: "ours", team.ResolveTheirs: "theirs", team.ResolveText: "edit"}[how]}
-	return emit(env, asJSON, out, func(w io.Writer) error {
+	return cli.Emit(env, asJSON, out, func(w io.Writer) error {
 		switch how {
 		case team.ResolveTheirs:
 			fmt.Fprintf(w, "Resolved %s: kept the server's version; your copy %s is removed ('memdir undo' brings it back).\n", key, cf.LocalCopy)
@@ -477,7 +478,7 @@ func (s *syncer) resolve(ctx context.Context, env *Env, key string, how team.Res
 	})
 }
 
-func (s *syncer) watch(ctx context.Context, env *Env, asJSON bool, debounce time.Duration) error {
+func (s *syncer) watch(ctx context.Context, env *cli.Env, asJSON bool, debounce time.Duration) error {
 	res, err := s.client.Pull(ctx, false)
 	report := func(kind string, v any, err error, text func(io.Writer)) {
 		if asJSON {
@@ -574,11 +575,11 @@ func printPush(w io.Writer, repo string, r *team.PushResult) {
 		fmt.Fprintf(w, "  merged   %s: your changes and a teammate's\n", k)
 	}
 	if len(r.Pushed) == 0 {
-		fmt.Fprintf(w, "%s: nothing to push (%s already on the server).\n", repo, plural(r.Unchanged, "entry", "entries"))
+		fmt.Fprintf(w, "%s: nothing to push (%s already on the server).\n", repo, cli.Plural(r.Unchanged, "entry", "entries"))
 	} else {
-		fmt.Fprintf(w, "Pushed %s to %s in %s (version %d); %d unchanged", plural(len(r.Pushed), "entry", "entries"), repo, plural(r.Requests, "request", "requests"), r.Version, r.Unchanged)
+		fmt.Fprintf(w, "Pushed %s to %s in %s (version %d); %d unchanged", cli.Plural(len(r.Pushed), "entry", "entries"), repo, cli.Plural(r.Requests, "request", "requests"), r.Version, r.Unchanged)
 		if r.Retries > 0 {
-			fmt.Fprintf(w, "; merged after %s", plural(r.Retries, "concurrent push", "concurrent pushes"))
+			fmt.Fprintf(w, "; merged after %s", cli.Plural(r.Retries, "concurrent push", "concurrent pushes"))
 		}
 		fmt.Fprintln(w, ".")
 		for _, k := range r.Pushed {

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/team"
 	"github.com/memdir/memdir/team/sqlite"
@@ -74,8 +75,8 @@ func writeFile(tb testing.TB, path, content string) {
 	}
 }
 
-func (w *teamWorld) env(stdout, stderr interface{ Write([]byte) (int, error) }) *Env {
-	return &Env{
+func (w *teamWorld) env(stdout, stderr interface{ Write([]byte) (int, error) }) *cli.Env {
+	return &cli.Env{
 		Stdin:     strings.NewReader(""),
 		Stdout:    stdout,
 		Stderr:    stderr,
@@ -155,8 +156,8 @@ func TestSyncPushPullUndo(t *testing.T) {
 	writeFile(t, filepath.Join(bob.teamDir(), "build.md"), "bob's version")
 	var pr team.PullResult
 	out, errOut, code := bob.run(t, "sync", "pull", "--json")
-	if code != exitExists {
-		t.Fatalf("pull over an unsynced edit: exit %d, want %d\n%s%s", code, exitExists, out, errOut)
+	if code != cli.ExitExists {
+		t.Fatalf("pull over an unsynced edit: exit %d, want %d\n%s%s", code, cli.ExitExists, out, errOut)
 	}
 	if err := json.Unmarshal([]byte(out), &pr); err != nil {
 		t.Fatal(err)
@@ -182,7 +183,7 @@ func TestSyncPushPullUndo(t *testing.T) {
 	}
 	// A read-only token cannot push: exit 1 with the reason.
 	_, errOut, code = bob.run(t, "sync", "push")
-	if code != exitFailure || !strings.Contains(errOut, "read-only") {
+	if code != cli.ExitFailure || !strings.Contains(errOut, "read-only") {
 		t.Errorf("read-only push: exit %d, stderr %q", code, errOut)
 	}
 }
@@ -209,17 +210,17 @@ func TestSyncConfigurationErrors(t *testing.T) {
 		code     int
 		contains string
 	}{
-		{"no url", map[string]string{"MEMDIR_TEAM_URL": ""}, []string{"sync", "status"}, exitInvalid, "--url"},
-		{"url from TEAM_MEMORY_SYNC_URL", map[string]string{"MEMDIR_TEAM_URL": "", "TEAM_MEMORY_SYNC_URL": srv.URL}, []string{"sync", "status"}, exitOK, ""},
-		{"bad url", map[string]string{"MEMDIR_TEAM_URL": "ftp://x"}, []string{"sync", "status"}, exitInvalid, "http"},
-		{"no token", map[string]string{"MEMDIR_TEAM_TOKEN": ""}, []string{"sync", "push"}, exitInvalid, "MEMDIR_TEAM_TOKEN"},
-		{"wrong token", map[string]string{"MEMDIR_TEAM_TOKEN": "mdt_wrong"}, []string{"sync", "pull"}, exitFailure, "401"},
-		{"bad repo", nil, []string{"sync", "pull", "--repo", "not a repo"}, exitInvalid, "owner/name"},
-		{"repo from MEMDIR_TEAM_REPO", map[string]string{"MEMDIR_TEAM_REPO": "github.com/Acme/Widgets"}, []string{"sync", "status"}, exitOK, ""},
-		{"MEMDIR_TEAM_REPO names another repo", map[string]string{"MEMDIR_TEAM_REPO": "acme/other"}, []string{"sync", "status"}, exitFailure, "403"},
-		{"no action", nil, []string{"sync"}, exitUsage, "pull, push, status, watch"},
-		{"bad action", nil, []string{"sync", "merge"}, exitUsage, "merge"},
-		{"agent", nil, []string{"sync", "pull", "--agent", "x"}, exitUsage, "agent"},
+		{"no url", map[string]string{"MEMDIR_TEAM_URL": ""}, []string{"sync", "status"}, cli.ExitInvalid, "--url"},
+		{"url from TEAM_MEMORY_SYNC_URL", map[string]string{"MEMDIR_TEAM_URL": "", "TEAM_MEMORY_SYNC_URL": srv.URL}, []string{"sync", "status"}, cli.ExitOK, ""},
+		{"bad url", map[string]string{"MEMDIR_TEAM_URL": "ftp://x"}, []string{"sync", "status"}, cli.ExitInvalid, "http"},
+		{"no token", map[string]string{"MEMDIR_TEAM_TOKEN": ""}, []string{"sync", "push"}, cli.ExitInvalid, "MEMDIR_TEAM_TOKEN"},
+		{"wrong token", map[string]string{"MEMDIR_TEAM_TOKEN": "mdt_wrong"}, []string{"sync", "pull"}, cli.ExitFailure, "401"},
+		{"bad repo", nil, []string{"sync", "pull", "--repo", "not a repo"}, cli.ExitInvalid, "owner/name"},
+		{"repo from MEMDIR_TEAM_REPO", map[string]string{"MEMDIR_TEAM_REPO": "github.com/Acme/Widgets"}, []string{"sync", "status"}, cli.ExitOK, ""},
+		{"MEMDIR_TEAM_REPO names another repo", map[string]string{"MEMDIR_TEAM_REPO": "acme/other"}, []string{"sync", "status"}, cli.ExitFailure, "403"},
+		{"no action", nil, []string{"sync"}, cli.ExitUsage, "pull, push, status, watch"},
+		{"bad action", nil, []string{"sync", "merge"}, cli.ExitUsage, "merge"},
+		{"agent", nil, []string{"sync", "pull", "--agent", "x"}, cli.ExitUsage, "agent"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -236,7 +237,7 @@ func TestSyncConfigurationErrors(t *testing.T) {
 	// Outside a git repository, without --repo: say to pass --repo.
 	os.RemoveAll(filepath.Join(w.project, ".git"))
 	_, errOut, code := w.run(t, "sync", "status")
-	if code != exitInvalid || !strings.Contains(errOut, "--repo") {
+	if code != cli.ExitInvalid || !strings.Contains(errOut, "--repo") {
 		t.Errorf("no git: exit %d, stderr %q", code, errOut)
 	}
 }
@@ -334,8 +335,8 @@ func TestSyncConflictResolveUndo(t *testing.T) {
 	mine := "---\nname: build\n---\nmake all && make test\n"
 	writeFile(t, build, mine)
 	out, errOut, code := alice.run(t, "sync", "push")
-	if code != exitExists {
-		t.Fatalf("conflicting push: exit %d, want %d\n%s%s", code, exitExists, out, errOut)
+	if code != cli.ExitExists {
+		t.Fatalf("conflicting push: exit %d, want %d\n%s%s", code, cli.ExitExists, out, errOut)
 	}
 	for _, want := range []string{"CONFLICT build.md: you and a teammate changed the same lines.", "server's version: " + build, "memdir sync resolve build.md --ours|--theirs|--edit"} {
 		if !strings.Contains(out, want) {
@@ -361,7 +362,7 @@ func TestSyncConflictResolveUndo(t *testing.T) {
 		t.Errorf("status output:\n%s", out)
 	}
 	out, _, code = alice.run(t, "doctor")
-	if code != exitProblems || !strings.Contains(out, "sync-conflict") || !strings.Contains(out, "team/build.md") {
+	if code != cli.ExitProblems || !strings.Contains(out, "sync-conflict") || !strings.Contains(out, "team/build.md") {
 		t.Errorf("doctor: exit %d\n%s", code, out)
 	}
 
@@ -386,8 +387,8 @@ func TestSyncConflictResolveUndo(t *testing.T) {
 	if _, err := os.Stat(copyPath); !os.IsNotExist(err) {
 		t.Errorf("--theirs left the copy: %v", err)
 	}
-	if _, _, code := alice.run(t, "sync", "resolve", "build.md", "--theirs"); code != exitNotFound {
-		t.Errorf("resolve without a conflict: exit %d, want %d", code, exitNotFound)
+	if _, _, code := alice.run(t, "sync", "resolve", "build.md", "--theirs"); code != cli.ExitNotFound {
+		t.Errorf("resolve without a conflict: exit %d, want %d", code, cli.ExitNotFound)
 	}
 	alice.ok(t, "undo")
 	if got := memdirtest.ReadFile(t, copyPath); got != mine {
@@ -398,7 +399,7 @@ func TestSyncConflictResolveUndo(t *testing.T) {
 	// is taken, and push shares it.
 	script, seen := fakeEditor(t, writeWith("left as is\n"+team.MarkerSplit+"\n"))
 	alice.vars["EDITOR"] = script
-	if _, errOut, code := alice.run(t, "sync", "resolve", "build.md", "--edit"); code != exitInvalid || !strings.Contains(errOut, "conflict markers") {
+	if _, errOut, code := alice.run(t, "sync", "resolve", "build.md", "--edit"); code != cli.ExitInvalid || !strings.Contains(errOut, "conflict markers") {
 		t.Errorf("edit leaving markers: exit %d, %s", code, errOut)
 	}
 	if got := memdirtest.ReadFile(t, seen); !strings.Contains(got, team.MarkerOurs+"\nmake all && make test\n"+team.MarkerBase+"\nmake all\n"+team.MarkerSplit+"\nmake -j8 all\n"+team.MarkerTheirs) {
@@ -430,7 +431,7 @@ func TestSyncPullBadTokenPrintsNothing(t *testing.T) {
 	w.server(t, false)
 	w.vars["MEMDIR_TEAM_TOKEN"] = "mdt_not_a_real_token"
 	out, errOut, code := w.run(t, "sync", "pull")
-	if code != exitFailure || out != "" || !strings.Contains(errOut, "401") {
+	if code != cli.ExitFailure || out != "" || !strings.Contains(errOut, "401") {
 		t.Errorf("pull with a bad token: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
@@ -445,8 +446,8 @@ func TestSyncPullSkipsBadKeys(t *testing.T) {
 		t.Skipf("the store refuses the planted keys itself: %v", err)
 	}
 	out, _, code := w.run(t, "sync", "pull")
-	if code != exitProblems {
-		t.Errorf("pull with unwritable keys: exit %d, want %d\n%s", code, exitProblems, out)
+	if code != cli.ExitProblems {
+		t.Errorf("pull with unwritable keys: exit %d, want %d\n%s", code, cli.ExitProblems, out)
 	}
 	for _, want := range []string{"3 written", "skipped  sub/x.md: cannot be written here:", "skipped  " + long + ": unsafe name: a path segment is 259 bytes"} {
 		if !strings.Contains(out, want) {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memdir/memdir/internal/cli"
 )
 
 // The token is assembled at run time so that no token sits in the source.
@@ -36,7 +38,7 @@ func TestSaveTeamRefusesSecret(t *testing.T) {
 		{"save", "--file", "team/ci.md", "--name", "ci", "--type", "reference", "--description", "CI", "--body", cliFakeToken},
 	} {
 		out, errOut, code := w.run(t, args...)
-		if code != exitInvalid || !strings.Contains(errOut, "GitHub PAT") || !strings.Contains(errOut, "team/") || !strings.Contains(errOut, "team memory") {
+		if code != cli.ExitInvalid || !strings.Contains(errOut, "GitHub PAT") || !strings.Contains(errOut, "team/") || !strings.Contains(errOut, "team memory") {
 			t.Errorf("memdir %s: exit %d, stdout %q, stderr %q; want exit 4 naming the rule and the file", args[0:3], code, out, errOut)
 		}
 		if strings.Contains(out+errOut, cliFakeToken[4:16]) {
@@ -62,7 +64,7 @@ func TestMvIntoTeamRefusesSecret(t *testing.T) {
 	w.ok(t, "save", "--name", "ci", "--type", "reference", "--description", "CI token", "--body", "use "+cliFakeToken)
 	w.ok(t, "save", "--name", "grafana", "--type", "reference", "--description", "dashboards", "--body", "grafana.internal")
 	out, errOut, code := w.run(t, "mv", "--json", "reference_ci", "team/reference_ci")
-	if code != exitInvalid || !strings.Contains(errOut, "GitHub PAT") || !strings.Contains(errOut, "team/reference_ci.md") {
+	if code != cli.ExitInvalid || !strings.Contains(errOut, "GitHub PAT") || !strings.Contains(errOut, "team/reference_ci.md") {
 		t.Fatalf("mv into team/: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "reference_ci.md")); err != nil {

@@ -14,11 +14,12 @@ import (
 	"time"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/team"
 	"github.com/memdir/memdir/ui"
 )
 
-var uiCmd = &Command{
+var uiCmd = &cli.Command{
 	Name:  "ui",
 	Args:  "[--addr 127.0.0.1:0] [--open] [flags]",
 	Short: "browse and curate the memory directory in a local web page",
@@ -61,7 +62,7 @@ lexically). Team status uses the team server configured for 'memdir sync'.
 Examples:
   memdir ui --open
   memdir ui --dir ~/notes/memory --addr 127.0.0.1:8790`,
-	Setup: setup(runUi),
+	Setup: cli.Setup(runUi),
 }
 
 // uiOptions holds the flag values of memdir ui.
@@ -73,7 +74,7 @@ type uiOptions struct {
 	verbose bool
 }
 
-func (o *uiOptions) declare(fs *flag.FlagSet) {
+func (o *uiOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, false)
 	o.mf = addModelFlags(fs, "recall ranks lexically even when a model is configured")
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:0", "listen on `HOST:PORT` (loopback only; port 0 picks a free one)")
@@ -81,16 +82,16 @@ func (o *uiOptions) declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.verbose, "verbose", false, "log requests refused and debug details to standard error")
 }
 
-func runUi(ctx context.Context, env *Env, o *uiOptions, args []string) error {
+func runUi(ctx context.Context, env *cli.Env, o *uiOptions, args []string) error {
 	if len(args) > 0 {
-		return usagef("ui takes no arguments")
+		return cli.Usagef("ui takes no arguments")
 	}
 	host, _, err := net.SplitHostPort(o.addr)
 	if err != nil {
-		return usagef("--addr %q: want HOST:PORT", o.addr)
+		return cli.Usagef("--addr %q: want HOST:PORT", o.addr)
 	}
 	if !ui.IsLoopback(host) {
-		return usagef("--addr: the UI only listens on a loopback address (127.0.0.1, ::1 or localhost), not %q", o.addr)
+		return cli.Usagef("--addr: the UI only listens on a loopback address (127.0.0.1, ::1 or localhost), not %q", o.addr)
 	}
 	level := slog.LevelWarn
 	if o.verbose {
@@ -101,7 +102,7 @@ func runUi(ctx context.Context, env *Env, o *uiOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := &ui.Options{Location: loc, Now: env.Now, Logger: logger, Version: version}
+	opts := &ui.Options{Location: loc, Now: env.Now, Logger: logger, Version: cli.Version}
 	if opts.Model, err = o.mf.loadModel(env); err != nil {
 		return err
 	}
@@ -144,7 +145,7 @@ func runUi(ctx context.Context, env *Env, o *uiOptions, args []string) error {
 
 // uiTeam connects to the team server 'memdir sync' uses, or says why there
 // is none.
-func uiTeam(env *Env, lf *locationFlags, logger *slog.Logger) (*ui.Team, string) {
+func uiTeam(env *cli.Env, lf *locationFlags, logger *slog.Logger) (*ui.Team, string) {
 	s, err := newSyncer(env, lf, syncConfig{}, logger)
 	if err != nil {
 		return nil, strings.TrimSuffix(err.Error(), ": "+memdir.ErrInvalid.Error())
@@ -153,7 +154,7 @@ func uiTeam(env *Env, lf *locationFlags, logger *slog.Logger) (*ui.Team, string)
 	if err != nil {
 		return nil, err.Error()
 	}
-	remote, err := team.NewRemote(conf.Team.URL.Value, conf.Team.Token.Value, &team.RemoteOptions{UserAgent: "memdir/" + version, Logger: logger})
+	remote, err := team.NewRemote(conf.Team.URL.Value, conf.Team.Token.Value, &team.RemoteOptions{UserAgent: "memdir/" + cli.Version, Logger: logger})
 	if err != nil {
 		return nil, err.Error()
 	}

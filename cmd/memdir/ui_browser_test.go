@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/team"
 	"github.com/memdir/memdir/team/sqlite"
@@ -162,7 +163,7 @@ func TestUIInBrowser(t *testing.T) {
 	errb.lines = make(chan string, 100)
 	done := make(chan int, 1)
 	go func() {
-		env := &Env{
+		env := &cli.Env{
 			Stdin: strings.NewReader(""), Stdout: out, Stderr: &errb,
 			LookupEnv: func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok },
 			Cwd:       w.project, Now: time.Now, StdinIsTerminal: true,

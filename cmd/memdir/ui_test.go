@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/ui"
 )
 
@@ -66,11 +67,11 @@ func TestUIRefusesNonLoopback(t *testing.T) {
 	w := newMemWorld(t)
 	for _, addr := range []string{"0.0.0.0:0", "192.168.0.10:8080", ":0", "example.com:80"} {
 		_, errOut, code := w.run(t, "ui", "--no-model", "--addr", addr)
-		if code != exitUsage || !strings.Contains(errOut, "loopback") {
+		if code != cli.ExitUsage || !strings.Contains(errOut, "loopback") {
 			t.Errorf("ui --addr %s: exit %d, %q; want a usage error about loopback", addr, code, errOut)
 		}
 	}
-	if _, errOut, code := w.run(t, "ui", "extra"); code != exitUsage {
+	if _, errOut, code := w.run(t, "ui", "extra"); code != cli.ExitUsage {
 		t.Errorf("ui extra: exit %d, %q", code, errOut)
 	}
 }

@@ -7,9 +7,10 @@ import (
 	"io"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 )
 
-var undoCmd = &Command{
+var undoCmd = &cli.Command{
 	Name:  "undo",
 	Args:  "[--force] [--json] [RUN]",
 	Short: "revert a journaled change",
@@ -28,7 +29,7 @@ run: undoing it redoes the change.
 Examples:
   memdir undo
   memdir log && memdir undo 20261129T150405`,
-	Setup: setup(runUndo),
+	Setup: cli.Setup(runUndo),
 }
 
 // undoOptions holds the flag values of memdir undo.
@@ -38,15 +39,15 @@ type undoOptions struct {
 	asJSON bool
 }
 
-func (o *undoOptions) declare(fs *flag.FlagSet) {
+func (o *undoOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, false)
 	fs.BoolVar(&o.force, "force", false, "restore even files that changed after the run")
 	fs.BoolVar(&o.asJSON, "json", false, "print the undo run as JSON")
 }
 
-func runUndo(ctx context.Context, env *Env, o *undoOptions, args []string) error {
+func runUndo(ctx context.Context, env *cli.Env, o *undoOptions, args []string) error {
 	if len(args) > 1 {
-		return usagef("undo takes at most one run id")
+		return cli.Usagef("undo takes at most one run id")
 	}
 	d, _, err := o.lf.open(env)
 	if err != nil {
@@ -62,7 +63,7 @@ func runUndo(ctx context.Context, env *Env, o *undoOptions, args []string) error
 	if err != nil {
 		return err
 	}
-	return emit(env, o.asJSON, run, func(w io.Writer) error {
+	return cli.Emit(env, o.asJSON, run, func(w io.Writer) error {
 		fmt.Fprintf(w, "Undid run %s:\n", run.Undoes)
 		for _, f := range run.ChangedFiles() {
 			what := "restored"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/cli"
 )
 
 func backdate(tb testing.TB, p string, t time.Time) {
@@ -85,7 +86,7 @@ func TestUsageListAndDoctor(t *testing.T) {
 	if last := lines[len(lines)-1]; !strings.Contains(last, "project_oncall.md") {
 		t.Errorf("--sort unused: the most used memory is not last:\n%s", out)
 	}
-	if _, errOut, code := w.run(t, "list", "--sort", "popular"); code != exitUsage || !strings.Contains(errOut, "--sort") {
+	if _, errOut, code := w.run(t, "list", "--sort", "popular"); code != cli.ExitUsage || !strings.Contains(errOut, "--sort") {
 		t.Errorf("bad --sort: exit %d, %s", code, errOut)
 	}
 
@@ -124,7 +125,7 @@ func TestUsageListAndDoctor(t *testing.T) {
 	if out := w.ok(t, "doctor"); !strings.Contains(out, "suggestion: unused") || !strings.Contains(out, "project_grafana.md: never surfaced in the 100 days") {
 		t.Errorf("doctor output:\n%s", out)
 	}
-	if _, errOut, code := w.run(t, "doctor", "--unused-days", "-1"); code != exitUsage || !strings.Contains(errOut, "--unused-days") {
+	if _, errOut, code := w.run(t, "doctor", "--unused-days", "-1"); code != cli.ExitUsage || !strings.Contains(errOut, "--unused-days") {
 		t.Errorf("bad --unused-days: exit %d, %s", code, errOut)
 	}
 	entries, _ = os.ReadDir(dir)

@@ -1,4 +1,8 @@
-package main
+// Package checkpointcmd is the checkpoint command, shared by memdir
+// (memdir checkpoint) and the lean memdir-checkpoint binary, which is the
+// same command in a program that starts without the model SDKs, SQLite and
+// MCP: what a harness runs on every user turn and before every edit.
+package checkpointcmd
 
 import (
 	"context"
@@ -10,14 +14,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/checkpoint"
+	"github.com/memdir/memdir/internal/claudedir"
+	"github.com/memdir/memdir/internal/cli"
 )
 
-// sessionEnvVars are read, in order, when --session is not given.
-var sessionEnvVars = []string{"MEMDIR_SESSION_ID", "CLAUDE_SESSION_ID"}
-
-var checkpointCmd = &Command{
+// Command is memdir checkpoint.
+var Command = &cli.Command{
 	Name:  "checkpoint",
 	Args:  "track FILE | snapshot | list | diff | rewind | resume  [flags]",
 	Short: "snapshot the files an agent edits, per user turn, and rewind them",
@@ -73,16 +76,16 @@ Examples:
   memdir checkpoint rewind --session $ID --message turn-1 --dry-run
   memdir checkpoint rewind --session $ID --message turn-1
   memdir checkpoint resume --from $OLD_ID --session $NEW_ID`,
-	Setup: setup(runCheckpoint),
+	Setup: cli.Setup(run),
 }
 
-// checkpointOptions holds the flag values of memdir checkpoint.
-type checkpointOptions struct {
+// options holds the flag values of memdir checkpoint.
+type options struct {
 	session, message, from string
 	json, dryRun, stat     bool
 }
 
-func (f *checkpointOptions) declare(fs *flag.FlagSet) {
+func (f *options) Declare(fs *flag.FlagSet) {
 	fs.StringVar(&f.session, "session", "", "session `id` (default $MEMDIR_SESSION_ID, else $CLAUDE_SESSION_ID)")
 	fs.StringVar(&f.message, "message", "", "message `id` of the user turn (track, snapshot, diff, rewind)")
 	fs.StringVar(&f.from, "from", "", "session `id` to continue (resume)")
@@ -91,9 +94,9 @@ func (f *checkpointOptions) declare(fs *flag.FlagSet) {
 	fs.BoolVar(&f.stat, "stat", false, "diff: print line counts per file, not the patches")
 }
 
-func runCheckpoint(ctx context.Context, env *Env, f *checkpointOptions, args []string) error {
+func run(ctx context.Context, env *cli.Env, f *options, args []string) error {
 	if len(args) == 0 {
-		return usagef("missing subcommand: track, snapshot, list, diff, rewind or resume")
+		return cli.Usagef("missing subcommand: track, snapshot, list, diff, rewind or resume")
 	}
 	sub, rest := args[0], args[1:]
 	wantArgs := 0
@@ -103,40 +106,40 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointOptions, args []s
 	switch sub {
 	case "track", "snapshot", "list", "diff", "rewind", "resume":
 	default:
-		return usagef("unknown subcommand %q: want track, snapshot, list, diff, rewind or resume", sub)
+		return cli.Usagef("unknown subcommand %q: want track, snapshot, list, diff, rewind or resume", sub)
 	}
 	if len(rest) != wantArgs {
 		if wantArgs == 1 {
-			return usagef("checkpoint track takes one FILE, got %d arguments", len(rest))
+			return cli.Usagef("checkpoint track takes one FILE, got %d arguments", len(rest))
 		}
-		return usagef("checkpoint %s takes no arguments, got %q", sub, rest)
+		return cli.Usagef("checkpoint %s takes no arguments, got %q", sub, rest)
 	}
 	needMessage := sub == "track" || sub == "snapshot" || sub == "diff" || sub == "rewind"
 	if needMessage && f.message == "" {
-		return usagef("checkpoint %s needs --message", sub)
+		return cli.Usagef("checkpoint %s needs --message", sub)
 	}
 	if !needMessage && f.message != "" {
-		return usagef("checkpoint %s takes no --message", sub)
+		return cli.Usagef("checkpoint %s takes no --message", sub)
 	}
 	if f.dryRun && sub != "rewind" {
-		return usagef("--dry-run applies to rewind only")
+		return cli.Usagef("--dry-run applies to rewind only")
 	}
 	if f.stat && sub != "diff" {
-		return usagef("--stat applies to diff only")
+		return cli.Usagef("--stat applies to diff only")
 	}
 	if (f.from != "") != (sub == "resume") {
-		return usagef("--from is required by resume and applies to nothing else")
+		return cli.Usagef("--from is required by resume and applies to nothing else")
 	}
 	session := f.session
-	for _, v := range sessionEnvVars {
+	for _, v := range cli.SessionEnvVars {
 		if session == "" {
 			session = env.Getenv(v)
 		}
 	}
 	if session == "" {
-		return usagef("no session id: pass --session or set $%s", strings.Join(sessionEnvVars, " or $"))
+		return cli.Usagef("no session id: pass --session or set $%s", strings.Join(cli.SessionEnvVars, " or $"))
 	}
-	configHome, err := memdir.ConfigHome(env.LookupEnv)
+	configHome, err := claudedir.Config(env.LookupEnv)
 	if err != nil {
 		return err
 	}
@@ -150,17 +153,17 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointOptions, args []s
 		if err != nil {
 			return err
 		}
-		return emit(env, f.json, r, func(w io.Writer) error { printCheckpointTrack(w, r); return nil })
+		return cli.Emit(env, f.json, r, func(w io.Writer) error { printCheckpointTrack(w, r); return nil })
 	case "snapshot":
 		r, err := h.Snapshot(ctx, f.message)
 		if err != nil {
 			return err
 		}
-		if err := emit(env, f.json, r, func(w io.Writer) error { printCheckpointSnapshot(w, r); return nil }); err != nil {
+		if err := cli.Emit(env, f.json, r, func(w io.Writer) error { printCheckpointSnapshot(w, r); return nil }); err != nil {
 			return err
 		}
 		if perr := r.Err(); perr != nil {
-			return fmt.Errorf("snapshot %d was recorded, but %s their previous version: %w", r.Snapshot.Sequence, plural(len(r.Problems), "file kept", "files kept"), perr)
+			return fmt.Errorf("snapshot %d was recorded, but %s their previous version: %w", r.Snapshot.Sequence, cli.Plural(len(r.Problems), "file kept", "files kept"), perr)
 		}
 	case "list":
 		all, err := h.Snapshots(ctx)
@@ -170,19 +173,19 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointOptions, args []s
 		if all == nil {
 			all = []checkpoint.Snapshot{}
 		}
-		return emit(env, f.json, all, func(w io.Writer) error { printCheckpointList(w, all); return nil })
+		return cli.Emit(env, f.json, all, func(w io.Writer) error { printCheckpointList(w, all); return nil })
 	case "diff":
 		r, err := h.Diff(ctx, f.message)
 		if err != nil {
 			return err
 		}
-		return emit(env, f.json, r, func(w io.Writer) error { printCheckpointDiff(w, env.Stderr, r, f.stat); return nil })
+		return cli.Emit(env, f.json, r, func(w io.Writer) error { printCheckpointDiff(w, env.Stderr, r, f.stat); return nil })
 	case "rewind":
 		r, err := h.Rewind(ctx, f.message, &checkpoint.RewindOptions{DryRun: f.dryRun})
 		if r == nil {
 			return err
 		}
-		if serr := emit(env, f.json, r, func(w io.Writer) error { printCheckpointRewind(w, r, session); return nil }); serr != nil {
+		if serr := cli.Emit(env, f.json, r, func(w io.Writer) error { printCheckpointRewind(w, r, session); return nil }); serr != nil {
 			return serr
 		}
 		if err != nil {
@@ -193,9 +196,9 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointOptions, args []s
 		if err != nil {
 			return err
 		}
-		err = emit(env, f.json, r, func(w io.Writer) error {
+		err = cli.Emit(env, f.json, r, func(w io.Writer) error {
 			fmt.Fprintf(w, "resumed session %s from %s: %s (%d dropped); backups: %d linked, %d copied, %d already present\n",
-				session, r.From, plural(r.Snapshots, "snapshot", "snapshots"), r.Dropped, r.Linked, r.Copied, r.Present)
+				session, r.From, cli.Plural(r.Snapshots, "snapshot", "snapshots"), r.Dropped, r.Linked, r.Copied, r.Present)
 			return nil
 		})
 		if err != nil {
@@ -206,7 +209,7 @@ func runCheckpoint(ctx context.Context, env *Env, f *checkpointOptions, args []s
 			for i, p := range r.Problems {
 				errs[i] = p.Error()
 			}
-			return fmt.Errorf("%s could not be carried over:\n  %s", plural(len(errs), "backup", "backups"), strings.Join(errs, "\n  "))
+			return fmt.Errorf("%s could not be carried over:\n  %s", cli.Plural(len(errs), "backup", "backups"), strings.Join(errs, "\n  "))
 		}
 	}
 	return nil
@@ -226,7 +229,7 @@ func printCheckpointTrack(w io.Writer, r *checkpoint.TrackResult) {
 func printCheckpointSnapshot(w io.Writer, r *checkpoint.SnapshotResult) {
 	s := r.Snapshot
 	fmt.Fprintf(w, "snapshot %d for message %s: %s (%d changed, %d deleted, %d unchanged",
-		s.Sequence, s.MessageID, plural(len(s.Files), "file", "files"), len(r.Changed), len(r.Deleted), r.Unchanged)
+		s.Sequence, s.MessageID, cli.Plural(len(s.Files), "file", "files"), len(r.Changed), len(r.Deleted), r.Unchanged)
 	if len(r.Problems) > 0 {
 		fmt.Fprintf(w, ", %d not backed up", len(r.Problems))
 	}
@@ -278,7 +281,7 @@ func printCheckpointDiff(w, errw io.Writer, r *checkpoint.DiffReport, stat bool)
 		}
 	}
 	if stat || len(r.Files) == 0 {
-		fmt.Fprintf(w, "%s since snapshot %d (message %s), %d unchanged\n", plural(len(r.Files), "file changed", "files changed"), r.Sequence, r.MessageID, r.Unchanged)
+		fmt.Fprintf(w, "%s since snapshot %d (message %s), %d unchanged\n", cli.Plural(len(r.Files), "file changed", "files changed"), r.Sequence, r.MessageID, r.Unchanged)
 	}
 	for _, s := range r.Skipped {
 		fmt.Fprintf(errw, "memdir checkpoint: skipped %s\n", s)
@@ -300,7 +303,7 @@ func printCheckpointRewind(w io.Writer, r *checkpoint.RewindReport, session stri
 	if r.DryRun {
 		verb = "would rewind"
 	}
-	fmt.Fprintf(w, "%s to snapshot %d (message %s): %s, %d unchanged\n", verb, r.Sequence, r.MessageID, plural(len(r.Changes), "file changed", "files changed"), r.Unchanged)
+	fmt.Fprintf(w, "%s to snapshot %d (message %s): %s, %d unchanged\n", verb, r.Sequence, r.MessageID, cli.Plural(len(r.Changes), "file changed", "files changed"), r.Unchanged)
 	for _, c := range r.Changes {
 		fmt.Fprintf(w, "  %-8s %s  +%d -%d%s\n", c.Action, c.Path, c.Added, c.Removed, checkpointDiffNote(c.Binary, c.Approximate))
 	}

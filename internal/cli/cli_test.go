@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/memdir/memdir/internal/errs"
+)
+
+type echoOptions struct{ json bool }
+
+func (o *echoOptions) Declare(fs *flag.FlagSet) { fs.BoolVar(&o.json, "json", false, "print JSON") }
+
+var echoCmd = &Command{
+	Name: "echo", Args: "[--json] WORD...", Short: "print the words", Long: "Prints its arguments.",
+	Setup: Setup(func(_ context.Context, env *Env, o *echoOptions, args []string) error {
+		if len(args) == 0 {
+			return Usagef("no words")
+		}
+		if args[0] == "fail" {
+			return fmt.Errorf("echo %s: %w", args[1], errs.NotFound)
+		}
+		return Emit(env, o.json, args, func(w io.Writer) error { _, err := fmt.Fprintln(w, strings.Join(args, " ")); return err })
+	}),
+}
+
+func runEcho(p *Program, args ...string) (string, string, int) {
+	var out, errOut bytes.Buffer
+	code := p.Run(context.Background(), echoCmd, args, &Env{Stdout: &out, Stderr: &errOut})
+	return out.String(), errOut.String(), code
+}
+
+func TestRun(t *testing.T) {
+	multi, single := &Program{Name: "memdir"}, &Program{Name: "memdir-echo", Single: true, Intro: "intro\n"}
+	for _, tt := range []struct {
+		p           *Program
+		args        []string
+		out, errOut string
+		code        int
+	}{
+		{multi, []string{"a", "--json", "b"}, "[\n  \"a\",\n  \"b\"\n]\n", "", ExitOK},
+		{multi, []string{"--", "--json"}, "--json\n", "", ExitOK},
+		{multi, nil, "", "memdir echo: no words\nUsage: memdir echo [--json] WORD...\nRun 'memdir help echo' for details.\n", ExitUsage},
+		{single, nil, "", "memdir-echo: no words\nUsage: memdir-echo [--json] WORD...\nRun 'memdir-echo --help' for details.\n", ExitUsage},
+		{multi, []string{"--nope"}, "", "memdir echo: flag provided but not defined: -nope\nUsage: memdir echo [--json] WORD...\nRun 'memdir help echo' for details.\n", ExitUsage},
+		{multi, []string{"fail", "x"}, "", "memdir echo: echo x: not found\n", ExitNotFound},
+	} {
+		out, errOut, code := runEcho(tt.p, tt.args...)
+		if diff := cmp.Diff([]any{tt.out, tt.errOut, tt.code}, []any{out, errOut, code}); diff != "" {
+			t.Errorf("%s %q (-want +got):\n%s", tt.p.Name, tt.args, diff)
+		}
+	}
+	out, _, code := runEcho(single, "--help")
+	if code != ExitOK || !strings.HasPrefix(out, "intro\nUsage: memdir-echo [--json] WORD...\n\nPrints its arguments.\n\nFlags:\n  -json\n") || !strings.HasSuffix(out, ExitCodesHelp+"\n") {
+		t.Errorf("--help: exit %d:\n%s", code, out)
+	}
+}
+
+func TestExitCodeOf(t *testing.T) {
+	modelErr := errors.New("model failed")
+	p := &Program{ExitCode: func(err error) (int, bool) {
+		if errors.Is(err, modelErr) {
+			return ExitModel, true
+		}
+		return 0, false
+	}}
+	for _, tt := range []struct {
+		err  error
+		want int
+	}{
+		{nil, ExitOK},
+		{&ExitError{Code: ExitProblems}, ExitProblems},
+		{Usagef("x"), ExitUsage},
+		{fmt.Errorf("run: %w", context.Canceled), ExitCanceled},
+		{fmt.Errorf("a: %w", errs.NotFound), ExitNotFound},
+		{fmt.Errorf("a: %w", errs.Invalid), ExitInvalid},
+		{fmt.Errorf("a: %w", errs.Exists), ExitExists},
+		{fmt.Errorf("a: %w", errs.Locked), ExitLocked},
+		{fmt.Errorf("a: %w", errs.Disabled), ExitDisabled},
+		// The program's own kinds come before the sentinels.
+		{errors.Join(modelErr, errs.Invalid), ExitModel},
+		{errors.New("other"), ExitFailure},
+	} {
+		if got := p.ExitCodeOf(tt.err); got != tt.want {
+			t.Errorf("ExitCodeOf(%v) = %d, want %d", tt.err, got, tt.want)
+		}
+	}
+}
