@@ -8,7 +8,8 @@
 //	recall    memdir recall --json, warm ÷ SQLite FTS5 BM25 in a fresh python3
 //	save      memdir save at N memories ÷ at 200
 //	checkpoint memdir checkpoint snapshot of 1,000 unchanged files, new
-//	          process, after 1 and 100 snapshots ÷ stat(1) of the files;
+//	          process, after 1 and 100 snapshots ÷ stat(1) of the files,
+//	          by memdir and by the lean memdir-checkpoint (-checkpoint);
 //	          memdir --version and the snapshot done in-process by a new
 //	          History ÷ stat(1), to tell start-up from the snapshot's work;
 //	          and what the snapshot adds to memdir hook, where Claude Code
@@ -45,6 +46,7 @@ func main() {
 		return
 	}
 	memdirBin := flag.String("memdir", "", "the memdir binary to measure")
+	leanBin := flag.String("checkpoint", "", "the memdir-checkpoint binary to measure (default: memdir-checkpoint beside -memdir, when there)")
 	cache := flag.String("cache", filepath.Join(os.TempDir(), "memdir-bench"), "where generated corpora are kept")
 	evalPath := flag.String("eval", "testdata/eval/recall-dev.json", "the recall set the corpus is generated from")
 	runs := flag.Int("runs", 7, "runs per measurement (the median is reported)")
@@ -57,7 +59,12 @@ func main() {
 	}
 	set, err := evalset.Load(*evalPath)
 	check(err)
-	b := &bench{bin: *memdirBin, cache: *cache, runs: *runs, corpus: benchcorpus.New(set)}
+	b := &bench{bin: *memdirBin, lean: *leanBin, cache: *cache, runs: *runs, corpus: benchcorpus.New(set)}
+	if b.lean == "" {
+		if p := filepath.Join(filepath.Dir(b.bin), "memdir-checkpoint"); fileExists(p) {
+			b.lean = p
+		}
+	}
 	for _, q := range set.Queries {
 		b.queries = append(b.queries, q.Query)
 	}
@@ -96,6 +103,11 @@ func main() {
 		c := b.checkpoints()
 		b.row("checkpoint snapshot after 1 ÷ stat(1)", c.one, c.stat1)
 		b.row("checkpoint snapshot after 100 ÷ stat(1)", c.hundred, c.stat)
+		if b.lean != "" {
+			b.row("memdir-checkpoint snapshot after 1 ÷ stat(1)", c.leanOne, c.stat1)
+			b.row("memdir-checkpoint snapshot after 100 ÷ stat(1)", c.leanHundred, c.stat)
+			b.row("memdir-checkpoint --version ÷ stat(1)", c.leanVersion, c.stat)
+		}
 		// What any memdir process costs before it does anything, and the
 		// snapshot's own share without it.
 		b.row("memdir --version ÷ stat(1)", c.version, c.stat)
@@ -113,6 +125,7 @@ func main() {
 
 type bench struct {
 	bin, self, cache string
+	lean             string // memdir-checkpoint, or "" to leave it out
 	runs             int
 	corpus           *benchcorpus.Corpus
 	queries          []string
@@ -349,6 +362,8 @@ type checkpointResults struct {
 	inHook       result // what the hook at 2,000 memories spends on it, after 100
 	stat1, stat  result // stat(1) of the tracked files, beside one and hundred
 	version      result // memdir --version
+	// memdir-checkpoint snapshot, after 1 and 100, and its --version
+	leanOne, leanHundred, leanVersion result
 }
 
 // checkpoints tracks 1,000 files in a session, then measures a new
@@ -381,17 +396,26 @@ func (b *bench) checkpoints() checkpointResults {
 	check(err)
 	env := []string{"CLAUDE_CONFIG_DIR=" + conf}
 	k := 0
-	snap := func(int) *exec.Cmd {
-		k++
-		cmd := exec.Command(b.bin, "checkpoint", "snapshot", "--session", "bench", "--message", fmt.Sprintf("x%d", k))
-		cmd.Dir = proj
-		cmd.Env = append(os.Environ(), env...)
-		return cmd
+	snapWith := func(bin string, args ...string) func(int) *exec.Cmd {
+		return func(int) *exec.Cmd {
+			k++
+			cmd := exec.Command(bin, append(args, "snapshot", "--session", "bench", "--message", fmt.Sprintf("x%d", k))...)
+			cmd.Dir = proj
+			cmd.Env = append(os.Environ(), env...)
+			return cmd
+		}
 	}
+	snap := snapWith(b.bin, "checkpoint")
 	stat := command(nil, "stat", append([]string{"-c", "%s"}, files...)...)
 	version := command(nil, b.bin, "--version")
-	rs := b.interleave(snap, stat)
-	c.one, c.stat1 = rs[0], rs[1]
+	// The lean binary's runs take turns with the others; without one, its
+	// slots run stat again, which no row reads.
+	lean, leanVersion := stat, stat
+	if b.lean != "" {
+		lean, leanVersion = snapWith(b.lean), command(nil, b.lean, "--version")
+	}
+	rs := b.interleave(snap, stat, lean)
+	c.one, c.stat1, c.leanOne = rs[0], rs[1], rs[2]
 	for i := range 100 {
 		_, err := h.Snapshot(ctx, fmt.Sprintf("m%d", i+2))
 		check(err)
@@ -401,9 +425,11 @@ func (b *bench) checkpoints() checkpointResults {
 	// with checkpoints over what it spends without, on the same session
 	// and prompts.
 	rs = b.interleave(snap, stat, version,
-		b.hook(2000, "bench", proj, env), b.hook(2000, "bench", proj, env, "--no-checkpoint"))
+		b.hook(2000, "bench", proj, env), b.hook(2000, "bench", proj, env, "--no-checkpoint"),
+		lean, leanVersion)
 	c.hundred, c.stat, c.version = rs[0], rs[1], rs[2]
 	c.inHook = result{cpu: max(0, rs[3].cpu-rs[4].cpu)}
+	c.leanHundred, c.leanVersion = rs[5], rs[6]
 	var cpus []time.Duration
 	for r := 0; r <= b.runs; r++ {
 		k++
@@ -445,4 +471,9 @@ func floor(dir string) {
 		return nil
 	})
 	fmt.Println(lines)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
