@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -210,6 +209,11 @@ func (t *txn) commit(entries ...any) error {
 	}
 	t.lf.st = next
 	t.lf.saved = false
+	// A snapshot entry that comes last is the latest snapshot as it is:
+	// its files are the entry's map, whose sorted keys it may carry.
+	if e, ok := entries[len(entries)-1].(snapshotEntry); ok && e.keys != nil && !e.IsSnapshotUpdate {
+		t.lf.keys, t.lf.keysOf = e.keys, next.latest()
+	}
 	return nil
 }
 
@@ -526,7 +530,7 @@ func (h *History) Snapshot(ctx context.Context, messageID string) (*SnapshotResu
 		var e any
 		var fps map[string]fingerprint
 		var err error
-		res, e, fps, err = h.snapshotLocked(ctx, t.st(), t.lf.fps, messageID)
+		res, e, fps, err = h.snapshotLocked(ctx, t.st(), t.lf.latestKeys(), t.lf.fps, messageID)
 		if err != nil {
 			return err
 		}
@@ -543,13 +547,14 @@ func (h *History) Snapshot(ctx context.Context, messageID string) (*SnapshotResu
 }
 
 // snapshotLocked builds the next snapshot and its log entry; the caller holds
-// the lock and appends the entry. fps are the fingerprints known so far; it
-// returns those for the new snapshot.
-func (h *History) snapshotLocked(ctx context.Context, st *state, fps map[string]fingerprint, messageID string) (*SnapshotResult, any, map[string]fingerprint, error) {
+// the lock and appends the entry. keys are the tracking paths of
+// st.latest(), sorted (see logFile.latestKeys); the new snapshot has the
+// same. fps are the fingerprints known so far; it returns those for the new
+// snapshot.
+func (h *History) snapshotLocked(ctx context.Context, st *state, keys []string, fps map[string]fingerprint, messageID string) (*SnapshotResult, any, map[string]fingerprint, error) {
 	prev := st.latest()
-	var keys []string
-	if prev != nil {
-		keys = slices.Sorted(maps.Keys(prev.Files))
+	if prev == nil {
+		keys = nil
 	}
 	type outcome struct {
 		b     Backup
@@ -653,7 +658,9 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, fps map[string]
 	}
 	res.Snapshot = s.clone()
 	res.Evicted = max(0, st.retained()+1-maxSnapshots)
-	return res, newSnapshotEntry(s), next, nil
+	e := newSnapshotEntry(s)
+	e.keys = keys
+	return res, e, next, nil
 }
 
 // fastUnchanged is the part of the change check that needs no reading: same

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -133,6 +134,10 @@ type snapshotEntry struct {
 	Snapshot         wireSnapshot `json:"snapshot"`
 	IsSnapshotUpdate bool         `json:"isSnapshotUpdate"`
 	Sequence         int          `json:"sequence"`
+
+	// keys, when not nil, are the keys of Snapshot.TrackedFileBackups,
+	// sorted: whoever sets them built the map from them.
+	keys []string
 }
 
 type trackEntry struct {
@@ -342,6 +347,27 @@ type logFile struct {
 	fps map[string]fingerprint
 	// saved is set while the state file on disk describes exactly this.
 	saved bool
+	// keys are the tracking paths of keysOf, sorted, when known: a new
+	// process gets them sorted from the state file, and a snapshot it takes
+	// has the same ones. See latestKeys.
+	keys   []string
+	keysOf *Snapshot
+}
+
+// latestKeys returns the tracking paths of the latest snapshot, sorted.
+// The remembered ones are only used for the very snapshot they were taken
+// of, and only while it has as many files: a snapshot in the state is never
+// changed but by adding files (a track entry), and only after a copy (see
+// state.copy), which gives a new *Snapshot.
+func (lf *logFile) latestKeys() []string {
+	last := lf.st.latest()
+	if last == nil {
+		return nil
+	}
+	if lf.keysOf == last && len(lf.keys) == len(last.Files) {
+		return lf.keys
+	}
+	return slices.Sorted(maps.Keys(last.Files))
 }
 
 // parseHeader decodes the first line of a log.
