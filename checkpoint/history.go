@@ -199,7 +199,15 @@ func (t *txn) commit(entries ...any) error {
 	for i := range offsets {
 		offsets[i] += t.lf.offset
 	}
-	next := t.lf.st.copy()
+	// Only a track entry changes the latest snapshot in place; new
+	// snapshots are appended, so without one the copy can share it.
+	next := t.lf.st.copyShallow()
+	for _, e := range entries {
+		if _, ok := e.(snapshotEntry); !ok {
+			next = t.lf.st.copy()
+			break
+		}
+	}
 	if err := t.h.fold(next, entries, offsets); err != nil {
 		return err
 	}

@@ -516,13 +516,21 @@ func (h *History) readFrom(f *os.File, path string, lf *logFile, offset, size in
 // copy returns a copy of st that can be folded into without changing st:
 // only the latest snapshot is ever changed in place, so only it is cloned.
 func (st *state) copy() *state {
-	c := *st
-	c.snapshots = append([]*Snapshot(nil), st.snapshots...)
-	c.starts = append([]entryStart(nil), st.starts...)
+	c := st.copyShallow()
 	if n := len(c.snapshots); n > 0 {
 		last := c.snapshots[n-1].clone()
 		c.snapshots[n-1] = &last
 	}
+	return c
+}
+
+// copyShallow is copy sharing every snapshot: what can be folded into it
+// without changing st is only snapshot entries, which never change the
+// latest snapshot in place.
+func (st *state) copyShallow() *state {
+	c := *st
+	c.snapshots = append([]*Snapshot(nil), st.snapshots...)
+	c.starts = append([]entryStart(nil), st.starts...)
 	return &c
 }
 
