@@ -564,6 +564,7 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, keys []string, 
 	if prev == nil {
 		keys = nil
 	}
+	join := expander(st.cwd)
 	type outcome struct {
 		b     Backup
 		kind  int // 0 unchanged, 1 changed, 2 deleted
@@ -583,7 +584,7 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, keys []string, 
 			return nil, nil, nil, err
 		}
 		latest := prev.Files[key]
-		abs := expand(st.cwd, key)
+		abs := join(key)
 		fi, err := lstatMaybe(abs)
 		switch {
 		case err != nil:

@@ -240,6 +240,12 @@ func FuzzTrackingPath(f *testing.F) {
 		if checkTrackingPath(p) != nil {
 			return
 		}
+		// The join that snapshots use is expand's, for any cwd.
+		for _, cwd := range []string{"/work/proj", "/", "/work/proj/", "/work//proj", "/work/./proj"} {
+			if got, want := expander(cwd)(p), expand(cwd, p); got != want {
+				t.Fatalf("expander(%q)(%q) = %q, expand gives %q", cwd, p, got, want)
+			}
+		}
 		abs := expand("/work/proj", p)
 		if !filepath.IsAbs(p) && !within("/work/proj", abs) {
 			t.Fatalf("relative tracking path %q expands outside the project: %s", p, abs)

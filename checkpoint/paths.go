@@ -94,6 +94,26 @@ func expand(cwd, key string) string {
 	return filepath.Join(cwd, key)
 }
 
+// expander returns expand for one cwd, faster for the relative keys of a
+// snapshot: when cwd is clean and not a root, joining it with a clean local
+// path (every relative tracking path is one, see checkTrackingPath) is
+// putting a separator between them, which is all that filepath.Join would
+// do after cleaning a result that is already clean.
+func expander(cwd string) func(key string) string {
+	if filepath.Separator != '/' || filepath.Clean(cwd) != cwd || !filepath.IsAbs(cwd) || cwd == "/" {
+		return func(key string) string { return expand(cwd, key) }
+	}
+	return func(key string) string {
+		if filepath.IsAbs(key) {
+			return key
+		}
+		if !filepath.IsLocal(key) {
+			return filepath.Join(cwd, key)
+		}
+		return cwd + "/" + key
+	}
+}
+
 // resolveArg turns a path given by a caller into a clean absolute path,
 // relative ones being taken from base.
 func resolveArg(base, p string) (string, error) {
