@@ -432,8 +432,15 @@ func signedDecimal(s string) (int64, bool) {
 // appendField appends s as a state file field: itself when that is
 // unambiguous, else quoted.
 func appendField(b []byte, s string) []byte {
-	if s == "" || s == "-" || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '"' || r == '\\' }) {
+	if s == "" || s == "-" {
 		return strconv.AppendQuote(b, s)
+	}
+	// Bytes, not runes: every character that needs quoting is ASCII, and
+	// no byte of a multi-byte (or invalid) sequence is below 0x80.
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f || c == '"' || c == '\\' {
+			return strconv.AppendQuote(b, s)
+		}
 	}
 	return append(b, s...)
 }

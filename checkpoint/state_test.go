@@ -696,3 +696,24 @@ func FuzzDecodeState(f *testing.F) {
 		}
 	})
 }
+
+// appendField quotes exactly what needs it: "", "-", and anything holding a
+// control character, a quote or a backslash; what it writes reads back.
+func TestAppendFieldQuoting(t *testing.T) {
+	needs := func(s string) bool {
+		return s == "" || s == "-" || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '"' || r == '\\' })
+	}
+	cases := []string{"", "-", "--", "a", "a b", "ünï", "\xff", "a\xffb", "\u2028", "\u0080", "tab\t", `q"`, `b\`, "\x7f"}
+	for c := range 256 {
+		cases = append(cases, string([]byte{byte(c)}), "x"+string([]byte{byte(c)})+"y")
+	}
+	for _, s := range cases {
+		got := string(appendField(nil, s))
+		if quoted := strings.HasPrefix(got, `"`); quoted != needs(s) {
+			t.Errorf("appendField(%q) = %s: quoted %v, want %v", s, got, quoted, needs(s))
+		}
+		if back, err := field(got); err != nil || back != s {
+			t.Errorf("field(%s) = %q, %v; want %q", got, back, err, s)
+		}
+	}
+}
