@@ -234,15 +234,21 @@ func (st *state) apply(e *anyEntry, offset int64) error {
 		if files == nil {
 			files = map[string]Backup{}
 		}
-		for p := range files {
-			if err := checkTrackingPath(p); err != nil {
-				return err
+		last := st.latest()
+		hasLast := last != nil && hasAll(files, last.Files)
+		// A snapshot with exactly the latest one's files, as most are, has
+		// only paths that were checked when they came into the state.
+		if !hasLast || len(files) != len(last.Files) {
+			for p := range files {
+				if err := checkTrackingPath(p); err != nil {
+					return err
+				}
 			}
 		}
 		s := &Snapshot{MessageID: e.Snapshot.MessageID, Time: e.Snapshot.Timestamp, Files: files}
 		index := st.entries
 		st.entries++
-		if last := st.latest(); last != nil && !hasAll(files, last.Files) {
+		if last != nil && !hasLast {
 			st.crossed = true
 		}
 		if e.IsSnapshotUpdate && len(st.snapshots) > 0 {
