@@ -564,7 +564,7 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, keys []string, 
 	if prev == nil {
 		keys = nil
 	}
-	join := expander(st.cwd)
+	paths := expandAll(st.cwd, keys)
 	type outcome struct {
 		b     Backup
 		kind  int // 0 unchanged, 1 changed, 2 deleted
@@ -584,7 +584,7 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, keys []string, 
 			return nil, nil, nil, err
 		}
 		latest := prev.Files[key]
-		abs := join(key)
+		abs := paths[i]
 		fi, err := lstatMaybe(abs)
 		switch {
 		case err != nil:

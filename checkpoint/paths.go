@@ -94,24 +94,45 @@ func expand(cwd, key string) string {
 	return filepath.Join(cwd, key)
 }
 
-// expander returns expand for one cwd, faster for the relative keys of a
-// snapshot: when cwd is clean and not a root, joining it with a clean local
-// path (every relative tracking path is one, see checkTrackingPath) is
-// putting a separator between them, which is all that filepath.Join would
-// do after cleaning a result that is already clean.
-func expander(cwd string) func(key string) string {
-	if filepath.Separator != '/' || filepath.Clean(cwd) != cwd || !filepath.IsAbs(cwd) || cwd == "/" {
-		return func(key string) string { return expand(cwd, key) }
-	}
-	return func(key string) string {
-		if filepath.IsAbs(key) {
-			return key
+// expandAll is expand for each of keys, with one allocation for all the
+// relative ones when it can: if cwd is clean and not a root, joining it
+// with a clean local path (every relative tracking path is one, see
+// checkTrackingPath) is putting a separator between them, which is all that
+// filepath.Join would do after cleaning a result that is already clean.
+func expandAll(cwd string, keys []string) []string {
+	out := make([]string, len(keys))
+	if filepath.Separator != '/' || !filepath.IsAbs(cwd) || filepath.Clean(cwd) != cwd || cwd == "/" {
+		for i, k := range keys {
+			out[i] = expand(cwd, k)
 		}
-		if !filepath.IsLocal(key) {
-			return filepath.Join(cwd, key)
-		}
-		return cwd + "/" + key
+		return out
 	}
+	local := func(k string) bool { return !filepath.IsAbs(k) && filepath.IsLocal(k) }
+	n := 0
+	for _, k := range keys {
+		if local(k) {
+			n += len(cwd) + 1 + len(k)
+		}
+	}
+	var all strings.Builder
+	all.Grow(n)
+	for _, k := range keys {
+		if local(k) {
+			all.WriteString(cwd)
+			all.WriteByte('/')
+			all.WriteString(k)
+		}
+	}
+	joined, at := all.String(), 0
+	for i, k := range keys {
+		if !local(k) {
+			out[i] = expand(cwd, k)
+			continue
+		}
+		end := at + len(cwd) + 1 + len(k)
+		out[i], at = joined[at:end], end
+	}
+	return out
 }
 
 // resolveArg turns a path given by a caller into a clean absolute path,
