@@ -577,6 +577,9 @@ func marshalLines(entries ...any) ([]byte, []int64, error) {
 	for _, e := range entries {
 		starts = append(starts, int64(buf.Len()))
 		if se, ok := e.(snapshotEntry); ok {
+			// Room for a typical entry, so that it is encoded in place
+			// rather than grown and then copied in.
+			buf.Grow(256 + 192*len(se.Snapshot.TrackedFileBackups))
 			if b, ok := appendSnapshotEntry(buf.AvailableBuffer(), &se); ok {
 				buf.Write(b)
 				buf.WriteByte('\n')
