@@ -99,6 +99,7 @@ func expand(cwd, key string) string {
 // with a clean local path (every relative tracking path is one, see
 // checkTrackingPath) is putting a separator between them, which is all that
 // filepath.Join would do after cleaning a result that is already clean.
+// Each key is checked to be one, so the result is Join's whatever the keys.
 func expandAll(cwd string, keys []string) []string {
 	out := make([]string, len(keys))
 	if filepath.Separator != '/' || !filepath.IsAbs(cwd) || filepath.Clean(cwd) != cwd || cwd == "/" {
@@ -107,7 +108,7 @@ func expandAll(cwd string, keys []string) []string {
 		}
 		return out
 	}
-	local := func(k string) bool { return !filepath.IsAbs(k) && filepath.IsLocal(k) }
+	local := cleanLocal
 	n := 0
 	for _, k := range keys {
 		if local(k) {
@@ -133,6 +134,23 @@ func expandAll(cwd string, keys []string) []string {
 		out[i], at = joined[at:end], end
 	}
 	return out
+}
+
+// cleanLocal reports whether p is a relative slash-separated path that
+// filepath.Clean leaves as it is and that stays inside its base: not empty,
+// no leading or trailing slash, no empty, "." or ".." element.
+func cleanLocal(p string) bool {
+	if p == "" || p[0] == '/' || p[len(p)-1] == '/' {
+		return false
+	}
+	for p != "" {
+		elem, rest, _ := strings.Cut(p, "/")
+		if elem == "" || elem == "." || elem == ".." {
+			return false
+		}
+		p = rest
+	}
+	return true
 }
 
 // resolveArg turns a path given by a caller into a clean absolute path,
