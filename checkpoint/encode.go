@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -47,11 +48,10 @@ func appendSnapshotEntry(buf []byte, e *snapshotEntry) ([]byte, bool) {
 		buf = append(buf, "null"...)
 	} else {
 		buf = append(buf, '{')
-		keys := make([]string, 0, len(e.Snapshot.TrackedFileBackups))
-		for k := range e.Snapshot.TrackedFileBackups {
-			keys = append(keys, k)
+		keys := e.keys
+		if len(keys) != len(e.Snapshot.TrackedFileBackups) {
+			keys = slices.Sorted(maps.Keys(e.Snapshot.TrackedFileBackups))
 		}
-		slices.Sort(keys)
 		for i, k := range keys {
 			if i > 0 {
 				buf = append(buf, ',')

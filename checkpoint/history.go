@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -200,7 +199,15 @@ func (t *txn) commit(entries ...any) error {
 	for i := range offsets {
 		offsets[i] += t.lf.offset
 	}
-	next := t.lf.st.copy()
+	// Only a track entry changes the latest snapshot in place; new
+	// snapshots are appended, so without one the copy can share it.
+	next := t.lf.st.copyShallow()
+	for _, e := range entries {
+		if _, ok := e.(snapshotEntry); !ok {
+			next = t.lf.st.copy()
+			break
+		}
+	}
 	if err := t.h.fold(next, entries, offsets); err != nil {
 		return err
 	}
@@ -210,6 +217,11 @@ func (t *txn) commit(entries ...any) error {
 	}
 	t.lf.st = next
 	t.lf.saved = false
+	// A snapshot entry that comes last is the latest snapshot as it is:
+	// its files are the entry's map, whose sorted keys it may carry.
+	if e, ok := entries[len(entries)-1].(snapshotEntry); ok && e.keys != nil && !e.IsSnapshotUpdate {
+		t.lf.keys, t.lf.keysOf = e.keys, next.latest()
+	}
 	return nil
 }
 
@@ -526,7 +538,7 @@ func (h *History) Snapshot(ctx context.Context, messageID string) (*SnapshotResu
 		var e any
 		var fps map[string]fingerprint
 		var err error
-		res, e, fps, err = h.snapshotLocked(ctx, t.st(), t.lf.fps, messageID)
+		res, e, fps, err = h.snapshotLocked(ctx, t.st(), t.lf.latestKeys(), t.lf.fps, messageID)
 		if err != nil {
 			return err
 		}
@@ -543,14 +555,16 @@ func (h *History) Snapshot(ctx context.Context, messageID string) (*SnapshotResu
 }
 
 // snapshotLocked builds the next snapshot and its log entry; the caller holds
-// the lock and appends the entry. fps are the fingerprints known so far; it
-// returns those for the new snapshot.
-func (h *History) snapshotLocked(ctx context.Context, st *state, fps map[string]fingerprint, messageID string) (*SnapshotResult, any, map[string]fingerprint, error) {
+// the lock and appends the entry. keys are the tracking paths of
+// st.latest(), sorted (see logFile.latestKeys); the new snapshot has the
+// same. fps are the fingerprints known so far; it returns those for the new
+// snapshot.
+func (h *History) snapshotLocked(ctx context.Context, st *state, keys []string, fps map[string]fingerprint, messageID string) (*SnapshotResult, any, map[string]fingerprint, error) {
 	prev := st.latest()
-	var keys []string
-	if prev != nil {
-		keys = slices.Sorted(maps.Keys(prev.Files))
+	if prev == nil {
+		keys = nil
 	}
+	paths := expandAll(st.cwd, keys)
 	type outcome struct {
 		b     Backup
 		kind  int // 0 unchanged, 1 changed, 2 deleted
@@ -570,7 +584,7 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, fps map[string]
 			return nil, nil, nil, err
 		}
 		latest := prev.Files[key]
-		abs := expand(st.cwd, key)
+		abs := paths[i]
 		fi, err := lstatMaybe(abs)
 		switch {
 		case err != nil:
@@ -653,7 +667,9 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, fps map[string]
 	}
 	res.Snapshot = s.clone()
 	res.Evicted = max(0, st.retained()+1-maxSnapshots)
-	return res, newSnapshotEntry(s), next, nil
+	e := newSnapshotEntry(s)
+	e.keys = keys
+	return res, e, next, nil
 }
 
 // fastUnchanged is the part of the change check that needs no reading: same

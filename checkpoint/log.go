@@ -12,6 +12,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -133,6 +134,10 @@ type snapshotEntry struct {
 	Snapshot         wireSnapshot `json:"snapshot"`
 	IsSnapshotUpdate bool         `json:"isSnapshotUpdate"`
 	Sequence         int          `json:"sequence"`
+
+	// keys, when not nil, are the keys of Snapshot.TrackedFileBackups,
+	// sorted: whoever sets them built the map from them.
+	keys []string
 }
 
 type trackEntry struct {
@@ -229,15 +234,21 @@ func (st *state) apply(e *anyEntry, offset int64) error {
 		if files == nil {
 			files = map[string]Backup{}
 		}
-		for p := range files {
-			if err := checkTrackingPath(p); err != nil {
-				return err
+		last := st.latest()
+		hasLast := last != nil && hasAll(files, last.Files)
+		// A snapshot with exactly the latest one's files, as most are, has
+		// only paths that were checked when they came into the state.
+		if !hasLast || len(files) != len(last.Files) {
+			for p := range files {
+				if err := checkTrackingPath(p); err != nil {
+					return err
+				}
 			}
 		}
 		s := &Snapshot{MessageID: e.Snapshot.MessageID, Time: e.Snapshot.Timestamp, Files: files}
 		index := st.entries
 		st.entries++
-		if last := st.latest(); last != nil && !hasAll(files, last.Files) {
+		if last != nil && !hasLast {
 			st.crossed = true
 		}
 		if e.IsSnapshotUpdate && len(st.snapshots) > 0 {
@@ -342,6 +353,27 @@ type logFile struct {
 	fps map[string]fingerprint
 	// saved is set while the state file on disk describes exactly this.
 	saved bool
+	// keys are the tracking paths of keysOf, sorted, when known: a new
+	// process gets them sorted from the state file, and a snapshot it takes
+	// has the same ones. See latestKeys.
+	keys   []string
+	keysOf *Snapshot
+}
+
+// latestKeys returns the tracking paths of the latest snapshot, sorted.
+// The remembered ones are only used for the very snapshot they were taken
+// of, and only while it has as many files: a snapshot in the state is never
+// changed but by adding files (a track entry), and only after a copy (see
+// state.copy), which gives a new *Snapshot.
+func (lf *logFile) latestKeys() []string {
+	last := lf.st.latest()
+	if last == nil {
+		return nil
+	}
+	if lf.keysOf == last && len(lf.keys) == len(last.Files) {
+		return lf.keys
+	}
+	return slices.Sorted(maps.Keys(last.Files))
 }
 
 // parseHeader decodes the first line of a log.
@@ -490,13 +522,21 @@ func (h *History) readFrom(f *os.File, path string, lf *logFile, offset, size in
 // copy returns a copy of st that can be folded into without changing st:
 // only the latest snapshot is ever changed in place, so only it is cloned.
 func (st *state) copy() *state {
-	c := *st
-	c.snapshots = append([]*Snapshot(nil), st.snapshots...)
-	c.starts = append([]entryStart(nil), st.starts...)
+	c := st.copyShallow()
 	if n := len(c.snapshots); n > 0 {
 		last := c.snapshots[n-1].clone()
 		c.snapshots[n-1] = &last
 	}
+	return c
+}
+
+// copyShallow is copy sharing every snapshot: what can be folded into it
+// without changing st is only snapshot entries, which never change the
+// latest snapshot in place.
+func (st *state) copyShallow() *state {
+	c := *st
+	c.snapshots = append([]*Snapshot(nil), st.snapshots...)
+	c.starts = append([]entryStart(nil), st.starts...)
 	return &c
 }
 
@@ -537,6 +577,9 @@ func marshalLines(entries ...any) ([]byte, []int64, error) {
 	for _, e := range entries {
 		starts = append(starts, int64(buf.Len()))
 		if se, ok := e.(snapshotEntry); ok {
+			// Room for a typical entry, so that it is encoded in place
+			// rather than grown and then copied in.
+			buf.Grow(256 + 192*len(se.Snapshot.TrackedFileBackups))
 			if b, ok := appendSnapshotEntry(buf.AvailableBuffer(), &se); ok {
 				buf.Write(b)
 				buf.WriteByte('\n')

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -222,7 +223,7 @@ func FuzzParseLog(f *testing.F) {
 // FuzzTrackingPath checks that a tracking path accepted from a log never
 // expands to somewhere outside the working directory unless it is absolute.
 func FuzzTrackingPath(f *testing.F) {
-	for _, s := range []string{"a.txt", "../a", "/etc/passwd", "a/../../b", "./a", "a//b", "", "a\x00b", `..\a`, "/work/proj", "/work/proj/.", "."} {
+	for _, s := range []string{"a.txt", "../a", "/etc/passwd", "a/../../b", "./a", "a//b", "", "a\x00b", `..\a`, "/work/proj", "/work/proj/.", ".", "a/../b", "a/.", "a/", "...", "a/..b"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
@@ -235,6 +236,15 @@ func FuzzTrackingPath(f *testing.F) {
 			}
 			if got := expand("/work/proj", key); got != abs {
 				t.Fatalf("key %q of %q expands to %s, want %s", key, p, got, abs)
+			}
+		}
+		// The join that snapshots use is expand's, for any cwd and key.
+		for _, cwd := range []string{"/work/proj", "/", "/work/proj/", "/work//proj", "/work/./proj"} {
+			if got, want := expandAll(cwd, []string{"a", p, "/b", p}), []string{expand(cwd, "a"), expand(cwd, p), "/b", expand(cwd, p)}; !slices.Equal(got, want) {
+				t.Fatalf("expandAll(%q, %q) = %q, expand gives %q", cwd, p, got, want)
+			}
+			if cleanLocal(p) && (filepath.Clean(p) != p || !filepath.IsLocal(p)) {
+				t.Fatalf("cleanLocal(%q), but Clean gives %q and IsLocal %v", p, filepath.Clean(p), filepath.IsLocal(p))
 			}
 		}
 		if checkTrackingPath(p) != nil {

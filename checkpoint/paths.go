@@ -94,6 +94,65 @@ func expand(cwd, key string) string {
 	return filepath.Join(cwd, key)
 }
 
+// expandAll is expand for each of keys, with one allocation for all the
+// relative ones when it can: if cwd is clean and not a root, joining it
+// with a clean local path (every relative tracking path is one, see
+// checkTrackingPath) is putting a separator between them, which is all that
+// filepath.Join would do after cleaning a result that is already clean.
+// Each key is checked to be one, so the result is Join's whatever the keys.
+func expandAll(cwd string, keys []string) []string {
+	out := make([]string, len(keys))
+	if filepath.Separator != '/' || !filepath.IsAbs(cwd) || filepath.Clean(cwd) != cwd || cwd == "/" {
+		for i, k := range keys {
+			out[i] = expand(cwd, k)
+		}
+		return out
+	}
+	local := cleanLocal
+	n := 0
+	for _, k := range keys {
+		if local(k) {
+			n += len(cwd) + 1 + len(k)
+		}
+	}
+	var all strings.Builder
+	all.Grow(n)
+	for _, k := range keys {
+		if local(k) {
+			all.WriteString(cwd)
+			all.WriteByte('/')
+			all.WriteString(k)
+		}
+	}
+	joined, at := all.String(), 0
+	for i, k := range keys {
+		if !local(k) {
+			out[i] = expand(cwd, k)
+			continue
+		}
+		end := at + len(cwd) + 1 + len(k)
+		out[i], at = joined[at:end], end
+	}
+	return out
+}
+
+// cleanLocal reports whether p is a relative slash-separated path that
+// filepath.Clean leaves as it is and that stays inside its base: not empty,
+// no leading or trailing slash, no empty, "." or ".." element.
+func cleanLocal(p string) bool {
+	if p == "" || p[0] == '/' || p[len(p)-1] == '/' {
+		return false
+	}
+	for p != "" {
+		elem, rest, _ := strings.Cut(p, "/")
+		if elem == "" || elem == "." || elem == ".." {
+			return false
+		}
+		p = rest
+	}
+	return true
+}
+
 // resolveArg turns a path given by a caller into a clean absolute path,
 // relative ones being taken from base.
 func resolveArg(base, p string) (string, error) {

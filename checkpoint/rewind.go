@@ -132,7 +132,7 @@ func (h *History) Rewind(ctx context.Context, messageID string, opts *RewindOpti
 		}
 		// The files about to be restored get new change times, so their
 		// fingerprints will not match again; the others stay good.
-		undo, entry, fps, err := h.snapshotLocked(ctx, st, t.lf.fps, UndoPrefix+strconv.Itoa(st.sequence+1))
+		undo, entry, fps, err := h.snapshotLocked(ctx, st, t.lf.latestKeys(), t.lf.fps, UndoPrefix+strconv.Itoa(st.sequence+1))
 		if err != nil {
 			return err
 		}

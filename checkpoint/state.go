@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
-	"maps"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,7 +28,7 @@ const StateName = "memdir-checkpoints.state"
 
 // stateVersion is the state file's format version. A file of any other
 // version is ignored (and replaced), never an error: the log is the truth.
-const stateVersion = 1
+const stateVersion = 2
 
 const typeState = "memdir-checkpoint-state"
 
@@ -104,14 +102,17 @@ type stateHeader struct {
 }
 
 // encodeState renders lf as a state file: a JSON header line, one line per
-// file of the latest snapshot, and a last line with the CRC-32 of all that
-// came before, so that a torn or damaged file is recognised as such.
+// file of the latest snapshot in tracking path order, and a last line with
+// the CRC-32 of all that came before, so that a torn or damaged file is
+// recognised as such.
 //
 // A file line is tab-separated: the tracking path, the backup name ("" for a
 // null entry), each as itself or, when it holds a control character, a quote
-// or a backslash, Go-quoted, the version, the backup time (RFC 3339), then
-// either "-" or the fingerprint as device, inode, size, mode, and the
-// modification and change times as seconds and nanoseconds.
+// or a backslash, Go-quoted, the version, the backup time as Unix seconds
+// and nanoseconds, then either "-" or the fingerprint as device, inode,
+// size, mode, and the modification and change times as seconds and
+// nanoseconds. Times are numbers, not RFC 3339 text, as a new process reads
+// every line before its first lstat and writes them all again after.
 func encodeState(lf *logFile) ([]byte, error) {
 	st := lf.st
 	hdr := stateHeader{
@@ -136,45 +137,53 @@ func encodeState(lf *logFile) ([]byte, error) {
 			Sequence  int       `json:"sequence"`
 			Time      time.Time `json:"timestamp"`
 		}{last.MessageID, last.Sequence, last.Time.UTC()}
-		keys = slices.Sorted(maps.Keys(last.Files))
+		keys = lf.latestKeys()
 		hdr.Files = len(keys)
 	}
 	line, err := json.Marshal(hdr)
 	if err != nil {
 		return nil, err
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, len(line)+1+len(keys)*160))
-	buf.Write(line)
-	buf.WriteByte('\n')
-	var b []byte
+	b := make([]byte, 0, len(line)+1+len(keys)*160+16)
+	b = append(b, line...)
+	b = append(b, '\n')
 	for _, k := range keys {
 		e := last.Files[k]
-		b = appendField(b[:0], k)
+		b = appendField(b, k)
 		b = append(b, '\t')
 		b = appendField(b, e.Name)
 		b = append(b, '\t')
 		b = strconv.AppendInt(b, int64(e.Version), 10)
 		b = append(b, '\t')
-		b = e.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+		b = appendUnixTime(b, e.Time)
 		b = append(b, '\t')
 		if fp, ok := lf.fps[k]; ok && fp.backup == e.Name && e.Exists() {
-			for _, n := range []uint64{fp.id.dev, fp.id.ino} {
-				b = strconv.AppendUint(b, n, 10)
-				b = append(b, ' ')
-			}
-			for _, n := range []int64{fp.size, int64(fp.mode), fp.mtime.Unix(), int64(fp.mtime.Nanosecond()), fp.ctime.Unix(), int64(fp.ctime.Nanosecond())} {
-				b = strconv.AppendInt(b, n, 10)
-				b = append(b, ' ')
-			}
-			b = b[:len(b)-1]
+			b = strconv.AppendUint(b, fp.id.dev, 10)
+			b = append(b, ' ')
+			b = strconv.AppendUint(b, fp.id.ino, 10)
+			b = append(b, ' ')
+			b = strconv.AppendInt(b, fp.size, 10)
+			b = append(b, ' ')
+			b = strconv.AppendInt(b, int64(fp.mode), 10)
+			b = append(b, ' ')
+			b = appendUnixTime(b, fp.mtime)
+			b = append(b, ' ')
+			b = appendUnixTime(b, fp.ctime)
 		} else {
 			b = append(b, '-')
 		}
 		b = append(b, '\n')
-		buf.Write(b)
 	}
-	fmt.Fprintf(buf, "crc32 %08x\n", crc32.ChecksumIEEE(buf.Bytes()))
-	return buf.Bytes(), nil
+	b = fmt.Appendf(b, "crc32 %08x\n", crc32.ChecksumIEEE(b))
+	return b, nil
+}
+
+// appendUnixTime appends t as its Unix seconds and nanoseconds, separated by
+// a space.
+func appendUnixTime(b []byte, t time.Time) []byte {
+	b = strconv.AppendInt(b, t.Unix(), 10)
+	b = append(b, ' ')
+	return strconv.AppendInt(b, int64(t.Nanosecond()), 10)
 }
 
 // decodeState parses a state file into a logFile whose state holds only the
@@ -215,14 +224,13 @@ func decodeState(data []byte) (*logFile, error) {
 		return nil, err
 	}
 	lf := &logFile{st: st, id: fileID{dev: hdr.Dev, ino: hdr.Ino}, offset: hdr.Offset, fps: make(map[string]fingerprint, hdr.Files), saved: true}
-	var lines [][]byte
-	if rest := body[nl+1:]; len(rest) > 0 {
-		lines = bytes.Split(rest[:len(rest)-1], []byte("\n"))
-	}
-	if len(lines) != hdr.Files {
-		return nil, fmt.Errorf("%d file lines, header says %d", len(lines), hdr.Files)
-	}
+	// One string for all the file lines: the keys and names decoded are
+	// slices of it rather than a string each.
+	rest := string(body[nl+1:])
 	if hdr.Latest == nil {
+		if rest != "" {
+			return nil, errors.New("file lines without a latest snapshot")
+		}
 		return lf, nil
 	}
 	if err := checkMessageID(hdr.Latest.MessageID); err != nil {
@@ -231,21 +239,39 @@ func decodeState(data []byte) (*logFile, error) {
 	if hdr.Latest.Sequence < 1 || hdr.Latest.Sequence > hdr.Sequence {
 		return nil, fmt.Errorf("latest sequence %d outside 1..%d", hdr.Latest.Sequence, hdr.Sequence)
 	}
-	s := &Snapshot{MessageID: hdr.Latest.MessageID, Sequence: hdr.Latest.Sequence, Time: hdr.Latest.Time, Files: make(map[string]Backup, len(lines))}
-	for i, line := range lines {
+	// The count is bounded by the file's size, so a header cannot make
+	// this allocate more than the file holds lines for.
+	if hdr.Files > strings.Count(rest, "\n") {
+		return nil, fmt.Errorf("%d file lines, header says %d", strings.Count(rest, "\n"), hdr.Files)
+	}
+	s := &Snapshot{MessageID: hdr.Latest.MessageID, Sequence: hdr.Latest.Sequence, Time: hdr.Latest.Time, Files: make(map[string]Backup, hdr.Files)}
+	keys := make([]string, 0, hdr.Files)
+	for i := 0; rest != ""; i++ {
+		line, after, _ := strings.Cut(rest, "\n") // body ends in a newline
+		rest = after
+		if i == hdr.Files {
+			return nil, fmt.Errorf("more file lines than the %d the header says", hdr.Files)
+		}
 		key, b, fp, err := decodeFileLine(line)
 		if err != nil {
 			return nil, fmt.Errorf("file line %d: %w", i+1, err)
 		}
-		if _, dup := s.Files[key]; dup {
-			return nil, fmt.Errorf("file line %d: %q listed twice", i+1, key)
+		// Strictly increasing, as encodeState writes them: no key is
+		// listed twice, and the keys come out sorted.
+		if i > 0 && key <= keys[i-1] {
+			return nil, fmt.Errorf("file line %d: %q out of order or listed twice", i+1, key)
 		}
+		keys = append(keys, key)
 		s.Files[key] = b
 		if fp != nil {
 			lf.fps[key] = *fp
 		}
 	}
+	if len(keys) != hdr.Files {
+		return nil, fmt.Errorf("%d file lines, header says %d", len(keys), hdr.Files)
+	}
 	st.snapshots = []*Snapshot{s}
+	lf.keys, lf.keysOf = keys, s
 	return lf, nil
 }
 
@@ -274,16 +300,16 @@ func decodeStarts(st *state, hdr *stateHeader) error {
 	return nil
 }
 
-func decodeFileLine(line []byte) (string, Backup, *fingerprint, error) {
-	// Cut, not Split: a session's state has one line per tracked file,
-	// and a new process decodes all of them before its first lstat.
-	if n := bytes.Count(line, []byte("\t")) + 1; n != 5 {
-		return "", Backup{}, nil, fmt.Errorf("%d fields, want 5", n)
-	}
-	var f [5][]byte
+// decodeFileLine parses one file line; key and name are slices of line.
+func decodeFileLine(line string) (string, Backup, *fingerprint, error) {
+	var f [5]string
 	rest := line
 	for i := range f {
-		f[i], rest, _ = bytes.Cut(rest, []byte("\t"))
+		var more bool
+		f[i], rest, more = strings.Cut(rest, "\t")
+		if more != (i < len(f)-1) {
+			return "", Backup{}, nil, fmt.Errorf("%d fields, want %d", strings.Count(line, "\t")+1, len(f))
+		}
 	}
 	key, err := field(f[0])
 	if err != nil {
@@ -305,62 +331,87 @@ func decodeFileLine(line []byte) (string, Backup, *fingerprint, error) {
 	if !ok || v < 1 {
 		return "", Backup{}, nil, fmt.Errorf("version %q is not a positive number", f[2])
 	}
-	t, err := time.Parse(time.RFC3339Nano, string(f[3]))
-	if err != nil {
-		return "", Backup{}, nil, fmt.Errorf("backup time: %w", err)
+	t, rest, ok := cutUnixTime(f[3])
+	if !ok || rest != "" {
+		return "", Backup{}, nil, fmt.Errorf("backup time %q is not seconds and nanoseconds", f[3])
 	}
-	b := Backup{Name: name, Version: int(v), Time: t}
-	if string(f[4]) == "-" {
+	b := Backup{Name: name, Version: int(v), Time: t.UTC()}
+	if f[4] == "-" {
 		return key, b, nil, nil
 	}
 	if name == "" {
 		return "", Backup{}, nil, errors.New("bad fingerprint")
 	}
-	var nums [8]int64
+	fp := &fingerprint{backup: name}
 	rest = f[4]
+	var nums [4]int64
 	for i := range nums {
-		var num []byte
-		var more bool
-		num, rest, more = bytes.Cut(rest, []byte(" "))
-		if more != (i < len(nums)-1) {
+		num, after, more := strings.Cut(rest, " ")
+		if !more {
 			return "", Backup{}, nil, errors.New("bad fingerprint")
 		}
+		rest = after
 		if i < 2 {
 			// Device and inode numbers are unsigned: read them as such,
 			// and keep their bits.
-			u, err := strconv.ParseUint(string(num), 10, 64)
+			u, err := strconv.ParseUint(num, 10, 64)
 			if err != nil {
 				return "", Backup{}, nil, fmt.Errorf("fingerprint: %w", err)
 			}
 			nums[i] = int64(u)
 			continue
 		}
-		neg := len(num) > 0 && num[0] == '-'
-		if neg {
-			num = num[1:]
-		}
-		v, ok := decimal(num)
+		n, ok := signedDecimal(num)
 		if !ok {
 			return "", Backup{}, nil, fmt.Errorf("fingerprint: %q is not a number", num)
 		}
-		if neg {
-			v = -v
-		}
-		nums[i] = v
+		nums[i] = n
 	}
-	fp := &fingerprint{backup: name, id: fileID{dev: uint64(nums[0]), ino: uint64(nums[1])}, size: nums[2], mode: fs.FileMode(nums[3]),
-		mtime: time.Unix(nums[4], nums[5]), ctime: time.Unix(nums[6], nums[7])}
+	fp.id = fileID{dev: uint64(nums[0]), ino: uint64(nums[1])}
+	fp.size, fp.mode = nums[2], fs.FileMode(nums[3])
+	if fp.mtime, rest, ok = cutUnixTime(rest); !ok || rest == "" || rest[0] != ' ' {
+		return "", Backup{}, nil, errors.New("bad fingerprint")
+	}
+	if fp.ctime, rest, ok = cutUnixTime(rest[1:]); !ok || rest != "" {
+		return "", Backup{}, nil, errors.New("bad fingerprint")
+	}
 	return key, b, fp, nil
+}
+
+// cutUnixTime parses the "<seconds> <nanoseconds>" at the start of s, as
+// appendUnixTime writes it, and returns what follows. Nanoseconds are 0 to
+// 999999999.
+func cutUnixTime(s string) (time.Time, string, bool) {
+	secs, rest, ok := strings.Cut(s, " ")
+	if !ok {
+		return time.Time{}, "", false
+	}
+	nanos := rest
+	if i := strings.IndexByte(rest, ' '); i >= 0 {
+		nanos, rest = rest[:i], rest[i:]
+	} else {
+		rest = ""
+	}
+	sec, ok := signedDecimal(secs)
+	if !ok {
+		return time.Time{}, "", false
+	}
+	ns, ok := decimal(nanos)
+	if !ok || ns > 999_999_999 {
+		return time.Time{}, "", false
+	}
+	return time.Unix(sec, ns), rest, true
 }
 
 // decimal parses a non-negative decimal number of at most 18 digits (so
 // that it cannot overflow), with no sign and no leading "+".
-func decimal(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 18 {
+func decimal(s string) (int64, bool) {
+	if len(s) == 0 || len(s) > 18 {
 		return 0, false
 	}
 	var n int64
-	for _, c := range b {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		if c < '0' || c > '9' {
 			return 0, false
 		}
@@ -369,23 +420,39 @@ func decimal(b []byte) (int64, bool) {
 	return n, true
 }
 
+// signedDecimal is decimal with an optional leading "-".
+func signedDecimal(s string) (int64, bool) {
+	if len(s) > 0 && s[0] == '-' {
+		n, ok := decimal(s[1:])
+		return -n, ok
+	}
+	return decimal(s)
+}
+
 // appendField appends s as a state file field: itself when that is
 // unambiguous, else quoted.
 func appendField(b []byte, s string) []byte {
-	if s == "" || s == "-" || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '"' || r == '\\' }) {
+	if s == "" || s == "-" {
 		return strconv.AppendQuote(b, s)
+	}
+	// Bytes, not runes: every character that needs quoting is ASCII, and
+	// no byte of a multi-byte (or invalid) sequence is below 0x80.
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f || c == '"' || c == '\\' {
+			return strconv.AppendQuote(b, s)
+		}
 	}
 	return append(b, s...)
 }
 
-func field(f []byte) (string, error) {
+func field(f string) (string, error) {
 	if len(f) > 0 && f[0] == '"' {
-		return strconv.Unquote(string(f))
+		return strconv.Unquote(f)
 	}
 	if len(f) == 0 {
 		return "", errors.New("empty field")
 	}
-	return string(f), nil
+	return f, nil
 }
 
 // loadState reads the state file; nil when it is missing or unusable, which

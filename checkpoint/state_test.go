@@ -174,7 +174,7 @@ func corruptions(data []byte) map[string][]byte {
 		"no last newline": data[:len(data)-1],
 		"checksum cut":    data[:len(data)-4],
 		"flipped byte":    flipped,
-		"foreign version": withSum(bytes.Replace(body, []byte(`"version":1`), []byte(`"version":99`), 1)),
+		"foreign version": withSum(bytes.Replace(body, fmt.Appendf(nil, `"version":%d`, stateVersion), []byte(`"version":99`), 1)),
 		"another log":     withSum(bytes.Replace(body, []byte(`"logId":"`), []byte(`"logId":"x`), 1)),
 		"offset past end": withSum(bytes.Replace(body, []byte(`"offset":`), []byte(`"offset":9`), 1)),
 		"escaping path":   withSum(bytes.Replace(body, []byte("\na.txt\t"), []byte("\n../a.txt\t"), 1)),
@@ -564,5 +564,156 @@ func TestTrackFileDroppedByAnUpdateGetsANewVersion(t *testing.T) {
 	v1, err := os.ReadFile(filepath.Join(fresh.Dir(), BackupName(e.path("x.txt"), 1)))
 	if err != nil || string(v1) != "x1\n" {
 		t.Errorf("v1 backup = %q, %v; want it untouched", v1, err)
+	}
+}
+
+// The file line's numbers: times as Unix seconds and nanoseconds, before and
+// after 1970, and every way a number can be malformed.
+func TestStateFileLineNumbers(t *testing.T) {
+	for _, tm := range []time.Time{
+		time.Unix(0, 0), time.Unix(1700000000, 999_999_999), time.Unix(-1, 5),
+		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 1, time.UTC),
+	} {
+		b := appendUnixTime(nil, tm)
+		got, rest, ok := cutUnixTime(string(b))
+		if !ok || rest != "" || !got.Equal(tm) {
+			t.Errorf("%v: %q reads back as %v, %q, %v", tm, b, got, rest, ok)
+		}
+		line := "k\tn@v1\t1\t" + string(b) + "\t1 2 3 420 " + string(b) + " " + string(b)
+		key, bk, fp, err := decodeFileLine(line)
+		if err != nil || key != "k" || !bk.Time.Equal(tm) || fp == nil || !fp.mtime.Equal(tm) || !fp.ctime.Equal(tm) {
+			t.Errorf("%q: %q %+v %+v %v", line, key, bk, fp, err)
+		}
+	}
+	good := "k\tn@v1\t1\t1700000000 5\t1 2 3 420 1700000000 6 1700000001 7"
+	if _, _, _, err := decodeFileLine(good); err != nil {
+		t.Fatalf("%q: %v", good, err)
+	}
+	for _, bad := range []string{
+		"k\tn@v1\t1\t1700000000\t-",                 // no nanoseconds
+		"k\tn@v1\t1\t1700000000 1000000000\t-",      // nanoseconds overflow
+		"k\tn@v1\t1\t1700000000 -1\t-",              // negative nanoseconds
+		"k\tn@v1\t1\t1700000000 5 6\t-",             // a number too many
+		"k\tn@v1\t1\t+1700000000 5\t-",              // a plus sign
+		"k\tn@v1\t1\t2026-01-01T00:00:00Z\t-",       // version 1's RFC 3339
+		"k\tn@v1\t1\t1700000000  5\t-",              // two spaces
+		"k\tn@v1\t1\t9999999999999999999 5\t-",      // too many digits
+		"k\tn@v1\t0\t1700000000 5\t-",               // version 0
+		"k\tn@v1\t1\t1700000000 5",                  // a field short
+		"k\tn@v1\t1\t1700000000 5\t-\t-",            // a field too many
+		"k\tn@v1\t1\t1700000000 5\t1 2 3 420 1 6 1", // fingerprint short
+		"k\tn@v1\t1\t1700000000 5\t1 2 3 420 1 6 1 7 8",
+		"k\tn@v1\t1\t1700000000 5\t1 2 3 420 1 6 1 7 ",
+		"k\tn@v1\t1\t1700000000 5\t-1 2 3 420 1 6 1 7",
+		"k\tn@v1\t1\t1700000000 5\t1 2 x 420 1 6 1 7",
+		"k\t\"\"\t1\t1700000000 5\t1 2 3 420 1 6 1 7", // fingerprint of a null entry
+		"../k\tn@v1\t1\t1700000000 5\t-",
+		"k\t../n@v1\t1\t1700000000 5\t-",
+	} {
+		if key, b, fp, err := decodeFileLine(bad); err == nil {
+			t.Errorf("%q decoded: %q %+v %+v", bad, key, b, fp)
+		}
+	}
+}
+
+// The file lines must be in strictly increasing order of tracking path, as
+// encodeState writes them, which also rules out a path listed twice; a state
+// file of the previous format version is ignored.
+func TestStateFileLinesOutOfOrder(t *testing.T) {
+	tm := time.Unix(1700000000, 0).UTC()
+	lf := &logFile{
+		st: &state{cwd: "/p", logID: "id", sequence: 1, entries: 1, snapshots: []*Snapshot{{MessageID: "m1", Sequence: 1, Time: tm,
+			Files: map[string]Backup{"a": {Version: 1, Time: tm}, "b": {Version: 1, Time: tm}, "c": {Version: 1, Time: tm}}}},
+			starts: []entryStart{{100, 0, 1, true}}},
+		offset: 1234,
+	}
+	data, err := encodeState(lf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := decodeState(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(back.latestKeys(), []string{"a", "b", "c"}) || back.keysOf != back.st.latest() {
+		t.Errorf("decoded keys %q", back.keys)
+	}
+	withSum := func(body []byte) []byte {
+		return fmt.Appendf(append([]byte(nil), body...), "crc32 %08x\n", crc32.ChecksumIEEE(body))
+	}
+	body := data[:bytes.LastIndex(data, []byte("crc32 "))]
+	hdr, lines, _ := bytes.Cut(body, []byte("\n"))
+	ls := bytes.SplitAfter(lines, []byte("\n"))[:3]
+	for name, bad := range map[string][]byte{
+		"swapped":          withSum(slices.Concat(hdr, []byte("\n"), ls[1], ls[0], ls[2])),
+		"twice":            withSum(slices.Concat(hdr, []byte("\n"), ls[0], ls[0], ls[2])),
+		"previous version": withSum(bytes.Replace(body, fmt.Appendf(nil, `"version":%d`, stateVersion), []byte(`"version":1`), 1)),
+		"extra line":       withSum(slices.Concat(body, ls[2])),
+	} {
+		if _, err := decodeState(bad); err == nil {
+			t.Errorf("%s: decoded without error", name)
+		}
+	}
+}
+
+// FuzzDecodeState feeds arbitrary state files, checksummed so that the
+// parser proper is reached. Decoding must not panic, and what decodes reads
+// the same once encoded again.
+func FuzzDecodeState(f *testing.F) {
+	tm := time.Date(2026, 3, 1, 12, 0, 0, 7, time.UTC)
+	lf := &logFile{
+		st: &state{cwd: "/p", logID: "id", sequence: 2, entries: 2, snapshots: []*Snapshot{{MessageID: "m2", Sequence: 2, Time: tm,
+			Files: map[string]Backup{"a": {Name: "0123456789abcdef@v1", Version: 1, Time: tm}, "tab\there": {Version: 2, Time: tm}}}},
+			starts: []entryStart{{100, 0, 1, true}, {200, 1, 2, true}}},
+		offset: 1234, fps: map[string]fingerprint{"a": {backup: "0123456789abcdef@v1", id: fileID{3, 4}, size: 5, mode: 0o644, mtime: tm, ctime: tm}},
+	}
+	data, err := encodeState(lf)
+	if err != nil {
+		f.Fatal(err)
+	}
+	body := data[:bytes.LastIndex(data, []byte("crc32 "))]
+	f.Add(body)
+	f.Add(body[:len(body)/2])
+	f.Fuzz(func(t *testing.T, body []byte) {
+		data := fmt.Appendf(append([]byte(nil), body...), "crc32 %08x\n", crc32.ChecksumIEEE(body))
+		lf, err := decodeState(data)
+		if err != nil {
+			return
+		}
+		again, err := encodeState(lf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lf2, err := decodeState(again)
+		if err != nil {
+			t.Fatalf("re-encoded state does not decode: %v\n%s", err, again)
+		}
+		if diff := cmp.Diff(lf.st.latest(), lf2.st.latest()); diff != "" {
+			t.Fatalf("latest snapshot after a round trip (-first +second):\n%s", diff)
+		}
+		if diff := cmp.Diff(lf.fps, lf2.fps, cmp.AllowUnexported(fingerprint{}, fileID{})); diff != "" {
+			t.Fatalf("fingerprints after a round trip (-first +second):\n%s", diff)
+		}
+	})
+}
+
+// appendField quotes exactly what needs it: "", "-", and anything holding a
+// control character, a quote or a backslash; what it writes reads back.
+func TestAppendFieldQuoting(t *testing.T) {
+	needs := func(s string) bool {
+		return s == "" || s == "-" || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '"' || r == '\\' })
+	}
+	cases := []string{"", "-", "--", "a", "a b", "ünï", "\xff", "a\xffb", "\u2028", "\u0080", "tab\t", `q"`, `b\`, "\x7f"}
+	for c := range 256 {
+		cases = append(cases, string([]byte{byte(c)}), "x"+string([]byte{byte(c)})+"y")
+	}
+	for _, s := range cases {
+		got := string(appendField(nil, s))
+		if quoted := strings.HasPrefix(got, `"`); quoted != needs(s) {
+			t.Errorf("appendField(%q) = %s: quoted %v, want %v", s, got, quoted, needs(s))
+		}
+		if back, err := field(got); err != nil || back != s {
+			t.Errorf("field(%s) = %q, %v; want %q", got, back, err, s)
+		}
 	}
 }
