@@ -8,13 +8,13 @@ import "github.com/memdir/memdir/internal/errs"
 // values.
 var (
 	// ErrNotFound reports that a memory, index entry or directory does not exist.
-	ErrNotFound = errs.NotFound
+	ErrNotFound = errs.ErrNotFound
 	// ErrExists reports that a write would overwrite something it must not.
-	ErrExists = errs.Exists
+	ErrExists = errs.ErrExists
 	// ErrInvalid reports unusable input: a bad memory name, frontmatter, path or option.
-	ErrInvalid = errs.Invalid
+	ErrInvalid = errs.ErrInvalid
 	// ErrLocked reports that another process holds a lock that is not stale.
-	ErrLocked = errs.Locked
+	ErrLocked = errs.ErrLocked
 	// ErrDisabled reports that auto memory is turned off by the environment or settings.
-	ErrDisabled = errs.Disabled
+	ErrDisabled = errs.ErrDisabled
 )

@@ -61,7 +61,7 @@ func (h *History) readRegular(path string, want fs.FileInfo, allowLinks bool) ([
 	}
 	defer f.Close()
 	if fi.Size() > h.maxFileSize {
-		return nil, nil, fmt.Errorf("refusing %s: it is %d bytes, over the %d byte limit for checkpoints: %w", path, fi.Size(), h.maxFileSize, errs.Invalid)
+		return nil, nil, fmt.Errorf("refusing %s: it is %d bytes, over the %d byte limit for checkpoints: %w", path, fi.Size(), h.maxFileSize, errs.ErrInvalid)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, h.maxFileSize+1))
 	h.stats.read.Add(int64(len(data)))
@@ -69,7 +69,7 @@ func (h *History) readRegular(path string, want fs.FileInfo, allowLinks bool) ([
 		return nil, nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	if int64(len(data)) > h.maxFileSize {
-		return nil, nil, fmt.Errorf("refusing %s: it grew past the %d byte limit while being read: %w", path, h.maxFileSize, errs.Invalid)
+		return nil, nil, fmt.Errorf("refusing %s: it grew past the %d byte limit while being read: %w", path, h.maxFileSize, errs.ErrInvalid)
 	}
 	return data, fi, nil
 }
@@ -198,7 +198,7 @@ func (h *History) readBackup(b Backup) ([]byte, fs.FileMode, error) {
 		return nil, 0, fmt.Errorf("backup %s: %w", bpath, err)
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 || !fi.Mode().IsRegular() {
-		return nil, 0, fmt.Errorf("refusing backup %s: not a regular file: %w", bpath, errs.Invalid)
+		return nil, 0, fmt.Errorf("refusing backup %s: not a regular file: %w", bpath, errs.ErrInvalid)
 	}
 	data, ofi, err := h.readRegular(bpath, fi, true)
 	if err != nil {

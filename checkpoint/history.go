@@ -104,7 +104,7 @@ func New(configHome, sessionID string, opts *Options) (*History, error) {
 		return nil, err
 	}
 	if configHome == "" {
-		return nil, fmt.Errorf("checkpoint: empty config directory: %w", errs.Invalid)
+		return nil, fmt.Errorf("checkpoint: empty config directory: %w", errs.ErrInvalid)
 	}
 	configHome, err := filepath.Abs(configHome)
 	if err != nil {
@@ -153,7 +153,7 @@ func (h *History) logPath() string { return filepath.Join(h.dir, LogName) }
 
 // errNoSession reports a session that has no history yet.
 func (h *History) errNoSession() error {
-	return fmt.Errorf("no checkpoints for session %s (looked in %s): %w", h.session, h.dir, errs.NotFound)
+	return fmt.Errorf("no checkpoints for session %s (looked in %s): %w", h.session, h.dir, errs.ErrNotFound)
 }
 
 // txn is what an operation sees while it holds the session's locks.
@@ -435,7 +435,7 @@ func (h *History) Track(ctx context.Context, path, messageID string) (*TrackResu
 		return nil, err
 	}
 	if within(h.dir, abs) {
-		return nil, fmt.Errorf("refusing to track %s: it is inside the checkpoint directory %s: %w", abs, h.dir, errs.Invalid)
+		return nil, fmt.Errorf("refusing to track %s: it is inside the checkpoint directory %s: %w", abs, h.dir, errs.ErrInvalid)
 	}
 	var res *TrackResult
 	err = h.locked(ctx, true, func(t *txn) error {
@@ -728,7 +728,7 @@ func (h *History) findLast(st *state, messageID string) (*Snapshot, error) {
 			return st.snapshots[i], nil
 		}
 	}
-	return nil, fmt.Errorf("no snapshot for message %q in session %s (it may have been evicted; see 'memdir checkpoint list'): %w", messageID, h.session, errs.NotFound)
+	return nil, fmt.Errorf("no snapshot for message %q in session %s (it may have been evicted; see 'memdir checkpoint list'): %w", messageID, h.session, errs.ErrNotFound)
 }
 
 // trackedKeys returns every tracking path in the retained snapshots, sorted.

@@ -454,7 +454,7 @@ func (h *History) readLog(cache *logFile, useState bool) (*logFile, error) {
 		return nil, fmt.Errorf("stat checkpoint log %s: %w", path, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("checkpoint log %s is not a regular file: %w", path, errs.Invalid)
+		return nil, fmt.Errorf("checkpoint log %s is not a regular file: %w", path, errs.ErrInvalid)
 	}
 	headerLine, err := readFirstLine(f)
 	h.stats.logRead.Add(int64(len(headerLine)))
@@ -466,7 +466,7 @@ func (h *History) readLog(cache *logFile, useState bool) (*logFile, error) {
 		if err == nil {
 			err = errors.New("the header line is incomplete")
 		}
-		return nil, fmt.Errorf("checkpoint log %s: %w; move it aside to start the session's history afresh: %w", path, err, errs.Invalid)
+		return nil, fmt.Errorf("checkpoint log %s: %w; move it aside to start the session's history afresh: %w", path, err, errs.ErrInvalid)
 	}
 	id := statID(fi)
 	usable := func(c *logFile) bool {
@@ -512,7 +512,7 @@ func (h *History) readFrom(f *os.File, path string, lf *logFile, offset, size in
 	st := lf.st.copy()
 	used, err := parseEntries(st, data[:n], firstLine, offset)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint log %s: %s: %w", path, err, errs.Invalid)
+		return nil, fmt.Errorf("checkpoint log %s: %s: %w", path, err, errs.ErrInvalid)
 	}
 	next := &logFile{st: st, id: lf.id, offset: offset + used, fps: lf.fps}
 	next.saved = lf.saved && next.offset == lf.offset

@@ -27,11 +27,11 @@ func BackupName(absPath string, v int) string {
 // UUID, as Claude Code uses, is one), since the id becomes a directory name.
 func checkSessionID(id string) error {
 	if id == "" || id == "." || id == ".." || len(id) > 128 {
-		return fmt.Errorf("session id %q: want 1 to 128 letters, digits, '.', '_' or '-': %w", id, errs.Invalid)
+		return fmt.Errorf("session id %q: want 1 to 128 letters, digits, '.', '_' or '-': %w", id, errs.ErrInvalid)
 	}
 	for _, r := range id {
 		if !(r < utf8.RuneSelf && (r == '.' || r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')) {
-			return fmt.Errorf("session id %q contains %q: want letters, digits, '.', '_' or '-': %w", id, r, errs.Invalid)
+			return fmt.Errorf("session id %q contains %q: want letters, digits, '.', '_' or '-': %w", id, r, errs.ErrInvalid)
 		}
 	}
 	return nil
@@ -40,17 +40,17 @@ func checkSessionID(id string) error {
 // checkMessageID accepts any printable UTF-8 text up to 256 bytes.
 func checkMessageID(id string) error {
 	if id == "" {
-		return fmt.Errorf("message id is empty: %w", errs.Invalid)
+		return fmt.Errorf("message id is empty: %w", errs.ErrInvalid)
 	}
 	if len(id) > 256 {
-		return fmt.Errorf("message id %.40q... is longer than 256 bytes: %w", id, errs.Invalid)
+		return fmt.Errorf("message id %.40q... is longer than 256 bytes: %w", id, errs.ErrInvalid)
 	}
 	if !utf8.ValidString(id) {
-		return fmt.Errorf("message id %q is not valid UTF-8: %w", id, errs.Invalid)
+		return fmt.Errorf("message id %q is not valid UTF-8: %w", id, errs.ErrInvalid)
 	}
 	for _, r := range id {
 		if unicode.IsControl(r) {
-			return fmt.Errorf("message id %q contains control character %U: %w", id, r, errs.Invalid)
+			return fmt.Errorf("message id %q contains control character %U: %w", id, r, errs.ErrInvalid)
 		}
 	}
 	return nil
@@ -158,18 +158,18 @@ func cleanLocal(p string) bool {
 func resolveArg(base, p string) (string, error) {
 	switch {
 	case p == "":
-		return "", fmt.Errorf("empty file path: %w", errs.Invalid)
+		return "", fmt.Errorf("empty file path: %w", errs.ErrInvalid)
 	case strings.ContainsRune(p, 0):
-		return "", fmt.Errorf("file path %q contains a NUL byte: %w", p, errs.Invalid)
+		return "", fmt.Errorf("file path %q contains a NUL byte: %w", p, errs.ErrInvalid)
 	case !utf8.ValidString(p):
-		return "", fmt.Errorf("file path %q is not valid UTF-8: %w", p, errs.Invalid)
+		return "", fmt.Errorf("file path %q is not valid UTF-8: %w", p, errs.ErrInvalid)
 	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(base, p)
 	}
 	p = filepath.Clean(p)
 	if p == filepath.Dir(p) {
-		return "", fmt.Errorf("file path %q is a root directory, not a file: %w", p, errs.Invalid)
+		return "", fmt.Errorf("file path %q is a root directory, not a file: %w", p, errs.ErrInvalid)
 	}
 	return p, nil
 }
@@ -197,7 +197,7 @@ func checkParentStaysInside(cwd, abs string) error {
 		real, err := filepath.EvalSymlinks(parent)
 		if err == nil {
 			if !within(realCwd, real) {
-				return fmt.Errorf("refusing %s: its directory leads through a symbolic link to %s, outside %s: %w", abs, real, cwd, errs.Invalid)
+				return fmt.Errorf("refusing %s: its directory leads through a symbolic link to %s, outside %s: %w", abs, real, cwd, errs.ErrInvalid)
 			}
 			return nil
 		}
@@ -218,13 +218,13 @@ func checkParentStaysInside(cwd, abs string) error {
 func checkRegular(fi fs.FileInfo, path string) error {
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return fmt.Errorf("refusing %s: it is a symbolic link, and checkpoints never follow links: %w", path, errs.Invalid)
+		return fmt.Errorf("refusing %s: it is a symbolic link, and checkpoints never follow links: %w", path, errs.ErrInvalid)
 	case fi.IsDir():
-		return fmt.Errorf("refusing %s: it is a directory; track the files in it one by one: %w", path, errs.Invalid)
+		return fmt.Errorf("refusing %s: it is a directory; track the files in it one by one: %w", path, errs.ErrInvalid)
 	case !fi.Mode().IsRegular():
-		return fmt.Errorf("refusing %s: it is not a regular file (%s): %w", path, fi.Mode().Type(), errs.Invalid)
+		return fmt.Errorf("refusing %s: it is not a regular file (%s): %w", path, fi.Mode().Type(), errs.ErrInvalid)
 	case linkCount(fi) > 1:
-		return fmt.Errorf("refusing %s: it has %d hard links, so a rewind would change the other names too; copy it to break the link: %w", path, linkCount(fi), errs.Invalid)
+		return fmt.Errorf("refusing %s: it has %d hard links, so a rewind would change the other names too; copy it to break the link: %w", path, linkCount(fi), errs.ErrInvalid)
 	}
 	return nil
 }
@@ -236,7 +236,7 @@ func checkDirNoLink(dir string) error {
 		return err
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-		return fmt.Errorf("refusing %s: it is not a plain directory (a symbolic link?): %w", dir, errs.Invalid)
+		return fmt.Errorf("refusing %s: it is not a plain directory (a symbolic link?): %w", dir, errs.ErrInvalid)
 	}
 	return nil
 }

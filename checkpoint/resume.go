@@ -38,13 +38,13 @@ type ResumeResult struct {
 // session's directory (copied, with its mtime, when linking fails), and the
 // snapshots whose backups all arrived are recorded here, together with the old
 // session's original working directory. The old session is not changed.
-// This session must not have snapshots of its own yet (errs.Exists).
+// This session must not have snapshots of its own yet (errs.ErrExists).
 func (h *History) ResumeFrom(ctx context.Context, from string) (*ResumeResult, error) {
 	if err := checkSessionID(from); err != nil {
 		return nil, err
 	}
 	if from == h.session {
-		return nil, fmt.Errorf("resume session %s from itself: %w", from, errs.Invalid)
+		return nil, fmt.Errorf("resume session %s from itself: %w", from, errs.ErrInvalid)
 	}
 	old, err := New(h.configHome, from, &Options{Cwd: h.cwd, Now: h.now, Logger: h.logger, MaxFileSize: h.maxFileSize})
 	if err != nil {
@@ -69,7 +69,7 @@ func (h *History) ResumeFrom(ctx context.Context, from string) (*ResumeResult, e
 	res := &ResumeResult{From: from}
 	err = h.locked(ctx, true, func(t *txn) error {
 		if n := t.st().retained(); n > 0 {
-			return fmt.Errorf("session %s already has snapshots (%d); resume into a new session id: %w", h.session, n, errs.Exists)
+			return fmt.Errorf("session %s already has snapshots (%d); resume into a new session id: %w", h.session, n, errs.ErrExists)
 		}
 		carried := map[string]bool{} // backup name → arrived
 		next := &state{cwd: oldState.cwd, sequence: oldState.sequence}
@@ -142,7 +142,7 @@ func (h *History) carry(src, dst string) (carriedHow, error) {
 		return 0, fmt.Errorf("backup %s: %w", src, err)
 	}
 	if sfi.Mode()&fs.ModeSymlink != 0 || !sfi.Mode().IsRegular() {
-		return 0, fmt.Errorf("refusing backup %s: not a regular file: %w", src, errs.Invalid)
+		return 0, fmt.Errorf("refusing backup %s: not a regular file: %w", src, errs.ErrInvalid)
 	}
 	if dfi, err := os.Lstat(dst); err == nil && os.SameFile(sfi, dfi) {
 		return carriedPresent, nil

@@ -206,15 +206,15 @@ func (p *Program) ExitCodeOf(err error) int {
 		}
 	}
 	switch {
-	case errors.Is(err, errs.NotFound):
+	case errors.Is(err, errs.ErrNotFound):
 		return ExitNotFound
-	case errors.Is(err, errs.Invalid):
+	case errors.Is(err, errs.ErrInvalid):
 		return ExitInvalid
-	case errors.Is(err, errs.Exists):
+	case errors.Is(err, errs.ErrExists):
 		return ExitExists
-	case errors.Is(err, errs.Locked):
+	case errors.Is(err, errs.ErrLocked):
 		return ExitLocked
-	case errors.Is(err, errs.Disabled):
+	case errors.Is(err, errs.ErrDisabled):
 		return ExitDisabled
 	default:
 		return ExitFailure

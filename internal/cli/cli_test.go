@@ -26,7 +26,7 @@ var echoCmd = &Command{
 			return Usagef("no words")
 		}
 		if args[0] == "fail" {
-			return fmt.Errorf("echo %s: %w", args[1], errs.NotFound)
+			return fmt.Errorf("echo %s: %w", args[1], errs.ErrNotFound)
 		}
 		return Emit(env, o.json, args, func(w io.Writer) error { _, err := fmt.Fprintln(w, strings.Join(args, " ")); return err })
 	}),
@@ -80,13 +80,13 @@ func TestExitCodeOf(t *testing.T) {
 		{&ExitError{Code: ExitProblems}, ExitProblems},
 		{Usagef("x"), ExitUsage},
 		{fmt.Errorf("run: %w", context.Canceled), ExitCanceled},
-		{fmt.Errorf("a: %w", errs.NotFound), ExitNotFound},
-		{fmt.Errorf("a: %w", errs.Invalid), ExitInvalid},
-		{fmt.Errorf("a: %w", errs.Exists), ExitExists},
-		{fmt.Errorf("a: %w", errs.Locked), ExitLocked},
-		{fmt.Errorf("a: %w", errs.Disabled), ExitDisabled},
+		{fmt.Errorf("a: %w", errs.ErrNotFound), ExitNotFound},
+		{fmt.Errorf("a: %w", errs.ErrInvalid), ExitInvalid},
+		{fmt.Errorf("a: %w", errs.ErrExists), ExitExists},
+		{fmt.Errorf("a: %w", errs.ErrLocked), ExitLocked},
+		{fmt.Errorf("a: %w", errs.ErrDisabled), ExitDisabled},
 		// The program's own kinds come before the sentinels.
-		{errors.Join(modelErr, errs.Invalid), ExitModel},
+		{errors.Join(modelErr, errs.ErrInvalid), ExitModel},
 		{errors.New("other"), ExitFailure},
 	} {
 		if got := p.ExitCodeOf(tt.err); got != tt.want {

@@ -8,14 +8,14 @@ package errs
 import "errors"
 
 var (
-	// NotFound reports that a memory, index entry or directory does not exist.
-	NotFound = errors.New("not found")
-	// Exists reports that a write would overwrite something it must not.
-	Exists = errors.New("already exists")
-	// Invalid reports unusable input: a bad memory name, frontmatter, path or option.
-	Invalid = errors.New("invalid")
-	// Locked reports that another process holds a lock that is not stale.
-	Locked = errors.New("locked by another process")
-	// Disabled reports that auto memory is turned off by the environment or settings.
-	Disabled = errors.New("auto memory is disabled")
+	// ErrNotFound reports that a memory, index entry or directory does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrExists reports that a write would overwrite something it must not.
+	ErrExists = errors.New("already exists")
+	// ErrInvalid reports unusable input: a bad memory name, frontmatter, path or option.
+	ErrInvalid = errors.New("invalid")
+	// ErrLocked reports that another process holds a lock that is not stale.
+	ErrLocked = errors.New("locked by another process")
+	// ErrDisabled reports that auto memory is turned off by the environment or settings.
+	ErrDisabled = errors.New("auto memory is disabled")
 )
