@@ -63,6 +63,12 @@ Backups and the session's log live in $CLAUDE_CONFIG_DIR/file-history/SESSION
 Relative FILE paths are taken from the current directory; paths are recorded
 relative to the directory the session started in, when inside it.
 
+memdir-checkpoint (installed by 'go install ./cmd/...') is this command in a
+binary of its own, 'memdir-checkpoint snapshot ...' for 'memdir checkpoint
+snapshot ...', that starts without memdir's model SDKs, SQLite and MCP
+server, for about a quarter of memdir's start-up CPU: call it from
+per-turn and per-edit hooks.
+
 Symbolic links, non-regular files and files with more than one hard link are
 refused (exit 4), as is a path inside the project that leads out of it
 through a symbolic link. A snapshot that could not back up some files is
