@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/memdirtest"
 )
 
 // run runs Main in-process with HOME at home and the working directory at
@@ -100,20 +101,8 @@ func TestMainSnapshotTrackRewind(t *testing.T) {
 // exit exactly as 'memdir checkpoint' does, times and the program's name
 // aside.
 func TestSameAsMemdirCheckpoint(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds both binaries")
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to build the binaries with:", err)
-	}
-	bins := t.TempDir()
-	lean, full := filepath.Join(bins, "memdir-checkpoint"), filepath.Join(bins, "memdir")
-	for bin, pkg := range map[string]string{lean: ".", full: "../memdir"} {
-		if out, err := exec.Command(goTool, "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-		}
-	}
+	lean := memdirtest.BuildProgram(t, ".", "memdir-checkpoint")
+	full := memdirtest.BuildProgram(t, "../memdir", "memdir")
 	script := [][]string{
 		{"snapshot", "--message", "t1"},
 		{"track", "a.txt", "--message", "t1"},

@@ -21,6 +21,7 @@ import (
 
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/mcpserver"
+	"github.com/memdir/memdir/memdirtest"
 )
 
 // mcpSession exercises a connected client the way a user's client would:
@@ -183,17 +184,7 @@ func TestServeMountsMCP(t *testing.T) {
 // TestMCPEndToEnd starts the memdir binary as an MCP client would and talks
 // to it over its standard input and output.
 func TestMCPEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command to build memdir with:", err)
-	}
-	bin := filepath.Join(t.TempDir(), "memdir")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := memdirtest.BuildProgram(t, ".", "memdir")
 	w := newMemWorld(t)
 	cmd := exec.Command(bin, "mcp")
 	cmd.Dir = w.project

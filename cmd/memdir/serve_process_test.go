@@ -37,14 +37,7 @@ func TestServeProcess(t *testing.T) {
 	// older release, to compare).
 	bin := os.Getenv("MEMDIR_TEST_SERVE_BIN")
 	if bin == "" {
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			t.Skip("no go command to build memdir with:", err)
-		}
-		bin = filepath.Join(t.TempDir(), "memdir")
-		if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
+		bin = memdirtest.BuildProgram(t, ".", "memdir")
 	}
 	t.Run("GetMemoryBound", func(t *testing.T) { testGetMemoryBound(t, bin) })
 	t.Run("Replicas/postgres", func(t *testing.T) {
