@@ -201,12 +201,18 @@ func (t *txn) commit(entries ...any) error {
 	}
 	// Only a track entry changes the latest snapshot in place; new
 	// snapshots are appended, so without one the copy can share it.
-	next := t.lf.st.copyShallow()
+	onlySnapshots := true
 	for _, e := range entries {
 		if _, ok := e.(snapshotEntry); !ok {
-			next = t.lf.st.copy()
+			onlySnapshots = false
 			break
 		}
+	}
+	var next *state
+	if onlySnapshots {
+		next = t.lf.st.copyShallow()
+	} else {
+		next = t.lf.st.copy()
 	}
 	if err := t.h.fold(next, entries, offsets); err != nil {
 		return err

@@ -108,17 +108,16 @@ func expandAll(cwd string, keys []string) []string {
 		}
 		return out
 	}
-	local := cleanLocal
 	n := 0
 	for _, k := range keys {
-		if local(k) {
+		if cleanLocal(k) {
 			n += len(cwd) + 1 + len(k)
 		}
 	}
 	var all strings.Builder
 	all.Grow(n)
 	for _, k := range keys {
-		if local(k) {
+		if cleanLocal(k) {
 			all.WriteString(cwd)
 			all.WriteByte('/')
 			all.WriteString(k)
@@ -126,7 +125,7 @@ func expandAll(cwd string, keys []string) []string {
 	}
 	joined, at := all.String(), 0
 	for i, k := range keys {
-		if !local(k) {
+		if !cleanLocal(k) {
 			out[i] = expand(cwd, k)
 			continue
 		}

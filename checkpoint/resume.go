@@ -38,7 +38,7 @@ type ResumeResult struct {
 // session's directory (copied, with its mtime, when linking fails), and the
 // snapshots whose backups all arrived are recorded here, together with the old
 // session's original working directory. The old session is not changed.
-// This session must not have snapshots of its own yet (errs.ErrExists).
+// This session must not have snapshots of its own yet (memdir.ErrExists).
 func (h *History) ResumeFrom(ctx context.Context, from string) (*ResumeResult, error) {
 	if err := checkSessionID(from); err != nil {
 		return nil, err

@@ -95,7 +95,7 @@ type planItem struct {
 // files as they are, named in the report's UndoMessageID, so nothing it
 // overwrites or deletes is lost.
 //
-// A message with no snapshot is errs.ErrNotFound. When some files could
+// A message with no snapshot is memdir.ErrNotFound. When some files could
 // not be rewound the report is returned together with an error listing them.
 func (h *History) Rewind(ctx context.Context, messageID string, opts *RewindOptions) (*RewindReport, error) {
 	if err := checkMessageID(messageID); err != nil {

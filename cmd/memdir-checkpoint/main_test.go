@@ -86,7 +86,9 @@ func TestMainSnapshotTrackRewind(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, ".claude", "file-history", "s1")); err != nil {
 		t.Errorf("the session is not under $HOME/.claude/file-history: %v", err)
 	}
-	must("rewind", "--message", "t1")
+	if out := must("rewind", "--message", "t1"); !strings.Contains(out, "undo with: memdir-checkpoint rewind --session s1 --message before-rewind-") {
+		t.Errorf("rewind does not name this program in its undo hint:\n%s", out)
+	}
 	if b, _ := os.ReadFile(file); string(b) != "one\n" {
 		t.Errorf("after rewind to t1 the file holds %q", b)
 	}

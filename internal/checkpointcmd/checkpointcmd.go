@@ -185,13 +185,13 @@ func run(ctx context.Context, env *cli.Env, f *options, args []string) error {
 		if err != nil {
 			return err
 		}
-		return cli.Emit(env, f.json, r, func(w io.Writer) error { printCheckpointDiff(w, env.Stderr, r, f.stat); return nil })
+		return cli.Emit(env, f.json, r, func(w io.Writer) error { printCheckpointDiff(w, env.Stderr, env.Command, r, f.stat); return nil })
 	case "rewind":
 		r, err := h.Rewind(ctx, f.message, &checkpoint.RewindOptions{DryRun: f.dryRun})
 		if r == nil {
 			return err
 		}
-		if serr := cli.Emit(env, f.json, r, func(w io.Writer) error { printCheckpointRewind(w, r, session); return nil }); serr != nil {
+		if serr := cli.Emit(env, f.json, r, func(w io.Writer) error { printCheckpointRewind(w, r, env.Command, session); return nil }); serr != nil {
 			return serr
 		}
 		if err != nil {
@@ -275,7 +275,7 @@ func printCheckpointList(w io.Writer, all []checkpoint.Snapshot) {
 	tw.Flush()
 }
 
-func printCheckpointDiff(w, errw io.Writer, r *checkpoint.DiffReport, stat bool) {
+func printCheckpointDiff(w, errw io.Writer, command string, r *checkpoint.DiffReport, stat bool) {
 	for _, d := range r.Files {
 		switch {
 		case stat:
@@ -290,7 +290,7 @@ func printCheckpointDiff(w, errw io.Writer, r *checkpoint.DiffReport, stat bool)
 		fmt.Fprintf(w, "%s since snapshot %d (message %s), %d unchanged\n", cli.Plural(len(r.Files), "file changed", "files changed"), r.Sequence, r.MessageID, r.Unchanged)
 	}
 	for _, s := range r.Skipped {
-		fmt.Fprintf(errw, "memdir checkpoint: skipped %s\n", s)
+		fmt.Fprintf(errw, "%s: skipped %s\n", command, s)
 	}
 }
 
@@ -304,7 +304,7 @@ func checkpointDiffNote(binary, approx bool) string {
 	return ""
 }
 
-func printCheckpointRewind(w io.Writer, r *checkpoint.RewindReport, session string) {
+func printCheckpointRewind(w io.Writer, r *checkpoint.RewindReport, command, session string) {
 	verb := "rewound"
 	if r.DryRun {
 		verb = "would rewind"
@@ -323,6 +323,6 @@ func printCheckpointRewind(w io.Writer, r *checkpoint.RewindReport, session stri
 	case r.DryRun:
 		fmt.Fprintln(w, "dry run: no file was touched")
 	case r.UndoMessageID != "":
-		fmt.Fprintf(w, "undo with: memdir checkpoint rewind --session %s --message %s\n", session, r.UndoMessageID)
+		fmt.Fprintf(w, "undo with: %s rewind --session %s --message %s\n", command, session, r.UndoMessageID)
 	}
 }

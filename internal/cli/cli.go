@@ -39,6 +39,10 @@ type Env struct {
 	StderrIsTerminal bool
 	// StdinIsTerminal is true when nobody is piping input in.
 	StdinIsTerminal bool
+	// Command is how users call the running command ("memdir checkpoint",
+	// or "memdir-checkpoint"), for the commands it suggests; Program.Run
+	// sets it.
+	Command string
 	// Spawn starts this memdir binary with args as a detached background
 	// process, its output appended to logPath (the hooks start extraction
 	// and consolidation this way). nil means the program's own default.
@@ -259,7 +263,9 @@ func (p *Program) run(ctx context.Context, c *Command, args []string, env *Env) 
 		}
 		return &usageError{err.Error()}
 	}
-	return run(ctx, env, pos)
+	e := *env
+	e.Command = p.line(c)
+	return run(ctx, &e, pos)
 }
 
 // parseInterspersed parses flags that may appear before, between or after the
