@@ -17,6 +17,7 @@ var layers = []struct {
 	packages []string // import paths relative to the module ("" is the root)
 }{
 	{"leaves", []string{"lexical", "secrets", "screen", "internal/atomicfile", "internal/claudedir", "internal/errs", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/evalset", "internal/mdtext", "internal/memfile", "team/internal/migrate"}},
+	{"vocabulary", []string{"llm"}},
 	{"core", []string{""}},
 	{"services", []string{"memtool", "transcript", "team", "checkpoint", "promote", "config", "agentmem", "settings", "dailylog"}},
 	{"agents", []string{"agent", "session"}},

@@ -8,46 +8,9 @@ import (
 	"math"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/memdir/memdir/llm"
 )
-
-// Embedder turns texts into vectors, as memdir consumes an embedding model.
-// Implementations live in adapter packages (openai); tests use the fake
-// server in memdirtest through the real adapter.
-//
-// Embed returns one vector per text, in order, all of one dimension. Failures
-// reported by the provider come back as a *ModelError, as from a Model.
-type Embedder interface {
-	Embed(ctx context.Context, texts []string) (*Embedding, error)
-	// EmbedderName names the vector space: "provider:model", with "@N" when
-	// a dimension N was asked for. Vectors with different names are never
-	// compared; the embedding cache keys its entries by it.
-	EmbedderName() string
-}
-
-// Embedding is the answer to one Embed call.
-type Embedding struct {
-	// Vectors holds one vector per text, in the order of the texts.
-	Vectors [][]float32
-	// Usage counts the tokens read (InputTokens) and the HTTP requests made
-	// (Calls).
-	Usage Usage
-}
-
-// EmbedError is a failure to get vectors from an embedder: the provider's
-// error (often a *ModelError, reachable with errors.As) or a reply that does
-// not fit the request (wrong number of vectors, mixed dimensions). Recall
-// falls back to lexical ranking on it and says so.
-type EmbedError struct {
-	// Embedder is the embedder's name.
-	Embedder string
-	Err      error
-}
-
-func (e *EmbedError) Error() string {
-	return fmt.Sprintf("embeddings from %s: %v", e.Embedder, e.Err)
-}
-
-func (e *EmbedError) Unwrap() error { return e.Err }
 
 // Cosine returns the cosine similarity of a and b, from -1 to 1. Vectors of
 // different lengths, empty vectors and zero vectors have similarity 0.
@@ -173,7 +136,7 @@ type EmbedStats struct {
 	Requests int `json:"requests"`
 	// Usage is the embedder's token count (InputTokens) and HTTP requests
 	// (Calls).
-	Usage Usage `json:"usage"`
+	Usage llm.Usage `json:"usage"`
 	// Pruned counts entries dropped because of EmbedOptions.Prune.
 	Pruned int `json:"pruned,omitempty"`
 }
@@ -181,28 +144,28 @@ type EmbedStats struct {
 // EmbedQuery returns the vector of one text, such as a recall query, which
 // is not worth caching. Failures are *EmbedError, as from EmbedCache.Vectors;
 // an empty text is an error wrapping ErrInvalid.
-func EmbedQuery(ctx context.Context, e Embedder, text string) ([]float32, Usage, error) {
+func EmbedQuery(ctx context.Context, e llm.Embedder, text string) ([]float32, llm.Usage, error) {
 	if strings.TrimSpace(text) == "" {
-		return nil, Usage{}, fmt.Errorf("embedding an empty query: %w", ErrInvalid)
+		return nil, llm.Usage{}, fmt.Errorf("embedding an empty query: %w", ErrInvalid)
 	}
 	name := e.EmbedderName()
 	emb, err := e.Embed(ctx, []string{text})
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return nil, Usage{}, fmt.Errorf("embeddings from %s: %w", name, ctx.Err())
+		return nil, llm.Usage{}, fmt.Errorf("embeddings from %s: %w", name, ctx.Err())
 	case err != nil:
-		return nil, Usage{}, &EmbedError{Embedder: name, Err: err}
+		return nil, llm.Usage{}, &llm.EmbedError{Embedder: name, Err: err}
 	case emb == nil || len(emb.Vectors) != 1 || len(emb.Vectors[0]) == 0:
 		n := 0
 		if emb != nil {
 			n = len(emb.Vectors)
 		}
-		return nil, Usage{}, errEmbedReply(name, "%d vectors for 1 text", n)
+		return nil, llm.Usage{}, errEmbedReply(name, "%d vectors for 1 text", n)
 	}
 	return emb.Vectors[0], emb.Usage, nil
 }
 
 // errEmbedReply builds the EmbedError of a reply that does not fit.
 func errEmbedReply(name, format string, args ...any) error {
-	return &EmbedError{Embedder: name, Err: fmt.Errorf(format, args...)}
+	return &llm.EmbedError{Embedder: name, Err: fmt.Errorf(format, args...)}
 }

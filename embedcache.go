@@ -18,6 +18,7 @@ import (
 
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
+	"github.com/memdir/memdir/llm"
 )
 
 // DefaultEmbedCachePath returns where the embedding cache of a memory
@@ -159,7 +160,7 @@ func (c *EmbedCache) Len(name string) int {
 // batches that succeeded are saved. When e's vectors turn out to have another
 // dimension than the cached ones, the cached ones are dropped and every
 // input is embedded. On any error the returned vectors are nil.
-func (c *EmbedCache) Vectors(ctx context.Context, e Embedder, in []EmbedInput, opts *EmbedOptions) ([][]float32, *EmbedStats, error) {
+func (c *EmbedCache) Vectors(ctx context.Context, e llm.Embedder, in []EmbedInput, opts *EmbedOptions) ([][]float32, *EmbedStats, error) {
 	var o EmbedOptions
 	if opts != nil {
 		o = *opts
@@ -239,7 +240,7 @@ func (c *EmbedCache) Vectors(ctx context.Context, e Embedder, in []EmbedInput, o
 			if ctx.Err() != nil {
 				return nil, nil, fmt.Errorf("embeddings from %s: %w", name, ctx.Err())
 			}
-			return nil, nil, &EmbedError{Embedder: name, Err: err}
+			return nil, nil, &llm.EmbedError{Embedder: name, Err: err}
 		}
 		st.Usage.Add(emb.Usage)
 		if len(emb.Vectors) != len(texts) {
@@ -318,7 +319,7 @@ func (c *EmbedCache) Vectors(ctx context.Context, e Embedder, in []EmbedInput, o
 // Missing returns the indexes of the inputs whose keys the cache holds no
 // vector for, for embedder e: the inputs whose Text a caller must fill
 // before Vectors (an input found in the cache needs no text).
-func (c *EmbedCache) Missing(e Embedder, in []EmbedInput) ([]int, error) {
+func (c *EmbedCache) Missing(e llm.Embedder, in []EmbedInput) ([]int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.refresh(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 )
 
 // benchEmbedder makes random vectors in process: the benchmarks measure the
@@ -19,9 +20,9 @@ type benchEmbedder struct{ dim int }
 
 func (b benchEmbedder) EmbedderName() string { return fmt.Sprintf("bench:%d", b.dim) }
 
-func (b benchEmbedder) Embed(_ context.Context, texts []string) (*memdir.Embedding, error) {
+func (b benchEmbedder) Embed(_ context.Context, texts []string) (*llm.Embedding, error) {
 	r := rand.New(rand.NewPCG(uint64(len(texts)), 1))
-	out := &memdir.Embedding{Usage: memdir.Usage{Calls: 1}}
+	out := &llm.Embedding{Usage: llm.Usage{Calls: 1}}
 	for range texts {
 		v := make([]float32, b.dim)
 		for i := range v {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/openai"
 )
@@ -45,7 +46,7 @@ func inputs(texts ...string) []memdir.EmbedInput {
 	return in
 }
 
-func mustVectors(tb testing.TB, c *memdir.EmbedCache, e memdir.Embedder, in []memdir.EmbedInput, opts *memdir.EmbedOptions) ([][]float32, *memdir.EmbedStats) {
+func mustVectors(tb testing.TB, c *memdir.EmbedCache, e llm.Embedder, in []memdir.EmbedInput, opts *memdir.EmbedOptions) ([][]float32, *memdir.EmbedStats) {
 	tb.Helper()
 	v, st, err := c.Vectors(context.Background(), e, in, opts)
 	if err != nil {
@@ -65,7 +66,7 @@ func TestEmbedCacheEmbedsOnlyWhatChanged(t *testing.T) {
 
 	c := openTestCache(t, path)
 	vecs, st := mustVectors(t, c, e, inputs(texts...), nil)
-	if diff := cmp.Diff(memdir.EmbedStats{Embedded: 3, Requests: 1, Usage: memdir.Usage{InputTokens: 16, Calls: 1}}, *st); diff != "" {
+	if diff := cmp.Diff(memdir.EmbedStats{Embedded: 3, Requests: 1, Usage: llm.Usage{InputTokens: 16, Calls: 1}}, *st); diff != "" {
 		t.Errorf("first call stats (-want +got):\n%s", diff)
 	}
 	for i, text := range texts {
@@ -213,7 +214,7 @@ func TestEmbedCacheFailures(t *testing.T) {
 	tests := []struct {
 		name  string
 		reply memdirtest.EmbedReply
-		kind  memdir.ModelErrorKind // ModelError kind, "" when the cache itself rejects the reply
+		kind  llm.ModelErrorKind // ModelError kind, "" when the cache itself rejects the reply
 	}{
 		{"server error", memdirtest.EmbedReply{Status: 503, Message: "overloaded"}, "server"},
 		{"bad key", memdirtest.EmbedReply{Status: 401, Message: "bad key"}, "auth"},
@@ -229,11 +230,11 @@ func TestEmbedCacheFailures(t *testing.T) {
 			// The first batch succeeds, the second fails.
 			srv.Enqueue(memdirtest.EmbedReply{}, tt.reply)
 			_, _, err := openTestCache(t, path).Vectors(context.Background(), e, inputs(texts...), &memdir.EmbedOptions{BatchSize: 4})
-			var ee *memdir.EmbedError
+			var ee *llm.EmbedError
 			if !errors.As(err, &ee) || ee.Embedder != "openai:m" {
 				t.Fatalf("error = %v, want an *EmbedError from openai:m", err)
 			}
-			var me *memdir.ModelError
+			var me *llm.ModelError
 			switch {
 			case tt.kind == "" && errors.As(err, &me):
 				t.Errorf("error %v is a ModelError, want the cache's own", err)
@@ -417,7 +418,7 @@ func TestEmbedQuery(t *testing.T) {
 	}
 	srv.Enqueue(memdirtest.EmbedReply{Status: 500, Message: "down"})
 	_, _, err = memdir.EmbedQuery(context.Background(), e, "x")
-	var ee *memdir.EmbedError
+	var ee *llm.EmbedError
 	if !errors.As(err, &ee) {
 		t.Errorf("server failure: error = %v, want *EmbedError", err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/memfile"
+	"github.com/memdir/memdir/llm"
 )
 
 // Journal records what files held before memdir changed them, so that any run
@@ -76,7 +77,7 @@ type JournalRun struct {
 	// Modes are the permission changes the run made (doctor's chmod), on
 	// files or directories relative to Root.
 	Modes []JournalMode `json:"modes,omitempty"`
-	Usage *Usage        `json:"usage,omitempty"`
+	Usage *llm.Usage    `json:"usage,omitempty"`
 	// Undoes names the run this run undid; UndoneBy the run that undid this one.
 	Undoes   string `json:"undoes,omitempty"`
 	UndoneBy string `json:"undone_by,omitempty"`
@@ -208,10 +209,10 @@ func (r *Recorder) SetSummary(s string) {
 }
 
 // AddUsage adds model token usage to the run.
-func (r *Recorder) AddUsage(u Usage) {
+func (r *Recorder) AddUsage(u llm.Usage) {
 	r.mu.Lock()
 	if r.run.Usage == nil {
-		r.run.Usage = &Usage{}
+		r.run.Usage = &llm.Usage{}
 	}
 	r.run.Usage.Add(u)
 	r.mu.Unlock()

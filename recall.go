@@ -17,6 +17,7 @@ import (
 	"github.com/memdir/memdir/internal/jsonx"
 	"github.com/memdir/memdir/internal/mdtext"
 	"github.com/memdir/memdir/lexical"
+	"github.com/memdir/memdir/llm"
 )
 
 // Recall defaults, as Claude Code uses them where it has them.
@@ -47,13 +48,13 @@ const (
 // RecallOptions adjust Recall. The zero value recalls lexically.
 type RecallOptions struct {
 	// Model chooses among the manifest; nil means the ranking alone.
-	Model Model
+	Model llm.Model
 	// Embedder, when set, adds semantic similarity to the ranking: the
 	// query and every memory are embedded (memory vectors come from
 	// EmbedCache when set) and the cosine ranking is fused with the
 	// lexical one. When it fails, recall ranks lexically and says so in
 	// the result's Semantic field.
-	Embedder Embedder
+	Embedder llm.Embedder
 	// EmbedCache keeps memory vectors between calls and processes; nil
 	// embeds every memory on each call.
 	EmbedCache *EmbedCache
@@ -164,12 +165,12 @@ type RecallResult struct {
 	BaselineTokens int `json:"baseline_tokens"`
 	ManifestBudget int `json:"manifest_budget"`
 	// Usage is the model's token usage (zero without a model call).
-	Usage Usage `json:"usage"`
+	Usage llm.Usage `json:"usage"`
 	// Semantic says how embeddings took part: "" without an embedder, else
 	// a summary, or why the ranking fell back to lexical alone.
 	Semantic string `json:"semantic,omitempty"`
 	// EmbedUsage is the embedder's token usage for this recall.
-	EmbedUsage Usage `json:"embed_usage"`
+	EmbedUsage llm.Usage `json:"embed_usage"`
 	// Bytes is the size of the surfaced content, to add to SessionBytes.
 	Bytes int `json:"bytes"`
 }
@@ -615,7 +616,7 @@ var selectorSchema = json.RawMessage(`{"type":"object","properties":{"selected_m
 //
 // The selector sees every header in full. See [TieredSelectorRequest] for a
 // manifest that lists the later ones by file name alone.
-func SelectorRequest(query string, headers []Header, recentTools []string) *Request {
+func SelectorRequest(query string, headers []Header, recentTools []string) *llm.Request {
 	return TieredSelectorRequest(query, headers, len(headers), recentTools)
 }
 
@@ -623,7 +624,7 @@ func SelectorRequest(query string, headers []Header, recentTools []string) *Requ
 // headers, the first full of them as full manifest lines and the rest by
 // file name alone, as [Dir.Recall] does when the candidates do not all fit
 // its manifest budget in full.
-func TieredSelectorRequest(query string, headers []Header, full int, recentTools []string) *Request {
+func TieredSelectorRequest(query string, headers []Header, full int, recentTools []string) *llm.Request {
 	full = min(max(full, 0), len(headers))
 	var msg strings.Builder
 	// Claude Code joins the manifest lines without a final newline: the
@@ -644,19 +645,19 @@ func TieredSelectorRequest(query string, headers []Header, full int, recentTools
 	if len(recentTools) > 0 {
 		fmt.Fprintf(&msg, "\n\nRecently used tools: %s", strings.Join(recentTools, ", "))
 	}
-	return &Request{
+	return &llm.Request{
 		System:     selectorSystem,
-		Messages:   []Message{{Role: RoleUser, Content: []Block{TextBlock(msg.String())}}},
+		Messages:   []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(msg.String())}}},
 		Schema:     selectorSchema,
 		SchemaName: "selected_memories",
 		MaxTokens:  recallSelectorTokens,
 	}
 }
 
-func selectMemories(ctx context.Context, m Model, query string, headers []Header, full int, tools []string) ([]string, Usage, error) {
+func selectMemories(ctx context.Context, m llm.Model, query string, headers []Header, full int, tools []string) ([]string, llm.Usage, error) {
 	resp, err := m.Generate(ctx, TieredSelectorRequest(query, headers, full, tools))
 	if err != nil {
-		return nil, Usage{}, err
+		return nil, llm.Usage{}, err
 	}
 	usage := resp.Usage
 	raw, err := jsonx.Extract(resp.Text())

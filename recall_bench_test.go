@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memdir/memdir/llm"
 )
 
 // hashEmbedder makes bag-of-words vectors by feature hashing, in process:
@@ -16,8 +18,8 @@ type hashEmbedder struct{ dim int }
 
 func (e hashEmbedder) EmbedderName() string { return fmt.Sprintf("bench:hash@%d", e.dim) }
 
-func (e hashEmbedder) Embed(_ context.Context, texts []string) (*Embedding, error) {
-	out := &Embedding{Usage: Usage{Calls: 1}}
+func (e hashEmbedder) Embed(_ context.Context, texts []string) (*llm.Embedding, error) {
+	out := &llm.Embedding{Usage: llm.Usage{Calls: 1}}
 	for _, t := range texts {
 		v := make([]float32, e.dim)
 		for w := range strings.FieldsSeq(strings.ToLower(t)) {

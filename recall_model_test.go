@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/anthropic"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/openai"
 )
@@ -40,7 +41,7 @@ func modelFixture(tb testing.TB) *memdir.Dir {
 	return d
 }
 
-func models(tb testing.TB, srv *memdirtest.ModelServer) map[string]memdir.Model {
+func models(tb testing.TB, srv *memdirtest.ModelServer) map[string]llm.Model {
 	tb.Helper()
 	a, err := anthropic.New(&anthropic.Options{Model: "claude-sonnet-4-5", BaseURL: srv.AnthropicBaseURL(), APIKey: "test", MaxRetries: -1})
 	if err != nil {
@@ -50,21 +51,21 @@ func models(tb testing.TB, srv *memdirtest.ModelServer) map[string]memdir.Model 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return map[string]memdir.Model{"anthropic": a, "openai": o}
+	return map[string]llm.Model{"anthropic": a, "openai": o}
 }
 
 func TestRecallWithModelSelector(t *testing.T) {
 	ctx := context.Background()
 	d := modelFixture(t)
 	now := func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) }
-	for name, build := range map[string]func(*memdirtest.ModelServer) memdir.Model{
-		"anthropic": func(s *memdirtest.ModelServer) memdir.Model { return models(t, s)["anthropic"] },
-		"openai":    func(s *memdirtest.ModelServer) memdir.Model { return models(t, s)["openai"] },
+	for name, build := range map[string]func(*memdirtest.ModelServer) llm.Model{
+		"anthropic": func(s *memdirtest.ModelServer) llm.Model { return models(t, s)["anthropic"] },
+		"openai":    func(s *memdirtest.ModelServer) llm.Model { return models(t, s)["openai"] },
 	} {
 		t.Run(name, func(t *testing.T) {
 			srv := memdirtest.NewModelServer(t)
 			reply := memdirtest.JSONReply(map[string]any{"selected_memories": []string{"feedback_kubectl.md", "not_a_memory.md", "feedback_kubectl.md", "./feedback_db_tests.md"}})
-			reply.Usage = memdir.Usage{InputTokens: 321, OutputTokens: 17}
+			reply.Usage = llm.Usage{InputTokens: 321, OutputTokens: 17}
 			srv.Enqueue(reply)
 			res, err := d.Recall(ctx, "can I kubectl apply the fix to prod and skip the database tests?", &memdir.RecallOptions{
 				Model: build(srv), RecentTools: []string{"Bash", "Read"}, Now: now,

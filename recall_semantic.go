@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/memdir/memdir/llm"
 )
 
 // rrfK is the constant of reciprocal rank fusion: a memory's fused score is
@@ -28,7 +30,7 @@ type semanticRanking struct {
 	cos      map[string]float64 // path → cosine with the query
 	order    []string           // paths, most similar first
 	mean, sd float64
-	usage    Usage
+	usage    llm.Usage
 	stats    *EmbedStats
 	n        int
 }
@@ -190,7 +192,7 @@ func (d *Dir) memoryEmbedInputs(ctx context.Context, o *RecallOptions, idx *Reca
 
 // embedUncached embeds every input, in batches, for a recall without an
 // embedding cache; an input without text gets no vector.
-func embedUncached(ctx context.Context, e Embedder, in []EmbedInput) ([][]float32, *EmbedStats, error) {
+func embedUncached(ctx context.Context, e llm.Embedder, in []EmbedInput) ([][]float32, *EmbedStats, error) {
 	st := &EmbedStats{}
 	out := make([][]float32, len(in))
 	var todo []int
@@ -210,7 +212,7 @@ func embedUncached(ctx context.Context, e Embedder, in []EmbedInput) ([][]float3
 			if ctx.Err() != nil {
 				return nil, nil, ctx.Err()
 			}
-			return nil, nil, &EmbedError{Embedder: e.EmbedderName(), Err: err}
+			return nil, nil, &llm.EmbedError{Embedder: e.EmbedderName(), Err: err}
 		}
 		if emb == nil || len(emb.Vectors) != len(batch) {
 			return nil, nil, errEmbedReply(e.EmbedderName(), "wrong number of vectors for %d texts", len(batch))

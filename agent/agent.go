@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memtool"
 )
 
@@ -24,7 +25,7 @@ const (
 // Options configure a run. Model and MemoryDir are required.
 type Options struct {
 	// Model answers each turn.
-	Model memdir.Model
+	Model llm.Model
 	// System is the system prompt sent with every call.
 	System string
 	// MemoryDir is the directory the memory tool works on (the model sees
@@ -78,7 +79,7 @@ type Result struct {
 	Text string `json:"text"`
 	// StopReason is why the last reply ended; it is tool_use when the run
 	// stopped at the turn limit.
-	StopReason memdir.StopReason `json:"stop_reason,omitempty"`
+	StopReason llm.StopReason `json:"stop_reason,omitempty"`
 	// Turns is the number of model calls that were answered.
 	Turns int `json:"turns"`
 	// TurnLimit reports that the run stopped because it reached MaxTurns
@@ -90,7 +91,7 @@ type Result struct {
 	// ToolCalls are every tool call of the run, in order.
 	ToolCalls []ToolCall `json:"tool_calls"`
 	// Usage sums the tokens of all model calls.
-	Usage memdir.Usage `json:"usage"`
+	Usage llm.Usage `json:"usage"`
 }
 
 // File is a memory path a run changed.
@@ -163,7 +164,7 @@ type Event struct {
 // in the order they are sent: the memory tool, then the project tools when
 // ProjectDir is set. Their descriptions tell the model about MemoryReadOnly
 // and OnlyFile.
-func Definitions(opts *Options) []memdir.Tool {
+func Definitions(opts *Options) []llm.Tool {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -175,7 +176,7 @@ func Definitions(opts *Options) []memdir.Tool {
 	case err == nil && only != "":
 		mem.Description += fmt.Sprintf("\n\nIn this session only %s may be changed (create, str_replace, insert); other files are read-only, and delete and rename are not available.", memtool.MemoryPath(only))
 	}
-	defs := []memdir.Tool{mem}
+	defs := []llm.Tool{mem}
 	if o.ProjectDir != "" {
 		for _, name := range projectToolNames {
 			defs = append(defs, projectTools[name])

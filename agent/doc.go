@@ -2,7 +2,7 @@
 // memory extraction and consolidation use to read a project and edit the
 // memory directory, with nothing else within reach.
 //
-// [Run] sends a conversation to a [memdir.Model] together with the tool
+// [Run] sends a conversation to a [llm.Model] together with the tool
 // definitions, carries out the tool calls of each reply, answers them, and
 // repeats until the model stops calling tools or the turn limit is reached
 // (a turn is one model call; extraction allows 5).

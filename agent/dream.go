@@ -20,6 +20,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/llm"
 )
 
 // Consolidation defaults, as Claude Code's autoDream has them.
@@ -38,7 +39,7 @@ const (
 // DreamOptions configure a consolidation.
 type DreamOptions struct {
 	// Model runs the consolidation. Required.
-	Model memdir.Model
+	Model llm.Model
 	// Dir is the memory directory. Required.
 	Dir *memdir.Dir
 	// TranscriptDir holds the project's session transcripts; the session
@@ -80,11 +81,11 @@ type DreamResult struct {
 	Sessions []string `json:"sessions"`
 	// Changed and Removed list the memory files the run changed and
 	// removed (all restorable with 'memdir undo').
-	Changed []string     `json:"changed"`
-	Removed []string     `json:"removed"`
-	RunID   string       `json:"run,omitempty"`
-	Usage   memdir.Usage `json:"usage"`
-	Turns   int          `json:"turns"`
+	Changed []string  `json:"changed"`
+	Removed []string  `json:"removed"`
+	RunID   string    `json:"run,omitempty"`
+	Usage   llm.Usage `json:"usage"`
+	Turns   int       `json:"turns"`
 	// Summary is the agent's closing message.
 	Summary string  `json:"summary,omitempty"`
 	Agent   *Result `json:"-"`
@@ -234,7 +235,7 @@ func runDream(ctx context.Context, o *DreamOptions, res *DreamResult, rec *memdi
 		Model: o.Model, System: system, MemoryDir: d.Path(), AnchorRoot: d.ProjectRoot(), ProjectDir: project, MaxTurns: o.MaxTurns,
 		BeforeChange: journalChange(d, rec), OnEvent: o.OnEvent, Logger: o.Logger,
 		Write: d.WriteGuard(&memdir.Provenance{By: memdir.ByDream}),
-	}, []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock("Begin the consolidation.")}}})
+	}, []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("Begin the consolidation.")}}})
 	res.Agent = out
 	if out != nil {
 		res.Usage, res.Turns, res.Summary = out.Usage, out.Turns, out.Text

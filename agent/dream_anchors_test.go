@@ -9,6 +9,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/agent"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -39,7 +40,7 @@ func TestDreamGetsStaleMemoriesFirst(t *testing.T) {
 
 	created := "---\nname: rotation\ndescription: tokens rotate\ntype: project\n---\n`RefreshToken` now calls rotate.\n"
 	w.srv.Enqueue(
-		reply(memdir.Usage{InputTokens: 100}, use("t1", "memory", mustJSON(map[string]string{"command": "create", "path": "/memories/project_rotation.md", "file_text": created}))),
+		reply(llm.Usage{InputTokens: 100}, use("t1", "memory", mustJSON(map[string]string{"command": "create", "path": "/memories/project_rotation.md", "file_text": created}))),
 		memdirtest.TextReply("Checked the token memory."))
 	o := w.opts(t)
 	o.Dir, o.Force = d, true

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/agent"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -202,7 +202,7 @@ func TestDreamDeletionIsRestorable(t *testing.T) {
 	os.WriteFile(w.dir.Abs("feedback_old.md"), []byte(old), 0o600)
 	os.WriteFile(w.dir.Abs("MEMORY.md"), []byte("- [old-rule](feedback_old.md) — superseded rule\n"), 0o600)
 	w.srv.Enqueue(
-		reply(memdir.Usage{InputTokens: 500}, use("t1", "memory", `{"command":"delete","path":"/memories/feedback_old.md"}`),
+		reply(llm.Usage{InputTokens: 500}, use("t1", "memory", `{"command":"delete","path":"/memories/feedback_old.md"}`),
 			use("t2", "memory", mustJSON(map[string]string{"command": "str_replace", "path": "/memories/MEMORY.md", "old_str": "- [old-rule](feedback_old.md) — superseded rule\n", "new_str": ""}))),
 		memdirtest.TextReply("Removed a superseded rule."),
 	)

@@ -6,27 +6,27 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/agent"
 	"github.com/memdir/memdir/anthropic"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 )
 
 // A background run: the model reads the project, writes a memory, and is
 // refused a shell. The fake server stands in for the model; a real run
-// passes any memdir.Model.
+// passes any llm.Model.
 func ExampleRun() {
 	srv := memdirtest.StartModelServer()
 	defer srv.Close()
 	srv.Enqueue(
-		memdirtest.ModelReply{Content: []memdir.Block{
-			{Type: memdir.BlockToolUse, ToolUseID: "1", ToolName: "read_file", Input: []byte(`{"path":"Makefile"}`)},
-			{Type: memdir.BlockToolUse, ToolUseID: "2", ToolName: "bash", Input: []byte(`{"command":"make -n test"}`)},
-		}, Usage: memdir.Usage{InputTokens: 900, OutputTokens: 40}},
-		memdirtest.ModelReply{Content: []memdir.Block{
-			{Type: memdir.BlockToolUse, ToolUseID: "3", ToolName: "memory", Input: []byte(`{"command":"create","path":"/memories/testing.md","file_text":"Tests run with make test.\n"}`)},
-		}, Usage: memdir.Usage{InputTokens: 1100, OutputTokens: 60}},
-		memdirtest.ModelReply{Content: []memdir.Block{memdir.TextBlock("Saved how to run the tests.")}, Usage: memdir.Usage{InputTokens: 1200, OutputTokens: 8}},
+		memdirtest.ModelReply{Content: []llm.Block{
+			{Type: llm.BlockToolUse, ToolUseID: "1", ToolName: "read_file", Input: []byte(`{"path":"Makefile"}`)},
+			{Type: llm.BlockToolUse, ToolUseID: "2", ToolName: "bash", Input: []byte(`{"command":"make -n test"}`)},
+		}, Usage: llm.Usage{InputTokens: 900, OutputTokens: 40}},
+		memdirtest.ModelReply{Content: []llm.Block{
+			{Type: llm.BlockToolUse, ToolUseID: "3", ToolName: "memory", Input: []byte(`{"command":"create","path":"/memories/testing.md","file_text":"Tests run with make test.\n"}`)},
+		}, Usage: llm.Usage{InputTokens: 1100, OutputTokens: 60}},
+		memdirtest.ModelReply{Content: []llm.Block{llm.TextBlock("Saved how to run the tests.")}, Usage: llm.Usage{InputTokens: 1200, OutputTokens: 8}},
 	)
 	model, err := anthropic.New(&anthropic.Options{Model: "claude-sonnet-4-5", BaseURL: srv.AnthropicBaseURL(), APIKey: "test"})
 	if err != nil {
@@ -53,7 +53,7 @@ func ExampleRun() {
 			fmt.Println("journal", rel) // a real caller saves the file for undo
 			return nil
 		},
-	}, []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock("Save what is worth remembering.")}}})
+	}, []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("Save what is worth remembering.")}}})
 	if err != nil {
 		panic(err)
 	}

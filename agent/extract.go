@@ -18,6 +18,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memtool"
 	"github.com/memdir/memdir/transcript"
 )
@@ -28,7 +29,7 @@ const ExtractMaxTurns = 5
 // ExtractOptions configure an Extractor.
 type ExtractOptions struct {
 	// Model runs the extraction. Required.
-	Model memdir.Model
+	Model llm.Model
 	// Dir is the auto-memory directory. Required.
 	Dir *memdir.Dir
 	// StateDir holds the per-session cursors (see memdir.StateDir). Required.
@@ -77,9 +78,9 @@ type ExtractResult struct {
 	Saved []string `json:"saved"`
 	Team  int      `json:"team"`
 	// RunID is the journal run that 'memdir undo' reverts.
-	RunID string       `json:"run,omitempty"`
-	Usage memdir.Usage `json:"usage"`
-	Turns int          `json:"turns"`
+	RunID string    `json:"run,omitempty"`
+	Usage llm.Usage `json:"usage"`
+	Turns int       `json:"turns"`
 	// ToolCalls counts the tool calls the model made; Denied those the
 	// policy refused (as in a session update's edit).
 	ToolCalls int `json:"tool_calls"`
@@ -278,7 +279,7 @@ func (e *Extractor) extract(ctx context.Context, src Source, trailing bool) (*Ex
 		e.log.Debug("extract: cursor not in the conversation (compacted?); using every message", "cursor", st.Cursor)
 	}
 	for _, m := range newMsgs {
-		if m.Role == memdir.RoleUser || m.Role == memdir.RoleAssistant {
+		if m.Role == llm.RoleUser || m.Role == llm.RoleAssistant {
 			res.NewMessages++
 		}
 	}
@@ -343,11 +344,11 @@ var writeTools = map[string]bool{"Write": true, "Edit": true, "MultiEdit": true,
 func (e *Extractor) memoryWrite(msgs []transcript.Message) string {
 	dir := e.o.Dir.Path() + string(filepath.Separator)
 	for _, m := range msgs {
-		if m.Role != memdir.RoleAssistant {
+		if m.Role != llm.RoleAssistant {
 			continue
 		}
 		for _, b := range m.Content {
-			if b.Type != memdir.BlockToolUse {
+			if b.Type != llm.BlockToolUse {
 				continue
 			}
 			var in struct {
@@ -409,7 +410,7 @@ func (e *Extractor) runAgent(ctx context.Context, msgs []transcript.Message, res
 			BeforeChange: journalChange(d, rec), OnEvent: e.o.OnEvent, Logger: e.o.Logger,
 			Write: d.WriteGuard(&memdir.Provenance{By: memdir.ByExtraction, Session: e.o.SessionID,
 				Position: lastUUID(msgs), Untrusted: untrustedSources(msgs, e.o.ProjectDir)}),
-		}, []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock(user)}}})
+		}, []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(user)}}})
 		res.Agent = out
 		if out != nil {
 			res.Usage, res.Turns, res.ToolCalls = out.Usage, out.Turns, len(out.ToolCalls)

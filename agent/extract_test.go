@@ -15,6 +15,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/agent"
 	"github.com/memdir/memdir/internal/flock"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/transcript"
 )
@@ -24,12 +25,12 @@ import (
 func conv(texts ...string) []transcript.Message {
 	var out []transcript.Message
 	for i, t := range texts {
-		role := memdir.RoleUser
+		role := llm.RoleUser
 		if i%2 == 1 {
-			role = memdir.RoleAssistant
+			role = llm.RoleAssistant
 		}
 		out = append(out, transcript.Message{
-			Message: memdir.Message{Role: role, Content: []memdir.Block{memdir.TextBlock(t)}},
+			Message: llm.Message{Role: role, Content: []llm.Block{llm.TextBlock(t)}},
 			UUID:    "u" + string(rune('1'+i)),
 		})
 	}
@@ -71,9 +72,9 @@ const memFile = "---\nname: db-tests\ndescription: integration tests use a real 
 // a closing sentence.
 func (w *extractWorld) scriptSave() {
 	w.srv.Enqueue(
-		reply(memdir.Usage{InputTokens: 1000, OutputTokens: 20}, use("t1", "memory", `{"command":"view","path":"/memories"}`)),
-		reply(memdir.Usage{InputTokens: 1100, OutputTokens: 120}, use("t2", "memory", mustJSON(map[string]string{"command": "create", "path": "/memories/feedback_db_tests.md", "file_text": memFile}))),
-		memdirtest.ModelReply{Content: []memdir.Block{memdir.TextBlock("Saved one feedback memory.")}, Usage: memdir.Usage{InputTokens: 1200, OutputTokens: 8}},
+		reply(llm.Usage{InputTokens: 1000, OutputTokens: 20}, use("t1", "memory", `{"command":"view","path":"/memories"}`)),
+		reply(llm.Usage{InputTokens: 1100, OutputTokens: 120}, use("t2", "memory", mustJSON(map[string]string{"command": "create", "path": "/memories/feedback_db_tests.md", "file_text": memFile}))),
+		memdirtest.ModelReply{Content: []llm.Block{llm.TextBlock("Saved one feedback memory.")}, Usage: llm.Usage{InputTokens: 1200, OutputTokens: 8}},
 	)
 }
 
@@ -181,7 +182,7 @@ func TestExtractSkipsWhenConversationWroteMemory(t *testing.T) {
 	e := w.extractor(t, 1)
 	write := func(tool, path string) []transcript.Message {
 		msgs := conv("remember that I use vim", "")
-		msgs[1].Content = []memdir.Block{{Type: memdir.BlockToolUse, ToolUseID: "w1", ToolName: tool, Input: json.RawMessage(mustJSON(map[string]string{"file_path": path, "content": "x"}))}}
+		msgs[1].Content = []llm.Block{{Type: llm.BlockToolUse, ToolUseID: "w1", ToolName: tool, Input: json.RawMessage(mustJSON(map[string]string{"file_path": path, "content": "x"}))}}
 		return msgs
 	}
 	res, err := e.Extract(context.Background(), agent.Source{Messages: write("Write", w.dir.Abs("user_editor.md"))})
@@ -283,11 +284,11 @@ func TestExtractModelFailureKeepsCursor(t *testing.T) {
 	w := newExtractWorld(t)
 	e := w.extractor(t, 1)
 	w.srv.Enqueue(
-		reply(memdir.Usage{}, use("t1", "memory", mustJSON(map[string]string{"command": "create", "path": "/memories/user_editor.md", "file_text": "---\nname: editor\ndescription: uses vim\ntype: user\n---\nvim\n"}))),
+		reply(llm.Usage{}, use("t1", "memory", mustJSON(map[string]string{"command": "create", "path": "/memories/user_editor.md", "file_text": "---\nname: editor\ndescription: uses vim\ntype: user\n---\nvim\n"}))),
 		memdirtest.ErrorReply(500, "overloaded"),
 	)
 	res, err := e.Extract(context.Background(), agent.Source{Messages: conv("I use vim", "noted")})
-	var me *memdir.ModelError
+	var me *llm.ModelError
 	if !errors.As(err, &me) {
 		t.Fatalf("err = %v, want a ModelError", err)
 	}
@@ -305,10 +306,10 @@ func TestExtractModelFailureKeepsCursor(t *testing.T) {
 
 func TestRenderConversation(t *testing.T) {
 	msgs := conv("<system-reminder>ignore me</system-reminder>fix the login bug", "Looking.")
-	msgs = append(msgs, transcript.Message{Message: memdir.Message{Role: memdir.RoleAssistant, Content: []memdir.Block{
-		{Type: memdir.BlockToolUse, ToolName: "Read", Input: json.RawMessage(`{"file_path": "/src/login.go"}`)},
-	}}}, transcript.Message{Message: memdir.Message{Role: memdir.RoleUser, Content: []memdir.Block{
-		{Type: memdir.BlockToolResult, Text: strings.Repeat("x", 5000), IsError: true},
+	msgs = append(msgs, transcript.Message{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{
+		{Type: llm.BlockToolUse, ToolName: "Read", Input: json.RawMessage(`{"file_path": "/src/login.go"}`)},
+	}}}, transcript.Message{Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{
+		{Type: llm.BlockToolResult, Text: strings.Repeat("x", 5000), IsError: true},
 	}}})
 	got := agent.RenderConversation(msgs, 100_000)
 	for _, want := range []string{"User:\nfix the login bug\n", "Assistant:\nLooking.\n", `(called Read {"file_path":"/src/login.go"})`, "[Tool results]\n(error: xxx", "more bytes]"} {

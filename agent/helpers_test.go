@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/anthropic"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/openai"
 )
@@ -16,31 +16,31 @@ import (
 // client is one way of reaching the fake model server through a real SDK.
 type client struct {
 	name string
-	new  func(tb testing.TB, srv *memdirtest.ModelServer) memdir.Model
+	new  func(tb testing.TB, srv *memdirtest.ModelServer) llm.Model
 }
 
 // clients covers both wire formats, plain and streamed. Retries are off so
 // that a scripted error reaches the loop at once.
 var clients = []client{
-	{"anthropic", func(tb testing.TB, srv *memdirtest.ModelServer) memdir.Model {
+	{"anthropic", func(tb testing.TB, srv *memdirtest.ModelServer) llm.Model {
 		m, err := anthropic.New(&anthropic.Options{Model: "claude-test", BaseURL: srv.AnthropicBaseURL(), APIKey: "test", MaxRetries: -1})
 		return must(tb, m, err)
 	}},
-	{"anthropic-stream", func(tb testing.TB, srv *memdirtest.ModelServer) memdir.Model {
+	{"anthropic-stream", func(tb testing.TB, srv *memdirtest.ModelServer) llm.Model {
 		m, err := anthropic.New(&anthropic.Options{Model: "claude-test", BaseURL: srv.AnthropicBaseURL(), APIKey: "test", MaxRetries: -1, Stream: true})
 		return must(tb, m, err)
 	}},
-	{"openai", func(tb testing.TB, srv *memdirtest.ModelServer) memdir.Model {
+	{"openai", func(tb testing.TB, srv *memdirtest.ModelServer) llm.Model {
 		m, err := openai.New(&openai.Options{Model: "gpt-test", BaseURL: srv.OpenAIBaseURL(), APIKey: "test", MaxRetries: -1})
 		return must(tb, m, err)
 	}},
-	{"openai-stream", func(tb testing.TB, srv *memdirtest.ModelServer) memdir.Model {
+	{"openai-stream", func(tb testing.TB, srv *memdirtest.ModelServer) llm.Model {
 		m, err := openai.New(&openai.Options{Model: "gpt-test", BaseURL: srv.OpenAIBaseURL(), APIKey: "test", MaxRetries: -1, Stream: true})
 		return must(tb, m, err)
 	}},
 }
 
-func must[M memdir.Model](tb testing.TB, m M, err error) memdir.Model {
+func must[M llm.Model](tb testing.TB, m M, err error) llm.Model {
 	tb.Helper()
 	if err != nil {
 		tb.Fatal(err)
@@ -119,20 +119,20 @@ func tree(tb testing.TB, dir string) map[string]string {
 	return out
 }
 
-func use(id, name, input string) memdir.Block {
-	return memdir.Block{Type: memdir.BlockToolUse, ToolUseID: id, ToolName: name, Input: json.RawMessage(input)}
+func use(id, name, input string) llm.Block {
+	return llm.Block{Type: llm.BlockToolUse, ToolUseID: id, ToolName: name, Input: json.RawMessage(input)}
 }
 
-func reply(usage memdir.Usage, blocks ...memdir.Block) memdirtest.ModelReply {
+func reply(usage llm.Usage, blocks ...llm.Block) memdirtest.ModelReply {
 	return memdirtest.ModelReply{Content: blocks, Usage: usage}
 }
 
-func userText(text string) []memdir.Message {
-	return []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock(text)}}}
+func userText(text string) []llm.Message {
+	return []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(text)}}}
 }
 
 // toolNames lists the names of tool definitions.
-func toolNames(tools []memdir.Tool) []string {
+func toolNames(tools []llm.Tool) []string {
 	var out []string
 	for _, t := range tools {
 		out = append(out, t.Name)
@@ -149,10 +149,10 @@ type resultBlock struct {
 	Error bool
 }
 
-func toolResults(api string, m memdir.Message) []resultBlock {
+func toolResults(api string, m llm.Message) []resultBlock {
 	var out []resultBlock
 	for _, b := range m.Content {
-		if b.Type != memdir.BlockToolResult {
+		if b.Type != llm.BlockToolResult {
 			continue
 		}
 		rb := resultBlock{ID: b.ToolUseID, Error: b.IsError}

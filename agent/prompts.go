@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/transcript"
 )
 
@@ -105,9 +106,9 @@ func renderMessage(m transcript.Message) string {
 		b.WriteString("[Summary of the earlier conversation]\n")
 	case m.IsToolResult():
 		b.WriteString("[Tool results]\n")
-	case m.Role == memdir.RoleUser && m.IsMeta:
+	case m.Role == llm.RoleUser && m.IsMeta:
 		b.WriteString("[Harness message]\n")
-	case m.Role == memdir.RoleUser:
+	case m.Role == llm.RoleUser:
 		b.WriteString("User:\n")
 	default:
 		b.WriteString("Assistant:\n")
@@ -115,19 +116,19 @@ func renderMessage(m transcript.Message) string {
 	wrote := false
 	for _, blk := range m.Content {
 		switch blk.Type {
-		case memdir.BlockText:
+		case llm.BlockText:
 			text := blk.Text
-			if m.Role == memdir.RoleUser {
+			if m.Role == llm.RoleUser {
 				text = transcript.StripWrappers(text)
 			}
 			if text = strings.TrimSpace(text); text != "" {
 				b.WriteString(cut(text, renderTextMax) + "\n")
 				wrote = true
 			}
-		case memdir.BlockToolUse:
+		case llm.BlockToolUse:
 			fmt.Fprintf(&b, "(called %s %s)\n", blk.ToolName, cut(compactJSON(blk.Input), renderInputMax))
 			wrote = true
-		case memdir.BlockToolResult:
+		case llm.BlockToolResult:
 			label := "result"
 			if blk.IsError {
 				label = "error"

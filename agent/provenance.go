@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/transcript"
 )
 
@@ -30,11 +30,11 @@ func untrustedSources(msgs []transcript.Message, project string) []string {
 		proj = filepath.Clean(project) + string(filepath.Separator)
 	}
 	for _, m := range msgs {
-		if m.Role != memdir.RoleAssistant {
+		if m.Role != llm.RoleAssistant {
 			continue
 		}
 		for _, b := range m.Content {
-			if b.Type != memdir.BlockToolUse {
+			if b.Type != llm.BlockToolUse {
 				continue
 			}
 			name := b.ToolName

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memtool"
 )
 
@@ -30,7 +31,7 @@ import (
 // when ctx is done, or when Options.BeforeChange fails. Run always returns a
 // non-nil Result, which then holds what happened up to the failure,
 // including the files already changed.
-func Run(ctx context.Context, opts *Options, messages []memdir.Message) (*Result, error) {
+func Run(ctx context.Context, opts *Options, messages []llm.Message) (*Result, error) {
 	res := &Result{}
 	r, err := start(opts)
 	if err != nil {
@@ -48,7 +49,7 @@ type run struct {
 	only string // root-relative OnlyFile
 	mem  *memtool.Tool
 	proj *project // nil without project tools
-	defs []memdir.Tool
+	defs []llm.Tool
 	log  *slog.Logger
 
 	files   []File
@@ -103,7 +104,7 @@ func (r *run) close() {
 	}
 }
 
-func (r *run) loop(ctx context.Context, res *Result, messages []memdir.Message) error {
+func (r *run) loop(ctx context.Context, res *Result, messages []llm.Message) error {
 	if len(messages) == 0 {
 		return fmt.Errorf("agent: no messages to send: %w", memdir.ErrInvalid)
 	}
@@ -113,7 +114,7 @@ func (r *run) loop(ctx context.Context, res *Result, messages []memdir.Message) 
 			return fmt.Errorf("agent: stopped before model call %d: %w", turn, err)
 		}
 		r.emit(Event{Kind: EventTurn, Turn: turn})
-		resp, err := r.opts.Model.Generate(ctx, &memdir.Request{
+		resp, err := r.opts.Model.Generate(ctx, &llm.Request{
 			System:    r.opts.System,
 			Messages:  msgs,
 			Tools:     r.defs,
@@ -132,8 +133,8 @@ func (r *run) loop(ctx context.Context, res *Result, messages []memdir.Message) 
 		if len(uses) == 0 {
 			return nil
 		}
-		msgs = append(msgs, memdir.Message{Role: memdir.RoleAssistant, Content: echo(resp.Content)})
-		results := make([]memdir.Block, 0, len(uses))
+		msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: echo(resp.Content)})
+		results := make([]llm.Block, 0, len(uses))
 		for _, u := range uses {
 			out, isErr, denied, fatal := r.call(ctx, u)
 			call := ToolCall{
@@ -146,9 +147,9 @@ func (r *run) loop(ctx context.Context, res *Result, messages []memdir.Message) 
 			if fatal != nil {
 				return fatal
 			}
-			results = append(results, memdir.Block{Type: memdir.BlockToolResult, ToolUseID: u.ToolUseID, Text: out, IsError: isErr})
+			results = append(results, llm.Block{Type: llm.BlockToolResult, ToolUseID: u.ToolUseID, Text: out, IsError: isErr})
 		}
-		msgs = append(msgs, memdir.Message{Role: memdir.RoleUser, Content: results})
+		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: results})
 		if turn >= r.opts.MaxTurns {
 			res.TurnLimit = true
 			return nil
@@ -164,7 +165,7 @@ func (r *run) emit(e Event) {
 
 // call carries out one tool call under the policy. out is the text for the
 // model; fatal, when set, ends the run.
-func (r *run) call(ctx context.Context, u memdir.Block) (out string, isErr, denied bool, fatal error) {
+func (r *run) call(ctx context.Context, u llm.Block) (out string, isErr, denied bool, fatal error) {
 	var err error
 	switch {
 	case u.ToolName == memtool.Name:
@@ -287,10 +288,10 @@ func (r *run) record(rel string, removed bool) {
 // echo returns a reply's content for the conversation history. Tool inputs
 // that are not JSON objects are replaced by {}: the providers reject them in
 // a request, and the tool result already tells the model what was wrong.
-func echo(content []memdir.Block) []memdir.Block {
+func echo(content []llm.Block) []llm.Block {
 	out := slices.Clone(content)
 	for i, b := range out {
-		if b.Type == memdir.BlockToolUse && !isObject(b.Input) {
+		if b.Type == llm.BlockToolUse && !isObject(b.Input) {
 			out[i].Input = json.RawMessage(`{}`)
 		}
 	}

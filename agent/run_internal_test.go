@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/anthropic"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memtool"
 )
 
@@ -34,7 +34,7 @@ func TestMalformedInput(t *testing.T) {
 	defer r.close()
 	for _, in := range []string{`{"path": "a.md"`, `not json`, `{"command":"view",}`, "\x00", `"just a string"`, `null`, ``} {
 		for _, name := range []string{memtool.Name, ToolReadFile, ToolGrep, ToolGlob, ToolLs} {
-			out, isErr, denied, fatal := r.call(context.Background(), memdir.Block{Type: memdir.BlockToolUse, ToolUseID: "x", ToolName: name, Input: json.RawMessage(in)})
+			out, isErr, denied, fatal := r.call(context.Background(), llm.Block{Type: llm.BlockToolUse, ToolUseID: "x", ToolName: name, Input: json.RawMessage(in)})
 			if fatal != nil || denied {
 				t.Errorf("%s %q: fatal %v, denied %v", name, in, fatal, denied)
 			}
@@ -49,7 +49,7 @@ func TestMalformedInput(t *testing.T) {
 			}
 		}
 	}
-	echoed := echo([]memdir.Block{{Type: memdir.BlockToolUse, Input: json.RawMessage(`{"path": "a.md"`)}, {Type: memdir.BlockToolUse, Input: json.RawMessage(`{"ok":1}`)}})
+	echoed := echo([]llm.Block{{Type: llm.BlockToolUse, Input: json.RawMessage(`{"path": "a.md"`)}, {Type: llm.BlockToolUse, Input: json.RawMessage(`{"ok":1}`)}})
 	if string(echoed[0].Input) != "{}" || string(echoed[1].Input) != `{"ok":1}` {
 		t.Errorf("echo = %s, %s", echoed[0].Input, echoed[1].Input)
 	}

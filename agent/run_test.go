@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/agent"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -45,16 +45,16 @@ func TestRunCreatesThenUpdatesMemories(t *testing.T) {
 			f := newFixture(t)
 			srv := memdirtest.NewModelServer(t)
 			srv.Enqueue(
-				reply(memdir.Usage{InputTokens: 100, OutputTokens: 20},
+				reply(llm.Usage{InputTokens: 100, OutputTokens: 20},
 					use("c1", "memory", `{"command":"view","path":"/memories"}`),
 					use("c2", "read_file", `{"path":"README.md"}`)),
-				reply(memdir.Usage{InputTokens: 150, OutputTokens: 60, CacheReadTokens: 40},
-					memdir.TextBlock("Saving what I learned."),
+				reply(llm.Usage{InputTokens: 150, OutputTokens: 60, CacheReadTokens: 40},
+					llm.TextBlock("Saving what I learned."),
 					use("c3", "memory", `{"command":"create","path":"/memories/testing.md","file_text":"Run the tests with make test.\n"}`),
 					use("c4", "memory", `{"command":"create","path":"/memories/MEMORY.md","file_text":"- [Testing](testing.md)\n"}`)),
-				reply(memdir.Usage{InputTokens: 170, OutputTokens: 30},
+				reply(llm.Usage{InputTokens: 170, OutputTokens: 30},
 					use("c5", "memory", `{"command":"str_replace","path":"/memories/testing.md","old_str":"make test","new_str":"make test (or go test ./...)"}`)),
-				reply(memdir.Usage{InputTokens: 190, OutputTokens: 5}, memdir.TextBlock("Saved 1 memory.")),
+				reply(llm.Usage{InputTokens: 190, OutputTokens: 5}, llm.TextBlock("Saved 1 memory.")),
 			)
 			var journal []string
 			var events []string
@@ -80,7 +80,7 @@ func TestRunCreatesThenUpdatesMemories(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			if res.Text != "Saved 1 memory." || res.StopReason != memdir.StopEndTurn || res.Turns != 4 || res.TurnLimit {
+			if res.Text != "Saved 1 memory." || res.StopReason != llm.StopEndTurn || res.Turns != 4 || res.TurnLimit {
 				t.Errorf("text %q, stop %q, turns %d, limit %v; want the final reply, end_turn, 4, false", res.Text, res.StopReason, res.Turns, res.TurnLimit)
 			}
 			wantFiles := []agent.File{{Path: "testing.md"}, {Path: "MEMORY.md", Index: true}}
@@ -101,7 +101,7 @@ func TestRunCreatesThenUpdatesMemories(t *testing.T) {
 			if got := res.ToolCalls[1].Output; !strings.Contains(got, "     2\tRun the tests with make test.") {
 				t.Errorf("read_file output = %q, want numbered README lines", got)
 			}
-			wantUsage := memdir.Usage{InputTokens: 610, OutputTokens: 115, CacheReadTokens: 40, Calls: 4}
+			wantUsage := llm.Usage{InputTokens: 610, OutputTokens: 115, CacheReadTokens: 40, Calls: 4}
 			if diff := cmp.Diff(wantUsage, res.Usage); diff != "" {
 				t.Errorf("usage (-want +got):\n%s", diff)
 			}
@@ -141,7 +141,7 @@ func TestRunCreatesThenUpdatesMemories(t *testing.T) {
 			for i, want := range [][]resultBlock{{{"c1", false}, {"c2", false}}, {{"c3", false}, {"c4", false}}, {{"c5", false}}} {
 				msgs := reqs[i+1].Messages
 				last := msgs[len(msgs)-1]
-				if last.Role != memdir.RoleUser {
+				if last.Role != llm.RoleUser {
 					t.Errorf("request %d ends with a %s message", i+2, last.Role)
 				}
 				if diff := cmp.Diff(want, toolResults(api, last)); diff != "" {
@@ -150,7 +150,7 @@ func TestRunCreatesThenUpdatesMemories(t *testing.T) {
 			}
 			// The assistant turn is sent back as the model gave it.
 			echoed := reqs[2].Messages[3]
-			if echoed.Role != memdir.RoleAssistant || len(echoed.Content) != 3 || echoed.Content[0].Text != "Saving what I learned." || echoed.Content[2].ToolUseID != "c4" {
+			if echoed.Role != llm.RoleAssistant || len(echoed.Content) != 3 || echoed.Content[0].Text != "Saving what I learned." || echoed.Content[2].ToolUseID != "c4" {
 				t.Errorf("request 3 echoes the second reply as %+v", echoed)
 			}
 		})
@@ -165,7 +165,7 @@ func TestRunParallelToolCalls(t *testing.T) {
 			f := newFixture(t)
 			srv := memdirtest.NewModelServer(t)
 			srv.Enqueue(
-				reply(memdir.Usage{},
+				reply(llm.Usage{},
 					use("a", "ls", `{}`),
 					use("b", "glob", `{"pattern":"**/*.go"}`),
 					use("c", "grep", `{"pattern":"func \\w+\\(","glob":"*.go"}`),
@@ -223,7 +223,7 @@ func TestRunTurnLimit(t *testing.T) {
 				n++
 				r := memdirtest.ToolCallReply(fmt.Sprintf("t%d", n), "memory",
 					fmt.Sprintf(`{"command":"create","path":"/memories/note%d.md","file_text":"x"}`, n))
-				r.Usage = memdir.Usage{InputTokens: 10, OutputTokens: 1}
+				r.Usage = llm.Usage{InputTokens: 10, OutputTokens: 1}
 				return r
 			})
 			res, err := agent.Run(context.Background(), &agent.Options{Model: clients[0].new(t, srv), MemoryDir: f.mem, MaxTurns: tc.maxTurns}, userText("go"))
@@ -233,13 +233,13 @@ func TestRunTurnLimit(t *testing.T) {
 			if got := len(srv.Requests()); got != tc.want {
 				t.Errorf("%d model calls, want %d", got, tc.want)
 			}
-			if res.Turns != tc.want || !res.TurnLimit || res.StopReason != memdir.StopToolUse || len(res.ToolCalls) != tc.want {
+			if res.Turns != tc.want || !res.TurnLimit || res.StopReason != llm.StopToolUse || len(res.ToolCalls) != tc.want {
 				t.Errorf("turns %d, limit %v, stop %q, %d calls; want %d, true, tool_use, %d", res.Turns, res.TurnLimit, res.StopReason, len(res.ToolCalls), tc.want, tc.want)
 			}
 			if _, err := os.Stat(filepath.Join(f.mem, fmt.Sprintf("note%d.md", tc.want))); err != nil {
 				t.Errorf("the last turn's write was not carried out: %v", err)
 			}
-			if want := (memdir.Usage{InputTokens: 10 * tc.want, OutputTokens: tc.want, Calls: tc.want}); res.Usage != want {
+			if want := (llm.Usage{InputTokens: 10 * tc.want, OutputTokens: tc.want, Calls: tc.want}); res.Usage != want {
 				t.Errorf("usage %+v, want %+v", res.Usage, want)
 			}
 		})
@@ -288,13 +288,13 @@ func TestRunForbidden(t *testing.T) {
 	for _, c := range clients {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
-			var blocks []memdir.Block
+			var blocks []llm.Block
 			for i, call := range calls {
 				in := strings.NewReplacer("OUTSIDE", f.outside, "MEM", f.mem).Replace(call.input)
 				blocks = append(blocks, use(fmt.Sprintf("x%d", i), call.name, in))
 			}
 			srv := memdirtest.NewModelServer(t)
-			srv.Enqueue(reply(memdir.Usage{}, blocks...), memdirtest.TextReply("I could not do any of that."))
+			srv.Enqueue(reply(llm.Usage{}, blocks...), memdirtest.TextReply("I could not do any of that."))
 			beforeOut, beforeMem := tree(t, f.outside), tree(t, f.mem)
 
 			res, err := agent.Run(context.Background(), &agent.Options{Model: c.new(t, srv), MemoryDir: f.mem, ProjectDir: f.proj}, userText("try everything"))
@@ -406,11 +406,11 @@ func TestRunPolicyOptions(t *testing.T) {
 			f := newFixture(t)
 			memdirtest.WriteFiles(t, f.mem, map[string]string{"seed.md": "seed\n", "notes/.keep": ""})
 			srv := memdirtest.NewModelServer(t)
-			var blocks []memdir.Block
+			var blocks []llm.Block
 			for i, s := range tc.steps {
 				blocks = append(blocks, use(fmt.Sprint(i), s.name, s.input))
 			}
-			srv.Enqueue(reply(memdir.Usage{}, blocks...), memdirtest.TextReply("ok"))
+			srv.Enqueue(reply(llm.Usage{}, blocks...), memdirtest.TextReply("ok"))
 			opts := tc.opts
 			opts.Model, opts.MemoryDir = clients[0].new(t, srv), f.mem
 			switch opts.ProjectDir {
@@ -453,11 +453,11 @@ func TestRunModelErrorKeepsPartialResult(t *testing.T) {
 			f := newFixture(t)
 			srv := memdirtest.NewModelServer(t)
 			srv.Enqueue(
-				reply(memdir.Usage{InputTokens: 7, OutputTokens: 3}, use("w", "memory", `{"command":"create","path":"/memories/a.md","file_text":"a"}`)),
+				reply(llm.Usage{InputTokens: 7, OutputTokens: 3}, use("w", "memory", `{"command":"create","path":"/memories/a.md","file_text":"a"}`)),
 				memdirtest.ErrorReply(500, "the model fell over"),
 			)
 			res, err := agent.Run(context.Background(), &agent.Options{Model: c.new(t, srv), MemoryDir: f.mem}, userText("go"))
-			var me *memdir.ModelError
+			var me *llm.ModelError
 			if !errors.As(err, &me) || me.StatusCode != 500 {
 				t.Fatalf("err = %v, want a ModelError with status 500", err)
 			}
@@ -478,7 +478,7 @@ func TestRunModelErrorKeepsPartialResult(t *testing.T) {
 func TestRunCancelled(t *testing.T) {
 	f := newFixture(t)
 	srv := memdirtest.NewModelServer(t)
-	srv.Enqueue(reply(memdir.Usage{},
+	srv.Enqueue(reply(llm.Usage{},
 		use("w", "memory", `{"command":"create","path":"/memories/a.md","file_text":"a"}`),
 		use("v", "memory", `{"command":"view","path":"/memories"}`)))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -509,7 +509,7 @@ func TestRunCancelled(t *testing.T) {
 func TestRunBeforeChangeFailure(t *testing.T) {
 	f := newFixture(t)
 	srv := memdirtest.NewModelServer(t)
-	srv.Enqueue(reply(memdir.Usage{},
+	srv.Enqueue(reply(llm.Usage{},
 		use("a", "memory", `{"command":"create","path":"/memories/a.md","file_text":"a"}`),
 		use("b", "memory", `{"command":"create","path":"/memories/b.md","file_text":"b"}`),
 		use("c", "memory", `{"command":"create","path":"/memories/c.md","file_text":"c"}`)))
@@ -547,7 +547,7 @@ func TestRunBadOptions(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		opts *agent.Options
-		msgs []memdir.Message
+		msgs []llm.Message
 		want string
 	}{
 		{"nil options", nil, userText("x"), "no model"},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/agent"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/transcript"
 )
@@ -59,7 +60,7 @@ func screenWorld(tb testing.TB) (*memdir.Dir, *memdirtest.ModelServer, *agent.Ex
 func scriptCreate(srv *memdirtest.ModelServer, body string) {
 	file := "---\nname: notes\ndescription: project notes\ntype: project\n---\n\n" + body + "\n"
 	srv.Enqueue(
-		reply(memdir.Usage{InputTokens: 10, OutputTokens: 10}, use("t1", "memory", mustJSON(map[string]string{"command": "create", "path": "/memories/project_notes.md", "file_text": file}))),
+		reply(llm.Usage{InputTokens: 10, OutputTokens: 10}, use("t1", "memory", mustJSON(map[string]string{"command": "create", "path": "/memories/project_notes.md", "file_text": file}))),
 		memdirtest.TextReply("Done."),
 	)
 }
@@ -67,7 +68,7 @@ func scriptCreate(srv *memdirtest.ModelServer, body string) {
 // webConv is a conversation in which the assistant fetched a web page.
 func webConv() []transcript.Message {
 	msgs := conv("summarise the vendor's install page", "Here is the summary.")
-	msgs[1].Content = append([]memdir.Block{use("w1", "WebFetch", `{"url":"https://vendor.example/install"}`)}, msgs[1].Content...)
+	msgs[1].Content = append([]llm.Block{use("w1", "WebFetch", `{"url":"https://vendor.example/install"}`)}, msgs[1].Content...)
 	return msgs
 }
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/agent"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -21,7 +21,7 @@ func lastToolResult(tb testing.TB, srv *memdirtest.ModelServer) string {
 	req := srv.LastRequest()
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		for _, b := range req.Messages[i].Content {
-			if b.Type == memdir.BlockToolResult {
+			if b.Type == llm.BlockToolResult {
 				return b.Text
 			}
 		}
@@ -45,7 +45,7 @@ func TestExtractRefusesSecretsInTeam(t *testing.T) {
 	}
 	leak := "---\nname: bucket\ndescription: the deploy bucket\ntype: reference\n---\n\nKey " + agentFakeAWSKey + "\n"
 	w.srv.Enqueue(
-		reply(memdir.Usage{InputTokens: 100}, use("t1", "memory", mustJSON(map[string]string{"command": "create", "path": "/memories/team/leak.md", "file_text": leak}))),
+		reply(llm.Usage{InputTokens: 100}, use("t1", "memory", mustJSON(map[string]string{"command": "create", "path": "/memories/team/leak.md", "file_text": leak}))),
 		memdirtest.TextReply("Could not save it."),
 	)
 	res, err := e.Extract(ctx, agent.Source{Messages: conv("the bucket key is in my notes", "noted")})
@@ -72,7 +72,7 @@ func TestDreamRefusesSecretsIntoTeam(t *testing.T) {
 	private := "---\nname: bucket\ndescription: the deploy bucket\ntype: reference\n---\n\nKey " + agentFakeAWSKey + "\n"
 	os.WriteFile(w.dir.Abs("reference_bucket.md"), []byte(private), 0o600)
 	w.srv.Enqueue(
-		reply(memdir.Usage{InputTokens: 500}, use("t1", "memory", `{"command":"rename","old_path":"/memories/reference_bucket.md","new_path":"/memories/team/reference_bucket.md"}`)),
+		reply(llm.Usage{InputTokens: 500}, use("t1", "memory", `{"command":"rename","old_path":"/memories/reference_bucket.md","new_path":"/memories/team/reference_bucket.md"}`)),
 		memdirtest.TextReply("Left it private."),
 	)
 	o := w.opts(t)

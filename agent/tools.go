@@ -3,7 +3,7 @@ package agent
 import (
 	"encoding/json"
 
-	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 )
 
 // Names of the project tools a run offers. The memory tool is memtool.Name
@@ -18,7 +18,7 @@ const (
 // projectToolNames lists the project tools in the order they are offered.
 var projectToolNames = []string{ToolReadFile, ToolGrep, ToolGlob, ToolLs}
 
-var projectTools = map[string]memdir.Tool{
+var projectTools = map[string]llm.Tool{
 	ToolReadFile: {
 		Name: ToolReadFile,
 		Description: `Read a text file of the project, with line numbers. Paths are relative to the project directory (for example src/main.go).

@@ -1,4 +1,4 @@
-// Package anthropic implements memdir.Model on the Anthropic Messages API,
+// Package anthropic implements llm.Model on the Anthropic Messages API,
 // through the official Go SDK (github.com/anthropics/anthropic-sdk-go/v2).
 //
 // The client reads nothing from the environment: the caller (the memdir
@@ -17,7 +17,7 @@
 // Retries with exponential backoff on 408, 409, 429 and 5xx, and the
 // Retry-After headers, are the SDK's (internal/requestconfig); [Options]
 // sets how many. Every failure the provider reports comes back as a
-// *memdir.ModelError.
+// *llm.ModelError.
 package anthropic
 
 import (
@@ -36,6 +36,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/modelkit"
+	"github.com/memdir/memdir/llm"
 )
 
 // Defaults used when Options leaves a field zero.
@@ -76,7 +77,7 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Client is a memdir.Model backed by the Messages API. It is safe for
+// Client is a llm.Model backed by the Messages API. It is safe for
 // concurrent use.
 type Client struct {
 	msgs   sdk.MessageService
@@ -85,7 +86,7 @@ type Client struct {
 	shape  modelkit.Shape // the fallback is the forced tool
 }
 
-var _ memdir.Model = (*Client)(nil)
+var _ llm.Model = (*Client)(nil)
 
 // New returns a client for opts.Model.
 func New(opts *Options) (*Client, error) {
@@ -131,8 +132,8 @@ func New(opts *Options) (*Client, error) {
 }
 
 // Generate sends req and returns the model's reply.
-func (c *Client) Generate(ctx context.Context, req *memdir.Request) (*memdir.Response, error) {
-	return c.shape.Generate(ctx, &c.caller, c.opts.Logger, req, func(forceTool bool) (*memdir.Response, error) {
+func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	return c.shape.Generate(ctx, &c.caller, c.opts.Logger, req, func(forceTool bool) (*llm.Response, error) {
 		params, err := c.params(req, forceTool)
 		if err != nil {
 			return nil, err
@@ -195,14 +196,14 @@ const schemaToolName = "structured_output"
 
 var toolNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`) })
 
-func (c *Client) schemaTool(req *memdir.Request) string {
+func (c *Client) schemaTool(req *llm.Request) string {
 	if toolNameRE().MatchString(req.SchemaName) {
 		return req.SchemaName
 	}
 	return schemaToolName
 }
 
-func (c *Client) params(req *memdir.Request, forceTool bool) (sdk.MessageNewParams, error) {
+func (c *Client) params(req *llm.Request, forceTool bool) (sdk.MessageNewParams, error) {
 	p := sdk.MessageNewParams{
 		Model:     sdk.Model(c.opts.Model),
 		MaxTokens: int64(c.opts.MaxTokens),
@@ -219,9 +220,9 @@ func (c *Client) params(req *memdir.Request, forceTool bool) (sdk.MessageNewPara
 			return p, fmt.Errorf("anthropic: message %d: %w", i, err)
 		}
 		switch m.Role {
-		case memdir.RoleUser:
+		case llm.RoleUser:
 			p.Messages = append(p.Messages, sdk.NewUserMessage(blocks...))
-		case memdir.RoleAssistant:
+		case llm.RoleAssistant:
 			p.Messages = append(p.Messages, sdk.NewAssistantMessage(blocks...))
 		default:
 			return p, fmt.Errorf("anthropic: message %d has role %q: %w", i, m.Role, memdir.ErrInvalid)
@@ -259,16 +260,16 @@ func (c *Client) params(req *memdir.Request, forceTool bool) (sdk.MessageNewPara
 	return p, nil
 }
 
-func contentParams(blocks []memdir.Block) ([]sdk.ContentBlockParamUnion, error) {
+func contentParams(blocks []llm.Block) ([]sdk.ContentBlockParamUnion, error) {
 	var out []sdk.ContentBlockParamUnion
 	for _, b := range blocks {
 		switch b.Type {
-		case memdir.BlockText:
+		case llm.BlockText:
 			if b.Text == "" {
 				continue // the API rejects empty text blocks
 			}
 			out = append(out, sdk.NewTextBlock(b.Text))
-		case memdir.BlockToolUse:
+		case llm.BlockToolUse:
 			in := b.Input
 			if len(in) == 0 {
 				in = json.RawMessage(`{}`)
@@ -277,7 +278,7 @@ func contentParams(blocks []memdir.Block) ([]sdk.ContentBlockParamUnion, error) 
 				return nil, fmt.Errorf("tool_use %q has invalid JSON input: %w", b.ToolUseID, memdir.ErrInvalid)
 			}
 			out = append(out, sdk.NewToolUseBlock(b.ToolUseID, in, b.ToolName))
-		case memdir.BlockToolResult:
+		case llm.BlockToolResult:
 			r := sdk.ToolResultBlockParam{ToolUseID: b.ToolUseID}
 			if b.Text != "" {
 				r.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: b.Text}}}
@@ -322,11 +323,11 @@ func toolParam(name, description string, schema json.RawMessage) (sdk.ToolUnionP
 
 // response converts the API's message; in forced-tool mode the schema tool's
 // input becomes the reply text.
-func (c *Client) response(msg *sdk.Message, req *memdir.Request, forceTool bool) *memdir.Response {
-	resp := &memdir.Response{
+func (c *Client) response(msg *sdk.Message, req *llm.Request, forceTool bool) *llm.Response {
+	resp := &llm.Response{
 		Model:      string(msg.Model),
 		StopReason: stopReason(msg.StopReason),
-		Usage: memdir.Usage{
+		Usage: llm.Usage{
 			InputTokens:      int(msg.Usage.InputTokens),
 			OutputTokens:     int(msg.Usage.OutputTokens),
 			CacheReadTokens:  int(msg.Usage.CacheReadInputTokens),
@@ -338,46 +339,46 @@ func (c *Client) response(msg *sdk.Message, req *memdir.Request, forceTool bool)
 	if forceTool && len(req.Schema) > 0 {
 		schemaTool = c.schemaTool(req)
 	}
-	var answer *memdir.Block // the schema tool's input, when forced
+	var answer *llm.Block // the schema tool's input, when forced
 	for _, b := range msg.Content {
 		switch {
 		case b.Type == "text":
-			resp.Content = append(resp.Content, memdir.TextBlock(b.Text))
+			resp.Content = append(resp.Content, llm.TextBlock(b.Text))
 		case b.Type == "tool_use" && b.Name == schemaTool && answer == nil:
-			blk := memdir.TextBlock(string(b.Input))
+			blk := llm.TextBlock(string(b.Input))
 			answer = &blk
 		case b.Type == "tool_use":
-			resp.Content = append(resp.Content, memdir.Block{
-				Type: memdir.BlockToolUse, ToolUseID: b.ID, ToolName: b.Name, Input: append(json.RawMessage(nil), b.Input...),
+			resp.Content = append(resp.Content, llm.Block{
+				Type: llm.BlockToolUse, ToolUseID: b.ID, ToolName: b.Name, Input: append(json.RawMessage(nil), b.Input...),
 			})
 		}
 	}
 	if answer != nil {
 		// The answer is the tool input alone: any remark the model wrote
 		// beside the call is not part of it.
-		content := []memdir.Block{*answer}
+		content := []llm.Block{*answer}
 		for _, b := range resp.Content {
-			if b.Type != memdir.BlockText {
+			if b.Type != llm.BlockText {
 				content = append(content, b)
 			}
 		}
 		resp.Content = content
-		if resp.StopReason == memdir.StopToolUse {
-			resp.StopReason = memdir.StopEndTurn
+		if resp.StopReason == llm.StopToolUse {
+			resp.StopReason = llm.StopEndTurn
 		}
 	}
 	return resp
 }
 
-func stopReason(r sdk.StopReason) memdir.StopReason {
+func stopReason(r sdk.StopReason) llm.StopReason {
 	switch r {
 	case sdk.StopReasonEndTurn, sdk.StopReasonStopSequence:
-		return memdir.StopEndTurn
+		return llm.StopEndTurn
 	case sdk.StopReasonToolUse:
-		return memdir.StopToolUse
+		return llm.StopToolUse
 	case sdk.StopReasonMaxTokens:
-		return memdir.StopMaxTokens
+		return llm.StopMaxTokens
 	default:
-		return memdir.StopOther
+		return llm.StopOther
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/anthropic"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -34,16 +35,16 @@ func newClient(tb testing.TB, srv *memdirtest.ModelServer, edit func(*anthropic.
 	return c
 }
 
-func userText(s string) []memdir.Message {
-	return []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock(s)}}}
+func userText(s string) []llm.Message {
+	return []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(s)}}}
 }
 
-// modelError asserts that err is a *memdir.ModelError of kind and returns it.
-func modelError(tb testing.TB, err error, kind memdir.ModelErrorKind) *memdir.ModelError {
+// modelError asserts that err is a *llm.ModelError of kind and returns it.
+func modelError(tb testing.TB, err error, kind llm.ModelErrorKind) *llm.ModelError {
 	tb.Helper()
-	var me *memdir.ModelError
+	var me *llm.ModelError
 	if !errors.As(err, &me) {
-		tb.Fatalf("error = %v (%T), want a *memdir.ModelError", err, err)
+		tb.Fatalf("error = %v (%T), want a *llm.ModelError", err, err)
 	}
 	if me.Kind != kind {
 		tb.Fatalf("error kind = %q, want %q (error: %v)", me.Kind, kind, err)
@@ -56,18 +57,18 @@ func TestGenerateText(t *testing.T) {
 		t.Run(map[bool]string{false: "plain", true: "stream"}[stream], func(t *testing.T) {
 			srv := memdirtest.NewModelServer(t)
 			reply := memdirtest.TextReply("Hello there — a reply long enough to arrive in several deltas.")
-			reply.Usage = memdir.Usage{InputTokens: 12, OutputTokens: 34, CacheReadTokens: 56, CacheWriteTokens: 78}
+			reply.Usage = llm.Usage{InputTokens: 12, OutputTokens: 34, CacheReadTokens: 56, CacheWriteTokens: 78}
 			srv.Enqueue(reply)
 			c := newClient(t, srv, func(o *anthropic.Options) { o.Stream = stream })
 
-			got, err := c.Generate(context.Background(), &memdir.Request{System: "Be brief.", Messages: userText("Hi"), MaxTokens: 100})
+			got, err := c.Generate(context.Background(), &llm.Request{System: "Be brief.", Messages: userText("Hi"), MaxTokens: 100})
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := &memdir.Response{
-				Content:    []memdir.Block{memdir.TextBlock("Hello there — a reply long enough to arrive in several deltas.")},
-				StopReason: memdir.StopEndTurn,
-				Usage:      memdir.Usage{InputTokens: 12, OutputTokens: 34, CacheReadTokens: 56, CacheWriteTokens: 78, Calls: 1},
+			want := &llm.Response{
+				Content:    []llm.Block{llm.TextBlock("Hello there — a reply long enough to arrive in several deltas.")},
+				StopReason: llm.StopEndTurn,
+				Usage:      llm.Usage{InputTokens: 12, OutputTokens: 34, CacheReadTokens: 56, CacheWriteTokens: 78, Calls: 1},
 				Model:      model,
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
@@ -95,14 +96,14 @@ func TestDefaultMaxTokens(t *testing.T) {
 	srv := memdirtest.NewModelServer(t)
 	srv.Enqueue(memdirtest.TextReply("ok"), memdirtest.TextReply("ok"))
 	c := newClient(t, srv, nil)
-	if _, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("x")}); err != nil {
+	if _, err := c.Generate(context.Background(), &llm.Request{Messages: userText("x")}); err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.LastRequest().MaxTokens; got != anthropic.DefaultMaxTokens {
 		t.Errorf("max_tokens = %d, want %d", got, anthropic.DefaultMaxTokens)
 	}
 	c = newClient(t, srv, func(o *anthropic.Options) { o.MaxTokens = 77 })
-	if _, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("x")}); err != nil {
+	if _, err := c.Generate(context.Background(), &llm.Request{Messages: userText("x")}); err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.LastRequest().MaxTokens; got != 77 {
@@ -115,32 +116,32 @@ func TestToolRoundTrip(t *testing.T) {
 		t.Run(map[bool]string{false: "plain", true: "stream"}[stream], func(t *testing.T) {
 			srv := memdirtest.NewModelServer(t)
 			call := memdirtest.ToolCallReply("toolu_1", "memory", `{"command":"view","path":"/memories"}`)
-			call.Content = append([]memdir.Block{memdir.TextBlock("Let me look.")}, call.Content...)
+			call.Content = append([]llm.Block{llm.TextBlock("Let me look.")}, call.Content...)
 			srv.Enqueue(call, memdirtest.TextReply("Nothing stored yet."))
 			c := newClient(t, srv, func(o *anthropic.Options) { o.Stream = stream })
-			tools := []memdir.Tool{
+			tools := []llm.Tool{
 				{Name: "search", Description: "Search.", InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)},
 				{Name: "memory", Description: "Memory files.", InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"},"path":{"type":"string"}}}`)},
 			}
-			req := &memdir.Request{System: "sys", Messages: userText("What do you remember?"), Tools: tools}
+			req := &llm.Request{System: "sys", Messages: userText("What do you remember?"), Tools: tools}
 
 			first, err := c.Generate(context.Background(), req)
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantUse := memdir.Block{Type: memdir.BlockToolUse, ToolUseID: "toolu_1", ToolName: "memory", Input: json.RawMessage(`{"command":"view","path":"/memories"}`)}
-			if diff := cmp.Diff([]memdir.Block{memdir.TextBlock("Let me look."), wantUse}, first.Content); diff != "" {
+			wantUse := llm.Block{Type: llm.BlockToolUse, ToolUseID: "toolu_1", ToolName: "memory", Input: json.RawMessage(`{"command":"view","path":"/memories"}`)}
+			if diff := cmp.Diff([]llm.Block{llm.TextBlock("Let me look."), wantUse}, first.Content); diff != "" {
 				t.Errorf("first reply (-want +got):\n%s", diff)
 			}
-			if first.StopReason != memdir.StopToolUse {
+			if first.StopReason != llm.StopToolUse {
 				t.Errorf("stop reason = %q, want tool_use", first.StopReason)
 			}
 
 			req.Messages = append(req.Messages,
-				memdir.Message{Role: memdir.RoleAssistant, Content: first.Content},
-				memdir.Message{Role: memdir.RoleUser, Content: []memdir.Block{
-					{Type: memdir.BlockToolResult, ToolUseID: "toolu_1", Text: "Directory is empty", IsError: true},
-					memdir.TextBlock("Go on."),
+				llm.Message{Role: llm.RoleAssistant, Content: first.Content},
+				llm.Message{Role: llm.RoleUser, Content: []llm.Block{
+					{Type: llm.BlockToolResult, ToolUseID: "toolu_1", Text: "Directory is empty", IsError: true},
+					llm.TextBlock("Go on."),
 				}})
 			second, err := c.Generate(context.Background(), req)
 			if err != nil {
@@ -175,10 +176,10 @@ func TestCacheMarkers(t *testing.T) {
 	srv := memdirtest.NewModelServer(t)
 	srv.Enqueue(memdirtest.TextReply("ok"))
 	c := newClient(t, srv, nil)
-	req := &memdir.Request{
+	req := &llm.Request{
 		System:   "A long, stable system prompt.",
 		Messages: userText("q"),
-		Tools: []memdir.Tool{
+		Tools: []llm.Tool{
 			{Name: "a", InputSchema: json.RawMessage(`{"type":"object"}`)},
 			{Name: "b", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		},
@@ -218,7 +219,7 @@ func TestStructuredOutputFormat(t *testing.T) {
 	srv := memdirtest.NewModelServer(t)
 	srv.Enqueue(memdirtest.TextReply("Here you are:\n```json\n{\"selected_memories\": [\"a.md\"]}\n```"))
 	c := newClient(t, srv, nil)
-	got, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("pick"), Schema: selectSchema, SchemaName: "selection"})
+	got, err := c.Generate(context.Background(), &llm.Request{Messages: userText("pick"), Schema: selectSchema, SchemaName: "selection"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,14 +251,14 @@ func TestStructuredForcedTool(t *testing.T) {
 		t.Run(map[bool]string{false: "plain", true: "stream"}[stream], func(t *testing.T) {
 			srv := memdirtest.NewModelServer(t)
 			reply := memdirtest.ToolCallReply("toolu_9", "selection", `{"selected_memories":["b.md","c.md"]}`)
-			reply.Content = append([]memdir.Block{memdir.TextBlock("Calling the tool {as asked}.")}, reply.Content...)
+			reply.Content = append([]llm.Block{llm.TextBlock("Calling the tool {as asked}.")}, reply.Content...)
 			srv.Enqueue(reply)
 			c := newClient(t, srv, func(o *anthropic.Options) { o.ForcedToolSchema = true; o.Stream = stream })
-			got, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("pick"), Schema: selectSchema, SchemaName: "selection"})
+			got, err := c.Generate(context.Background(), &llm.Request{Messages: userText("pick"), Schema: selectSchema, SchemaName: "selection"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := &memdir.Response{Content: []memdir.Block{memdir.TextBlock(`{"selected_memories":["b.md","c.md"]}`)}, StopReason: memdir.StopEndTurn, Usage: memdir.Usage{Calls: 1}, Model: model}
+			want := &llm.Response{Content: []llm.Block{llm.TextBlock(`{"selected_memories":["b.md","c.md"]}`)}, StopReason: llm.StopEndTurn, Usage: llm.Usage{Calls: 1}, Model: model}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("response (-want +got):\n%s", diff)
 			}
@@ -283,7 +284,7 @@ func TestStructuredFallback(t *testing.T) {
 	)
 	c := newClient(t, srv, nil)
 	for i, want := range []string{`{"selected_memories":[]}`, `{"selected_memories":["x.md"]}`} {
-		got, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("pick"), Schema: selectSchema})
+		got, err := c.Generate(context.Background(), &llm.Request{Messages: userText("pick"), Schema: selectSchema})
 		if err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}
@@ -309,7 +310,7 @@ func TestBadResponses(t *testing.T) {
 	}{
 		{"malformed JSON for a schema", memdirtest.TextReply(`{"selected_memories": ["a.md",`), true, "cut off"},
 		{"prose for a schema", memdirtest.TextReply("I cannot help with that."), true, `"I cannot help with that."`},
-		{"truncated at max tokens", memdirtest.ModelReply{Content: []memdir.Block{memdir.TextBlock(`{"selected`)}, StopReason: memdir.StopMaxTokens}, true, "max tokens"},
+		{"truncated at max tokens", memdirtest.ModelReply{Content: []llm.Block{llm.TextBlock(`{"selected`)}, StopReason: llm.StopMaxTokens}, true, "max tokens"},
 		{"body is not JSON", memdirtest.ModelReply{Body: "<html>oops</html>"}, false, "could not be read"},
 	}
 	for _, tt := range tests {
@@ -317,7 +318,7 @@ func TestBadResponses(t *testing.T) {
 			srv := memdirtest.NewModelServer(t)
 			srv.Enqueue(tt.reply)
 			c := newClient(t, srv, nil)
-			req := &memdir.Request{Messages: userText("q")}
+			req := &llm.Request{Messages: userText("q")}
 			if tt.schema {
 				req.Schema = selectSchema
 			}
@@ -336,7 +337,7 @@ func TestHTTPErrors(t *testing.T) {
 		replies  []memdirtest.ModelReply
 		retries  int
 		noKey    bool
-		kind     memdir.ModelErrorKind
+		kind     llm.ModelErrorKind
 		status   int
 		requests int
 		contains []string
@@ -365,7 +366,7 @@ func TestHTTPErrors(t *testing.T) {
 					o.APIKey = ""
 				}
 			})
-			_, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("q")})
+			_, err := c.Generate(context.Background(), &llm.Request{Messages: userText("q")})
 			me := modelError(t, err, tt.kind)
 			if me.StatusCode != tt.status || me.Provider != "anthropic" || me.Model != model {
 				t.Errorf("error status=%d provider=%q model=%q", me.StatusCode, me.Provider, me.Model)
@@ -395,7 +396,7 @@ func TestRetryThenSuccess(t *testing.T) {
 			srv := memdirtest.NewModelServer(t)
 			srv.Enqueue(tt.first, memdirtest.TextReply("fine now"))
 			c := newClient(t, srv, func(o *anthropic.Options) { o.MaxRetries = 2 })
-			got, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("q")})
+			got, err := c.Generate(context.Background(), &llm.Request{Messages: userText("q")})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -421,7 +422,7 @@ func TestTimeout(t *testing.T) {
 			slow.Delay = time.Minute
 			srv.Enqueue(slow)
 			c := newClient(t, srv, func(o *anthropic.Options) { o.Timeout = 50 * time.Millisecond; o.Stream = stream })
-			_, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("q")})
+			_, err := c.Generate(context.Background(), &llm.Request{Messages: userText("q")})
 			modelError(t, err, "timeout")
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("error %v does not wrap context.DeadlineExceeded", err)
@@ -440,8 +441,8 @@ func TestCallerCancel(t *testing.T) {
 	c := newClient(t, srv, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err := c.Generate(ctx, &memdir.Request{Messages: userText("q")})
-	var me *memdir.ModelError
+	_, err := c.Generate(ctx, &llm.Request{Messages: userText("q")})
+	var me *llm.ModelError
 	if errors.As(err, &me) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("error = %v, want the context's deadline error and no ModelError", err)
 	}
@@ -455,7 +456,7 @@ func TestUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Generate(context.Background(), &memdir.Request{Messages: userText("q")})
+	_, err = c.Generate(context.Background(), &llm.Request{Messages: userText("q")})
 	me := modelError(t, err, "unreachable")
 	if !strings.Contains(me.Error(), base) {
 		t.Errorf("error %q does not name the base URL", me)
@@ -471,7 +472,7 @@ func TestIgnoresEnvironment(t *testing.T) {
 	srv := memdirtest.NewModelServer(t)
 	srv.Enqueue(memdirtest.TextReply("ok"))
 	c := newClient(t, srv, func(o *anthropic.Options) { o.APIKey = "" })
-	if _, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("q")}); err != nil {
+	if _, err := c.Generate(context.Background(), &llm.Request{Messages: userText("q")}); err != nil {
 		t.Fatal(err)
 	}
 	h := srv.LastRequest().Header
@@ -484,7 +485,7 @@ func TestAuthToken(t *testing.T) {
 	srv := memdirtest.NewModelServer(t)
 	srv.Enqueue(memdirtest.TextReply("ok"))
 	c := newClient(t, srv, func(o *anthropic.Options) { o.APIKey = ""; o.AuthToken = "tok" })
-	if _, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("q")}); err != nil {
+	if _, err := c.Generate(context.Background(), &llm.Request{Messages: userText("q")}); err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.LastRequest().Header.Get("Authorization"); got != "Bearer tok" {
@@ -498,10 +499,10 @@ func TestInvalidInput(t *testing.T) {
 	}
 	srv := memdirtest.NewModelServer(t)
 	c := newClient(t, srv, nil)
-	for name, req := range map[string]*memdir.Request{
+	for name, req := range map[string]*llm.Request{
 		"schema not an object": {Messages: userText("q"), Schema: json.RawMessage(`[1]`)},
-		"bad tool input":       {Messages: []memdir.Message{{Role: memdir.RoleAssistant, Content: []memdir.Block{{Type: memdir.BlockToolUse, ToolUseID: "x", ToolName: "t", Input: json.RawMessage(`{`)}}}}},
-		"bad role":             {Messages: []memdir.Message{{Role: "system", Content: []memdir.Block{memdir.TextBlock("x")}}}},
+		"bad tool input":       {Messages: []llm.Message{{Role: llm.RoleAssistant, Content: []llm.Block{{Type: llm.BlockToolUse, ToolUseID: "x", ToolName: "t", Input: json.RawMessage(`{`)}}}}},
+		"bad role":             {Messages: []llm.Message{{Role: "system", Content: []llm.Block{llm.TextBlock("x")}}}},
 	} {
 		if _, err := c.Generate(context.Background(), req); !errors.Is(err, memdir.ErrInvalid) {
 			t.Errorf("%s: error = %v, want ErrInvalid", name, err)
@@ -520,7 +521,7 @@ func TestLogger(t *testing.T) {
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c := newClient(t, srv, func(o *anthropic.Options) { o.MaxRetries = 1; o.Logger = logger })
-	if _, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("q")}); err != nil {
+	if _, err := c.Generate(context.Background(), &llm.Request{Messages: userText("q")}); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(buf.String(), "model HTTP attempt"); n != 2 {
@@ -542,7 +543,7 @@ func BenchmarkGenerate(b *testing.B) {
 			reply := memdirtest.JSONReply(map[string]any{"selected_memories": []string{"a.md", "b.md", "c.md", "d.md", "e.md"}})
 			srv.Handle(func(*memdirtest.ModelRequest) memdirtest.ModelReply { return reply })
 			c := newClient(b, srv, func(o *anthropic.Options) { o.Stream = stream })
-			req := &memdir.Request{System: strings.Repeat("Pick the memories relevant to the query. ", 50), Messages: userText("how do we release?"), Schema: selectSchema}
+			req := &llm.Request{System: strings.Repeat("Pick the memories relevant to the query. ", 50), Messages: userText("how do we release?"), Schema: selectSchema}
 			for b.Loop() {
 				if _, err := c.Generate(context.Background(), req); err != nil {
 					b.Fatal(err)

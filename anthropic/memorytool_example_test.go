@@ -10,8 +10,8 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/anthropic"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -23,7 +23,7 @@ func ExampleMemoryTool() {
 	defer srv.Close()
 	create, _ := json.Marshal(map[string]string{"command": "create", "path": "/memories/preferences.md", "file_text": "The user prefers tabs.\n"})
 	srv.Enqueue(
-		memdirtest.ModelReply{Content: []memdir.Block{{Type: memdir.BlockToolUse, ToolUseID: "toolu_1", ToolName: "memory", Input: create}}},
+		memdirtest.ModelReply{Content: []llm.Block{{Type: llm.BlockToolUse, ToolUseID: "toolu_1", ToolName: "memory", Input: create}}},
 		memdirtest.TextReply("Noted: you prefer tabs."),
 	)
 

@@ -10,15 +10,15 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/anthropic"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 )
 
 func TestMemoryToolRefusesTraversalThroughTheRunner(t *testing.T) {
 	srv := memdirtest.NewModelServer(t)
 	srv.Enqueue(
-		memdirtest.ModelReply{Content: []memdir.Block{{Type: memdir.BlockToolUse, ToolUseID: "t1", ToolName: "memory",
+		memdirtest.ModelReply{Content: []llm.Block{{Type: llm.BlockToolUse, ToolUseID: "t1", ToolName: "memory",
 			Input: []byte(`{"command":"create","path":"/memories/../escape.md","file_text":"x"}`)}}},
 		memdirtest.TextReply("ok"),
 	)
@@ -46,7 +46,7 @@ func TestMemoryToolRefusesTraversalThroughTheRunner(t *testing.T) {
 	second := srv.Requests()[1]
 	last := second.Messages[len(second.Messages)-1]
 	res := last.Content[0]
-	if res.Type != memdir.BlockToolResult || !res.IsError || !strings.HasPrefix(res.Text, "Error: ") || strings.HasPrefix(res.Text, "Error: Error:") {
+	if res.Type != llm.BlockToolResult || !res.IsError || !strings.HasPrefix(res.Text, "Error: ") || strings.HasPrefix(res.Text, "Error: Error:") {
 		t.Errorf("tool result sent back = %+v", res)
 	}
 	if tools := srv.Requests()[0].Tools; len(tools) != 1 || tools[0].Name != "memory" {

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/config"
 	"github.com/memdir/memdir/config/provider"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -43,8 +43,8 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	resp, err := model.Generate(context.Background(), &memdir.Request{
-		Messages: []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock("How do we run the tests?")}}},
+	resp, err := model.Generate(context.Background(), &llm.Request{
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("How do we run the tests?")}}},
 	})
 	if err != nil {
 		panic(err)

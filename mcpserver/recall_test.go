@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/mcpserver"
 	"github.com/memdir/memdir/memdirtest"
 )
@@ -18,14 +19,14 @@ import (
 type fakeModel struct {
 	reply string
 	err   error
-	usage memdir.Usage
+	usage llm.Usage
 }
 
-func (m *fakeModel) Generate(context.Context, *memdir.Request) (*memdir.Response, error) {
+func (m *fakeModel) Generate(context.Context, *llm.Request) (*llm.Response, error) {
 	if m.err != nil {
 		return nil, m.err
 	}
-	return &memdir.Response{Content: []memdir.Block{memdir.TextBlock(m.reply)}, StopReason: memdir.StopEndTurn, Usage: m.usage}, nil
+	return &llm.Response{Content: []llm.Block{llm.TextBlock(m.reply)}, StopReason: llm.StopEndTurn, Usage: m.usage}, nil
 }
 
 var recallFiles = map[string]string{
@@ -99,9 +100,9 @@ func TestRecallToolWithModel(t *testing.T) {
 		wantPaths  []string
 		wantReason string
 	}{
-		{"model chooses", &fakeModel{reply: `{"selected_memories":["project_freeze.md"]}`, usage: memdir.Usage{InputTokens: 300, OutputTokens: 12, Calls: 1}},
+		{"model chooses", &fakeModel{reply: `{"selected_memories":["project_freeze.md"]}`, usage: llm.Usage{InputTokens: 300, OutputTokens: 12, Calls: 1}},
 			"model", []string{"project_freeze.md"}, ""},
-		{"model fails", &fakeModel{err: &memdir.ModelError{Provider: "anthropic", Kind: "server", StatusCode: 529, Message: "overloaded"}},
+		{"model fails", &fakeModel{err: &llm.ModelError{Provider: "anthropic", Kind: "server", StatusCode: 529, Message: "overloaded"}},
 			"fallback", []string{"project_freeze.md"}, "the model selector failed"},
 	}
 	for _, tc := range cases {

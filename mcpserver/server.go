@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 )
 
 // Name is the server's implementation name, as clients show it.
@@ -25,13 +26,13 @@ type Options struct {
 	// Model chooses among recall's manifest; nil means the ranking alone.
 	// A failing model falls back to the ranking, and recall's result says
 	// so.
-	Model memdir.Model
+	Model llm.Model
 	// ManifestTokens is recall's selector manifest budget, as
 	// memdir.RecallOptions.ManifestTokens (0: Claude Code's own cost).
 	ManifestTokens int
 	// Embedder and EmbedCache add semantic similarity to recall's ranking
 	// (see memdir.RecallOptions); nil Embedder ranks lexically.
-	Embedder     memdir.Embedder
+	Embedder     llm.Embedder
 	EmbedCache   *memdir.EmbedCache
 	EmbedOptions *memdir.EmbedOptions
 	// RecallIndex is the lexical index recall reuses between calls (see

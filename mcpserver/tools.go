@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memtool"
 )
 
@@ -67,7 +68,7 @@ type RecallOutput struct {
 	// Candidates is how many memories were considered.
 	Candidates int `json:"candidates"`
 	// Usage is the selector model's token usage.
-	Usage memdir.Usage `json:"usage"`
+	Usage llm.Usage `json:"usage"`
 	// SessionBytes is how much of the session's budget (SessionBudget
 	// bytes) surfaced memories have used, this call included.
 	SessionBytes  int `json:"session_bytes"`

@@ -22,21 +22,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 )
 
 // ModelReply is one scripted answer of a [ModelServer]. The zero value is an
 // empty successful reply.
 type ModelReply struct {
 	// Content is what the model says: text and tool_use blocks.
-	Content []memdir.Block
+	Content []llm.Block
 	// StopReason defaults to tool_use when Content has a tool call, and to
 	// end_turn otherwise.
-	StopReason memdir.StopReason
+	StopReason llm.StopReason
 	// Usage is the token count the reply reports. InputTokens means input
 	// neither read from nor written to the cache, as in the Anthropic API;
 	// the OpenAI format adds the cache counts into prompt_tokens.
-	Usage memdir.Usage
+	Usage llm.Usage
 	// Model is the model name the reply reports; empty echoes the request's.
 	Model string
 
@@ -60,7 +60,7 @@ type ModelReply struct {
 
 // TextReply returns a reply made of one text block.
 func TextReply(text string) ModelReply {
-	return ModelReply{Content: []memdir.Block{memdir.TextBlock(text)}}
+	return ModelReply{Content: []llm.Block{llm.TextBlock(text)}}
 }
 
 // JSONReply returns a text reply holding v encoded as JSON, as a model
@@ -75,8 +75,8 @@ func JSONReply(v any) ModelReply {
 
 // ToolCallReply returns a reply calling one tool with the JSON arguments input.
 func ToolCallReply(id, name, input string) ModelReply {
-	return ModelReply{Content: []memdir.Block{{
-		Type: memdir.BlockToolUse, ToolUseID: id, ToolName: name, Input: json.RawMessage(input),
+	return ModelReply{Content: []llm.Block{{
+		Type: llm.BlockToolUse, ToolUseID: id, ToolName: name, Input: json.RawMessage(input),
 	}}}
 }
 
@@ -99,8 +99,8 @@ type ModelRequest struct {
 	Stream    bool
 	MaxTokens int
 	System    string
-	Messages  []memdir.Message
-	Tools     []memdir.Tool
+	Messages  []llm.Message
+	Tools     []llm.Tool
 	// ToolChoice is the name of the tool the request forces, if any.
 	ToolChoice string
 	// Schema is the JSON schema of the requested structured output
@@ -268,16 +268,16 @@ func (s *ModelServer) reportf(format string, args ...any) {
 }
 
 // stopReason fills in the default stop reason of a reply.
-func (r ModelReply) stopReason() memdir.StopReason {
+func (r ModelReply) stopReason() llm.StopReason {
 	if r.StopReason != "" {
 		return r.StopReason
 	}
 	for _, b := range r.Content {
-		if b.Type == memdir.BlockToolUse {
-			return memdir.StopToolUse
+		if b.Type == llm.BlockToolUse {
+			return llm.StopToolUse
 		}
 	}
-	return memdir.StopEndTurn
+	return llm.StopEndTurn
 }
 
 func (r ModelReply) model(req *ModelRequest) string {
@@ -288,7 +288,7 @@ func (r ModelReply) model(req *ModelRequest) string {
 }
 
 // input returns a tool call's arguments, {} when the script left them empty.
-func input(b memdir.Block) json.RawMessage {
+func input(b llm.Block) json.RawMessage {
 	if len(bytes.TrimSpace(b.Input)) == 0 {
 		return json.RawMessage(`{}`)
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 )
 
 // anthropicWire speaks POST /v1/messages.
@@ -59,13 +59,13 @@ func (anthropicWire) decode(body []byte, req *ModelRequest) error {
 		return fmt.Errorf("system: %w", err)
 	}
 	for i, m := range in.Messages {
-		msg := memdir.Message{Role: memdir.Role(m.Role)}
+		msg := llm.Message{Role: llm.Role(m.Role)}
 		if len(m.Content) > 0 && m.Content[0] == '"' {
 			var s string
 			if err := json.Unmarshal(m.Content, &s); err != nil {
 				return fmt.Errorf("messages[%d]: %w", i, err)
 			}
-			msg.Content = []memdir.Block{memdir.TextBlock(s)}
+			msg.Content = []llm.Block{llm.TextBlock(s)}
 			req.Messages = append(req.Messages, msg)
 			continue
 		}
@@ -76,15 +76,15 @@ func (anthropicWire) decode(body []byte, req *ModelRequest) error {
 		for _, b := range blocks {
 			switch b.Type {
 			case "text":
-				msg.Content = append(msg.Content, memdir.TextBlock(b.Text))
+				msg.Content = append(msg.Content, llm.TextBlock(b.Text))
 			case "tool_use":
-				msg.Content = append(msg.Content, memdir.Block{Type: memdir.BlockToolUse, ToolUseID: b.ID, ToolName: b.Name, Input: b.Input})
+				msg.Content = append(msg.Content, llm.Block{Type: llm.BlockToolUse, ToolUseID: b.ID, ToolName: b.Name, Input: b.Input})
 			case "tool_result":
 				text, err := textOf(b.Content)
 				if err != nil {
 					return fmt.Errorf("messages[%d] tool_result: %w", i, err)
 				}
-				msg.Content = append(msg.Content, memdir.Block{Type: memdir.BlockToolResult, ToolUseID: b.ToolUseID, Text: text, IsError: b.IsError})
+				msg.Content = append(msg.Content, llm.Block{Type: llm.BlockToolResult, ToolUseID: b.ToolUseID, Text: text, IsError: b.IsError})
 			default:
 				return fmt.Errorf("messages[%d]: block type %q is not supported by the fake", i, b.Type)
 			}
@@ -92,7 +92,7 @@ func (anthropicWire) decode(body []byte, req *ModelRequest) error {
 		req.Messages = append(req.Messages, msg)
 	}
 	for _, t := range in.Tools {
-		req.Tools = append(req.Tools, memdir.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+		req.Tools = append(req.Tools, llm.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
 	}
 	if in.ToolChoice != nil && in.ToolChoice.Type == "tool" {
 		req.ToolChoice = in.ToolChoice.Name
@@ -130,7 +130,7 @@ func (anthropicWire) writeError(w http.ResponseWriter, status int, message strin
 	})
 }
 
-func anthropicUsage(u memdir.Usage) map[string]any {
+func anthropicUsage(u llm.Usage) map[string]any {
 	return map[string]any{
 		"input_tokens":                u.InputTokens,
 		"output_tokens":               u.OutputTokens,
@@ -143,9 +143,9 @@ func anthropicContent(r ModelReply) []map[string]any {
 	out := []map[string]any{}
 	for _, b := range r.Content {
 		switch b.Type {
-		case memdir.BlockText:
+		case llm.BlockText:
 			out = append(out, map[string]any{"type": "text", "text": b.Text})
-		case memdir.BlockToolUse:
+		case llm.BlockToolUse:
 			out = append(out, map[string]any{"type": "tool_use", "id": b.ToolUseID, "name": b.ToolName, "input": input(b)})
 		}
 	}
@@ -185,14 +185,14 @@ func (a anthropicWire) writeStream(w http.ResponseWriter, req *ModelRequest, r M
 	i := 0 // the index of the block on the wire
 	for _, b := range r.Content {
 		switch b.Type {
-		case memdir.BlockText:
+		case llm.BlockText:
 			writeEvent(w, "content_block_start", map[string]any{"type": "content_block_start", "index": i,
 				"content_block": map[string]any{"type": "text", "text": ""}})
 			for _, p := range pieces(b.Text, 16) {
 				writeEvent(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
 					"delta": map[string]any{"type": "text_delta", "text": p}})
 			}
-		case memdir.BlockToolUse:
+		case llm.BlockToolUse:
 			writeEvent(w, "content_block_start", map[string]any{"type": "content_block_start", "index": i,
 				"content_block": map[string]any{"type": "tool_use", "id": b.ToolUseID, "name": b.ToolName, "input": map[string]any{}}})
 			for _, p := range pieces(string(input(b)), 16) {

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/anthropic"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -18,16 +18,16 @@ func ExampleModelServer() {
 	defer srv.Close()
 
 	reply := memdirtest.JSONReply(map[string]any{"selected_memories": []string{"testing.md"}})
-	reply.Usage = memdir.Usage{InputTokens: 120, OutputTokens: 9}
+	reply.Usage = llm.Usage{InputTokens: 120, OutputTokens: 9}
 	srv.Enqueue(reply)
 
 	model, err := anthropic.New(&anthropic.Options{Model: "claude-sonnet-4-5", BaseURL: srv.AnthropicBaseURL(), APIKey: "test"})
 	if err != nil {
 		panic(err)
 	}
-	resp, err := model.Generate(context.Background(), &memdir.Request{
+	resp, err := model.Generate(context.Background(), &llm.Request{
 		System:   "Pick the relevant memories.",
-		Messages: []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock("how do we run tests?")}}},
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("how do we run tests?")}}},
 		Schema:   json.RawMessage(`{"type":"object","properties":{"selected_memories":{"type":"array","items":{"type":"string"}}}}`),
 	})
 	if err != nil {

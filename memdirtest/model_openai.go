@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 )
 
 // openaiWire speaks POST /v1/chat/completions.
@@ -77,26 +77,26 @@ func (openaiWire) decode(body []byte, req *ModelRequest) error {
 			continue
 		case "user":
 			if fromTools {
-				req.Messages[last].Content = append(req.Messages[last].Content, memdir.TextBlock(text))
+				req.Messages[last].Content = append(req.Messages[last].Content, llm.TextBlock(text))
 			} else {
-				req.Messages = append(req.Messages, memdir.Message{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock(text)}})
+				req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(text)}})
 			}
 			fromTools = false
 		case "tool":
-			b := memdir.Block{Type: memdir.BlockToolResult, ToolUseID: m.ToolCallID, Text: text}
+			b := llm.Block{Type: llm.BlockToolResult, ToolUseID: m.ToolCallID, Text: text}
 			if fromTools {
 				req.Messages[last].Content = append(req.Messages[last].Content, b)
 			} else {
-				req.Messages = append(req.Messages, memdir.Message{Role: memdir.RoleUser, Content: []memdir.Block{b}})
+				req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: []llm.Block{b}})
 			}
 			fromTools = true
 		case "assistant":
-			msg := memdir.Message{Role: memdir.RoleAssistant}
+			msg := llm.Message{Role: llm.RoleAssistant}
 			if text != "" {
-				msg.Content = append(msg.Content, memdir.TextBlock(text))
+				msg.Content = append(msg.Content, llm.TextBlock(text))
 			}
 			for _, tc := range m.ToolCalls {
-				msg.Content = append(msg.Content, memdir.Block{Type: memdir.BlockToolUse, ToolUseID: tc.ID,
+				msg.Content = append(msg.Content, llm.Block{Type: llm.BlockToolUse, ToolUseID: tc.ID,
 					ToolName: tc.Function.Name, Input: json.RawMessage(tc.Function.Arguments)})
 			}
 			req.Messages = append(req.Messages, msg)
@@ -107,7 +107,7 @@ func (openaiWire) decode(body []byte, req *ModelRequest) error {
 	}
 	req.System = strings.Join(system, "\n\n")
 	for _, t := range in.Tools {
-		req.Tools = append(req.Tools, memdir.Tool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: t.Function.Parameters})
+		req.Tools = append(req.Tools, llm.Tool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: t.Function.Parameters})
 	}
 	if len(in.ToolChoice) > 0 && in.ToolChoice[0] == '{' {
 		var tc struct {
@@ -149,14 +149,14 @@ func (openaiWire) writeError(w http.ResponseWriter, status int, message string) 
 	writeJSON(w, map[string]any{"error": map[string]any{"message": message, "type": typ, "param": nil, "code": code}})
 }
 
-var openaiFinish = map[memdir.StopReason]string{
-	memdir.StopEndTurn:   "stop",
-	memdir.StopToolUse:   "tool_calls",
-	memdir.StopMaxTokens: "length",
-	memdir.StopOther:     "content_filter",
+var openaiFinish = map[llm.StopReason]string{
+	llm.StopEndTurn:   "stop",
+	llm.StopToolUse:   "tool_calls",
+	llm.StopMaxTokens: "length",
+	llm.StopOther:     "content_filter",
 }
 
-func openaiUsage(u memdir.Usage) map[string]any {
+func openaiUsage(u llm.Usage) map[string]any {
 	prompt := u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
 	return map[string]any{
 		"prompt_tokens":     prompt,
@@ -174,9 +174,9 @@ func (openaiWire) split(r ModelReply) (text string, calls []map[string]any) {
 	var b bytes.Buffer
 	for _, blk := range r.Content {
 		switch blk.Type {
-		case memdir.BlockText:
+		case llm.BlockText:
 			b.WriteString(blk.Text)
-		case memdir.BlockToolUse:
+		case llm.BlockToolUse:
 			calls = append(calls, map[string]any{"id": blk.ToolUseID, "type": "function",
 				"function": map[string]any{"name": blk.ToolName, "arguments": string(input(blk))}})
 		}

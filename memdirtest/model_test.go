@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -49,7 +49,7 @@ func events(body string, names bool) []string {
 func TestAnthropicStreamEvents(t *testing.T) {
 	srv := memdirtest.NewModelServer(t)
 	r := memdirtest.ToolCallReply("toolu_1", "f", `{"a":1}`)
-	r.Content = append([]memdir.Block{memdir.TextBlock("hi")}, r.Content...)
+	r.Content = append([]llm.Block{llm.TextBlock("hi")}, r.Content...)
 	srv.Enqueue(r)
 	res, body := post(t, srv.URL()+"/v1/messages", `{"model":"m","max_tokens":5,"stream":true,"messages":[{"role":"user","content":"x"}]}`)
 	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
@@ -141,18 +141,18 @@ func TestRecordsRequests(t *testing.T) {
 	type neutral struct {
 		API, Model, System, ToolChoice, SchemaName, Schema string
 		MaxTokens                                          int
-		Messages                                           []memdir.Message
+		Messages                                           []llm.Message
 	}
 	var got []neutral
 	for _, r := range srv.Requests() {
 		got = append(got, neutral{r.API, r.Model, r.System, r.ToolChoice, r.SchemaName, string(r.Schema), r.MaxTokens, r.Messages})
 	}
 	want := []neutral{
-		{"anthropic", "m", "S", "f", "", `{"type":"object"}`, 9, []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{
-			{Type: memdir.BlockToolResult, ToolUseID: "t", Text: "R", IsError: true}}}}},
-		{"openai", "m", "D", "f", "n", `{"type":"object"}`, 7, []memdir.Message{
-			{Role: memdir.RoleAssistant, Content: []memdir.Block{{Type: memdir.BlockToolUse, ToolUseID: "c", ToolName: "f", Input: json.RawMessage(`{}`)}}},
-			{Role: memdir.RoleUser, Content: []memdir.Block{{Type: memdir.BlockToolResult, ToolUseID: "c", Text: "R"}, memdir.TextBlock("U")}}}},
+		{"anthropic", "m", "S", "f", "", `{"type":"object"}`, 9, []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{
+			{Type: llm.BlockToolResult, ToolUseID: "t", Text: "R", IsError: true}}}}},
+		{"openai", "m", "D", "f", "n", `{"type":"object"}`, 7, []llm.Message{
+			{Role: llm.RoleAssistant, Content: []llm.Block{{Type: llm.BlockToolUse, ToolUseID: "c", ToolName: "f", Input: json.RawMessage(`{}`)}}},
+			{Role: llm.RoleUser, Content: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: "c", Text: "R"}, llm.TextBlock("U")}}}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("recorded requests (-want +got):\n%s", diff)

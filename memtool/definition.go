@@ -3,7 +3,7 @@ package memtool
 import (
 	"encoding/json"
 
-	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 )
 
 // description explains the tool to models that do not have the native
@@ -77,8 +77,8 @@ const inputSchema = `{
 // Definition describes the memory tool as an ordinary function tool, for
 // models without the native memory_20250818 tool (OpenAI-compatible servers,
 // local models). Calls to it are handled by [Tool.Execute] like native ones.
-func Definition() memdir.Tool {
-	return memdir.Tool{
+func Definition() llm.Tool {
+	return llm.Tool{
 		Name:        Name,
 		Description: description,
 		InputSchema: json.RawMessage(inputSchema),

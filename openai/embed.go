@@ -13,6 +13,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/modelkit"
+	"github.com/memdir/memdir/llm"
 )
 
 // DefaultEmbedBatch is the most texts one embeddings request carries when
@@ -48,7 +49,7 @@ type EmbedderOptions struct {
 	Logger *slog.Logger
 }
 
-// Embedder is a memdir.Embedder on the OpenAI embeddings endpoint
+// Embedder is a llm.Embedder on the OpenAI embeddings endpoint
 // (POST /v1/embeddings), which OpenAI, Ollama, llama.cpp's llama-server,
 // vLLM and LM Studio all serve. Vectors are asked for as JSON floats
 // (encoding_format "float"), which every compatible server supports; the
@@ -59,7 +60,7 @@ type Embedder struct {
 	caller modelkit.Caller
 }
 
-var _ memdir.Embedder = (*Embedder)(nil)
+var _ llm.Embedder = (*Embedder)(nil)
 
 // NewEmbedder returns an embedder for opts.Model. It makes no request.
 func NewEmbedder(opts *EmbedderOptions) (*Embedder, error) {
@@ -98,10 +99,10 @@ func (e *Embedder) EmbedderName() string {
 }
 
 // Embed returns one vector per text, in order, making one request per
-// MaxBatch texts. Failures the server reports are *memdir.ModelError; so is
+// MaxBatch texts. Failures the server reports are *llm.ModelError; so is
 // a reply with the wrong number of vectors (kind bad_response).
-func (e *Embedder) Embed(ctx context.Context, texts []string) (*memdir.Embedding, error) {
-	out := &memdir.Embedding{Vectors: make([][]float32, 0, len(texts))}
+func (e *Embedder) Embed(ctx context.Context, texts []string) (*llm.Embedding, error) {
+	out := &llm.Embedding{Vectors: make([][]float32, 0, len(texts))}
 	for start := 0; start < len(texts); start += e.opts.MaxBatch {
 		batch := texts[start:min(start+e.opts.MaxBatch, len(texts))]
 		vecs, usage, err := e.send(ctx, batch)
@@ -114,7 +115,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) (*memdir.Embedding
 	return out, nil
 }
 
-func (e *Embedder) send(ctx context.Context, texts []string) ([][]float32, memdir.Usage, error) {
+func (e *Embedder) send(ctx context.Context, texts []string) ([][]float32, llm.Usage, error) {
 	params := sdk.EmbeddingNewParams{
 		Model:          e.opts.Model,
 		Input:          sdk.EmbeddingNewParamsInputUnion{OfArrayOfStrings: texts},
@@ -126,10 +127,10 @@ func (e *Embedder) send(ctx context.Context, texts []string) ([][]float32, memdi
 	var raw *http.Response
 	res, err := e.svc.New(ctx, params, option.WithResponseInto(&raw))
 	if err != nil {
-		return nil, memdir.Usage{}, e.caller.Failure(ctx, raw, err)
+		return nil, llm.Usage{}, e.caller.Failure(ctx, raw, err)
 	}
 	if len(res.Data) != len(texts) {
-		return nil, memdir.Usage{}, e.caller.BadResponse(fmt.Sprintf("the server sent %d vectors for %d texts", len(res.Data), len(texts)), nil)
+		return nil, llm.Usage{}, e.caller.BadResponse(fmt.Sprintf("the server sent %d vectors for %d texts", len(res.Data), len(texts)), nil)
 	}
 	// Place each vector by its index when the indexes are a permutation;
 	// a server that leaves them out (all zero) is taken in order.
@@ -144,7 +145,7 @@ func (e *Embedder) send(ctx context.Context, texts []string) ([][]float32, memdi
 	}
 	for i, d := range res.Data {
 		if len(d.Embedding) == 0 {
-			return nil, memdir.Usage{}, e.caller.BadResponse(fmt.Sprintf("vector %d of the reply is empty", i), nil)
+			return nil, llm.Usage{}, e.caller.BadResponse(fmt.Sprintf("vector %d of the reply is empty", i), nil)
 		}
 		v := make([]float32, len(d.Embedding))
 		for j, x := range d.Embedding {
@@ -156,7 +157,7 @@ func (e *Embedder) send(ctx context.Context, texts []string) ([][]float32, memdi
 		}
 		vecs[at] = v
 	}
-	usage := memdir.Usage{InputTokens: int(res.Usage.PromptTokens), Calls: 1}
+	usage := llm.Usage{InputTokens: int(res.Usage.PromptTokens), Calls: 1}
 	if usage.InputTokens == 0 {
 		usage.InputTokens = int(res.Usage.TotalTokens)
 	}

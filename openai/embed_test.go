@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/openai"
 )
@@ -35,9 +36,9 @@ func TestEmbedRequestAndReply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &memdir.Embedding{
+	want := &llm.Embedding{
 		Vectors: [][]float32{memdirtest.FakeVector(texts[0], 64), memdirtest.FakeVector(texts[1], 64)},
-		Usage:   memdir.Usage{InputTokens: 9, Calls: 1},
+		Usage:   llm.Usage{InputTokens: 9, Calls: 1},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Embed (-want +got):\n%s", diff)
@@ -106,7 +107,7 @@ func TestEmbedFailures(t *testing.T) {
 		name    string
 		reply   memdirtest.EmbedReply
 		noKey   bool
-		kind    memdir.ModelErrorKind
+		kind    llm.ModelErrorKind
 		mention []string
 	}{
 		{"no key", memdirtest.EmbedReply{Status: 401, Message: "missing key"}, true, "auth", []string{"OPENAI_API_KEY", "missing key"}},
@@ -127,7 +128,7 @@ func TestEmbedFailures(t *testing.T) {
 				}
 			})
 			_, err := e.Embed(context.Background(), []string{"a", "b"})
-			var me *memdir.ModelError
+			var me *llm.ModelError
 			if !errors.As(err, &me) || me.Kind != tt.kind {
 				t.Fatalf("error = %v, want a ModelError of kind %s", err, tt.kind)
 			}
@@ -154,7 +155,7 @@ func TestEmbedRetriesAndTimeout(t *testing.T) {
 	srv.Enqueue(memdirtest.EmbedReply{Delay: time.Minute})
 	e = newEmbedder(t, srv, func(o *openai.EmbedderOptions) { o.Timeout = 50 * time.Millisecond })
 	_, err := e.Embed(context.Background(), []string{"a"})
-	var me *memdir.ModelError
+	var me *llm.ModelError
 	if !errors.As(err, &me) || me.Kind != "timeout" {
 		t.Errorf("error = %v, want a timeout ModelError", err)
 	}
@@ -169,7 +170,7 @@ func TestEmbedUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.Embed(context.Background(), []string{"a"})
-	var me *memdir.ModelError
+	var me *llm.ModelError
 	if !errors.As(err, &me) || me.Kind != "unreachable" {
 		t.Errorf("error = %v, want an unreachable ModelError", err)
 	}

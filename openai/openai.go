@@ -1,4 +1,4 @@
-// Package openai implements memdir.Model on the OpenAI Chat Completions API,
+// Package openai implements llm.Model on the OpenAI Chat Completions API,
 // through the official Go SDK (github.com/openai/openai-go/v3), for OpenAI
 // itself and for any OpenAI-compatible server: Ollama, vLLM, llama.cpp's
 // llama-server, LM Studio, gateways. Point BaseURL at the server's /v1; local
@@ -17,7 +17,7 @@
 //
 // Retries with exponential backoff on 408, 409, 429 and 5xx, and the
 // Retry-After headers, are the SDK's; [Options] sets how many. Every failure
-// the server reports comes back as a *memdir.ModelError.
+// the server reports comes back as a *llm.ModelError.
 package openai
 
 import (
@@ -39,6 +39,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/jsonx"
 	"github.com/memdir/memdir/internal/modelkit"
+	"github.com/memdir/memdir/llm"
 )
 
 // Defaults used when Options leaves a field zero.
@@ -87,7 +88,7 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Client is a memdir.Model backed by Chat Completions. It is safe for
+// Client is a llm.Model backed by Chat Completions. It is safe for
 // concurrent use.
 type Client struct {
 	chat   sdk.ChatCompletionService
@@ -96,7 +97,7 @@ type Client struct {
 	shape  modelkit.Shape // the fallback is the schema in the prompt
 }
 
-var _ memdir.Model = (*Client)(nil)
+var _ llm.Model = (*Client)(nil)
 
 // New returns a client for opts.Model.
 func New(opts *Options) (*Client, error) {
@@ -129,8 +130,8 @@ func New(opts *Options) (*Client, error) {
 }
 
 // Generate sends req and returns the model's reply.
-func (c *Client) Generate(ctx context.Context, req *memdir.Request) (*memdir.Response, error) {
-	return c.shape.Generate(ctx, &c.caller, c.opts.Logger, req, func(noFormat bool) (*memdir.Response, error) {
+func (c *Client) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	return c.shape.Generate(ctx, &c.caller, c.opts.Logger, req, func(noFormat bool) (*llm.Response, error) {
 		params, err := c.params(req, noFormat)
 		if err != nil {
 			return nil, err
@@ -141,7 +142,7 @@ func (c *Client) Generate(ctx context.Context, req *memdir.Request) (*memdir.Res
 
 var schemaNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`) })
 
-func (c *Client) params(req *memdir.Request, noFormat bool) (sdk.ChatCompletionNewParams, error) {
+func (c *Client) params(req *llm.Request, noFormat bool) (sdk.ChatCompletionNewParams, error) {
 	p := sdk.ChatCompletionNewParams{Model: shared.ChatModel(c.opts.Model)}
 	maxTokens := int64(c.opts.MaxTokens)
 	if req.MaxTokens > 0 {
@@ -205,17 +206,17 @@ func (c *Client) params(req *memdir.Request, noFormat bool) (sdk.ChatCompletionN
 // assistant turn keeps its text and tool calls together, while a user turn's
 // tool results become "tool" messages, which must come right after the
 // assistant message that made the calls, followed by any text.
-func messageParams(m memdir.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
+func messageParams(m llm.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
 	var texts []string
 	var out []sdk.ChatCompletionMessageParamUnion
 	var calls []sdk.ChatCompletionMessageToolCallUnionParam
 	for _, b := range m.Content {
 		switch {
-		case b.Type == memdir.BlockText:
+		case b.Type == llm.BlockText:
 			if b.Text != "" {
 				texts = append(texts, b.Text)
 			}
-		case b.Type == memdir.BlockToolUse && m.Role == memdir.RoleAssistant:
+		case b.Type == llm.BlockToolUse && m.Role == llm.RoleAssistant:
 			args := "{}"
 			if len(b.Input) > 0 {
 				if !json.Valid(b.Input) {
@@ -226,7 +227,7 @@ func messageParams(m memdir.Message) ([]sdk.ChatCompletionMessageParamUnion, err
 			calls = append(calls, sdk.ChatCompletionMessageToolCallUnionParam{OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
 				ID: b.ToolUseID, Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: b.ToolName, Arguments: args},
 			}})
-		case b.Type == memdir.BlockToolResult && m.Role == memdir.RoleUser:
+		case b.Type == llm.BlockToolResult && m.Role == llm.RoleUser:
 			text := b.Text
 			if b.IsError && !strings.HasPrefix(text, "Error") {
 				// Chat Completions has no error flag on tool results; many
@@ -242,13 +243,13 @@ func messageParams(m memdir.Message) ([]sdk.ChatCompletionMessageParamUnion, err
 	}
 	text := strings.Join(texts, "\n\n")
 	switch m.Role {
-	case memdir.RoleUser:
+	case llm.RoleUser:
 		if text != "" || len(out) == 0 {
 			out = append(out, sdk.ChatCompletionMessageParamUnion{OfUser: &sdk.ChatCompletionUserMessageParam{
 				Content: sdk.ChatCompletionUserMessageParamContentUnion{OfString: sdk.String(text)},
 			}})
 		}
-	case memdir.RoleAssistant:
+	case llm.RoleAssistant:
 		a := &sdk.ChatCompletionAssistantMessageParam{ToolCalls: calls}
 		if text != "" || len(calls) == 0 {
 			a.Content = sdk.ChatCompletionAssistantMessageParamContentUnion{OfString: sdk.String(text)}
@@ -281,7 +282,7 @@ type reply struct {
 type toolCall struct{ id, name, args string }
 
 // send makes one call (with the SDK's retries), plain or streaming.
-func (c *Client) send(ctx context.Context, params sdk.ChatCompletionNewParams) (*memdir.Response, error) {
+func (c *Client) send(ctx context.Context, params sdk.ChatCompletionNewParams) (*llm.Response, error) {
 	var raw *http.Response
 	into := option.WithResponseInto(&raw)
 	var r reply
@@ -349,12 +350,12 @@ func (r *reply) add(chunk sdk.ChatCompletionChunk) {
 	}
 }
 
-func (c *Client) response(r *reply) (*memdir.Response, error) {
+func (c *Client) response(r *reply) (*llm.Response, error) {
 	u := r.usage
 	cached, written := int(u.PromptTokensDetails.CachedTokens), int(u.PromptTokensDetails.CacheWriteTokens)
-	resp := &memdir.Response{
+	resp := &llm.Response{
 		Model: r.model,
-		Usage: memdir.Usage{
+		Usage: llm.Usage{
 			// prompt_tokens includes the cached part; memdir counts it apart.
 			InputTokens:      max(0, int(u.PromptTokens)-cached-written),
 			OutputTokens:     int(u.CompletionTokens),
@@ -364,7 +365,7 @@ func (c *Client) response(r *reply) (*memdir.Response, error) {
 		},
 	}
 	if r.text.Len() > 0 {
-		resp.Content = append(resp.Content, memdir.TextBlock(r.text.String()))
+		resp.Content = append(resp.Content, llm.TextBlock(r.text.String()))
 	}
 	for _, tc := range r.calls {
 		args := json.RawMessage(strings.TrimSpace(tc.args))
@@ -382,18 +383,18 @@ func (c *Client) response(r *reply) (*memdir.Response, error) {
 				args, _ = json.Marshal(tc.args)
 			}
 		}
-		resp.Content = append(resp.Content, memdir.Block{Type: memdir.BlockToolUse, ToolUseID: tc.id, ToolName: tc.name, Input: args})
+		resp.Content = append(resp.Content, llm.Block{Type: llm.BlockToolUse, ToolUseID: tc.id, ToolName: tc.name, Input: args})
 	}
 	switch {
 	case len(r.calls) > 0:
 		// Some compatible servers say "stop" even when they called a tool.
-		resp.StopReason = memdir.StopToolUse
+		resp.StopReason = llm.StopToolUse
 	case r.finish == "stop":
-		resp.StopReason = memdir.StopEndTurn
+		resp.StopReason = llm.StopEndTurn
 	case r.finish == "length":
-		resp.StopReason = memdir.StopMaxTokens
+		resp.StopReason = llm.StopMaxTokens
 	default:
-		resp.StopReason = memdir.StopOther
+		resp.StopReason = llm.StopOther
 	}
 	return resp, nil
 }

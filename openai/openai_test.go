@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/openai"
 )
@@ -34,15 +35,15 @@ func newClient(tb testing.TB, srv *memdirtest.ModelServer, edit func(*openai.Opt
 	return c
 }
 
-func userText(s string) []memdir.Message {
-	return []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock(s)}}}
+func userText(s string) []llm.Message {
+	return []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(s)}}}
 }
 
-func modelError(tb testing.TB, err error, kind memdir.ModelErrorKind) *memdir.ModelError {
+func modelError(tb testing.TB, err error, kind llm.ModelErrorKind) *llm.ModelError {
 	tb.Helper()
-	var me *memdir.ModelError
+	var me *llm.ModelError
 	if !errors.As(err, &me) {
-		tb.Fatalf("error = %v (%T), want a *memdir.ModelError", err, err)
+		tb.Fatalf("error = %v (%T), want a *llm.ModelError", err, err)
 	}
 	if me.Kind != kind {
 		tb.Fatalf("error kind = %q, want %q (error: %v)", me.Kind, kind, err)
@@ -68,18 +69,18 @@ func TestGenerateText(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			srv := memdirtest.NewModelServer(t)
 			reply := memdirtest.TextReply("Bonjour — a reply long enough to arrive in several chunks.")
-			reply.Usage = memdir.Usage{InputTokens: 10, OutputTokens: 20, CacheReadTokens: 30, CacheWriteTokens: 4}
+			reply.Usage = llm.Usage{InputTokens: 10, OutputTokens: 20, CacheReadTokens: 30, CacheWriteTokens: 4}
 			srv.Enqueue(reply)
 			c := newClient(t, srv, func(o *openai.Options) { o.Stream = m.stream })
 
-			got, err := c.Generate(context.Background(), &memdir.Request{System: "Be brief.", Messages: userText("Hi"), MaxTokens: 64})
+			got, err := c.Generate(context.Background(), &llm.Request{System: "Be brief.", Messages: userText("Hi"), MaxTokens: 64})
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := &memdir.Response{
-				Content:    []memdir.Block{memdir.TextBlock("Bonjour — a reply long enough to arrive in several chunks.")},
-				StopReason: memdir.StopEndTurn,
-				Usage:      memdir.Usage{InputTokens: 10, OutputTokens: 20, CacheReadTokens: 30, CacheWriteTokens: 4, Calls: 1},
+			want := &llm.Response{
+				Content:    []llm.Block{llm.TextBlock("Bonjour — a reply long enough to arrive in several chunks.")},
+				StopReason: llm.StopEndTurn,
+				Usage:      llm.Usage{InputTokens: 10, OutputTokens: 20, CacheReadTokens: 30, CacheWriteTokens: 4, Calls: 1},
 				Model:      model,
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
@@ -112,7 +113,7 @@ func TestMaxTokensField(t *testing.T) {
 		want  string
 	}{{"", `"max_tokens":4096`}, {openai.MaxCompletionTokens, `"max_completion_tokens":4096`}} {
 		c := newClient(t, srv, func(o *openai.Options) { o.MaxTokensField = tt.field })
-		if _, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("x")}); err != nil {
+		if _, err := c.Generate(context.Background(), &llm.Request{Messages: userText("x")}); err != nil {
 			t.Fatal(err)
 		}
 		if body := string(srv.LastRequest().Body); !strings.Contains(body, tt.want) {
@@ -130,7 +131,7 @@ func TestNoAPIKey(t *testing.T) {
 	srv := memdirtest.NewModelServer(t)
 	srv.Enqueue(memdirtest.TextReply("local"))
 	c := newClient(t, srv, func(o *openai.Options) { o.APIKey = "" })
-	got, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("x")})
+	got, err := c.Generate(context.Background(), &llm.Request{Messages: userText("x")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,17 +148,17 @@ func TestToolRoundTrip(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			srv := memdirtest.NewModelServer(t)
 			call := memdirtest.ToolCallReply("call_1", "memory", `{"command":"view","path":"/memories/notes-with-a-long-name.md"}`)
-			second := memdirtest.ModelReply{Content: []memdir.Block{
-				{Type: memdir.BlockToolUse, ToolUseID: "call_2", ToolName: "search", Input: json.RawMessage(`{"q":"a"}`)},
-				{Type: memdir.BlockToolUse, ToolUseID: "call_3", ToolName: "search", Input: json.RawMessage(`{"q":"b"}`)},
+			second := memdirtest.ModelReply{Content: []llm.Block{
+				{Type: llm.BlockToolUse, ToolUseID: "call_2", ToolName: "search", Input: json.RawMessage(`{"q":"a"}`)},
+				{Type: llm.BlockToolUse, ToolUseID: "call_3", ToolName: "search", Input: json.RawMessage(`{"q":"b"}`)},
 			}}
 			srv.Enqueue(call, second, memdirtest.TextReply("Done."))
 			c := newClient(t, srv, func(o *openai.Options) { o.Stream = m.stream })
-			tools := []memdir.Tool{
+			tools := []llm.Tool{
 				{Name: "search", Description: "Search.", InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)},
 				{Name: "memory", Description: "Memory files.", InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}}}`)},
 			}
-			req := &memdir.Request{System: "sys", Messages: userText("Look around"), Tools: tools}
+			req := &llm.Request{System: "sys", Messages: userText("Look around"), Tools: tools}
 
 			first, err := c.Generate(context.Background(), req)
 			if err != nil {
@@ -166,12 +167,12 @@ func TestToolRoundTrip(t *testing.T) {
 			if diff := cmp.Diff(call.Content, first.Content); diff != "" {
 				t.Errorf("first reply (-want +got):\n%s", diff)
 			}
-			if first.StopReason != memdir.StopToolUse {
+			if first.StopReason != llm.StopToolUse {
 				t.Errorf("stop reason = %q", first.StopReason)
 			}
 			req.Messages = append(req.Messages,
-				memdir.Message{Role: memdir.RoleAssistant, Content: first.Content},
-				memdir.Message{Role: memdir.RoleUser, Content: []memdir.Block{{Type: memdir.BlockToolResult, ToolUseID: "call_1", Text: "empty"}}})
+				llm.Message{Role: llm.RoleAssistant, Content: first.Content},
+				llm.Message{Role: llm.RoleUser, Content: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: "call_1", Text: "empty"}}})
 			got2, err := c.Generate(context.Background(), req)
 			if err != nil {
 				t.Fatal(err)
@@ -180,21 +181,21 @@ func TestToolRoundTrip(t *testing.T) {
 				t.Errorf("parallel calls (-want +got):\n%s", diff)
 			}
 			req.Messages = append(req.Messages,
-				memdir.Message{Role: memdir.RoleAssistant, Content: append([]memdir.Block{memdir.TextBlock("Searching twice.")}, got2.Content...)},
-				memdir.Message{Role: memdir.RoleUser, Content: []memdir.Block{
-					{Type: memdir.BlockToolResult, ToolUseID: "call_2", Text: "hit"},
-					{Type: memdir.BlockToolResult, ToolUseID: "call_3", Text: "no such index", IsError: true},
-					memdir.TextBlock("Summarise."),
+				llm.Message{Role: llm.RoleAssistant, Content: append([]llm.Block{llm.TextBlock("Searching twice.")}, got2.Content...)},
+				llm.Message{Role: llm.RoleUser, Content: []llm.Block{
+					{Type: llm.BlockToolResult, ToolUseID: "call_2", Text: "hit"},
+					{Type: llm.BlockToolResult, ToolUseID: "call_3", Text: "no such index", IsError: true},
+					llm.TextBlock("Summarise."),
 				}})
 			if _, err := c.Generate(context.Background(), req); err != nil {
 				t.Fatal(err)
 			}
 			sent := srv.LastRequest()
 			// The wire has no error flag: the fake sees it spelled out.
-			want := append([]memdir.Message(nil), req.Messages...)
+			want := append([]llm.Message(nil), req.Messages...)
 			last := want[len(want)-1]
-			last.Content = append([]memdir.Block(nil), last.Content...)
-			last.Content[1] = memdir.Block{Type: memdir.BlockToolResult, ToolUseID: "call_3", Text: "Error: no such index"}
+			last.Content = append([]llm.Block(nil), last.Content...)
+			last.Content[1] = llm.Block{Type: llm.BlockToolResult, ToolUseID: "call_3", Text: "Error: no such index"}
 			want[len(want)-1] = last
 			if diff := cmp.Diff(want, sent.Messages); diff != "" {
 				t.Errorf("sent messages (-want +got):\n%s", diff)
@@ -216,22 +217,22 @@ func TestToolArgumentsRepaired(t *testing.T) {
 		memdirtest.ModelReply{Body: `{"id":"x","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"not json"}}]}}]}`},
 	)
 	c := newClient(t, srv, nil)
-	got, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("x")})
+	got, err := c.Generate(context.Background(), &llm.Request{Messages: userText("x")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []memdir.Block{{Type: memdir.BlockToolUse, ToolUseID: "c1", ToolName: "f", Input: json.RawMessage(`{"a": 1}`)}}
+	want := []llm.Block{{Type: llm.BlockToolUse, ToolUseID: "c1", ToolName: "f", Input: json.RawMessage(`{"a": 1}`)}}
 	if diff := cmp.Diff(want, got.Content); diff != "" {
 		t.Errorf("content (-want +got):\n%s", diff)
 	}
-	if got.StopReason != memdir.StopToolUse {
+	if got.StopReason != llm.StopToolUse {
 		t.Errorf("stop reason = %q, want tool_use even when the server said stop", got.StopReason)
 	}
-	got, err = c.Generate(context.Background(), &memdir.Request{Messages: userText("x")})
+	got, err = c.Generate(context.Background(), &llm.Request{Messages: userText("x")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []memdir.Block{{Type: memdir.BlockToolUse, ToolUseID: "c1", ToolName: "f", Input: json.RawMessage(`"not json"`)}}
+	want = []llm.Block{{Type: llm.BlockToolUse, ToolUseID: "c1", ToolName: "f", Input: json.RawMessage(`"not json"`)}}
 	if diff := cmp.Diff(want, got.Content); diff != "" {
 		t.Errorf("hopeless arguments (-want +got):\n%s", diff)
 	}
@@ -245,7 +246,7 @@ func TestStructuredResponseFormat(t *testing.T) {
 			srv := memdirtest.NewModelServer(t)
 			srv.Enqueue(memdirtest.TextReply("```json\n{\"selected_memories\": [\"a.md\", \"b.md\"]}\n```"))
 			c := newClient(t, srv, func(o *openai.Options) { o.Stream = m.stream })
-			got, err := c.Generate(context.Background(), &memdir.Request{System: "Pick.", Messages: userText("q"), Schema: selectSchema, SchemaName: "selection"})
+			got, err := c.Generate(context.Background(), &llm.Request{System: "Pick.", Messages: userText("q"), Schema: selectSchema, SchemaName: "selection"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -269,7 +270,7 @@ func TestStructuredWithoutResponseFormat(t *testing.T) {
 	srv := memdirtest.NewModelServer(t)
 	srv.Enqueue(memdirtest.TextReply(`Based on the query, these fit: {"selected_memories": ["z.md"]} — hope this helps.`))
 	c := newClient(t, srv, func(o *openai.Options) { o.NoResponseFormat = true })
-	got, err := c.Generate(context.Background(), &memdir.Request{System: "Pick.", Messages: userText("q"), Schema: selectSchema})
+	got, err := c.Generate(context.Background(), &llm.Request{System: "Pick.", Messages: userText("q"), Schema: selectSchema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +295,7 @@ func TestStructuredFallback(t *testing.T) {
 	)
 	c := newClient(t, srv, nil)
 	for i := range 2 {
-		if _, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("q"), Schema: selectSchema}); err != nil {
+		if _, err := c.Generate(context.Background(), &llm.Request{Messages: userText("q"), Schema: selectSchema}); err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
@@ -324,7 +325,7 @@ func TestBadResponses(t *testing.T) {
 			srv := memdirtest.NewModelServer(t)
 			srv.Enqueue(tt.reply)
 			c := newClient(t, srv, nil)
-			req := &memdir.Request{Messages: userText("q")}
+			req := &llm.Request{Messages: userText("q")}
 			if tt.schema {
 				req.Schema = selectSchema
 			}
@@ -343,7 +344,7 @@ func TestHTTPErrors(t *testing.T) {
 		replies  []memdirtest.ModelReply
 		retries  int
 		noKey    bool
-		kind     memdir.ModelErrorKind
+		kind     llm.ModelErrorKind
 		status   int
 		requests int
 		contains []string
@@ -375,7 +376,7 @@ func TestHTTPErrors(t *testing.T) {
 						o.APIKey = ""
 					}
 				})
-				_, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("q")})
+				_, err := c.Generate(context.Background(), &llm.Request{Messages: userText("q")})
 				me := modelError(t, err, tt.kind)
 				if me.StatusCode != tt.status || me.Provider != "openai" || me.Model != model {
 					t.Errorf("error status=%d provider=%q model=%q", me.StatusCode, me.Provider, me.Model)
@@ -402,7 +403,7 @@ func TestRetryThenSuccess(t *testing.T) {
 			srv := memdirtest.NewModelServer(t)
 			srv.Enqueue(first, memdirtest.TextReply("ok"))
 			c := newClient(t, srv, func(o *openai.Options) { o.MaxRetries = 2 })
-			got, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("q")})
+			got, err := c.Generate(context.Background(), &llm.Request{Messages: userText("q")})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -424,7 +425,7 @@ func TestTimeout(t *testing.T) {
 			slow.Delay = time.Minute
 			srv.Enqueue(slow)
 			c := newClient(t, srv, func(o *openai.Options) { o.Timeout = 50 * time.Millisecond; o.Stream = m.stream })
-			_, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("q")})
+			_, err := c.Generate(context.Background(), &llm.Request{Messages: userText("q")})
 			modelError(t, err, "timeout")
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("error %v does not wrap context.DeadlineExceeded", err)
@@ -446,8 +447,8 @@ func TestCallerCancel(t *testing.T) {
 		}
 		cancel()
 	}()
-	_, err := c.Generate(ctx, &memdir.Request{Messages: userText("q")})
-	var me *memdir.ModelError
+	_, err := c.Generate(ctx, &llm.Request{Messages: userText("q")})
+	var me *llm.ModelError
 	if errors.As(err, &me) || !errors.Is(err, context.Canceled) {
 		t.Errorf("error = %v, want context.Canceled and no ModelError", err)
 	}
@@ -461,7 +462,7 @@ func TestUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Generate(context.Background(), &memdir.Request{Messages: userText("q")})
+	_, err = c.Generate(context.Background(), &llm.Request{Messages: userText("q")})
 	me := modelError(t, err, "unreachable")
 	if !strings.Contains(me.Error(), base) {
 		t.Errorf("error %q does not name the base URL", me)
@@ -473,7 +474,7 @@ func TestUnreachable(t *testing.T) {
 func TestWrongBaseURL(t *testing.T) {
 	srv := memdirtest.NewModelServer(t)
 	c := newClient(t, srv, func(o *openai.Options) { o.BaseURL = srv.URL() })
-	_, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("q")})
+	_, err := c.Generate(context.Background(), &llm.Request{Messages: userText("q")})
 	me := modelError(t, err, "not_found")
 	if !strings.Contains(me.Error(), srv.URL()) {
 		t.Errorf("error %q does not name the base URL", me)
@@ -492,12 +493,12 @@ func TestInvalidInput(t *testing.T) {
 	}
 	srv := memdirtest.NewModelServer(t)
 	c := newClient(t, srv, nil)
-	for name, req := range map[string]*memdir.Request{
+	for name, req := range map[string]*llm.Request{
 		"schema not an object": {Messages: userText("q"), Schema: json.RawMessage(`"x"`)},
-		"tool result from the assistant": {Messages: []memdir.Message{{Role: memdir.RoleAssistant, Content: []memdir.Block{
-			{Type: memdir.BlockToolResult, ToolUseID: "x", Text: "y"}}}}},
-		"bad tool input": {Messages: []memdir.Message{{Role: memdir.RoleAssistant, Content: []memdir.Block{
-			{Type: memdir.BlockToolUse, ToolUseID: "x", ToolName: "t", Input: json.RawMessage(`{`)}}}}},
+		"tool result from the assistant": {Messages: []llm.Message{{Role: llm.RoleAssistant, Content: []llm.Block{
+			{Type: llm.BlockToolResult, ToolUseID: "x", Text: "y"}}}}},
+		"bad tool input": {Messages: []llm.Message{{Role: llm.RoleAssistant, Content: []llm.Block{
+			{Type: llm.BlockToolUse, ToolUseID: "x", ToolName: "t", Input: json.RawMessage(`{`)}}}}},
 	} {
 		if _, err := c.Generate(context.Background(), req); !errors.Is(err, memdir.ErrInvalid) {
 			t.Errorf("%s: error = %v, want ErrInvalid", name, err)
@@ -516,7 +517,7 @@ func TestLogger(t *testing.T) {
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c := newClient(t, srv, func(o *openai.Options) { o.MaxRetries = 1; o.Logger = logger })
-	if _, err := c.Generate(context.Background(), &memdir.Request{Messages: userText("q")}); err != nil {
+	if _, err := c.Generate(context.Background(), &llm.Request{Messages: userText("q")}); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(buf.String(), "model HTTP attempt"); n != 2 {
@@ -538,7 +539,7 @@ func BenchmarkGenerate(b *testing.B) {
 			reply := memdirtest.JSONReply(map[string]any{"selected_memories": []string{"a.md", "b.md", "c.md", "d.md", "e.md"}})
 			srv.Handle(func(*memdirtest.ModelRequest) memdirtest.ModelReply { return reply })
 			c := newClient(b, srv, func(o *openai.Options) { o.Stream = stream })
-			req := &memdir.Request{System: strings.Repeat("Pick the memories relevant to the query. ", 50), Messages: userText("how do we release?"), Schema: selectSchema}
+			req := &llm.Request{System: strings.Repeat("Pick the memories relevant to the query. ", 50), Messages: userText("how do we release?"), Schema: selectSchema}
 			for b.Loop() {
 				if _, err := c.Generate(context.Background(), req); err != nil {
 					b.Fatal(err)
@@ -558,12 +559,12 @@ func TestToolErrorPrefixedOnce(t *testing.T) {
 		"Error: The path /memories/x does not exist": "Error: The path /memories/x does not exist",
 		"no such file": "Error: no such file",
 	} {
-		msgs := []memdir.Message{
-			{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock("go")}},
-			{Role: memdir.RoleAssistant, Content: []memdir.Block{{Type: memdir.BlockToolUse, ToolUseID: "t1", ToolName: "memory", Input: json.RawMessage(`{}`)}}},
-			{Role: memdir.RoleUser, Content: []memdir.Block{{Type: memdir.BlockToolResult, ToolUseID: "t1", Text: text, IsError: true}}},
+		msgs := []llm.Message{
+			{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("go")}},
+			{Role: llm.RoleAssistant, Content: []llm.Block{{Type: llm.BlockToolUse, ToolUseID: "t1", ToolName: "memory", Input: json.RawMessage(`{}`)}}},
+			{Role: llm.RoleUser, Content: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: "t1", Text: text, IsError: true}}},
 		}
-		if _, err := c.Generate(context.Background(), &memdir.Request{Messages: msgs}); err != nil {
+		if _, err := c.Generate(context.Background(), &llm.Request{Messages: msgs}); err != nil {
 			t.Fatal(err)
 		}
 		sent := srv.LastRequest()

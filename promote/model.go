@@ -16,6 +16,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/jsonx"
 	"github.com/memdir/memdir/internal/mdtext"
+	"github.com/memdir/memdir/llm"
 )
 
 const reviewSystem = `You review the memory layers of a coding agent and propose where each memory belongs. Nothing you propose is applied without the user's approval.
@@ -45,7 +46,7 @@ var reviewSchema = json.RawMessage(`{"type":"object","properties":{"items":{"typ
 
 // reviewRequest builds the model request: every entry with its ref, and the
 // lexical findings as hints.
-func (rv *reviewer) reviewRequest(userContext string, lexicalItems []Item) *memdir.Request {
+func (rv *reviewer) reviewRequest(userContext string, lexicalItems []Item) *llm.Request {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Today is %s. Team memory is %s.\n\n## Memories\n", rv.now.Format("2006-01-02"), map[bool]string{true: "in use", false: "not in use"}[rv.teamInUse])
 	for _, e := range rv.entries {
@@ -79,9 +80,9 @@ func (rv *reviewer) reviewRequest(userContext string, lexicalItems []Item) *memd
 	if c := strings.TrimSpace(userContext); c != "" {
 		fmt.Fprintf(&b, "\n## Additional context from the user\n%s\n", c)
 	}
-	return &memdir.Request{
+	return &llm.Request{
 		System:     reviewSystem,
-		Messages:   []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock(b.String())}}},
+		Messages:   []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(b.String())}}},
 		Schema:     reviewSchema,
 		SchemaName: "memory_review",
 		MaxTokens:  reviewReplyTokens,
@@ -93,10 +94,10 @@ func (rv *reviewer) reviewRequest(userContext string, lexicalItems []Item) *memd
 // something other than an auto memory, or promotes without a rule makes
 // the whole answer unusable: a model that invents paths is not trusted
 // with the rest.
-func (rv *reviewer) modelItems(ctx context.Context, m memdir.Model, userContext string, lexicalItems []Item) ([]Item, memdir.Usage, error) {
+func (rv *reviewer) modelItems(ctx context.Context, m llm.Model, userContext string, lexicalItems []Item) ([]Item, llm.Usage, error) {
 	resp, err := m.Generate(ctx, rv.reviewRequest(userContext, lexicalItems))
 	if err != nil {
-		return nil, memdir.Usage{}, fmt.Errorf("the model call failed: %w", err)
+		return nil, llm.Usage{}, fmt.Errorf("the model call failed: %w", err)
 	}
 	usage := resp.Usage
 	if usage.Calls == 0 {

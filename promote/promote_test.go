@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/anthropic"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/promote"
 )
@@ -372,7 +373,7 @@ func TestReviewWithModel(t *testing.T) {
 		item("ambiguous", "conflict", []string{refOf["feedback_no_mocks.md"], refOf["CLAUDE.md:5"]}, "", "", "Opposite advice on HTTP mocks."),
 		item("promotions", "to-team", []string{refOf["project_ci_token.md"]}, "", "", "The team needs it."),
 	}})
-	good.Usage = memdir.Usage{InputTokens: 900, OutputTokens: 120}
+	good.Usage = llm.Usage{InputTokens: 900, OutputTokens: 120}
 	srv.Enqueue(good)
 	rep, err := promote.Review(ctx, w.src, &promote.Options{Model: m, Context: "we are moving to a monorepo", Now: func() time.Time { return w.now }})
 	if err != nil {

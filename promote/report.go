@@ -16,6 +16,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/llm"
 )
 
 // Sources names what a review reads.
@@ -153,10 +154,10 @@ type Report struct {
 	Generated time.Time `json:"generated"`
 	Method    Method    `json:"method"`
 	// Fallback says why the model's answer was not used.
-	Fallback string       `json:"fallback,omitempty"`
-	Usage    memdir.Usage `json:"usage"`
-	Sources  Sources      `json:"sources"`
-	Files    []File       `json:"files"`
+	Fallback string    `json:"fallback,omitempty"`
+	Usage    llm.Usage `json:"usage"`
+	Sources  Sources   `json:"sources"`
+	Files    []File    `json:"files"`
 	// Memories and Rules count what was reviewed.
 	Memories int    `json:"memories"`
 	Rules    int    `json:"rules"`
@@ -189,7 +190,7 @@ func (r *Report) Section(s Section) []Item {
 // Options adjust Review.
 type Options struct {
 	// Model classifies; nil means the lexical review alone.
-	Model memdir.Model
+	Model llm.Model
 	// Context is the user's additional context, passed to the model.
 	Context string
 	// Now is the clock that decides which dates are past; nil means time.Now.

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 )
 
 // Claude Code's limits on the messages session-memory compaction keeps.
@@ -230,9 +231,9 @@ func keepToolCalls(messages []Message, start, floor int) int {
 	for _, m := range messages[start:] {
 		for _, b := range m.Content {
 			switch b.Type {
-			case memdir.BlockToolUse:
+			case llm.BlockToolUse:
 				calls[b.ToolUseID] = true
-			case memdir.BlockToolResult:
+			case llm.BlockToolResult:
 				results = append(results, b.ToolUseID)
 			}
 		}
@@ -244,11 +245,11 @@ func keepToolCalls(messages []Message, start, floor int) int {
 		}
 	}
 	for i := start - 1; i >= floor && len(need) > 0; i-- {
-		if messages[i].Role != memdir.RoleAssistant {
+		if messages[i].Role != llm.RoleAssistant {
 			continue
 		}
 		for _, b := range messages[i].Content {
-			if b.Type == memdir.BlockToolUse && need[b.ToolUseID] {
+			if b.Type == llm.BlockToolUse && need[b.ToolUseID] {
 				delete(need, b.ToolUseID)
 				start = i
 			}
@@ -259,9 +260,9 @@ func keepToolCalls(messages []Message, start, floor int) int {
 
 // hasText reports whether a message says something in words (Claude
 // Code's "text block" messages, as opposed to bare tool traffic).
-func hasText(m memdir.Message) bool {
+func hasText(m llm.Message) bool {
 	for _, b := range m.Content {
-		if b.Type == memdir.BlockText && b.Text != "" {
+		if b.Type == llm.BlockText && b.Text != "" {
 			return true
 		}
 	}

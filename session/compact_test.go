@@ -10,32 +10,32 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/session"
 )
 
 // Messages of exact sizes: n tokens is 4n characters.
 
-func textMsg(id string, role memdir.Role, tokens int) session.Message {
-	return session.Message{ID: id, Message: memdir.Message{Role: role, Content: []memdir.Block{memdir.TextBlock(words(4 * tokens))}}}
+func textMsg(id string, role llm.Role, tokens int) session.Message {
+	return session.Message{ID: id, Message: llm.Message{Role: role, Content: []llm.Block{llm.TextBlock(words(4 * tokens))}}}
 }
 
 // callMsg is an assistant message calling tools and saying nothing; each
 // call counts tokens.
 func callMsg(id string, tokens int, calls ...string) session.Message {
-	m := session.Message{ID: id, Message: memdir.Message{Role: memdir.RoleAssistant}}
+	m := session.Message{ID: id, Message: llm.Message{Role: llm.RoleAssistant}}
 	for _, c := range calls {
 		in := `{"c":"` + strings.Repeat("x", 4*tokens-8) + `"}`
-		m.Content = append(m.Content, memdir.Block{Type: memdir.BlockToolUse, ToolUseID: c, Input: []byte(in)})
+		m.Content = append(m.Content, llm.Block{Type: llm.BlockToolUse, ToolUseID: c, Input: []byte(in)})
 	}
 	return m
 }
 
 // resultMsg answers calls with results of tokens each.
 func resultMsg(id string, tokens int, calls ...string) session.Message {
-	m := session.Message{ID: id, Message: memdir.Message{Role: memdir.RoleUser}}
+	m := session.Message{ID: id, Message: llm.Message{Role: llm.RoleUser}}
 	for _, c := range calls {
-		m.Content = append(m.Content, memdir.Block{Type: memdir.BlockToolResult, ToolUseID: c, Text: strings.Repeat("y", 4*tokens)})
+		m.Content = append(m.Content, llm.Block{Type: llm.BlockToolResult, ToolUseID: c, Text: strings.Repeat("y", 4*tokens)})
 	}
 	return m
 }
@@ -45,9 +45,9 @@ func resultMsg(id string, tokens int, calls ...string) session.Message {
 func chat(n, tokens int) []session.Message {
 	var out []session.Message
 	for i := range n {
-		role := memdir.RoleUser
+		role := llm.RoleUser
 		if i%2 == 1 {
-			role = memdir.RoleAssistant
+			role = llm.RoleAssistant
 		}
 		out = append(out, textMsg(fmt.Sprintf("m%d", i), role, tokens))
 	}
@@ -74,7 +74,7 @@ func TestCompactBoundaries(t *testing.T) {
 	for i := range 10 {
 		pairs = append(pairs, callMsg(fmt.Sprintf("c%d", i), 10, fmt.Sprintf("t%d", i)), resultMsg(fmt.Sprintf("r%d", i), 5000, fmt.Sprintf("t%d", i)))
 	}
-	toolHeavy := cat(chat(4, 1000), pairs, one(textMsg("final", memdir.RoleAssistant, 100)))
+	toolHeavy := cat(chat(4, 1000), pairs, one(textMsg("final", llm.RoleAssistant, 100)))
 
 	type got struct {
 		Start, KeptTokens, KeptTextMessages int
@@ -103,7 +103,7 @@ func TestCompactBoundaries(t *testing.T) {
 			messages: cat(chat(10, 500), one(
 				callMsg("c1", 10, "t1"), resultMsg("r1", 6000, "t1"),
 				callMsg("c2", 10, "t2"), resultMsg("r2", 6000, "t2"),
-				textMsg("done", memdir.RoleAssistant, 100))),
+				textMsg("done", llm.RoleAssistant, 100))),
 			opts: session.CompactOptions{LastSummarizedID: "m9"},
 			want: got{Start: 6, KeptTokens: 12120 + 2000, KeptTextMessages: 5},
 		},
@@ -126,7 +126,7 @@ func TestCompactBoundaries(t *testing.T) {
 			messages: cat(chat(8, 1000), one(
 				callMsg("c1", 10, "t1"), resultMsg("r1", 3000, "t1"),
 				callMsg("c2", 10, "t2"), resultMsg("r2", 3000, "t2"),
-				textMsg("done", memdir.RoleAssistant, 100))),
+				textMsg("done", llm.RoleAssistant, 100))),
 			opts: session.CompactOptions{LastSummarizedID: "r2", MinTokens: 6000, MinTextMessages: 1},
 			// The search stops at r1 (6,110 tokens), which needs c1.
 			want: got{Start: 8, KeptTokens: 6120, KeptTextMessages: 1},
@@ -136,22 +136,22 @@ func TestCompactBoundaries(t *testing.T) {
 			messages: cat(chat(6, 1000), one(
 				callMsg("c1", 10, "t1"), callMsg("c2", 10, "t2"),
 				resultMsg("r12", 2000, "t1", "t2"),
-				textMsg("done", memdir.RoleAssistant, 100))),
+				textMsg("done", llm.RoleAssistant, 100))),
 			opts: session.CompactOptions{LastSummarizedID: "r12", MinTokens: 1000, MinTextMessages: 1},
 			want: got{Start: 6, KeptTokens: 4120, KeptTextMessages: 1},
 		},
 		{
 			name: "never past the last compaction",
 			messages: cat(chat(10, 1000), compacted(1,
-				textMsg("summary", memdir.RoleUser, 500),
-				textMsg("a", memdir.RoleUser, 1000), textMsg("b", memdir.RoleAssistant, 1000), textMsg("c", memdir.RoleUser, 1000))),
+				textMsg("summary", llm.RoleUser, 500),
+				textMsg("a", llm.RoleUser, 1000), textMsg("b", llm.RoleAssistant, 1000), textMsg("c", llm.RoleUser, 1000))),
 			opts: session.CompactOptions{LastSummarizedID: "a"},
 			want: got{Start: 10, KeptTokens: 3500, KeptTextMessages: 4},
 		},
 		{
 			name: "a tool call before the last compaction is out of reach",
 			messages: cat(chat(4, 1000), one(callMsg("c1", 10, "t1")), compacted(1,
-				resultMsg("r1", 100, "t1"), textMsg("a", memdir.RoleAssistant, 100))),
+				resultMsg("r1", 100, "t1"), textMsg("a", llm.RoleAssistant, 100))),
 			opts: session.CompactOptions{LastSummarizedID: "r1"},
 			want: got{Start: 5, KeptTokens: 200, KeptTextMessages: 1},
 		},
@@ -210,10 +210,10 @@ func orphans(ms []session.Message) []string {
 	var out []string
 	for _, m := range ms {
 		for _, b := range m.Content {
-			if b.Type == memdir.BlockToolUse {
+			if b.Type == llm.BlockToolUse {
 				calls[b.ToolUseID] = true
 			}
-			if b.Type == memdir.BlockToolResult && !calls[b.ToolUseID] {
+			if b.Type == llm.BlockToolResult && !calls[b.ToolUseID] {
 				out = append(out, b.ToolUseID)
 			}
 		}
@@ -266,7 +266,7 @@ func TestCompactFallbacks(t *testing.T) {
 		{"user template", user, msgs, session.CompactOptions{Template: user}, session.FallbackTemplate},
 		{"headings and italics only", "# A\n_a_\n\n# B\n_b_\n", msgs, session.CompactOptions{}, session.FallbackTemplate},
 		{"summarised message unknown", someNotes, msgs, session.CompactOptions{LastSummarizedID: "gone"}, session.FallbackNotFound},
-		{"summarised message compacted away", someNotes, cat(chat(4, 10), compacted(1, textMsg("x", memdir.RoleUser, 10))), session.CompactOptions{LastSummarizedID: "m2"}, session.FallbackNotFound},
+		{"summarised message compacted away", someNotes, cat(chat(4, 10), compacted(1, textMsg("x", llm.RoleUser, 10))), session.CompactOptions{LastSummarizedID: "m2"}, session.FallbackNotFound},
 		{"over the auto-compact threshold", someNotes, msgs, session.CompactOptions{LastSummarizedID: "m19", AutoCompactThreshold: 10100}, session.FallbackOverThreshold},
 		{"no messages", someNotes, nil, session.CompactOptions{}, session.FallbackEmptyMessages},
 	}
@@ -430,7 +430,7 @@ func BenchmarkCompact(b *testing.B) {
 		var msgs []session.Message
 		for i := range n / 4 {
 			id := fmt.Sprint(i)
-			msgs = append(msgs, textMsg("u"+id, memdir.RoleUser, 20), callMsg("c"+id, 10, "t"+id), resultMsg("r"+id, 30, "t"+id), textMsg("a"+id, memdir.RoleAssistant, 5))
+			msgs = append(msgs, textMsg("u"+id, llm.RoleUser, 20), callMsg("c"+id, 10, "t"+id), resultMsg("r"+id, 30, "t"+id), textMsg("a"+id, llm.RoleAssistant, 5))
 		}
 		opts := &session.CompactOptions{LastSummarizedID: msgs[len(msgs)/2].ID}
 		b.Run(fmt.Sprint(n), func(b *testing.B) {

@@ -6,6 +6,6 @@
 // [Open] returns a session's [Notes]; [Notes.Update] asks a model to edit
 // them when [Decide] says they are due, and [Notes.Compact] (or [Compact]
 // on notes read elsewhere) keeps the recent messages and replaces the rest
-// with the notes. Messages come in as [Message], a [memdir.Message] with the
+// with the notes. Messages come in as [Message], a [llm.Message] with the
 // id, usage and compaction count session memory needs.
 package session

@@ -30,6 +30,7 @@ import (
 	"github.com/memdir/memdir/agent"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memtool"
 )
 
@@ -155,7 +156,7 @@ Once more: headings and italic lines stay exactly as they are; make all edits in
 // compactions leaves Compactions at zero; one that keeps only the messages
 // since its last compaction may too.
 type Message struct {
-	memdir.Message
+	llm.Message
 	// ID identifies the message; it must be unique within the session.
 	// The state file records ids, so they must stay the same from one call
 	// to the next.
@@ -163,7 +164,7 @@ type Message struct {
 	// Usage is what the API reported for the response that produced an
 	// assistant message: its input (cached or not) and output tokens are
 	// the size of the context at that point. Zero when unknown.
-	Usage memdir.Usage `json:"usage,omitzero"`
+	Usage llm.Usage `json:"usage,omitzero"`
 	// Compactions counts the compaction boundaries before the message.
 	// Messages before the last boundary have been summarised away: they
 	// count for nothing and compaction never keeps them.
@@ -310,20 +311,20 @@ func ContextTokens(messages []Message) (tokens int, estimated bool) {
 	return estimateSessionTokens(messages[compactionFloor(messages):]), true
 }
 
-func contextSize(u memdir.Usage) int {
+func contextSize(u llm.Usage) int {
 	return u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens + u.OutputTokens
 }
 
 // EstimateTokens estimates the tokens of a message the way Claude Code's
 // rough count does: its characters (text, tool names and inputs, tool
 // results) divided by four, rounded up.
-func EstimateTokens(m memdir.Message) int {
+func EstimateTokens(m llm.Message) int {
 	chars := 0
 	for _, b := range m.Content {
 		switch b.Type {
-		case memdir.BlockText, memdir.BlockToolResult:
+		case llm.BlockText, llm.BlockToolResult:
 			chars += utf8.RuneCountInString(b.Text)
-		case memdir.BlockToolUse:
+		case llm.BlockToolUse:
 			chars += utf8.RuneCountInString(b.ToolName) + utf8.RuneCount(b.Input)
 		}
 	}
@@ -370,14 +371,14 @@ func toolCallsSince(messages []Message, since string) int {
 	}
 	n := 0
 	for _, m := range messages[start:] {
-		if m.Role == memdir.RoleAssistant {
-			n += countBlocks(m.Message, memdir.BlockToolUse)
+		if m.Role == llm.RoleAssistant {
+			n += countBlocks(m.Message, llm.BlockToolUse)
 		}
 	}
 	return n
 }
 
-func countBlocks(m memdir.Message, t memdir.BlockType) int {
+func countBlocks(m llm.Message, t llm.BlockType) int {
 	n := 0
 	for _, b := range m.Content {
 		if b.Type == t {
@@ -391,8 +392,8 @@ func countBlocks(m memdir.Message, t memdir.BlockType) int {
 // tools.
 func lastTurnCallsTools(messages []Message) bool {
 	for i := len(messages) - 1; i >= 0; i-- {
-		if messages[i].Role == memdir.RoleAssistant {
-			return countBlocks(messages[i].Message, memdir.BlockToolUse) > 0
+		if messages[i].Role == llm.RoleAssistant {
+			return countBlocks(messages[i].Message, llm.BlockToolUse) > 0
 		}
 	}
 	return false
@@ -712,15 +713,15 @@ type EditResult struct {
 	Turns     int    `json:"turns"`
 	TurnLimit bool   `json:"turn_limit,omitempty"`
 	// ToolCalls counts the calls made; Denied those the policy refused.
-	ToolCalls int          `json:"tool_calls"`
-	Denied    int          `json:"denied,omitempty"`
-	Usage     memdir.Usage `json:"usage"`
+	ToolCalls int       `json:"tool_calls"`
+	Denied    int       `json:"denied,omitempty"`
+	Usage     llm.Usage `json:"usage"`
 }
 
 // UpdateOptions configure [Notes.Update]. Model is required.
 type UpdateOptions struct {
 	// Model edits the notes.
-	Model      memdir.Model
+	Model      llm.Model
 	Thresholds Thresholds
 	// Force updates whatever the thresholds say.
 	Force bool
@@ -879,7 +880,7 @@ func (s *Notes) update(ctx context.Context, messages []Message, opts *UpdateOpti
 		OnlyFile:     NotesFile,
 		MaxTurns:     maxTurns,
 		BeforeChange: func(rel string) error { return rec.Before(rel) },
-	}, []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock(convo + "\n\n" + prompt)}}})
+	}, []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(convo + "\n\n" + prompt)}}})
 	res.Updated = true
 	res.Edit = edit
 	if edit != nil {
@@ -932,7 +933,7 @@ func (s *Notes) update(ctx context.Context, messages []Message, opts *UpdateOpti
 // directory: the memory tool only, changes to the notes file alone, no
 // project tools. It returns what the loop did even when it fails, so the
 // caller can account for a partial run.
-func editNotes(ctx context.Context, opts *agent.Options, messages []memdir.Message) (*EditResult, error) {
+func editNotes(ctx context.Context, opts *agent.Options, messages []llm.Message) (*EditResult, error) {
 	res, err := agent.Run(ctx, opts, messages)
 	out := &EditResult{Text: res.Text, Turns: res.Turns, TurnLimit: res.TurnLimit, ToolCalls: len(res.ToolCalls), Usage: res.Usage}
 	for _, c := range res.ToolCalls {
@@ -1019,16 +1020,16 @@ func renderConversation(messages []Message, maxChars int) (string, int) {
 	return b.String(), first
 }
 
-func renderMessage(m memdir.Message) string {
+func renderMessage(m llm.Message) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%s]\n", m.Role)
 	for _, c := range m.Content {
 		switch c.Type {
-		case memdir.BlockText:
+		case llm.BlockText:
 			b.WriteString(strings.TrimSpace(c.Text))
-		case memdir.BlockToolUse:
+		case llm.BlockToolUse:
 			fmt.Fprintf(&b, "(tool call %s, id %s) %s", c.ToolName, c.ToolUseID, cutMiddle(string(c.Input), sessionBlockChars))
-		case memdir.BlockToolResult:
+		case llm.BlockToolResult:
 			status := "result"
 			if c.IsError {
 				status = "error"

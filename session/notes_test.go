@@ -19,6 +19,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/anthropic"
 	"github.com/memdir/memdir/internal/flock"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/openai"
 	"github.com/memdir/memdir/session"
@@ -34,31 +35,31 @@ func words(n int) string {
 }
 
 func smUser(id, text string) session.Message {
-	return session.Message{ID: id, Message: memdir.Message{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock(text)}}}
+	return session.Message{ID: id, Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(text)}}}
 }
 
 // smAssistant is an assistant message with optional text, tool calls
 // (by id) and the context size its API response reported.
 func smAssistant(id, text string, context int, calls ...string) session.Message {
-	m := session.Message{ID: id, Message: memdir.Message{Role: memdir.RoleAssistant}}
+	m := session.Message{ID: id, Message: llm.Message{Role: llm.RoleAssistant}}
 	if text != "" {
-		m.Content = append(m.Content, memdir.TextBlock(text))
+		m.Content = append(m.Content, llm.TextBlock(text))
 	}
 	for _, c := range calls {
-		m.Content = append(m.Content, memdir.Block{Type: memdir.BlockToolUse, ToolUseID: c, ToolName: "Bash", Input: json.RawMessage(`{"command":"go test ./..."}`)})
+		m.Content = append(m.Content, llm.Block{Type: llm.BlockToolUse, ToolUseID: c, ToolName: "Bash", Input: json.RawMessage(`{"command":"go test ./..."}`)})
 	}
-	m.Usage = memdir.Usage{InputTokens: 10, CacheReadTokens: context - 10}
+	m.Usage = llm.Usage{InputTokens: 10, CacheReadTokens: context - 10}
 	if context == 0 {
-		m.Usage = memdir.Usage{}
+		m.Usage = llm.Usage{}
 	}
 	return m
 }
 
 // smResults answers tool calls, each with output of n characters.
 func smResults(id string, n int, calls ...string) session.Message {
-	m := session.Message{ID: id, Message: memdir.Message{Role: memdir.RoleUser}}
+	m := session.Message{ID: id, Message: llm.Message{Role: llm.RoleUser}}
 	for _, c := range calls {
-		m.Content = append(m.Content, memdir.Block{Type: memdir.BlockToolResult, ToolUseID: c, Text: words(n)})
+		m.Content = append(m.Content, llm.Block{Type: llm.BlockToolResult, ToolUseID: c, Text: words(n)})
 	}
 	return m
 }
@@ -545,31 +546,31 @@ func TestSessionState(t *testing.T) {
 // noModel stands in where an update must stop before the model is asked.
 type noModel struct{}
 
-func (noModel) Generate(context.Context, *memdir.Request) (*memdir.Response, error) {
+func (noModel) Generate(context.Context, *llm.Request) (*llm.Response, error) {
 	return nil, errors.New("the model was called")
 }
 
 type smClient struct {
 	name string
-	new  func(srv *memdirtest.ModelServer) (memdir.Model, error)
+	new  func(srv *memdirtest.ModelServer) (llm.Model, error)
 }
 
 var smClients = []smClient{
-	{"anthropic", func(srv *memdirtest.ModelServer) (memdir.Model, error) {
+	{"anthropic", func(srv *memdirtest.ModelServer) (llm.Model, error) {
 		return anthropic.New(&anthropic.Options{Model: "claude-test", BaseURL: srv.AnthropicBaseURL(), APIKey: "test", MaxRetries: -1})
 	}},
-	{"anthropic-stream", func(srv *memdirtest.ModelServer) (memdir.Model, error) {
+	{"anthropic-stream", func(srv *memdirtest.ModelServer) (llm.Model, error) {
 		return anthropic.New(&anthropic.Options{Model: "claude-test", BaseURL: srv.AnthropicBaseURL(), APIKey: "test", MaxRetries: -1, Stream: true})
 	}},
-	{"openai", func(srv *memdirtest.ModelServer) (memdir.Model, error) {
+	{"openai", func(srv *memdirtest.ModelServer) (llm.Model, error) {
 		return openai.New(&openai.Options{Model: "gpt-test", BaseURL: srv.OpenAIBaseURL(), APIKey: "test", MaxRetries: -1})
 	}},
-	{"openai-stream", func(srv *memdirtest.ModelServer) (memdir.Model, error) {
+	{"openai-stream", func(srv *memdirtest.ModelServer) (llm.Model, error) {
 		return openai.New(&openai.Options{Model: "gpt-test", BaseURL: srv.OpenAIBaseURL(), APIKey: "test", MaxRetries: -1, Stream: true})
 	}},
 }
 
-func newModel(tb testing.TB, c smClient, srv *memdirtest.ModelServer) memdir.Model {
+func newModel(tb testing.TB, c smClient, srv *memdirtest.ModelServer) llm.Model {
 	tb.Helper()
 	m, err := c.new(srv)
 	if err != nil {
@@ -579,9 +580,9 @@ func newModel(tb testing.TB, c smClient, srv *memdirtest.ModelServer) memdir.Mod
 }
 
 // replace is a memory-tool str_replace call on the notes.
-func replace(id, old, new string) memdir.Block {
+func replace(id, old, new string) llm.Block {
 	in, _ := json.Marshal(map[string]string{"command": "str_replace", "path": "/memories/summary.md", "old_str": old, "new_str": new})
-	return memdir.Block{Type: memdir.BlockToolUse, ToolUseID: id, ToolName: "memory", Input: in}
+	return llm.Block{Type: llm.BlockToolUse, ToolUseID: id, ToolName: "memory", Input: in}
 }
 
 const (
@@ -593,11 +594,11 @@ const (
 // calls, then stops.
 func goodEdit() []memdirtest.ModelReply {
 	return []memdirtest.ModelReply{
-		{Content: []memdir.Block{
+		{Content: []llm.Block{
 			replace("e1", stateLine, stateLine+"Quotes cache wired into the six handlers and committed as 9f3c2a1.\n"),
 			replace("e2", worklogLine, worklogLine+"- cache with 5 min TTL, c.now() clock\n- handlers use cache.Get; hit/miss counters\n"),
-		}, Usage: memdir.Usage{InputTokens: 7000, OutputTokens: 120}},
-		{Content: []memdir.Block{memdir.TextBlock("Done.")}, Usage: memdir.Usage{InputTokens: 7300, OutputTokens: 3}},
+		}, Usage: llm.Usage{InputTokens: 7000, OutputTokens: 120}},
+		{Content: []llm.Block{llm.TextBlock("Done.")}, Usage: llm.Usage{InputTokens: 7300, OutputTokens: 3}},
 	}
 }
 
@@ -690,7 +691,7 @@ func TestUpdateRollsBackBrokenStructure(t *testing.T) {
 
 	// The model renames a heading and rewrites an italic line.
 	srv.Enqueue(
-		memdirtest.ModelReply{Content: []memdir.Block{
+		memdirtest.ModelReply{Content: []llm.Block{
 			replace("b1", "# Current State\n", "# Status\n"),
 			replace("b2", "- cache with 5 min TTL", "- cache with a 5 minute TTL"),
 		}},
@@ -735,11 +736,11 @@ func TestUpdateKeepsModelToTheNotes(t *testing.T) {
 	create, _ := json.Marshal(map[string]string{"command": "create", "path": "/memories/other.md", "file_text": "x"})
 	del, _ := json.Marshal(map[string]string{"command": "delete", "path": "/memories/summary.md"})
 	srv.Enqueue(
-		memdirtest.ModelReply{Content: []memdir.Block{
-			{Type: memdir.BlockToolUse, ToolUseID: "x1", ToolName: "memory", Input: create},
-			{Type: memdir.BlockToolUse, ToolUseID: "x2", ToolName: "memory", Input: del},
-			{Type: memdir.BlockToolUse, ToolUseID: "x3", ToolName: "bash", Input: json.RawMessage(`{"command":"rm -rf ~"}`)},
-			{Type: memdir.BlockToolUse, ToolUseID: "x4", ToolName: "memory", Input: json.RawMessage(`{"command":"view","path":"/memories"}`)},
+		memdirtest.ModelReply{Content: []llm.Block{
+			{Type: llm.BlockToolUse, ToolUseID: "x1", ToolName: "memory", Input: create},
+			{Type: llm.BlockToolUse, ToolUseID: "x2", ToolName: "memory", Input: del},
+			{Type: llm.BlockToolUse, ToolUseID: "x3", ToolName: "bash", Input: json.RawMessage(`{"command":"rm -rf ~"}`)},
+			{Type: llm.BlockToolUse, ToolUseID: "x4", ToolName: "memory", Input: json.RawMessage(`{"command":"view","path":"/memories"}`)},
 		}},
 		memdirtest.TextReply("Done."),
 	)
@@ -821,7 +822,7 @@ func TestUpdateFailures(t *testing.T) {
 		srv := memdirtest.NewModelServer(t)
 		srv.Enqueue(memdirtest.ErrorReply(500, "overloaded"))
 		res, err := n.Update(context.Background(), msgs, &session.UpdateOptions{Model: newModel(t, smClients[0], srv)})
-		var me *memdir.ModelError
+		var me *llm.ModelError
 		if !errors.As(err, &me) || res == nil || !res.Updated {
 			t.Fatalf("Update = %+v, %v; want a model error with the result", res, err)
 		}
@@ -951,7 +952,7 @@ func ExampleNotes_Update() {
 	srv := memdirtest.StartModelServer()
 	defer srv.Close()
 	srv.Enqueue(
-		memdirtest.ModelReply{Content: []memdir.Block{replace("e1", stateLine, stateLine+"Quotes cache wired in; committed.\n")}},
+		memdirtest.ModelReply{Content: []llm.Block{replace("e1", stateLine, stateLine+"Quotes cache wired in; committed.\n")}},
 		memdirtest.TextReply("Done."),
 	)
 	model, err := anthropic.New(&anthropic.Options{Model: "claude-haiku-4-5", BaseURL: srv.AnthropicBaseURL(), APIKey: "test"})
@@ -966,9 +967,9 @@ func ExampleNotes_Update() {
 		log.Fatal(err)
 	}
 	conversation := []session.Message{
-		{ID: "u1", Message: memdir.Message{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock("Cache the quotes endpoint for 5 minutes per lane.")}}},
-		{ID: "a1", Message: memdir.Message{Role: memdir.RoleAssistant, Content: []memdir.Block{memdir.TextBlock("Done and committed as 9f3c2a1.")}},
-			Usage: memdir.Usage{InputTokens: 20, CacheReadTokens: 14000, OutputTokens: 300}},
+		{ID: "u1", Message: llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("Cache the quotes endpoint for 5 minutes per lane.")}}},
+		{ID: "a1", Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("Done and committed as 9f3c2a1.")}},
+			Usage: llm.Usage{InputTokens: 20, CacheReadTokens: 14000, OutputTokens: 300}},
 	}
 	res, err := notes.Update(context.Background(), conversation, &session.UpdateOptions{Model: model})
 	if err != nil {
@@ -994,11 +995,11 @@ func ExampleCompact() {
 	notes := "# Current State\n_What is under way_\nHandlers use the cache; metrics next.\n"
 	var msgs []session.Message
 	for i, text := range []string{"Cache the quotes.", "Cached.", "Now the handlers.", "Handlers done.", "Add metrics.", "Adding them now."} {
-		role := memdir.RoleUser
+		role := llm.RoleUser
 		if i%2 == 1 {
-			role = memdir.RoleAssistant
+			role = llm.RoleAssistant
 		}
-		msgs = append(msgs, session.Message{ID: fmt.Sprint("m", i), Message: memdir.Message{Role: role, Content: []memdir.Block{memdir.TextBlock(text)}}})
+		msgs = append(msgs, session.Message{ID: fmt.Sprint("m", i), Message: llm.Message{Role: role, Content: []llm.Block{llm.TextBlock(text)}}})
 	}
 	// The notes cover everything up to m3; keep at least two messages with text.
 	c, err := session.Compact(notes, msgs, &session.CompactOptions{LastSummarizedID: "m3", MinTokens: 1, MinTextMessages: 2})

@@ -1,7 +1,7 @@
 // Package transcript reads conversations for memdir's background agents:
 // Claude Code's JSONL session logs (~/.claude/projects/<project>/<session>.jsonl)
 // and plain JSON lists of messages. Conversations come out as root-package
-// types, [memdir.Message] with text, tool_use and tool_result blocks, wrapped
+// types, [llm.Message] with text, tool_use and tool_result blocks, wrapped
 // in a [Message] that says where each sits in the session and what kind of
 // turn it is.
 //

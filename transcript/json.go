@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 )
 
 // jsonMessage is one element of a plain JSON message list, in the shape of
@@ -42,12 +43,12 @@ func ReadMessagesJSON(r io.Reader) (*Transcript, error) {
 		if err := json.Unmarshal(raw, &jm); err != nil {
 			return nil, fmt.Errorf("message %d: %w: %w", i+1, err, memdir.ErrInvalid)
 		}
-		var role memdir.Role
+		var role llm.Role
 		switch jm.Role {
 		case "user":
-			role = memdir.RoleUser
+			role = llm.RoleUser
 		case "assistant":
-			role = memdir.RoleAssistant
+			role = llm.RoleAssistant
 		default:
 			return nil, fmt.Errorf("message %d: role %q, want \"user\" or \"assistant\": %w", i+1, jm.Role, memdir.ErrInvalid)
 		}
@@ -57,7 +58,7 @@ func ReadMessagesJSON(r io.Reader) (*Transcript, error) {
 		}
 		uuid := "json-" + strconv.Itoa(i+1)
 		t.messages = append(t.messages, Message{
-			Message:    memdir.Message{Role: role, Content: content},
+			Message:    llm.Message{Role: role, Content: content},
 			UUID:       uuid,
 			ParentUUID: parent,
 			PartUUIDs:  []string{uuid},

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 )
 
 func TestReadMessagesJSON(t *testing.T) {
@@ -17,17 +18,17 @@ func TestReadMessagesJSON(t *testing.T) {
 	if tr.Format != FormatJSON {
 		t.Errorf("format %q, want json", tr.Format)
 	}
-	want := []memdir.Message{
-		{Role: "user", Content: []memdir.Block{memdir.TextBlock("Why does TestInvoiceSettlement fail near midnight?")}},
-		{Role: "assistant", Content: []memdir.Block{
-			memdir.TextBlock("Let me check the cutoff."),
-			{Type: memdir.BlockToolUse, ToolUseID: "toolu_j1", ToolName: "Read", Input: json.RawMessage(`{"file_path": "internal/billing/settle.go"}`)},
+	want := []llm.Message{
+		{Role: "user", Content: []llm.Block{llm.TextBlock("Why does TestInvoiceSettlement fail near midnight?")}},
+		{Role: "assistant", Content: []llm.Block{
+			llm.TextBlock("Let me check the cutoff."),
+			{Type: llm.BlockToolUse, ToolUseID: "toolu_j1", ToolName: "Read", Input: json.RawMessage(`{"file_path": "internal/billing/settle.go"}`)},
 		}},
-		{Role: "user", Content: []memdir.Block{{Type: memdir.BlockToolResult, ToolUseID: "toolu_j1", Text: "func settlementCutoff(now time.Time) time.Time {"}}},
-		{Role: "assistant", Content: []memdir.Block{memdir.TextBlock("It truncates to the local day; use UTC.")}},
+		{Role: "user", Content: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: "toolu_j1", Text: "func settlementCutoff(now time.Time) time.Time {"}}},
+		{Role: "assistant", Content: []llm.Block{llm.TextBlock("It truncates to the local day; use UTC.")}},
 	}
 	msgs := tr.Messages()
-	var got []memdir.Message
+	var got []llm.Message
 	for _, m := range msgs {
 		got = append(got, m.Message)
 	}
@@ -141,7 +142,7 @@ func FuzzParseLine(f *testing.F) {
 			t.Fatalf("unparsable line %q not reported", line)
 		}
 		for _, m := range tr.Messages() {
-			if m.Role != memdir.RoleUser && m.Role != memdir.RoleAssistant {
+			if m.Role != llm.RoleUser && m.Role != llm.RoleAssistant {
 				t.Fatalf("message with role %q", m.Role)
 			}
 			_ = m.HumanText()

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 )
 
 // maxLineBytes bounds one JSONL line. Real lines reach several MB (a
@@ -96,15 +97,15 @@ type builder struct {
 	records []*record          // conversation records, in file order
 	byUUID  map[string]*record // first record with each UUID
 	leafFix []*record          // last-prompt and summary records
-	usage   map[string]memdir.Usage
-	solo    memdir.Usage // usage of responses without ids to dedupe by
+	usage   map[string]llm.Usage
+	solo    llm.Usage // usage of responses without ids to dedupe by
 }
 
 func newBuilder() *builder {
 	return &builder{
 		t:      &Transcript{Format: FormatJSONL, Types: make(map[string]int)},
 		byUUID: make(map[string]*record),
-		usage:  make(map[string]memdir.Usage),
+		usage:  make(map[string]llm.Usage),
 	}
 }
 
@@ -304,13 +305,13 @@ func (b *builder) build(chain []*record) {
 	sortSkipped(t.Skipped)
 }
 
-func (b *builder) message(r *record, content []memdir.Block, dropped int) Message {
-	role := memdir.RoleUser
+func (b *builder) message(r *record, content []llm.Block, dropped int) Message {
+	role := llm.RoleUser
 	if r.Type == "assistant" {
-		role = memdir.RoleAssistant
+		role = llm.RoleAssistant
 	}
 	m := Message{
-		Message:                   memdir.Message{Role: role, Content: content},
+		Message:                   llm.Message{Role: role, Content: content},
 		UUID:                      r.UUID,
 		ParentUUID:                r.ParentUUID,
 		PartUUIDs:                 []string{r.UUID},
@@ -323,7 +324,7 @@ func (b *builder) message(r *record, content []memdir.Block, dropped int) Messag
 		Compactions:               len(b.t.boundaries),
 		Dropped:                   dropped,
 	}
-	if role == memdir.RoleAssistant {
+	if role == llm.RoleAssistant {
 		m.MessageID, m.RequestID, m.Model = r.Message.ID, r.RequestID, r.Message.Model
 		m.Usage = r.Message.Usage.usage()
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 )
 
 // record is one JSONL line, reduced to the fields memdir uses. Fields that
@@ -57,11 +57,11 @@ type rawUsage struct {
 	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
 }
 
-func (u *rawUsage) usage() memdir.Usage {
+func (u *rawUsage) usage() llm.Usage {
 	if u == nil {
-		return memdir.Usage{}
+		return llm.Usage{}
 	}
-	return memdir.Usage{
+	return llm.Usage{
 		InputTokens:      u.InputTokens,
 		OutputTokens:     u.OutputTokens,
 		CacheReadTokens:  u.CacheReadInputTokens,
@@ -109,7 +109,7 @@ func (r *record) time() time.Time {
 // memdir blocks. Thinking, images, documents and server-side tool blocks
 // have no memdir equivalent and are dropped; the count of dropped blocks is
 // returned so callers can tell an empty message from a stripped one.
-func decodeContent(raw json.RawMessage) ([]memdir.Block, int, error) {
+func decodeContent(raw json.RawMessage) ([]llm.Block, int, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, 0, nil
@@ -119,26 +119,26 @@ func decodeContent(raw json.RawMessage) ([]memdir.Block, int, error) {
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, 0, err
 		}
-		return []memdir.Block{memdir.TextBlock(s)}, 0, nil
+		return []llm.Block{llm.TextBlock(s)}, 0, nil
 	}
 	var blocks []rawBlock
 	if err := json.Unmarshal(raw, &blocks); err != nil {
 		return nil, 0, fmt.Errorf("content is neither a string nor a list of blocks: %w", err)
 	}
-	out := make([]memdir.Block, 0, len(blocks))
+	out := make([]llm.Block, 0, len(blocks))
 	dropped := 0
 	for _, b := range blocks {
 		switch b.Type {
 		case "text":
-			out = append(out, memdir.TextBlock(b.Text))
+			out = append(out, llm.TextBlock(b.Text))
 		case "tool_use":
-			out = append(out, memdir.Block{Type: memdir.BlockToolUse, ToolUseID: b.ID, ToolName: b.Name, Input: b.Input})
+			out = append(out, llm.Block{Type: llm.BlockToolUse, ToolUseID: b.ID, ToolName: b.Name, Input: b.Input})
 		case "tool_result":
 			text, err := resultText(b.Content)
 			if err != nil {
 				return nil, 0, fmt.Errorf("tool_result %s: %w", b.ToolUseID, err)
 			}
-			out = append(out, memdir.Block{Type: memdir.BlockToolResult, ToolUseID: b.ToolUseID, Text: text, IsError: b.IsError})
+			out = append(out, llm.Block{Type: llm.BlockToolResult, ToolUseID: b.ToolUseID, Text: text, IsError: b.IsError})
 		default:
 			dropped++
 		}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 )
 
 // Format is the kind of file a transcript was read from.
@@ -19,11 +19,11 @@ const (
 	FormatJSON Format = "json"
 )
 
-// Message is one message of the conversation: a memdir.Message (role and
+// Message is one message of the conversation: a llm.Message (role and
 // content blocks) with where it sits in the session and what kind of turn
 // it is.
 type Message struct {
-	memdir.Message
+	llm.Message
 
 	// UUID identifies the message's record. For an assistant response
 	// split across several records, it is the last record's UUID (the one
@@ -41,7 +41,7 @@ type Message struct {
 	MessageID string
 	RequestID string
 	Model     string
-	Usage     memdir.Usage
+	Usage     llm.Usage
 
 	// IsMeta marks user records Claude Code adds itself (command
 	// expansions, caveats) rather than the human typing them.
@@ -65,11 +65,11 @@ type Message struct {
 // IsToolResult reports whether m is a user record that only carries tool
 // results: the harness answering a tool call, not the human speaking.
 func (m *Message) IsToolResult() bool {
-	if m.Role != memdir.RoleUser || len(m.Content) == 0 {
+	if m.Role != llm.RoleUser || len(m.Content) == 0 {
 		return false
 	}
 	for _, b := range m.Content {
-		if b.Type != memdir.BlockToolResult {
+		if b.Type != llm.BlockToolResult {
 			return false
 		}
 	}
@@ -80,7 +80,7 @@ func (m *Message) IsToolResult() bool {
 // message that is not a tool result, not meta, not a compaction summary,
 // not transcript-only, and has text left once wrappers are stripped.
 func (m *Message) IsHumanPrompt() bool {
-	return m.Role == memdir.RoleUser && !m.IsToolResult() && !m.IsMeta &&
+	return m.Role == llm.RoleUser && !m.IsToolResult() && !m.IsMeta &&
 		!m.IsCompactSummary && !m.IsVisibleInTranscriptOnly && m.HumanText() != ""
 }
 
@@ -88,7 +88,7 @@ func (m *Message) IsHumanPrompt() bool {
 func (m *Message) Text() string {
 	var parts []string
 	for _, b := range m.Content {
-		if b.Type == memdir.BlockText {
+		if b.Type == llm.BlockText {
 			parts = append(parts, b.Text)
 		}
 	}
@@ -150,7 +150,7 @@ type Transcript struct {
 	// after maps each chain record's UUID to the number of messages up to
 	// and including that record, so Since can cut there.
 	after map[string]int
-	usage memdir.Usage
+	usage llm.Usage
 }
 
 // Messages returns the user and assistant messages of the main chain, from
@@ -217,12 +217,12 @@ func (t *Transcript) RecentTools() []string {
 	for _, m := range t.messages[start:] {
 		for _, b := range m.Content {
 			switch b.Type {
-			case memdir.BlockToolUse:
+			case llm.BlockToolUse:
 				calls[b.ToolUseID] = &call{tool: b.ToolName}
 				if !slices.Contains(order, b.ToolName) {
 					order = append(order, b.ToolName)
 				}
-			case memdir.BlockToolResult:
+			case llm.BlockToolResult:
 				if c, ok := calls[b.ToolUseID]; ok {
 					c.answered, c.failed = true, b.IsError
 				}
@@ -248,4 +248,4 @@ func (t *Transcript) RecentTools() []string {
 // file, on any branch or sidechain, each counted once: records that
 // repeat a response (a split assistant message) share its message id and
 // request id, and the last such record's figures are kept.
-func (t *Transcript) Usage() memdir.Usage { return t.usage }
+func (t *Transcript) Usage() llm.Usage { return t.usage }

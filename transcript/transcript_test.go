@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 )
 
 func readFixture(tb testing.TB, name string) *Transcript {
@@ -27,7 +26,7 @@ func readFixture(tb testing.TB, name string) *Transcript {
 // summary is a compact view of a message for table comparisons.
 type summary struct {
 	UUID  string
-	Role  memdir.Role
+	Role  llm.Role
 	Kind  string // human, tool-result, meta, summary, command, assistant
 	Text  string
 	Tools []string // tool_use names, or tool_result ids with "!" for errors
@@ -38,7 +37,7 @@ func summarize(ms []Message) []summary {
 	for i, m := range ms {
 		s := summary{UUID: short(m.UUID), Role: m.Role}
 		switch {
-		case m.Role == memdir.RoleAssistant:
+		case m.Role == llm.RoleAssistant:
 			s.Kind = "assistant"
 			s.Text = m.Text()
 		case m.IsToolResult():
@@ -55,9 +54,9 @@ func summarize(ms []Message) []summary {
 		}
 		for _, b := range m.Content {
 			switch b.Type {
-			case memdir.BlockToolUse:
+			case llm.BlockToolUse:
 				s.Tools = append(s.Tools, b.ToolName)
-			case memdir.BlockToolResult:
+			case llm.BlockToolResult:
 				id := b.ToolUseID
 				if b.IsError {
 					id += "!"
@@ -113,7 +112,7 @@ func TestSession(t *testing.T) {
 	if split.ParentUUID != "0b7d2c10-5a4e-4f3b-8c11-6d2e9f0a1b01" || split.Dropped != 1 || split.MessageID != "msg_01AbCdEfGh" || split.RequestID != "req_01XyZ" {
 		t.Errorf("split message: parent %s, dropped %d, ids %s/%s", split.ParentUUID, split.Dropped, split.MessageID, split.RequestID)
 	}
-	if want := (memdir.Usage{InputTokens: 1200, OutputTokens: 95, CacheWriteTokens: 5000, Calls: 1}); split.Usage != want {
+	if want := (llm.Usage{InputTokens: 1200, OutputTokens: 95, CacheWriteTokens: 5000, Calls: 1}); split.Usage != want {
 		t.Errorf("split message usage = %+v, want the last record's %+v", split.Usage, want)
 	}
 	if got := string(split.Content[1].Input); got != `{"file_path":"/home/lin/src/haulr/internal/billing/settle_test.go"}` {
@@ -142,7 +141,7 @@ func TestSession(t *testing.T) {
 	}
 
 	// Every response counted once, the inline sidechain's included.
-	wantUsage := memdir.Usage{InputTokens: 8650, OutputTokens: 426, CacheWriteTokens: 5000, CacheReadTokens: 24200, Calls: 6}
+	wantUsage := llm.Usage{InputTokens: 8650, OutputTokens: 426, CacheWriteTokens: 5000, CacheReadTokens: 24200, Calls: 6}
 	if got := tr.Usage(); got != wantUsage {
 		t.Errorf("Usage() = %+v, want %+v", got, wantUsage)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/hooks"
 	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/secrets"
 	"github.com/memdir/memdir/session"
 )
@@ -611,18 +612,18 @@ func (s *Server) apiFix(r *http.Request) (any, error) {
 
 // runItem is a journal run in the activity list.
 type runItem struct {
-	ID       string        `json:"id"`
-	Kind     string        `json:"kind"`
-	Start    time.Time     `json:"start"`
-	End      time.Time     `json:"end,omitzero"`
-	State    string        `json:"state"`
-	Error    string        `json:"error,omitempty"`
-	Summary  string        `json:"summary,omitempty"`
-	Inside   bool          `json:"inside"` // the files are in the memory directory
-	Files    []string      `json:"files"`
-	Usage    *memdir.Usage `json:"usage,omitempty"`
-	Undoes   string        `json:"undoes,omitempty"`
-	UndoneBy string        `json:"undone_by,omitempty"`
+	ID       string     `json:"id"`
+	Kind     string     `json:"kind"`
+	Start    time.Time  `json:"start"`
+	End      time.Time  `json:"end,omitzero"`
+	State    string     `json:"state"`
+	Error    string     `json:"error,omitempty"`
+	Summary  string     `json:"summary,omitempty"`
+	Inside   bool       `json:"inside"` // the files are in the memory directory
+	Files    []string   `json:"files"`
+	Usage    *llm.Usage `json:"usage,omitempty"`
+	Undoes   string     `json:"undoes,omitempty"`
+	UndoneBy string     `json:"undone_by,omitempty"`
 }
 
 func (s *Server) item(run *memdir.JournalRun) runItem {
@@ -743,18 +744,18 @@ func (s *Server) historyOf(rel string) ([]map[string]any, error) {
 // captureModel records the selector's request and fails, so Recall falls
 // back to lexical ranking: it shows what a model would be shown without
 // calling one.
-type captureModel struct{ req *memdir.Request }
+type captureModel struct{ req *llm.Request }
 
 var errCaptured = errors.New("memdir ui: request captured for the preview")
 
-func (c *captureModel) Generate(_ context.Context, req *memdir.Request) (*memdir.Response, error) {
+func (c *captureModel) Generate(_ context.Context, req *llm.Request) (*llm.Response, error) {
 	c.req = req
 	return nil, errCaptured
 }
 
 // requestTokens estimates a request's input tokens as Claude Code's rough
 // count does: characters divided by four, rounded up.
-func requestTokens(req *memdir.Request) int {
+func requestTokens(req *llm.Request) int {
 	n := (len([]rune(req.System)) + 3) / 4
 	for _, m := range req.Messages {
 		n += session.EstimateTokens(m)
@@ -826,7 +827,7 @@ func (s *Server) apiPreview(r *http.Request) (any, error) {
 }
 
 // manifestOf returns the user message of a selector request.
-func manifestOf(req *memdir.Request) string {
+func manifestOf(req *llm.Request) string {
 	var b strings.Builder
 	for _, m := range req.Messages {
 		for _, bl := range m.Content {

@@ -52,6 +52,7 @@ import (
 	"time"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/team"
 )
 
@@ -95,7 +96,7 @@ type Options struct {
 	// Location is where the directory was found (nil with --dir).
 	Location *memdir.Location
 	// Model drives recall; nil ranks lexically.
-	Model memdir.Model
+	Model llm.Model
 	// RecallIndex caches the lexical index; nil builds one per recall.
 	RecallIndex *memdir.RecallIndex
 	// Team is the configured team server; nil with TeamReason saying why.

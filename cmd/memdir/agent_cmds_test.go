@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -48,7 +48,7 @@ func TestExtractCommand(t *testing.T) {
 	file := "---\nname: db-tests\ndescription: integration tests use a real database\ntype: feedback\n---\nNo mocks.\n"
 	in, _ := json.Marshal(map[string]string{"command": "create", "path": "/memories/feedback_db_tests.md", "file_text": file})
 	srv.Enqueue(
-		memdirtest.ModelReply{Content: []memdir.Block{{Type: memdir.BlockToolUse, ToolUseID: "t1", ToolName: "memory", Input: in}}, Usage: memdir.Usage{InputTokens: 900, OutputTokens: 60}},
+		memdirtest.ModelReply{Content: []llm.Block{{Type: llm.BlockToolUse, ToolUseID: "t1", ToolName: "memory", Input: in}}, Usage: llm.Usage{InputTokens: 900, OutputTokens: 60}},
 		memdirtest.TextReply("Saved one."),
 	)
 	out, errOut, code := w.run(t, "extract", "--transcript", path)

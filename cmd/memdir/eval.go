@@ -18,6 +18,7 @@ import (
 	"github.com/memdir/memdir/config/provider"
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/internal/evalset"
+	"github.com/memdir/memdir/llm"
 )
 
 var evalCmd = &cli.Command{
@@ -117,8 +118,8 @@ var evalRef = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 type recallEval struct {
 	set            *evalset.Set
-	model          memdir.Model
-	embedder       memdir.Embedder
+	model          llm.Model
+	embedder       llm.Embedder
 	embedOpts      *memdir.EmbedOptions
 	manifestTokens int
 }
@@ -154,7 +155,7 @@ type evalMethodStat struct {
 	// of them in full (the rest list a file name alone).
 	Lines     float64         `json:"manifest_lines_per_query,omitempty"`
 	FullLines float64         `json:"full_lines_per_query,omitempty"`
-	Usage     *memdir.Usage   `json:"usage,omitempty"`
+	Usage     *llm.Usage      `json:"usage,omitempty"`
 	Report    *evalset.Report `json:"report,omitempty"`
 }
 
@@ -194,7 +195,7 @@ func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun,
 	now := func() time.Time { return evalRef }
 	run := &recallEvalRun{Distractors: distractors, Size: idx.Len()}
 	var recallErr error
-	recall := func(q string, model memdir.Model, emb memdir.Embedder) *memdir.RecallResult {
+	recall := func(q string, model llm.Model, emb llm.Embedder) *memdir.RecallResult {
 		res, err := d.Recall(ctx, q, &memdir.RecallOptions{
 			Index: idx, Model: model, Embedder: emb, EmbedCache: cache, EmbedOptions: ev.embedOpts,
 			ManifestTokens: ev.manifestTokens, Now: now, NoCount: true, ShowManifest: true,
@@ -213,9 +214,9 @@ func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun,
 	}
 	// answered scores a method that answers queries itself; shown, when
 	// set, is filled with the selector's view of each query.
-	answered := func(name string, model memdir.Model, emb memdir.Embedder) *evalMethodStat {
+	answered := func(name string, model llm.Model, emb llm.Embedder) *evalMethodStat {
 		st := &evalMethodStat{Method: name}
-		var usage memdir.Usage
+		var usage llm.Usage
 		var shown, tokens float64
 		rep := evalset.Evaluate(set, func(q string) []string {
 			res := recall(q, model, emb)
@@ -236,7 +237,7 @@ func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun,
 			st.Shown = new(shown / float64(max(totalRelevant, 1)))
 			st.Tokens = tokens / float64(max(len(set.Queries), 1))
 		}
-		if usage != (memdir.Usage{}) {
+		if usage != (llm.Usage{}) {
 			st.Usage = &usage
 		}
 		st.Report = rep

@@ -15,6 +15,7 @@ import (
 	"github.com/memdir/memdir/checkpoint"
 	"github.com/memdir/memdir/hooks"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/team"
 )
 
@@ -407,13 +408,13 @@ func (h *hookRun) configureRecall(ctx context.Context, opts *memdir.RecallOption
 // lexical ranking when a call fails but gives up when its own context
 // ends, so the deadline must be the call's, not the hook's.
 type boundedModel struct {
-	m     memdir.Model
+	m     llm.Model
 	limit time.Duration
 }
 
-var _ memdir.Model = boundedModel{}
+var _ llm.Model = boundedModel{}
 
-func (b boundedModel) Generate(ctx context.Context, req *memdir.Request) (*memdir.Response, error) {
+func (b boundedModel) Generate(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	cctx, cancel := context.WithTimeout(ctx, b.limit)
 	defer cancel()
 	resp, err := b.m.Generate(cctx, req)

@@ -19,6 +19,7 @@ import (
 	"github.com/memdir/memdir/internal/benchcorpus"
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/internal/evalset"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -415,7 +416,7 @@ func TestHookUserPromptSubmitWithModel(t *testing.T) {
 
 	// A model slower than --model-timeout: recall falls back to lexical
 	// ranking and says so, and the hook still answers.
-	srv.Enqueue(memdirtest.ModelReply{Delay: time.Minute, Content: []memdir.Block{memdir.TextBlock(`{"selected_memories":[]}`)}})
+	srv.Enqueue(memdirtest.ModelReply{Delay: time.Minute, Content: []llm.Block{llm.TextBlock(`{"selected_memories":[]}`)}})
 	out, errOut, code = w.hook(t, w.input(t, "user_prompt_submit", map[string]any{"prompt_id": "p2"}), "--model-timeout", "100ms")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)

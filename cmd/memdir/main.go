@@ -18,6 +18,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/checkpointcmd"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/llm"
 )
 
 // osEnv is the process's Env, whose background processes start detached.
@@ -30,8 +31,8 @@ func osEnv() *cli.Env {
 // program is memdir as the command framework sees it: model and embedding
 // failures exit 9 and a refused secret 4, besides the framework's own table.
 var program = &cli.Program{Name: "memdir", ExitCode: func(err error) (int, bool) {
-	var me *memdir.ModelError
-	var emb *memdir.EmbedError
+	var me *llm.ModelError
+	var emb *llm.EmbedError
 	switch {
 	case errors.Is(err, memdir.ErrSecret):
 		return cli.ExitInvalid, true

@@ -15,6 +15,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/config"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/mcpserver"
 )
 
@@ -135,8 +136,8 @@ func newMCPServer(ctx context.Context, env *cli.Env, lf *locationFlags, cfg *con
 	if err != nil {
 		return nil, nil, err
 	}
-	var model memdir.Model
-	var embedder memdir.Embedder
+	var model llm.Model
+	var embedder llm.Embedder
 	var embedCache *memdir.EmbedCache
 	var embedOpts *memdir.EmbedOptions
 	manifestTokens := 0

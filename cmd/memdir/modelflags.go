@@ -14,6 +14,7 @@ import (
 	"github.com/memdir/memdir/config"
 	"github.com/memdir/memdir/config/provider"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/llm"
 )
 
 // modelFlags are the configuration flags of one command (--model,
@@ -97,7 +98,7 @@ func (mf *modelFlags) config(env *cli.Env) (*config.Config, error) {
 
 // model returns the model cfg configures, or nil and no error when none is
 // or --no-model was given: callers fall back (recall ranks lexically).
-func (mf *modelFlags) model(cfg *config.Config) (memdir.Model, error) {
+func (mf *modelFlags) model(cfg *config.Config) (llm.Model, error) {
 	if mf != nil && mf.noModel {
 		return nil, nil
 	}
@@ -106,7 +107,7 @@ func (mf *modelFlags) model(cfg *config.Config) (memdir.Model, error) {
 
 // loadModel is config followed by model, for the commands that need the
 // configuration only for the model. With --no-model it reads nothing.
-func (mf *modelFlags) loadModel(env *cli.Env) (memdir.Model, error) {
+func (mf *modelFlags) loadModel(env *cli.Env) (llm.Model, error) {
 	if mf != nil && mf.noModel {
 		return nil, nil
 	}
@@ -119,7 +120,7 @@ func (mf *modelFlags) loadModel(env *cli.Env) (memdir.Model, error) {
 
 // requireModel is loadModel for a command that cannot work without a model:
 // none is an error saying how to configure one.
-func (mf *modelFlags) requireModel(env *cli.Env, cmd string) (memdir.Model, error) {
+func (mf *modelFlags) requireModel(env *cli.Env, cmd string) (llm.Model, error) {
 	m, err := mf.loadModel(env)
 	if err != nil {
 		return nil, err
@@ -133,7 +134,7 @@ func (mf *modelFlags) requireModel(env *cli.Env, cmd string) (memdir.Model, erro
 // recallEmbedder returns the configured embedder and the embedding cache of
 // the memory directory dir, for recall; nil, nil when no embedder is
 // configured.
-func recallEmbedder(env *cli.Env, cfg *config.Config, dir string) (memdir.Embedder, *memdir.EmbedCache, error) {
+func recallEmbedder(env *cli.Env, cfg *config.Config, dir string) (llm.Embedder, *memdir.EmbedCache, error) {
 	e, err := provider.NewEmbedder(cfg)
 	if err != nil || e == nil {
 		return nil, nil, err

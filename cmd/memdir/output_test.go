@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -85,7 +86,7 @@ func TestExtractJSONReportsRefusedCalls(t *testing.T) {
 	path := writeTranscript(t, t.TempDir(), "3f2a.jsonl", jsonlUser, jsonlBot)
 	srv := w.useFakeModel(t)
 	srv.Enqueue(
-		memdirtest.ModelReply{Content: []memdir.Block{{Type: memdir.BlockToolUse, ToolUseID: "t1", ToolName: "bash", Input: json.RawMessage(`{"command":"rm -rf /"}`)}}},
+		memdirtest.ModelReply{Content: []llm.Block{{Type: llm.BlockToolUse, ToolUseID: "t1", ToolName: "bash", Input: json.RawMessage(`{"command":"rm -rf /"}`)}}},
 		memdirtest.TextReply("Nothing to save."),
 	)
 	out := w.ok(t, "extract", "--json", "--transcript", path)
@@ -100,7 +101,7 @@ func TestExtractJSONReportsRefusedCalls(t *testing.T) {
 		t.Errorf("extract --json does not report the refused call (want tool_calls 1, denied 1):\n%s", out)
 	}
 	srv.Enqueue(
-		memdirtest.ModelReply{Content: []memdir.Block{{Type: memdir.BlockToolUse, ToolUseID: "t2", ToolName: "bash", Input: json.RawMessage(`{"command":"ls"}`)}}},
+		memdirtest.ModelReply{Content: []llm.Block{{Type: llm.BlockToolUse, ToolUseID: "t2", ToolName: "bash", Input: json.RawMessage(`{"command":"ls"}`)}}},
 		memdirtest.TextReply("Nothing to save."),
 	)
 	other := writeTranscript(t, t.TempDir(), "9b7c.jsonl", jsonlUser, jsonlBot)

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/promote"
 )
@@ -119,7 +119,7 @@ func TestPromoteCommandWithModel(t *testing.T) {
 	reply := memdirtest.JSONReply(map[string]any{"items": []any{
 		map[string]any{"section": "promotions", "kind": "to-claude-local-md", "refs": []string{"M1"}, "rule": "I like Conventional Commits.", "remove": "", "reason": "A personal habit."},
 	}})
-	reply.Usage = memdir.Usage{InputTokens: 700, OutputTokens: 40}
+	reply.Usage = llm.Usage{InputTokens: 700, OutputTokens: 40}
 	srv.Enqueue(reply)
 	out := w.ok(t, "promote", "we", "squash", "merge")
 	if !strings.Contains(out, "(classified by the model; 700 tokens in, 40 out)") || !strings.Contains(out, "P1   feedback_commit_style.md → CLAUDE.local.md\n       + I like Conventional Commits.\n       A personal habit.") {

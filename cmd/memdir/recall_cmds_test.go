@@ -9,6 +9,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -57,7 +58,7 @@ func TestRecallCommandWithModel(t *testing.T) {
 	w.ok(t, "save", "--name", "kubectl", "--type", "feedback", "--description", "never kubectl apply to prod; deploy through Argo", "--body", "Argo only.")
 	srv := memdirtest.NewModelServer(t)
 	reply := memdirtest.JSONReply(map[string]any{"selected_memories": []string{"feedback_kubectl.md"}})
-	reply.Usage = memdir.Usage{InputTokens: 200, OutputTokens: 12}
+	reply.Usage = llm.Usage{InputTokens: 200, OutputTokens: 12}
 	srv.Enqueue(reply)
 	w.vars["MEMDIR_MODEL"] = "anthropic:claude-sonnet-4-5"
 	w.vars["ANTHROPIC_BASE_URL"] = srv.AnthropicBaseURL()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/session"
 	"github.com/memdir/memdir/transcript"
 )
@@ -260,7 +261,7 @@ func sessionNotes(env *cli.Env, n *session.Notes, f *sessionOptions) error {
 		return err
 	}
 	_, sections := session.ParseNotes(text)
-	tokens := session.EstimateTokens(memdir.Message{Content: []memdir.Block{memdir.TextBlock(text)}})
+	tokens := session.EstimateTokens(llm.Message{Content: []llm.Block{llm.TextBlock(text)}})
 	isTmpl := session.IsTemplate(text, tmpl)
 	if sections == nil {
 		sections = []session.Section{}
@@ -279,7 +280,7 @@ func sessionNotes(env *cli.Env, n *session.Notes, f *sessionOptions) error {
 	})
 }
 
-func sessionUpdate(ctx context.Context, env *cli.Env, n *session.Notes, msgs []session.Message, model memdir.Model, f *sessionOptions) error {
+func sessionUpdate(ctx context.Context, env *cli.Env, n *session.Notes, msgs []session.Message, model llm.Model, f *sessionOptions) error {
 	if env.StderrIsTerminal && !f.json {
 		fmt.Fprintf(env.Stderr, "Checking the notes of session %s…\n", n.SessionID())
 	}
@@ -456,19 +457,19 @@ func sessionDescribeKept(i int, m session.Message) sessionKept {
 	k := sessionKept{Index: i, ID: m.ID, Role: string(m.Role), Tokens: session.EstimateTokens(m.Message)}
 	for _, b := range m.Content {
 		switch b.Type {
-		case memdir.BlockText:
+		case llm.BlockText:
 			if b.Text != "" {
 				k.Text = true
 				if k.Preview == "" {
 					k.Preview = sessionPreview(b.Text, 60)
 				}
 			}
-		case memdir.BlockToolUse:
+		case llm.BlockToolUse:
 			k.ToolUses++
 			if k.Preview == "" {
 				k.Preview = "→ " + b.ToolName
 			}
-		case memdir.BlockToolResult:
+		case llm.BlockToolResult:
 			k.ToolResults++
 		}
 	}

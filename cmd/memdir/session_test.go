@@ -9,6 +9,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/session"
 )
@@ -49,9 +50,9 @@ func sessionModel(tb testing.TB, w *memWorld) *memdirtest.ModelServer {
 	return srv
 }
 
-func sessionReplace(id, old, new string) memdir.Block {
+func sessionReplace(id, old, new string) llm.Block {
 	in, _ := json.Marshal(map[string]string{"command": "str_replace", "path": "/memories/summary.md", "old_str": old, "new_str": new})
-	return memdir.Block{Type: memdir.BlockToolUse, ToolUseID: id, ToolName: "memory", Input: in}
+	return llm.Block{Type: llm.BlockToolUse, ToolUseID: id, ToolName: "memory", Input: in}
 }
 
 const sessionStateLine = "_What is under way at this moment, what is still open, and the immediate next steps_\n"
@@ -68,10 +69,10 @@ func TestSessionUpdateCommand(t *testing.T) {
 
 	srv := sessionModel(t, w)
 	srv.Enqueue(
-		memdirtest.ModelReply{Content: []memdir.Block{
+		memdirtest.ModelReply{Content: []llm.Block{
 			sessionReplace("e1", sessionStateLine, sessionStateLine+"Quotes cache committed as 9f3c2a1.\n"),
-		}, Usage: memdir.Usage{InputTokens: 6100, OutputTokens: 80}},
-		memdirtest.ModelReply{Content: []memdir.Block{memdir.TextBlock("Done.")}, Usage: memdir.Usage{InputTokens: 6200, OutputTokens: 2}},
+		}, Usage: llm.Usage{InputTokens: 6100, OutputTokens: 80}},
+		memdirtest.ModelReply{Content: []llm.Block{llm.TextBlock("Done.")}, Usage: llm.Usage{InputTokens: 6200, OutputTokens: 2}},
 	)
 	out := w.ok(t, "session", "update", "--transcript", transcriptPath)
 	out0 := out
@@ -153,7 +154,7 @@ func TestSessionUpdateRollback(t *testing.T) {
 	transcriptPath := sessionFixture(t, w)
 	srv := sessionModel(t, w)
 	srv.Enqueue(
-		memdirtest.ModelReply{Content: []memdir.Block{sessionReplace("b1", "# Worklog\n", "# Log\n")}},
+		memdirtest.ModelReply{Content: []llm.Block{sessionReplace("b1", "# Worklog\n", "# Log\n")}},
 		memdirtest.TextReply("Done."),
 	)
 	out, errOut, code := w.run(t, "session", "update", "--transcript", transcriptPath)

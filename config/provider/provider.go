@@ -18,6 +18,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/anthropic"
 	"github.com/memdir/memdir/config"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/openai"
 )
 
@@ -29,7 +30,7 @@ import (
 // A model on the provider's own API (the default base URL) with no key
 // configured is refused before any call, with an error naming the variable
 // to set; a server at another base URL (a gateway, Ollama) may need none.
-func NewModel(cfg *config.Config) (memdir.Model, error) {
+func NewModel(cfg *config.Config) (llm.Model, error) {
 	provider, name := cfg.ModelName()
 	if err := checkCredentials(cfg); err != nil {
 		return nil, err
@@ -102,7 +103,7 @@ func checkCredentials(c *config.Config) error {
 // [config.Config.EmbedAPIKey]: the openai ones unless embed.base_url or
 // embed.api_key say otherwise, the OpenAI key going only to the OpenAI
 // base URL.
-func NewEmbedder(cfg *config.Config) (memdir.Embedder, error) {
+func NewEmbedder(cfg *config.Config) (llm.Embedder, error) {
 	provider, name := cfg.EmbedModelName()
 	switch provider {
 	case "":

@@ -13,6 +13,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/anthropic"
 	"github.com/memdir/memdir/config"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/openai"
 )
@@ -30,8 +31,8 @@ func load(tb testing.TB, vars map[string]string) *config.Config {
 	return cfg
 }
 
-func hello() *memdir.Request {
-	return &memdir.Request{Messages: []memdir.Message{{Role: memdir.RoleUser, Content: []memdir.Block{memdir.TextBlock("hi")}}}}
+func hello() *llm.Request {
+	return &llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("hi")}}}}
 }
 
 // TestDefaultBaseURLs holds package config's copies of the adapters'
@@ -133,7 +134,7 @@ func TestNewModelRetriesAndTimeout(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = m.Generate(context.Background(), hello())
-		var me *memdir.ModelError
+		var me *llm.ModelError
 		if !errors.As(err, &me) || me.Kind != "server" {
 			t.Errorf("max_retries %s: error = %v, want a server ModelError", tt.retries, err)
 		}
@@ -151,7 +152,7 @@ func TestNewModelRetriesAndTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = m.Generate(context.Background(), hello())
-	var me *memdir.ModelError
+	var me *llm.ModelError
 	if !errors.As(err, &me) || me.Kind != "timeout" || !strings.Contains(err.Error(), "50ms") {
 		t.Errorf("error = %v, want a timeout after 50ms", err)
 	}

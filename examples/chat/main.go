@@ -30,6 +30,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/agent"
 	"github.com/memdir/memdir/anthropic"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/openai"
 	"github.com/memdir/memdir/transcript"
 )
@@ -66,7 +67,7 @@ func main() {
 
 // modelFromEnv builds the model MEMDIR_MODEL names ("anthropic:NAME" or
 // "openai:NAME"), with the providers' usual key and base-URL variables.
-func modelFromEnv(getenv func(string) string) (memdir.Model, error) {
+func modelFromEnv(getenv func(string) string) (llm.Model, error) {
 	provider, name, _ := strings.Cut(getenv("MEMDIR_MODEL"), ":")
 	switch provider {
 	case "anthropic":
@@ -78,7 +79,7 @@ func modelFromEnv(getenv func(string) string) (memdir.Model, error) {
 }
 
 type chat struct {
-	model   memdir.Model
+	model   llm.Model
 	dir     string
 	state   string
 	session string
@@ -115,25 +116,25 @@ func (c *chat) run(ctx context.Context, in io.Reader, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		blocks := []memdir.Block{}
+		blocks := []llm.Block{}
 		for _, m := range rec.Memories {
-			blocks = append(blocks, memdir.TextBlock(m.Render()))
+			blocks = append(blocks, llm.TextBlock(m.Render()))
 			surfaced = append(surfaced, m.Path)
 		}
 		used += rec.Bytes
 		if len(rec.Memories) > 0 {
 			fmt.Fprintf(out, "(recalled %s)\n", memories(len(rec.Memories)))
 		}
-		blocks = append(blocks, memdir.TextBlock(line))
-		history = append(history, message(memdir.RoleUser, len(history), blocks...))
+		blocks = append(blocks, llm.TextBlock(line))
+		history = append(history, message(llm.RoleUser, len(history), blocks...))
 
-		resp, err := c.model.Generate(ctx, &memdir.Request{System: system, Messages: plain(history)})
+		resp, err := c.model.Generate(ctx, &llm.Request{System: system, Messages: plain(history)})
 		if err != nil {
 			return err
 		}
 		answer := resp.Text()
 		fmt.Fprintln(out, answer)
-		history = append(history, message(memdir.RoleAssistant, len(history), memdir.TextBlock(answer)))
+		history = append(history, message(llm.RoleAssistant, len(history), llm.TextBlock(answer)))
 
 		// Extraction after the answer: save what is worth remembering.
 		res, err := extractor.Extract(ctx, agent.Source{Messages: history})
@@ -165,12 +166,12 @@ func (c *chat) systemPrompt(d *memdir.Dir) (string, error) {
 	return prompt, nil
 }
 
-func message(role memdir.Role, n int, blocks ...memdir.Block) transcript.Message {
-	return transcript.Message{Message: memdir.Message{Role: role, Content: blocks}, UUID: "m" + strconv.Itoa(n+1)}
+func message(role llm.Role, n int, blocks ...llm.Block) transcript.Message {
+	return transcript.Message{Message: llm.Message{Role: role, Content: blocks}, UUID: "m" + strconv.Itoa(n+1)}
 }
 
-func plain(ms []transcript.Message) []memdir.Message {
-	out := make([]memdir.Message, len(ms))
+func plain(ms []transcript.Message) []llm.Message {
+	out := make([]llm.Message, len(ms))
 	for i, m := range ms {
 		out[i] = m.Message
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -26,12 +26,12 @@ func TestChatRemembersAcrossSessions(t *testing.T) {
 		case len(r.Schema) > 0: // the recall selector
 			return memdirtest.JSONReply(map[string]any{"selected_memories": []string{"feedback_indentation.md"}})
 		case strings.Contains(r.System, "# Your task: memory extraction"):
-			if last.Content[0].Type == memdir.BlockToolResult {
+			if last.Content[0].Type == llm.BlockToolResult {
 				return memdirtest.TextReply("Saved the indentation preference.")
 			}
 			if strings.Contains(last.Content[0].Text, "Existing memory files\n\nThere are none yet.") {
 				in, _ := json.Marshal(map[string]string{"command": "create", "path": "/memories/feedback_indentation.md", "file_text": memory})
-				return memdirtest.ModelReply{Content: []memdir.Block{{Type: memdir.BlockToolUse, ToolUseID: "t1", ToolName: "memory", Input: in}}}
+				return memdirtest.ModelReply{Content: []llm.Block{{Type: llm.BlockToolUse, ToolUseID: "t1", ToolName: "memory", Input: in}}}
 			}
 			return memdirtest.TextReply("Nothing new.")
 		default:

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -20,7 +20,7 @@ func TestSavesThroughTheMemoryTool(t *testing.T) {
 	create, _ := json.Marshal(map[string]string{"command": "create", "path": "/memories/user_indentation.md",
 		"file_text": "---\nname: indentation\ndescription: the user prefers tabs\ntype: user\n---\nTabs, always.\n"})
 	srv.Enqueue(
-		memdirtest.ModelReply{Content: []memdir.Block{{Type: memdir.BlockToolUse, ToolUseID: "toolu_1", ToolName: "memory", Input: create}}},
+		memdirtest.ModelReply{Content: []llm.Block{{Type: llm.BlockToolUse, ToolUseID: "toolu_1", ToolName: "memory", Input: create}}},
 		memdirtest.TextReply("Noted: tabs."),
 	)
 	home := t.TempDir()

@@ -1,5 +1,5 @@
 // Package modelkit holds what the model adapters (anthropic, openai) share:
-// turning an SDK failure into a *memdir.ModelError whose message tells the
+// turning an SDK failure into a *llm.ModelError whose message tells the
 // user what to do, normalising a structured-output reply to bare JSON, and
 // logging each HTTP attempt.
 package modelkit
@@ -18,8 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/jsonx"
+	"github.com/memdir/memdir/llm"
 )
 
 // Caller describes the adapter making a call, for error messages.
@@ -39,20 +39,20 @@ type Caller struct {
 }
 
 // Kind classifies an HTTP status.
-func Kind(status int) memdir.ModelErrorKind {
+func Kind(status int) llm.ModelErrorKind {
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return memdir.ModelAuth
+		return llm.ModelAuth
 	case status == http.StatusNotFound:
-		return memdir.ModelNotFound
+		return llm.ModelNotFound
 	case status == http.StatusTooManyRequests:
-		return memdir.ModelRateLimit
+		return llm.ModelRateLimit
 	case status >= 500:
-		return memdir.ModelServer
+		return llm.ModelServer
 	case status >= 400:
-		return memdir.ModelBadRequest
+		return llm.ModelBadRequest
 	default:
-		return memdir.ModelBadResponse
+		return llm.ModelBadResponse
 	}
 }
 
@@ -74,11 +74,11 @@ func (c *Caller) Failure(ctx context.Context, res *http.Response, err error) err
 	case res != nil && res.StatusCode >= 400:
 		return c.statusError(res.StatusCode, readMessage(res), err)
 	case errors.Is(err, context.DeadlineExceeded):
-		return c.newError(memdir.ModelTimeout, 0, fmt.Sprintf("no reply from %s within %s (tried %d times); raise the timeout or check the server", c.BaseURL, c.Timeout, c.Tries), err)
+		return c.newError(llm.ModelTimeout, 0, fmt.Sprintf("no reply from %s within %s (tried %d times); raise the timeout or check the server", c.BaseURL, c.Timeout, c.Tries), err)
 	case res != nil:
-		return c.newError(memdir.ModelBadResponse, res.StatusCode, fmt.Sprintf("the reply from %s could not be read: %v", c.BaseURL, err), err)
+		return c.newError(llm.ModelBadResponse, res.StatusCode, fmt.Sprintf("the reply from %s could not be read: %v", c.BaseURL, err), err)
 	default:
-		return c.newError(memdir.ModelUnreachable, 0, fmt.Sprintf("cannot reach %s: %v; check the base URL and that the server is running", c.BaseURL, err), err)
+		return c.newError(llm.ModelUnreachable, 0, fmt.Sprintf("cannot reach %s: %v; check the base URL and that the server is running", c.BaseURL, err), err)
 	}
 }
 
@@ -91,8 +91,8 @@ func (c *Caller) StatusError(status int, serverMessage string, err error) error 
 
 func (c *Caller) statusError(status int, said string, err error) error {
 	kind := Kind(status)
-	if kind == memdir.ModelBadRequest && unknownModel().MatchString(said) {
-		kind = memdir.ModelNotFound
+	if kind == llm.ModelBadRequest && unknownModel().MatchString(said) {
+		kind = llm.ModelNotFound
 	}
 	quoted := ""
 	if said != "" {
@@ -100,17 +100,17 @@ func (c *Caller) statusError(status int, said string, err error) error {
 	}
 	var msg string
 	switch kind {
-	case memdir.ModelAuth:
+	case llm.ModelAuth:
 		if c.KeySet {
 			msg = fmt.Sprintf("the server refused the credentials%s; check that %s holds a valid key", quoted, c.KeyEnv)
 		} else {
 			msg = fmt.Sprintf("no API key was given%s; set %s", quoted, c.KeyEnv)
 		}
-	case memdir.ModelNotFound:
+	case llm.ModelNotFound:
 		msg = fmt.Sprintf("no model %q at %s%s; check the model name and the base URL", c.Model, c.BaseURL, quoted)
-	case memdir.ModelRateLimit:
+	case llm.ModelRateLimit:
 		msg = fmt.Sprintf("rate limited, still after %d tries%s; wait and try again", c.Tries, quoted)
-	case memdir.ModelServer:
+	case llm.ModelServer:
 		msg = fmt.Sprintf("server error, still after %d tries%s", c.Tries, quoted)
 	default:
 		msg = "the request was rejected" + quoted
@@ -120,11 +120,11 @@ func (c *Caller) statusError(status int, said string, err error) error {
 
 // BadResponse returns a bad_response error with msg.
 func (c *Caller) BadResponse(msg string, err error) error {
-	return c.newError(memdir.ModelBadResponse, 0, msg, err)
+	return c.newError(llm.ModelBadResponse, 0, msg, err)
 }
 
-func (c *Caller) newError(kind memdir.ModelErrorKind, status int, msg string, err error) *memdir.ModelError {
-	return &memdir.ModelError{Provider: c.Provider, Model: c.Model, StatusCode: status, Kind: kind, Message: msg, Err: err}
+func (c *Caller) newError(kind llm.ModelErrorKind, status int, msg string, err error) *llm.ModelError {
+	return &llm.ModelError{Provider: c.Provider, Model: c.Model, StatusCode: status, Kind: kind, Message: msg, Err: err}
 }
 
 // maxMessage bounds how much of a server's message an error quotes.
@@ -183,18 +183,18 @@ func ServerMessage(body []byte) string {
 // Structured rewrites a reply to a request that carried a JSON schema so that
 // its text is exactly the JSON value, whatever prose or code fence the model
 // put around it. Tool calls are kept. A reply without JSON is a bad_response.
-func (c *Caller) Structured(resp *memdir.Response) error {
+func (c *Caller) Structured(resp *llm.Response) error {
 	raw, err := jsonx.Extract(resp.Text())
 	if err != nil {
 		msg := "the reply has no JSON value for the requested schema: " + err.Error()
-		if resp.StopReason == memdir.StopMaxTokens {
+		if resp.StopReason == llm.StopMaxTokens {
 			msg = "the reply was cut off at max tokens before its JSON ended: " + err.Error()
 		}
 		return c.BadResponse(msg, err)
 	}
-	content := []memdir.Block{memdir.TextBlock(string(raw))}
+	content := []llm.Block{llm.TextBlock(string(raw))}
 	for _, b := range resp.Content {
-		if b.Type != memdir.BlockText {
+		if b.Type != llm.BlockText {
 			content = append(content, b)
 		}
 	}
@@ -278,11 +278,11 @@ func (s *Shape) SetFallback() { s.fallback.Store(true) }
 // is rejected with a bad_request error, it is sent once more with the
 // fallback, which sticks if it works. A reply to a schema is then reduced to
 // its JSON by [Caller.Structured].
-func (s *Shape) Generate(ctx context.Context, c *Caller, logger *slog.Logger, req *memdir.Request, send func(fallback bool) (*memdir.Response, error)) (*memdir.Response, error) {
+func (s *Shape) Generate(ctx context.Context, c *Caller, logger *slog.Logger, req *llm.Request, send func(fallback bool) (*llm.Response, error)) (*llm.Response, error) {
 	fallback := s.fallback.Load()
 	resp, err := send(fallback)
-	var me *memdir.ModelError
-	if len(req.Schema) > 0 && !fallback && errors.As(err, &me) && me.Kind == memdir.ModelBadRequest {
+	var me *llm.ModelError
+	if len(req.Schema) > 0 && !fallback && errors.As(err, &me) && me.Kind == llm.ModelBadRequest {
 		logger.DebugContext(ctx, "structured output rejected, retrying without it",
 			slog.String("provider", c.Provider), slog.String("error", err.Error()))
 		if resp, err = send(true); err == nil {

@@ -6,8 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/llm"
 )
 
 func TestServerMessage(t *testing.T) {
@@ -34,24 +33,24 @@ func TestStatusKinds(t *testing.T) {
 	tests := []struct {
 		status int
 		said   string
-		kind   memdir.ModelErrorKind
+		kind   llm.ModelErrorKind
 	}{
-		{401, "", memdir.ModelAuth},
-		{403, "", memdir.ModelAuth},
-		{404, "", memdir.ModelNotFound},
-		{400, "model 'x' not found", memdir.ModelNotFound},
-		{400, "The model `x` does not exist.", memdir.ModelNotFound},
-		{400, "Unknown model: x", memdir.ModelNotFound},
-		{400, "max_tokens: too large", memdir.ModelBadRequest},
-		{413, "", memdir.ModelBadRequest},
-		{422, "", memdir.ModelBadRequest},
-		{429, "", memdir.ModelRateLimit},
-		{500, "", memdir.ModelServer},
-		{529, "", memdir.ModelServer},
+		{401, "", llm.ModelAuth},
+		{403, "", llm.ModelAuth},
+		{404, "", llm.ModelNotFound},
+		{400, "model 'x' not found", llm.ModelNotFound},
+		{400, "The model `x` does not exist.", llm.ModelNotFound},
+		{400, "Unknown model: x", llm.ModelNotFound},
+		{400, "max_tokens: too large", llm.ModelBadRequest},
+		{413, "", llm.ModelBadRequest},
+		{422, "", llm.ModelBadRequest},
+		{429, "", llm.ModelRateLimit},
+		{500, "", llm.ModelServer},
+		{529, "", llm.ModelServer},
 	}
 	for _, tt := range tests {
 		err := c.StatusError(tt.status, tt.said, nil)
-		var me *memdir.ModelError
+		var me *llm.ModelError
 		if !errors.As(err, &me) || me.Kind != tt.kind || me.StatusCode != tt.status {
 			t.Errorf("StatusError(%d, %q) = %#v, want kind %s", tt.status, tt.said, err, tt.kind)
 		}
@@ -60,17 +59,17 @@ func TestStatusKinds(t *testing.T) {
 
 func TestStructured(t *testing.T) {
 	c := &Caller{Provider: "p", Model: "m"}
-	use := memdir.Block{Type: memdir.BlockToolUse, ToolUseID: "t", ToolName: "f"}
-	resp := &memdir.Response{Content: []memdir.Block{memdir.TextBlock("Here: "), use, memdir.TextBlock(`{"a":1} bye`)}}
+	use := llm.Block{Type: llm.BlockToolUse, ToolUseID: "t", ToolName: "f"}
+	resp := &llm.Response{Content: []llm.Block{llm.TextBlock("Here: "), use, llm.TextBlock(`{"a":1} bye`)}}
 	if err := c.Structured(resp); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]memdir.Block{memdir.TextBlock(`{"a":1}`), use}, resp.Content); diff != "" {
+	if diff := cmp.Diff([]llm.Block{llm.TextBlock(`{"a":1}`), use}, resp.Content); diff != "" {
 		t.Errorf("content (-want +got):\n%s", diff)
 	}
-	err := c.Structured(&memdir.Response{Content: []memdir.Block{memdir.TextBlock(`{"a":`)}, StopReason: memdir.StopMaxTokens})
-	var me *memdir.ModelError
-	if !errors.As(err, &me) || me.Kind != memdir.ModelBadResponse || !strings.Contains(me.Message, "max tokens") {
+	err := c.Structured(&llm.Response{Content: []llm.Block{llm.TextBlock(`{"a":`)}, StopReason: llm.StopMaxTokens})
+	var me *llm.ModelError
+	if !errors.As(err, &me) || me.Kind != llm.ModelBadResponse || !strings.Contains(me.Message, "max tokens") {
 		t.Errorf("Structured(truncated) = %v, want a bad_response about max tokens", err)
 	}
 }
