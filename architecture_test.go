@@ -16,10 +16,11 @@ var layers = []struct {
 	name     string
 	packages []string // import paths relative to the module ("" is the root)
 }{
-	{"leaves", []string{"lexical", "secrets", "screen", "internal/atomicfile", "internal/claudedir", "internal/errs", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/evalset", "internal/mdtext", "internal/memfile", "team/internal/migrate"}},
+	{"leaves", []string{"lexical", "secrets", "screen", "internal/atomicfile", "internal/claudedir", "internal/errs", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/evalset", "internal/mdtext", "internal/memfile", "internal/sanitize", "internal/statedir", "internal/gitroot", "team/internal/migrate"}},
 	{"vocabulary", []string{"llm"}},
-	{"core", []string{""}},
-	{"services", []string{"memtool", "transcript", "team", "checkpoint", "promote", "config", "agentmem", "settings", "dailylog"}},
+	{"store", []string{""}},
+	{"location", []string{"locate"}},
+	{"services", []string{"prompt", "memtool", "transcript", "team", "checkpoint", "promote", "config", "agentmem", "dailylog"}},
 	{"agents", []string{"agent", "session"}},
 	{"driver support", []string{"internal/modelkit", "team/internal/sqlstore", "internal/cli"}},
 	{"drivers", []string{"anthropic", "openai", "config/provider", "mcpserver", "hooks", "ui", "team/sqlite", "team/postgres"}},
@@ -30,10 +31,11 @@ var layers = []struct {
 
 // sameLayer lists the imports allowed between two packages of one layer.
 var sameLayer = map[string][]string{
-	"internal/evalset": {"internal/atomicfile"},
-	"ui":               {"hooks"}, // the recall preview shows what the hook would inject
-	"session":          {"agent"}, // a notes update is a forked-agent run
-	"config/provider":  {"anthropic", "openai"},
+	"internal/evalset":  {"internal/atomicfile"},
+	"internal/statedir": {"internal/claudedir", "internal/errs", "internal/sanitize"},
+	"ui":                {"hooks"}, // the recall preview shows what the hook would inject
+	"session":           {"agent"}, // a notes update is a forked-agent run
+	"config/provider":   {"anthropic", "openai"},
 	// the checkpoint command, in both programs
 	"cmd/memdir":            {"internal/checkpointcmd"},
 	"cmd/memdir-checkpoint": {"internal/checkpointcmd"},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/anthropic"
+	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -25,7 +26,7 @@ func ExampleLocate() {
 		"CLAUDE_CONFIG_DIR":                  filepath.Join(tmp, ".claude"),
 		"CLAUDE_COWORK_MEMORY_PATH_OVERRIDE": override,
 	}
-	loc, err := memdir.Locate(&memdir.LocateOptions{
+	loc, err := locate.Locate(&locate.LocateOptions{
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 		Cwd:       tmp,
 	})

@@ -14,6 +14,10 @@ import (
 	"github.com/memdir/memdir/internal/memfile"
 )
 
+// EntrypointName is the index of a memory directory, which agents load into
+// every conversation.
+const EntrypointName = "MEMORY.md"
+
 // Limits of the loaded MEMORY.md, as Claude Code applies them.
 const (
 	// MaxIndexLines is how many lines of MEMORY.md are loaded.

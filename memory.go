@@ -403,3 +403,7 @@ func (m *Memory) Metadata() map[string]any {
 	}
 	return out
 }
+
+func isASCIIAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}

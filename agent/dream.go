@@ -21,6 +21,8 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/llm"
+	"github.com/memdir/memdir/locate"
+	"github.com/memdir/memdir/prompt"
 )
 
 // Consolidation defaults, as Claude Code's autoDream has them.
@@ -206,7 +208,7 @@ func Dream(ctx context.Context, opts *DreamOptions) (*DreamResult, error) {
 
 func runDream(ctx context.Context, o *DreamOptions, res *DreamResult, rec *memdir.Recorder) error {
 	d := o.Dir
-	memPrompt, err := memdir.BuildPrompt(&memdir.PromptOptions{Mode: memdir.PromptIndividual, Dir: d.Path()})
+	memPrompt, err := prompt.Build(&prompt.Options{Mode: prompt.Individual, Dir: d.Path()})
 	if err != nil {
 		return err
 	}
@@ -330,7 +332,7 @@ func RecordConsolidation(dir *memdir.Dir, now time.Time) error {
 // scanAllowed records a session scan and reports whether the last one was at
 // least interval ago.
 func scanAllowed(stateDir, memDir string, now time.Time, interval time.Duration) (bool, error) {
-	p := filepath.Join(stateDir, "dream", memdir.SanitizePath(memDir, memdir.HashBun)+".json")
+	p := filepath.Join(stateDir, "dream", locate.SanitizePath(memDir, locate.HashBun)+".json")
 	var st struct {
 		LastScan time.Time `json:"last_scan"`
 	}

@@ -19,7 +19,9 @@ import (
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
 	"github.com/memdir/memdir/llm"
+	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/memtool"
+	"github.com/memdir/memdir/prompt"
 	"github.com/memdir/memdir/transcript"
 )
 
@@ -32,7 +34,7 @@ type ExtractOptions struct {
 	Model llm.Model
 	// Dir is the auto-memory directory. Required.
 	Dir *memdir.Dir
-	// StateDir holds the per-session cursors (see memdir.StateDir). Required.
+	// StateDir holds the per-session cursors (see locate.StateDir). Required.
 	StateDir string
 	// SessionID names the conversation; its cursor is kept per session.
 	SessionID string
@@ -157,7 +159,7 @@ type cursorState struct {
 }
 
 func (e *Extractor) stateDir() string {
-	return filepath.Join(e.o.StateDir, "extract", memdir.SanitizePath(e.o.Dir.Path(), memdir.HashBun))
+	return filepath.Join(e.o.StateDir, "extract", locate.SanitizePath(e.o.Dir.Path(), locate.HashBun))
 }
 
 func (e *Extractor) statePath() string { return filepath.Join(e.stateDir(), e.o.SessionID+".json") }
@@ -391,11 +393,11 @@ func (e *Extractor) runAgent(ctx context.Context, msgs []transcript.Message, res
 		if err != nil {
 			return err
 		}
-		mode := memdir.PromptIndividual
+		mode := prompt.Individual
 		if e.o.Team {
-			mode = memdir.PromptTeam
+			mode = prompt.Team
 		}
-		memPrompt, err := memdir.BuildPrompt(&memdir.PromptOptions{Mode: mode, Dir: d.Path(), SkipIndex: e.o.SkipIndex})
+		memPrompt, err := prompt.Build(&prompt.Options{Mode: mode, Dir: d.Path(), SkipIndex: e.o.SkipIndex})
 		if err != nil {
 			return err
 		}

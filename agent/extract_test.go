@@ -16,6 +16,7 @@ import (
 	"github.com/memdir/memdir/agent"
 	"github.com/memdir/memdir/internal/flock"
 	"github.com/memdir/memdir/llm"
+	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/transcript"
 )
@@ -260,7 +261,7 @@ func TestExtractCoalescesAcrossProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another process holds the session's lock.
-	lockDir := filepath.Join(w.state, "extract", memdir.SanitizePath(w.dir.Path(), memdir.HashBun))
+	lockDir := filepath.Join(w.state, "extract", locate.SanitizePath(w.dir.Path(), locate.HashBun))
 	os.MkdirAll(lockDir, 0o700)
 	held, ok, err := flock.TryAcquire(filepath.Join(lockDir, "s1.lock"))
 	if err != nil || !ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/memfile"
+	"github.com/memdir/memdir/locate"
 )
 
 // Snapshot file names, as Claude Code uses them.
@@ -32,7 +33,7 @@ type Def struct {
 	Description string `json:"description"`
 	// Scope is the frontmatter's memory: field, "" when the agent keeps no
 	// memory (or the value is not user, project or local).
-	Scope memdir.AgentScope `json:"scope,omitempty"`
+	Scope locate.AgentScope `json:"scope,omitempty"`
 	// Source is "user" (<config>/agents) or "project" (<dir>/.claude/agents).
 	Source string `json:"source"`
 	Path   string `json:"path"`
@@ -50,7 +51,7 @@ const maxAgentFileBytes = 1 << 20
 // them) and is skipped silently; a file without a description, or with an
 // unknown memory scope, is reported in the warnings. Plugin and built-in
 // agents have no files here and are not listed. Agents are sorted by name.
-func LoadDefs(l *memdir.Location) (defs []Def, warnings []string, err error) {
+func LoadDefs(l *locate.Location) (defs []Def, warnings []string, err error) {
 	type dirSrc struct{ dir, source string }
 	dirs := []dirSrc{{filepath.Join(l.ConfigHome, "agents"), "user"}}
 	for _, p := range l.ProjectDirs() {
@@ -124,7 +125,7 @@ func readAgentDef(path, source string) (Def, string, bool) {
 	def := Def{Name: m.Name, Description: m.Description, Source: source, Path: path}
 	warn := ""
 	if raw := m.FrontmatterString("memory"); raw != "" {
-		if s, err := memdir.ParseAgentScope(raw); err == nil {
+		if s, err := locate.ParseAgentScope(raw); err == nil {
 			def.Scope = s
 		} else {
 			warn = fmt.Sprintf("%s: agent %q has memory: %q, not user, project or local; Claude Code gives it no memory", path, m.Name, raw)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -62,7 +63,7 @@ func TestLoadDefs(t *testing.T) {
 	memdirtest.WriteFiles(t, filepath.Join(sub, ".claude", "agents"), map[string]string{
 		"reviewer.md": agentFile("reviewer", "the api's reviewer", "local"),
 	})
-	l, err := memdir.Locate(&memdir.LocateOptions{LookupEnv: envMap(map[string]string{"HOME": home}), Cwd: sub})
+	l, err := locate.Locate(&locate.LocateOptions{LookupEnv: envMap(map[string]string{"HOME": home}), Cwd: sub})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,8 @@
 // project ships for its agents.
 //
 // [LoadDefs] lists the agent definitions Claude Code would load for a
-// [memdir.Location]; an agent whose [Def] has a Scope keeps its memory in
-// [memdir.Location.AgentDir].
+// [locate.Location]; an agent whose [Def] has a Scope keeps its memory in
+// [locate.Location.AgentDir].
 //
 // A project can ship seed memories for an agent under
 // <project>/.claude/agent-memory-snapshots/<agent>/ ([SnapshotDir]): the

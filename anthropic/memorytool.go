@@ -9,6 +9,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/memtool"
 )
 
@@ -71,7 +72,7 @@ func NewMemoryTool(dir string, opts *memtool.Options) (*MemoryTool, error) {
 	}
 	if o.Rewrite == nil {
 		if cwd, err := os.Getwd(); err == nil {
-			if root, ok := memdir.FindGitRoot(cwd); ok {
+			if root, ok := locate.FindGitRoot(cwd); ok {
 				o.Rewrite = func(_ string, data []byte) []byte {
 					return memdir.AnchorContent(context.Background(), root, data)
 				}

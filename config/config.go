@@ -187,7 +187,7 @@ type Options struct {
 //
 // The config file is $MEMDIR_CONFIG when set (an error wrapping
 // memdir.ErrNotFound when that file does not exist), else config.yaml in
-// memdir's config directory ([memdir.ConfigDir]), which may be missing. A
+// memdir's config directory ([locate.ConfigDir]), which may be missing. A
 // malformed file, an unknown key, an unknown override or a bad value is an
 // error wrapping memdir.ErrInvalid that names the key and where the value
 // came from. The values are checked once the environment is applied and

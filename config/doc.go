@@ -4,7 +4,7 @@
 // from.
 //
 // The sources, lowest to highest: defaults, the config file (YAML: $MEMDIR_CONFIG,
-// else config.yaml in [memdir.ConfigDir]), the environment (MEMDIR_MODEL,
+// else config.yaml in [locate.ConfigDir]), the environment (MEMDIR_MODEL,
 // ANTHROPIC_API_KEY, OPENAI_BASE_URL, MEMDIR_EMBED_MODEL, MEMDIR_TEAM_URL
 // and the others [Keys] lists), and overrides such as command-line flags.
 // [Load] reads the environment only through a function the caller passes

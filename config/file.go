@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/locate"
 )
 
 // FilePath returns the config file [Load] reads, and whether the user named
@@ -32,7 +33,7 @@ func FilePath(lookupEnv memdir.LookupEnvFunc, dir string) (path string, named bo
 		}
 		return p, true, nil
 	}
-	cdir, err := memdir.ConfigDir(lookupEnv)
+	cdir, err := locate.ConfigDir(lookupEnv)
 	if err != nil {
 		return "", false, err
 	}

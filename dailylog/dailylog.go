@@ -24,9 +24,15 @@ import (
 // rewriting it on every append would be slow.
 const MaxBytes = memdir.MaxMemoryFileBytes
 
+// Path returns the daily log of t's date in t's location:
+// dir/logs/YYYY/MM/YYYY-MM-DD.md.
+func Path(dir string, t time.Time) string {
+	return filepath.Join(dir, "logs", t.Format("2006"), t.Format("01"), t.Format("2006-01-02")+".md")
+}
+
 // Append appends one timestamped bullet, "- HH:MM text", to the
 // assistant-mode daily log of now's date in now's time zone,
-// dir/logs/YYYY/MM/YYYY-MM-DD.md (see [memdir.DailyLogPath]), and returns
+// dir/logs/YYYY/MM/YYYY-MM-DD.md (see [Path]), and returns
 // the file's path. The file and its folders are created when missing (0600
 // and 0700). Line breaks and runs of whitespace in text become single
 // spaces, so one call is always one line; text that is empty after that,
@@ -69,7 +75,7 @@ func appendLog(j *memdir.Journal, dir string, text string, now time.Time) (strin
 	if err != nil {
 		return "", nil, fmt.Errorf("daily log in %s: %w", dir, err)
 	}
-	file := memdir.DailyLogPath(abs, now)
+	file := Path(abs, now)
 	rel, err := filepath.Rel(abs, file)
 	if err != nil {
 		return "", nil, err

@@ -56,8 +56,8 @@ func TestAppendAroundMidnight(t *testing.T) {
 			if want := filepath.Join(dir, filepath.FromSlash(tc.wantRel)); got != want {
 				t.Errorf("path = %s, want %s", got, want)
 			}
-			if got != memdir.DailyLogPath(dir, tc.now) {
-				t.Errorf("Append wrote %s but DailyLogPath says %s", got, memdir.DailyLogPath(dir, tc.now))
+			if got != dailylog.Path(dir, tc.now) {
+				t.Errorf("Append wrote %s but DailyLogPath says %s", got, dailylog.Path(dir, tc.now))
 			}
 			data, err := os.ReadFile(got)
 			if err != nil {
@@ -132,7 +132,7 @@ func TestAppendRejects(t *testing.T) {
 	}
 
 	// A binary file in the log's place is not extended, nor replaced.
-	bin := memdir.DailyLogPath(dir, now)
+	bin := dailylog.Path(dir, now)
 	os.MkdirAll(filepath.Dir(bin), 0o700)
 	os.WriteFile(bin, []byte("\x00\x01"), 0o600)
 	if _, err := dailylog.Append(dir, "x", now); !errors.Is(err, memdir.ErrInvalid) || !strings.Contains(err.Error(), bin) {
@@ -176,7 +176,7 @@ func TestAppendConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	data, _ := os.ReadFile(memdir.DailyLogPath(dir, now))
+	data, _ := os.ReadFile(dailylog.Path(dir, now))
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	sort.Strings(lines)
 	var want []string
@@ -199,5 +199,14 @@ func BenchmarkAppend(b *testing.B) {
 			b.Fatal(err)
 		}
 		i++
+	}
+}
+
+func TestPathLocalDate(t *testing.T) {
+	// Local date, zero padded, even when UTC is already the next day.
+	tz := time.FixedZone("UTC-5", -5*3600)
+	at := time.Date(2026, 3, 5, 23, 30, 0, 0, tz)
+	if got, want := dailylog.Path("/m", at), filepath.Join("/m", "logs", "2026", "03", "2026-03-05.md"); got != want {
+		t.Errorf("Path = %q, want %q", got, want)
 	}
 }

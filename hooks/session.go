@@ -15,6 +15,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
+	"github.com/memdir/memdir/locate"
 )
 
 // Session is what the UserPromptSubmit hook remembers about one Claude Code
@@ -48,7 +49,7 @@ func NewSessionStore(dir string) *SessionStore { return &SessionStore{dir: dir} 
 
 // DefaultSessionDir is hooks/sessions under memdir's state directory.
 func DefaultSessionDir(lookup memdir.LookupEnvFunc) (string, error) {
-	state, err := memdir.StateDir(lookup)
+	state, err := locate.StateDir(lookup)
 	if err != nil {
 		return "", err
 	}
@@ -59,7 +60,7 @@ func DefaultSessionDir(lookup memdir.LookupEnvFunc) (string, error) {
 // of background extraction and consolidation started by the hooks, one
 // file per session.
 func DefaultLogDir(lookup memdir.LookupEnvFunc) (string, error) {
-	state, err := memdir.StateDir(lookup)
+	state, err := locate.StateDir(lookup)
 	if err != nil {
 		return "", err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/prompt"
 )
 
 // Resource URIs.
@@ -119,9 +120,9 @@ const (
 )
 
 func (s *server) addPrompts(srv *mcp.Server) {
-	def := memdir.PromptIndividual
+	def := prompt.Individual
 	if s.opts.Team {
-		def = memdir.PromptTeam
+		def = prompt.Team
 	}
 	srv.AddPrompt(&mcp.Prompt{
 		Name:        "memory",
@@ -135,13 +136,13 @@ func (s *server) addPrompts(srv *mcp.Server) {
 	}, s.getPrompt(def))
 }
 
-func (s *server) getPrompt(def memdir.PromptMode) mcp.PromptHandler {
+func (s *server) getPrompt(def prompt.Mode) mcp.PromptHandler {
 	return func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		args := req.Params.Arguments
 		mode := def
 		if v := strings.TrimSpace(args[argMode]); v != "" {
-			m, err := memdir.ParsePromptMode(v)
-			if err != nil || m == memdir.PromptAgent {
+			m, err := prompt.ParseMode(v)
+			if err != nil || m == prompt.Agent {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("prompt argument mode %q: want individual, team or daily-log", v)}
 			}
 			mode = m
@@ -154,7 +155,7 @@ func (s *server) getPrompt(def memdir.PromptMode) mcp.PromptHandler {
 		if err != nil {
 			return nil, err
 		}
-		opts := &memdir.PromptOptions{
+		opts := &prompt.Options{
 			Mode:            mode,
 			Dir:             s.dir.Path(),
 			ExtraGuidelines: []string{"Through the memdir MCP server the same directory is also reachable with tools: save writes a memory file and its MEMORY.md line in one step, recall finds the memories relevant to a request, forget removes one, and the memory tool edits the files directly under the path /memories."},
@@ -165,13 +166,13 @@ func (s *server) getPrompt(def memdir.PromptMode) mcp.PromptHandler {
 			}
 			opts.SearchDir = s.opts.Location.TranscriptDir()
 		}
-		text, err := memdir.BuildPrompt(opts)
+		text, err := prompt.Build(opts)
 		if err != nil {
 			return nil, err
 		}
 		if withIndex {
 			areas := []bool{false}
-			if mode == memdir.PromptTeam {
+			if mode == prompt.Team {
 				areas = append(areas, true)
 			}
 			for _, team := range areas {
@@ -184,7 +185,7 @@ func (s *server) getPrompt(def memdir.PromptMode) mcp.PromptHandler {
 					if team {
 						indexRel = memdir.TeamDirName + "/" + memdir.EntrypointName
 					}
-					text += "\n" + memdir.IndexContext(s.dir.Abs(indexRel), idx.Text, team) + "\n"
+					text += "\n" + prompt.IndexContext(s.dir.Abs(indexRel), idx.Text, team) + "\n"
 				}
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/mcpserver"
 	"github.com/memdir/memdir/memdirtest"
 )
@@ -149,7 +150,7 @@ func readText(tb testing.TB, cs *mcp.ClientSession, uri string) string {
 }
 
 func TestMemoryPrompt(t *testing.T) {
-	f := newFixture(t, &mcpserver.Options{Team: true, Location: &memdir.Location{ConfigHome: "/home/u/.claude", ProjectRoot: "/work/p"}})
+	f := newFixture(t, &mcpserver.Options{Team: true, Location: &locate.Location{ConfigHome: "/home/u/.claude", ProjectRoot: "/work/p"}})
 	plain := newFixture(t, nil)
 	memdirtest.WriteFiles(t, f.dir.Path(), map[string]string{"MEMORY.md": "- [db tests](feedback_db_tests.md) — real database\n", "team/MEMORY.md": "- [release](project_release.md) — Friday\n"})
 	cs, plainCS := f.connect(t), plain.connect(t)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/llm"
+	"github.com/memdir/memdir/locate"
 )
 
 // Name is the server's implementation name, as clients show it.
@@ -22,7 +23,7 @@ type Options struct {
 	// Location is where the directory was found. When set, the memory
 	// prompt can point at the project's session transcripts (its search
 	// argument); nil serves the directory on its own.
-	Location *memdir.Location
+	Location *locate.Location
 	// Model chooses among recall's manifest; nil means the ranking alone.
 	// A failing model falls back to the ranking, and recall's result says
 	// so.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/locate"
 )
 
 // isDailyLog reports whether rel is a daily log, which the review leaves
@@ -20,7 +21,7 @@ func overflowFor(indexRel string) string {
 // statePath names memdir's state for one memory directory, as the root
 // package does: <StateDir>/<kind>/<SanitizePath(absolute dir)><ext>.
 func statePath(lookup memdir.LookupEnvFunc, kind, memoryDir, ext string) (string, error) {
-	state, err := memdir.StateDir(lookup)
+	state, err := locate.StateDir(lookup)
 	if err != nil {
 		return "", err
 	}
@@ -28,7 +29,7 @@ func statePath(lookup memdir.LookupEnvFunc, kind, memoryDir, ext string) (string
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(state, kind, memdir.SanitizePath(filepath.Clean(abs), memdir.HashBun)+ext), nil
+	return filepath.Join(state, kind, locate.SanitizePath(filepath.Clean(abs), locate.HashBun)+ext), nil
 }
 
 func pluralWord(n int, one, many string) string {

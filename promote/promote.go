@@ -21,6 +21,7 @@ import (
 	"github.com/memdir/memdir/internal/mdtext"
 	"github.com/memdir/memdir/internal/memfile"
 	"github.com/memdir/memdir/lexical"
+	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/secrets"
 )
 
@@ -249,7 +250,7 @@ func gatherInstructions(src Sources, rep *Report) []*reviewEntry {
 		files = append(files, file{LayerUser, filepath.Join(src.ConfigHome, "CLAUDE.md"), src.ConfigHome})
 		addRules(LayerUser, filepath.Join(src.ConfigHome, "rules"), src.ConfigHome)
 	}
-	for _, dir := range (&memdir.Location{ProjectRoot: src.ProjectRoot, GitRoot: src.GitRoot}).ProjectDirs() {
+	for _, dir := range (&locate.Location{ProjectRoot: src.ProjectRoot, GitRoot: src.GitRoot}).ProjectDirs() {
 		files = append(files, file{LayerProject, filepath.Join(dir, "CLAUDE.md"), src.ProjectRoot}, file{LayerProject, filepath.Join(dir, ".claude", "CLAUDE.md"), src.ProjectRoot})
 		addRules(LayerProject, filepath.Join(dir, ".claude", "rules"), src.ProjectRoot)
 		files = append(files, file{LayerLocal, filepath.Join(dir, "CLAUDE.local.md"), src.ProjectRoot})

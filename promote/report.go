@@ -17,6 +17,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/llm"
+	"github.com/memdir/memdir/locate"
 )
 
 // Sources names what a review reads.
@@ -34,7 +35,7 @@ type Sources struct {
 }
 
 // SourcesFor returns the sources of a located project.
-func SourcesFor(l *memdir.Location) Sources {
+func SourcesFor(l *locate.Location) Sources {
 	return Sources{MemoryDir: filepath.Clean(l.Dir), ProjectRoot: l.ProjectRoot, GitRoot: l.GitRoot, ConfigHome: l.ConfigHome}
 }
 

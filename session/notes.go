@@ -31,6 +31,7 @@ import (
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
 	"github.com/memdir/memdir/llm"
+	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/memtool"
 )
 
@@ -402,8 +403,8 @@ func lastTurnCallsTools(messages []Message) bool {
 // Options configure [Open]. The zero value works.
 type Options struct {
 	// Runtime selects the hash of project paths longer than 200
-	// characters, as for [memdir.SanitizePath].
-	Runtime memdir.HashRuntime
+	// characters, as for [locate.SanitizePath].
+	Runtime locate.HashRuntime
 	// Journal records the notes before every change, so that an update
 	// can be undone (memdir undo --dir <Dir()>). Nil means the default
 	// journal of the session-memory directory.
@@ -440,7 +441,7 @@ type Notes struct {
 }
 
 // Open returns the notes of session sessionID of the project
-// Claude Code was started in at cwd, under configHome ([memdir.ConfigHome]).
+// Claude Code was started in at cwd, under configHome ([locate.ConfigHome]).
 // Nothing is created until the notes are first written. The session id
 // must be usable as one directory name: not empty, no slash, backslash,
 // NUL or control character, not "." or "..".
@@ -464,7 +465,7 @@ func Open(configHome, cwd, sessionID string, opts *Options) (*Notes, error) {
 		log:        opts.Logger,
 		journal:    opts.Journal,
 	}
-	s.dir = filepath.Join(s.configHome, "projects", memdir.SanitizePath(filepath.Clean(cwd), opts.Runtime), sessionID, "session-memory")
+	s.dir = filepath.Join(s.configHome, "projects", locate.SanitizePath(filepath.Clean(cwd), opts.Runtime), sessionID, "session-memory")
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -54,7 +54,7 @@ type ClientOptions struct {
 	Wrap func(ctx context.Context, op string, fn func() (summary string, err error)) error
 	// StateDir holds the sync state of the team directory: the content
 	// each key had at the last pull or push, and the local versions of
-	// conflicting keys. Empty means memdir.TeamSyncStateDir(teamDir,
+	// conflicting keys. Empty means SyncStateDir(teamDir,
 	// LookupEnv).
 	StateDir string
 	// LookupEnv finds MEMDIR_STATE_DIR, XDG_STATE_HOME and HOME for the
@@ -136,7 +136,7 @@ func NewClient(repos Repos, repo, teamDir string, opts *ClientOptions) (*Client,
 	}
 	c.stateDir = c.opts.StateDir
 	if c.stateDir == "" {
-		if c.stateDir, err = memdir.TeamSyncStateDir(dir, c.opts.LookupEnv); err != nil {
+		if c.stateDir, err = SyncStateDir(dir, c.opts.LookupEnv); err != nil {
 			return nil, fmt.Errorf("team sync state of %s: %w", dir, err)
 		}
 	}

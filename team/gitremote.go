@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/gitroot"
 )
 
 // RepoFromGit returns owner/name from the github.com remote "origin" of
@@ -19,11 +19,11 @@ import (
 // gitdir a .git file points to for submodules, or the repository itself
 // when it is bare. Errors wrap ErrNoRepo.
 func RepoFromGit(dir string) (string, error) {
-	root, ok := memdir.FindGitRoot(dir)
+	root, ok := gitroot.Find(dir)
 	if !ok {
 		return "", fmt.Errorf("%s is not in a git repository: %w", dir, ErrNoRepo)
 	}
-	canonical := memdir.CanonicalGitRoot(root)
+	canonical := gitroot.Canonical(root)
 	config, err := gitConfigPath(canonical)
 	if err != nil {
 		return "", fmt.Errorf("git repository %s: %v: %w", canonical, err, ErrNoRepo)

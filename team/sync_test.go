@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/team"
 	"github.com/memdir/memdir/team/postgres"
@@ -411,7 +410,7 @@ func TestSyncStateIsOutsideTeamDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := memdir.TeamSyncStateDir(dir, func(k string) (string, bool) { return state, k == "MEMDIR_STATE_DIR" })
+	want, _ := team.SyncStateDir(dir, func(k string) (string, bool) { return state, k == "MEMDIR_STATE_DIR" })
 	if c.StateDir() != want || !strings.HasPrefix(c.StateDir(), state) {
 		t.Errorf("StateDir = %s, want %s", c.StateDir(), want)
 	}

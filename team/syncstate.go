@@ -11,8 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
+	"github.com/memdir/memdir/internal/statedir"
 )
 
 // The sync state of one team directory and repository, kept outside the
@@ -180,4 +182,13 @@ func (st *syncState) save() error {
 		return nil
 	})
 	return nil
+}
+
+// SyncStateDir returns where team sync keeps its state for one team
+// directory (the content each key had at the last pull or push, and the
+// local versions of conflicting keys): <state dir>/team-sync/<sanitised
+// dir>, outside the memory directory so that neither Claude Code nor a push
+// ever reads it.
+func SyncStateDir(teamDir string, lookup memdir.LookupEnvFunc) (string, error) {
+	return statedir.For(lookup, "team-sync", teamDir, "")
 }

@@ -53,6 +53,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/llm"
+	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/team"
 )
 
@@ -94,7 +95,7 @@ type Checkpoints struct {
 // Options configure a Server.
 type Options struct {
 	// Location is where the directory was found (nil with --dir).
-	Location *memdir.Location
+	Location *locate.Location
 	// Model drives recall; nil ranks lexically.
 	Model llm.Model
 	// RecallIndex caches the lexical index; nil builds one per recall.

@@ -14,6 +14,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/agentmem"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/locate"
 )
 
 var agentCmd = &cli.Command{
@@ -102,7 +103,7 @@ func runAgent(ctx context.Context, env *cli.Env, o *agentOptions, args []string)
 type agentRow struct {
 	Name        string            `json:"name"`
 	Description string            `json:"description"`
-	Scope       memdir.AgentScope `json:"scope,omitempty"`
+	Scope       locate.AgentScope `json:"scope,omitempty"`
 	Source      string            `json:"source"`
 	Definition  string            `json:"definition"`
 	Dir         string            `json:"dir,omitempty"`
@@ -110,7 +111,7 @@ type agentRow struct {
 	Snapshot    *agentmem.Status  `json:"snapshot,omitempty"`
 }
 
-func agentList(ctx context.Context, env *cli.Env, loc *memdir.Location, asJSON bool) error {
+func agentList(ctx context.Context, env *cli.Env, loc *locate.Location, asJSON bool) error {
 	defs, warnings, err := agentmem.LoadDefs(loc)
 	if err != nil {
 		return err
@@ -172,7 +173,7 @@ func agentList(ctx context.Context, env *cli.Env, loc *memdir.Location, asJSON b
 	})
 }
 
-func agentSnapshot(loc *memdir.Location, agent, dir string) (*agentmem.Status, error) {
+func agentSnapshot(loc *locate.Location, agent, dir string) (*agentmem.Status, error) {
 	snapDir, err := agentmem.SnapshotDir(loc.ProjectRoot, agent)
 	if err != nil {
 		return nil, err
@@ -180,12 +181,12 @@ func agentSnapshot(loc *memdir.Location, agent, dir string) (*agentmem.Status, e
 	return agentmem.Check(snapDir, dir)
 }
 
-func agentSync(ctx context.Context, env *cli.Env, loc *memdir.Location, agent, scopeFlag string, opts *agentmem.SyncOptions, asJSON bool) error {
+func agentSync(ctx context.Context, env *cli.Env, loc *locate.Location, agent, scopeFlag string, opts *agentmem.SyncOptions, asJSON bool) error {
 	defs, _, err := agentmem.LoadDefs(loc)
 	if err != nil {
 		return err
 	}
-	var scope memdir.AgentScope
+	var scope locate.AgentScope
 	found := false
 	for _, d := range defs {
 		if d.Name == agent {
@@ -193,7 +194,7 @@ func agentSync(ctx context.Context, env *cli.Env, loc *memdir.Location, agent, s
 		}
 	}
 	if scopeFlag != "" {
-		if scope, err = memdir.ParseAgentScope(scopeFlag); err != nil {
+		if scope, err = locate.ParseAgentScope(scopeFlag); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/agent"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/locate"
 )
 
 var dreamCmd = &cli.Command{
@@ -78,7 +79,7 @@ func runDream(ctx context.Context, env *cli.Env, o *dreamOptions, args []string)
 	if err != nil {
 		return err
 	}
-	state, err := memdir.StateDir(env.LookupEnv)
+	state, err := locate.StateDir(env.LookupEnv)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/memdirtest"
 )
 
@@ -46,7 +47,7 @@ func embedJSON(t *testing.T, w *memWorld, args ...string) embedReport {
 func TestEmbedCommand(t *testing.T) {
 	w, srv := embedWorld(t)
 	rep := embedJSON(t, w)
-	cache := filepath.Join(w.state, "embed", memdir.SanitizePath(w.memDir(t), memdir.HashBun)+".vec")
+	cache := filepath.Join(w.state, "embed", locate.SanitizePath(w.memDir(t), locate.HashBun)+".vec")
 	want := embedReport{Dir: w.memDir(t), Cache: cache, Embedder: "openai:nomic-embed-text", Source: "MEMDIR_EMBED_MODEL",
 		Memories: 3, Embedded: 3, Requests: 1, InputTokens: rep.InputTokens}
 	if diff := cmp.Diff(want, rep); diff != "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/agent"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/transcript"
 )
 
@@ -99,7 +100,7 @@ func runExtract(ctx context.Context, env *cli.Env, o *extractOptions, args []str
 	if id == "" {
 		id = strings.TrimSuffix(filepath.Base(p), filepath.Ext(p))
 	}
-	state, err := memdir.StateDir(env.LookupEnv)
+	state, err := locate.StateDir(env.LookupEnv)
 	if err != nil {
 		return err
 	}

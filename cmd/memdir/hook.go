@@ -16,6 +16,8 @@ import (
 	"github.com/memdir/memdir/hooks"
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/llm"
+	"github.com/memdir/memdir/locate"
+	"github.com/memdir/memdir/prompt"
 	"github.com/memdir/memdir/team"
 )
 
@@ -189,7 +191,7 @@ func (h *hookRun) run(ctx context.Context, args []string) (*hooks.Output, error)
 
 // locate opens the memory directory of the input's cwd. It returns nil
 // (and says so) when auto memory is disabled there.
-func (h *hookRun) locate() (*memdir.Dir, *memdir.Location, error) {
+func (h *hookRun) locate() (*memdir.Dir, *locate.Location, error) {
 	lf := locationFlags{project: h.in.Cwd}
 	d, loc, err := lf.open(h.env)
 	if err != nil {
@@ -301,7 +303,7 @@ func indexContext(d *memdir.Dir) (string, error) {
 		if b.Len() > 0 {
 			sep = "\n\n"
 		}
-		part, _ := hooks.Truncate(memdir.IndexContext(p, text, team), room-hooks.Len(sep),
+		part, _ := hooks.Truncate(prompt.IndexContext(p, text, team), room-hooks.Len(sep),
 			fmt.Sprintf("[The index continues in %s: hook context is limited to %d characters.]", p, hooks.MaxContextChars))
 		if part == "" {
 			break
@@ -427,7 +429,7 @@ func (b boundedModel) Generate(ctx context.Context, req *llm.Request) (*llm.Resp
 // history returns the session's checkpoints; relative paths are taken
 // from the input's cwd.
 func (h *hookRun) history() (*checkpoint.History, error) {
-	home, err := memdir.ConfigHome(h.env.LookupEnv)
+	home, err := locate.ConfigHome(h.env.LookupEnv)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,9 @@ import (
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/internal/evalset"
 	"github.com/memdir/memdir/llm"
+	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/memdirtest"
+	"github.com/memdir/memdir/prompt"
 )
 
 // hookSession is the session id of the recorded inputs in testdata/hooks.
@@ -70,7 +72,7 @@ func newHookWorld(tb testing.TB) *hookWorld {
 	// Memories are saved with the real clock's modification times; recall
 	// measures their age with this one.
 	w.now = time.Now()
-	w.transcript = filepath.Join(w.home, ".claude", "projects", memdir.SanitizePath(w.project, memdir.HashBun), hookSession+".jsonl")
+	w.transcript = filepath.Join(w.home, ".claude", "projects", locate.SanitizePath(w.project, locate.HashBun), hookSession+".jsonl")
 	w.file = filepath.Join(w.project, "src", "retry.go")
 	writeFile(tb, w.transcript, jsonlUser+"\n"+jsonlBot+"\n")
 	writeFile(tb, w.file, "retries = 3\n")
@@ -230,7 +232,7 @@ func TestHookSessionStartCreatesDirectory(t *testing.T) {
 	// --inject-index: MEMORY.md as Claude Code shows it.
 	w.ok(t, "save", "--name", "deploy-policy", "--type", "feedback", "--description", "deploys go through the blue/green script", "--body", "Never by hand.")
 	ctx := hookContext(w.hookOK(t, w.input(t, "session_start", nil), "--inject-index"))
-	want := memdir.IndexContext(filepath.Join(w.memDir(t), "MEMORY.md"), "- [deploy-policy](feedback_deploy_policy.md) — deploys go through the blue/green script", false)
+	want := prompt.IndexContext(filepath.Join(w.memDir(t), "MEMORY.md"), "- [deploy-policy](feedback_deploy_policy.md) — deploys go through the blue/green script", false)
 	if diff := cmp.Diff(want, ctx); diff != "" {
 		t.Errorf("index context (-want +got):\n%s", diff)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/memdir/memdir/hooks"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/locate"
 )
 
 // The timeouts, in seconds, memdir's hooks are installed with.
@@ -137,7 +138,7 @@ func runHooks(ctx context.Context, env *cli.Env, o *hooksOptions, args []string)
 	case o.local:
 		path = filepath.Join(loc.ProjectRoot, ".claude", "settings.local.json")
 	case !o.project:
-		path = memdir.UserSettingsPath(loc.ConfigHome)
+		path = locate.UserSettingsPath(loc.ConfigHome)
 	}
 	var entries []hooks.Entry
 	if install {

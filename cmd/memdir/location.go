@@ -12,6 +12,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/agentmem"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/locate"
 )
 
 // locationFlags are the flags that say which memory directory a command works
@@ -45,8 +46,8 @@ func (lf *locationFlags) register(fs *flag.FlagSet, team bool) {
 }
 
 // locate applies Claude Code's rules from the working directory or --project.
-func (lf *locationFlags) locate(env *cli.Env) (*memdir.Location, error) {
-	opts := &memdir.LocateOptions{LookupEnv: env.LookupEnv, Cwd: env.Cwd}
+func (lf *locationFlags) locate(env *cli.Env) (*locate.Location, error) {
+	opts := &locate.LocateOptions{LookupEnv: env.LookupEnv, Cwd: env.Cwd}
 	if lf.project != "" {
 		p := lf.project
 		if !filepath.IsAbs(p) {
@@ -59,18 +60,18 @@ func (lf *locationFlags) locate(env *cli.Env) (*memdir.Location, error) {
 		opts.DetectRuntime = true
 	case "bun":
 	case "node":
-		opts.Runtime = memdir.HashNode
+		opts.Runtime = locate.HashNode
 	default:
 		return nil, fmt.Errorf("MEMDIR_HASH_RUNTIME=%q: want bun or node: %w", rt, memdir.ErrInvalid)
 	}
-	return memdir.Locate(opts)
+	return locate.Locate(opts)
 }
 
 // path returns the directory the command works on: --dir, an agent's
 // directory, or the located auto-memory directory. The Location is nil with
 // --dir. team is not applied here: team memories live inside the same
 // directory under team/.
-func (lf *locationFlags) path(env *cli.Env) (string, *memdir.Location, error) {
+func (lf *locationFlags) path(env *cli.Env) (string, *locate.Location, error) {
 	if (lf.agent == "") != (lf.scope == "") {
 		return "", nil, cli.Usagef("--agent and --scope go together")
 	}
@@ -95,7 +96,7 @@ func (lf *locationFlags) path(env *cli.Env) (string, *memdir.Location, error) {
 		if lf.team {
 			return "", nil, cli.Usagef("--team cannot be combined with --agent")
 		}
-		scope, err := memdir.ParseAgentScope(lf.scope)
+		scope, err := locate.ParseAgentScope(lf.scope)
 		if err != nil {
 			return "", nil, err
 		}
@@ -110,7 +111,7 @@ func (lf *locationFlags) path(env *cli.Env) (string, *memdir.Location, error) {
 }
 
 // open returns the store for the selected directory.
-func (lf *locationFlags) open(env *cli.Env) (*memdir.Dir, *memdir.Location, error) {
+func (lf *locationFlags) open(env *cli.Env) (*memdir.Dir, *locate.Location, error) {
 	p, loc, err := lf.path(env)
 	if err != nil {
 		return nil, nil, err
@@ -126,12 +127,12 @@ func (lf *locationFlags) open(env *cli.Env) (*memdir.Dir, *memdir.Location, erro
 // located project's git root (or the project directory outside git), or,
 // with --dir, the git repository holding the working directory; "" (anchors
 // off) with --dir outside a repository, or when MEMDIR_ANCHORS=0.
-func anchorRoot(env *cli.Env, loc *memdir.Location) string {
+func anchorRoot(env *cli.Env, loc *locate.Location) string {
 	if v := env.Getenv("MEMDIR_ANCHORS"); v == "0" || strings.EqualFold(v, "off") {
 		return ""
 	}
 	if loc == nil {
-		root, _ := memdir.FindGitRoot(env.Cwd)
+		root, _ := locate.FindGitRoot(env.Cwd)
 		return root
 	}
 	if loc.GitRoot != "" {
@@ -146,7 +147,7 @@ func anchorRoot(env *cli.Env, loc *memdir.Location) string {
 // naming the setting. An explicit --dir is the user's own directory and is
 // always served; so is an agent's memory (--agent), which the auto-memory
 // setting does not govern.
-func (lf *locationFlags) openEnabled(env *cli.Env) (*memdir.Dir, *memdir.Location, error) {
+func (lf *locationFlags) openEnabled(env *cli.Env) (*memdir.Dir, *locate.Location, error) {
 	d, loc, err := lf.open(env)
 	if err != nil {
 		return nil, nil, err
@@ -159,7 +160,7 @@ func (lf *locationFlags) openEnabled(env *cli.Env) (*memdir.Dir, *memdir.Locatio
 
 // disabledError says that auto memory is off, by which setting, and how to
 // work on a directory anyway.
-func disabledError(loc *memdir.Location) error {
+func disabledError(loc *locate.Location) error {
 	return fmt.Errorf("%w (%s), so Claude Code neither loads nor saves this project's memory and memdir does not either; turn it back on, or pass --dir %s to use the directory anyway", memdir.ErrDisabled, loc.EnabledReason, loc.Dir)
 }
 
@@ -169,7 +170,7 @@ const teamPrefix = memdir.TeamDirName + "/"
 // warnUnknownAgent warns when no agent definition names agent: most likely a
 // typo, though plugin and built-in agents have no definition file either, so
 // the command goes on.
-func warnUnknownAgent(env *cli.Env, loc *memdir.Location, agent string) {
+func warnUnknownAgent(env *cli.Env, loc *locate.Location, agent string) {
 	defs, _, err := agentmem.LoadDefs(loc)
 	if err != nil {
 		return

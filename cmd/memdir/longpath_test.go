@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/locate"
 )
 
 // TestPathPicksTheExistingHashVariant runs 'memdir path' in a project whose
@@ -19,7 +19,7 @@ func TestPathPicksTheExistingHashVariant(t *testing.T) {
 	if err := os.MkdirAll(w.project, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	nodeDir := filepath.Join(w.home, ".claude", "projects", memdir.SanitizePath(w.project, memdir.HashNode))
+	nodeDir := filepath.Join(w.home, ".claude", "projects", locate.SanitizePath(w.project, locate.HashNode))
 	if err := os.MkdirAll(nodeDir, 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/locate"
 )
 
 // memWorld is a sandbox for the memory commands: a home directory, a project
@@ -77,7 +78,7 @@ func (w *memWorld) ok(tb testing.TB, args ...string) string {
 // memDir is the project's located memory directory.
 func (w *memWorld) memDir(tb testing.TB) string {
 	tb.Helper()
-	return filepath.Join(w.home, ".claude", "projects", memdir.SanitizePath(w.project, memdir.HashBun), "memory")
+	return filepath.Join(w.home, ".claude", "projects", locate.SanitizePath(w.project, locate.HashBun), "memory")
 }
 
 func TestPathCommand(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/locate"
+	"github.com/memdir/memdir/prompt"
 )
 
 // multiFlag collects a repeatable string flag.
@@ -74,11 +76,11 @@ func runPrompt(ctx context.Context, env *cli.Env, o *promptOptions, args []strin
 	if len(args) > 0 {
 		return cli.Usagef("prompt takes no arguments")
 	}
-	m, err := memdir.ParsePromptMode(o.mode)
+	m, err := prompt.ParseMode(o.mode)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
-	if (m == memdir.PromptAgent) != (o.lf.agent != "") {
+	if (m == prompt.Agent) != (o.lf.agent != "") {
 		return cli.Usagef("--mode agent goes with --agent TYPE --scope S")
 	}
 	d, loc, err := o.lf.open(env)
@@ -88,29 +90,29 @@ func runPrompt(ctx context.Context, env *cli.Env, o *promptOptions, args []strin
 	if g := strings.TrimSpace(env.Getenv("CLAUDE_COWORK_MEMORY_EXTRA_GUIDELINES")); g != "" {
 		o.extra = append(o.extra, g)
 	}
-	opts := &memdir.PromptOptions{Mode: m, Dir: d.Path(), SkipIndex: o.skipIndex, ExtraGuidelines: o.extra}
+	opts := &prompt.Options{Mode: m, Dir: d.Path(), SkipIndex: o.skipIndex, ExtraGuidelines: o.extra}
 	if o.search {
 		if loc == nil {
 			return cli.Usagef("--search needs the located directory (not --dir): it names the session transcripts")
 		}
 		opts.SearchDir = loc.TranscriptDir()
 	}
-	if m == memdir.PromptAgent {
-		opts.AgentScope = memdir.AgentScope(o.lf.scope)
+	if m == prompt.Agent {
+		opts.AgentScope = locate.AgentScope(o.lf.scope)
 		index, err := d.LoadIndex(false)
 		if err != nil {
 			return err
 		}
 		opts.Index, opts.IndexExists = index.Text, index.Exists
 	}
-	text, err := memdir.BuildPrompt(opts)
+	text, err := prompt.Build(opts)
 	if err != nil {
 		return err
 	}
 	fmt.Fprint(env.Stdout, text)
-	if o.withIndex && m != memdir.PromptAgent {
+	if o.withIndex && m != prompt.Agent {
 		areas := []bool{false}
-		if m == memdir.PromptTeam {
+		if m == prompt.Team {
 			areas = append(areas, true)
 		}
 		for _, team := range areas {
@@ -125,7 +127,7 @@ func runPrompt(ctx context.Context, env *cli.Env, o *promptOptions, args []strin
 			if team {
 				p = d.Abs(filepath.Join(memdir.TeamDirName, memdir.EntrypointName))
 			}
-			fmt.Fprintf(env.Stdout, "\n%s\n", memdir.IndexContext(p, idx.Text, team))
+			fmt.Fprintf(env.Stdout, "\n%s\n", prompt.IndexContext(p, idx.Text, team))
 		}
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/llm"
+	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/session"
 	"github.com/memdir/memdir/transcript"
 )
@@ -185,7 +186,7 @@ func runSession(ctx context.Context, env *cli.Env, f *sessionOptions, args []str
 // sessionSource resolves the session id and, when wanted, the transcript
 // path: --session, else the transcript's file name, else the environment;
 // --transcript, else <session>.jsonl in the project's transcript directory.
-func sessionSource(env *cli.Env, loc *memdir.Location, f *sessionOptions, wantTranscript bool) (id, path string, err error) {
+func sessionSource(env *cli.Env, loc *locate.Location, f *sessionOptions, wantTranscript bool) (id, path string, err error) {
 	id, path = f.session, f.transcript
 	if path != "" && !filepath.IsAbs(path) {
 		path = filepath.Join(env.Cwd, path)

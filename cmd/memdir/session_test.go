@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/llm"
+	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/session"
 )
@@ -25,7 +25,7 @@ func sessionFixture(tb testing.TB, w *memWorld) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	dir := filepath.Join(w.home, ".claude", "projects", memdir.SanitizePath(w.project, memdir.HashBun))
+	dir := filepath.Join(w.home, ".claude", "projects", locate.SanitizePath(w.project, locate.HashBun))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		tb.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func sessionFixture(tb testing.TB, w *memWorld) string {
 }
 
 func sessionNotesPath(w *memWorld) string {
-	return filepath.Join(w.home, ".claude", "projects", memdir.SanitizePath(w.project, memdir.HashBun), sessionTestID, "session-memory", "summary.md")
+	return filepath.Join(w.home, ".claude", "projects", locate.SanitizePath(w.project, locate.HashBun), sessionTestID, "session-memory", "summary.md")
 }
 
 // sessionModel points memdir at a fake Anthropic server.

@@ -10,9 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
-	"github.com/memdir/memdir/settings"
+	"github.com/memdir/memdir/locate"
 )
 
 var settingsCmd = &cli.Command{
@@ -83,17 +82,17 @@ func runSettings(ctx context.Context, env *cli.Env, o *settingsOptions, args []s
 	}
 }
 
-func resolveSettings(env *cli.Env, lf *locationFlags) (*settings.Memory, error) {
+func resolveSettings(env *cli.Env, lf *locationFlags) (*locate.MemorySettings, error) {
 	loc, err := lf.locate(env)
 	if err != nil {
 		return nil, err
 	}
-	return settings.Resolve(&memdir.LocateOptions{LookupEnv: env.LookupEnv, Cwd: env.Cwd, Project: loc.ProjectRoot, Runtime: loc.Runtime})
+	return locate.ResolveSettings(&locate.LocateOptions{LookupEnv: env.LookupEnv, Cwd: env.Cwd, Project: loc.ProjectRoot, Runtime: loc.Runtime})
 }
 
-func printSettings(env *cli.Env, ms *settings.Memory) {
+func printSettings(env *cli.Env, ms *locate.MemorySettings) {
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	for _, v := range []settings.Value{ms.AutoMemoryEnabled, ms.AutoDreamEnabled} {
+	for _, v := range []locate.Setting{ms.AutoMemoryEnabled, ms.AutoDreamEnabled} {
 		fmt.Fprintf(tw, "%s\t%t\t%s\n", v.Key, v.Value, settingOrigin(v))
 	}
 	tw.Flush()
@@ -105,7 +104,7 @@ func printSettings(env *cli.Env, ms *settings.Memory) {
 	fmt.Fprintf(env.Stdout, "'memdir settings set' writes to %s\n", ms.UserSettings)
 }
 
-func settingOrigin(v settings.Value) string {
+func settingOrigin(v locate.Setting) string {
 	switch v.Source {
 	case "default":
 		return "default: " + v.Reason
@@ -116,15 +115,15 @@ func settingOrigin(v settings.Value) string {
 }
 
 // settingsKeys are the keys 'memdir settings set' writes.
-var settingsKeys = []string{settings.KeyAutoMemoryEnabled, settings.KeyAutoDreamEnabled}
+var settingsKeys = []string{locate.KeyAutoMemoryEnabled, locate.KeyAutoDreamEnabled}
 
 // parseSettingsArgs reads KEY=VALUE arguments into updates, in order, one
 // per key.
-func parseSettingsArgs(args []string) ([]settings.Update, map[string]*bool, error) {
+func parseSettingsArgs(args []string) ([]locate.SettingsUpdate, map[string]*bool, error) {
 	if len(args) == 0 {
 		return nil, nil, cli.Usagef("settings set needs KEY=VALUE, such as autoMemoryEnabled=false")
 	}
-	var ups []settings.Update
+	var ups []locate.SettingsUpdate
 	want := map[string]*bool{}
 	for _, a := range args {
 		k, v, ok := strings.Cut(a, "=")
@@ -156,7 +155,7 @@ func parseSettingsArgs(args []string) ([]settings.Update, map[string]*bool, erro
 		default:
 			return nil, nil, cli.Usagef("%s=%q: want true, false or unset", key, v)
 		}
-		ups = append(ups, settings.Update{Key: key, Value: raw})
+		ups = append(ups, locate.SettingsUpdate{Key: key, Value: raw})
 	}
 	return ups, want, nil
 }
@@ -166,7 +165,7 @@ func settingsSet(ctx context.Context, env *cli.Env, lf *locationFlags, args []st
 	if err != nil {
 		return err
 	}
-	home, err := memdir.ConfigHome(env.LookupEnv)
+	home, err := locate.ConfigHome(env.LookupEnv)
 	if err != nil {
 		return err
 	}
@@ -174,7 +173,7 @@ func settingsSet(ctx context.Context, env *cli.Env, lf *locationFlags, args []st
 	if err != nil {
 		return err
 	}
-	run, err := settings.SetUser(ctx, home, ups, d.Journal())
+	run, err := locate.SetUserSettings(ctx, home, ups, d.Journal())
 	if err != nil {
 		return err
 	}
@@ -184,7 +183,7 @@ func settingsSet(ctx context.Context, env *cli.Env, lf *locationFlags, args []st
 	}
 	// Say when the value written is not the value in force.
 	var notes []string
-	for _, v := range []settings.Value{ms.AutoMemoryEnabled, ms.AutoDreamEnabled} {
+	for _, v := range []locate.Setting{ms.AutoMemoryEnabled, ms.AutoDreamEnabled} {
 		w, set := want[v.Key]
 		if !set || w == nil || *w == v.Value {
 			continue

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/memdirtest"
-	"github.com/memdir/memdir/settings"
 )
 
 func TestSettingsCommand(t *testing.T) {
@@ -42,7 +42,7 @@ func TestSettingsCommand(t *testing.T) {
 	if _, err := os.Stat(projectFile); !os.IsNotExist(err) {
 		t.Errorf("set touched the project's settings: %v", err)
 	}
-	var ms settings.Memory
+	var ms locate.MemorySettings
 	if err := json.Unmarshal([]byte(w.ok(t, "settings", "--json")), &ms); err != nil {
 		t.Fatal(err)
 	}

@@ -340,7 +340,7 @@ func newSyncer(env *cli.Env, lf *locationFlags, cfg syncConfig, log *slog.Logger
 // synced with. It reads the sync state only; no server is asked.
 func syncConflictFindings(ctx context.Context, env *cli.Env, memDir string) ([]memdir.Finding, error) {
 	teamDir := filepath.Join(memDir, memdir.TeamDirName)
-	root, err := memdir.TeamSyncStateDir(teamDir, env.LookupEnv)
+	root, err := team.SyncStateDir(teamDir, env.LookupEnv)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/team"
 	"github.com/memdir/memdir/team/sqlite"
@@ -104,7 +105,7 @@ func (w *teamWorld) ok(tb testing.TB, args ...string) string {
 
 // teamDir is the located team directory of the project.
 func (w *teamWorld) teamDir() string {
-	return filepath.Join(w.home, ".claude", "projects", memdir.SanitizePath(w.project, memdir.HashBun), "memory", "team")
+	return filepath.Join(w.home, ".claude", "projects", locate.SanitizePath(w.project, locate.HashBun), "memory", "team")
 }
 
 // server starts a team server on loopback and points the world at it with

@@ -15,6 +15,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/team"
 	"github.com/memdir/memdir/ui"
 )
@@ -115,7 +116,7 @@ func runUi(ctx context.Context, env *cli.Env, o *uiOptions, args []string) error
 	cp := &ui.Checkpoints{Project: env.Cwd}
 	if loc != nil {
 		cp.ConfigHome, cp.Project = loc.ConfigHome, loc.ProjectRoot
-	} else if cp.ConfigHome, err = memdir.ConfigHome(env.LookupEnv); err != nil {
+	} else if cp.ConfigHome, err = locate.ConfigHome(env.LookupEnv); err != nil {
 		return err
 	}
 	opts.Checkpoints = cp

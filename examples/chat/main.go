@@ -31,7 +31,9 @@ import (
 	"github.com/memdir/memdir/agent"
 	"github.com/memdir/memdir/anthropic"
 	"github.com/memdir/memdir/llm"
+	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/openai"
+	"github.com/memdir/memdir/prompt"
 	"github.com/memdir/memdir/transcript"
 )
 
@@ -46,14 +48,14 @@ func main() {
 		os.Exit(2)
 	}
 	if *dir == "" {
-		loc, err := memdir.Locate(nil)
+		loc, err := locate.Locate(nil)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "chat:", err)
 			os.Exit(1)
 		}
 		*dir = loc.Dir
 	}
-	state, err := memdir.StateDir(nil)
+	state, err := locate.StateDir(nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chat:", err)
 		os.Exit(1)
@@ -151,19 +153,19 @@ func (c *chat) run(ctx context.Context, in io.Reader, out io.Writer) error {
 // systemPrompt is a short assistant prompt, the memory instructions and the
 // loaded MEMORY.md.
 func (c *chat) systemPrompt(d *memdir.Dir) (string, error) {
-	mem, err := memdir.BuildPrompt(&memdir.PromptOptions{Mode: memdir.PromptIndividual, Dir: d.Path()})
+	mem, err := prompt.Build(&prompt.Options{Mode: prompt.Individual, Dir: d.Path()})
 	if err != nil {
 		return "", err
 	}
-	prompt := "You are a helpful coding assistant.\n\n" + mem
+	system := "You are a helpful coding assistant.\n\n" + mem
 	index, err := d.LoadIndex(false)
 	if err != nil {
 		return "", err
 	}
 	if index.Exists && index.Text != "" {
-		prompt += "\n" + memdir.IndexContext(d.Abs(memdir.EntrypointName), index.Text, false) + "\n"
+		system += "\n" + prompt.IndexContext(d.Abs(memdir.EntrypointName), index.Text, false) + "\n"
 	}
-	return prompt, nil
+	return system, nil
 }
 
 func message(role llm.Role, n int, blocks ...llm.Block) transcript.Message {

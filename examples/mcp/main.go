@@ -21,6 +21,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/config"
 	"github.com/memdir/memdir/config/provider"
+	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/mcpserver"
 )
 
@@ -42,7 +43,7 @@ func main() {
 // newServer locates the project's memory directory by Claude Code's rules
 // and returns the MCP server for it.
 func newServer(project string, lookup memdir.LookupEnvFunc) (*mcp.Server, error) {
-	loc, err := memdir.Locate(&memdir.LocateOptions{Project: project, LookupEnv: lookup, DetectRuntime: true})
+	loc, err := locate.Locate(&locate.LocateOptions{Project: project, LookupEnv: lookup, DetectRuntime: true})
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/anthropic"
+	"github.com/memdir/memdir/locate"
 )
 
 func main() {
@@ -38,7 +39,7 @@ func main() {
 // run answers prompt with the memory tool on project's memory directory
 // and prints the model's final text to w.
 func run(ctx context.Context, prompt, project string, lookup memdir.LookupEnvFunc, w io.Writer) error {
-	loc, err := memdir.Locate(&memdir.LocateOptions{Project: project, LookupEnv: lookup, DetectRuntime: true})
+	loc, err := locate.Locate(&locate.LocateOptions{Project: project, LookupEnv: lookup, DetectRuntime: true})
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/internal/statedir"
 	"github.com/memdir/memdir/team"
 	"github.com/memdir/memdir/team/internal/sqlstore"
 )
@@ -43,9 +44,9 @@ var migrations embed.FS
 const FileName = "team.db"
 
 // DefaultPath returns the default database file: team.db under
-// memdir.DataDir.
+// statedir.Data.
 func DefaultPath(lookup memdir.LookupEnvFunc) (string, error) {
-	dir, err := memdir.DataDir(lookup)
+	dir, err := statedir.Data(lookup)
 	if err != nil {
 		return "", err
 	}

@@ -1,4 +1,4 @@
-package settings
+package locate
 
 import (
 	"context"
@@ -18,8 +18,8 @@ const (
 	KeyAutoDreamEnabled  = "autoDreamEnabled"
 )
 
-// Value is one boolean setting as Claude Code resolves it, and why.
-type Value struct {
+// Setting is one boolean setting as Claude Code resolves it, and why.
+type Setting struct {
 	Key   string `json:"key"`
 	Value bool   `json:"value"`
 	// Source names what decided: "env", a settings source ("policy",
@@ -31,27 +31,27 @@ type Value struct {
 	Reason string `json:"reason"`
 }
 
-// FileState is what one settings file holds of the memory keys.
-type FileState struct {
-	Source string          `json:"source"`
-	Path   string          `json:"path"`
-	Exists bool            `json:"exists"`
-	Values memdir.Settings `json:"values"`
+// SettingsFile is what one settings file holds of the memory keys.
+type SettingsFile struct {
+	Source string   `json:"source"`
+	Path   string   `json:"path"`
+	Exists bool     `json:"exists"`
+	Values Settings `json:"values"`
 	// Error is why the file could not be read ("" when it could, or is absent).
 	Error string `json:"error,omitempty"`
 }
 
-// Memory holds the /memory toggles as Claude Code resolves them.
-type Memory struct {
-	AutoMemoryEnabled Value `json:"autoMemoryEnabled"`
-	AutoDreamEnabled  Value `json:"autoDreamEnabled"`
+// MemorySettings holds the /memory toggles as Claude Code resolves them.
+type MemorySettings struct {
+	AutoMemoryEnabled Setting `json:"autoMemoryEnabled"`
+	AutoDreamEnabled  Setting `json:"autoDreamEnabled"`
 	// UserSettings is the file the toggles are written to.
 	UserSettings string `json:"user_settings"`
 	// Files lists every settings file consulted, highest priority first.
-	Files []FileState `json:"files"`
+	Files []SettingsFile `json:"files"`
 }
 
-// Resolve evaluates autoMemoryEnabled and autoDreamEnabled the
+// ResolveSettings evaluates autoMemoryEnabled and autoDreamEnabled the
 // way Claude Code does. autoMemoryEnabled: the environment first
 // (CLAUDE_CODE_DISABLE_AUTO_MEMORY, CLAUDE_CODE_SIMPLE, CLAUDE_CODE_REMOTE),
 // then the first settings file defining it in the order policy, flag,
@@ -59,18 +59,18 @@ type Memory struct {
 // defining it, else a server-side flag memdir cannot see, which is off
 // unless the server turns it on, so memdir reports off. Unreadable files are
 // listed with their error and skipped, as Claude Code skips them.
-func Resolve(opts *memdir.LocateOptions) (*Memory, error) {
+func ResolveSettings(opts *LocateOptions) (*MemorySettings, error) {
 	if opts == nil {
-		opts = &memdir.LocateOptions{}
+		opts = &LocateOptions{}
 	}
-	l, err := memdir.Locate(opts)
+	l, err := Locate(opts)
 	if err != nil {
 		return nil, err
 	}
-	ms := &Memory{UserSettings: memdir.UserSettingsPath(l.ConfigHome)}
+	ms := &MemorySettings{UserSettings: UserSettingsPath(l.ConfigHome)}
 	for _, sp := range l.SettingsPaths(opts) {
-		st := FileState{Source: sp.Source, Path: sp.Path}
-		s, err := memdir.ReadSettings(sp.Path)
+		st := SettingsFile{Source: sp.Source, Path: sp.Path}
+		s, err := ReadSettings(sp.Path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
@@ -82,20 +82,20 @@ func Resolve(opts *memdir.LocateOptions) (*Memory, error) {
 	}
 
 	// The values are Locate's; this adds which file decided.
-	ms.AutoMemoryEnabled = Value{Key: KeyAutoMemoryEnabled, Value: l.Enabled, Source: "env", Reason: l.EnabledReason}
+	ms.AutoMemoryEnabled = Setting{Key: KeyAutoMemoryEnabled, Value: l.Enabled, Source: "env", Reason: l.EnabledReason}
 	switch {
 	case l.EnabledReason == "default":
 		ms.AutoMemoryEnabled.Source = "default"
 		ms.AutoMemoryEnabled.Reason = "no environment variable or settings file decides, so it is on"
 	case strings.HasPrefix(l.EnabledReason, KeyAutoMemoryEnabled+"="):
-		if f, ok := ms.deciding(func(s memdir.Settings) bool { return s.AutoMemoryEnabled != nil }); ok {
+		if f, ok := ms.deciding(func(s Settings) bool { return s.AutoMemoryEnabled != nil }); ok {
 			ms.AutoMemoryEnabled.Source, ms.AutoMemoryEnabled.Path = f.Source, f.Path
 		}
 	}
 	dream, reason := l.AutoDreamEnabled()
-	ms.AutoDreamEnabled = Value{Key: KeyAutoDreamEnabled, Value: dream, Source: "default",
+	ms.AutoDreamEnabled = Setting{Key: KeyAutoDreamEnabled, Value: dream, Source: "default",
 		Reason: "not set in any settings file; Claude Code then follows a server-side flag that is off unless the server turns it on"}
-	if f, ok := ms.deciding(func(s memdir.Settings) bool { return s.AutoDreamEnabled != nil }); ok {
+	if f, ok := ms.deciding(func(s Settings) bool { return s.AutoDreamEnabled != nil }); ok {
 		ms.AutoDreamEnabled.Source, ms.AutoDreamEnabled.Path, ms.AutoDreamEnabled.Reason = f.Source, f.Path, reason
 	}
 	return ms, nil
@@ -103,24 +103,24 @@ func Resolve(opts *memdir.LocateOptions) (*Memory, error) {
 
 // deciding returns the highest-priority readable file whose values set
 // holds for: the files Locate read, in the order it reads them.
-func (ms *Memory) deciding(set func(memdir.Settings) bool) (FileState, bool) {
+func (ms *MemorySettings) deciding(set func(Settings) bool) (SettingsFile, bool) {
 	for _, f := range ms.Files {
 		if f.Exists && f.Error == "" && set(f.Values) {
 			return f, true
 		}
 	}
-	return FileState{}, false
+	return SettingsFile{}, false
 }
 
-// Update sets one top-level key of a settings file to Value (JSON),
+// SettingsUpdate sets one top-level key of a settings file to Value (JSON),
 // or removes the key when Value is nil.
-type Update struct {
+type SettingsUpdate struct {
 	Key   string
 	Value json.RawMessage
 }
 
-// SetUser writes updates into the user's settings file,
-// [memdir.UserSettingsPath](configHome), never a project's: Claude Code's /memory
+// SetUserSettings writes updates into the user's settings file,
+// [UserSettingsPath](configHome), never a project's: Claude Code's /memory
 // toggles write there too, and a checked-in project file is not the user's
 // to change. Every other key is kept, in its order, with its value as
 // written (numbers are not rounded through float64); the file is
@@ -129,7 +129,7 @@ type Update struct {
 // The change is journaled in j (see [memdir.EditExternalFile]), so [memdir.Dir.Undo]
 // restores the previous file byte for byte. It returns the run, or nil when
 // the file already held these values.
-func SetUser(ctx context.Context, configHome string, updates []Update, j *memdir.Journal) (*memdir.JournalRun, error) {
+func SetUserSettings(ctx context.Context, configHome string, updates []SettingsUpdate, j *memdir.Journal) (*memdir.JournalRun, error) {
 	if configHome == "" {
 		return nil, fmt.Errorf("settings: no configuration directory: %w", memdir.ErrInvalid)
 	}
@@ -141,7 +141,7 @@ func SetUser(ctx context.Context, configHome string, updates []Update, j *memdir
 			return nil, fmt.Errorf("settings: the value for %q is not JSON: %w", u.Key, memdir.ErrInvalid)
 		}
 	}
-	path := memdir.UserSettingsPath(configHome)
+	path := UserSettingsPath(configHome)
 	var keys []string
 	for _, u := range updates {
 		keys = append(keys, u.Key)

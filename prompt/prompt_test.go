@@ -1,4 +1,4 @@
-package memdir
+package prompt
 
 import (
 	"flag"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/locate"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata")
@@ -35,23 +37,23 @@ func golden(tb testing.TB, name, got string) {
 }
 
 func TestBuildPromptGolden(t *testing.T) {
-	loaded, _ := LoadIndexText([]byte("- [Reviewer style](feedback_style.md) — prefers small diffs\n"))
+	loaded, _ := memdir.LoadIndexText([]byte("- [Reviewer style](feedback_style.md) — prefers small diffs\n"))
 	for _, tc := range []struct {
 		name string
-		opts PromptOptions
+		opts Options
 	}{
-		{"individual", PromptOptions{Mode: PromptIndividual, Dir: "/home/u/.claude/projects/-src-app/memory/"}},
-		{"individual-skip-index", PromptOptions{Mode: PromptIndividual, Dir: "/m/", SkipIndex: true, ExtraGuidelines: []string{"Save memories in English.", "  "}}},
-		{"individual-search", PromptOptions{Mode: PromptIndividual, Dir: "/m", SearchDir: "/home/u/.claude/projects/-src-app"}},
-		{"team", PromptOptions{Mode: PromptTeam, Dir: "/home/u/.claude/projects/-src-app/memory/"}},
-		{"team-skip-index", PromptOptions{Mode: PromptTeam, Dir: "/m/", SkipIndex: true}},
-		{"daily-log", PromptOptions{Mode: PromptDailyLog, Dir: "/m/"}},
-		{"daily-log-skip-index", PromptOptions{Mode: PromptDailyLog, Dir: "/m/", SkipIndex: true}},
-		{"agent-project", PromptOptions{Mode: PromptAgent, Dir: "/src/app/.claude/agent-memory/reviewer/", AgentScope: ScopeProject, Index: loaded, IndexExists: true}},
-		{"agent-user-empty", PromptOptions{Mode: PromptAgent, Dir: "/home/u/.claude/agent-memory/reviewer/", AgentScope: ScopeUser}},
+		{"individual", Options{Mode: Individual, Dir: "/home/u/.claude/projects/-src-app/memory/"}},
+		{"individual-skip-index", Options{Mode: Individual, Dir: "/m/", SkipIndex: true, ExtraGuidelines: []string{"Save memories in English.", "  "}}},
+		{"individual-search", Options{Mode: Individual, Dir: "/m", SearchDir: "/home/u/.claude/projects/-src-app"}},
+		{"team", Options{Mode: Team, Dir: "/home/u/.claude/projects/-src-app/memory/"}},
+		{"team-skip-index", Options{Mode: Team, Dir: "/m/", SkipIndex: true}},
+		{"daily-log", Options{Mode: DailyLog, Dir: "/m/"}},
+		{"daily-log-skip-index", Options{Mode: DailyLog, Dir: "/m/", SkipIndex: true}},
+		{"agent-project", Options{Mode: Agent, Dir: "/src/app/.claude/agent-memory/reviewer/", AgentScope: locate.ScopeProject, Index: loaded, IndexExists: true}},
+		{"agent-user-empty", Options{Mode: Agent, Dir: "/home/u/.claude/agent-memory/reviewer/", AgentScope: locate.ScopeUser}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := BuildPrompt(&tc.opts)
+			got, err := Build(&tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,10 +63,10 @@ func TestBuildPromptGolden(t *testing.T) {
 }
 
 func TestBuildPromptRules(t *testing.T) {
-	ind, _ := BuildPrompt(&PromptOptions{Dir: "/m/"})
-	skip, _ := BuildPrompt(&PromptOptions{Dir: "/m/", SkipIndex: true})
-	team, _ := BuildPrompt(&PromptOptions{Mode: PromptTeam, Dir: "/m/"})
-	agent, _ := BuildPrompt(&PromptOptions{Mode: PromptAgent, Dir: "/a/", AgentScope: ScopeLocal, SkipIndex: true})
+	ind, _ := Build(&Options{Dir: "/m/"})
+	skip, _ := Build(&Options{Dir: "/m/", SkipIndex: true})
+	team, _ := Build(&Options{Mode: Team, Dir: "/m/"})
+	agent, _ := Build(&Options{Mode: Agent, Dir: "/a/", AgentScope: locate.ScopeLocal, SkipIndex: true})
 	sections := []string{"## Types of memory", "## What NOT to save in memory", "## How to save memories", "## When to access memories", "## Before recommending from memory", "## Memory and other forms of persistence"}
 	for _, s := range sections {
 		for name, p := range map[string]string{"individual": ind, "team": team, "agent": agent} {
@@ -82,10 +84,10 @@ func TestBuildPromptRules(t *testing.T) {
 	if !strings.Contains(team, "<scope>Always private.</scope>") || !strings.Contains(team, "Never save secrets") || !strings.Contains(team, "`/m/team/`") {
 		t.Error("team prompt lacks scopes, the secrets rule or the team directory")
 	}
-	if _, err := BuildPrompt(&PromptOptions{Mode: "nope", Dir: "/m"}); err == nil {
+	if _, err := Build(&Options{Mode: "nope", Dir: "/m"}); err == nil {
 		t.Error("unknown mode accepted")
 	}
-	if _, err := BuildPrompt(&PromptOptions{Mode: PromptAgent, Dir: "/m"}); err == nil {
+	if _, err := Build(&Options{Mode: Agent, Dir: "/m"}); err == nil {
 		t.Error("agent mode without a scope accepted")
 	}
 }

@@ -1,39 +1,42 @@
-package memdir
+package prompt
 
 import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/locate"
 )
 
-// PromptMode selects which memory prompt to build.
-type PromptMode string
+// Mode selects which memory prompt to build.
+type Mode string
 
 // Prompt modes, as Claude Code dispatches them.
 const (
-	// PromptIndividual is the usual prompt: one private memory directory.
-	PromptIndividual PromptMode = "individual"
-	// PromptTeam covers a private directory and its shared team/ directory.
-	PromptTeam PromptMode = "team"
-	// PromptDailyLog is for long-lived assistant sessions that append to a
+	// Individual is the usual prompt: one private memory directory.
+	Individual Mode = "individual"
+	// Team covers a private directory and its shared team/ directory.
+	Team Mode = "team"
+	// DailyLog is for long-lived assistant sessions that append to a
 	// daily log, which a consolidation pass later distils.
-	PromptDailyLog PromptMode = "daily-log"
-	// PromptAgent is an agent's own memory, with MEMORY.md inlined.
-	PromptAgent PromptMode = "agent"
+	DailyLog Mode = "daily-log"
+	// Agent is an agent's own memory, with MEMORY.md inlined.
+	Agent Mode = "agent"
 )
 
-// ParsePromptMode parses a mode name.
-func ParsePromptMode(s string) (PromptMode, error) {
-	switch m := PromptMode(s); m {
-	case PromptIndividual, PromptTeam, PromptDailyLog, PromptAgent:
+// ParseMode parses a mode name.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case Individual, Team, DailyLog, Agent:
 		return m, nil
 	}
-	return "", fmt.Errorf("prompt mode %q: want individual, team, daily-log or agent: %w", s, ErrInvalid)
+	return "", fmt.Errorf("prompt mode %q: want individual, team, daily-log or agent: %w", s, memdir.ErrInvalid)
 }
 
-// PromptOptions describe the memory prompt to build.
-type PromptOptions struct {
-	Mode PromptMode
+// Options describe the memory prompt to build.
+type Options struct {
+	Mode Mode
 	// Dir is the memory directory (the agent's, in agent mode).
 	Dir string
 	// SkipIndex drops the MEMORY.md step, for setups where recall brings
@@ -43,7 +46,7 @@ type PromptOptions struct {
 	// ExtraGuidelines are appended as a section of their own.
 	ExtraGuidelines []string
 	// AgentScope is the agent memory's scope (agent mode).
-	AgentScope AgentScope
+	AgentScope locate.AgentScope
 	// Index is MEMORY.md as loaded (see LoadIndexText); agent mode inlines
 	// it under "## MEMORY.md". IndexExists false means there is none yet.
 	Index       string
@@ -54,22 +57,22 @@ type PromptOptions struct {
 	SearchDir string
 }
 
-// BuildPrompt returns the memory section of an agent's system prompt: what the
+// Build returns the memory section of an agent's system prompt: what the
 // memory is, the four types, what not to save, how to save, when to read, how
 // to trust what was read. It follows the structure and the rules of Claude
 // Code's prompt in memdir's own words.
-func BuildPrompt(o *PromptOptions) (string, error) {
+func Build(o *Options) (string, error) {
 	if o.Dir == "" {
-		return "", fmt.Errorf("build memory prompt: no memory directory: %w", ErrInvalid)
+		return "", fmt.Errorf("build memory prompt: no memory directory: %w", memdir.ErrInvalid)
 	}
 	dir := withSep(o.Dir)
 	var b strings.Builder
 	switch o.Mode {
-	case PromptIndividual, "":
+	case Individual, "":
 		writeIndividual(&b, "auto memory", dir, o.SkipIndex, o)
-	case PromptAgent:
+	case Agent:
 		if o.AgentScope == "" {
-			return "", fmt.Errorf("build agent memory prompt: no scope: %w", ErrInvalid)
+			return "", fmt.Errorf("build agent memory prompt: no scope: %w", memdir.ErrInvalid)
 		}
 		opts := *o
 		opts.ExtraGuidelines = append([]string{agentScopeNote(o.AgentScope)}, o.ExtraGuidelines...)
@@ -81,12 +84,12 @@ func BuildPrompt(o *PromptOptions) (string, error) {
 		} else {
 			b.WriteString("Your MEMORY.md is empty so far. Memories you save will be listed here.\n")
 		}
-	case PromptTeam:
+	case Team:
 		writeTeam(&b, dir, o)
-	case PromptDailyLog:
+	case DailyLog:
 		writeDailyLog(&b, dir, o)
 	default:
-		return "", fmt.Errorf("build memory prompt: unknown mode %q: %w", o.Mode, ErrInvalid)
+		return "", fmt.Errorf("build memory prompt: unknown mode %q: %w", o.Mode, memdir.ErrInvalid)
 	}
 	return strings.TrimRight(b.String(), "\n") + "\n", nil
 }
@@ -98,11 +101,11 @@ func withSep(dir string) string {
 	return dir + string(filepath.Separator)
 }
 
-func agentScopeNote(s AgentScope) string {
+func agentScopeNote(s locate.AgentScope) string {
 	switch s {
-	case ScopeUser:
+	case locate.ScopeUser:
 		return "This memory belongs to you across every project you work on, so keep what you save general: lessons that hold anywhere, not details of one codebase."
-	case ScopeProject:
+	case locate.ScopeProject:
 		return "This memory is checked into the project's version control and shared with everyone who works on it, so tailor what you save to this project and write it for your teammates too."
 	default:
 		return "This memory is specific to this project on this machine and is not checked in, so tailor what you save to both."
@@ -111,7 +114,7 @@ func agentScopeNote(s AgentScope) string {
 
 const dirExists = "The directory already exists: write files in it directly with the Write tool, without creating it or checking that it is there."
 
-func writeIndividual(b *strings.Builder, title, dir string, skipIndex bool, o *PromptOptions) {
+func writeIndividual(b *strings.Builder, title, dir string, skipIndex bool, o *Options) {
 	fmt.Fprintf(b, "# %s\n\n", title)
 	fmt.Fprintf(b, "You have a persistent memory made of files at `%s`. %s\n\n", dir, dirExists)
 	b.WriteString("Build this memory up over time, so that in future conversations you know who the user is, how they like to work with you, what to repeat and what to avoid, and why the work is the way it is.\n\n")
@@ -126,8 +129,8 @@ func writeIndividual(b *strings.Builder, title, dir string, skipIndex bool, o *P
 	writeSearching(b, dir, o.SearchDir)
 }
 
-func writeTeam(b *strings.Builder, dir string, o *PromptOptions) {
-	team := withSep(filepath.Join(dir, TeamDirName))
+func writeTeam(b *strings.Builder, dir string, o *Options) {
+	team := withSep(filepath.Join(dir, memdir.TeamDirName))
 	b.WriteString("# Memory\n\n")
 	fmt.Fprintf(b, "You have a persistent memory made of files in two directories: your private memory at `%s` and the memory you share with your team at `%s`. Both directories already exist: write files in them directly with the Write tool, without creating them or checking that they are there.\n\n", dir, team)
 	b.WriteString("Build this memory up over time, so that in future conversations you know who the user is, how they like to work with you, what to repeat and what to avoid, and why the work is the way it is.\n\n")
@@ -147,7 +150,7 @@ func writeTeam(b *strings.Builder, dir string, o *PromptOptions) {
 	writeSearching(b, dir, o.SearchDir)
 }
 
-func writeDailyLog(b *strings.Builder, dir string, o *PromptOptions) {
+func writeDailyLog(b *strings.Builder, dir string, o *Options) {
 	logPath := filepath.Join(dir, "logs", "YYYY", "MM", "YYYY-MM-DD.md")
 	b.WriteString("# auto memory\n\n")
 	fmt.Fprintf(b, "This session is long-lived, and you keep a persistent memory in files at `%s`.\n\n", dir)

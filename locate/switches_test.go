@@ -1,4 +1,4 @@
-package settings
+package locate
 
 import (
 	"context"
@@ -14,22 +14,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/jsonobj"
-	"github.com/memdir/memdir/memdirtest"
 )
-
-func envMap(m map[string]string) memdir.LookupEnvFunc {
-	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
-}
-
-func writeJSON(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func mustOpen(tb testing.TB) *memdir.Dir {
 	tb.Helper()
@@ -77,7 +62,7 @@ func TestResolve(t *testing.T) {
 			want{mem: false, memSrc: "project", memPath: proj, dreamSrc: "default"}},
 		{"local beats project, policy beats all", nil, map[string]string{proj: `{"autoDreamEnabled": false}`, local: `{"autoDreamEnabled": true}`, policy: `{"autoMemoryEnabled": true}`, user: `{"autoMemoryEnabled": false}`},
 			want{mem: true, memSrc: "policy", memPath: policy, dream: true, dreamSrc: "local", dreamPath: local}},
-		{"the environment beats settings", map[string]string{memdir.EnvDisableAutoMem: "1"}, map[string]string{user: `{"autoMemoryEnabled": true}`},
+		{"the environment beats settings", map[string]string{EnvDisableAutoMem: "1"}, map[string]string{user: `{"autoMemoryEnabled": true}`},
 			want{mem: false, memSrc: "env", dreamSrc: "default"}},
 		{"a broken file is skipped", nil, map[string]string{proj: `{"autoMemoryEnabled": fals`, user: `{"autoMemoryEnabled": false}`},
 			want{mem: false, memSrc: "user", memPath: user, dreamSrc: "default"}},
@@ -91,7 +76,7 @@ func TestResolve(t *testing.T) {
 			}
 			env := map[string]string{"HOME": home}
 			maps.Copy(env, tc.env)
-			ms, err := Resolve(&memdir.LocateOptions{LookupEnv: envMap(env), Cwd: project, PolicySettings: policy})
+			ms, err := ResolveSettings(&LocateOptions{LookupEnv: envMap(env), Cwd: project, PolicySettings: policy})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,14 +124,14 @@ func TestSetUserPreservesOtherKeys(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		before  string // "" means no file
-		updates []Update
+		updates []SettingsUpdate
 		want    string
 	}{
-		{"creates the file", "", []Update{{KeyAutoMemoryEnabled, boolJSON(false)}},
+		{"creates the file", "", []SettingsUpdate{{KeyAutoMemoryEnabled, boolJSON(false)}},
 			"{\n  \"autoMemoryEnabled\": false\n}\n"},
 		{"keeps unknown keys, their order and exact numbers",
 			`{"model":"opus","permissions":{"allow":["Bash(ls:*)","Read"],"deny":[]},"autoMemoryEnabled":true,"big":12345678901234567890,"f":1.50,"html":"<b>&</b>","unicode":"café ☕","env":{}}`,
-			[]Update{{KeyAutoMemoryEnabled, boolJSON(false)}, {KeyAutoDreamEnabled, boolJSON(true)}},
+			[]SettingsUpdate{{KeyAutoMemoryEnabled, boolJSON(false)}, {KeyAutoDreamEnabled, boolJSON(true)}},
 			`{
   "model": "opus",
   "permissions": {
@@ -165,28 +150,28 @@ func TestSetUserPreservesOtherKeys(t *testing.T) {
   "autoDreamEnabled": true
 }
 `},
-		{"removes a key", "{\n  \"autoDreamEnabled\": true,\n  \"theme\": \"dark\"\n}\n", []Update{{KeyAutoDreamEnabled, nil}},
+		{"removes a key", "{\n  \"autoDreamEnabled\": true,\n  \"theme\": \"dark\"\n}\n", []SettingsUpdate{{KeyAutoDreamEnabled, nil}},
 			"{\n  \"theme\": \"dark\"\n}\n"},
-		{"an empty file is an empty object", "  \n", []Update{{KeyAutoDreamEnabled, boolJSON(true)}},
+		{"an empty file is an empty object", "  \n", []SettingsUpdate{{KeyAutoDreamEnabled, boolJSON(true)}},
 			"{\n  \"autoDreamEnabled\": true\n}\n"},
-		{"a byte order mark is dropped", "\xef\xbb\xbf{\"a\": 1}", []Update{{KeyAutoDreamEnabled, boolJSON(false)}},
+		{"a byte order mark is dropped", "\xef\xbb\xbf{\"a\": 1}", []SettingsUpdate{{KeyAutoDreamEnabled, boolJSON(false)}},
 			"{\n  \"a\": 1,\n  \"autoDreamEnabled\": false\n}\n"},
 		// Readers disagree on which repeat counts; one key leaves no doubt.
-		{"a repeated key is set once", `{"autoMemoryEnabled": true, "x": 1, "autoMemoryEnabled": true}`, []Update{{KeyAutoMemoryEnabled, boolJSON(false)}},
+		{"a repeated key is set once", `{"autoMemoryEnabled": true, "x": 1, "autoMemoryEnabled": true}`, []SettingsUpdate{{KeyAutoMemoryEnabled, boolJSON(false)}},
 			"{\n  \"autoMemoryEnabled\": false,\n  \"x\": 1\n}\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			home := filepath.Join(t.TempDir(), ".claude")
-			path := memdir.UserSettingsPath(home)
+			path := UserSettingsPath(home)
 			if tc.before != "" {
 				writeJSON(t, path, tc.before)
 			}
 			j := newTestJournal(t)
-			run, err := SetUser(ctx, home, tc.updates, j)
+			run, err := SetUserSettings(ctx, home, tc.updates, j)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := memdirtest.ReadFile(t, path)
+			got := readFile(t, path)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("settings.json (-want +got):\n%s", diff)
 			}
@@ -197,7 +182,7 @@ func TestSetUserPreservesOtherKeys(t *testing.T) {
 				t.Fatalf("run = %+v", run)
 			}
 			// Setting the same values again changes nothing and records nothing.
-			if again, err := SetUser(ctx, home, tc.updates, j); err != nil || again != nil {
+			if again, err := SetUserSettings(ctx, home, tc.updates, j); err != nil || again != nil {
 				t.Errorf("second identical write: run %+v, err %v", again, err)
 			}
 		})
@@ -217,14 +202,14 @@ func TestSetUserRefusesBadFiles(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			home := t.TempDir()
-			path := memdir.UserSettingsPath(home)
+			path := UserSettingsPath(home)
 			writeJSON(t, path, tc.content)
 			j := newTestJournal(t)
-			_, err := SetUser(ctx, home, []Update{{KeyAutoMemoryEnabled, boolJSON(false)}}, j)
+			_, err := SetUserSettings(ctx, home, []SettingsUpdate{{KeyAutoMemoryEnabled, boolJSON(false)}}, j)
 			if !errors.Is(err, memdir.ErrInvalid) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v; want memdir.ErrInvalid naming %s and %q", err, path, tc.want)
 			}
-			if got := memdirtest.ReadFile(t, path); got != tc.content {
+			if got := readFile(t, path); got != tc.content {
 				t.Errorf("the file changed: %q", got)
 			}
 			if runs, _ := j.Runs(); len(runs) != 0 {
@@ -232,7 +217,7 @@ func TestSetUserRefusesBadFiles(t *testing.T) {
 			}
 		})
 	}
-	if _, err := SetUser(ctx, t.TempDir(), []Update{{"k", json.RawMessage("{")}}, newTestJournal(t)); !errors.Is(err, memdir.ErrInvalid) {
+	if _, err := SetUserSettings(ctx, t.TempDir(), []SettingsUpdate{{"k", json.RawMessage("{")}}, newTestJournal(t)); !errors.Is(err, memdir.ErrInvalid) {
 		t.Errorf("invalid value: %v", err)
 	}
 }
@@ -246,11 +231,11 @@ func TestSettingsUndoAndSymlinks(t *testing.T) {
 	original := "{\"theme\":\"light\",   \"autoMemoryEnabled\":true}"
 	writeJSON(t, target, original)
 	os.Chmod(target, 0o640)
-	link := memdir.UserSettingsPath(home)
+	link := UserSettingsPath(home)
 	if err := os.Symlink(target, link); err != nil {
 		t.Skip("symlinks unavailable:", err)
 	}
-	run, err := SetUser(ctx, home, []Update{{KeyAutoMemoryEnabled, boolJSON(false)}}, d.Journal())
+	run, err := SetUserSettings(ctx, home, []SettingsUpdate{{KeyAutoMemoryEnabled, boolJSON(false)}}, d.Journal())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +245,7 @@ func TestSettingsUndoAndSymlinks(t *testing.T) {
 	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o640 {
 		t.Errorf("mode %v, want the file's own 0640", fi.Mode().Perm())
 	}
-	if got := memdirtest.ReadFile(t, target); !strings.Contains(got, `"autoMemoryEnabled": false`) {
+	if got := readFile(t, target); !strings.Contains(got, `"autoMemoryEnabled": false`) {
 		t.Errorf("target = %q", got)
 	}
 	// The run sits in the memory directory's journal and Undo reverts it
@@ -273,7 +258,7 @@ func TestSettingsUndoAndSymlinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := memdirtest.ReadFile(t, target); got != original {
+	if got := readFile(t, target); got != original {
 		t.Errorf("after undo: %q, want %q", got, original)
 	}
 	if _, err := d.Undo(ctx, run.ID, nil); !errors.Is(err, memdir.ErrInvalid) {
@@ -282,12 +267,12 @@ func TestSettingsUndoAndSymlinks(t *testing.T) {
 	if _, err := d.Undo(ctx, undo.ID, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := memdirtest.ReadFile(t, target); !strings.Contains(got, `"autoMemoryEnabled": false`) {
+	if got := readFile(t, target); !strings.Contains(got, `"autoMemoryEnabled": false`) {
 		t.Errorf("after redo: %q", got)
 	}
 
 	// A later edit is not clobbered without Force.
-	run2, err := SetUser(ctx, home, []Update{{KeyAutoDreamEnabled, boolJSON(true)}}, d.Journal())
+	run2, err := SetUserSettings(ctx, home, []SettingsUpdate{{KeyAutoDreamEnabled, boolJSON(true)}}, d.Journal())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,4 +327,13 @@ func FuzzSettingsObject(f *testing.F) {
 			}
 		}
 	})
+}
+
+func readFile(tb testing.TB, path string) string {
+	tb.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(data)
 }

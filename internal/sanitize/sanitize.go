@@ -1,4 +1,7 @@
-package memdir
+// Package sanitize turns a project path into the directory name Claude Code
+// gives it under ~/.claude/projects/, hash suffix included. Package locate
+// exports it as SanitizePath; the store and the state paths use it from here.
+package sanitize
 
 import (
 	"math/bits"
@@ -10,32 +13,32 @@ import (
 // counted in UTF-16 code units.
 const maxSanitizedLength = 200
 
-// HashRuntime selects how names longer than 200 UTF-16 units are hashed. The
+// Runtime selects how names longer than 200 UTF-16 units are hashed. The
 // hash depends on the JavaScript runtime that ran Claude Code.
-type HashRuntime int
+type Runtime int
 
 const (
-	// HashBun reproduces the shipped Claude Code CLI, which runs on Bun:
+	// Bun reproduces the shipped Claude Code CLI, which runs on Bun:
 	// Bun.hash, 64-bit wyhash with seed 0 over the UTF-8 bytes, in base 36.
-	HashBun HashRuntime = iota
-	// HashNode reproduces Claude Code run under Node.js: a signed 32-bit djb2
+	Bun Runtime = iota
+	// Node reproduces Claude Code run under Node.js: a signed 32-bit djb2
 	// over UTF-16 units, absolute value, in base 36.
-	HashNode
+	Node
 )
 
-func (r HashRuntime) String() string {
-	if r == HashNode {
+func (r Runtime) String() string {
+	if r == Node {
 		return "node"
 	}
 	return "bun"
 }
 
-// SanitizePath turns a path into a directory name exactly as Claude Code does:
+// Path turns a path into a directory name exactly as Claude Code does:
 // every UTF-16 code unit that is not an ASCII letter or digit becomes '-' (so a
 // character outside the Basic Multilingual Plane becomes "--"). A result longer
 // than 200 units is cut to 200 and followed by '-' and a hash of the original,
 // unsanitised name.
-func SanitizePath(name string, runtime HashRuntime) string {
+func Path(name string, runtime Runtime) string {
 	units := utf16.Encode([]rune(name))
 	out := make([]byte, len(units))
 	for i, u := range units {
@@ -49,7 +52,7 @@ func SanitizePath(name string, runtime HashRuntime) string {
 		return string(out)
 	}
 	var h string
-	if runtime == HashNode {
+	if runtime == Node {
 		h = djb2Base36(units)
 	} else {
 		h = strconv.FormatUint(wyhash([]byte(name), 0), 36)

@@ -1,4 +1,4 @@
-package memdir
+package sanitize
 
 import (
 	"strings"
@@ -12,7 +12,7 @@ func TestSanitizePath(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		in      string
-		runtime HashRuntime
+		runtime Runtime
 		want    string // full result, or the part after the first 190 characters when tail is set
 		tail    bool
 	}{
@@ -23,13 +23,13 @@ func TestSanitizePath(t *testing.T) {
 		{name: "accented", in: "/café", want: "-caf-"},
 		{name: "exactly 200 units kept whole", in: strings.Repeat("a", 200), want: strings.Repeat("a", 200)},
 		// Vectors computed with the real Bun and Node runtimes.
-		{name: "long ASCII bun", in: deep, runtime: HashBun, want: "ly-nested--1wxs3ky8fi6t6", tail: true},
-		{name: "long ASCII node", in: deep, runtime: HashNode, want: "ly-nested--xk4xw", tail: true},
-		{name: "long CJK bun", in: cjk, runtime: HashBun, want: "-----------ibj10tdfu5ni", tail: true},
-		{name: "long CJK node", in: cjk, runtime: HashNode, want: "-----------izm2gr", tail: true},
+		{name: "long ASCII bun", in: deep, runtime: Bun, want: "ly-nested--1wxs3ky8fi6t6", tail: true},
+		{name: "long ASCII node", in: deep, runtime: Node, want: "ly-nested--xk4xw", tail: true},
+		{name: "long CJK bun", in: cjk, runtime: Bun, want: "-----------ibj10tdfu5ni", tail: true},
+		{name: "long CJK node", in: cjk, runtime: Node, want: "-----------izm2gr", tail: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := SanitizePath(tc.in, tc.runtime)
+			got := Path(tc.in, tc.runtime)
 			if tc.tail {
 				if len(got) < 190 {
 					t.Fatalf("SanitizePath = %q, shorter than 190", got)
@@ -37,7 +37,7 @@ func TestSanitizePath(t *testing.T) {
 				got = got[190:]
 			}
 			if got != tc.want {
-				t.Errorf("SanitizePath(%q, %v) = %q, want %q", tc.in, tc.runtime, got, tc.want)
+				t.Errorf("Path(%q, %v) = %q, want %q", tc.in, tc.runtime, got, tc.want)
 			}
 		})
 	}
@@ -46,7 +46,7 @@ func TestSanitizePath(t *testing.T) {
 func TestSanitizePathLengthRule(t *testing.T) {
 	// 199 ASCII units plus one astral character: 201 units, so hashed.
 	in := strings.Repeat("a", 199) + "😀"
-	got := SanitizePath(in, HashBun)
+	got := Path(in, Bun)
 	if !strings.HasPrefix(got, strings.Repeat("a", 199)+"--") {
 		t.Fatalf("prefix wrong: %q", got)
 	}

@@ -1,4 +1,4 @@
-package memdir
+package locate
 
 import (
 	"encoding/json"
@@ -9,12 +9,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"time"
 	"unicode/utf16"
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/claudedir"
+	"github.com/memdir/memdir/internal/gitroot"
 )
 
 // Environment variables and settings keys that locate memory, as Claude Code
@@ -26,15 +27,13 @@ const (
 	EnvDisableAutoMem  = "CLAUDE_CODE_DISABLE_AUTO_MEMORY"
 	EnvSimple          = "CLAUDE_CODE_SIMPLE"
 	EnvRemote          = "CLAUDE_CODE_REMOTE"
-
-	EntrypointName = "MEMORY.md"
 )
 
 // LocateOptions says where to look. The zero value uses the process
 // environment and working directory.
 type LocateOptions struct {
 	// LookupEnv reads environment variables; nil means os.LookupEnv.
-	LookupEnv LookupEnvFunc
+	LookupEnv memdir.LookupEnvFunc
 	// Cwd is the working directory; "" means os.Getwd.
 	Cwd string
 	// Project, when set, replaces the working directory as the project root
@@ -98,7 +97,7 @@ type Location struct {
 
 	remoteDir string
 	// settings are the settings files read, highest priority first.
-	settings []settingsFile
+	settings []settingsSource
 }
 
 // AutoDreamEnabled resolves the autoDreamEnabled setting as Claude Code
@@ -119,22 +118,13 @@ func (l *Location) TeamDir() string {
 }
 
 // Entrypoint returns the path of the directory's MEMORY.md.
-func (l *Location) Entrypoint() string { return filepath.Join(l.Dir, EntrypointName) }
+func (l *Location) Entrypoint() string { return filepath.Join(l.Dir, memdir.EntrypointName) }
 
 // TranscriptDir returns the directory holding this project's session
 // transcripts (<session>.jsonl). Claude Code keys it on the working directory,
 // not on the git root.
 func (l *Location) TranscriptDir() string {
 	return filepath.Join(l.ConfigHome, "projects", SanitizePath(l.ProjectRoot, l.Runtime))
-}
-
-// DailyLogPath returns the assistant-mode daily log for t's local date:
-// <Dir>logs/YYYY/MM/YYYY-MM-DD.md.
-func (l *Location) DailyLogPath(t time.Time) string { return DailyLogPath(l.Dir, t) }
-
-// DailyLogPath returns dir/logs/YYYY/MM/YYYY-MM-DD.md for t's date in t's location.
-func DailyLogPath(dir string, t time.Time) string {
-	return filepath.Join(dir, "logs", t.Format("2006"), t.Format("01"), t.Format("2006-01-02")+".md")
 }
 
 // AgentScope is where an agent's memory lives.
@@ -153,7 +143,7 @@ func ParseAgentScope(s string) (AgentScope, error) {
 	case ScopeUser, ScopeProject, ScopeLocal:
 		return AgentScope(s), nil
 	}
-	return "", fmt.Errorf("agent memory scope %q: want user, project or local: %w", s, ErrInvalid)
+	return "", fmt.Errorf("agent memory scope %q: want user, project or local: %w", s, memdir.ErrInvalid)
 }
 
 // AgentDir returns the memory directory of an agent type in a scope, with a
@@ -162,7 +152,7 @@ func ParseAgentScope(s string) (AgentScope, error) {
 func (l *Location) AgentDir(agentType string, scope AgentScope) (string, error) {
 	name := strings.ReplaceAll(agentType, ":", "-")
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\\\x00") {
-		return "", fmt.Errorf("agent type %q cannot name a directory: %w", agentType, ErrInvalid)
+		return "", fmt.Errorf("agent type %q cannot name a directory: %w", agentType, memdir.ErrInvalid)
 	}
 	var dir string
 	switch scope {
@@ -249,7 +239,7 @@ func Locate(opts *LocateOptions) (*Location, error) {
 	l.CanonicalRoot = l.ProjectRoot
 	if gr, ok := FindGitRoot(l.ProjectRoot); ok {
 		l.GitRoot = gr
-		canon, why := canonicalGitRoot(gr)
+		canon, why := gitroot.Explain(gr)
 		l.CanonicalRoot = canon
 		l.explainf("git root: %s; canonical root: %s (%s)", gr, canon, why)
 	} else {
@@ -384,7 +374,7 @@ func falsy(v string) bool {
 	return false
 }
 
-func autoMemoryEnabled(lookup LookupEnvFunc, settings []settingsFile) (bool, string) {
+func autoMemoryEnabled(lookup memdir.LookupEnvFunc, settings []settingsSource) (bool, string) {
 	if v, ok := lookup(EnvDisableAutoMem); ok {
 		if truthy(v) {
 			return false, EnvDisableAutoMem + "=" + v
@@ -416,7 +406,7 @@ type Settings struct {
 	AutoDreamEnabled    *bool   `json:"autoDreamEnabled,omitempty"`
 }
 
-type settingsFile struct {
+type settingsSource struct {
 	source string // policy, flag, local, project, user
 	path   string
 	values Settings
@@ -459,8 +449,8 @@ func defaultPolicySettingsPath() string {
 	}
 }
 
-func (l *Location) loadSettings(opts *LocateOptions, home string) []settingsFile {
-	var out []settingsFile
+func (l *Location) loadSettings(opts *LocateOptions, home string) []settingsSource {
+	var out []settingsSource
 	for _, sp := range l.SettingsPaths(opts) {
 		s, err := ReadSettings(sp.Path)
 		if err != nil {
@@ -469,7 +459,7 @@ func (l *Location) loadSettings(opts *LocateOptions, home string) []settingsFile
 			}
 			continue
 		}
-		out = append(out, settingsFile{source: sp.Source, path: sp.Path, values: s})
+		out = append(out, settingsSource{source: sp.Source, path: sp.Path, values: s})
 	}
 	return out
 }
@@ -504,83 +494,13 @@ func ReadSettings(path string) (Settings, error) {
 
 // FindGitRoot walks up from start looking for a .git directory or file, as
 // Claude Code's findGitRoot does (the filesystem root included).
-func FindGitRoot(start string) (string, bool) {
-	dir, err := filepath.Abs(start)
-	if err != nil {
-		return "", false
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
-			return norm.NFC.String(dir), true
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", false
-		}
-		dir = parent
-	}
-}
+func FindGitRoot(start string) (string, bool) { return gitroot.Find(start) }
 
 // CanonicalGitRoot resolves a worktree to its main repository, so that all
 // worktrees of one repository share one memory directory. Submodules and
 // ordinary repositories resolve to themselves; a worktree of a bare repository
 // resolves to the bare repository's directory.
-func CanonicalGitRoot(gitRoot string) string {
-	root, _ := canonicalGitRoot(gitRoot)
-	return root
-}
-
-func canonicalGitRoot(gitRoot string) (string, string) {
-	dotgit := filepath.Join(gitRoot, ".git")
-	fi, err := os.Stat(dotgit)
-	if err != nil {
-		return gitRoot, "cannot stat .git"
-	}
-	if fi.IsDir() {
-		return gitRoot, "an ordinary repository"
-	}
-	data, err := os.ReadFile(dotgit)
-	if err != nil {
-		return gitRoot, "cannot read the .git file"
-	}
-	content := strings.TrimSpace(string(data))
-	if !strings.HasPrefix(content, "gitdir:") {
-		return gitRoot, ".git file without gitdir:"
-	}
-	wtGitDir := resolvePath(gitRoot, strings.TrimSpace(strings.TrimPrefix(content, "gitdir:")))
-	cd, err := os.ReadFile(filepath.Join(wtGitDir, "commondir"))
-	if err != nil {
-		return gitRoot, "a submodule (no commondir)"
-	}
-	commonDir := resolvePath(wtGitDir, strings.TrimSpace(string(cd)))
-	// Both checks guard against a crafted .git file pointing at another
-	// repository's metadata: the worktree must be registered under the
-	// common dir, and must point back at this checkout.
-	if filepath.Dir(wtGitDir) != filepath.Join(commonDir, "worktrees") {
-		return gitRoot, "worktree check failed: gitdir is not under <commondir>/worktrees; treated as its own root"
-	}
-	back, err := os.ReadFile(filepath.Join(wtGitDir, "gitdir"))
-	if err != nil {
-		return gitRoot, "worktree check failed: no gitdir back-link; treated as its own root"
-	}
-	backReal, err1 := filepath.EvalSymlinks(strings.TrimSpace(string(back)))
-	rootReal, err2 := filepath.EvalSymlinks(gitRoot)
-	if err1 != nil || err2 != nil || backReal != filepath.Join(rootReal, ".git") {
-		return gitRoot, "worktree check failed: the back-link does not point at this checkout; treated as its own root"
-	}
-	if filepath.Base(commonDir) != ".git" {
-		return norm.NFC.String(commonDir), "a worktree of the bare repository " + commonDir
-	}
-	main := filepath.Dir(commonDir)
-	return norm.NFC.String(main), "a worktree of " + main
-}
-
-func resolvePath(base, p string) string {
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p)
-	}
-	return filepath.Join(base, p)
-}
+func CanonicalGitRoot(gitRoot string) string { return gitroot.Canonical(gitRoot) }
 
 // detectRuntime picks the hash of long project names by which of the two
 // candidate project directories exists (see LocateOptions.DetectRuntime):
