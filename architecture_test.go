@@ -20,7 +20,7 @@ var layers = []struct {
 	{"vocabulary", []string{"llm"}},
 	{"store", []string{""}},
 	{"location", []string{"locate"}},
-	{"services", []string{"prompt", "memtool", "transcript", "team", "checkpoint", "promote", "config", "agentmem", "dailylog"}},
+	{"services", []string{"prompt", "review", "memtool", "transcript", "team", "checkpoint", "promote", "config", "agentmem", "dailylog"}},
 	{"agents", []string{"agent", "session"}},
 	{"driver support", []string{"internal/modelkit", "team/internal/sqlstore", "internal/cli"}},
 	{"drivers", []string{"anthropic", "openai", "config/provider", "mcpserver", "hooks", "ui", "team/sqlite", "team/postgres"}},

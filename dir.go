@@ -51,9 +51,11 @@ type Options struct {
 	Uses *UseLog
 	// NoUses turns usage counting off.
 	NoUses bool
-	// ReviewDir holds writes that screening held back (see review.go).
-	// Empty means DefaultReviewDir for the directory.
-	ReviewDir string
+	// Guard screens what automatic writers (extraction, consolidation,
+	// sync, an agent's tool call) save; nil screens nothing. Package
+	// review's Queue is one: it holds a suspicious write for a person
+	// instead of writing it.
+	Guard Guard
 	// ProjectRoot is the project the memories describe (its git root, or
 	// the project directory outside git). When set, Save records the code
 	// anchors a memory names and Recall reports those that changed; empty
@@ -82,7 +84,7 @@ type Dir struct {
 	journal     *Journal
 	recallCache string
 	uses        *UseLog
-	review      string
+	guard       Guard
 	project     string
 }
 
@@ -117,9 +119,7 @@ func Open(dir string, opts *Options) (*Dir, error) {
 	if d.uses, err = defaultUses(d.path, opts, d.journal, d.now); err != nil {
 		return nil, fmt.Errorf("open memory directory %s: use log: %w", d.path, err)
 	}
-	if d.review, err = reviewDirFor(d.path, opts); err != nil {
-		return nil, fmt.Errorf("open memory directory %s: review queue: %w", d.path, err)
-	}
+	d.guard = opts.Guard
 	return d, nil
 }
 
@@ -343,15 +343,12 @@ type SaveOptions struct {
 	Recorder *Recorder
 	// Origin records how the memory is being written (see Provenance); it
 	// is stored in the frontmatter. An automatic origin (anything but
-	// ByUser) also has the content screened: a suspicious write is held in
-	// the review queue and Save returns a *HeldError instead of writing.
+	// ByUser) also has the content screened by the directory's Guard,
+	// whose error Save returns instead of writing.
 	Origin *Provenance
-
-	// reviewed skips screening (accepting a held write); baseSum, when
-	// set, makes Save fail with a conflict unless the file still has this
-	// content hash ("" for a file that did not exist).
-	reviewed bool
-	baseSum  *string
+	// Screened skips the Guard: a person has seen and accepted this write
+	// (package review, accepting a held write).
+	Screened bool
 }
 
 // SaveResult reports what Save did.
@@ -423,9 +420,6 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 			m.front = prev.front
 		}
 	}
-	if err := checkBase(rel, old, opts.baseSum); err != nil {
-		return nil, err
-	}
 	saved := *m
 	if withAnchors {
 		saved.SetAnchors(anchors)
@@ -436,14 +430,11 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 			return nil, err
 		}
 		saved.cloneFront()
-		saved.SetProvenance(opts.Origin.stamped(d.now))
+		saved.SetProvenance(opts.Origin.Stamped(d.now()))
 	}
 	content := saved.Format()
-	if opts.Origin.Automatic() && !opts.reviewed {
-		if held, err := d.holdIfSuspicious(rel, "save", old, res.Created, content, opts.Origin); held != nil || err != nil {
-			if err == nil {
-				err = held
-			}
+	if d.guard != nil && opts.Origin.Automatic() && !opts.Screened {
+		if err := d.guard.Screen(&GuardedWrite{Path: rel, Op: "save", Old: old, Created: res.Created, Content: content, Origin: opts.Origin}); err != nil {
 			return nil, err
 		}
 	}

@@ -44,12 +44,11 @@ func ExampleLocate() {
 func ExampleOpen() {
 	tmp, _ := os.MkdirTemp("", "open-example")
 	defer os.RemoveAll(tmp)
-	// memdir keeps its journal (for undo) and review queue outside the
-	// memory directory, by default in the user's state directory; this
-	// example keeps them in its temporary directory instead.
+	// memdir keeps its journal (for undo) outside the memory directory, by
+	// default in the user's state directory; this example keeps it in its
+	// temporary directory instead.
 	d, err := memdir.Open(filepath.Join(tmp, "memory"), &memdir.Options{
-		Journal:   memdir.NewJournal(filepath.Join(tmp, "state", "journal"), nil),
-		ReviewDir: filepath.Join(tmp, "state", "review"),
+		Journal: memdir.NewJournal(filepath.Join(tmp, "state", "journal"), nil),
 	})
 	if err != nil {
 		panic(err)
@@ -174,8 +173,7 @@ func ExampleDir_Recall() {
 // examples leave nothing in the user's state directory.
 func openExample(tmp string) *memdir.Dir {
 	d, err := memdir.Open(filepath.Join(tmp, "memory"), &memdir.Options{
-		Journal:   memdir.NewJournal(filepath.Join(tmp, "state", "journal"), nil),
-		ReviewDir: filepath.Join(tmp, "state", "review"),
+		Journal: memdir.NewJournal(filepath.Join(tmp, "state", "journal"), nil),
 	})
 	if err != nil {
 		panic(err)

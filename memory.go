@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -406,4 +407,15 @@ func (m *Memory) Metadata() map[string]any {
 
 func isASCIIAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// cloneFront gives the memory its own copy of the frontmatter's top-level
+// list, so setting a key does not change the Memory it was copied from.
+func (m *Memory) cloneFront() {
+	if m.front == nil {
+		return
+	}
+	n := *m.front
+	n.Content = slices.Clone(m.front.Content)
+	m.front = &n
 }

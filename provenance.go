@@ -144,11 +144,11 @@ func StampProvenance(content []byte, p *Provenance) ([]byte, bool) {
 	return m.Format(), true
 }
 
-// stamp fills At from the clock when the caller left it empty.
-func (p *Provenance) stamped(now func() time.Time) *Provenance {
+// Stamped returns a copy of p with At set to now when p leaves it empty.
+func (p *Provenance) Stamped(now time.Time) *Provenance {
 	q := *p
 	if q.At == "" {
-		q.At = now().UTC().Format(time.RFC3339)
+		q.At = now.UTC().Format(time.RFC3339)
 	}
 	q.Untrusted = slices.Clone(p.Untrusted)
 	return &q

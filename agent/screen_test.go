@@ -14,6 +14,7 @@ import (
 	"github.com/memdir/memdir/agent"
 	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
+	"github.com/memdir/memdir/review"
 	"github.com/memdir/memdir/transcript"
 )
 
@@ -38,11 +39,11 @@ func loadSamples(tb testing.TB, name string) []string {
 
 // screenWorld is an extraction world whose review queue is in the test's
 // temporary directory.
-func screenWorld(tb testing.TB) (*memdir.Dir, *memdirtest.ModelServer, *agent.Extractor) {
+func screenWorld(tb testing.TB) (*memdir.Dir, *review.Queue, *memdirtest.ModelServer, *agent.Extractor) {
 	tb.Helper()
 	base := tb.TempDir()
-	d, err := memdir.Open(filepath.Join(base, "memory"), &memdir.Options{
-		Journal: memdir.NewJournal(filepath.Join(base, "journal"), nil), ReviewDir: filepath.Join(base, "review")})
+	d, q, err := review.Open(filepath.Join(base, "memory"), &memdir.Options{
+		Journal: memdir.NewJournal(filepath.Join(base, "journal"), nil)}, &review.Options{Dir: filepath.Join(base, "review")})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func screenWorld(tb testing.TB) (*memdir.Dir, *memdirtest.ModelServer, *agent.Ex
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return d, srv, e
+	return d, q, srv, e
 }
 
 func scriptCreate(srv *memdirtest.ModelServer, body string) {
@@ -75,7 +76,7 @@ func webConv() []transcript.Message {
 func TestExtractHostileGoesToReview(t *testing.T) {
 	ctx := context.Background()
 	for i, text := range loadSamples(t, "hostile.json") {
-		d, srv, e := screenWorld(t)
+		d, q, srv, e := screenWorld(t)
 		scriptCreate(srv, text)
 		res, err := e.Extract(ctx, agent.Source{Messages: webConv()})
 		if err != nil {
@@ -87,7 +88,7 @@ func TestExtractHostileGoesToReview(t *testing.T) {
 		if _, err := os.Stat(d.Abs("project_notes.md")); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("sample %d reached the memory directory (%v): %q", i, err, text)
 		}
-		items, errs := d.HeldWrites(false)
+		items, errs := q.List(false)
 		if len(errs) != 0 || len(items) != 1 {
 			t.Fatalf("sample %d: held %v %v", i, items, errs)
 		}
@@ -100,7 +101,7 @@ func TestExtractHostileGoesToReview(t *testing.T) {
 			t.Errorf("sample %d: the model was not told", i)
 		}
 		if i == 0 {
-			if _, err := d.AcceptHeld(ctx, it.ID); err != nil {
+			if _, err := q.Accept(ctx, d, it.ID); err != nil {
 				t.Fatal(err)
 			}
 			m, err := d.Get(ctx, "project_notes.md")
@@ -117,7 +118,7 @@ func TestExtractHostileGoesToReview(t *testing.T) {
 func TestExtractBenignIsSavedWithProvenance(t *testing.T) {
 	ctx := context.Background()
 	for i, text := range loadSamples(t, "benign.json") {
-		d, srv, e := screenWorld(t)
+		d, _, srv, e := screenWorld(t)
 		scriptCreate(srv, text)
 		res, err := e.Extract(ctx, agent.Source{Messages: webConv()})
 		if err != nil {

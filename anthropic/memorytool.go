@@ -11,6 +11,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/memtool"
+	"github.com/memdir/memdir/review"
 )
 
 // MemoryTool serves Anthropic's memory tool (memory_20250818) from a local
@@ -64,7 +65,7 @@ func NewMemoryTool(dir string, opts *memtool.Options) (*MemoryTool, error) {
 		o.AfterView = memdir.NewUseLog(p, nil).ViewCounter(context.Background(), nil)
 	}
 	if o.Write == nil {
-		d, err := memdir.Open(dir, nil)
+		d, _, err := review.Open(dir, nil, nil)
 		if err != nil {
 			return nil, fmt.Errorf("memory tool: %w", err)
 		}

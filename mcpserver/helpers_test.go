@@ -14,6 +14,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/mcpserver"
+	"github.com/memdir/memdir/review"
 )
 
 var testNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -21,6 +22,7 @@ var testNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 // fixture is a memory directory with its own journal, served by one server.
 type fixture struct {
 	dir      *memdir.Dir
+	review   *review.Queue
 	srv      *mcp.Server
 	sessions *mcpserver.Sessions
 }
@@ -30,11 +32,10 @@ type fixture struct {
 func newFixture(tb testing.TB, opts *mcpserver.Options) *fixture {
 	tb.Helper()
 	base := tb.TempDir()
-	d, err := memdir.Open(filepath.Join(base, "memory"), &memdir.Options{
-		Now:       func() time.Time { return testNow },
-		Journal:   memdir.NewJournal(filepath.Join(base, "journal"), func() time.Time { return testNow }),
-		ReviewDir: filepath.Join(base, "review"),
-	})
+	d, q, err := review.Open(filepath.Join(base, "memory"), &memdir.Options{
+		Now:     func() time.Time { return testNow },
+		Journal: memdir.NewJournal(filepath.Join(base, "journal"), func() time.Time { return testNow }),
+	}, &review.Options{Dir: filepath.Join(base, "review")})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func newFixture(tb testing.TB, opts *mcpserver.Options) *fixture {
 	if o.Sessions == nil {
 		o.Sessions = mcpserver.NewSessions()
 	}
-	return &fixture{dir: d, srv: mcpserver.New(d, &o), sessions: o.Sessions}
+	return &fixture{dir: d, review: q, srv: mcpserver.New(d, &o), sessions: o.Sessions}
 }
 
 // connect starts a client session on the fixture's server over in-memory

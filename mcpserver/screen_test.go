@@ -30,7 +30,7 @@ func TestAgentWritesAreScreened(t *testing.T) {
 	if _, err := os.Stat(f.dir.Abs("project_deploy.md")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("held memory-tool write was written: %v", err)
 	}
-	items, _ := f.dir.HeldWrites(false)
+	items, _ := f.review.List(false)
 	vias := map[string]bool{}
 	for _, it := range items {
 		vias[it.Provenance.Via] = true

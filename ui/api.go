@@ -188,7 +188,7 @@ func (s *Server) apiMemory(r *http.Request) (any, error) {
 	}
 	// How it was last written: the frontmatter's record, or the one kept
 	// outside the directory for a sync pull.
-	prov, perr := s.d.WrittenBy(m.Path, data)
+	prov, perr := s.review.WrittenBy(m.Path, data)
 	if perr != nil {
 		warns = append(warns, perr.Error())
 	}

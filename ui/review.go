@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/review"
 	"github.com/memdir/memdir/screen"
 )
 
@@ -40,13 +41,13 @@ type reviewItem struct {
 	Visible string `json:"visible"`
 }
 
-func newReviewItem(it *memdir.HeldWrite) reviewItem {
+func newReviewItem(it *review.HeldWrite) reviewItem {
 	out := reviewItem{
 		ID: it.ID, Path: it.Path, Op: it.Op, State: it.State, Existed: it.Existed,
 		Queued: it.Queued, Decided: it.Decided, RunID: it.RunID,
 		By: it.Provenance.String(), Provenance: it.Provenance,
 		Findings: make([]reviewFinding, 0, len(it.Findings)),
-		Content:  it.Content, Visible: memdir.ShowHidden(it.Content),
+		Content:  it.Content, Visible: review.ShowHidden(it.Content),
 	}
 	for _, f := range it.Findings {
 		out.Findings = append(out.Findings, reviewFinding{Finding: f, About: screen.Rules[f.Rule]})
@@ -58,7 +59,7 @@ func newReviewItem(it *memdir.HeldWrite) reviewItem {
 // all=true.
 func (s *Server) apiReview(r *http.Request) (any, error) {
 	all := r.URL.Query().Get("all") == "true"
-	held, errs := s.d.HeldWrites(all)
+	held, errs := s.review.List(all)
 	items := make([]reviewItem, 0, len(held))
 	for _, it := range held {
 		items = append(items, newReviewItem(it))
@@ -67,7 +68,7 @@ func (s *Server) apiReview(r *http.Request) (any, error) {
 	for _, e := range errs {
 		problems = append(problems, e.Error())
 	}
-	return map[string]any{"review_dir": s.d.ReviewDir(), "items": items, "problems": problems}, nil
+	return map[string]any{"review_dir": s.review.Dir(), "items": items, "problems": problems}, nil
 }
 
 type decideRequest struct {
@@ -84,12 +85,12 @@ func (s *Server) apiReviewDecide(accept bool) func(r *http.Request) (any, error)
 		if req.ID == "" {
 			return nil, errorf(http.StatusBadRequest, "review: no held write id given")
 		}
-		var it *memdir.HeldWrite
+		var it *review.HeldWrite
 		var err error
 		if accept {
-			it, err = s.d.AcceptHeld(r.Context(), req.ID)
+			it, err = s.review.Accept(r.Context(), s.d, req.ID)
 		} else {
-			it, err = s.d.RejectHeld(r.Context(), req.ID)
+			it, err = s.review.Reject(r.Context(), req.ID)
 		}
 		if err != nil {
 			if it != nil && errors.Is(err, memdir.ErrExists) {

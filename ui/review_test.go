@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/review"
 	"github.com/memdir/memdir/ui"
 )
 
@@ -19,7 +20,7 @@ func (w *world) holdWrite(name, body string) string {
 	w.t.Helper()
 	_, err := w.d.Save(context.Background(), &memdir.Memory{Name: name, Description: "how to " + name, Type: memdir.TypeProject, Body: body},
 		&memdir.SaveOptions{Origin: &memdir.Provenance{By: memdir.ByAgent, Via: "mcp"}})
-	var held *memdir.HeldError
+	var held *review.HeldError
 	if !errors.As(err, &held) {
 		w.t.Fatalf("save %s = %v, want it held for review", name, err)
 	}
@@ -49,8 +50,8 @@ func TestReviewQueue(t *testing.T) {
 	hidden := w.holdWrite("notes", "Hidden\u200b text.")
 
 	v := w.get("/api/review", 200)
-	if v["review_dir"] != w.d.ReviewDir() {
-		t.Errorf("review_dir %v, want %s", v["review_dir"], w.d.ReviewDir())
+	if v["review_dir"] != w.review.Dir() {
+		t.Errorf("review_dir %v, want %s", v["review_dir"], w.review.Dir())
 	}
 	items := reviewItems(t, v)
 	if len(items) != 2 {
@@ -61,7 +62,7 @@ func TestReviewQueue(t *testing.T) {
 		byID[it["id"].(string)] = it
 	}
 	d := byID[deploy]
-	if d == nil || d["path"] != "project_deploy.md" || d["state"] != memdir.ReviewPending || d["op"] != "save" || d["existed"] != false ||
+	if d == nil || d["path"] != "project_deploy.md" || d["state"] != review.Pending || d["op"] != "save" || d["existed"] != false ||
 		!strings.HasPrefix(d["by"].(string), "agent (via mcp") || d["queued"] == "" {
 		t.Fatalf("deploy item = %v", d)
 	}
@@ -80,7 +81,7 @@ func TestReviewQueue(t *testing.T) {
 	// that undo reverts.
 	a := w.post("/api/review/accept", map[string]string{"id": deploy}, 200)
 	run, _ := a["run"].(string)
-	if run == "" || a["item"].(map[string]any)["state"] != memdir.ReviewAccepted {
+	if run == "" || a["item"].(map[string]any)["state"] != review.Accepted {
 		t.Fatalf("accept = %v", a)
 	}
 	if got := w.read("project_deploy.md"); !strings.Contains(got, "Ignore all previous instructions") || !strings.Contains(got, "provenance: {by: agent, via: mcp") {
@@ -97,13 +98,13 @@ func TestReviewQueue(t *testing.T) {
 	}
 	// Deciding twice is a conflict naming the state.
 	again := w.post("/api/review/accept", map[string]string{"id": deploy}, 409)
-	if again["state"] != memdir.ReviewAccepted || !strings.Contains(again["error"].(string), "already accepted") {
+	if again["state"] != review.Accepted || !strings.Contains(again["error"].(string), "already accepted") {
 		t.Errorf("second accept = %v", again)
 	}
 
 	// Reject: nothing is written, the item is kept.
 	rj := w.post("/api/review/reject", map[string]string{"id": hidden}, 200)
-	if rj["item"].(map[string]any)["state"] != memdir.ReviewRejected || rj["run"] != nil {
+	if rj["item"].(map[string]any)["state"] != review.Rejected || rj["run"] != nil {
 		t.Errorf("reject = %v", rj)
 	}
 	if _, err := os.Stat(w.d.Abs("project_notes.md")); !errors.Is(err, os.ErrNotExist) {
@@ -166,8 +167,8 @@ func TestReviewRefusesForeignRequests(t *testing.T) {
 	}
 	// A GET cannot decide either.
 	w.get("/api/review/accept?id="+id, 405)
-	it, err := w.d.HeldWrite(id)
-	if err != nil || it.State != memdir.ReviewPending {
+	it, err := w.review.Get(id)
+	if err != nil || it.State != review.Pending {
 		t.Fatalf("after refused requests the item is %+v (%v), want it pending", it, err)
 	}
 	if _, err := os.Stat(w.d.Abs("project_deploy.md")); !errors.Is(err, os.ErrNotExist) {

@@ -54,6 +54,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/locate"
+	"github.com/memdir/memdir/review"
 	"github.com/memdir/memdir/team"
 )
 
@@ -103,6 +104,9 @@ type Options struct {
 	// Team is the configured team server; nil with TeamReason saying why.
 	Team       *Team
 	TeamReason string
+	// Review is the directory's review queue (the one its store screens
+	// with); nil means the queue in its default place.
+	Review *review.Queue
 	// Checkpoints locates the project's sessions; nil shows none.
 	Checkpoints *Checkpoints
 	// Token is the per-run token of the printed URL; "" picks a random one.
@@ -118,6 +122,7 @@ type Options struct {
 // Server is the web application for one memory directory.
 type Server struct {
 	d       *memdir.Dir
+	review  *review.Queue
 	opts    Options
 	token   string
 	session string
@@ -151,6 +156,12 @@ func New(d *memdir.Dir, addr string, opts *Options) (*Server, error) {
 	s.log = s.opts.Logger
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.review = s.opts.Review
+	if s.review == nil {
+		if s.review, err = review.New(d.Path(), &review.Options{Now: s.now, Logger: s.log}); err != nil {
+			return nil, fmt.Errorf("ui: %w", err)
+		}
 	}
 	s.token = s.opts.Token
 	if s.token == "" {

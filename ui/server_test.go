@@ -17,6 +17,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/checkpoint"
+	"github.com/memdir/memdir/review"
 	"github.com/memdir/memdir/team"
 	"github.com/memdir/memdir/team/sqlite"
 	"github.com/memdir/memdir/ui"
@@ -31,6 +32,7 @@ type world struct {
 	t       *testing.T
 	dir     string
 	d       *memdir.Dir
+	review  *review.Queue
 	srv     *ui.Server
 	h       http.Handler
 	cookie  *http.Cookie
@@ -44,12 +46,15 @@ func newWorld(t *testing.T, opts *ui.Options) *world {
 	w := &world{t: t, dir: filepath.Join(base, "memory"), project: filepath.Join(base, "project"), config: filepath.Join(base, "claude")}
 	os.MkdirAll(w.project, 0o700)
 	var err error
-	w.d, err = memdir.Open(w.dir, &memdir.Options{Journal: memdir.NewJournal(filepath.Join(base, "journal"), nil)})
+	w.d, w.review, err = review.Open(w.dir, &memdir.Options{Journal: memdir.NewJournal(filepath.Join(base, "journal"), nil)}, &review.Options{Dir: filepath.Join(base, "review")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if opts == nil {
 		opts = &ui.Options{}
+	}
+	if opts.Review == nil {
+		opts.Review = w.review
 	}
 	if opts.Checkpoints == nil {
 		opts.Checkpoints = &ui.Checkpoints{ConfigHome: w.config, Project: w.project}

@@ -212,7 +212,7 @@ func agentSync(ctx context.Context, env *cli.Env, loc *locate.Location, agent, s
 	if err != nil {
 		return err
 	}
-	d, err := memdir.Open(dir, &memdir.Options{Now: env.Now, LookupEnv: env.LookupEnv})
+	d, _, err := openStore(env, dir, &memdir.Options{})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/memdir/memdir/agentmem"
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/locate"
+	"github.com/memdir/memdir/review"
 )
 
 // locationFlags are the flags that say which memory directory a command works
@@ -112,15 +113,30 @@ func (lf *locationFlags) path(env *cli.Env) (string, *locate.Location, error) {
 
 // open returns the store for the selected directory.
 func (lf *locationFlags) open(env *cli.Env) (*memdir.Dir, *locate.Location, error) {
+	d, _, loc, err := lf.openReview(env)
+	return d, loc, err
+}
+
+// openReview is open that also returns the directory's review queue, which
+// screens the store's automatic writes.
+func (lf *locationFlags) openReview(env *cli.Env) (*memdir.Dir, *review.Queue, *locate.Location, error) {
 	p, loc, err := lf.path(env)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	d, err := memdir.Open(p, &memdir.Options{Now: env.Now, LookupEnv: env.LookupEnv, ProjectRoot: anchorRoot(env, loc)})
+	d, q, err := openStore(env, p, &memdir.Options{ProjectRoot: anchorRoot(env, loc)})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return d, loc, nil
+	return d, q, loc, nil
+}
+
+// openStore opens the memory directory at p with its review queue as its
+// guard, on the command's clock and environment.
+func openStore(env *cli.Env, p string, opts *memdir.Options) (*memdir.Dir, *review.Queue, error) {
+	o := *opts
+	o.Now, o.LookupEnv = env.Now, env.LookupEnv
+	return review.Open(p, &o, nil)
 }
 
 // anchorRoot is the project that code anchors are recorded against: the

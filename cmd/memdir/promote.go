@@ -219,7 +219,7 @@ func promoteApply(ctx context.Context, env *cli.Env, dir, reviewFile string, ids
 	if err != nil {
 		return err
 	}
-	d, err := memdir.Open(dir, &memdir.Options{Now: env.Now, LookupEnv: env.LookupEnv})
+	d, _, err := openStore(env, dir, &memdir.Options{})
 	if err != nil {
 		return err
 	}

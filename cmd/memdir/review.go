@@ -9,8 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/review"
 	"github.com/memdir/memdir/screen"
 )
 
@@ -78,7 +78,7 @@ func runReview(ctx context.Context, env *cli.Env, o *reviewOptions, args []strin
 	if len(args) > 0 {
 		op = args[0]
 	}
-	d, _, err := o.lf.open(env)
+	d, q, _, err := o.lf.openReview(env)
 	if err != nil {
 		return err
 	}
@@ -87,14 +87,14 @@ func runReview(ctx context.Context, env *cli.Env, o *reviewOptions, args []strin
 		if len(args) > 1 {
 			return cli.Usagef("review list takes no arguments")
 		}
-		items, errs := d.HeldWrites(o.all)
+		items, errs := q.List(o.all)
 		for _, e := range errs {
 			fmt.Fprintf(env.Stderr, "warning: %v\n", e)
 		}
 		if items == nil {
-			items = []*memdir.HeldWrite{}
+			items = []*review.HeldWrite{}
 		}
-		return cli.Emit(env, o.asJSON, map[string]any{"review_dir": d.ReviewDir(), "items": items}, func(w io.Writer) error {
+		return cli.Emit(env, o.asJSON, map[string]any{"review_dir": q.Dir(), "items": items}, func(w io.Writer) error {
 			if len(items) == 0 {
 				fmt.Fprintln(w, "No writes held for review.")
 				return nil
@@ -108,14 +108,14 @@ func runReview(ctx context.Context, env *cli.Env, o *reviewOptions, args []strin
 		if len(args) != 2 {
 			return cli.Usagef("review %s takes one ID (see 'memdir review list')", op)
 		}
-		var it *memdir.HeldWrite
+		var it *review.HeldWrite
 		switch op {
 		case "show":
-			it, err = d.HeldWrite(args[1])
+			it, err = q.Get(args[1])
 		case "accept":
-			it, err = d.AcceptHeld(ctx, args[1])
+			it, err = q.Accept(ctx, d, args[1])
 		default:
-			it, err = d.RejectHeld(ctx, args[1])
+			it, err = q.Reject(ctx, args[1])
 		}
 		if err != nil {
 			return err
@@ -125,7 +125,7 @@ func runReview(ctx context.Context, env *cli.Env, o *reviewOptions, args []strin
 			case "accept":
 				fmt.Fprintf(w, "Accepted %s: wrote %s (undo with 'memdir undo %s')\n", it.ID, d.Abs(it.Path), it.RunID)
 			case "reject":
-				fmt.Fprintf(w, "Rejected %s: %s was not written; the item is kept in %s\n", it.ID, it.Path, d.ReviewDir())
+				fmt.Fprintf(w, "Rejected %s: %s was not written; the item is kept in %s\n", it.ID, it.Path, q.Dir())
 			default:
 				printHeld(env, it)
 			}
@@ -136,7 +136,7 @@ func runReview(ctx context.Context, env *cli.Env, o *reviewOptions, args []strin
 	}
 }
 
-func printHeld(env *cli.Env, it *memdir.HeldWrite) {
+func printHeld(env *cli.Env, it *review.HeldWrite) {
 	w := env.Stdout
 	fmt.Fprintf(w, "ID:       %s\nState:    %s\nPath:     %s\nQueued:   %s\nBy:       %s\n", it.ID, it.State, it.Path, it.Queued.Format("2006-01-02 15:04:05 MST"), it.Provenance)
 	if it.Decided != nil {
@@ -149,7 +149,7 @@ func printHeld(env *cli.Env, it *memdir.HeldWrite) {
 	// The content is shown with hidden characters made visible.
 	fmt.Fprintln(w, "Content:")
 	for line := range strings.SplitSeq(strings.TrimRight(it.Content, "\n"), "\n") {
-		fmt.Fprintf(w, "  | %s\n", memdir.ShowHidden(line))
+		fmt.Fprintf(w, "  | %s\n", review.ShowHidden(line))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/review"
 )
 
 func TestSaveWarnsButWrites(t *testing.T) {
@@ -35,18 +36,18 @@ func TestReviewCommand(t *testing.T) {
 	if got := w.ok(t, "review"); got != "No writes held for review.\n" {
 		t.Fatalf("empty list = %q", got)
 	}
-	d, err := memdir.Open(w.memDir(t), &memdir.Options{LookupEnv: func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok }})
+	d, q, err := review.Open(w.memDir(t), &memdir.Options{LookupEnv: func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok }}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(d.ReviewDir(), w.state) {
-		t.Fatalf("review dir %s not under the state dir %s", d.ReviewDir(), w.state)
+	if !strings.HasPrefix(q.Dir(), w.state) {
+		t.Fatalf("review dir %s not under the state dir %s", q.Dir(), w.state)
 	}
 	var ids []string
 	for _, name := range []string{"one", "two"} {
 		_, err := d.Save(context.Background(), &memdir.Memory{Name: name, Description: "d " + name, Type: memdir.TypeProject, Body: "Hidden\u200b text"},
 			&memdir.SaveOptions{Origin: &memdir.Provenance{By: memdir.BySync, Server: "https://team.example", Version: "7"}})
-		held, ok := err.(*memdir.HeldError)
+		held, ok := err.(*review.HeldError)
 		if !ok {
 			t.Fatalf("save %s: %v", name, err)
 		}
@@ -60,8 +61,8 @@ func TestReviewCommand(t *testing.T) {
 	if !strings.Contains(show, "Hidden<U+200B> text") {
 		t.Errorf("show does not reveal the hidden character:\n%s", show)
 	}
-	var acc memdir.HeldWrite
-	if err := json.Unmarshal([]byte(w.ok(t, "review", "accept", ids[0], "--json")), &acc); err != nil || acc.State != memdir.ReviewAccepted || acc.RunID == "" {
+	var acc review.HeldWrite
+	if err := json.Unmarshal([]byte(w.ok(t, "review", "accept", ids[0], "--json")), &acc); err != nil || acc.State != review.Accepted || acc.RunID == "" {
 		t.Fatalf("accept: %+v %v", acc, err)
 	}
 	if _, err := os.Stat(filepath.Join(w.memDir(t), "project_one.md")); err != nil {
@@ -80,7 +81,7 @@ func TestReviewCommand(t *testing.T) {
 		t.Errorf("unknown id: exit %d, want 3", code)
 	}
 	var all struct {
-		Items []memdir.HeldWrite `json:"items"`
+		Items []review.HeldWrite `json:"items"`
 	}
 	json.Unmarshal([]byte(w.ok(t, "review", "--all", "--json")), &all)
 	if len(all.Items) != 2 {
@@ -115,7 +116,7 @@ func TestSyncPullHoldsSuspiciousEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	var list struct {
-		Items []memdir.HeldWrite `json:"items"`
+		Items []review.HeldWrite `json:"items"`
 	}
 	if err := json.Unmarshal([]byte(bob.ok(t, "review", "--json")), &list); err != nil {
 		t.Fatal(err)

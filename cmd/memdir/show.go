@@ -46,7 +46,7 @@ func runShow(ctx context.Context, env *cli.Env, o *showOptions, args []string) e
 	if len(args) != 1 {
 		return cli.Usagef("show takes one memory name")
 	}
-	d, _, err := o.lf.open(env)
+	d, q, _, err := o.lf.openReview(env)
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func runShow(ctx context.Context, env *cli.Env, o *showOptions, args []string) e
 	now := env.Now()
 	if o.asJSON {
 		// A sync pull's provenance is kept outside the file.
-		prov, perr := d.WrittenBy(m.Path, raw)
+		prov, perr := q.WrittenBy(m.Path, raw)
 		if perr != nil {
 			fmt.Fprintf(env.Stderr, "warning: %v\n", perr)
 		}

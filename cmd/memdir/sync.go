@@ -261,7 +261,7 @@ func newSyncer(env *cli.Env, lf *locationFlags, cfg syncConfig, log *slog.Logger
 		}
 		s.teamDir = filepath.Join(root, memdir.TeamDirName)
 	}
-	dir, err := memdir.Open(root, &memdir.Options{Now: env.Now, LookupEnv: env.LookupEnv, Logger: log})
+	dir, queue, err := openStore(env, root, &memdir.Options{Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -311,7 +311,7 @@ func newSyncer(env *cli.Env, lf *locationFlags, cfg syncConfig, log *slog.Logger
 			if err != nil {
 				return err
 			}
-			return dir.ScreenWrite(rel, []byte(old), exists, []byte(content), origin(content))
+			return queue.ScreenWrite(rel, []byte(old), exists, []byte(content), origin(content))
 		},
 		// The file stays the server's byte for byte (a provenance line would
 		// make the next push upload it, and teammates' pulls rewrite it), so
@@ -326,7 +326,7 @@ func newSyncer(env *cli.Env, lf *locationFlags, cfg syncConfig, log *slog.Logger
 			if _, err := memdir.CleanMemoryFilePath(rel); err != nil {
 				return nil
 			}
-			return dir.RecordProvenance(rel, []byte(content), origin(content))
+			return queue.RecordProvenance(rel, []byte(content), origin(content))
 		},
 	})
 	if err != nil {

@@ -99,11 +99,11 @@ func runUi(ctx context.Context, env *cli.Env, o *uiOptions, args []string) error
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
-	d, loc, err := o.lf.open(env)
+	d, queue, loc, err := o.lf.openReview(env)
 	if err != nil {
 		return err
 	}
-	opts := &ui.Options{Location: loc, Now: env.Now, Logger: logger, Version: cli.Version}
+	opts := &ui.Options{Location: loc, Review: queue, Now: env.Now, Logger: logger, Version: cli.Version}
 	if opts.Model, err = o.mf.loadModel(env); err != nil {
 		return err
 	}

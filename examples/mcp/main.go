@@ -23,6 +23,7 @@ import (
 	"github.com/memdir/memdir/config/provider"
 	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/mcpserver"
+	"github.com/memdir/memdir/review"
 )
 
 func main() {
@@ -50,7 +51,7 @@ func newServer(project string, lookup memdir.LookupEnvFunc) (*mcp.Server, error)
 	if !loc.Enabled {
 		return nil, fmt.Errorf("auto memory is disabled for %s (%s)", project, loc.EnabledReason)
 	}
-	d, err := memdir.Open(loc.Dir, &memdir.Options{LookupEnv: lookup})
+	d, _, err := review.Open(loc.Dir, &memdir.Options{LookupEnv: lookup}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package memdir
+package review
 
 import (
 	"crypto/sha256"
@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/memfile"
 )
@@ -32,34 +33,34 @@ import (
 
 // outsideRecord is one provenance record kept outside the directory.
 type outsideRecord struct {
-	Path       string      `json:"path"`
-	Sum        string      `json:"sum"`
-	Provenance *Provenance `json:"provenance"`
+	Path       string             `json:"path"`
+	Sum        string             `json:"sum"`
+	Provenance *memdir.Provenance `json:"provenance"`
 }
 
-func (d *Dir) outsidePath(rel string) string {
+func (q *Queue) outsidePath(rel string) string {
 	h := sha256.Sum256([]byte(rel))
-	return filepath.Join(d.review, "provenance", hex.EncodeToString(h[:16])+".json")
+	return filepath.Join(q.dir, "provenance", hex.EncodeToString(h[:16])+".json")
 }
 
 // RecordProvenance records p as the provenance of the file rel (relative to
 // the directory) holding content, outside the directory, for a writer that
 // must not change the file's bytes (see WrittenBy). An empty p.At is filled
 // from the directory's clock.
-func (d *Dir) RecordProvenance(rel string, content []byte, p *Provenance) error {
-	rel, err := CleanMemoryFilePath(rel)
+func (q *Queue) RecordProvenance(rel string, content []byte, p *memdir.Provenance) error {
+	rel, err := memdir.CleanMemoryFilePath(rel)
 	if err != nil {
 		return err
 	}
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	rec := outsideRecord{Path: rel, Sum: memfile.ContentSum(content), Provenance: p.stamped(d.now)}
+	rec := outsideRecord{Path: rel, Sum: memfile.ContentSum(content), Provenance: p.Stamped(q.now())}
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err
 	}
-	dst := d.outsidePath(rel)
+	dst := q.outsidePath(rel)
 	if err := atomicfile.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return fmt.Errorf("record provenance of %s: %w", rel, err)
 	}
@@ -74,14 +75,14 @@ func (d *Dir) RecordProvenance(rel string, content []byte, p *Provenance) error 
 // (a sync pull), else the record in its frontmatter (Memory.Provenance), nil
 // when neither says. An unreadable record outside the directory is
 // reported with the frontmatter's answer.
-func (d *Dir) WrittenBy(rel string, content []byte) (*Provenance, error) {
-	m, _ := ParseMemory(content)
+func (q *Queue) WrittenBy(rel string, content []byte) (*memdir.Provenance, error) {
+	m, _ := memdir.ParseMemory(content)
 	front := m.Provenance()
-	rel, err := CleanMemoryFilePath(rel)
+	rel, err := memdir.CleanMemoryFilePath(rel)
 	if err != nil {
 		return front, err
 	}
-	p := d.outsidePath(rel)
+	p := q.outsidePath(rel)
 	data, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return front, nil
