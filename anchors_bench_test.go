@@ -1,4 +1,4 @@
-package memdir
+package memdir_test
 
 import (
 	"context"
@@ -8,6 +8,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/anchors"
+	"github.com/memdir/memdir/memdirtest"
 )
 
 // BenchmarkRecallAnchors measures the hook's path (Recall through the
@@ -18,13 +22,13 @@ import (
 func BenchmarkRecallAnchors(b *testing.B) {
 	const n = 2000
 	ctx := context.Background()
-	r := newGitRepo(b)
+	r := memdirtest.NewGitRepo(b)
 	files := map[string]string{}
 	for i := range 3 {
 		files[fmt.Sprintf("internal/svc%d/handler.go", i)] = fmt.Sprintf("package svc%d\n\nfunc Handle() {}\n", i)
 	}
-	r.commit(files)
-	as := FindAnchors(ctx, r.root, "`internal/svc0/handler.go` `internal/svc1/handler.go` `internal/svc2/handler.go`")
+	r.Commit(files)
+	as := anchors.Find(ctx, r.Root, "`internal/svc0/handler.go` `internal/svc1/handler.go` `internal/svc2/handler.go`")
 	if len(as) != 3 {
 		b.Fatalf("anchors: %v", as)
 	}
@@ -32,7 +36,7 @@ func BenchmarkRecallAnchors(b *testing.B) {
 	body := strings.Repeat("Deploys go through the blue/green script; never kubectl apply by hand. ", 9)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range n {
-		content := fmt.Sprintf("---\nname: memory-%d\ndescription: Memory number %d about the dispatch service, its Postgres schema and the on-call runbook for Kafka lag\ntype: project\n%s: %s\n---\n\n%s zq%dx tests flaky\n", i, i, AnchorsKey, FormatAnchors(as), body, i%400)
+		content := fmt.Sprintf("---\nname: memory-%d\ndescription: Memory number %d about the dispatch service, its Postgres schema and the on-call runbook for Kafka lag\ntype: project\n%s: %s\n---\n\n%s zq%dx tests flaky\n", i, i, anchors.Key, anchors.Format(as), body, i%400)
 		p := filepath.Join(dir, fmt.Sprintf("project_memory_%05d.md", i))
 		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
 			b.Fatal(err)
@@ -41,32 +45,32 @@ func BenchmarkRecallAnchors(b *testing.B) {
 		os.Chtimes(p, mt, mt)
 	}
 	cache := filepath.Join(b.TempDir(), "recall.gob")
-	if _, err := NewRecallIndex(dir, cache).Refresh(ctx); err != nil {
+	if _, err := memdir.NewRecallIndex(dir, cache).Refresh(ctx); err != nil {
 		b.Fatal(err)
 	}
 	run := func(b *testing.B, root string, wantStale bool) {
-		d, err := Open(dir, &Options{Journal: NewJournal(b.TempDir(), nil), ProjectRoot: root})
+		d, err := memdir.Open(dir, &memdir.Options{Journal: memdir.NewJournal(b.TempDir(), nil), ProjectRoot: root})
 		if err != nil {
 			b.Fatal(err)
 		}
 		var recalled int
-		cpu0 := cpuTime()
+		cpu0 := memdirtest.CPUTime()
 		for b.Loop() {
-			res, err := d.Recall(ctx, "why are the zq7x tests flaky", &RecallOptions{Index: NewRecallIndex(dir, cache)})
+			res, err := d.Recall(ctx, "why are the zq7x tests flaky", &memdir.RecallOptions{Index: memdir.NewRecallIndex(dir, cache)})
 			if err != nil || len(res.Memories) == 0 || (len(res.Memories[0].StaleAnchors) > 0) != wantStale {
 				b.Fatalf("recall: %v, %d memories", err, len(res.Memories))
 			}
 			recalled += len(res.Memories)
 		}
 		b.ReportMetric(float64(recalled)/float64(b.N), "memories/op")
-		b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N)/1000, "cpu-ms/op")
+		b.ReportMetric(float64((memdirtest.CPUTime()-cpu0).Microseconds())/float64(b.N)/1000, "cpu-ms/op")
 	}
 	b.Run("files=2000/anchors=off", func(b *testing.B) { run(b, "", false) })
-	b.Run("files=2000/anchors=on", func(b *testing.B) { run(b, r.root, false) })
+	b.Run("files=2000/anchors=on", func(b *testing.B) { run(b, r.Root, false) })
 	changed := map[string]string{}
 	for p, c := range files {
 		changed[p] = c + "\nfunc More() {}\n"
 	}
-	r.commit(changed)
-	b.Run("files=2000/anchors=on-changed", func(b *testing.B) { run(b, r.root, true) })
+	r.Commit(changed)
+	b.Run("files=2000/anchors=on-changed", func(b *testing.B) { run(b, r.Root, true) })
 }

@@ -16,7 +16,7 @@ var layers = []struct {
 	name     string
 	packages []string // import paths relative to the module ("" is the root)
 }{
-	{"leaves", []string{"lexical", "secrets", "screen", "internal/atomicfile", "internal/claudedir", "internal/errs", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/evalset", "internal/mdtext", "internal/memfile", "internal/sanitize", "internal/statedir", "internal/gitroot", "team/internal/migrate"}},
+	{"leaves", []string{"lexical", "secrets", "screen", "anchors", "internal/atomicfile", "internal/claudedir", "internal/errs", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/evalset", "internal/mdtext", "internal/memfile", "internal/sanitize", "internal/statedir", "internal/gitroot", "team/internal/migrate"}},
 	{"vocabulary", []string{"llm"}},
 	{"store", []string{""}},
 	{"location", []string{"locate"}},

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/memdir/memdir/anchors"
 	"github.com/memdir/memdir/internal/jsonx"
 	"github.com/memdir/memdir/internal/mdtext"
 	"github.com/memdir/memdir/lexical"
@@ -128,7 +129,7 @@ type Recalled struct {
 	Truncated bool   `json:"truncated"`
 	// StaleAnchors are the project files the memory names that changed or
 	// went away since it was written (see docs/format.md, anchors).
-	StaleAnchors []StaleAnchor `json:"stale_anchors,omitempty"`
+	StaleAnchors []anchors.Stale `json:"stale_anchors,omitempty"`
 }
 
 // Render returns the memory as the agent sees it: header and content inside
@@ -486,7 +487,7 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 
 	now := o.Now()
 	used := o.SessionBytes
-	memo := anchorMemo{}
+	memo := &anchors.Checker{Root: d.project}
 	for _, p := range picks {
 		content, truncated, err := readForSurfacing(d.Abs(p.h.Path))
 		if err != nil {
@@ -541,7 +542,7 @@ func (d *Dir) relPath(p string) (string, bool) {
 // recallHeader introduces a memory: its age, and the staleness warning for one
 // older than a day.
 func recallHeader(r Recalled) string {
-	stale := StaleText(r.StaleAnchors)
+	stale := anchors.Text(r.StaleAnchors)
 	if stale != "" {
 		stale += "\n\n"
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/anchors"
 	"github.com/memdir/memdir/anthropic"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/review"
@@ -57,7 +58,7 @@ func TestMemoryToolRecordsAnchorsAndProvenance(t *testing.T) {
 		return err
 	}
 	file := filepath.Join(dir, "project_auth.md")
-	anchorsOf := func() []memdir.Anchor {
+	anchorsOf := func() []anchors.Anchor {
 		t.Helper()
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -77,7 +78,7 @@ func TestMemoryToolRecordsAnchorsAndProvenance(t *testing.T) {
 		}
 		return as
 	}
-	paths := func(as []memdir.Anchor) string {
+	paths := func(as []anchors.Anchor) string {
 		var out []string
 		for _, a := range as {
 			if !strings.HasPrefix(a.Hash, "git:") {

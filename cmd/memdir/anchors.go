@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/anchors"
 	"github.com/memdir/memdir/internal/cli"
 )
 
@@ -120,7 +121,7 @@ func anchorsCheck(ctx context.Context, env *cli.Env, d *memdir.Dir, asJSON bool)
 	return nil
 }
 
-func anchorRef(a memdir.Anchor) string {
+func anchorRef(a anchors.Anchor) string {
 	var b strings.Builder
 	b.WriteString(a.Path)
 	if a.Line > 0 {

@@ -1,4 +1,11 @@
-package memdir
+// Package anchors records the project files a memory names ("code
+// anchors") and tells when they changed: a path, or in a git repository an
+// identifier defined in exactly one tracked file, is recorded with the
+// file's content hash, size and modification time, in the memory's
+// frontmatter under the key anchors (see docs/format.md). It knows nothing
+// of the store: the store records anchors on save, recall and doctor check
+// them.
+package anchors
 
 import (
 	"bufio"
@@ -20,21 +27,17 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"go.yaml.in/yaml/v3"
-
-	"github.com/memdir/memdir/internal/mdtext"
 )
 
-// AnchorsKey is the frontmatter key holding a memory's code anchors. Claude
+// Key is the frontmatter key holding a memory's code anchors. Claude
 // Code reads only name, description and type, so the key is kept by it, by
 // team sync (which carries files byte for byte) and by memdir's rewrites.
-const AnchorsKey = "anchors"
+const Key = "anchors"
 
-// MaxAnchors bounds the anchors recorded for one memory; the value stays on
+// Max bounds the anchors recorded for one memory; the value stays on
 // one frontmatter line, so Claude Code's 30-line frontmatter window is never
 // at risk.
-const MaxAnchors = 8
+const Max = 8
 
 // maxAnchorCandidates bounds the words of a memory looked at as paths or
 // identifiers, so a long memory costs no more than a short one.
@@ -73,8 +76,8 @@ func (a Anchor) String() string {
 	return fmt.Sprintf("%s %s %d %d", ref, a.Hash, a.Size, a.MTime)
 }
 
-// FormatAnchors renders anchors as the value of the anchors key.
-func FormatAnchors(as []Anchor) string {
+// Format renders anchors as the value of the anchors key.
+func Format(as []Anchor) string {
 	parts := make([]string, len(as))
 	for i, a := range as {
 		parts[i] = a.String()
@@ -82,9 +85,9 @@ func FormatAnchors(as []Anchor) string {
 	return strings.Join(parts, ", ")
 }
 
-// ParseAnchors reads the value of the anchors key. An entry that does not
+// Parse reads the value of the anchors key. An entry that does not
 // follow the format is an error naming it.
-func ParseAnchors(s string) ([]Anchor, error) {
+func Parse(s string) ([]Anchor, error) {
 	var out []Anchor
 	for part := range strings.SplitSeq(s, ",") {
 		part = strings.TrimSpace(part)
@@ -118,39 +121,6 @@ func ParseAnchors(s string) ([]Anchor, error) {
 		out = append(out, a)
 	}
 	return out, nil
-}
-
-// Anchors returns the memory's recorded anchors (nil when it has none).
-func (m *Memory) Anchors() ([]Anchor, error) {
-	v := scalarString(mapGet(m.front, AnchorsKey))
-	if v == "" {
-		return nil, nil
-	}
-	return ParseAnchors(v)
-}
-
-// SetAnchors records anchors in the memory's frontmatter, replacing any
-// there; none removes the key. Other keys keep their order.
-func (m *Memory) SetAnchors(as []Anchor) {
-	front := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	found := false
-	if m.front != nil {
-		for i := 0; i+1 < len(m.front.Content); i += 2 {
-			k, v := m.front.Content[i], m.front.Content[i+1]
-			if k.Value == AnchorsKey {
-				found = true
-				if len(as) == 0 {
-					continue
-				}
-				v = strNode(FormatAnchors(as))
-			}
-			front.Content = append(front.Content, k, v)
-		}
-	}
-	if !found && len(as) > 0 {
-		front.Content = append(front.Content, strNode(AnchorsKey), strNode(FormatAnchors(as)))
-	}
-	m.front = front
 }
 
 // pathTokenRe is what a repository path looks like: no spaces, commas or
@@ -234,7 +204,7 @@ type pathRef struct {
 	line int
 }
 
-// FindAnchors finds the project files text names and records each as it is
+// Find finds the project files text names and records each as it is
 // now. root is the project root (a git work tree or a plain directory).
 //
 // The rules, in order:
@@ -251,8 +221,8 @@ type pathRef struct {
 //     `async`.
 //
 // Identifiers defined in several files are ambiguous and skipped. At most
-// MaxAnchors files are recorded, one anchor per file.
-func FindAnchors(ctx context.Context, root, text string) []Anchor {
+// Max files are recorded, one anchor per file.
+func Find(ctx context.Context, root, text string) []Anchor {
 	if root == "" {
 		return nil
 	}
@@ -271,7 +241,7 @@ func FindAnchors(ctx context.Context, root, text string) []Anchor {
 			}
 			return
 		}
-		if len(out) >= MaxAnchors {
+		if len(out) >= Max {
 			return
 		}
 		a, ok := recordAnchor(root, rel, git)
@@ -285,7 +255,7 @@ func FindAnchors(ctx context.Context, root, text string) []Anchor {
 	for _, p := range paths {
 		add(p.path, p.line, "")
 	}
-	if git && len(idents) > 0 && len(out) < MaxAnchors {
+	if git && len(idents) > 0 && len(out) < Max {
 		for _, d := range resolveIdents(ctx, root, idents) {
 			add(d.path, d.line, d.ident)
 		}
@@ -437,71 +407,84 @@ func contains(ss []string, s string) bool {
 	return slices.Contains(ss, s)
 }
 
-// AnchorState is how an anchored file stands now.
-type AnchorState string
+// State is how an anchored file stands now.
+type State string
 
 // Anchor states.
 const (
-	AnchorChanged AnchorState = "changed" // content differs from the recorded hash
-	AnchorGone    AnchorState = "gone"    // the file no longer exists
+	Changed State = "changed" // content differs from the recorded hash
+	Gone    State = "gone"    // the file no longer exists
 )
 
-// StaleAnchor is an anchor whose file changed or went away.
-type StaleAnchor struct {
+// Stale is an anchor whose file changed or went away.
+type Stale struct {
 	Anchor
-	State AnchorState `json:"state"`
+	State State `json:"state"`
 	// Commits is how many commits changed the file since the recorded
 	// version, -1 when unknown (no git, or the recorded version was never
 	// committed).
 	Commits int `json:"commits"`
-	// Summary, filled by AnchorChanges only, is the line diff stat since
+	// Summary, filled by Changes only, is the line diff stat since
 	// the recorded version, e.g. "+12 -3 lines".
 	Summary string `json:"summary,omitempty"`
 }
 
-// CheckAnchors compares anchors with the files under root: a stat first,
-// a hash only when size or mtime differ, and in git a commit count only for
-// a file whose hash differs.
-func CheckAnchors(ctx context.Context, root string, as []Anchor) []StaleAnchor {
-	return checkAnchors(ctx, root, as, nil)
+// Check compares anchors with the files under root: a stat first, a hash
+// only when size or mtime differ, and in git a commit count only for a file
+// whose hash differs.
+func Check(ctx context.Context, root string, as []Anchor) []Stale {
+	return (&Checker{Root: root}).check(ctx, as, false)
 }
 
-// anchorMemo remembers, within one recall, the verdict on each recorded
-// anchor, so memories anchored to the same file cost one check.
-type anchorMemo map[Anchor]*StaleAnchor
+// Checker checks the anchors of many memories against one project root,
+// remembering its verdict on each recorded anchor, so that memories
+// anchored to the same file cost one check. The zero value with Root set
+// is ready; a Checker is for one goroutine.
+type Checker struct {
+	Root string
+	memo map[Anchor]*Stale
+}
 
-func checkAnchors(ctx context.Context, root string, as []Anchor, memo anchorMemo) []StaleAnchor {
-	if root == "" {
+// Check is Check for the Checker's root, reusing earlier verdicts.
+func (c *Checker) Check(ctx context.Context, as []Anchor) []Stale {
+	return c.check(ctx, as, true)
+}
+
+func (c *Checker) check(ctx context.Context, as []Anchor, remember bool) []Stale {
+	if c.Root == "" {
 		return nil
 	}
-	var out []StaleAnchor
+	if remember && c.memo == nil {
+		c.memo = map[Anchor]*Stale{}
+	}
+	var out []Stale
 	var git, gitKnown bool
 	for _, a := range as {
-		if memo != nil {
-			if s, ok := memo[a]; ok {
+		if remember {
+			if s, ok := c.memo[a]; ok {
 				if s != nil {
 					out = append(out, *s)
 				}
 				continue
 			}
-			memo[a] = nil
+			c.memo[a] = nil
 		}
 		n := len(out)
-		out = checkOne(ctx, root, a, out, &git, &gitKnown)
-		if memo != nil && len(out) > n {
+		out = checkOne(ctx, c.Root, a, out, &git, &gitKnown)
+		if remember && len(out) > n {
 			s := out[n]
-			memo[a] = &s
+			c.memo[a] = &s
 		}
 	}
 	return out
 }
 
-func checkOne(ctx context.Context, root string, a Anchor, out []StaleAnchor, git, gitKnown *bool) []StaleAnchor {
+func checkOne(ctx context.Context, root string, a Anchor, out []Stale, git, gitKnown *bool) []Stale {
 	{
 		abs := filepath.Join(root, filepath.FromSlash(a.Path))
 		fi, err := os.Stat(abs)
 		if err != nil || !fi.Mode().IsRegular() {
-			return append(out, StaleAnchor{Anchor: a, State: AnchorGone, Commits: -1})
+			return append(out, Stale{Anchor: a, State: Gone, Commits: -1})
 		}
 		if fi.Size() == a.Size && fi.ModTime().UnixNano() == a.MTime {
 			return out
@@ -513,7 +496,7 @@ func checkOne(ctx context.Context, root string, a Anchor, out []StaleAnchor, git
 		if !*gitKnown {
 			*git, *gitKnown = isGitWorkTree(root), true
 		}
-		s := StaleAnchor{Anchor: a, State: AnchorChanged, Commits: -1}
+		s := Stale{Anchor: a, State: Changed, Commits: -1}
 		if *git && strings.HasPrefix(a.Hash, "git:") {
 			s.Commits, _ = commitsSince(ctx, root, a)
 		}
@@ -546,16 +529,16 @@ func commitsSince(ctx context.Context, root string, a Anchor) (int, string) {
 	return -1, ""
 }
 
-// AnchorChanges is CheckAnchors with a change summary per changed file: the
+// Changes is Check with a change summary per changed file: the
 // number of lines added and removed since the commit whose version of the
 // file had the recorded hash (`git diff --numstat COMMIT -- PATH`, which
 // compares with the working tree). Outside git, or when the recorded version
 // was never committed, the summary gives the line counts then and now.
-func AnchorChanges(ctx context.Context, root string, as []Anchor) []StaleAnchor {
-	st := CheckAnchors(ctx, root, as)
+func Changes(ctx context.Context, root string, as []Anchor) []Stale {
+	st := Check(ctx, root, as)
 	for i := range st {
 		s := &st[i]
-		if s.State == AnchorGone {
+		if s.State == Gone {
 			s.Summary = "deleted"
 			continue
 		}
@@ -583,15 +566,15 @@ func fileSize(p string) string {
 	return strconv.FormatInt(fi.Size(), 10)
 }
 
-// StaleText says, in one line for an agent, which anchored files changed or
+// Text says, in one line for an agent, which anchored files changed or
 // went away; "" when none.
-func StaleText(st []StaleAnchor) string {
+func Text(st []Stale) string {
 	if len(st) == 0 {
 		return ""
 	}
 	var changed, gone []string
 	for _, s := range st {
-		if s.State == AnchorGone {
+		if s.State == Gone {
 			gone = append(gone, s.Path)
 			continue
 		}
@@ -614,213 +597,7 @@ func StaleText(st []StaleAnchor) string {
 	return "Code this memory describes has moved on; " + strings.Join(parts, "; ") + ". Verify the memory against the current code before relying on it."
 }
 
-// ProjectRoot returns the project root the directory records anchors
-// against, "" when it has none.
-func (d *Dir) ProjectRoot() string { return d.project }
-
-// findAnchors finds the anchors m names in the directory's project; ok is
-// false when the directory has no project root (anchors off).
-func (d *Dir) findAnchors(ctx context.Context, m *Memory) (as []Anchor, ok bool) {
-	if d.project == "" {
-		return nil, false
-	}
-	return FindAnchors(ctx, d.project, m.Description+"\n"+m.Body), true
-}
-
-// staleOf checks the anchors recorded in a memory file's content.
-func (d *Dir) staleOf(ctx context.Context, content string, memo anchorMemo) []StaleAnchor {
-	if d.project == "" || !strings.Contains(content, AnchorsKey+":") {
-		return nil
-	}
-	m, _ := ParseMemory([]byte(content))
-	as, err := m.Anchors()
-	if err != nil || len(as) == 0 {
-		return nil
-	}
-	return checkAnchors(ctx, d.project, as, memo)
-}
-
-// AnchorContent records anchors in a memory file's content written by other
-// means than Save (the memory tool, so extraction, dream, MCP and the
-// Anthropic memory tool): the frontmatter's anchors line is set, replaced
-// or removed, and every other byte is left as written. Content without
-// frontmatter, or whose frontmatter does not parse, is returned unchanged.
-func AnchorContent(ctx context.Context, root string, content []byte) []byte {
-	if root == "" {
-		return content
-	}
-	m, prob := ParseMemory(content)
-	if prob != nil || !m.HasFrontmatter() {
-		return content
-	}
-	as := FindAnchors(ctx, root, m.Description+"\n"+m.Body)
-	old, _ := m.Anchors()
-	if len(as) == 0 && len(old) == 0 {
-		return content
-	}
-	text := string(content)
-	front, _, ok := mdtext.SplitFrontmatter(text)
-	if !ok || strings.Contains(text, "\r") {
-		return content
-	}
-	fstart := strings.Index(text, front)
-	lines := strings.SplitAfter(front, "\n")
-	value := FormatAnchors(as)
-	if !isPlainSafe(value) {
-		value = yamlDoubleQuote(value)
-	}
-	newLine := AnchorsKey + ": " + value + "\n"
-	replaced := false
-	for i, l := range lines {
-		if strings.HasPrefix(l, AnchorsKey+":") {
-			if len(as) == 0 {
-				newLine = ""
-			}
-			lines[i], replaced = newLine, true
-			break
-		}
-	}
-	if !replaced {
-		if len(as) == 0 {
-			return content
-		}
-		if n := len(lines); n > 0 && lines[n-1] == "" {
-			lines[n-1] = newLine
-		} else {
-			lines = append(lines, newLine)
-		}
-	}
-	out := text[:fstart] + strings.Join(lines, "") + text[fstart+len(front):]
-	// Keep the result only if it still reads as the same memory.
-	if m2, prob := ParseMemory([]byte(out)); prob != nil || m2.Name != m.Name || m2.Description != m.Description || m2.Body != m.Body {
-		return content
-	}
-	return []byte(out)
-}
-
-// sortStale orders stale anchors by path for stable output.
-func sortStale(st []StaleAnchor) {
+// SortStale orders stale anchors by path for stable output.
+func SortStale(st []Stale) {
 	sort.Slice(st, func(i, j int) bool { return st[i].Path < st[j].Path })
-}
-
-// Doctor findings for anchors.
-const (
-	FindStaleAnchor FindingKind = "stale-anchor" // an anchored file changed since the memory was written
-	FindAnchorGone  FindingKind = "anchor-gone"  // an anchored file no longer exists
-)
-
-// checkAnchors adds a finding per memory whose anchors changed or went away.
-// Fix never touches these: only a person can tell whether the memory still
-// holds, and 'memdir anchors refresh' records that they checked.
-func (d *Dir) checkAnchors(ctx context.Context, mems []Header, add func(Finding)) {
-	if d.project == "" {
-		return
-	}
-	memo := anchorMemo{}
-	for _, h := range mems {
-		data, err := os.ReadFile(d.Abs(h.Path))
-		if err != nil {
-			continue
-		}
-		st := d.staleOf(ctx, string(data), memo)
-		var changed, gone []string
-		for _, s := range st {
-			if s.State == AnchorGone {
-				gone = append(gone, s.Path)
-				continue
-			}
-			d := s.Path
-			if s.Commits > 0 {
-				d += fmt.Sprintf(" (%d commit(s))", s.Commits)
-			}
-			changed = append(changed, d)
-		}
-		how := "check the memory against the code, edit it if needed, then 'memdir anchors refresh " + h.Path + "'"
-		if len(changed) > 0 {
-			add(Finding{Kind: FindStaleAnchor, Path: h.Path, Message: "changed since the memory was written: " + strings.Join(changed, ", ") + "; " + how})
-		}
-		if len(gone) > 0 {
-			add(Finding{Kind: FindAnchorGone, Path: h.Path, Message: "no longer exist: " + strings.Join(gone, ", ") + "; " + how})
-		}
-	}
-}
-
-// RefreshResult reports RefreshAnchors.
-type RefreshResult struct {
-	Path    string   `json:"path"`
-	Anchors []Anchor `json:"anchors"`
-	// RunID is the journal run that can undo the refresh ("" when nothing
-	// changed).
-	RunID string `json:"run_id,omitempty"`
-}
-
-// RefreshAnchors re-records a memory's anchors against the project as it is
-// now, after a person checked that the memory still holds. Only the anchors
-// key changes; the change is journaled.
-func (d *Dir) RefreshAnchors(ctx context.Context, ref string) (*RefreshResult, error) {
-	if d.project == "" {
-		return nil, fmt.Errorf("refresh anchors: the memory directory %s has no project root to record anchors against: %w", d.path, ErrInvalid)
-	}
-	m, err := d.Get(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := d.journal.Begin("anchors-refresh", d.path)
-	if err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
-	}
-	rec.SetSummary("anchors refresh " + m.Path)
-	res, err := d.Save(ctx, m, &SaveOptions{Recorder: rec})
-	run, ferr := rec.Finish(err)
-	if err == nil {
-		err = ferr
-	}
-	if err != nil {
-		return nil, err
-	}
-	out := &RefreshResult{Path: res.Path, Anchors: []Anchor{}}
-	if run != nil && len(run.ChangedFiles()) > 0 {
-		out.RunID = run.ID
-	}
-	if saved, gerr := d.Get(ctx, res.Path); gerr == nil {
-		if as, _ := saved.Anchors(); as != nil {
-			out.Anchors = as
-		}
-	}
-	return out, nil
-}
-
-// StaleMemory is a memory whose anchors changed, with the change summary.
-type StaleMemory struct {
-	Path    string        `json:"path"`
-	Anchors []StaleAnchor `json:"anchors"`
-}
-
-// StaleMemories lists the memories whose anchored files changed or went
-// away, with a change summary per file (see AnchorChanges); nil without a
-// project root.
-func (d *Dir) StaleMemories(ctx context.Context) ([]StaleMemory, error) {
-	if d.project == "" || !d.Exists() {
-		return nil, nil
-	}
-	scan, err := d.Scan(ctx, &ScanOptions{Limit: -1})
-	if err != nil {
-		return nil, err
-	}
-	var out []StaleMemory
-	for _, h := range scan.Memories {
-		m, err := d.Get(ctx, h.Path)
-		if err != nil {
-			continue
-		}
-		as, err := m.Anchors()
-		if err != nil || len(as) == 0 {
-			continue
-		}
-		if st := AnchorChanges(ctx, d.project, as); len(st) > 0 {
-			sortStale(st)
-			out = append(out, StaleMemory{Path: h.Path, Anchors: st})
-		}
-	}
-	return out, nil
 }

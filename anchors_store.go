@@ -1,0 +1,252 @@
+package memdir
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/memdir/memdir/anchors"
+	"github.com/memdir/memdir/internal/mdtext"
+)
+
+// Anchors returns the memory's recorded anchors (nil when it has none).
+func (m *Memory) Anchors() ([]anchors.Anchor, error) {
+	v := scalarString(mapGet(m.front, anchors.Key))
+	if v == "" {
+		return nil, nil
+	}
+	return anchors.Parse(v)
+}
+
+// SetAnchors records anchors in the memory's frontmatter, replacing any
+// there; none removes the key. Other keys keep their order.
+func (m *Memory) SetAnchors(as []anchors.Anchor) {
+	front := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	found := false
+	if m.front != nil {
+		for i := 0; i+1 < len(m.front.Content); i += 2 {
+			k, v := m.front.Content[i], m.front.Content[i+1]
+			if k.Value == anchors.Key {
+				found = true
+				if len(as) == 0 {
+					continue
+				}
+				v = strNode(anchors.Format(as))
+			}
+			front.Content = append(front.Content, k, v)
+		}
+	}
+	if !found && len(as) > 0 {
+		front.Content = append(front.Content, strNode(anchors.Key), strNode(anchors.Format(as)))
+	}
+	m.front = front
+}
+
+// ProjectRoot returns the project root the directory records anchors
+// against, "" when it has none.
+func (d *Dir) ProjectRoot() string { return d.project }
+
+// findAnchors finds the anchors m names in the directory's project; ok is
+// false when the directory has no project root (anchors off).
+func (d *Dir) findAnchors(ctx context.Context, m *Memory) (as []anchors.Anchor, ok bool) {
+	if d.project == "" {
+		return nil, false
+	}
+	return anchors.Find(ctx, d.project, m.Description+"\n"+m.Body), true
+}
+
+// staleOf checks the anchors recorded in a memory file's content.
+func (d *Dir) staleOf(ctx context.Context, content string, memo *anchors.Checker) []anchors.Stale {
+	if d.project == "" || !strings.Contains(content, anchors.Key+":") {
+		return nil
+	}
+	m, _ := ParseMemory([]byte(content))
+	as, err := m.Anchors()
+	if err != nil || len(as) == 0 {
+		return nil
+	}
+	return memo.Check(ctx, as)
+}
+
+// AnchorContent records anchors in a memory file's content written by other
+// means than Save (the memory tool, so extraction, dream, MCP and the
+// Anthropic memory tool): the frontmatter's anchors line is set, replaced
+// or removed, and every other byte is left as written. Content without
+// frontmatter, or whose frontmatter does not parse, is returned unchanged.
+func AnchorContent(ctx context.Context, root string, content []byte) []byte {
+	if root == "" {
+		return content
+	}
+	m, prob := ParseMemory(content)
+	if prob != nil || !m.HasFrontmatter() {
+		return content
+	}
+	as := anchors.Find(ctx, root, m.Description+"\n"+m.Body)
+	old, _ := m.Anchors()
+	if len(as) == 0 && len(old) == 0 {
+		return content
+	}
+	text := string(content)
+	front, _, ok := mdtext.SplitFrontmatter(text)
+	if !ok || strings.Contains(text, "\r") {
+		return content
+	}
+	fstart := strings.Index(text, front)
+	lines := strings.SplitAfter(front, "\n")
+	value := anchors.Format(as)
+	if !isPlainSafe(value) {
+		value = yamlDoubleQuote(value)
+	}
+	newLine := anchors.Key + ": " + value + "\n"
+	replaced := false
+	for i, l := range lines {
+		if strings.HasPrefix(l, anchors.Key+":") {
+			if len(as) == 0 {
+				newLine = ""
+			}
+			lines[i], replaced = newLine, true
+			break
+		}
+	}
+	if !replaced {
+		if len(as) == 0 {
+			return content
+		}
+		if n := len(lines); n > 0 && lines[n-1] == "" {
+			lines[n-1] = newLine
+		} else {
+			lines = append(lines, newLine)
+		}
+	}
+	out := text[:fstart] + strings.Join(lines, "") + text[fstart+len(front):]
+	// Keep the result only if it still reads as the same memory.
+	if m2, prob := ParseMemory([]byte(out)); prob != nil || m2.Name != m.Name || m2.Description != m.Description || m2.Body != m.Body {
+		return content
+	}
+	return []byte(out)
+}
+
+// Doctor findings for anchors.
+const (
+	FindStaleAnchor FindingKind = "stale-anchor" // an anchored file changed since the memory was written
+	FindAnchorGone  FindingKind = "anchor-gone"  // an anchored file no longer exists
+)
+
+// checkAnchors adds a finding per memory whose anchors changed or went away.
+// Fix never touches these: only a person can tell whether the memory still
+// holds, and 'memdir anchors refresh' records that they checked.
+func (d *Dir) checkAnchors(ctx context.Context, mems []Header, add func(Finding)) {
+	if d.project == "" {
+		return
+	}
+	memo := &anchors.Checker{Root: d.project}
+	for _, h := range mems {
+		data, err := os.ReadFile(d.Abs(h.Path))
+		if err != nil {
+			continue
+		}
+		st := d.staleOf(ctx, string(data), memo)
+		var changed, gone []string
+		for _, s := range st {
+			if s.State == anchors.Gone {
+				gone = append(gone, s.Path)
+				continue
+			}
+			d := s.Path
+			if s.Commits > 0 {
+				d += fmt.Sprintf(" (%d commit(s))", s.Commits)
+			}
+			changed = append(changed, d)
+		}
+		how := "check the memory against the code, edit it if needed, then 'memdir anchors refresh " + h.Path + "'"
+		if len(changed) > 0 {
+			add(Finding{Kind: FindStaleAnchor, Path: h.Path, Message: "changed since the memory was written: " + strings.Join(changed, ", ") + "; " + how})
+		}
+		if len(gone) > 0 {
+			add(Finding{Kind: FindAnchorGone, Path: h.Path, Message: "no longer exist: " + strings.Join(gone, ", ") + "; " + how})
+		}
+	}
+}
+
+// RefreshResult reports RefreshAnchors.
+type RefreshResult struct {
+	Path    string           `json:"path"`
+	Anchors []anchors.Anchor `json:"anchors"`
+	// RunID is the journal run that can undo the refresh ("" when nothing
+	// changed).
+	RunID string `json:"run_id,omitempty"`
+}
+
+// RefreshAnchors re-records a memory's anchors against the project as it is
+// now, after a person checked that the memory still holds. Only the anchors
+// key changes; the change is journaled.
+func (d *Dir) RefreshAnchors(ctx context.Context, ref string) (*RefreshResult, error) {
+	if d.project == "" {
+		return nil, fmt.Errorf("refresh anchors: the memory directory %s has no project root to record anchors against: %w", d.path, ErrInvalid)
+	}
+	m, err := d.Get(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := d.journal.Begin("anchors-refresh", d.path)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	rec.SetSummary("anchors refresh " + m.Path)
+	res, err := d.Save(ctx, m, &SaveOptions{Recorder: rec})
+	run, ferr := rec.Finish(err)
+	if err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &RefreshResult{Path: res.Path, Anchors: []anchors.Anchor{}}
+	if run != nil && len(run.ChangedFiles()) > 0 {
+		out.RunID = run.ID
+	}
+	if saved, gerr := d.Get(ctx, res.Path); gerr == nil {
+		if as, _ := saved.Anchors(); as != nil {
+			out.Anchors = as
+		}
+	}
+	return out, nil
+}
+
+// StaleMemory is a memory whose anchors changed, with the change summary.
+type StaleMemory struct {
+	Path    string          `json:"path"`
+	Anchors []anchors.Stale `json:"anchors"`
+}
+
+// StaleMemories lists the memories whose anchored files changed or went
+// away, with a change summary per file (see anchors.Changes); nil without a
+// project root.
+func (d *Dir) StaleMemories(ctx context.Context) ([]StaleMemory, error) {
+	if d.project == "" || !d.Exists() {
+		return nil, nil
+	}
+	scan, err := d.Scan(ctx, &ScanOptions{Limit: -1})
+	if err != nil {
+		return nil, err
+	}
+	var out []StaleMemory
+	for _, h := range scan.Memories {
+		m, err := d.Get(ctx, h.Path)
+		if err != nil {
+			continue
+		}
+		as, err := m.Anchors()
+		if err != nil || len(as) == 0 {
+			continue
+		}
+		if st := anchors.Changes(ctx, d.project, as); len(st) > 0 {
+			anchors.SortStale(st)
+			out = append(out, StaleMemory{Path: h.Path, Anchors: st})
+		}
+	}
+	return out, nil
+}
