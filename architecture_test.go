@@ -16,7 +16,9 @@ var layers = []struct {
 	name     string
 	packages []string // import paths relative to the module ("" is the root)
 }{
-	{"leaves", []string{"lexical", "secrets", "screen", "anchors", "internal/atomicfile", "internal/claudedir", "internal/errs", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/evalset", "internal/mdtext", "internal/memfile", "internal/sanitize", "internal/statedir", "internal/gitroot", "team/internal/migrate"}},
+	{"base", []string{"internal/atomicfile", "internal/claudedir", "internal/errs", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/mdtext", "internal/sanitize", "internal/gitroot", "team/internal/migrate", "lexical", "secrets", "screen", "anchors"}},
+	{"helpers", []string{"internal/evalset", "internal/memfile", "internal/statedir"}},
+	{"leaves", []string{"usage"}},
 	{"vocabulary", []string{"llm"}},
 	{"store", []string{""}},
 	{"location", []string{"locate"}},
@@ -31,11 +33,9 @@ var layers = []struct {
 
 // sameLayer lists the imports allowed between two packages of one layer.
 var sameLayer = map[string][]string{
-	"internal/evalset":  {"internal/atomicfile"},
-	"internal/statedir": {"internal/claudedir", "internal/errs", "internal/sanitize"},
-	"ui":                {"hooks"}, // the recall preview shows what the hook would inject
-	"session":           {"agent"}, // a notes update is a forked-agent run
-	"config/provider":   {"anthropic", "openai"},
+	"ui":              {"hooks"}, // the recall preview shows what the hook would inject
+	"session":         {"agent"}, // a notes update is a forked-agent run
+	"config/provider": {"anthropic", "openai"},
 	// the checkpoint command, in both programs
 	"cmd/memdir":            {"internal/checkpointcmd"},
 	"cmd/memdir-checkpoint": {"internal/checkpointcmd"},

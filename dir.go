@@ -18,6 +18,7 @@ import (
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
 	"github.com/memdir/memdir/internal/memfile"
+	"github.com/memdir/memdir/usage"
 )
 
 // MaxMemoryFileBytes is the largest memory file Get reads. Memories are meant
@@ -48,7 +49,7 @@ type Options struct {
 	// the default: DefaultUseLogPath when Journal is nil, else a file
 	// beside the journal's directory (<journal dir>.uses.log), so a caller
 	// that keeps its journal apart keeps its counts there too.
-	Uses *UseLog
+	Uses *usage.Log
 	// NoUses turns usage counting off.
 	NoUses bool
 	// Guard screens what automatic writers (extraction, consolidation,
@@ -83,7 +84,7 @@ type Dir struct {
 	log         *slog.Logger
 	journal     *Journal
 	recallCache string
-	uses        *UseLog
+	uses        *usage.Log
 	guard       Guard
 	project     string
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/memdir/memdir/internal/mdtext"
 	"github.com/memdir/memdir/lexical"
 	"github.com/memdir/memdir/llm"
+	"github.com/memdir/memdir/usage"
 )
 
 // Recall defaults, as Claude Code uses them where it has them.
@@ -512,13 +513,13 @@ func (d *Dir) Recall(ctx context.Context, query string, opts *RecallOptions) (*R
 	if !o.NoCount && len(res.Memories) > 0 {
 		via := o.Via
 		if via == "" {
-			via = UseRecall
+			via = usage.Recall
 		}
 		paths := make([]string, len(res.Memories))
 		for i, m := range res.Memories {
 			paths[i] = m.Path
 		}
-		if err := d.RecordUse(ctx, via, paths...); err != nil {
+		if err := d.Uses().Record(ctx, via, paths...); err != nil {
 			log.Warn("recall: cannot count the surfaced memories", "err", err)
 		}
 	}

@@ -394,7 +394,7 @@ func SessionsSince(dir string, since time.Time, current string) ([]string, error
 // used first (never used, then the longest unused, then the oldest), and
 // when counting began; nothing when nothing was ever counted.
 func dreamUsage(ctx context.Context, d *memdir.Dir) ([]DreamMemoryUse, time.Time, error) {
-	st, err := d.UseStats(ctx)
+	st, err := d.Uses().Stats(ctx)
 	if err != nil || st.Since.IsZero() {
 		return nil, time.Time{}, err
 	}

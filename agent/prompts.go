@@ -178,7 +178,7 @@ type DreamPromptOptions struct {
 	Sessions []string
 	Today    time.Time
 	// Usage is how often each memory was surfaced to an agent, from the
-	// directory's use log (see memdir.UseLog), least used first; counting
+	// directory's use log (see usage.Log), least used first; counting
 	// began at UsageSince. Empty means no usage section.
 	Usage      []DreamMemoryUse
 	UsageSince time.Time

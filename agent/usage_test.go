@@ -10,6 +10,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/agent"
 	"github.com/memdir/memdir/memdirtest"
+	"github.com/memdir/memdir/usage"
 )
 
 // TestDreamGetsUsage: the dream prompt lists each memory's uses, least used
@@ -27,7 +28,7 @@ func TestDreamGetsUsage(t *testing.T) {
 	}
 	// The clock of the directory stamps the uses.
 	for _, rels := range [][]string{{"project_alpha.md", "project_gamma.md"}, {"project_alpha.md"}} {
-		if err := w.dir.RecordUse(ctx, memdir.UseHook, rels...); err != nil {
+		if err := w.dir.Uses().Record(ctx, usage.Hook, rels...); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/memtool"
 	"github.com/memdir/memdir/review"
+	"github.com/memdir/memdir/usage"
 )
 
 // MemoryTool serves Anthropic's memory tool (memory_20250818) from a local
@@ -40,7 +41,7 @@ var _ sdk.BetaTool = (*MemoryTool)(nil)
 // What opts leaves unset is wired to dir as memdir's own writers are:
 //
 //   - AfterView: each view of a memory file is counted in the directory's
-//     default use log (memdir.DefaultUseLogPath), as recall counts what it
+//     default use log (usage.DefaultPath), as recall counts what it
 //     surfaces; a failure to count never fails the view.
 //   - Write: every create, str_replace and insert is screened for prompt
 //     injection (memdir.Dir.WriteGuard); a suspicious write is not made but
@@ -58,11 +59,11 @@ func NewMemoryTool(dir string, opts *memtool.Options) (*MemoryTool, error) {
 		o = *opts
 	}
 	if o.AfterView == nil {
-		p, err := memdir.DefaultUseLogPath(dir, os.LookupEnv)
+		p, err := usage.DefaultPath(dir, os.LookupEnv)
 		if err != nil {
 			return nil, fmt.Errorf("memory tool: use log: %w", err)
 		}
-		o.AfterView = memdir.NewUseLog(p, nil).ViewCounter(context.Background(), nil)
+		o.AfterView = memtool.CountViews(context.Background(), usage.New(p, nil), nil)
 	}
 	if o.Write == nil {
 		d, _, err := review.Open(dir, nil, nil)

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/anthropic"
+	"github.com/memdir/memdir/usage"
 )
 
 // TestMemoryToolCountsViews: a view of a memory file through the adapter is
@@ -33,11 +33,11 @@ func TestMemoryToolCountsViews(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	logPath, err := memdir.DefaultUseLogPath(dir, os.LookupEnv)
+	logPath, err := usage.DefaultPath(dir, os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := memdir.NewUseLog(logPath, nil).Stats(context.Background())
+	st, err := usage.New(logPath, nil).Stats(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memtool"
+	"github.com/memdir/memdir/usage"
 )
 
 // MemoryURI returns the resource URI of the memory at rel, a slash path
@@ -202,7 +203,7 @@ func (s *server) memoryTool(ctx context.Context, _ *mcp.CallToolRequest, in Memo
 	}
 	if cmd.Command == "view" {
 		tool, err := memtool.New(s.dir.Path(), &memtool.Options{ReadOnly: true,
-			AfterView: s.dir.Uses().ViewCounter(ctx, func(err error) { s.log.Warn("memory tool: view not counted", "err", err) })})
+			AfterView: memtool.CountViews(ctx, s.dir.Uses(), func(err error) { s.log.Warn("memory tool: view not counted", "err", err) })})
 		if err != nil {
 			return nil, out, err
 		}
@@ -274,7 +275,7 @@ func (s *server) recallTool(ctx context.Context, req *mcp.CallToolRequest, in Re
 		SessionBytes:      used,
 		Now:               s.opts.Now,
 		Logger:            s.log,
-		Via:               memdir.UseMCP,
+		Via:               usage.MCP,
 	})
 	if err != nil {
 		return nil, out, fmt.Errorf("recall failed: %w", err)

@@ -26,7 +26,7 @@ func TestRecallAndViewAreCounted(t *testing.T) {
 	callOK(t, cs, "memory", map[string]any{"command": "view", "path": "/memories"}, nil)
 	callOK(t, cs, "memory", map[string]any{"command": "view", "path": "/memories/MEMORY.md"}, nil)
 
-	st, err := f.dir.UseStats(context.Background())
+	st, err := f.dir.Uses().Stats(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ type Options struct {
 	AfterChange func(op string, relPaths ...string)
 	// AfterView is called after a successful view of a file (not of a
 	// directory) with its root-relative slash path, to count the file as
-	// used (see memdir.UseLog.ViewCounter). It must not call back into the
+	// used (see CountViews). It must not call back into the
 	// Tool.
 	AfterView func(relPath string)
 	// Rewrite, when set, is given the content create, str_replace or insert

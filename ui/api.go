@@ -20,6 +20,7 @@ import (
 	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/secrets"
 	"github.com/memdir/memdir/session"
+	"github.com/memdir/memdir/usage"
 )
 
 const teamPrefix = memdir.TeamDirName + "/"
@@ -116,7 +117,7 @@ func nonNil[T any](v []T) []T {
 }
 
 func (s *Server) recallOptions() *memdir.RecallOptions {
-	return &memdir.RecallOptions{Model: s.opts.Model, Index: s.opts.RecallIndex, Now: s.now, Via: memdir.UseUI}
+	return &memdir.RecallOptions{Model: s.opts.Model, Index: s.opts.RecallIndex, Now: s.now, Via: usage.UI}
 }
 
 func (s *Server) apiSearch(r *http.Request) (any, error) {

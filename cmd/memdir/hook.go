@@ -19,6 +19,7 @@ import (
 	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/prompt"
 	"github.com/memdir/memdir/team"
+	"github.com/memdir/memdir/usage"
 )
 
 // Defaults of the hook's bounds.
@@ -371,7 +372,7 @@ func (h *hookRun) userPromptSubmit(ctx context.Context) (*hooks.Output, error) {
 	if len(surfaced) == 0 {
 		return nil, nil
 	}
-	if err := d.RecordUse(ctx, memdir.UseHook, counted...); err != nil {
+	if err := d.Uses().Record(ctx, usage.Hook, counted...); err != nil {
 		h.warn("recalled memories not counted in the use log: %v", err)
 	}
 	if _, err := store.Add(ctx, h.in.SessionID, surfaced, bytes, h.env.Now()); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/usage"
 )
 
 var listCmd = &cli.Command{
@@ -94,7 +95,7 @@ func runList(ctx context.Context, env *cli.Env, o *listOptions, args []string) e
 		}
 		shown = append(shown, h)
 	}
-	uses, err := d.UseStats(ctx)
+	uses, err := d.Uses().Stats(ctx)
 	if err != nil {
 		return err
 	}
@@ -145,7 +146,7 @@ func runList(ctx context.Context, env *cli.Env, o *listOptions, args []string) e
 // sortByUse orders memories (newest first already) for --sort: "used" puts
 // the most used first, then the most recently used; "unused" the least
 // used first, then the longest unused. Ties keep the newest-first order.
-func sortByUse(hs []memdir.Header, uses *memdir.UseStats, by string) {
+func sortByUse(hs []memdir.Header, uses *usage.Stats, by string) {
 	if by == "new" {
 		return
 	}

@@ -163,7 +163,7 @@ func TestHookCountsOnlyInjectedMemories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := d.UseStats(t.Context())
+	st, err := d.Uses().Stats(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
