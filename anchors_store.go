@@ -1,6 +1,7 @@
 package memdir
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -45,6 +46,21 @@ func (m *Memory) SetAnchors(as []anchors.Anchor) {
 	m.front = front
 }
 
+// StaleAnchors checks the memory file's content for recorded anchors whose
+// files changed or went away since, with c (whose Root is the project);
+// nil when c has no root or the content records no anchors.
+func StaleAnchors(ctx context.Context, content []byte, c *anchors.Checker) []anchors.Stale {
+	if c.Root == "" || !bytes.Contains(content, []byte(anchors.Key+":")) {
+		return nil
+	}
+	m, _ := ParseMemory(content)
+	as, err := m.Anchors()
+	if err != nil || len(as) == 0 {
+		return nil
+	}
+	return c.Check(ctx, as)
+}
+
 // ProjectRoot returns the project root the directory records anchors
 // against, "" when it has none.
 func (d *Dir) ProjectRoot() string { return d.project }
@@ -56,19 +72,6 @@ func (d *Dir) findAnchors(ctx context.Context, m *Memory) (as []anchors.Anchor, 
 		return nil, false
 	}
 	return anchors.Find(ctx, d.project, m.Description+"\n"+m.Body), true
-}
-
-// staleOf checks the anchors recorded in a memory file's content.
-func (d *Dir) staleOf(ctx context.Context, content string, memo *anchors.Checker) []anchors.Stale {
-	if d.project == "" || !strings.Contains(content, anchors.Key+":") {
-		return nil
-	}
-	m, _ := ParseMemory([]byte(content))
-	as, err := m.Anchors()
-	if err != nil || len(as) == 0 {
-		return nil
-	}
-	return memo.Check(ctx, as)
 }
 
 // AnchorContent records anchors in a memory file's content written by other
@@ -148,7 +151,7 @@ func (d *Dir) checkAnchors(ctx context.Context, mems []Header, add func(Finding)
 		if err != nil {
 			continue
 		}
-		st := d.staleOf(ctx, string(data), memo)
+		st := StaleAnchors(ctx, data, memo)
 		var changed, gone []string
 		for _, s := range st {
 			if s.State == anchors.Gone {

@@ -11,6 +11,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/anchors"
 	"github.com/memdir/memdir/memdirtest"
+	"github.com/memdir/memdir/recall"
 )
 
 const tokenGo = "package auth\n\n// RefreshToken renews a session token.\nfunc RefreshToken(old string) (string, error) {\n\treturn old, nil\n}\n"
@@ -37,9 +38,9 @@ func TestAnchorsSaveRecallCheckRefresh(t *testing.T) {
 	if err != nil || len(as) != 1 || as[0].Path != "internal/auth/token.go" {
 		t.Fatalf("saved anchors = %v, %v", as, err)
 	}
-	recall := func() memdir.Recalled {
+	recall := func() recall.Recalled {
 		t.Helper()
-		rr, err := d.Recall(ctx, "session tokens renewed", nil)
+		rr, err := recall.Recall(ctx, d, "session tokens renewed", nil)
 		if err != nil || len(rr.Memories) != 1 {
 			t.Fatalf("recall: %v, %+v", err, rr)
 		}

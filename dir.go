@@ -39,12 +39,9 @@ type Options struct {
 	Journal *Journal
 	// LookupEnv finds the default journal and use log; nil means os.LookupEnv.
 	LookupEnv LookupEnvFunc
-	// RecallCache is the recall index file (see NewRecallIndex) through
-	// which Save finds an existing memory by name without scanning the
-	// directory. Empty means DefaultRecallCachePath when Journal is nil
-	// (the directory uses the per-user state), and otherwise no index:
-	// Save then scans, as it does when the index cannot be used.
-	RecallCache string
+	// Names finds the memory a Save updates by its name without scanning
+	// the directory; package recall's index implements it. Nil scans.
+	Names NameIndex
 	// Uses counts how often memories are surfaced (see UseLog). Nil means
 	// the default: DefaultUseLogPath when Journal is nil, else a file
 	// beside the journal's directory (<journal dir>.uses.log), so a caller
@@ -79,14 +76,14 @@ type Options struct {
 // reach outside the directory. Every change is journaled first and can be
 // undone with Undo.
 type Dir struct {
-	path        string
-	now         func() time.Time
-	log         *slog.Logger
-	journal     *Journal
-	recallCache string
-	uses        *usage.Log
-	guard       Guard
-	project     string
+	path    string
+	now     func() time.Time
+	log     *slog.Logger
+	journal *Journal
+	names   NameIndex
+	uses    *usage.Log
+	guard   Guard
+	project string
 }
 
 // Open returns the memory directory at dir. The directory need not exist yet;
@@ -102,20 +99,12 @@ func Open(dir string, opts *Options) (*Dir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open memory directory %s: %w", dir, err)
 	}
-	d := &Dir{path: filepath.Clean(abs), recallCache: opts.RecallCache}
+	d := &Dir{path: filepath.Clean(abs), names: opts.Names}
 	if opts.ProjectRoot != "" {
 		d.project = filepath.Clean(opts.ProjectRoot)
 	}
 	if d.now, d.log, d.journal, err = withDefaults(d.path, opts); err != nil {
 		return nil, fmt.Errorf("open memory directory %s: journal: %w", d.path, err)
-	}
-	if d.recallCache == "" && opts.Journal == nil {
-		lookup := opts.LookupEnv
-		if lookup == nil {
-			lookup = os.LookupEnv
-		}
-		// Without a state directory, saves fall back to a scan.
-		d.recallCache, _ = DefaultRecallCachePath(d.path, lookup)
 	}
 	if d.uses, err = defaultUses(d.path, opts, d.journal, d.now); err != nil {
 		return nil, fmt.Errorf("open memory directory %s: use log: %w", d.path, err)
@@ -390,12 +379,12 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 	}
 	rel := m.Path
 	var err error
-	var note *recentNote
+	var match *NameMatch
 	if rel != "" {
 		if rel, err = CleanMemoryFilePath(rel); err != nil {
 			return nil, err
 		}
-	} else if rel, note, err = d.pathForName(ctx, m.Name, m.Type, opts.Team); err != nil {
+	} else if rel, match, err = d.pathForName(ctx, m.Name, m.Type, opts.Team); err != nil {
 		return nil, err
 	}
 	// Anchors are found before the lock: git grep may take a moment.
@@ -405,7 +394,7 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 		return nil, err
 	}
 	defer release()
-	note.before()
+	match.saving()
 
 	res := &SaveResult{Path: rel}
 	old, _, err := memfile.ReadRooted(root, rel, MaxMemoryFileBytes)
@@ -513,7 +502,7 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 		return nil, err
 	}
 	// Still under the lock: the next save finds this one without listing.
-	note.after(rel, saved.Name)
+	match.saved(rel, saved.Name)
 	res.Index = ix.Status()
 	d.log.Debug("saved memory", "path", rel, "created", res.Created, "changed", res.Changed)
 	return res, nil
@@ -541,24 +530,24 @@ func (d *Dir) recorder(given *Recorder, kind string) (rec *Recorder, own bool, e
 }
 
 // pathForName finds the file of an existing memory called name in the team
-// or private area, or names a new one. The note, when not nil, is what the
-// lookup knew of the directory, for Save to pass on (see recentNote).
-func (d *Dir) pathForName(ctx context.Context, name string, t Type, team bool) (string, *recentNote, error) {
+// or private area, or names a new one. The match, when not nil, is what the
+// directory's NameIndex found, for Save to report back to it.
+func (d *Dir) pathForName(ctx context.Context, name string, t Type, team bool) (string, *NameMatch, error) {
 	prefix := ""
 	if team {
 		prefix = TeamDirName + "/"
 	}
 	candidate := prefix + FileNameFor(name, t)
-	var note *recentNote
+	var match *NameMatch
 	if d.Exists() {
-		same, n, err := d.namedLike(ctx, name, team, candidate)
+		same, m, err := d.namedLike(ctx, name, team, candidate)
 		if err != nil {
 			return "", nil, err
 		}
-		note = n
+		match = m
 		switch len(same) {
 		case 1:
-			return same[0], note, nil
+			return same[0], match, nil
 		case 0:
 		default:
 			return "", nil, fmt.Errorf("save memory %q: %d files already use this name (%s); pass the file to update: %w", name, len(same), strings.Join(same, ", "), ErrInvalid)
@@ -573,44 +562,36 @@ func (d *Dir) pathForName(ctx context.Context, name string, t Type, team bool) (
 		}
 	}
 	rel, err := CleanMemoryFilePath(candidate)
-	return rel, note, err
+	return rel, match, err
 }
 
 // namedLike returns the memories of the area (team or not) whose
-// frontmatter name is name. With a recall index it reads only the files the
+// frontmatter name is name. With a NameIndex it reads only the files the
 // index and the natural file name (candidate) point to, checking each one's
 // name as it is now; an edit that gave a memory this name without renaming
-// it, and that the index has not seen yet (see RecallIndex.Refresh), is
-// missed, and the save then creates a file beside it. Without an index it
-// scans the directory.
-func (d *Dir) namedLike(ctx context.Context, name string, team bool, candidate string) ([]string, *recentNote, error) {
+// it, and that the index has not seen yet, is missed, and the save then
+// creates a file beside it. Without an index, or when it fails, it scans
+// the directory.
+func (d *Dir) namedLike(ctx context.Context, name string, team bool, candidate string) ([]string, *NameMatch, error) {
 	inArea := func(p string) bool { return strings.HasPrefix(p, TeamDirName+"/") == team }
-	if d.recallCache != "" {
-		idx := NewRecallIndex(d.path, d.recallCache)
-		if paths, rs, err := idx.lookupFresh(ctx, name); err == nil {
+	if d.names != nil {
+		if match, err := d.names.LookupName(ctx, name); err == nil && match != nil {
 			root, err := d.openRoot()
 			if err != nil {
 				return nil, nil, err
 			}
 			defer root.Close()
-			paths = append(paths, candidate)
+			paths := append(slices.Clone(match.Paths), candidate)
 			slices.Sort(paths)
 			paths = slices.Compact(paths)
 			var same []string
-			var buf []byte
+			var hr HeaderReader
 			for _, p := range paths {
-				var h Header
-				var ok bool
-				h, _, ok, buf = scanFile(root, p, buf)
-				if ok && h.Name == name && inArea(p) {
+				if h, _, ok := hr.Read(root, p); ok && h.Name == name && inArea(p) {
 					same = append(same, p)
 				}
 			}
-			var note *recentNote
-			if rs != nil {
-				note = &recentNote{x: idx, rs: rs}
-			}
-			return same, note, nil
+			return same, match, nil
 		}
 	}
 	res, err := d.Scan(ctx, &ScanOptions{Limit: -1})

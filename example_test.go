@@ -9,9 +9,7 @@ import (
 	"strings"
 
 	"github.com/memdir/memdir"
-	"github.com/memdir/memdir/anthropic"
 	"github.com/memdir/memdir/locate"
-	"github.com/memdir/memdir/memdirtest"
 )
 
 // Locate applies Claude Code's rules in order; here the first one,
@@ -129,44 +127,6 @@ func ExampleDir_Scan() {
 	// 2 0
 	// project_deploys.md (project): how we ship
 	// reference_grafana.md (reference): where the dashboards are
-}
-
-// Recall with a model: the selector is shown a manifest of the directory and
-// the query, and names the memories to surface. Here the model is memdirtest's
-// fake server on loopback, scripted to pick one file, behind the real
-// Anthropic adapter.
-func ExampleDir_Recall() {
-	srv := memdirtest.StartModelServer()
-	defer srv.Close()
-	srv.Enqueue(memdirtest.JSONReply(map[string]any{"selected_memories": []string{"feedback_testing_policy.md"}}))
-	model, err := anthropic.New(&anthropic.Options{Model: "claude-sonnet-4-5", BaseURL: srv.AnthropicBaseURL(), APIKey: "test"})
-	if err != nil {
-		panic(err)
-	}
-
-	tmp, _ := os.MkdirTemp("", "recall-example")
-	defer os.RemoveAll(tmp)
-	d := openExample(tmp)
-	ctx := context.Background()
-	for _, m := range []*memdir.Memory{
-		{Name: "testing policy", Description: "integration tests hit a real database, never mocks", Type: memdir.TypeFeedback, Body: "Run them with make itest.\n"},
-		{Name: "grafana", Description: "where the dashboards are", Type: memdir.TypeReference, Body: "grafana.internal\n"},
-	} {
-		if _, err := d.Save(ctx, m, nil); err != nil {
-			panic(err)
-		}
-	}
-	res, err := d.Recall(ctx, "how should I test the payments service?", &memdir.RecallOptions{Model: model})
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(res.Method, res.Candidates)
-	for _, r := range res.Memories {
-		fmt.Println(r.Path)
-	}
-	// Output:
-	// model 2
-	// feedback_testing_policy.md
 }
 
 // openExample opens tmp/memory with its state under tmp/state, so that the

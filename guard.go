@@ -1,6 +1,9 @@
 package memdir
 
-import "path"
+import (
+	"context"
+	"path"
+)
 
 // A Guard screens what an automatic writer is about to write into the
 // directory (see Options.Guard). Package review implements it with a queue
@@ -48,5 +51,38 @@ func (d *Dir) WriteGuard(origin *Provenance) func(rel string, old, content []byt
 			}
 		}
 		return content, nil
+	}
+}
+
+// A NameIndex finds memories by their frontmatter name without scanning the
+// directory (see Options.Names); package recall's index implements it.
+type NameIndex interface {
+	// LookupName returns the memories whose name may be name. Save reads
+	// each path it gives to check; a failure makes Save scan instead.
+	LookupName(ctx context.Context, name string) (*NameMatch, error)
+}
+
+// NameMatch is what a NameIndex found for one Save.
+type NameMatch struct {
+	// Paths are the memories (slash paths relative to the directory)
+	// whose name may be the one asked for.
+	Paths []string
+	// Saving, when set, is called under the directory lock before the save
+	// writes anything, and Saved once it wrote the memory at rel, named
+	// name, and its index line: an index that records the directory's own
+	// recent saves updates its record there.
+	Saving func()
+	Saved  func(rel, name string)
+}
+
+func (m *NameMatch) saving() {
+	if m != nil && m.Saving != nil {
+		m.Saving()
+	}
+}
+
+func (m *NameMatch) saved(rel, name string) {
+	if m != nil && m.Saved != nil {
+		m.Saved(rel, name)
 	}
 }

@@ -164,7 +164,7 @@ func ScanDir(ctx context.Context, dir string, opts *ScanOptions) (*ScanResult, e
 			res.Memories = append(res.Memories, r.h)
 		}
 	}
-	sortHeaders(res.Memories)
+	SortHeaders(res.Memories)
 	res.Total = len(res.Memories)
 	limit := opts.Limit
 	if limit == 0 {
@@ -176,8 +176,9 @@ func ScanDir(ctx context.Context, dir string, opts *ScanOptions) (*ScanResult, e
 	return res, nil
 }
 
-// sortHeaders orders headers newest first, ties by path.
-func sortHeaders(hs []Header) {
+// SortHeaders orders headers as a scan returns them: newest first, ties by
+// path.
+func SortHeaders(hs []Header) {
 	sort.Slice(hs, func(i, j int) bool {
 		a, b := hs[i], hs[j]
 		if !a.ModTime.Equal(b.ModTime) {
@@ -185,6 +186,19 @@ func sortHeaders(hs []Header) {
 		}
 		return a.Path < b.Path
 	})
+}
+
+// A HeaderReader reads the headers of memory files one at a time, as a scan
+// does (the first 30 lines of a regular file, through an os.Root), reusing
+// one buffer. The zero value is ready; a HeaderReader is for one goroutine.
+type HeaderReader struct{ buf []byte }
+
+// Read reads the header of the file rel below root. ok is false when the
+// file is left out of a scan (unreadable, not a regular file, binary);
+// probs says why, and what else is wrong with it.
+func (r *HeaderReader) Read(root *os.Root, rel string) (h Header, probs []Problem, ok bool) {
+	h, probs, ok, r.buf = scanFile(root, rel, r.buf)
+	return h, probs, ok
 }
 
 // scanFile reads one file's header. buf is reused between calls.
@@ -293,38 +307,3 @@ func readLines(r io.Reader, n int, size int64, buf []byte) ([]byte, []byte, erro
 		}
 	}
 }
-
-// Manifest formats scanned headers as Claude Code's formatMemoryManifest does,
-// one line each:
-//
-//   - [type] path (2026-03-05T10:00:00.000Z): description
-//
-// The type tag and the description are left out when absent. Every line
-// ends with a newline; no headers give "".
-func Manifest(headers []Header) string {
-	var b strings.Builder
-	for _, h := range headers {
-		b.WriteString(ManifestLine(h))
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-// ManifestLine formats one header as a manifest line.
-func ManifestLine(h Header) string {
-	var b strings.Builder
-	b.WriteString("- ")
-	if h.Type != "" {
-		b.WriteString("[" + string(h.Type) + "] ")
-	}
-	b.WriteString(h.Path)
-	b.WriteString(" (" + ISOTime(h.ModTime) + ")")
-	if h.Description != "" {
-		b.WriteString(": " + h.Description)
-	}
-	return b.String()
-}
-
-// ISOTime formats t as JavaScript's Date.toISOString does: UTC with
-// milliseconds, e.g. 2026-03-05T10:00:00.000Z.
-func ISOTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }

@@ -22,6 +22,7 @@ import (
 	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/memtool"
 	"github.com/memdir/memdir/prompt"
+	"github.com/memdir/memdir/recall"
 	"github.com/memdir/memdir/transcript"
 )
 
@@ -405,7 +406,7 @@ func (e *Extractor) runAgent(ctx context.Context, msgs []transcript.Message, res
 			NewMessages: res.NewMessages, MaxTurns: e.o.MaxTurns, Team: e.o.Team, SkipIndex: e.o.SkipIndex,
 			Today: e.o.Now(),
 		})
-		user := extractionRequest(memdir.Manifest(scan.Memories), RenderConversation(msgs, conversationBudget))
+		user := extractionRequest(recall.Manifest(scan.Memories), RenderConversation(msgs, conversationBudget))
 		var runErr error
 		out, runErr = Run(ctx, &Options{
 			Model: e.o.Model, System: system, MemoryDir: d.Path(), AnchorRoot: d.ProjectRoot(), MaxTurns: e.o.MaxTurns,

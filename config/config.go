@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/recall"
 )
 
 // The providers' own API roots, the defaults of anthropic.base_url and
@@ -113,7 +114,7 @@ var keys = []Key{
 		field: func(c *Config) *Setting { return &c.Embed.APIKey }},
 	{Name: "embed.dimensions", Env: []string{"MEMDIR_EMBED_DIMENSIONS"}, Flag: "embed-dimensions", InFile: true, check: checkDimensions,
 		Usage: "ask for embedding vectors of `N` dimensions (text-embedding-3 models; default: the model's)", field: func(c *Config) *Setting { return &c.Embed.Dimensions }},
-	{Name: "embed.batch_size", Env: []string{"MEMDIR_EMBED_BATCH_SIZE"}, Flag: "embed-batch-size", InFile: true, Default: strconv.Itoa(memdir.DefaultEmbedBatchSize), check: checkBatchSize,
+	{Name: "embed.batch_size", Env: []string{"MEMDIR_EMBED_BATCH_SIZE"}, Flag: "embed-batch-size", InFile: true, Default: strconv.Itoa(recall.DefaultEmbedBatchSize), check: checkBatchSize,
 		Usage: "texts per embeddings request (`N`)", field: func(c *Config) *Setting { return &c.Embed.BatchSize }},
 	{Name: "recall.manifest_tokens", Env: []string{"MEMDIR_MANIFEST_TOKENS"}, Flag: "manifest-tokens", InFile: true, Default: "auto", check: checkManifestTokens,
 		Usage: "the recall selector's manifest budget: `auto` (what Claude Code's 200-newest manifest costs), all, or a number of tokens", field: func(c *Config) *Setting { return &c.Recall.ManifestTokens }},

@@ -33,7 +33,7 @@
 //	if err != nil {
 //		return err // such as a model on api.openai.com with no OPENAI_API_KEY
 //	}
-//	opts := &memdir.RecallOptions{Model: model, ManifestTokens: cfg.ManifestTokens()}
+//	opts := &recall.Options{Model: model, ManifestTokens: cfg.ManifestTokens()}
 //
 // The package example runs this against a fake server.
 package config

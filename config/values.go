@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/recall"
 )
 
 func checkModel(v string) error {
@@ -54,7 +54,7 @@ func checkManifestTokens(v string) error {
 }
 
 // parseManifestTokens reads recall.manifest_tokens as a
-// memdir.RecallOptions.ManifestTokens value: "auto" (or empty) is 0,
+// recall.Options.ManifestTokens value: "auto" (or empty) is 0,
 // "all" is -1, else a positive number of tokens.
 func parseManifestTokens(v string) (int, error) {
 	switch strings.ToLower(strings.TrimSpace(v)) {
@@ -139,7 +139,7 @@ func (c *Config) Streaming() bool {
 }
 
 // ManifestTokens returns the recall selector's manifest budget as
-// memdir.RecallOptions.ManifestTokens takes it: 0 for auto, -1 for all,
+// recall.Options.ManifestTokens takes it: 0 for auto, -1 for all,
 // else a number of tokens.
 func (c *Config) ManifestTokens() int {
 	n, _ := parseManifestTokens(c.Recall.ManifestTokens.Value)
@@ -210,8 +210,8 @@ func (c *Config) EmbedBatchSize() int {
 	return n
 }
 
-// EmbedOptions returns the options for memdir.EmbedCache.Vectors that the
+// EmbedOptions returns the options for recall.EmbedCache.Vectors that the
 // configuration sets (the batch size).
-func (c *Config) EmbedOptions() *memdir.EmbedOptions {
-	return &memdir.EmbedOptions{BatchSize: c.EmbedBatchSize()}
+func (c *Config) EmbedOptions() *recall.EmbedOptions {
+	return &recall.EmbedOptions{BatchSize: c.EmbedBatchSize()}
 }

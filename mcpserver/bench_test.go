@@ -9,6 +9,7 @@ import (
 	"github.com/memdir/memdir/internal/benchcorpus"
 	"github.com/memdir/memdir/mcpserver"
 	"github.com/memdir/memdir/memdirtest"
+	"github.com/memdir/memdir/recall"
 )
 
 // benchFiles returns n memories from the corpus generator: varied bodies
@@ -37,10 +38,10 @@ func BenchmarkRecall(b *testing.B) {
 		f := newFixture(b, &mcpserver.Options{Model: model})
 		memdirtest.WriteFiles(b, f.dir.Path(), benchFiles(n))
 		ctx := context.Background()
-		idx := memdir.NewRecallIndex(f.dir.Path(), "")
+		idx := recall.NewIndex(f.dir.Path(), "")
 		b.Run(fmt.Sprintf("memories=%d/direct", n), func(b *testing.B) {
 			for b.Loop() {
-				if _, err := f.dir.Recall(ctx, query, &memdir.RecallOptions{Model: model, Index: idx}); err != nil {
+				if _, err := recall.Recall(ctx, f.dir, query, &recall.Options{Model: model, Index: idx}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/mcpserver"
 	"github.com/memdir/memdir/memdirtest"
+	"github.com/memdir/memdir/recall"
 )
 
 // fakeModel answers every request with a fixed reply or error.
@@ -146,8 +147,8 @@ func TestRecallToolKeepsTheSessionBudget(t *testing.T) {
 			}
 			seen[m.Path] = true
 		}
-		if out.SessionBytes > memdir.RecallSessionBudget {
-			t.Fatalf("call %d: session used %d bytes, over the %d budget", call, out.SessionBytes, memdir.RecallSessionBudget)
+		if out.SessionBytes > recall.SessionBudget {
+			t.Fatalf("call %d: session used %d bytes, over the %d budget", call, out.SessionBytes, recall.SessionBudget)
 		}
 		last = out
 		if len(out.Memories) == 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/locate"
+	"github.com/memdir/memdir/recall"
 )
 
 // Name is the server's implementation name, as clients show it.
@@ -29,17 +30,17 @@ type Options struct {
 	// so.
 	Model llm.Model
 	// ManifestTokens is recall's selector manifest budget, as
-	// memdir.RecallOptions.ManifestTokens (0: Claude Code's own cost).
+	// recall.Options.ManifestTokens (0: Claude Code's own cost).
 	ManifestTokens int
 	// Embedder and EmbedCache add semantic similarity to recall's ranking
-	// (see memdir.RecallOptions); nil Embedder ranks lexically.
+	// (see recall.Options); nil Embedder ranks lexically.
 	Embedder     llm.Embedder
-	EmbedCache   *memdir.EmbedCache
-	EmbedOptions *memdir.EmbedOptions
+	EmbedCache   *recall.EmbedCache
+	EmbedOptions *recall.EmbedOptions
 	// RecallIndex is the lexical index recall reuses between calls (see
-	// memdir.NewRecallIndex and memdir.DefaultRecallCachePath). Nil builds
+	// recall.NewIndex and recall.DefaultIndexPath). Nil builds
 	// one for the directory, kept in memory for the server's life.
-	RecallIndex *memdir.RecallIndex
+	RecallIndex *recall.Index
 	// Team turns team memory on: save accepts team, the team MEMORY.md is a
 	// resource and the prompt defaults to team mode.
 	Team bool
@@ -59,7 +60,7 @@ type Options struct {
 type server struct {
 	dir      *memdir.Dir
 	opts     Options
-	index    *memdir.RecallIndex
+	index    *recall.Index
 	sessions *Sessions
 	log      *slog.Logger
 }
@@ -85,7 +86,7 @@ func New(d *memdir.Dir, opts *Options) *mcp.Server {
 	}
 	s.index = s.opts.RecallIndex
 	if s.index == nil {
-		s.index = memdir.NewRecallIndex(d.Path(), "")
+		s.index = recall.NewIndex(d.Path(), "")
 	}
 	s.sessions = s.opts.Sessions
 	if s.sessions == nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memtool"
+	"github.com/memdir/memdir/recall"
 	"github.com/memdir/memdir/usage"
 )
 
@@ -255,13 +256,13 @@ func (s *server) memoryTool(ctx context.Context, _ *mcp.CallToolRequest, in Memo
 // recallTool surfaces the memories relevant to a query, skipping those this
 // session has already seen and keeping within its byte budget.
 func (s *server) recallTool(ctx context.Context, req *mcp.CallToolRequest, in RecallInput) (*mcp.CallToolResult, RecallOutput, error) {
-	out := RecallOutput{Memories: []RecalledMemory{}, SessionBudget: memdir.RecallSessionBudget}
+	out := RecallOutput{Memories: []RecalledMemory{}, SessionBudget: recall.SessionBudget}
 	if strings.TrimSpace(in.Query) == "" {
 		return nil, out, fmt.Errorf("recall needs a query: describe what the memories should help with, such as the user's request: %w", memdir.ErrInvalid)
 	}
 	key := s.sessionKey(req.Session)
 	surfaced, used := s.sessions.Surfaced(key)
-	res, err := s.dir.Recall(ctx, in.Query, &memdir.RecallOptions{
+	res, err := recall.Recall(ctx, s.dir, in.Query, &recall.Options{
 		Model:             s.opts.Model,
 		ManifestTokens:    s.opts.ManifestTokens,
 		Embedder:          s.opts.Embedder,
@@ -271,7 +272,7 @@ func (s *server) recallTool(ctx context.Context, req *mcp.CallToolRequest, in Re
 		Surfaced:          surfaced,
 		RecentTools:       in.RecentTools,
 		AllowShortQueries: true,
-		Budget:            memdir.RecallSessionBudget,
+		Budget:            recall.SessionBudget,
 		SessionBytes:      used,
 		Now:               s.opts.Now,
 		Logger:            s.log,

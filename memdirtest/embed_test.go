@@ -11,8 +11,8 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/memdirtest"
+	"github.com/memdir/memdir/recall"
 )
 
 func TestFakeVector(t *testing.T) {
@@ -27,8 +27,8 @@ func TestFakeVector(t *testing.T) {
 	if math.Abs(norm-1) > 1e-5 || len(a) != 128 {
 		t.Errorf("FakeVector has %d dimensions, squared norm %v; want 128, 1", len(a), norm)
 	}
-	near := memdir.Cosine(a, memdirtest.FakeVector("deploying a service", 128))
-	far := memdir.Cosine(a, memdirtest.FakeVector("lunch on fridays", 128))
+	near := recall.Cosine(a, memdirtest.FakeVector("deploying a service", 128))
+	far := recall.Cosine(a, memdirtest.FakeVector("lunch on fridays", 128))
 	if near <= far {
 		t.Errorf("cosine to a text sharing words %v <= to an unrelated one %v", near, far)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/memdir/memdir/hooks"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/llm"
+	"github.com/memdir/memdir/recall"
 	"github.com/memdir/memdir/secrets"
 	"github.com/memdir/memdir/session"
 	"github.com/memdir/memdir/usage"
@@ -116,8 +117,8 @@ func nonNil[T any](v []T) []T {
 	return v
 }
 
-func (s *Server) recallOptions() *memdir.RecallOptions {
-	return &memdir.RecallOptions{Model: s.opts.Model, Index: s.opts.RecallIndex, Now: s.now, Via: usage.UI}
+func (s *Server) recallOptions() *recall.Options {
+	return &recall.Options{Model: s.opts.Model, Index: s.opts.RecallIndex, Now: s.now, Via: usage.UI}
 }
 
 func (s *Server) apiSearch(r *http.Request) (any, error) {
@@ -128,7 +129,7 @@ func (s *Server) apiSearch(r *http.Request) (any, error) {
 	opts := s.recallOptions()
 	opts.AllowShortQueries = true
 	opts.Max = 20
-	return s.d.Recall(r.Context(), q, opts)
+	return recall.Recall(r.Context(), s.d, q, opts)
 }
 
 // cleanRef checks a memory path from a request.
@@ -202,7 +203,7 @@ func (s *Server) apiMemory(r *http.Request) (any, error) {
 		"path": m.Path, "name": m.Name, "description": m.Description, "type": string(m.Type), "raw_type": m.RawType,
 		"team": team, "metadata": m.Metadata(), "frontmatter": frontmatterText(data),
 		"body": m.Body, "html": RenderMarkdown(m.Body), "content": string(data), "sha": sum(data),
-		"mtime": m.ModTime, "age": memdir.MemoryAge(m.ModTime, now), "freshness": memdir.FreshnessText(m.ModTime, now),
+		"mtime": m.ModTime, "age": memdir.MemoryAge(m.ModTime, now), "freshness": recall.FreshnessText(m.ModTime, now),
 		"index_file": indexRel, "index_lines": nonNil(lines),
 		"errors": nonNil(errs), "warnings": nonNil(warns), "history": history,
 		"provenance": prov, "written_by": writtenBy,
@@ -784,7 +785,7 @@ func (s *Server) apiPreview(r *http.Request) (any, error) {
 	// A preview shows what the hook would inject; it surfaces nothing to an
 	// agent. It also says how many memories a selector would be shown.
 	opts.NoCount, opts.ShowManifest = true, true
-	res, err := s.d.Recall(ctx, req.Prompt, opts)
+	res, err := recall.Recall(ctx, s.d, req.Prompt, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -806,7 +807,7 @@ func (s *Server) apiPreview(r *http.Request) (any, error) {
 	capOpts.NoCount = true
 	capture := &captureModel{}
 	capOpts.Model, capOpts.RecentTools = capture, req.Tools
-	if _, err := s.d.Recall(ctx, req.Prompt, capOpts); err != nil && !errors.Is(err, errCaptured) {
+	if _, err := recall.Recall(ctx, s.d, req.Prompt, capOpts); err != nil && !errors.Is(err, errCaptured) {
 		return nil, err
 	}
 	if capture.req != nil {
@@ -821,8 +822,8 @@ func (s *Server) apiPreview(r *http.Request) (any, error) {
 		return nil, err
 	}
 	if len(scan.Memories) > 0 {
-		creq := memdir.SelectorRequest(req.Prompt, scan.Memories, req.Tools)
-		out["claude_code"] = map[string]any{"manifest": memdir.Manifest(scan.Memories), "tokens": requestTokens(creq), "count": len(scan.Memories), "total": scan.Total}
+		creq := recall.SelectorRequest(req.Prompt, scan.Memories, req.Tools)
+		out["claude_code"] = map[string]any{"manifest": recall.Manifest(scan.Memories), "tokens": requestTokens(creq), "count": len(scan.Memories), "total": scan.Total}
 	}
 	return out, nil
 }

@@ -54,6 +54,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/locate"
+	"github.com/memdir/memdir/recall"
 	"github.com/memdir/memdir/review"
 	"github.com/memdir/memdir/team"
 )
@@ -100,7 +101,7 @@ type Options struct {
 	// Model drives recall; nil ranks lexically.
 	Model llm.Model
 	// RecallIndex caches the lexical index; nil builds one per recall.
-	RecallIndex *memdir.RecallIndex
+	RecallIndex *recall.Index
 	// Team is the configured team server; nil with TeamReason saying why.
 	Team       *Team
 	TeamReason string

@@ -10,6 +10,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/config/provider"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/recall"
 )
 
 var embedCmd = &cli.Command{
@@ -117,10 +118,10 @@ func embedAll(ctx context.Context, env *cli.Env, mf *modelFlags, lf *locationFla
 	}
 	rep.Skipped += unread
 	rep.Memories = len(in)
-	if rep.Cache, err = memdir.DefaultEmbedCachePath(d.Path(), env.LookupEnv); err != nil {
+	if rep.Cache, err = recall.DefaultEmbedCachePath(d.Path(), env.LookupEnv); err != nil {
 		return err
 	}
-	cache, err := memdir.OpenEmbedCache(rep.Cache)
+	cache, err := recall.OpenEmbedCache(rep.Cache)
 	if err != nil {
 		return err
 	}
@@ -152,15 +153,15 @@ func embedAll(ctx context.Context, env *cli.Env, mf *modelFlags, lf *locationFla
 }
 
 // memoryEmbedInputs reads each memory's body and returns the inputs recall
-// embeds for them (memdir.MemoryEmbedInput: keyed by the file's hash), in
+// embeds for them (recall.MemoryEmbedInput: keyed by the file's hash), in
 // the order of hs, with the number of files that could not be read.
-func memoryEmbedInputs(d *memdir.Dir, hs []memdir.Header) ([]memdir.EmbedInput, int, error) {
+func memoryEmbedInputs(d *memdir.Dir, hs []memdir.Header) ([]recall.EmbedInput, int, error) {
 	root, err := os.OpenRoot(d.Path())
 	if err != nil {
 		return nil, 0, fmt.Errorf("memory directory %s: %w", d.Path(), err)
 	}
 	defer root.Close()
-	in := make([]memdir.EmbedInput, 0, len(hs))
+	in := make([]recall.EmbedInput, 0, len(hs))
 	unread := 0
 	for _, h := range hs {
 		f, err := root.Open(h.Path)
@@ -174,7 +175,7 @@ func memoryEmbedInputs(d *memdir.Dir, hs []memdir.Header) ([]memdir.EmbedInput, 
 			unread++
 			continue
 		}
-		in = append(in, memdir.MemoryEmbedInput(h.Name, h.Description, data))
+		in = append(in, recall.MemoryEmbedInput(h.Name, h.Description, data))
 	}
 	return in, unread, nil
 }

@@ -13,10 +13,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/memdirtest"
+	"github.com/memdir/memdir/recall"
 )
 
 // embedWorld is a sandbox with three memories and the fake embeddings
@@ -60,7 +60,7 @@ func TestEmbedCommand(t *testing.T) {
 		t.Errorf("no cache file: %v", err)
 	}
 	// What is sent is what recall embeds: EmbedText of the memory.
-	if got, wantText := srv.Texts(), memdir.EmbedText("deploy", "how we ship to production", "Run make ship from main."); !containsString(got, wantText) {
+	if got, wantText := srv.Texts(), recall.EmbedText("deploy", "how we ship to production", "Run make ship from main."); !containsString(got, wantText) {
 		t.Errorf("texts sent %q do not include %q", got, wantText)
 	}
 

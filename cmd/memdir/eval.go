@@ -19,6 +19,7 @@ import (
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/internal/evalset"
 	"github.com/memdir/memdir/llm"
+	"github.com/memdir/memdir/recall"
 )
 
 var evalCmd = &cli.Command{
@@ -120,7 +121,7 @@ type recallEval struct {
 	set            *evalset.Set
 	model          llm.Model
 	embedder       llm.Embedder
-	embedOpts      *memdir.EmbedOptions
+	embedOpts      *recall.EmbedOptions
 	manifestTokens int
 }
 
@@ -182,21 +183,21 @@ func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun,
 	if err != nil {
 		return nil, err
 	}
-	idx := memdir.NewRecallIndex(dir, "")
+	idx := recall.NewIndex(dir, "")
 	if _, err := idx.Refresh(ctx); err != nil {
 		return nil, err
 	}
-	var cache *memdir.EmbedCache
+	var cache *recall.EmbedCache
 	if ev.embedder != nil {
-		if cache, err = memdir.OpenEmbedCache(filepath.Join(tmp, "vectors")); err != nil {
+		if cache, err = recall.OpenEmbedCache(filepath.Join(tmp, "vectors")); err != nil {
 			return nil, err
 		}
 	}
 	now := func() time.Time { return evalRef }
 	run := &recallEvalRun{Distractors: distractors, Size: idx.Len()}
 	var recallErr error
-	recall := func(q string, model llm.Model, emb llm.Embedder) *memdir.RecallResult {
-		res, err := d.Recall(ctx, q, &memdir.RecallOptions{
+	recallQuery := func(q string, model llm.Model, emb llm.Embedder) *recall.Result {
+		res, err := recall.Recall(ctx, d, q, &recall.Options{
 			Index: idx, Model: model, Embedder: emb, EmbedCache: cache, EmbedOptions: ev.embedOpts,
 			ManifestTokens: ev.manifestTokens, Now: now, NoCount: true, ShowManifest: true,
 		})
@@ -204,7 +205,7 @@ func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun,
 			recallErr = err
 		}
 		if res == nil {
-			return &memdir.RecallResult{}
+			return &recall.Result{}
 		}
 		return res
 	}
@@ -219,7 +220,7 @@ func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun,
 		var usage llm.Usage
 		var shown, tokens float64
 		rep := evalset.Evaluate(set, func(q string) []string {
-			res := recall(q, model, emb)
+			res := recallQuery(q, model, emb)
 			usage.Add(res.Usage)
 			usage.Add(res.EmbedUsage)
 			if model != nil {
@@ -253,7 +254,7 @@ func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun,
 	sel := &evalMethodStat{Method: "selector (shown)"}
 	var shown, tokens, lines, full float64
 	for _, q := range set.Queries {
-		res := recall(q.Query, nil, ev.embedder)
+		res := recallQuery(q.Query, nil, ev.embedder)
 		shown += float64(countRelevant(set, q.Query, res.Shortlist))
 		tokens += float64(res.ManifestTokens)
 		lines += float64(len(res.Shortlist))
@@ -282,7 +283,7 @@ func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun,
 		shown += float64(countRelevant(set, q.Query, newestPaths))
 	}
 	base.Shown = new(shown / float64(max(totalRelevant, 1)))
-	base.Tokens = float64((len(memdir.Manifest(newest)) + 3) / 4) // every line with its newline, as BaselineTokens
+	base.Tokens = float64((len(recall.Manifest(newest)) + 3) / 4) // every line with its newline, as BaselineTokens
 	base.Lines, base.FullLines = float64(len(newest)), float64(len(newest))
 	run.Methods = append(run.Methods, base)
 	return run, recallErr

@@ -18,6 +18,7 @@ import (
 	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/prompt"
+	"github.com/memdir/memdir/recall"
 	"github.com/memdir/memdir/team"
 	"github.com/memdir/memdir/usage"
 )
@@ -333,18 +334,18 @@ func (h *hookRun) userPromptSubmit(ctx context.Context) (*hooks.Output, error) {
 		h.warn("%v", err)
 		sess = &hooks.Session{ID: h.in.SessionID}
 	}
-	cache, err := memdir.DefaultRecallCachePath(d.Path(), h.env.LookupEnv)
+	cache, err := recall.DefaultIndexPath(d.Path(), h.env.LookupEnv)
 	if err != nil {
 		return nil, err
 	}
-	opts := &memdir.RecallOptions{
-		Index:    memdir.NewRecallIndex(d.Path(), cache),
+	opts := &recall.Options{
+		Index:    recall.NewIndex(d.Path(), cache),
 		Surfaced: sess.Surfaced, SessionBytes: sess.Bytes, Now: h.env.Now,
 		// Counted below: only the memories that fit the context.
 		NoCount: true,
 	}
 	h.configureRecall(ctx, opts, d.Path())
-	res, err := d.Recall(ctx, *h.in.Prompt, opts)
+	res, err := recall.Recall(ctx, d, *h.in.Prompt, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -385,7 +386,7 @@ func (h *hookRun) userPromptSubmit(ctx context.Context) (*hooks.Output, error) {
 // `memdir recall` reads it: the manifest budget, and the model with each
 // call bounded by --model-timeout (none for lexical recall). A bad
 // configuration is a warning: the hook recalls on the defaults.
-func (h *hookRun) configureRecall(ctx context.Context, opts *memdir.RecallOptions, dir string) {
+func (h *hookRun) configureRecall(ctx context.Context, opts *recall.Options, dir string) {
 	cfg, err := h.mf.config(h.env)
 	if err != nil {
 		h.warn("recall on the defaults, without a model: %v", err)
@@ -498,11 +499,11 @@ func (h *hookRun) hintEdit(path string) {
 	if err != nil || loc == nil || !loc.Enabled {
 		return
 	}
-	cache, err := memdir.DefaultRecallCachePath(dir, h.env.LookupEnv)
+	cache, err := recall.DefaultIndexPath(dir, h.env.LookupEnv)
 	if err != nil {
 		return
 	}
-	if _, err := memdir.NewRecallIndex(dir, cache).NoteEdit(path); err != nil {
+	if _, err := recall.NewIndex(dir, cache).NoteEdit(path); err != nil {
 		h.note("%v", err)
 	}
 }

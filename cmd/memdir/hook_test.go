@@ -14,7 +14,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/hooks"
 	"github.com/memdir/memdir/internal/benchcorpus"
 	"github.com/memdir/memdir/internal/cli"
@@ -23,6 +22,7 @@ import (
 	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/prompt"
+	"github.com/memdir/memdir/recall"
 )
 
 // hookSession is the session id of the recorded inputs in testdata/hooks.
@@ -385,8 +385,8 @@ func TestHookUserPromptSubmitLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	total = sess.Bytes
-	if total > memdir.RecallSessionBudget || total < memdir.RecallSessionBudget-2*4096 {
-		t.Errorf("session surfaced %d bytes, want just under the %d budget", total, memdir.RecallSessionBudget)
+	if total > recall.SessionBudget || total < recall.SessionBudget-2*4096 {
+		t.Errorf("session surfaced %d bytes, want just under the %d budget", total, recall.SessionBudget)
 	}
 	if len(seen) >= 24 || len(seen) != len(sess.Surfaced) || answers < 2 {
 		t.Errorf("%d memories in %d answers, %d recorded; want fewer than 24 (the budget stops it)", len(seen), answers, len(sess.Surfaced))
@@ -663,7 +663,7 @@ func TestHookBadFlagNeverBlocks(t *testing.T) {
 func TestHookPreToolUseHintsMemoryEdit(t *testing.T) {
 	w := newHookWorld(t)
 	mem := w.memDir(t)
-	cache, err := memdir.DefaultRecallCachePath(mem, func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok })
+	cache, err := recall.DefaultIndexPath(mem, func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
 	}

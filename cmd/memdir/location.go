@@ -13,6 +13,7 @@ import (
 	"github.com/memdir/memdir/agentmem"
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/locate"
+	"github.com/memdir/memdir/recall"
 	"github.com/memdir/memdir/review"
 )
 
@@ -132,10 +133,15 @@ func (lf *locationFlags) openReview(env *cli.Env) (*memdir.Dir, *review.Queue, *
 }
 
 // openStore opens the memory directory at p with its review queue as its
-// guard, on the command's clock and environment.
+// guard and its recall index to find memories by name, on the command's
+// clock and environment.
 func openStore(env *cli.Env, p string, opts *memdir.Options) (*memdir.Dir, *review.Queue, error) {
 	o := *opts
 	o.Now, o.LookupEnv = env.Now, env.LookupEnv
+	// Without a state directory, saves fall back to a scan.
+	if cache, err := recall.DefaultIndexPath(p, env.LookupEnv); err == nil {
+		o.Names = recall.NewNames(p, cache)
+	}
 	return review.Open(p, &o, nil)
 }
 

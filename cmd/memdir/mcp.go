@@ -17,6 +17,7 @@ import (
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/mcpserver"
+	"github.com/memdir/memdir/recall"
 )
 
 var mcpCmd = &cli.Command{
@@ -138,8 +139,8 @@ func newMCPServer(ctx context.Context, env *cli.Env, lf *locationFlags, cfg *con
 	}
 	var model llm.Model
 	var embedder llm.Embedder
-	var embedCache *memdir.EmbedCache
-	var embedOpts *memdir.EmbedOptions
+	var embedCache *recall.EmbedCache
+	var embedOpts *recall.EmbedOptions
 	manifestTokens := 0
 	if cfg != nil {
 		if model, err = mf.model(cfg); err != nil {
@@ -151,14 +152,14 @@ func newMCPServer(ctx context.Context, env *cli.Env, lf *locationFlags, cfg *con
 		}
 		embedOpts = cfg.EmbedOptions()
 	}
-	cache, err := memdir.DefaultRecallCachePath(d.Path(), env.LookupEnv)
+	cache, err := recall.DefaultIndexPath(d.Path(), env.LookupEnv)
 	if err != nil {
 		return nil, nil, err
 	}
 	// A long-lived server: file-system notifications tell the index when
 	// to refresh; without them (no directory yet, no inotify) it refreshes
 	// by stat.
-	idx := memdir.NewRecallIndex(d.Path(), cache)
+	idx := recall.NewIndex(d.Path(), cache)
 	if err := idx.Watch(); err != nil {
 		logger.Debug("recall index: no file-system notifications; refreshing by stat", "err", err)
 	}

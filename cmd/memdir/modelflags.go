@@ -15,6 +15,7 @@ import (
 	"github.com/memdir/memdir/config/provider"
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/llm"
+	"github.com/memdir/memdir/recall"
 )
 
 // modelFlags are the configuration flags of one command (--model,
@@ -134,16 +135,16 @@ func (mf *modelFlags) requireModel(env *cli.Env, cmd string) (llm.Model, error) 
 // recallEmbedder returns the configured embedder and the embedding cache of
 // the memory directory dir, for recall; nil, nil when no embedder is
 // configured.
-func recallEmbedder(env *cli.Env, cfg *config.Config, dir string) (llm.Embedder, *memdir.EmbedCache, error) {
+func recallEmbedder(env *cli.Env, cfg *config.Config, dir string) (llm.Embedder, *recall.EmbedCache, error) {
 	e, err := provider.NewEmbedder(cfg)
 	if err != nil || e == nil {
 		return nil, nil, err
 	}
-	path, err := memdir.DefaultEmbedCachePath(dir, env.LookupEnv)
+	path, err := recall.DefaultEmbedCachePath(dir, env.LookupEnv)
 	if err != nil {
 		return nil, nil, err
 	}
-	cache, err := memdir.OpenEmbedCache(path)
+	cache, err := recall.OpenEmbedCache(path)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,8 +7,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/recall"
 )
 
 var recallCmd = &cli.Command{
@@ -71,8 +71,8 @@ func (o *recallOptions) Declare(fs *flag.FlagSet) {
 	o.mf = addModelFlags(fs, "rank lexically even when a model is configured")
 	fs.Var(&o.surfaced, "surfaced", "a memory `PATH` already shown this session (repeatable)")
 	fs.StringVar(&o.tools, "tools", "", "comma-separated `TOOLS` the agent used recently")
-	fs.IntVar(&o.maxN, "max", memdir.RecallMaxMemories, "surface at most `N` memories")
-	fs.IntVar(&o.budget, "budget", memdir.RecallSessionBudget, "the session's memory budget in `BYTES`")
+	fs.IntVar(&o.maxN, "max", recall.MaxMemories, "surface at most `N` memories")
+	fs.IntVar(&o.budget, "budget", recall.SessionBudget, "the session's memory budget in `BYTES`")
 	fs.IntVar(&o.used, "used", 0, "`BYTES` of memories already surfaced this session")
 	fs.BoolVar(&o.all, "all", false, "look up empty and one-word queries too")
 	fs.BoolVar(&o.noCache, "no-cache", false, "do not read or write the lexical index cache")
@@ -98,7 +98,7 @@ func runRecall(ctx context.Context, env *cli.Env, o *recallOptions, args []strin
 	}
 	cache := ""
 	if !o.noCache {
-		if cache, err = memdir.DefaultRecallCachePath(d.Path(), env.LookupEnv); err != nil {
+		if cache, err = recall.DefaultIndexPath(d.Path(), env.LookupEnv); err != nil {
 			return err
 		}
 	}
@@ -106,8 +106,8 @@ func runRecall(ctx context.Context, env *cli.Env, o *recallOptions, args []strin
 	if err != nil {
 		return err
 	}
-	opts := &memdir.RecallOptions{
-		Model: model, Embedder: embedder, EmbedCache: embedCache, EmbedOptions: cfg.EmbedOptions(), Index: memdir.NewRecallIndex(d.Path(), cache), Surfaced: o.surfaced,
+	opts := &recall.Options{
+		Model: model, Embedder: embedder, EmbedCache: embedCache, EmbedOptions: cfg.EmbedOptions(), Index: recall.NewIndex(d.Path(), cache), Surfaced: o.surfaced,
 		Max: o.maxN, ManifestTokens: cfg.ManifestTokens(), Budget: o.budget, SessionBytes: o.used,
 		AllowShortQueries: o.all, Now: env.Now, ShowManifest: true,
 	}
@@ -118,7 +118,7 @@ func runRecall(ctx context.Context, env *cli.Env, o *recallOptions, args []strin
 			}
 		}
 	}
-	res, err := d.Recall(ctx, query, opts)
+	res, err := recall.Recall(ctx, d, query, opts)
 	if err != nil {
 		return err
 	}
@@ -131,17 +131,17 @@ func runRecall(ctx context.Context, env *cli.Env, o *recallOptions, args []strin
 	})
 }
 
-func printRecallSummary(env *cli.Env, res *memdir.RecallResult) {
+func printRecallSummary(env *cli.Env, res *recall.Result) {
 	var how string
 	switch res.Method {
-	case memdir.RecallSkipped, memdir.RecallNoMemories:
+	case recall.MethodSkipped, recall.MethodEmpty:
 		fmt.Fprintf(env.Stderr, "recall: nothing looked up: %s\n", res.Reason)
 		return
-	case memdir.RecallByModel:
+	case recall.MethodModel:
 		how = fmt.Sprintf("the model chose %s from a manifest of %d (%d ranked, ~%d tokens; Claude Code's would be ~%d)", cli.Plural(len(res.Memories), "memory", "memories"), len(res.Shortlist), res.Ranked, res.ManifestTokens, res.BaselineTokens)
-	case memdir.RecallByLexical:
+	case recall.MethodLexical:
 		how = fmt.Sprintf("lexical ranking (no model configured) found %s", cli.Plural(len(res.Memories), "memory", "memories"))
-	case memdir.RecallFallback:
+	case recall.MethodFallback:
 		how = fmt.Sprintf("lexical ranking found %s", cli.Plural(len(res.Memories), "memory", "memories"))
 	}
 	fmt.Fprintf(env.Stderr, "recall: %s among %s", how, cli.Plural(res.Candidates, "candidate", "candidates"))

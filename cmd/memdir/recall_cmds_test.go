@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
+	"github.com/memdir/memdir/recall"
 )
 
 func TestRecallCommand(t *testing.T) {
@@ -25,12 +25,12 @@ func TestRecallCommand(t *testing.T) {
 	if !strings.Contains(errOut, "lexical ranking (no model configured) found 1 memory among 2 candidates") {
 		t.Errorf("summary = %q", errOut)
 	}
-	var res memdir.RecallResult
+	var res recall.Result
 	out = w.ok(t, "recall", "--json", "where are the latency dashboards?")
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Method != memdir.RecallByLexical || len(res.Memories) != 1 || res.Memories[0].Path != "reference_grafana.md" || res.Memories[0].Score <= 0 || res.Memories[0].Reason == "" {
+	if res.Method != recall.MethodLexical || len(res.Memories) != 1 || res.Memories[0].Path != "reference_grafana.md" || res.Memories[0].Score <= 0 || res.Memories[0].Reason == "" {
 		t.Errorf("recall --json = %+v", res)
 	}
 	// The cache lives outside the memory directory.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/recall"
 )
 
 var showCmd = &cli.Command{
@@ -65,7 +66,7 @@ func runShow(ctx context.Context, env *cli.Env, o *showOptions, args []string) e
 			"path": m.Path, "abs_path": d.Abs(m.Path), "name": m.Name, "description": m.Description,
 			"type": m.Type, "raw_type": m.RawType, "body": m.Body, "metadata": m.Metadata(),
 			"mtime": m.ModTime, "age": memdir.MemoryAge(m.ModTime, now),
-			"freshness": memdir.FreshnessText(m.ModTime, now), "provenance": prov,
+			"freshness": recall.FreshnessText(m.ModTime, now), "provenance": prov,
 		})
 	}
 	_, err = env.Stdout.Write(raw)

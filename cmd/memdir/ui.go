@@ -16,6 +16,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/locate"
+	"github.com/memdir/memdir/recall"
 	"github.com/memdir/memdir/team"
 	"github.com/memdir/memdir/ui"
 )
@@ -107,11 +108,11 @@ func runUi(ctx context.Context, env *cli.Env, o *uiOptions, args []string) error
 	if opts.Model, err = o.mf.loadModel(env); err != nil {
 		return err
 	}
-	cache, err := memdir.DefaultRecallCachePath(d.Path(), env.LookupEnv)
+	cache, err := recall.DefaultIndexPath(d.Path(), env.LookupEnv)
 	if err != nil {
 		return err
 	}
-	opts.RecallIndex = memdir.NewRecallIndex(d.Path(), cache)
+	opts.RecallIndex = recall.NewIndex(d.Path(), cache)
 	opts.Team, opts.TeamReason = uiTeam(env, &o.lf, logger)
 	cp := &ui.Checkpoints{Project: env.Cwd}
 	if loc != nil {

@@ -34,6 +34,7 @@ import (
 	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/openai"
 	"github.com/memdir/memdir/prompt"
+	"github.com/memdir/memdir/recall"
 	"github.com/memdir/memdir/transcript"
 )
 
@@ -101,7 +102,7 @@ func (c *chat) run(ctx context.Context, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	idx := memdir.NewRecallIndex(d.Path(), "")
+	idx := recall.NewIndex(d.Path(), "")
 	var history []transcript.Message
 	var surfaced []string
 	used := 0
@@ -114,7 +115,7 @@ func (c *chat) run(ctx context.Context, in io.Reader, out io.Writer) error {
 			continue
 		}
 		// Recall: the memories relevant to this message, each shown once.
-		rec, err := d.Recall(ctx, line, &memdir.RecallOptions{Model: c.model, Index: idx, Surfaced: surfaced, SessionBytes: used, Now: c.now})
+		rec, err := recall.Recall(ctx, d, line, &recall.Options{Model: c.model, Index: idx, Surfaced: surfaced, SessionBytes: used, Now: c.now})
 		if err != nil {
 			return err
 		}

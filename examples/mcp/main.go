@@ -23,6 +23,7 @@ import (
 	"github.com/memdir/memdir/config/provider"
 	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/mcpserver"
+	"github.com/memdir/memdir/recall"
 	"github.com/memdir/memdir/review"
 )
 
@@ -63,7 +64,7 @@ func newServer(project string, lookup memdir.LookupEnvFunc) (*mcp.Server, error)
 	if err != nil {
 		return nil, err
 	}
-	cache, err := memdir.DefaultRecallCachePath(d.Path(), lookup)
+	cache, err := recall.DefaultIndexPath(d.Path(), lookup)
 	if err != nil {
 		return nil, err
 	}
@@ -71,6 +72,6 @@ func newServer(project string, lookup memdir.LookupEnvFunc) (*mcp.Server, error)
 		Location:       loc,
 		Model:          model,
 		ManifestTokens: cfg.ManifestTokens(),
-		RecallIndex:    memdir.NewRecallIndex(d.Path(), cache),
+		RecallIndex:    recall.NewIndex(d.Path(), cache),
 	}), nil
 }

@@ -1,4 +1,4 @@
-package memdir_test
+package recall_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/openai"
+	"github.com/memdir/memdir/recall"
 )
 
 // newTestEmbedder returns the real OpenAI adapter pointed at srv, without
@@ -29,24 +30,24 @@ func newTestEmbedder(tb testing.TB, srv *memdirtest.EmbedServer, model string, d
 	return e
 }
 
-func openTestCache(tb testing.TB, path string) *memdir.EmbedCache {
+func openTestCache(tb testing.TB, path string) *recall.EmbedCache {
 	tb.Helper()
-	c, err := memdir.OpenEmbedCache(path)
+	c, err := recall.OpenEmbedCache(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return c
 }
 
-func inputs(texts ...string) []memdir.EmbedInput {
-	in := make([]memdir.EmbedInput, len(texts))
+func inputs(texts ...string) []recall.EmbedInput {
+	in := make([]recall.EmbedInput, len(texts))
 	for i, t := range texts {
-		in[i] = memdir.EmbedInput{Key: memdir.EmbedKey(t), Text: t}
+		in[i] = recall.EmbedInput{Key: recall.EmbedKey(t), Text: t}
 	}
 	return in
 }
 
-func mustVectors(tb testing.TB, c *memdir.EmbedCache, e llm.Embedder, in []memdir.EmbedInput, opts *memdir.EmbedOptions) ([][]float32, *memdir.EmbedStats) {
+func mustVectors(tb testing.TB, c *recall.EmbedCache, e llm.Embedder, in []recall.EmbedInput, opts *recall.EmbedOptions) ([][]float32, *recall.EmbedStats) {
 	tb.Helper()
 	v, st, err := c.Vectors(context.Background(), e, in, opts)
 	if err != nil {
@@ -66,7 +67,7 @@ func TestEmbedCacheEmbedsOnlyWhatChanged(t *testing.T) {
 
 	c := openTestCache(t, path)
 	vecs, st := mustVectors(t, c, e, inputs(texts...), nil)
-	if diff := cmp.Diff(memdir.EmbedStats{Embedded: 3, Requests: 1, Usage: llm.Usage{InputTokens: 16, Calls: 1}}, *st); diff != "" {
+	if diff := cmp.Diff(recall.EmbedStats{Embedded: 3, Requests: 1, Usage: llm.Usage{InputTokens: 16, Calls: 1}}, *st); diff != "" {
 		t.Errorf("first call stats (-want +got):\n%s", diff)
 	}
 	for i, text := range texts {
@@ -78,7 +79,7 @@ func TestEmbedCacheEmbedsOnlyWhatChanged(t *testing.T) {
 	// A new process: everything comes from the file.
 	c2 := openTestCache(t, path)
 	vecs2, st := mustVectors(t, c2, e, inputs(texts...), nil)
-	if diff := cmp.Diff(memdir.EmbedStats{Cached: 3}, *st); diff != "" {
+	if diff := cmp.Diff(recall.EmbedStats{Cached: 3}, *st); diff != "" {
 		t.Errorf("second process stats (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(vecs, vecs2); diff != "" {
@@ -143,10 +144,10 @@ func TestEmbedCacheBatchesAndProgress(t *testing.T) {
 		texts = append(texts, fmt.Sprintf("memory number %d about topic %d", i, i%7))
 	}
 	in := inputs(texts...)
-	in = append(in, in[0], memdir.EmbedInput{Text: "  \n"}) // a duplicate and an empty text
+	in = append(in, in[0], recall.EmbedInput{Text: "  \n"}) // a duplicate and an empty text
 	var calls [][2]int
 	c := openTestCache(t, filepath.Join(t.TempDir(), "c.vec"))
-	v, st := mustVectors(t, c, e, in, &memdir.EmbedOptions{BatchSize: 64, Progress: func(done, total int) { calls = append(calls, [2]int{done, total}) }})
+	v, st := mustVectors(t, c, e, in, &recall.EmbedOptions{BatchSize: 64, Progress: func(done, total int) { calls = append(calls, [2]int{done, total}) }})
 	if diff := cmp.Diff([][2]int{{0, 150}, {64, 150}, {128, 150}, {150, 150}}, calls); diff != "" {
 		t.Errorf("progress (-want +got):\n%s", diff)
 	}
@@ -229,7 +230,7 @@ func TestEmbedCacheFailures(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "c.vec")
 			// The first batch succeeds, the second fails.
 			srv.Enqueue(memdirtest.EmbedReply{}, tt.reply)
-			_, _, err := openTestCache(t, path).Vectors(context.Background(), e, inputs(texts...), &memdir.EmbedOptions{BatchSize: 4})
+			_, _, err := openTestCache(t, path).Vectors(context.Background(), e, inputs(texts...), &recall.EmbedOptions{BatchSize: 4})
 			var ee *llm.EmbedError
 			if !errors.As(err, &ee) || ee.Embedder != "openai:m" {
 				t.Fatalf("error = %v, want an *EmbedError from openai:m", err)
@@ -242,7 +243,7 @@ func TestEmbedCacheFailures(t *testing.T) {
 				t.Errorf("error = %v, want a ModelError of kind %s", err, tt.kind)
 			}
 			// The first batch was kept.
-			_, st := mustVectors(t, openTestCache(t, path), e, inputs(texts...), &memdir.EmbedOptions{BatchSize: 4})
+			_, st := mustVectors(t, openTestCache(t, path), e, inputs(texts...), &recall.EmbedOptions{BatchSize: 4})
 			if st.Cached != 4 || st.Embedded != 6 {
 				t.Errorf("after the failure: cached %d, embedded %d; want 4, 6", st.Cached, st.Embedded)
 			}
@@ -254,7 +255,7 @@ func TestEmbedCacheCancelled(t *testing.T) {
 	srv := memdirtest.NewEmbedServer(t)
 	e := newTestEmbedder(t, srv, "m", 0)
 	ctx, cancel := context.WithCancel(context.Background())
-	opts := &memdir.EmbedOptions{BatchSize: 1, Progress: func(done, total int) {
+	opts := &recall.EmbedOptions{BatchSize: 1, Progress: func(done, total int) {
 		if done == 2 {
 			cancel()
 		}
@@ -314,7 +315,7 @@ func TestEmbedCachePrune(t *testing.T) {
 	if _, st := mustVectors(t, c, e, inputs("a b", "g h"), nil); st.Pruned != 0 || c.Len("openai:m") != 4 {
 		t.Errorf("without Prune: pruned %d, holds %d; want 0, 4", st.Pruned, c.Len("openai:m"))
 	}
-	_, st := mustVectors(t, c, e, inputs("a b", "g h"), &memdir.EmbedOptions{Prune: true})
+	_, st := mustVectors(t, c, e, inputs("a b", "g h"), &recall.EmbedOptions{Prune: true})
 	if st.Pruned != 2 || c.Len("openai:m") != 2 {
 		t.Errorf("with Prune: pruned %d, holds %d; want 2, 2", st.Pruned, c.Len("openai:m"))
 	}
@@ -338,25 +339,25 @@ func TestCosine(t *testing.T) {
 		{[]float32{0, 0}, []float32{1, 0}, 0},
 	}
 	for _, tt := range tests {
-		if got := memdir.Cosine(tt.a, tt.b); got < tt.want-1e-6 || got > tt.want+1e-6 {
+		if got := recall.Cosine(tt.a, tt.b); got < tt.want-1e-6 || got > tt.want+1e-6 {
 			t.Errorf("Cosine(%v, %v) = %v, want %v", tt.a, tt.b, got, tt.want)
 		}
 	}
 }
 
 func TestEmbedText(t *testing.T) {
-	if got, want := memdir.EmbedText("Deploy", "how we  ship\tto prod", "Run make ship.\n\nThen watch."), "Deploy\n\nhow we ship to prod\n\nRun make ship. Then watch."; got != want {
+	if got, want := recall.EmbedText("Deploy", "how we  ship\tto prod", "Run make ship.\n\nThen watch."), "Deploy\n\nhow we ship to prod\n\nRun make ship. Then watch."; got != want {
 		t.Errorf("EmbedText = %q, want %q", got, want)
 	}
-	if got := memdir.EmbedText("", "", "body only"); got != "body only" {
+	if got := recall.EmbedText("", "", "body only"); got != "body only" {
 		t.Errorf("EmbedText of a body alone = %q", got)
 	}
-	long := memdir.EmbedText("n", "d", strings.Repeat("é", memdir.EmbedTextMax))
-	if len(long) > memdir.EmbedTextMax || !strings.HasPrefix(long, "n\n\nd\n\né") || strings.ToValidUTF8(long, "?") != long {
+	long := recall.EmbedText("n", "d", strings.Repeat("é", recall.EmbedTextMax))
+	if len(long) > recall.EmbedTextMax || !strings.HasPrefix(long, "n\n\nd\n\né") || strings.ToValidUTF8(long, "?") != long {
 		t.Errorf("long text cut to %d bytes, valid UTF-8 %v", len(long), strings.ToValidUTF8(long, "?") == long)
 	}
-	in := memdir.NewEmbedInput("n", "d", "b")
-	if in.Text != "n\n\nd\n\nb" || in.Key != memdir.EmbedKey(in.Text) || len(in.Key) != 64 {
+	in := recall.NewEmbedInput("n", "d", "b")
+	if in.Text != "n\n\nd\n\nb" || in.Key != recall.EmbedKey(in.Text) || len(in.Key) != 64 {
 		t.Errorf("NewEmbedInput = %+v", in)
 	}
 }
@@ -370,14 +371,14 @@ func TestDefaultEmbedCachePath(t *testing.T) {
 		return "", false
 	}
 	mem := filepath.Join(t.TempDir(), "memory")
-	p, err := memdir.DefaultEmbedCachePath(mem, lookup)
+	p, err := recall.DefaultEmbedCachePath(mem, lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if filepath.Dir(p) != filepath.Join(state, "embed") || !strings.HasSuffix(p, ".vec") || strings.HasPrefix(p, mem) {
 		t.Errorf("DefaultEmbedCachePath = %s, want a .vec file under %s/embed, outside the memory directory", p, state)
 	}
-	other, _ := memdir.DefaultEmbedCachePath(filepath.Join(t.TempDir(), "other"), lookup)
+	other, _ := recall.DefaultEmbedCachePath(filepath.Join(t.TempDir(), "other"), lookup)
 	if other == p {
 		t.Errorf("two directories share the cache file %s", p)
 	}
@@ -397,7 +398,7 @@ func TestFakeVectorRanksBySharedWords(t *testing.T) {
 	}
 	best, bestScore := -1, -2.0
 	for i := range v {
-		if s := memdir.Cosine(q.Vectors[0], v[i]); s > bestScore {
+		if s := recall.Cosine(q.Vectors[0], v[i]); s > bestScore {
 			best, bestScore = i, s
 		}
 	}
@@ -409,7 +410,7 @@ func TestFakeVectorRanksBySharedWords(t *testing.T) {
 func TestEmbedQuery(t *testing.T) {
 	srv := memdirtest.NewEmbedServer(t)
 	e := newTestEmbedder(t, srv, "m", 0)
-	v, u, err := memdir.EmbedQuery(context.Background(), e, "deploy to production")
+	v, u, err := recall.EmbedQuery(context.Background(), e, "deploy to production")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,12 +418,12 @@ func TestEmbedQuery(t *testing.T) {
 		t.Errorf("EmbedQuery = %d dims, usage %+v", len(v), u)
 	}
 	srv.Enqueue(memdirtest.EmbedReply{Status: 500, Message: "down"})
-	_, _, err = memdir.EmbedQuery(context.Background(), e, "x")
+	_, _, err = recall.EmbedQuery(context.Background(), e, "x")
 	var ee *llm.EmbedError
 	if !errors.As(err, &ee) {
 		t.Errorf("server failure: error = %v, want *EmbedError", err)
 	}
-	if _, _, err := memdir.EmbedQuery(context.Background(), e, " "); !errors.Is(err, memdir.ErrInvalid) {
+	if _, _, err := recall.EmbedQuery(context.Background(), e, " "); !errors.Is(err, memdir.ErrInvalid) {
 		t.Errorf("empty query: error = %v, want ErrInvalid", err)
 	}
 	if n := len(srv.Requests()); n != 2 {
@@ -442,7 +443,7 @@ func TestEmbedCacheSavesDuringLongRuns(t *testing.T) {
 		texts = append(texts, fmt.Sprintf("text number %d", i))
 	}
 	var onDisk []int
-	opts := &memdir.EmbedOptions{BatchSize: 1, Progress: func(done, total int) {
+	opts := &recall.EmbedOptions{BatchSize: 1, Progress: func(done, total int) {
 		// Another process's view of the file while the run goes on.
 		onDisk = append(onDisk, openTestCache(t, path).Len("openai:m"))
 	}}
@@ -464,7 +465,7 @@ func TestModelServerServesEmbeddings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := memdir.EmbedQuery(context.Background(), e, "hello"); err != nil {
+	if _, _, err := recall.EmbedQuery(context.Background(), e, "hello"); err != nil {
 		t.Fatal(err)
 	}
 	if len(embeds.Requests()) != 1 || len(models.Requests()) != 0 {

@@ -1,4 +1,4 @@
-package memdir
+package recall
 
 import (
 	"context"
@@ -19,8 +19,10 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
+	"github.com/memdir/memdir/internal/statedir"
 	"github.com/memdir/memdir/lexical"
 )
 
@@ -46,7 +48,7 @@ type fileStamp struct {
 // recallFile is what the recall index keeps of one memory file.
 type recallFile struct {
 	path, name, desc string
-	typ              Type
+	typ              memdir.Type
 	stamp            fileStamp
 	hash             [sha256.Size]byte
 	racy             bool // changed within racyWindow of being read
@@ -78,8 +80,8 @@ type recallDir struct {
 	racy  bool
 }
 
-func (f *recallFile) header(dir string) Header {
-	return Header{
+func (f *recallFile) header(dir string) memdir.Header {
+	return memdir.Header{
 		Path: f.path, AbsPath: filepath.Join(dir, filepath.FromSlash(f.path)),
 		ModTime: time.Unix(0, f.stamp.MTime), Size: f.stamp.Size,
 		Name: f.name, Description: f.desc, Type: f.typ,
@@ -87,10 +89,10 @@ func (f *recallFile) header(dir string) Header {
 	}
 }
 
-// RecallIndex is a lexical index over every memory of a directory, not only
+// Index is a lexical index over every memory of a directory, not only
 // the newest 200.
 //
-// With a cache file (see DefaultRecallCachePath) the index persists between
+// With a cache file (see DefaultIndexPath) the index persists between
 // processes: a new process maps the file and searches it in place, without
 // rebuilding or decoding anything. Refresh then brings it up to date from
 // the directory without reading it: each directory whose modification time
@@ -105,8 +107,8 @@ func (f *recallFile) header(dir string) Header {
 // A long-lived process can call Watch, after which Refresh does nothing
 // until the file system reports a change.
 //
-// A RecallIndex is safe for concurrent use.
-type RecallIndex struct {
+// A Index is safe for concurrent use.
+type Index struct {
 	dir       string
 	cachePath string
 
@@ -128,18 +130,18 @@ type RecallIndex struct {
 	base string
 }
 
-// NewRecallIndex returns an index of the memory directory dir. cachePath, if
+// NewIndex returns an index of the memory directory dir. cachePath, if
 // not empty, is a file outside the memory directory where the index is kept
-// between processes (see DefaultRecallCachePath).
-func NewRecallIndex(dir, cachePath string) *RecallIndex {
-	return &RecallIndex{dir: filepath.Clean(dir), cachePath: cachePath}
+// between processes (see DefaultIndexPath).
+func NewIndex(dir, cachePath string) *Index {
+	return &Index{dir: filepath.Clean(dir), cachePath: cachePath}
 }
 
-// DefaultRecallCachePath returns where the recall index of a memory directory
+// DefaultIndexPath returns where the recall index of a memory directory
 // is kept: <StateDir>/recall/<SanitizePath(dir)>.idx. It is derived data:
 // deleting it only makes the next recall rebuild it.
-func DefaultRecallCachePath(memoryDir string, lookup LookupEnvFunc) (string, error) {
-	return statePath(lookup, "recall", memoryDir, ".idx")
+func DefaultIndexPath(memoryDir string, lookup memdir.LookupEnvFunc) (string, error) {
+	return statedir.For(lookup, "recall", memoryDir, ".idx")
 }
 
 // RefreshStats says what a Refresh did.
@@ -148,7 +150,7 @@ type RefreshStats struct {
 	Read     int // files read because they were new or changed
 	Removed  int // files gone since the last refresh
 	Listed   int // directories listed because their entries changed
-	Problems []Problem
+	Problems []memdir.Problem
 }
 
 // recallStatBudget is how many files a Refresh stats at most in
@@ -169,14 +171,14 @@ const recallStatBudget = 512
 // within ⌈files/512⌉ refreshes — and Search always stats the memories it
 // returns, re-reading any that changed, so what it returns is never stale.
 // RefreshAll stats every file.
-func (x *RecallIndex) Refresh(ctx context.Context) (*RefreshStats, error) {
+func (x *Index) Refresh(ctx context.Context) (*RefreshStats, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.refreshLocked(ctx, false)
 }
 
 // RefreshAll is Refresh stat-ing every file.
-func (x *RecallIndex) RefreshAll(ctx context.Context) (*RefreshStats, error) {
+func (x *Index) RefreshAll(ctx context.Context) (*RefreshStats, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.refreshLocked(ctx, true)
@@ -185,7 +187,7 @@ func (x *RecallIndex) RefreshAll(ctx context.Context) (*RefreshStats, error) {
 // statShare returns which of n known files in unchanged directories this
 // refresh stats: all, or every k-th from a rotating start kept beside the
 // cache file (or in memory).
-func (x *RecallIndex) statShare(n int, all bool) func(i int) bool {
+func (x *Index) statShare(n int, all bool) func(i int) bool {
 	if all || n <= recallStatBudget {
 		return func(int) bool { return true }
 	}
@@ -206,12 +208,12 @@ func (x *RecallIndex) statShare(n int, all bool) func(i int) bool {
 	return func(i int) bool { return i%k == slot }
 }
 
-func (x *RecallIndex) reset() {
+func (x *Index) reset() {
 	x.files, x.dirs, x.lex, x.damaged, x.base = nil, nil, nil, false, ""
 }
 
 // fileOK verifies the strings of x.files[i] loaded from the cache file.
-func (x *RecallIndex) fileOK(i int) bool {
+func (x *Index) fileOK(i int) bool {
 	f := &x.files[i]
 	if f.checked {
 		return true
@@ -225,7 +227,7 @@ func (x *RecallIndex) fileOK(i int) bool {
 }
 
 // checkAll verifies every entry, rebuilding the index if one is damaged.
-func (x *RecallIndex) checkAll() {
+func (x *Index) checkAll() {
 	for i := range x.files {
 		if !x.fileOK(i) {
 			x.reset()
@@ -235,7 +237,7 @@ func (x *RecallIndex) checkAll() {
 	}
 }
 
-func (x *RecallIndex) refreshLocked(ctx context.Context, all bool) (*RefreshStats, error) {
+func (x *Index) refreshLocked(ctx context.Context, all bool) (*RefreshStats, error) {
 	if !x.loaded {
 		x.loaded = true
 		x.load()
@@ -353,7 +355,7 @@ func (x *RecallIndex) refreshLocked(ctx context.Context, all bool) (*RefreshStat
 	type readResult struct {
 		f     recallFile
 		body  string
-		probs []Problem
+		probs []memdir.Problem
 	}
 	read := make([]readResult, len(stale))
 	var wg sync.WaitGroup
@@ -361,7 +363,7 @@ func (x *RecallIndex) refreshLocked(ctx context.Context, all bool) (*RefreshStat
 	var nmu sync.Mutex
 	for w := 0; w < min(max(4, 2*runtime.GOMAXPROCS(0)), len(stale)); w++ {
 		wg.Go(func() {
-			var buf []byte
+			var hr memdir.HeaderReader
 			for {
 				nmu.Lock()
 				i := next
@@ -371,7 +373,7 @@ func (x *RecallIndex) refreshLocked(ctx context.Context, all bool) (*RefreshStat
 					return
 				}
 				r := &read[i]
-				r.f, r.body, r.probs, buf = readRecallFile(root, stale[i].rel, buf)
+				r.f, r.body, r.probs = readRecallFile(root, stale[i].rel, &hr)
 				r.f.stamp = stale[i].stamp
 				r.f.racy = racy(r.f.stamp.MTime, r.f.stamp.CTime)
 			}
@@ -459,7 +461,7 @@ type dirWalk struct {
 
 // walkDirs stats every known directory of the tree and lists those whose
 // entries may have changed (and new ones).
-func (x *RecallIndex) walkDirs(sd *statDir, racy func(...int64) bool) dirWalk {
+func (x *Index) walkDirs(sd *statDir, racy func(...int64) bool) dirWalk {
 	oldDirs := make(map[string]recallDir, len(x.dirs))
 	children := map[string][]string{}
 	for _, d := range x.dirs {
@@ -503,7 +505,7 @@ func (x *RecallIndex) walkDirs(sd *statDir, racy func(...int64) bool) dirWalk {
 			switch {
 			case e.IsDir():
 				visit(p)
-			case strings.HasSuffix(p, ".md") && e.Name() != EntrypointName:
+			case strings.HasSuffix(p, ".md") && e.Name() != memdir.EntrypointName:
 				found = append(found, p)
 			}
 		}
@@ -515,63 +517,63 @@ func (x *RecallIndex) walkDirs(sd *statDir, racy func(...int64) bool) dirWalk {
 // readRecallFile reads a memory for the index: its header from the first 30
 // lines, as a scan reads it, up to recallBodyMax bytes of body, and the
 // SHA-256 of the whole file.
-func readRecallFile(root *os.Root, rel string, buf []byte) (recallFile, string, []Problem, []byte) {
+func readRecallFile(root *os.Root, rel string, hr *memdir.HeaderReader) (recallFile, string, []memdir.Problem) {
 	f := recallFile{path: rel, checked: true}
-	h, probs, ok, buf := scanFile(root, rel, buf)
+	h, probs, ok := hr.Read(root, rel)
 	if !ok {
 		f.bad = true
-		return f, "", probs, buf
+		return f, "", probs
 	}
 	f.name, f.desc, f.typ = h.Name, h.Description, h.Type
 	file, err := root.Open(rel)
 	if err != nil {
 		f.bad = true
-		return f, "", []Problem{{Path: rel, Kind: ProblemRead, Message: err.Error(), Skipped: true}}, buf
+		return f, "", []memdir.Problem{{Path: rel, Kind: memdir.ProblemRead, Message: err.Error(), Skipped: true}}
 	}
 	defer file.Close()
 	data, err := io.ReadAll(io.LimitReader(file, recallHashMax))
 	if err != nil {
 		f.bad = true
-		return f, "", []Problem{{Path: rel, Kind: ProblemRead, Message: err.Error(), Skipped: true}}, buf
+		return f, "", []memdir.Problem{{Path: rel, Kind: memdir.ProblemRead, Message: err.Error(), Skipped: true}}
 	}
 	f.hash = sha256.Sum256(data)
-	m, _ := ParseMemory(data[:min(len(data), recallBodyMax)])
-	return f, m.Body, probs, buf
+	m, _ := memdir.ParseMemory(data[:min(len(data), recallBodyMax)])
+	return f, m.Body, probs
 }
 
 // find returns the index of the file at path in x.files.
-func (x *RecallIndex) find(p string) (int, bool) {
+func (x *Index) find(p string) (int, bool) {
 	return slices.BinarySearchFunc(x.files, p, func(f recallFile, p string) int { return strings.Compare(f.path, p) })
 }
 
 // has reports whether a searchable memory is at path p.
-func (x *RecallIndex) has(p string) bool {
+func (x *Index) has(p string) bool {
 	i, ok := x.find(p)
 	return ok && !x.files[i].bad
 }
 
 // Headers returns every indexed memory, newest first, like a scan.
-func (x *RecallIndex) Headers() []Header {
+func (x *Index) Headers() []memdir.Header {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.checkAll()
-	out := make([]Header, 0, len(x.files))
+	out := make([]memdir.Header, 0, len(x.files))
 	for i := range x.files {
 		if !x.files[i].bad {
 			out = append(out, x.files[i].header(x.dir))
 		}
 	}
-	sortHeaders(out)
+	memdir.SortHeaders(out)
 	return out
 }
 
-// RecallEntry is one indexed memory as Entries returns it.
-type RecallEntry struct {
+// Entry is one indexed memory as Entries returns it.
+type Entry struct {
 	Path        string // relative to the directory, slash-separated
 	AbsPath     string
 	Name        string
 	Description string
-	Type        Type
+	Type        memdir.Type
 	ModTime     time.Time
 	Size        int64
 	// Hash is the SHA-256 of the file's bytes, in hex: what caches derived
@@ -581,17 +583,17 @@ type RecallEntry struct {
 
 // Entries returns every indexed memory, in path order, with the hash of its
 // content. Refresh first.
-func (x *RecallIndex) Entries() []RecallEntry {
+func (x *Index) Entries() []Entry {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.checkAll()
-	out := make([]RecallEntry, 0, len(x.files))
+	out := make([]Entry, 0, len(x.files))
 	for i := range x.files {
 		f := &x.files[i]
 		if f.bad {
 			continue
 		}
-		out = append(out, RecallEntry{
+		out = append(out, Entry{
 			Path: f.path, AbsPath: filepath.Join(x.dir, filepath.FromSlash(f.path)),
 			Name: f.name, Description: f.desc, Type: f.typ,
 			ModTime: time.Unix(0, f.stamp.MTime), Size: f.stamp.Size,
@@ -602,7 +604,7 @@ func (x *RecallIndex) Entries() []RecallEntry {
 }
 
 // Len returns how many memories the index holds.
-func (x *RecallIndex) Len() int {
+func (x *Index) Len() int {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.lex == nil {
@@ -613,7 +615,7 @@ func (x *RecallIndex) Len() int {
 
 // Lookup returns the paths of the indexed memories whose frontmatter name
 // is name, in path order. Refresh first.
-func (x *RecallIndex) Lookup(name string) []string {
+func (x *Index) Lookup(name string) []string {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.checkAll()
@@ -640,7 +642,7 @@ func (x *RecallIndex) Lookup(name string) []string {
 // written are not listed either: each save records what it added (see
 // recentState), and a lookup that finds every directory as the last save
 // left it reads that record instead.
-func (x *RecallIndex) LookupFresh(ctx context.Context, name string) ([]string, error) {
+func (x *Index) LookupFresh(ctx context.Context, name string) ([]string, error) {
 	paths, _, err := x.lookupFresh(ctx, name)
 	return paths, err
 }
@@ -648,7 +650,7 @@ func (x *RecallIndex) LookupFresh(ctx context.Context, name string) ([]string, e
 // lookupFresh is LookupFresh, also returning what it knew of the
 // directory's entries beyond the index file (nil when it cannot say), for
 // the save that follows to extend (see recentNote).
-func (x *RecallIndex) lookupFresh(ctx context.Context, name string) ([]string, *recentState, error) {
+func (x *Index) lookupFresh(ctx context.Context, name string) ([]string, *recentState, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if !x.loaded && x.cachePath != "" {
@@ -690,7 +692,7 @@ func (x *RecallIndex) lookupFresh(ctx context.Context, name string) ([]string, *
 	// Files the index does not know: a merge of the sorted listing with the
 	// (sorted) index, rather than a search per name.
 	slices.Sort(w.found)
-	var buf []byte
+	var hr memdir.HeaderReader
 	j := 0
 	for _, p := range w.found {
 		for j < len(x.files) && x.files[j].path < p {
@@ -699,9 +701,7 @@ func (x *RecallIndex) lookupFresh(ctx context.Context, name string) ([]string, *
 		if j < len(x.files) && x.files[j].path == p {
 			continue
 		}
-		var h Header
-		var ok bool
-		h, _, ok, buf = scanFile(root, p, buf)
+		h, _, ok := hr.Read(root, p)
 		if ok && h.Name == name {
 			out = append(out, p)
 		}
@@ -715,14 +715,14 @@ func (x *RecallIndex) lookupFresh(ctx context.Context, name string) ([]string, *
 
 // Search ranks the indexed memories against query and returns the best k
 // with their headers. Refresh first.
-func (x *RecallIndex) Search(query string, k int) ([]lexical.Hit, []Header) {
+func (x *Index) Search(query string, k int) ([]lexical.Hit, []memdir.Header) {
 	return x.search(query, k, k)
 }
 
 // search is Search that re-reads only the first fresh hits when their files
 // changed (fresh < 0: all); the headers of the others are those of the last
 // refresh, which is what a long manifest tail needs.
-func (x *RecallIndex) search(query string, k, fresh int) ([]lexical.Hit, []Header) {
+func (x *Index) search(query string, k, fresh int) ([]lexical.Hit, []memdir.Header) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.lex == nil {
@@ -754,7 +754,7 @@ func (x *RecallIndex) search(query string, k, fresh int) ([]lexical.Hit, []Heade
 		hits = x.lex.Search(query, k)
 	}
 	out := hits[:0]
-	hs := make([]Header, 0, len(hits))
+	hs := make([]memdir.Header, 0, len(hits))
 	for _, h := range hits {
 		if i, ok := x.find(h.ID); ok && !x.files[i].bad {
 			out = append(out, h)
@@ -767,7 +767,7 @@ func (x *RecallIndex) search(query string, k, fresh int) ([]lexical.Hit, []Heade
 // dirsChanged reports whether a directory of the tree changed its entries
 // since the last refresh: a few stats, which cover a notification not yet
 // delivered for a file just created or renamed (as every memdir write is).
-func (x *RecallIndex) dirsChanged() bool {
+func (x *Index) dirsChanged() bool {
 	sd, err := openStatDir(x.dir)
 	if err != nil {
 		return true
@@ -785,7 +785,7 @@ func (x *RecallIndex) dirsChanged() bool {
 // recheck stats the files at paths (known to the index) and re-reads those
 // that changed, or changed too recently to trust, updating the index. It
 // reports whether the index changed.
-func (x *RecallIndex) recheck(paths []string) bool {
+func (x *Index) recheck(paths []string) bool {
 	sd, err := openStatDir(x.dir)
 	if err != nil {
 		return false
@@ -829,7 +829,7 @@ func (x *RecallIndex) recheck(paths []string) bool {
 			changed = true
 			continue
 		}
-		f, body, _, _ := readRecallFile(root, old.path, nil)
+		f, body, _ := readRecallFile(root, old.path, &memdir.HeaderReader{})
 		f.stamp = c.stamp
 		f.racy = now-max(c.stamp.MTime, c.stamp.CTime) < int64(racyWindow)
 		switch {
@@ -925,7 +925,7 @@ const (
 	flagBad
 )
 
-var recallTypes = []Type{"", TypeUser, TypeFeedback, TypeProject, TypeReference}
+var recallTypes = []memdir.Type{"", memdir.TypeUser, memdir.TypeFeedback, memdir.TypeProject, memdir.TypeReference}
 
 func sliceAt[T any](data []byte, off uint64, n uint32) ([]T, bool) {
 	size := uint64(unsafe.Sizeof(*new(T)))
@@ -950,7 +950,7 @@ func strAt(blob []byte, off, n uint32) (string, bool) {
 
 // load opens the cache file in place. Anything wrong with it leaves the
 // index empty, to be rebuilt.
-func (x *RecallIndex) load() {
+func (x *Index) load() {
 	if x.cachePath == "" {
 		return
 	}
@@ -1013,7 +1013,7 @@ func (x *RecallIndex) load() {
 
 // save writes the cache file atomically. It is derived data: when another
 // process holds the lock, or the write fails, the next refresh catches up.
-func (x *RecallIndex) save() {
+func (x *Index) save() {
 	x.base = "" // until the file holds what x does
 	if err := atomicfile.MkdirAll(filepath.Dir(x.cachePath), 0o700); err != nil {
 		return
@@ -1038,7 +1038,7 @@ func (x *RecallIndex) save() {
 	}
 }
 
-func (x *RecallIndex) marshal() ([]byte, error) {
+func (x *Index) marshal() ([]byte, error) {
 	var blob []byte
 	add := func(s string) (uint32, uint32) {
 		off := len(blob)
@@ -1117,7 +1117,7 @@ func rawBytes[T any](s []T) []byte {
 // newest first (as Headers orders them), and how many memories the index
 // holds outside skip: what recall needs of the whole directory, without
 // building and sorting a header for every memory. Refresh first.
-func (x *RecallIndex) Newest(k int, skip map[string]bool) ([]Header, int) {
+func (x *Index) Newest(k int, skip map[string]bool) ([]memdir.Header, int) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	out, total, ok := x.newest(k, skip)
@@ -1135,7 +1135,7 @@ func (x *RecallIndex) Newest(k int, skip map[string]bool) ([]Header, int) {
 // returned are checked (a check of every entry would cost a pass over all
 // the directory's names and descriptions on every prompt). ok is false if
 // one of them is damaged.
-func (x *RecallIndex) newest(k int, skip map[string]bool) (out []Header, total int, ok bool) {
+func (x *Index) newest(k int, skip map[string]bool) (out []memdir.Header, total int, ok bool) {
 	older := func(a, b int) bool { // a sorts after b
 		fa, fb := &x.files[a], &x.files[b]
 		if fa.stamp.MTime != fb.stamp.MTime {
@@ -1184,13 +1184,13 @@ func (x *RecallIndex) newest(k int, skip map[string]bool) (out []Header, total i
 			down(0)
 		}
 	}
-	out = make([]Header, len(h))
+	out = make([]memdir.Header, len(h))
 	for i, j := range h {
 		if !x.fileOK(j) {
 			return nil, 0, false
 		}
 		out[i] = x.files[j].header(x.dir)
 	}
-	sortHeaders(out)
+	memdir.SortHeaders(out)
 	return out, total, true
 }

@@ -1,4 +1,4 @@
-package memdir_test
+package recall_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/openai"
+	"github.com/memdir/memdir/recall"
 )
 
 // modelFixture writes memories and returns the directory.
@@ -67,7 +68,7 @@ func TestRecallWithModelSelector(t *testing.T) {
 			reply := memdirtest.JSONReply(map[string]any{"selected_memories": []string{"feedback_kubectl.md", "not_a_memory.md", "feedback_kubectl.md", "./feedback_db_tests.md"}})
 			reply.Usage = llm.Usage{InputTokens: 321, OutputTokens: 17}
 			srv.Enqueue(reply)
-			res, err := d.Recall(ctx, "can I kubectl apply the fix to prod and skip the database tests?", &memdir.RecallOptions{
+			res, err := recall.Recall(ctx, d, "can I kubectl apply the fix to prod and skip the database tests?", &recall.Options{
 				Model: build(srv), RecentTools: []string{"Bash", "Read"}, Now: now,
 			})
 			if err != nil {
@@ -81,7 +82,7 @@ func TestRecallWithModelSelector(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("recalled (-want +got):\n%s", diff)
 			}
-			if res.Method != memdir.RecallByModel || res.Usage.InputTokens != 321 || res.Usage.OutputTokens != 17 {
+			if res.Method != recall.MethodModel || res.Usage.InputTokens != 321 || res.Usage.OutputTokens != 17 {
 				t.Errorf("method %s, usage %+v", res.Method, res.Usage)
 			}
 			sent := srv.LastRequest()
@@ -114,11 +115,11 @@ func TestRecallFallsBackWhenTheModelFails(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := memdirtest.NewModelServer(t)
 			srv.Enqueue(tc.reply)
-			res, err := d.Recall(ctx, "should integration tests mock the Postgres database?", &memdir.RecallOptions{Model: models(t, srv)["anthropic"]})
+			res, err := recall.Recall(ctx, d, "should integration tests mock the Postgres database?", &recall.Options{Model: models(t, srv)["anthropic"]})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Method != memdir.RecallFallback || !strings.Contains(res.Reason, tc.wantReason) {
+			if res.Method != recall.MethodFallback || !strings.Contains(res.Reason, tc.wantReason) {
 				t.Errorf("method %s, reason %q; want fallback mentioning %q", res.Method, res.Reason, tc.wantReason)
 			}
 			if len(res.Memories) == 0 || res.Memories[0].Path != "feedback_db_tests.md" {
@@ -132,15 +133,15 @@ func TestRecallSelectorCanChooseNothing(t *testing.T) {
 	d := modelFixture(t)
 	srv := memdirtest.NewModelServer(t)
 	srv.Enqueue(memdirtest.JSONReply(map[string]any{"selected_memories": []string{}}))
-	res, err := d.Recall(context.Background(), "what does the payments audit cover", &memdir.RecallOptions{Model: models(t, srv)["openai"]})
-	if err != nil || res.Method != memdir.RecallByModel || len(res.Memories) != 0 {
+	res, err := recall.Recall(context.Background(), d, "what does the payments audit cover", &recall.Options{Model: models(t, srv)["openai"]})
+	if err != nil || res.Method != recall.MethodModel || len(res.Memories) != 0 {
 		t.Errorf("empty selection: %+v, %v", res, err)
 	}
 	// A query sharing no word with any memory still reaches the model:
 	// the selector judges by meaning, as Claude Code's does.
 	srv.Enqueue(memdirtest.JSONReply(map[string]any{"selected_memories": []string{}}))
-	res, err = d.Recall(context.Background(), "zzz qqq xyzzy", &memdir.RecallOptions{Model: models(t, srv)["openai"]})
-	if err != nil || res.Method != memdir.RecallByModel || len(res.Memories) != 0 || len(srv.Requests()) != 2 || len(res.Shortlist) != 4 {
+	res, err = recall.Recall(context.Background(), d, "zzz qqq xyzzy", &recall.Options{Model: models(t, srv)["openai"]})
+	if err != nil || res.Method != recall.MethodModel || len(res.Memories) != 0 || len(srv.Requests()) != 2 || len(res.Shortlist) != 4 {
 		t.Errorf("no-match query: %+v, %v, %d requests", res, err, len(srv.Requests()))
 	}
 }
@@ -172,11 +173,11 @@ func TestRecallSelectorSeesWhatClaudeCodeShows(t *testing.T) {
 	}
 	srv := memdirtest.NewModelServer(t)
 	srv.Enqueue(memdirtest.JSONReply(map[string]any{"selected_memories": []string{"m00.md"}}))
-	res, err := d.Recall(context.Background(), "how do we ship the service to production?", &memdir.RecallOptions{Model: models(t, srv)["anthropic"]})
+	res, err := recall.Recall(context.Background(), d, "how do we ship the service to production?", &recall.Options{Model: models(t, srv)["anthropic"]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Method != memdir.RecallByModel || len(res.Memories) != 1 || res.Memories[0].Path != "m00.md" {
+	if res.Method != recall.MethodModel || len(res.Memories) != 1 || res.Memories[0].Path != "m00.md" {
 		t.Fatalf("recall: method %s, memories %+v, reason %q", res.Method, res.Memories, res.Reason)
 	}
 	if len(res.Shortlist) != len(descs) || res.ManifestTokens != res.BaselineTokens {
@@ -189,7 +190,7 @@ func TestRecallSelectorSeesWhatClaudeCodeShows(t *testing.T) {
 
 	// A smaller budget shows fewer, the ranked ones first.
 	srv.Enqueue(memdirtest.JSONReply(map[string]any{"selected_memories": []string{}}))
-	res, err = d.Recall(context.Background(), "which dashboards show dispatch latency?", &memdir.RecallOptions{Model: models(t, srv)["anthropic"], ManifestTokens: 40})
+	res, err = recall.Recall(context.Background(), d, "which dashboards show dispatch latency?", &recall.Options{Model: models(t, srv)["anthropic"], ManifestTokens: 40})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func TestRecallTieredManifest(t *testing.T) {
 	old := "project_note_450.md"
 	srv := memdirtest.NewModelServer(t)
 	srv.Enqueue(memdirtest.JSONReply(map[string]any{"selected_memories": []string{old}}))
-	res, err := d.Recall(context.Background(), "how do we ship the service to production?", &memdir.RecallOptions{Model: models(t, srv)["anthropic"]})
+	res, err := recall.Recall(context.Background(), d, "how do we ship the service to production?", &recall.Options{Model: models(t, srv)["anthropic"]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func TestRecallTieredManifest(t *testing.T) {
 	}
 	// A budget that holds every memory in full lists every one in full.
 	srv.Enqueue(memdirtest.JSONReply(map[string]any{"selected_memories": []string{}}))
-	res, err = d.Recall(context.Background(), "how do we ship the service to production?", &memdir.RecallOptions{Model: models(t, srv)["anthropic"], ManifestTokens: -1})
+	res, err = recall.Recall(context.Background(), d, "how do we ship the service to production?", &recall.Options{Model: models(t, srv)["anthropic"], ManifestTokens: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,11 +262,11 @@ func TestRecallTieredManifest(t *testing.T) {
 	// Without a model the manifest is built only when asked for, and the
 	// answer is the same either way.
 	q := "which nightly batch windows does note 77 describe for the warehouse scheduler?"
-	plain, err := d.Recall(context.Background(), q, nil)
+	plain, err := recall.Recall(context.Background(), d, q, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	shown, err := d.Recall(context.Background(), q, &memdir.RecallOptions{ShowManifest: true})
+	shown, err := recall.Recall(context.Background(), d, q, &recall.Options{ShowManifest: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package memdir
+package recall
 
 import (
 	"cmp"
@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/llm"
 )
 
@@ -37,8 +38,8 @@ type semanticRanking struct {
 
 // rankSemantic embeds the query and the candidates (through the cache) and
 // ranks the candidates by cosine similarity.
-func (d *Dir) rankSemantic(ctx context.Context, o *RecallOptions, idx *RecallIndex, query string, candidates []Header) (*semanticRanking, error) {
-	in, err := d.memoryEmbedInputs(ctx, o, idx, candidates)
+func rankSemantic(ctx context.Context, d *memdir.Dir, o *Options, idx *Index, query string, candidates []memdir.Header) (*semanticRanking, error) {
+	in, err := memoryEmbedInputs(ctx, d, o, idx, candidates)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +91,7 @@ func (s *semanticRanking) threshold() float64 {
 
 // fuse merges the lexical ranking with the cosine one by reciprocal rank
 // fusion and returns every candidate, best first.
-func (s *semanticRanking) fuse(lex []rankedMemory, candidates []Header) []rankedMemory {
+func (s *semanticRanking) fuse(lex []rankedMemory, candidates []memdir.Header) []rankedMemory {
 	out := make([]rankedMemory, 0, len(candidates))
 	out = append(out, lex...)
 	at := make(map[string]int, len(candidates))
@@ -107,7 +108,7 @@ func (s *semanticRanking) fuse(lex []rankedMemory, candidates []Header) []ranked
 	for i, p := range s.order {
 		r := &out[at[p]]
 		r.semRank, r.cos = i+1, s.cos[p]
-		r.close = r.cos >= thr && i < RecallMaxMemories
+		r.close = r.cos >= thr && i < MaxMemories
 	}
 	score := func(r rankedMemory) float64 {
 		var f float64
@@ -149,7 +150,7 @@ func normalQuantile(p float64) float64 {
 // its file's hash as the recall index knows it. Only the files whose vector
 // the cache lacks are read, for their text, so a recall whose memories are
 // all embedded reads no memory file.
-func (d *Dir) memoryEmbedInputs(ctx context.Context, o *RecallOptions, idx *RecallIndex, candidates []Header) ([]EmbedInput, error) {
+func memoryEmbedInputs(ctx context.Context, d *memdir.Dir, o *Options, idx *Index, candidates []memdir.Header) ([]EmbedInput, error) {
 	hash := map[string]string{}
 	for _, e := range idx.Entries() {
 		hash[e.Path] = e.Hash
@@ -171,7 +172,7 @@ func (d *Dir) memoryEmbedInputs(ctx context.Context, o *RecallOptions, idx *Reca
 	if len(todo) == 0 {
 		return in, nil
 	}
-	root, err := os.OpenRoot(d.path)
+	root, err := os.OpenRoot(d.Path())
 	if err != nil {
 		return nil, fmt.Errorf("recall: %w", err)
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package memdir
+package recall
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package memdir
+package recall
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// recallWatch tells a long-lived RecallIndex whether its directory changed
+// recallWatch tells a long-lived Index whether its directory changed
 // since the last refresh, from file-system notifications.
 type recallWatch struct {
 	mu     sync.Mutex
@@ -27,7 +27,7 @@ type recallWatch struct {
 // overflows), every Refresh falls back to stat-ing the files. Close stops
 // watching. Watch fails when the directory does not exist or notifications
 // are unavailable; Refresh then works as without it.
-func (x *RecallIndex) Watch() error {
+func (x *Index) Watch() error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
@@ -58,7 +58,7 @@ func (x *RecallIndex) Watch() error {
 }
 
 // Close stops watching the directory (see Watch).
-func (x *RecallIndex) Close() error {
+func (x *Index) Close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.watch == nil {

@@ -1,16 +1,17 @@
-package memdir
+package recall
 
 import (
 	"cmp"
 	"slices"
 	"strings"
 
+	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/lexical"
 )
 
 // rankedMemory is one candidate in recall's ranking.
 type rankedMemory struct {
-	h       Header
+	h       memdir.Header
 	lex     lexical.Hit // zero when the memory is no lexical hit
 	lexRank int         // 1-based rank among lexical hits, 0 when none
 	cos     float64     // cosine similarity with the query, with embeddings
@@ -32,15 +33,15 @@ func (r rankedMemory) reason() string {
 
 // minManifestLine is the shortest manifest line, with its newline: a
 // one-letter file name, no type, no description.
-var minManifestLine = len(ManifestLine(Header{Path: "x.md"})) + 1
+var minManifestLine = len(ManifestLine(memdir.Header{Path: "x.md"})) + 1
 
 // compactManifestLine is a memory's line in the part of a tiered manifest
 // that lists memories by file name alone.
-func compactManifestLine(h Header) string { return "- " + h.Path }
+func compactManifestLine(h memdir.Header) string { return "- " + h.Path }
 
 // manifestLineCost is the bytes of h's manifest line with its newline, full
 // or compact.
-func manifestLineCost(h Header, compact bool) int {
+func manifestLineCost(h memdir.Header, compact bool) int {
 	if compact {
 		return len(compactManifestLine(h)) + 1
 	}

@@ -1,4 +1,4 @@
-package memdir
+package recall
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/memdir/memdir"
 )
 
 func TestIsShortQuery(t *testing.T) {
@@ -48,7 +49,7 @@ func TestReadForSurfacing(t *testing.T) {
 	big := write("big.md", strings.Repeat("0123456789abcdef0123456789abcdef0123456789\n", 200))
 	got, cut, _ = readForSurfacing(big)
 	body := got[:strings.Index(got, "\n\n> Only")]
-	if !cut || len(body) > RecallMaxBytes || !strings.HasSuffix(body, "0123456789") || !strings.Contains(got, "the first 4096 bytes") {
+	if !cut || len(body) > MaxBytes || !strings.HasSuffix(body, "0123456789") || !strings.Contains(got, "the first 4096 bytes") {
 		t.Errorf("byte cut wrong: %d bytes, ends %q", len(body), got[len(got)-80:])
 	}
 	bin := write("bin.md", "a\x00b")
@@ -58,7 +59,7 @@ func TestReadForSurfacing(t *testing.T) {
 }
 
 // recallFixture writes a small memory directory.
-func recallFixture(tb testing.TB, now time.Time) *Dir {
+func recallFixture(tb testing.TB, now time.Time) *memdir.Dir {
 	tb.Helper()
 	d := mustOpen(tb)
 	d.Ensure()
@@ -83,13 +84,13 @@ func TestRecallLexical(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	d := recallFixture(t, now)
-	opts := &RecallOptions{Now: func() time.Time { return now }}
+	opts := &Options{Now: func() time.Time { return now }}
 
-	res, err := d.Recall(ctx, "should the integration tests mock the database?", opts)
+	res, err := Recall(ctx, d, "should the integration tests mock the database?", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Method != RecallByLexical || len(res.Memories) == 0 || res.Memories[0].Path != "feedback_db_tests.md" {
+	if res.Method != MethodLexical || len(res.Memories) == 0 || res.Memories[0].Path != "feedback_db_tests.md" {
 		t.Fatalf("Recall = %+v", res)
 	}
 	m := res.Memories[0]
@@ -103,7 +104,7 @@ func TestRecallLexical(t *testing.T) {
 		t.Errorf("Bytes %d, Candidates %d", res.Bytes, res.Candidates)
 	}
 
-	res, _ = d.Recall(ctx, "is the payments API frozen right now?", opts)
+	res, _ = Recall(ctx, d, "is the payments API frozen right now?", opts)
 	if len(res.Memories) == 0 || res.Memories[0].Path != "project_freeze.md" {
 		t.Fatalf("freeze query: %+v", res)
 	}
@@ -112,7 +113,7 @@ func TestRecallLexical(t *testing.T) {
 	}
 
 	// Already surfaced memories are not surfaced again (relative or absolute).
-	res, _ = d.Recall(ctx, "is the payments API frozen right now?", &RecallOptions{Now: opts.Now, Surfaced: []string{d.Abs("project_freeze.md")}})
+	res, _ = Recall(ctx, d, "is the payments API frozen right now?", &Options{Now: opts.Now, Surfaced: []string{d.Abs("project_freeze.md")}})
 	for _, m := range res.Memories {
 		if m.Path == "project_freeze.md" {
 			t.Error("a surfaced memory came back")
@@ -123,28 +124,28 @@ func TestRecallLexical(t *testing.T) {
 	}
 
 	// Nothing relevant: nothing back.
-	res, _ = d.Recall(ctx, "write a haiku about autumn leaves", opts)
+	res, _ = Recall(ctx, d, "write a haiku about autumn leaves", opts)
 	if len(res.Memories) != 0 {
 		t.Errorf("unrelated query surfaced %v", res.Memories)
 	}
 
 	for _, q := range []string{"", "deploy"} {
-		res, _ = d.Recall(ctx, q, opts)
-		if res.Method != RecallSkipped {
+		res, _ = Recall(ctx, d, q, opts)
+		if res.Method != MethodSkipped {
 			t.Errorf("query %q not skipped: %+v", q, res)
 		}
 	}
-	res, _ = d.Recall(ctx, "grafana", &RecallOptions{AllowShortQueries: true, Now: opts.Now})
+	res, _ = Recall(ctx, d, "grafana", &Options{AllowShortQueries: true, Now: opts.Now})
 	if len(res.Memories) == 0 || res.Memories[0].Path != "reference_grafana.md" {
 		t.Errorf("one-word query with AllowShortQueries: %+v", res)
 	}
 
 	// The session budget: used up means skipped; nearly used up means fewer.
-	res, _ = d.Recall(ctx, "integration tests database", &RecallOptions{SessionBytes: RecallSessionBudget, Now: opts.Now})
-	if res.Method != RecallSkipped || !strings.Contains(res.Reason, "budget") {
+	res, _ = Recall(ctx, d, "integration tests database", &Options{SessionBytes: SessionBudget, Now: opts.Now})
+	if res.Method != MethodSkipped || !strings.Contains(res.Reason, "budget") {
 		t.Errorf("over budget: %+v", res)
 	}
-	res, _ = d.Recall(ctx, "integration tests database", &RecallOptions{Budget: 10, Now: opts.Now})
+	res, _ = Recall(ctx, d, "integration tests database", &Options{Budget: 10, Now: opts.Now})
 	if len(res.Memories) != 0 || !strings.Contains(res.Reason, "budget") {
 		t.Errorf("tiny budget: %+v", res)
 	}
@@ -155,7 +156,7 @@ func TestRecallIndexRefreshAndCache(t *testing.T) {
 	now := time.Now()
 	d := recallFixture(t, now)
 	cache := filepath.Join(t.TempDir(), "recall", "cache.gob")
-	idx := NewRecallIndex(d.Path(), cache)
+	idx := NewIndex(d.Path(), cache)
 	st, err := idx.Refresh(ctx)
 	if err != nil || st.Files != 4 || st.Read != 4 {
 		t.Fatalf("first refresh: %+v, %v", st, err)
@@ -175,7 +176,7 @@ func TestRecallIndexRefreshAndCache(t *testing.T) {
 		t.Errorf("search after a change: %v %v", hits, hs)
 	}
 	// A new process starts from the cache: nothing is read again.
-	idx2 := NewRecallIndex(d.Path(), cache)
+	idx2 := NewIndex(d.Path(), cache)
 	st, _ = idx2.Refresh(ctx)
 	if st.Read != 0 || idx2.Len() != 3 {
 		t.Errorf("refresh from cache read %d files, holds %d", st.Read, idx2.Len())
@@ -185,7 +186,7 @@ func TestRecallIndexRefreshAndCache(t *testing.T) {
 	}
 	// A corrupt cache is rebuilt, not an error.
 	os.WriteFile(cache, []byte("garbage"), 0o600)
-	idx3 := NewRecallIndex(d.Path(), cache)
+	idx3 := NewIndex(d.Path(), cache)
 	if st, err := idx3.Refresh(ctx); err != nil || st.Read != 3 {
 		t.Errorf("refresh over a corrupt cache: %+v, %v", st, err)
 	}
@@ -193,8 +194,8 @@ func TestRecallIndexRefreshAndCache(t *testing.T) {
 
 func TestRecallEmptyDirectory(t *testing.T) {
 	d := mustOpen(t)
-	res, err := d.Recall(context.Background(), "anything at all here", nil)
-	if err != nil || res.Method != RecallNoMemories || len(res.Memories) != 0 {
+	res, err := Recall(context.Background(), d, "anything at all here", nil)
+	if err != nil || res.Method != MethodEmpty || len(res.Memories) != 0 {
 		t.Errorf("Recall in an empty directory = %+v, %v", res, err)
 	}
 }

@@ -1,4 +1,4 @@
-package memdir_test
+package recall_test
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/memdirtest"
+	"github.com/memdir/memdir/recall"
 )
 
 // TestRecallHybrid runs recall with embeddings through the real OpenAI SDK
@@ -20,9 +20,9 @@ func TestRecallHybrid(t *testing.T) {
 	srv := memdirtest.NewEmbedServer(t)
 	emb := newTestEmbedder(t, srv, "text-embedding-3-small", 0)
 	cache := openTestCache(t, filepath.Join(t.TempDir(), "vectors.vec"))
-	opts := &memdir.RecallOptions{Embedder: emb, EmbedCache: cache, ShowManifest: true}
+	opts := &recall.Options{Embedder: emb, EmbedCache: cache, ShowManifest: true}
 
-	res, err := d.Recall(ctx, "should integration tests mock the Postgres database?", opts)
+	res, err := recall.Recall(ctx, d, "should integration tests mock the Postgres database?", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestRecallHybrid(t *testing.T) {
 
 	// The second recall finds the memories' vectors in the cache.
 	before := len(srv.Texts())
-	if _, err := d.Recall(ctx, "how do deploys reach prod without kubectl apply?", opts); err != nil {
+	if _, err := recall.Recall(ctx, d, "how do deploys reach prod without kubectl apply?", opts); err != nil {
 		t.Fatal(err)
 	}
 	if got := len(srv.Texts()) - before; got != 1 {
@@ -48,7 +48,7 @@ func TestRecallHybrid(t *testing.T) {
 
 	// A broken embeddings server: lexical ranking, and the result says why.
 	srv.Enqueue(memdirtest.EmbedReply{Status: 500, Message: "overloaded"})
-	res, err = d.Recall(ctx, "should integration tests mock the Postgres database?", opts)
+	res, err = recall.Recall(ctx, d, "should integration tests mock the Postgres database?", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,11 +68,11 @@ func TestRecallHybridRanksWithoutSharedWords(t *testing.T) {
 	// Typos: no word in common, but character trigrams ("pay", "ayme",
 	// "fro", "aud") that the fake embedder, like real ones, makes close.
 	q := "are paymnts frozn while the audt lasts"
-	lex, err := d.Recall(ctx, q, &memdir.RecallOptions{ManifestTokens: -1, ShowManifest: true})
+	lex, err := recall.Recall(ctx, d, q, &recall.Options{ManifestTokens: -1, ShowManifest: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hyb, err := d.Recall(ctx, q, &memdir.RecallOptions{Embedder: emb, ManifestTokens: 30, ShowManifest: true})
+	hyb, err := recall.Recall(ctx, d, q, &recall.Options{Embedder: emb, ManifestTokens: 30, ShowManifest: true})
 	if err != nil {
 		t.Fatal(err)
 	}

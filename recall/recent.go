@@ -1,4 +1,4 @@
-package memdir
+package recall
 
 import (
 	"crypto/rand"
@@ -51,7 +51,7 @@ type recentFile struct {
 	Name string `json:"name"`
 }
 
-func (x *RecallIndex) recentPath() string { return x.cachePath + ".recent" }
+func (x *Index) recentPath() string { return x.cachePath + ".recent" }
 
 // fineTime reports whether a modification time can be trusted to change on
 // the next change of its directory: on file systems with whole-second (or
@@ -83,7 +83,7 @@ func checkRecallHeader(data []byte) (*recallDiskHeader, []byte, bool) {
 }
 
 // readRecent returns the record, or nil when there is none that decodes.
-func (x *RecallIndex) readRecent() *recentState {
+func (x *Index) readRecent() *recentState {
 	data, err := os.ReadFile(x.recentPath())
 	if err != nil {
 		return nil
@@ -100,7 +100,7 @@ func (x *RecallIndex) readRecent() *recentState {
 // record says, the memories named name are those the index and the record
 // list under it, and no directory need be listed. ok is false when the
 // record cannot be used.
-func (x *RecallIndex) lookupRecent(name string) (paths []string, rs *recentState, ok bool) {
+func (x *Index) lookupRecent(name string) (paths []string, rs *recentState, ok bool) {
 	defer func() {
 		if recover() != nil { // a damaged mapping: list instead
 			paths, rs, ok = nil, nil, false
@@ -169,7 +169,7 @@ func (x *RecallIndex) lookupRecent(name string) (paths []string, rs *recentState
 // recentNote carries what a save's lookup knew of the directory to the
 // save's end, where it becomes the record the next save's lookup uses.
 type recentNote struct {
-	x  *RecallIndex
+	x  *Index
 	rs *recentState
 	ok bool
 }
@@ -236,7 +236,7 @@ func (n *recentNote) after(rel, name string) {
 }
 
 // writeRecent replaces the record by rename. It is not fsynced: see above.
-func (x *RecallIndex) writeRecent(rs *recentState) {
+func (x *Index) writeRecent(rs *recentState) {
 	data, err := json.Marshal(rs)
 	if err != nil {
 		return

@@ -1,57 +1,14 @@
-package memdir
+package recall
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 
-	"github.com/memdir/memdir/internal/benchcorpus"
+	"github.com/memdir/memdir"
 )
-
-// benchDir makes n memory files from the corpus generator: varied
-// bodies recombined from the recall set's sentences, with a long-tailed
-// vocabulary, file i modified i minutes before benchcorpus.Ref. Corpora are
-// cached per process.
-func benchDir(b *testing.B, n int) string {
-	b.Helper()
-	benchMu.Lock()
-	defer benchMu.Unlock()
-	if d, ok := benchDirs[n]; ok {
-		return d
-	}
-	c, err := benchcorpus.Load("testdata/eval/recall-dev.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if benchRoot == "" {
-		if benchRoot, err = os.MkdirTemp("", "memdir-bench-"); err != nil {
-			b.Fatal(err)
-		}
-	}
-	dir := filepath.Join(benchRoot, fmt.Sprint(n))
-	if err := c.Write(dir, n); err != nil {
-		b.Fatal(err)
-	}
-	benchDirs[n] = dir
-	return dir
-}
-
-var (
-	benchMu   sync.Mutex
-	benchDirs = map[int]string{}
-	benchRoot string
-)
-
-// removeBenchCorpora is called by TestMain when the run ends.
-func removeBenchCorpora() {
-	if benchRoot != "" {
-		os.RemoveAll(benchRoot)
-	}
-}
 
 func BenchmarkScanManifest(b *testing.B) {
 	for _, n := range []int{200, 2000, 20000} {
@@ -59,13 +16,13 @@ func BenchmarkScanManifest(b *testing.B) {
 			dir := benchDir(b, n)
 			ctx := context.Background()
 			// Warm the page cache once.
-			if _, err := ScanDir(ctx, dir, &ScanOptions{Limit: -1}); err != nil {
+			if _, err := memdir.ScanDir(ctx, dir, &memdir.ScanOptions{Limit: -1}); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
 			cpu0 := cpuTime()
 			for b.Loop() {
-				res, err := ScanDir(ctx, dir, &ScanOptions{Limit: -1})
+				res, err := memdir.ScanDir(ctx, dir, &memdir.ScanOptions{Limit: -1})
 				if err != nil || res.Total != n {
 					b.Fatalf("scan: %v, %d", err, res.Total)
 				}
@@ -89,14 +46,14 @@ func BenchmarkSaveIntoLargeIndex(b *testing.B) {
 			if err := exec.Command("cp", "-a", benchDir(b, n), dir).Run(); err != nil {
 				b.Fatal(err)
 			}
-			opts := &Options{Journal: NewJournal(filepath.Join(base, "journal"), nil), RecallCache: filepath.Join(base, "recall.idx")}
+			opts := &memdir.Options{Journal: memdir.NewJournal(filepath.Join(base, "journal"), nil), Names: NewNames(dir, filepath.Join(base, "recall.idx"))}
 			ctx := context.Background()
 			save := func(i int) {
-				d, err := Open(dir, opts)
+				d, err := memdir.Open(dir, opts)
 				if err != nil {
 					b.Fatal(err)
 				}
-				m := &Memory{Name: fmt.Sprintf("bench %d", i), Description: "a memory saved by the benchmark", Type: TypeProject, Body: "body"}
+				m := &memdir.Memory{Name: fmt.Sprintf("bench %d", i), Description: "a memory saved by the benchmark", Type: memdir.TypeProject, Body: "body"}
 				if _, err := d.Save(ctx, m, nil); err != nil {
 					b.Fatal(err)
 				}
@@ -122,21 +79,21 @@ func BenchmarkRecallLexical(b *testing.B) {
 	}
 	for _, n := range []int{2000, 20000} {
 		dir := benchDir(b, n)
-		d, err := Open(dir, &Options{Journal: NewJournal(b.TempDir(), nil)})
+		d, err := memdir.Open(dir, &memdir.Options{Journal: memdir.NewJournal(b.TempDir(), nil)})
 		if err != nil {
 			b.Fatal(err)
 		}
 		ctx := context.Background()
 		cache := filepath.Join(b.TempDir(), "recall.idx")
 		// Warm the page cache and write the on-disk index cache once.
-		if _, err := NewRecallIndex(dir, cache).Refresh(ctx); err != nil {
+		if _, err := NewIndex(dir, cache).Refresh(ctx); err != nil {
 			b.Fatal(err)
 		}
-		run := func(b *testing.B, idx func() *RecallIndex) {
+		run := func(b *testing.B, idx func() *Index) {
 			i := 0
 			cpu0 := cpuTime()
 			for b.Loop() {
-				res, err := d.Recall(ctx, queries[i%len(queries)], &RecallOptions{Index: idx()})
+				res, err := Recall(ctx, d, queries[i%len(queries)], &Options{Index: idx()})
 				if err != nil || res.Candidates != n {
 					b.Fatalf("recall: %v (%d candidates)", err, res.Candidates)
 				}
@@ -145,16 +102,16 @@ func BenchmarkRecallLexical(b *testing.B) {
 			b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 		}
 		b.Run(fmt.Sprintf("files=%d/cold", n), func(b *testing.B) {
-			run(b, func() *RecallIndex { return NewRecallIndex(dir, "") })
+			run(b, func() *Index { return NewIndex(dir, "") })
 		})
 		// A new process each prompt, opening the persisted index: the
 		// hook's case.
 		b.Run(fmt.Sprintf("files=%d/cache-file", n), func(b *testing.B) {
-			run(b, func() *RecallIndex { return NewRecallIndex(dir, cache) })
+			run(b, func() *Index { return NewIndex(dir, cache) })
 		})
 		b.Run(fmt.Sprintf("files=%d/reused", n), func(b *testing.B) {
-			idx := NewRecallIndex(dir, "")
-			run(b, func() *RecallIndex { return idx })
+			idx := NewIndex(dir, "")
+			run(b, func() *Index { return idx })
 		})
 	}
 }
@@ -165,14 +122,14 @@ func BenchmarkRecallLexical(b *testing.B) {
 // bytes/4), and how many of memdir's lines came from the ranking.
 func BenchmarkSelectorTokens(b *testing.B) {
 	dir := benchDir(b, 2000)
-	d, err := Open(dir, &Options{Journal: NewJournal(b.TempDir(), nil)})
+	d, err := memdir.Open(dir, &memdir.Options{Journal: memdir.NewJournal(b.TempDir(), nil)})
 	if err != nil {
 		b.Fatal(err)
 	}
-	idx := NewRecallIndex(dir, "")
-	var res *RecallResult
+	idx := NewIndex(dir, "")
+	var res *Result
 	for b.Loop() {
-		res, err = d.Recall(context.Background(), "the integration tests for the dispatch postgres schema are flaky", &RecallOptions{Index: idx})
+		res, err = Recall(context.Background(), d, "the integration tests for the dispatch postgres schema are flaky", &Options{Index: idx})
 		if err != nil {
 			b.Fatal(err)
 		}

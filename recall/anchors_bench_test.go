@@ -1,4 +1,4 @@
-package memdir_test
+package recall_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/anchors"
 	"github.com/memdir/memdir/memdirtest"
+	"github.com/memdir/memdir/recall"
 )
 
 // BenchmarkRecallAnchors measures the hook's path (Recall through the
@@ -45,7 +46,7 @@ func BenchmarkRecallAnchors(b *testing.B) {
 		os.Chtimes(p, mt, mt)
 	}
 	cache := filepath.Join(b.TempDir(), "recall.gob")
-	if _, err := memdir.NewRecallIndex(dir, cache).Refresh(ctx); err != nil {
+	if _, err := recall.NewIndex(dir, cache).Refresh(ctx); err != nil {
 		b.Fatal(err)
 	}
 	run := func(b *testing.B, root string, wantStale bool) {
@@ -56,7 +57,7 @@ func BenchmarkRecallAnchors(b *testing.B) {
 		var recalled int
 		cpu0 := memdirtest.CPUTime()
 		for b.Loop() {
-			res, err := d.Recall(ctx, "why are the zq7x tests flaky", &memdir.RecallOptions{Index: memdir.NewRecallIndex(dir, cache)})
+			res, err := recall.Recall(ctx, d, "why are the zq7x tests flaky", &recall.Options{Index: recall.NewIndex(dir, cache)})
 			if err != nil || len(res.Memories) == 0 || (len(res.Memories[0].StaleAnchors) > 0) != wantStale {
 				b.Fatalf("recall: %v, %d memories", err, len(res.Memories))
 			}

@@ -1,4 +1,4 @@
-package memdir
+package recall
 
 import (
 	"context"
@@ -37,8 +37,8 @@ func TestRefreshEditHint(t *testing.T) {
 	}
 	// Past the racy window, so that the index trusts the stamps.
 	time.Sleep(racyWindow + 100*time.Millisecond)
-	cache := filepath.Join(t.TempDir(), "state", "recall.idx")
-	if st, err := NewRecallIndex(dir, cache).Refresh(ctx); err != nil || st.Read != n {
+	cache := filepath.Join(t.TempDir(), "state", "idx")
+	if st, err := NewIndex(dir, cache).Refresh(ctx); err != nil || st.Read != n {
 		t.Fatalf("first refresh: %+v, %v; want %d read", st, err, n)
 	}
 	// One edited file in each residue of the rotation: a refresh without
@@ -52,21 +52,21 @@ func TestRefreshEditHint(t *testing.T) {
 	for i := range k {
 		edit(i)
 	}
-	st, err := NewRecallIndex(dir, cache).Refresh(ctx)
+	st, err := NewIndex(dir, cache).Refresh(ctx)
 	if err != nil || st.Read != 1 {
 		t.Fatalf("refresh without hints: %+v, %v; want 1 of the %d edited files read", st, err, k)
 	}
 	for i := range k {
-		ok, err := NewRecallIndex(dir, cache).NoteEdit(path(i))
+		ok, err := NewIndex(dir, cache).NoteEdit(path(i))
 		if !ok || err != nil {
 			t.Fatalf("NoteEdit(%s) = %v, %v", path(i), ok, err)
 		}
 	}
-	st, err = NewRecallIndex(dir, cache).Refresh(ctx)
+	st, err = NewIndex(dir, cache).Refresh(ctx)
 	if err != nil || st.Read != k-1 {
 		t.Fatalf("refresh with hints: %+v, %v; want the other %d edited files read", st, err, k-1)
 	}
-	x := NewRecallIndex(dir, cache)
+	x := NewIndex(dir, cache)
 	if _, err := x.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestRefreshEditHint(t *testing.T) {
 			t.Errorf("NoteEdit(%q) = %v, %v; want false, nil", p, ok, err)
 		}
 	}
-	if ok, _ := NewRecallIndex(dir, "").NoteEdit(path(0)); ok {
+	if ok, _ := NewIndex(dir, "").NoteEdit(path(0)); ok {
 		t.Error("NoteEdit without a cache file recorded a hint")
 	}
 }
@@ -99,8 +99,8 @@ func TestEditHintsExpire(t *testing.T) {
 		t.Fatalf("live hints = %+v; want only live.md", live)
 	}
 
-	cache := filepath.Join(t.TempDir(), "recall.idx")
-	x := NewRecallIndex(t.TempDir(), cache)
+	cache := filepath.Join(t.TempDir(), "idx")
+	x := NewIndex(t.TempDir(), cache)
 	old := fmt.Sprintf("%d\told.md\n", now.Add(-2*hintTTL).UnixNano())
 	if err := os.WriteFile(cache+".hint", []byte(old), 0o600); err != nil {
 		t.Fatal(err)
@@ -117,8 +117,8 @@ func TestEditHintsExpire(t *testing.T) {
 // with the newest hints and stays under the bound.
 func TestEditHintsBounded(t *testing.T) {
 	dir := t.TempDir()
-	cache := filepath.Join(t.TempDir(), "recall.idx")
-	x := NewRecallIndex(dir, cache)
+	cache := filepath.Join(t.TempDir(), "idx")
+	x := NewIndex(dir, cache)
 	long := strings.Repeat("d", 200)
 	for i := range 1000 {
 		p := filepath.Join(dir, long, fmt.Sprintf("m%04d.md", i))

@@ -1,4 +1,4 @@
-package memdir_test
+package recall_test
 
 import (
 	"bytes"
@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/llm"
+	"github.com/memdir/memdir/recall"
 )
 
 // benchEmbedder makes random vectors in process: the benchmarks measure the
@@ -42,17 +42,17 @@ func (b benchEmbedder) Embed(_ context.Context, texts []string) (*llm.Embedding,
 func BenchmarkEmbedCache(b *testing.B) {
 	const dim = 1536
 	for _, n := range []int{2000, 20000} {
-		in := make([]memdir.EmbedInput, n)
+		in := make([]recall.EmbedInput, n)
 		for i := range in {
-			in[i] = memdir.NewEmbedInput(fmt.Sprintf("memory %d", i), "a description", fmt.Sprintf("body of memory %d", i))
+			in[i] = recall.NewEmbedInput(fmt.Sprintf("memory %d", i), "a description", fmt.Sprintf("body of memory %d", i))
 		}
 		path := filepath.Join(b.TempDir(), "bench.vec")
 		e := benchEmbedder{dim}
-		c, err := memdir.OpenEmbedCache(path)
+		c, err := recall.OpenEmbedCache(path)
 		if err != nil {
 			b.Fatal(err)
 		}
-		vecs, _, err := c.Vectors(context.Background(), e, in, &memdir.EmbedOptions{BatchSize: 2048})
+		vecs, _, err := c.Vectors(context.Background(), e, in, &recall.EmbedOptions{BatchSize: 2048})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -60,7 +60,7 @@ func BenchmarkEmbedCache(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		check := func(b *testing.B, st *memdir.EmbedStats) {
+		check := func(b *testing.B, st *recall.EmbedStats) {
 			if st.Cached != n || st.Embedded != 0 {
 				b.Fatalf("cached %d, embedded %d; want %d, 0", st.Cached, st.Embedded, n)
 			}
@@ -68,7 +68,7 @@ func BenchmarkEmbedCache(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d/cold", n), func(b *testing.B) {
 			b.SetBytes(fi.Size())
 			for b.Loop() {
-				c, _ := memdir.OpenEmbedCache(path)
+				c, _ := recall.OpenEmbedCache(path)
 				_, st, err := c.Vectors(context.Background(), e, in, nil)
 				if err != nil {
 					b.Fatal(err)

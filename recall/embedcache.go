@@ -1,4 +1,4 @@
-package memdir
+package recall
 
 import (
 	"bytes"
@@ -16,16 +16,18 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
+	"github.com/memdir/memdir/internal/statedir"
 	"github.com/memdir/memdir/llm"
 )
 
 // DefaultEmbedCachePath returns where the embedding cache of a memory
 // directory lives: <StateDir>/embed/<SanitizePath(dir)>.vec, outside the
 // memory directory, beside the recall cache.
-func DefaultEmbedCachePath(memoryDir string, lookup LookupEnvFunc) (string, error) {
-	return statePath(lookup, "embed", memoryDir, ".vec")
+func DefaultEmbedCachePath(memoryDir string, lookup memdir.LookupEnvFunc) (string, error) {
+	return statedir.For(lookup, "embed", memoryDir, ".vec")
 }
 
 // The cache file format, version 1 (docs/format.md has the normative text).
@@ -121,7 +123,7 @@ func (s *embedSection) buildIndex() {
 // read on first use and created on the first write, with its directory.
 func OpenEmbedCache(path string) (*EmbedCache, error) {
 	if path == "" {
-		return nil, fmt.Errorf("embedding cache: no file path given: %w", ErrInvalid)
+		return nil, fmt.Errorf("embedding cache: no file path given: %w", memdir.ErrInvalid)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -170,7 +172,7 @@ func (c *EmbedCache) Vectors(ctx context.Context, e llm.Embedder, in []EmbedInpu
 	}
 	name := e.EmbedderName()
 	if name == "" || len(name) > math.MaxUint16 {
-		return nil, nil, fmt.Errorf("embedding cache: embedder name %q is empty or too long: %w", name, ErrInvalid)
+		return nil, nil, fmt.Errorf("embedding cache: embedder name %q is empty or too long: %w", name, memdir.ErrInvalid)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

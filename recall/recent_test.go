@@ -1,4 +1,4 @@
-package memdir
+package recall
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/memdir/memdir"
 )
 
 // bumpMTime moves a directory's modification time a second on, as a change
@@ -25,11 +27,11 @@ func bumpMTime(tb testing.TB, dir string) {
 
 // openIndexedDir opens a new memory directory with its own journal and
 // recall index file, whose path it returns.
-func openIndexedDir(tb testing.TB) (*Dir, string) {
+func openIndexedDir(tb testing.TB) (*memdir.Dir, string) {
 	tb.Helper()
 	base := tb.TempDir()
-	cache := filepath.Join(base, "state", "recall.idx")
-	d, err := Open(filepath.Join(base, "memory"), &Options{Journal: NewJournal(filepath.Join(base, "journal"), nil), RecallCache: cache})
+	cache := filepath.Join(base, "state", "idx")
+	d, err := memdir.Open(filepath.Join(base, "memory"), &memdir.Options{Journal: memdir.NewJournal(filepath.Join(base, "journal"), nil), Names: NewNames(filepath.Join(base, "memory"), cache)})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -43,12 +45,12 @@ func TestSaveRecordsRecentSaves(t *testing.T) {
 	ctx := context.Background()
 	d, cache := openIndexedDir(t)
 	for _, n := range []string{"one", "two", "three"} {
-		mustSave(t, d, &Memory{Name: n, Description: "filler", Type: TypeUser, Body: "x"}, nil)
+		mustSave(t, d, &memdir.Memory{Name: n, Description: "filler", Type: memdir.TypeUser, Body: "x"}, nil)
 	}
-	idx := NewRecallIndex(d.Path(), cache)
+	idx := NewIndex(d.Path(), cache)
 	lookup := func(name string) ([]string, bool) {
 		t.Helper()
-		paths, _, ok := NewRecallIndex(d.Path(), cache).lookupRecent(name)
+		paths, _, ok := NewIndex(d.Path(), cache).lookupRecent(name)
 		slices.Sort(paths)
 		return paths, ok
 	}
@@ -57,7 +59,7 @@ func TestSaveRecordsRecentSaves(t *testing.T) {
 	if paths, ok := lookup("three"); !ok || !slices.Equal(paths, []string{"user_three.md"}) {
 		t.Fatalf("lookup through the record = %v, %v; want [user_three.md]", paths, ok)
 	}
-	res := mustSave(t, d, &Memory{Name: "two", Description: "updated", Type: TypeUser, Body: "y"}, nil)
+	res := mustSave(t, d, &memdir.Memory{Name: "two", Description: "updated", Type: memdir.TypeUser, Body: "y"}, nil)
 	if res.Created || res.Path != "user_two.md" {
 		t.Fatalf("save by a recorded name = %+v, want an update of user_two.md", res)
 	}
@@ -69,13 +71,13 @@ func TestSaveRecordsRecentSaves(t *testing.T) {
 	if _, ok := lookup("two"); ok {
 		t.Fatal("the record was used after another program changed the directory")
 	}
-	if _, err := d.Save(ctx, &Memory{Name: "two", Description: "c", Type: TypeUser, Body: "z"}, nil); err == nil {
+	if _, err := d.Save(ctx, &memdir.Memory{Name: "two", Description: "c", Type: memdir.TypeUser, Body: "z"}, nil); err == nil {
 		t.Fatal("save by a name two files hold succeeded")
 	}
 	os.Remove(d.Abs("elsewhere.md"))
 	bumpMTime(t, d.Path())
 	// A save after listing records again, with what the listing found.
-	mustSave(t, d, &Memory{Name: "four", Description: "filler", Type: TypeUser, Body: "x"}, nil)
+	mustSave(t, d, &memdir.Memory{Name: "four", Description: "filler", Type: memdir.TypeUser, Body: "x"}, nil)
 	if paths, ok := lookup("one"); !ok || !slices.Equal(paths, []string{"user_one.md"}) {
 		t.Fatalf("lookup after a listed save = %v, %v; want [user_one.md]", paths, ok)
 	}
@@ -88,12 +90,12 @@ func TestSaveRecordsRecentSaves(t *testing.T) {
 	if _, ok := lookup("one"); ok {
 		t.Fatal("the record was used with another index file")
 	}
-	if paths, err := NewRecallIndex(d.Path(), cache).LookupFresh(ctx, "four"); err != nil || !slices.Equal(paths, []string{"user_four.md"}) {
+	if paths, err := NewIndex(d.Path(), cache).LookupFresh(ctx, "four"); err != nil || !slices.Equal(paths, []string{"user_four.md"}) {
 		t.Fatalf("LookupFresh after a refresh = %v, %v", paths, err)
 	}
 
 	// A damaged record is ignored.
-	mustSave(t, d, &Memory{Name: "five", Description: "filler", Type: TypeUser, Body: "x"}, nil)
+	mustSave(t, d, &memdir.Memory{Name: "five", Description: "filler", Type: memdir.TypeUser, Body: "x"}, nil)
 	if _, ok := lookup("five"); !ok {
 		t.Fatal("no record after a save")
 	}
@@ -101,21 +103,21 @@ func TestSaveRecordsRecentSaves(t *testing.T) {
 	if _, ok := lookup("five"); ok {
 		t.Fatal("a damaged record was used")
 	}
-	res = mustSave(t, d, &Memory{Name: "five", Description: "again", Type: TypeUser, Body: "y"}, nil)
+	res = mustSave(t, d, &memdir.Memory{Name: "five", Description: "again", Type: memdir.TypeUser, Body: "y"}, nil)
 	if res.Created {
 		t.Fatalf("save with a damaged record created %s instead of updating user_five.md", res.Path)
 	}
 
 	// A record whose times are whole seconds (a file system with coarse
 	// timestamps) is not trusted.
-	rs := NewRecallIndex(d.Path(), cache).readRecent()
+	rs := NewIndex(d.Path(), cache).readRecent()
 	if rs == nil {
 		t.Fatal("no record after a save")
 	}
 	whole := time.Unix(time.Now().Unix()-10, 0)
 	os.Chtimes(d.Path(), whole, whole)
 	rs.Dirs[0].MTime = whole.UnixNano()
-	NewRecallIndex(d.Path(), cache).writeRecent(rs)
+	NewIndex(d.Path(), cache).writeRecent(rs)
 	if _, ok := lookup("five"); ok {
 		t.Fatal("a record of whole-second times was used")
 	}

@@ -1,4 +1,4 @@
-package memdir
+package recall
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/llm"
 )
 
@@ -87,7 +88,7 @@ func NewEmbedInput(name, description, body string) EmbedInput {
 // find the file's vector without reading it, and any edit of the file
 // re-embeds it. name and description are the header's (see Scan).
 func MemoryEmbedInput(name, description string, file []byte) EmbedInput {
-	m, _ := ParseMemory(file)
+	m, _ := memdir.ParseMemory(file)
 	sum := sha256.Sum256(file)
 	return EmbedInput{Key: hex.EncodeToString(sum[:]), Text: EmbedText(name, description, m.Body)}
 }
@@ -146,7 +147,7 @@ type EmbedStats struct {
 // an empty text is an error wrapping ErrInvalid.
 func EmbedQuery(ctx context.Context, e llm.Embedder, text string) ([]float32, llm.Usage, error) {
 	if strings.TrimSpace(text) == "" {
-		return nil, llm.Usage{}, fmt.Errorf("embedding an empty query: %w", ErrInvalid)
+		return nil, llm.Usage{}, fmt.Errorf("embedding an empty query: %w", memdir.ErrInvalid)
 	}
 	name := e.EmbedderName()
 	emb, err := e.Embed(ctx, []string{text})

@@ -1,4 +1,4 @@
-package memdir_test
+package recall_test
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/openai"
+	"github.com/memdir/memdir/recall"
 )
 
 // Rank memories by meaning: embed them through the cache (only new or
@@ -25,15 +25,15 @@ func ExampleEmbedCache() {
 	if err != nil {
 		panic(err)
 	}
-	cache, err := memdir.OpenEmbedCache(filepath.Join(tmp, "dir.vec")) // memdir.DefaultEmbedCachePath in real use
+	cache, err := recall.OpenEmbedCache(filepath.Join(tmp, "dir.vec")) // recall.DefaultEmbedCachePath in real use
 	if err != nil {
 		panic(err)
 	}
 	names := []string{"deploy", "testing", "lunch"}
-	in := []memdir.EmbedInput{
-		memdir.NewEmbedInput("deploy", "how we ship the service to production", "Run make ship from main."),
-		memdir.NewEmbedInput("testing", "integration tests hit a real database", "Never mock it."),
-		memdir.NewEmbedInput("lunch", "team lunch", "Fridays at noon."),
+	in := []recall.EmbedInput{
+		recall.NewEmbedInput("deploy", "how we ship the service to production", "Run make ship from main."),
+		recall.NewEmbedInput("testing", "integration tests hit a real database", "Never mock it."),
+		recall.NewEmbedInput("lunch", "team lunch", "Fridays at noon."),
 	}
 	vecs, st, err := cache.Vectors(context.Background(), e, in, nil)
 	if err != nil {
@@ -41,12 +41,12 @@ func ExampleEmbedCache() {
 	}
 	fmt.Printf("embedded %d, cached %d\n", st.Embedded, st.Cached)
 
-	q, _, err := memdir.EmbedQuery(context.Background(), e, "shipping to production")
+	q, _, err := recall.EmbedQuery(context.Background(), e, "shipping to production")
 	if err != nil {
 		panic(err)
 	}
 	order := []int{0, 1, 2}
-	sort.Slice(order, func(i, j int) bool { return memdir.Cosine(q, vecs[order[i]]) > memdir.Cosine(q, vecs[order[j]]) })
+	sort.Slice(order, func(i, j int) bool { return recall.Cosine(q, vecs[order[i]]) > recall.Cosine(q, vecs[order[j]]) })
 	fmt.Println("best match:", names[order[0]])
 
 	_, st, _ = cache.Vectors(context.Background(), e, in, nil)

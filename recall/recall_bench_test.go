@@ -1,4 +1,4 @@
-package memdir
+package recall
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/llm"
 )
 
@@ -59,19 +60,19 @@ func BenchmarkRecallMethods(b *testing.B) {
 	emb := hashEmbedder{dim: 384}
 	for _, n := range []int{2000, 20000} {
 		dir := benchDir(b, n)
-		d, err := Open(dir, &Options{Journal: NewJournal(b.TempDir(), nil)})
+		d, err := memdir.Open(dir, &memdir.Options{Journal: memdir.NewJournal(b.TempDir(), nil)})
 		if err != nil {
 			b.Fatal(err)
 		}
 		tmp := b.TempDir()
-		idxPath, vecPath := filepath.Join(tmp, "recall.idx"), filepath.Join(tmp, "vectors")
+		idxPath, vecPath := filepath.Join(tmp, "idx"), filepath.Join(tmp, "vectors")
 		// Build the index file and embed every memory once.
-		warmIdx := NewRecallIndex(dir, idxPath)
+		warmIdx := NewIndex(dir, idxPath)
 		warmCache, err := OpenEmbedCache(vecPath)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := d.Recall(ctx, queries[0], &RecallOptions{Index: warmIdx, Embedder: emb, EmbedCache: warmCache, NoCount: true}); err != nil {
+		if _, err := Recall(ctx, d, queries[0], &Options{Index: warmIdx, Embedder: emb, EmbedCache: warmCache, NoCount: true}); err != nil {
 			b.Fatal(err)
 		}
 		for _, method := range []string{"lexical", "hybrid"} {
@@ -81,9 +82,9 @@ func BenchmarkRecallMethods(b *testing.B) {
 					i := 0
 					cpu0 := cpuTime()
 					for b.Loop() {
-						o := &RecallOptions{Index: warmIdx, EmbedCache: warmCache, NoCount: true, ShowManifest: true}
+						o := &Options{Index: warmIdx, EmbedCache: warmCache, NoCount: true, ShowManifest: true}
 						if temp == "cold" {
-							o.Index = NewRecallIndex(dir, idxPath)
+							o.Index = NewIndex(dir, idxPath)
 							if o.EmbedCache, err = OpenEmbedCache(vecPath); err != nil {
 								b.Fatal(err)
 							}
@@ -91,7 +92,7 @@ func BenchmarkRecallMethods(b *testing.B) {
 						if method == "hybrid" {
 							o.Embedder = emb
 						}
-						res, err := d.Recall(ctx, queries[i%len(queries)], o)
+						res, err := Recall(ctx, d, queries[i%len(queries)], o)
 						if err != nil || res.Candidates != n {
 							b.Fatalf("recall: %v (%d candidates)", err, res.Candidates)
 						}

@@ -1,4 +1,4 @@
-package memdir
+package recall
 
 import (
 	"bytes"
@@ -37,7 +37,7 @@ const (
 // Refresh). It reports false, recording nothing, when path is not a
 // memory file of x's directory (a .md file below it) or x keeps no cache
 // file.
-func (x *RecallIndex) NoteEdit(path string) (bool, error) {
+func (x *Index) NoteEdit(path string) (bool, error) {
 	if x.cachePath == "" {
 		return false, nil
 	}
@@ -72,7 +72,7 @@ func (x *RecallIndex) NoteEdit(path string) (bool, error) {
 
 // hintRel returns path relative to x's directory, slash-separated, when
 // it names a memory file below it.
-func (x *RecallIndex) hintRel(path string) (string, bool) {
+func (x *Index) hintRel(path string) (string, bool) {
 	if !filepath.IsAbs(path) || !strings.EqualFold(filepath.Ext(path), ".md") {
 		return "", false
 	}
@@ -88,7 +88,7 @@ func (x *RecallIndex) hintRel(path string) (string, bool) {
 }
 
 // rewriteHints replaces the hint file with its live hints and line.
-func (x *RecallIndex) rewriteHints(hintPath, line string) error {
+func (x *Index) rewriteHints(hintPath, line string) error {
 	data, _ := os.ReadFile(hintPath)
 	live := liveHints(data, time.Now())
 	// Keep the newest hints that fit half the budget, written oldest
@@ -139,7 +139,7 @@ func liveHints(data []byte, now time.Time) []editHint {
 
 // editHints returns the files the hint file asks this refresh to stat,
 // and removes the file once none of its hints is live.
-func (x *RecallIndex) editHints() map[string]bool {
+func (x *Index) editHints() map[string]bool {
 	if x.cachePath == "" {
 		return nil
 	}
