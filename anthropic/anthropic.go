@@ -236,7 +236,7 @@ func (c *Client) params(req *llm.Request, forceTool bool) (sdk.MessageNewParams,
 		p.Tools = append(p.Tools, tp)
 	}
 	if len(req.Schema) > 0 {
-		schema, err := schemaMap(req.Schema)
+		schema, err := modelkit.SchemaMap(req.Schema)
 		if err != nil {
 			return p, fmt.Errorf("anthropic: request schema: %w", err)
 		}
@@ -294,22 +294,13 @@ func contentParams(blocks []llm.Block) ([]sdk.ContentBlockParamUnion, error) {
 	return out, nil
 }
 
-// schemaMap decodes a JSON schema, which must be an object.
-func schemaMap(schema json.RawMessage) (map[string]any, error) {
-	var m map[string]any
-	if err := json.Unmarshal(schema, &m); err != nil || m == nil {
-		return nil, fmt.Errorf("not a JSON object: %w", memdir.ErrInvalid)
-	}
-	return m, nil
-}
-
 // toolParam sends an arbitrary input schema: the SDK's typed fields cover
 // only part of JSON schema, so everything but "type" goes through ExtraFields.
 func toolParam(name, description string, schema json.RawMessage) (sdk.ToolUnionParam, error) {
 	if len(schema) == 0 {
 		schema = json.RawMessage(`{"type":"object"}`)
 	}
-	m, err := schemaMap(schema)
+	m, err := modelkit.SchemaMap(schema)
 	if err != nil {
 		return sdk.ToolUnionParam{}, fmt.Errorf("anthropic: tool %q input schema: %w", name, err)
 	}

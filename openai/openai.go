@@ -156,7 +156,7 @@ func (c *Client) params(req *llm.Request, noFormat bool) (sdk.ChatCompletionNewP
 
 	system := req.System
 	if len(req.Schema) > 0 {
-		schema, err := schemaMap(req.Schema)
+		schema, err := modelkit.SchemaMap(req.Schema)
 		if err != nil {
 			return p, fmt.Errorf("openai: request schema: %w", err)
 		}
@@ -189,7 +189,7 @@ func (c *Client) params(req *llm.Request, noFormat bool) (sdk.ChatCompletionNewP
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
-		m, err := schemaMap(schema)
+		m, err := modelkit.SchemaMap(schema)
 		if err != nil {
 			return p, fmt.Errorf("openai: tool %q input schema: %w", t.Name, err)
 		}
@@ -259,15 +259,6 @@ func messageParams(m llm.Message) ([]sdk.ChatCompletionMessageParamUnion, error)
 		return nil, fmt.Errorf("role %q: %w", m.Role, memdir.ErrInvalid)
 	}
 	return out, nil
-}
-
-// schemaMap decodes a JSON schema, which must be an object.
-func schemaMap(schema json.RawMessage) (map[string]any, error) {
-	var m map[string]any
-	if err := json.Unmarshal(schema, &m); err != nil || m == nil {
-		return nil, fmt.Errorf("not a JSON object: %w", memdir.ErrInvalid)
-	}
-	return m, nil
 }
 
 // reply is what a plain or streamed completion comes down to.

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/jsonx"
 	"github.com/memdir/memdir/llm"
 )
@@ -200,6 +201,18 @@ func (c *Caller) Structured(resp *llm.Response) error {
 	}
 	resp.Content = content
 	return nil
+}
+
+// SchemaMap decodes a JSON schema for an SDK field that takes a map: a
+// request's output schema or a tool's input schema. Anything but a JSON
+// object is an error wrapping memdir.ErrInvalid, found before a request is
+// sent.
+func SchemaMap(schema json.RawMessage) (map[string]any, error) {
+	var m map[string]any
+	if err := json.Unmarshal(schema, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("not a JSON object: %w", memdir.ErrInvalid)
+	}
+	return m, nil
 }
 
 // SchemaInstruction is appended to the system prompt when a schema cannot be
