@@ -31,7 +31,8 @@ type ModelReply struct {
 	// Content is what the model says: text and tool_use blocks.
 	Content []llm.Block
 	// StopReason defaults to tool_use when Content has a tool call, and to
-	// end_turn otherwise.
+	// end_turn otherwise. StopOther goes out as a provider's reason that is
+	// none of the others: refusal (Anthropic), content_filter (OpenAI).
 	StopReason llm.StopReason
 	// Usage is the token count the reply reports. InputTokens means input
 	// neither read from nor written to the cache, as in the Anthropic API;

@@ -152,6 +152,15 @@ func anthropicContent(r ModelReply) []map[string]any {
 	return out
 }
 
+// anthropicStop are the stop_reason values the API sends; StopOther is
+// sent as a refusal, one of the reasons that are none of the others.
+var anthropicStop = map[llm.StopReason]string{
+	llm.StopEndTurn:   "end_turn",
+	llm.StopToolUse:   "tool_use",
+	llm.StopMaxTokens: "max_tokens",
+	llm.StopOther:     "refusal",
+}
+
 func (anthropicWire) message(req *ModelRequest, r ModelReply, seq int) map[string]any {
 	return map[string]any{
 		"id":            fmt.Sprintf("msg_fake_%d", seq),
@@ -159,7 +168,7 @@ func (anthropicWire) message(req *ModelRequest, r ModelReply, seq int) map[strin
 		"role":          "assistant",
 		"model":         r.model(req),
 		"content":       anthropicContent(r),
-		"stop_reason":   string(r.stopReason()),
+		"stop_reason":   anthropicStop[r.stopReason()],
 		"stop_sequence": nil,
 		"usage":         anthropicUsage(r.Usage),
 	}
@@ -206,7 +215,7 @@ func (a anthropicWire) writeStream(w http.ResponseWriter, req *ModelRequest, r M
 		i++
 	}
 	writeEvent(w, "message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": string(r.stopReason()), "stop_sequence": nil},
+		"delta": map[string]any{"stop_reason": anthropicStop[r.stopReason()], "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": r.Usage.OutputTokens}})
 	writeEvent(w, "message_stop", map[string]any{"type": "message_stop"})
 }
