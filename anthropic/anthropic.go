@@ -155,6 +155,10 @@ func (c *Client) send(ctx context.Context, params sdk.MessageNewParams) (*sdk.Me
 		if err != nil {
 			return nil, c.caller.Failure(ctx, raw, err)
 		}
+		if msg.ID == "" && msg.Type == "" {
+			// JSON, but not a message: a proxy's status page, a wrong path.
+			return nil, c.caller.BadResponse(fmt.Sprintf("the reply from %s is not a message", c.opts.BaseURL), nil)
+		}
 		return msg, nil
 	}
 	stream := c.msgs.NewStreaming(ctx, params, into)
