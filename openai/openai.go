@@ -268,6 +268,7 @@ type reply struct {
 	calls  []toolCall
 	finish string
 	usage  sdk.CompletionUsage
+	chunks int // streamed chunks received
 }
 
 type toolCall struct{ id, name, args string }
@@ -301,6 +302,10 @@ func (c *Client) send(ctx context.Context, params sdk.ChatCompletionNewParams) (
 		if err := stream.Err(); err != nil {
 			return nil, c.caller.Failure(ctx, raw, err)
 		}
+		if r.chunks == 0 {
+			// A body that is no event stream reads as an empty one.
+			return nil, c.caller.BadResponse(fmt.Sprintf("the streamed reply from %s has no chunks", c.opts.BaseURL), nil)
+		}
 	}
 	return c.response(&r)
 }
@@ -308,6 +313,7 @@ func (c *Client) send(ctx context.Context, params sdk.ChatCompletionNewParams) (
 // add folds one streamed chunk into the reply. Tool calls arrive as an id
 // and name, then argument pieces, keyed by index.
 func (r *reply) add(chunk sdk.ChatCompletionChunk) {
+	r.chunks++
 	if chunk.Model != "" {
 		r.model = chunk.Model
 	}

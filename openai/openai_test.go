@@ -338,6 +338,22 @@ func TestBadResponses(t *testing.T) {
 	}
 }
 
+// TestStreamWithoutChunks checks that a streaming request answered with
+// something other than an event stream is a bad response, not an empty
+// reply: the SDK reads such a body as a stream with no events.
+func TestStreamWithoutChunks(t *testing.T) {
+	for _, body := range []string{`{"status":"ok"}`, "<html>upstream went away</html>"} {
+		srv := memdirtest.NewModelServer(t)
+		srv.Enqueue(memdirtest.ModelReply{Body: body})
+		c := newClient(t, srv, func(o *openai.Options) { o.Stream = true })
+		_, err := c.Generate(context.Background(), &llm.Request{Messages: userText("q")})
+		me := modelError(t, err, "bad_response")
+		if !strings.Contains(me.Error(), "no chunks") {
+			t.Errorf("body %q: error %q does not say the stream had no chunks", body, me)
+		}
+	}
+}
+
 func TestHTTPErrors(t *testing.T) {
 	tests := []struct {
 		name     string
