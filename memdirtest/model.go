@@ -7,6 +7,11 @@
 // streaming. Tests point the real SDK clients (through the anthropic and
 // openai adapter packages) at it, script its replies, and assert on the
 // requests it recorded.
+//
+// [TestModel] is the conformance suite every llm.Model adapter runs against
+// that server: the same checks of replies, tool calls, structured output,
+// usage, stop reasons, failures and cancellation, whichever provider's
+// wire format the adapter speaks.
 package memdirtest
 
 import (
