@@ -11,7 +11,8 @@
 // [TestModel] is the conformance suite every llm.Model adapter runs against
 // that server: the same checks of replies, tool calls, structured output,
 // usage, stop reasons, failures and cancellation, whichever provider's
-// wire format the adapter speaks.
+// wire format the adapter speaks. [TestEmbedder] is its counterpart for
+// llm.Embedder adapters, against the fake [EmbedServer].
 package memdirtest
 
 import (
