@@ -49,9 +49,15 @@ type ModelReply struct {
 
 	// Status, when 400 or more, makes the reply an HTTP error in the
 	// provider's error format, carrying Message. A streaming request gets the
-	// error before any event, as the real services do.
+	// error before any event, as the real services mostly do.
 	Status  int
 	Message string
+	// MidStream, with an error Status, makes a streaming request get a 200
+	// stream that starts the reply and then reports the error as an event
+	// (Anthropic's error event, an OpenAI chunk holding "error"), as a
+	// server overloaded while generating does. A plain request still gets
+	// the HTTP error.
+	MidStream bool
 	// Body, when set, is sent verbatim instead of the generated body (with
 	// Status, or 200): a way to send malformed JSON or a foreign error page.
 	Body string
@@ -256,7 +262,7 @@ func (s *ModelServer) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(cmp.Or(reply.Status, http.StatusOK))
 		io.WriteString(w, reply.Body)
-	case reply.Status >= 400:
+	case reply.Status >= 400 && !(reply.MidStream && req.Stream):
 		wf.writeError(w, reply.Status, reply.Message)
 	case req.Stream:
 		w.Header().Set("Content-Type", "text/event-stream")

@@ -115,11 +115,16 @@ var anthropicErrorTypes = map[int]string{
 	529: "overloaded_error",
 }
 
-func (anthropicWire) writeError(w http.ResponseWriter, status int, message string) {
-	typ, ok := anthropicErrorTypes[status]
-	if !ok {
-		typ = "api_error"
+// anthropicErrorType is the error.type the API sends with status.
+func anthropicErrorType(status int) string {
+	if typ, ok := anthropicErrorTypes[status]; ok {
+		return typ
 	}
+	return "api_error"
+}
+
+func (anthropicWire) writeError(w http.ResponseWriter, status int, message string) {
+	typ := anthropicErrorType(status)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Request-Id", "req_fake")
 	w.WriteHeader(status)
@@ -191,6 +196,10 @@ func (a anthropicWire) writeStream(w http.ResponseWriter, req *ModelRequest, r M
 	start["usage"] = usage
 	writeEvent(w, "message_start", map[string]any{"type": "message_start", "message": start})
 	writeEvent(w, "ping", map[string]any{"type": "ping"})
+	if r.Status >= 400 { // MidStream
+		writeEvent(w, "error", map[string]any{"type": "error", "error": map[string]any{"type": anthropicErrorType(r.Status), "message": r.Message}})
+		return
+	}
 	i := 0 // the index of the block on the wire
 	for _, b := range r.Content {
 		switch b.Type {
