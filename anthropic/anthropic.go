@@ -173,7 +173,7 @@ func (c *Client) send(ctx context.Context, params sdk.MessageNewParams) (*sdk.Me
 		var apiErr *sdk.Error
 		if errors.As(err, &apiErr) && apiErr.StatusCode < 400 && ctx.Err() == nil {
 			// An error event inside a 200 stream: classify it by its type.
-			return nil, c.caller.StatusError(streamErrorStatus[string(apiErr.Type())], apiErr.Message, err)
+			return nil, c.caller.StatusError(modelkit.ErrorTypeStatus(string(apiErr.Type())), apiErr.Message, err)
 		}
 		return nil, c.caller.Failure(ctx, raw, err)
 	}
@@ -181,18 +181,6 @@ func (c *Client) send(ctx context.Context, params sdk.MessageNewParams) (*sdk.Me
 		return nil, c.caller.BadResponse("the stream ended without a message_start event", nil)
 	}
 	return &msg, nil
-}
-
-// streamErrorStatus maps the type of an error event to the HTTP status the
-// same error has outside a stream.
-var streamErrorStatus = map[string]int{
-	"invalid_request_error": 400,
-	"authentication_error":  401,
-	"permission_error":      403,
-	"not_found_error":       404,
-	"rate_limit_error":      429,
-	"api_error":             500,
-	"overloaded_error":      529,
 }
 
 // schemaToolName is the forced tool's name when the request names no schema.

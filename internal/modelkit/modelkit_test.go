@@ -91,3 +91,26 @@ func TestSchemaMap(t *testing.T) {
 		}
 	}
 }
+
+func TestErrorTypeStatus(t *testing.T) {
+	tests := []struct {
+		names []string
+		want  int
+	}{
+		{[]string{"overloaded_error"}, 529},
+		{[]string{"rate_limit_exceeded", "requests"}, 429},
+		{[]string{"", "server_error"}, 500},
+		{[]string{"no_such_type"}, 0},
+		{nil, 0},
+	}
+	for _, tt := range tests {
+		if got := ErrorTypeStatus(tt.names...); got != tt.want {
+			t.Errorf("ErrorTypeStatus(%q) = %d, want %d", tt.names, got, tt.want)
+		}
+	}
+	err := (&Caller{Provider: "p", Model: "m"}).StatusError(0, "llama runner crashed", nil)
+	var me *llm.ModelError
+	if !errors.As(err, &me) || me.Kind != llm.ModelBadResponse || !strings.Contains(me.Message, "llama runner crashed") {
+		t.Errorf("StatusError(0) = %v, want a bad_response quoting the server", err)
+	}
+}
