@@ -84,6 +84,9 @@ var modelFailures = []failureCase{
 	{"502 as plain text", retried(ModelReply{Status: 502, Body: "Bad Gateway"}), 1, false, llm.ModelServer, 502, 2, "Bad Gateway"},
 	{"503", retried(ErrorReply(503, "warming up")), 1, false, llm.ModelServer, 503, 2, "warming up"},
 	{"529 overloaded", retried(ErrorReply(529, "Overloaded")), 1, false, llm.ModelServer, 529, 2, "Overloaded"},
+	// A streaming call gets these inside the stream, a plain one as HTTP.
+	{"500 mid-stream", ModelReply{Status: 500, Message: "internal error while generating", MidStream: true}, -1, false, llm.ModelServer, 0, 1, "internal error while generating"},
+	{"529 mid-stream", ModelReply{Status: 529, Message: "Overloaded", MidStream: true}, -1, false, llm.ModelServer, 0, 1, "Overloaded"},
 	{"body not JSON", ModelReply{Body: "<html>upstream went away</html>"}, -1, false, llm.ModelBadResponse, 0, 1, ""},
 	{"JSON cut short", ModelReply{Body: `{"id":"msg_1","type":"message","content":[`}, -1, false, llm.ModelBadResponse, 0, 1, ""},
 	{"JSON that is no reply", ModelReply{Body: `{"status":"ok"}`}, -1, false, llm.ModelBadResponse, 0, 1, ""},

@@ -23,6 +23,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -34,6 +35,7 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/memdir/memdir"
@@ -300,6 +302,12 @@ func (c *Client) send(ctx context.Context, params sdk.ChatCompletionNewParams) (
 			r.add(stream.Current())
 		}
 		if err := stream.Err(); err != nil {
+			var se *ssestream.StreamError
+			if errors.As(err, &se) && ctx.Err() == nil {
+				// The server began the stream, then reported an error in it.
+				status, said := streamError(se.Event.Data)
+				return nil, c.caller.StatusError(status, said, err)
+			}
 			return nil, c.caller.Failure(ctx, raw, err)
 		}
 		if r.chunks == 0 {
@@ -308,6 +316,34 @@ func (c *Client) send(ctx context.Context, params sdk.ChatCompletionNewParams) (
 		}
 	}
 	return c.response(&r)
+}
+
+// streamError reads the error a server sent as a chunk of a stream it had
+// begun, {"error": {"message", "type", "code"}}, into the HTTP status the
+// same error would have had and the server's message. The code is a status
+// at some servers (vLLM, llama.cpp) and a name at OpenAI; the status is 0
+// when nothing says which error it is.
+func streamError(data []byte) (status int, message string) {
+	var v struct {
+		Error struct {
+			Type string          `json:"type"`
+			Code json.RawMessage `json:"code"`
+		} `json:"error"`
+	}
+	message = modelkit.ServerMessage(data)
+	if json.Unmarshal(data, &v) != nil {
+		return 0, message // {"error": "text"}, as Ollama words errors
+	}
+	var code int
+	var name string
+	switch {
+	case json.Unmarshal(v.Error.Code, &code) == nil && code >= 400 && code < 600:
+		return code, message
+	case json.Unmarshal(v.Error.Code, &name) == nil:
+		return modelkit.ErrorTypeStatus(name, v.Error.Type), message
+	default:
+		return modelkit.ErrorTypeStatus(v.Error.Type), message
+	}
 }
 
 // add folds one streamed chunk into the reply. Tool calls arrive as an id
