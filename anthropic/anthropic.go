@@ -155,6 +155,10 @@ func (c *Client) send(ctx context.Context, params sdk.MessageNewParams) (*sdk.Me
 		if err != nil {
 			return nil, c.caller.Failure(ctx, raw, err)
 		}
+		if msg.ID == "" && msg.Type == "" {
+			// JSON, but not a message: a proxy's status page, a wrong path.
+			return nil, c.caller.BadResponse(fmt.Sprintf("the reply from %s is not a message", c.opts.BaseURL), nil)
+		}
 		return msg, nil
 	}
 	stream := c.msgs.NewStreaming(ctx, params, into)
@@ -169,7 +173,7 @@ func (c *Client) send(ctx context.Context, params sdk.MessageNewParams) (*sdk.Me
 		var apiErr *sdk.Error
 		if errors.As(err, &apiErr) && apiErr.StatusCode < 400 && ctx.Err() == nil {
 			// An error event inside a 200 stream: classify it by its type.
-			return nil, c.caller.StatusError(streamErrorStatus[string(apiErr.Type())], apiErr.Message, err)
+			return nil, c.caller.StatusError(modelkit.ErrorTypeStatus(string(apiErr.Type())), apiErr.Message, err)
 		}
 		return nil, c.caller.Failure(ctx, raw, err)
 	}
@@ -177,18 +181,6 @@ func (c *Client) send(ctx context.Context, params sdk.MessageNewParams) (*sdk.Me
 		return nil, c.caller.BadResponse("the stream ended without a message_start event", nil)
 	}
 	return &msg, nil
-}
-
-// streamErrorStatus maps the type of an error event to the HTTP status the
-// same error has outside a stream.
-var streamErrorStatus = map[string]int{
-	"invalid_request_error": 400,
-	"authentication_error":  401,
-	"permission_error":      403,
-	"not_found_error":       404,
-	"rate_limit_error":      429,
-	"api_error":             500,
-	"overloaded_error":      529,
 }
 
 // schemaToolName is the forced tool's name when the request names no schema.
@@ -236,7 +228,7 @@ func (c *Client) params(req *llm.Request, forceTool bool) (sdk.MessageNewParams,
 		p.Tools = append(p.Tools, tp)
 	}
 	if len(req.Schema) > 0 {
-		schema, err := schemaMap(req.Schema)
+		schema, err := modelkit.SchemaMap(req.Schema)
 		if err != nil {
 			return p, fmt.Errorf("anthropic: request schema: %w", err)
 		}
@@ -294,22 +286,13 @@ func contentParams(blocks []llm.Block) ([]sdk.ContentBlockParamUnion, error) {
 	return out, nil
 }
 
-// schemaMap decodes a JSON schema, which must be an object.
-func schemaMap(schema json.RawMessage) (map[string]any, error) {
-	var m map[string]any
-	if err := json.Unmarshal(schema, &m); err != nil || m == nil {
-		return nil, fmt.Errorf("not a JSON object: %w", memdir.ErrInvalid)
-	}
-	return m, nil
-}
-
 // toolParam sends an arbitrary input schema: the SDK's typed fields cover
 // only part of JSON schema, so everything but "type" goes through ExtraFields.
 func toolParam(name, description string, schema json.RawMessage) (sdk.ToolUnionParam, error) {
 	if len(schema) == 0 {
 		schema = json.RawMessage(`{"type":"object"}`)
 	}
-	m, err := schemaMap(schema)
+	m, err := modelkit.SchemaMap(schema)
 	if err != nil {
 		return sdk.ToolUnionParam{}, fmt.Errorf("anthropic: tool %q input schema: %w", name, err)
 	}

@@ -312,6 +312,7 @@ func TestBadResponses(t *testing.T) {
 		{"prose for a schema", memdirtest.TextReply("I cannot help with that."), true, `"I cannot help with that."`},
 		{"truncated at max tokens", memdirtest.ModelReply{Content: []llm.Block{llm.TextBlock(`{"selected`)}, StopReason: llm.StopMaxTokens}, true, "max tokens"},
 		{"body is not JSON", memdirtest.ModelReply{Body: "<html>oops</html>"}, false, "could not be read"},
+		{"JSON that is not a message", memdirtest.ModelReply{Body: `{"status":"ok"}`}, false, "not a message"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,6 +7,12 @@
 // streaming. Tests point the real SDK clients (through the anthropic and
 // openai adapter packages) at it, script its replies, and assert on the
 // requests it recorded.
+//
+// [TestModel] is the conformance suite every llm.Model adapter runs against
+// that server: the same checks of replies, tool calls, structured output,
+// usage, stop reasons, failures and cancellation, whichever provider's
+// wire format the adapter speaks. [TestEmbedder] is its counterpart for
+// llm.Embedder adapters, against the fake [EmbedServer].
 package memdirtest
 
 import (
@@ -31,7 +37,8 @@ type ModelReply struct {
 	// Content is what the model says: text and tool_use blocks.
 	Content []llm.Block
 	// StopReason defaults to tool_use when Content has a tool call, and to
-	// end_turn otherwise.
+	// end_turn otherwise. StopOther goes out as a provider's reason that is
+	// none of the others: refusal (Anthropic), content_filter (OpenAI).
 	StopReason llm.StopReason
 	// Usage is the token count the reply reports. InputTokens means input
 	// neither read from nor written to the cache, as in the Anthropic API;
@@ -42,9 +49,15 @@ type ModelReply struct {
 
 	// Status, when 400 or more, makes the reply an HTTP error in the
 	// provider's error format, carrying Message. A streaming request gets the
-	// error before any event, as the real services do.
+	// error before any event, as the real services mostly do.
 	Status  int
 	Message string
+	// MidStream, with an error Status, makes a streaming request get a 200
+	// stream that starts the reply and then reports the error as an event
+	// (Anthropic's error event, an OpenAI chunk holding "error"), as a
+	// server overloaded while generating does. A plain request still gets
+	// the HTTP error.
+	MidStream bool
 	// Body, when set, is sent verbatim instead of the generated body (with
 	// Status, or 200): a way to send malformed JSON or a foreign error page.
 	Body string
@@ -249,7 +262,7 @@ func (s *ModelServer) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(cmp.Or(reply.Status, http.StatusOK))
 		io.WriteString(w, reply.Body)
-	case reply.Status >= 400:
+	case reply.Status >= 400 && !(reply.MidStream && req.Stream):
 		wf.writeError(w, reply.Status, reply.Message)
 	case req.Stream:
 		w.Header().Set("Content-Type", "text/event-stream")

@@ -115,11 +115,16 @@ var anthropicErrorTypes = map[int]string{
 	529: "overloaded_error",
 }
 
-func (anthropicWire) writeError(w http.ResponseWriter, status int, message string) {
-	typ, ok := anthropicErrorTypes[status]
-	if !ok {
-		typ = "api_error"
+// anthropicErrorType is the error.type the API sends with status.
+func anthropicErrorType(status int) string {
+	if typ, ok := anthropicErrorTypes[status]; ok {
+		return typ
 	}
+	return "api_error"
+}
+
+func (anthropicWire) writeError(w http.ResponseWriter, status int, message string) {
+	typ := anthropicErrorType(status)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Request-Id", "req_fake")
 	w.WriteHeader(status)
@@ -152,6 +157,15 @@ func anthropicContent(r ModelReply) []map[string]any {
 	return out
 }
 
+// anthropicStop are the stop_reason values the API sends; StopOther is
+// sent as a refusal, one of the reasons that are none of the others.
+var anthropicStop = map[llm.StopReason]string{
+	llm.StopEndTurn:   "end_turn",
+	llm.StopToolUse:   "tool_use",
+	llm.StopMaxTokens: "max_tokens",
+	llm.StopOther:     "refusal",
+}
+
 func (anthropicWire) message(req *ModelRequest, r ModelReply, seq int) map[string]any {
 	return map[string]any{
 		"id":            fmt.Sprintf("msg_fake_%d", seq),
@@ -159,7 +173,7 @@ func (anthropicWire) message(req *ModelRequest, r ModelReply, seq int) map[strin
 		"role":          "assistant",
 		"model":         r.model(req),
 		"content":       anthropicContent(r),
-		"stop_reason":   string(r.stopReason()),
+		"stop_reason":   anthropicStop[r.stopReason()],
 		"stop_sequence": nil,
 		"usage":         anthropicUsage(r.Usage),
 	}
@@ -182,6 +196,10 @@ func (a anthropicWire) writeStream(w http.ResponseWriter, req *ModelRequest, r M
 	start["usage"] = usage
 	writeEvent(w, "message_start", map[string]any{"type": "message_start", "message": start})
 	writeEvent(w, "ping", map[string]any{"type": "ping"})
+	if r.Status >= 400 { // MidStream
+		writeEvent(w, "error", map[string]any{"type": "error", "error": map[string]any{"type": anthropicErrorType(r.Status), "message": r.Message}})
+		return
+	}
 	i := 0 // the index of the block on the wire
 	for _, b := range r.Content {
 		switch b.Type {
@@ -206,7 +224,7 @@ func (a anthropicWire) writeStream(w http.ResponseWriter, req *ModelRequest, r M
 		i++
 	}
 	writeEvent(w, "message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": string(r.stopReason()), "stop_sequence": nil},
+		"delta": map[string]any{"stop_reason": anthropicStop[r.stopReason()], "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": r.Usage.OutputTokens}})
 	writeEvent(w, "message_stop", map[string]any{"type": "message_stop"})
 }

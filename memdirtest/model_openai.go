@@ -135,7 +135,8 @@ var openaiErrorCodes = map[int]string{
 	429: "rate_limit_exceeded",
 }
 
-func (openaiWire) writeError(w http.ResponseWriter, status int, message string) {
+// openaiError is the error body OpenAI sends for status.
+func openaiError(status int, message string) map[string]any {
 	typ := "invalid_request_error"
 	if status >= 500 {
 		typ = "server_error"
@@ -144,9 +145,13 @@ func (openaiWire) writeError(w http.ResponseWriter, status int, message string) 
 	if c, ok := openaiErrorCodes[status]; ok {
 		code = c
 	}
+	return map[string]any{"error": map[string]any{"message": message, "type": typ, "param": nil, "code": code}}
+}
+
+func (openaiWire) writeError(w http.ResponseWriter, status int, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	writeJSON(w, map[string]any{"error": map[string]any{"message": message, "type": typ, "param": nil, "code": code}})
+	writeJSON(w, openaiError(status, message))
 }
 
 var openaiFinish = map[llm.StopReason]string{
@@ -217,6 +222,10 @@ func (o openaiWire) writeStream(w http.ResponseWriter, req *ModelRequest, r Mode
 	}
 	text, calls := o.split(r)
 	writeEvent(w, "", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	if r.Status >= 400 { // MidStream
+		writeEvent(w, "", openaiError(r.Status, r.Message))
+		return
+	}
 	for _, p := range pieces(text, 16) {
 		writeEvent(w, "", chunk(map[string]any{"content": p}, nil))
 	}

@@ -208,3 +208,28 @@ func TestRetryAfterHeader(t *testing.T) {
 		t.Errorf("status and headers = %q", got)
 	}
 }
+
+// TestMidStreamError checks that a MidStream error reaches a streaming
+// request as an event after the reply has begun, and a plain one as the
+// HTTP error.
+func TestMidStreamError(t *testing.T) {
+	srv := memdirtest.NewModelServer(t)
+	srv.Handle(func(*memdirtest.ModelRequest) memdirtest.ModelReply {
+		return memdirtest.ModelReply{Status: 529, Message: "Overloaded", MidStream: true}
+	})
+	res, body := post(t, srv.URL()+"/v1/messages", `{"model":"m","max_tokens":5,"stream":true,"messages":[{"role":"user","content":"x"}]}`)
+	if diff := cmp.Diff([]string{"message_start", "ping", "error"}, events(body, true)); res.StatusCode != 200 || diff != "" {
+		t.Errorf("anthropic: status %d, events (-want +got):\n%s", res.StatusCode, diff)
+	}
+	if !strings.Contains(body, `"error":{"message":"Overloaded","type":"overloaded_error"}`) {
+		t.Errorf("anthropic error event lacks the overloaded error:\n%s", body)
+	}
+	res, body = post(t, srv.OpenAIBaseURL()+"/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`)
+	data := events(body, false)
+	if res.StatusCode != 200 || len(data) != 2 || !strings.HasPrefix(data[1], `{"error":{"code":null,"message":"Overloaded"`) {
+		t.Errorf("openai: status %d, data lines %q; want a role chunk and the error", res.StatusCode, data)
+	}
+	if res, _ := post(t, srv.OpenAIBaseURL()+"/chat/completions", `{"model":"m","messages":[{"role":"user","content":"x"}]}`); res.StatusCode != 529 {
+		t.Errorf("plain request: status %d, want the HTTP error 529", res.StatusCode)
+	}
+}

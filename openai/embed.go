@@ -100,7 +100,8 @@ func (e *Embedder) EmbedderName() string {
 
 // Embed returns one vector per text, in order, making one request per
 // MaxBatch texts. Failures the server reports are *llm.ModelError; so is
-// a reply with the wrong number of vectors (kind bad_response).
+// a reply with the wrong number of vectors or vectors of differing sizes,
+// within a request or across them (kind bad_response).
 func (e *Embedder) Embed(ctx context.Context, texts []string) (*llm.Embedding, error) {
 	out := &llm.Embedding{Vectors: make([][]float32, 0, len(texts))}
 	for start := 0; start < len(texts); start += e.opts.MaxBatch {
@@ -109,10 +110,29 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) (*llm.Embedding, e
 		if err != nil {
 			return nil, err
 		}
+		if err := e.sameSize(out.Vectors, vecs); err != nil {
+			return nil, err
+		}
 		out.Vectors = append(out.Vectors, vecs...)
 		out.Usage.Add(usage)
 	}
 	return out, nil
+}
+
+// sameSize checks that the vectors of a batch have the size of the call's
+// first vector: a server that mixes sizes (a model swapped between
+// requests, a broken reply) would have them compared to no purpose.
+func (e *Embedder) sameSize(before, batch [][]float32) error {
+	first := before
+	if len(first) == 0 {
+		first = batch
+	}
+	for i, v := range batch {
+		if len(v) != len(first[0]) {
+			return e.caller.BadResponse(fmt.Sprintf("vector %d of the reply has %d dimensions, vector 0 has %d", len(before)+i, len(v), len(first[0])), nil)
+		}
+	}
+	return nil
 }
 
 func (e *Embedder) send(ctx context.Context, texts []string) ([][]float32, llm.Usage, error) {

@@ -117,6 +117,7 @@ func TestEmbedFailures(t *testing.T) {
 		{"broken JSON", memdirtest.EmbedReply{Body: `{"object":"list","data":[{"embedding":[0.1,`}, false, "bad_response", nil},
 		{"wrong count", memdirtest.EmbedReply{Vectors: [][]float32{{1, 0}}}, false, "bad_response", []string{"1 vectors for 2 texts"}},
 		{"empty vector", memdirtest.EmbedReply{Vectors: [][]float32{{1, 0}, {}}}, false, "bad_response", []string{"empty"}},
+		{"mixed dimensions", memdirtest.EmbedReply{Vectors: [][]float32{{1, 0}, {1, 0, 0}}}, false, "bad_response", []string{"vector 1 of the reply has 3 dimensions, vector 0 has 2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -138,6 +139,19 @@ func TestEmbedFailures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEmbedMixedBatches checks that vectors of one size in a first request
+// and another in a second are an error, not one list of both.
+func TestEmbedMixedBatches(t *testing.T) {
+	srv := memdirtest.NewEmbedServer(t)
+	srv.Enqueue(memdirtest.EmbedReply{Vectors: [][]float32{{1, 0}, {0, 1}}}, memdirtest.EmbedReply{Vectors: [][]float32{{1, 0, 0}}})
+	e := newEmbedder(t, srv, func(o *openai.EmbedderOptions) { o.MaxBatch = 2 })
+	_, err := e.Embed(context.Background(), []string{"a", "b", "c"})
+	var me *llm.ModelError
+	if !errors.As(err, &me) || me.Kind != "bad_response" || !strings.Contains(err.Error(), "vector 2 of the reply has 3 dimensions, vector 0 has 2") {
+		t.Errorf("error = %v, want a bad_response naming vector 2", err)
 	}
 }
 

@@ -23,6 +23,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -34,6 +35,7 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/memdir/memdir"
@@ -156,7 +158,7 @@ func (c *Client) params(req *llm.Request, noFormat bool) (sdk.ChatCompletionNewP
 
 	system := req.System
 	if len(req.Schema) > 0 {
-		schema, err := schemaMap(req.Schema)
+		schema, err := modelkit.SchemaMap(req.Schema)
 		if err != nil {
 			return p, fmt.Errorf("openai: request schema: %w", err)
 		}
@@ -189,7 +191,7 @@ func (c *Client) params(req *llm.Request, noFormat bool) (sdk.ChatCompletionNewP
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
-		m, err := schemaMap(schema)
+		m, err := modelkit.SchemaMap(schema)
 		if err != nil {
 			return p, fmt.Errorf("openai: tool %q input schema: %w", t.Name, err)
 		}
@@ -261,15 +263,6 @@ func messageParams(m llm.Message) ([]sdk.ChatCompletionMessageParamUnion, error)
 	return out, nil
 }
 
-// schemaMap decodes a JSON schema, which must be an object.
-func schemaMap(schema json.RawMessage) (map[string]any, error) {
-	var m map[string]any
-	if err := json.Unmarshal(schema, &m); err != nil || m == nil {
-		return nil, fmt.Errorf("not a JSON object: %w", memdir.ErrInvalid)
-	}
-	return m, nil
-}
-
 // reply is what a plain or streamed completion comes down to.
 type reply struct {
 	model  string
@@ -277,6 +270,7 @@ type reply struct {
 	calls  []toolCall
 	finish string
 	usage  sdk.CompletionUsage
+	chunks int // streamed chunks received
 }
 
 type toolCall struct{ id, name, args string }
@@ -308,15 +302,54 @@ func (c *Client) send(ctx context.Context, params sdk.ChatCompletionNewParams) (
 			r.add(stream.Current())
 		}
 		if err := stream.Err(); err != nil {
+			var se *ssestream.StreamError
+			if errors.As(err, &se) && ctx.Err() == nil {
+				// The server began the stream, then reported an error in it.
+				status, said := streamError(se.Event.Data)
+				return nil, c.caller.StatusError(status, said, err)
+			}
 			return nil, c.caller.Failure(ctx, raw, err)
+		}
+		if r.chunks == 0 {
+			// A body that is no event stream reads as an empty one.
+			return nil, c.caller.BadResponse(fmt.Sprintf("the streamed reply from %s has no chunks", c.opts.BaseURL), nil)
 		}
 	}
 	return c.response(&r)
 }
 
+// streamError reads the error a server sent as a chunk of a stream it had
+// begun, {"error": {"message", "type", "code"}}, into the HTTP status the
+// same error would have had and the server's message. The code is a status
+// at some servers (vLLM, llama.cpp) and a name at OpenAI; the status is 0
+// when nothing says which error it is.
+func streamError(data []byte) (status int, message string) {
+	var v struct {
+		Error struct {
+			Type string          `json:"type"`
+			Code json.RawMessage `json:"code"`
+		} `json:"error"`
+	}
+	message = modelkit.ServerMessage(data)
+	if json.Unmarshal(data, &v) != nil {
+		return 0, message // {"error": "text"}, as Ollama words errors
+	}
+	var code int
+	var name string
+	switch {
+	case json.Unmarshal(v.Error.Code, &code) == nil && code >= 400 && code < 600:
+		return code, message
+	case json.Unmarshal(v.Error.Code, &name) == nil:
+		return modelkit.ErrorTypeStatus(name, v.Error.Type), message
+	default:
+		return modelkit.ErrorTypeStatus(v.Error.Type), message
+	}
+}
+
 // add folds one streamed chunk into the reply. Tool calls arrive as an id
 // and name, then argument pieces, keyed by index.
 func (r *reply) add(chunk sdk.ChatCompletionChunk) {
+	r.chunks++
 	if chunk.Model != "" {
 		r.model = chunk.Model
 	}

@@ -338,6 +338,68 @@ func TestBadResponses(t *testing.T) {
 	}
 }
 
+// TestStreamWithoutChunks checks that a streaming request answered with
+// something other than an event stream is a bad response, not an empty
+// reply: the SDK reads such a body as a stream with no events.
+func TestStreamWithoutChunks(t *testing.T) {
+	for _, body := range []string{`{"status":"ok"}`, "<html>upstream went away</html>"} {
+		srv := memdirtest.NewModelServer(t)
+		srv.Enqueue(memdirtest.ModelReply{Body: body})
+		c := newClient(t, srv, func(o *openai.Options) { o.Stream = true })
+		_, err := c.Generate(context.Background(), &llm.Request{Messages: userText("q")})
+		me := modelError(t, err, "bad_response")
+		if !strings.Contains(me.Error(), "no chunks") {
+			t.Errorf("body %q: error %q does not say the stream had no chunks", body, me)
+		}
+	}
+}
+
+// TestStreamErrorChunk checks how an error sent inside a begun stream is
+// classified, in the forms servers word it.
+func TestStreamErrorChunk(t *testing.T) {
+	tests := []struct {
+		name, chunk string
+		kind        llm.ModelErrorKind
+		status      int
+	}{
+		{"OpenAI's server error", `{"error":{"message":"The server had an error","type":"server_error","param":null,"code":null}}`, "server", 500},
+		{"a code that names the error", `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`, "rate_limit", 429},
+		{"a code that is a status (vLLM)", `{"error":{"object":"error","message":"context length exceeded","type":"BadRequestError","param":null,"code":400}}`, "bad_request", 400},
+		{"an unknown model as a 400", `{"error":{"message":"model 'gpt-test-mini' not found","type":"invalid_request_error","code":null}}`, "not_found", 400},
+		{"a bare string", `{"error":"llama runner process has terminated"}`, "bad_response", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := memdirtest.NewModelServer(t)
+			srv.Enqueue(memdirtest.ModelReply{Body: `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"}}]}` + "\n\ndata: " + tt.chunk + "\n\n"})
+			c := newClient(t, srv, func(o *openai.Options) { o.Stream = true })
+			_, err := c.Generate(context.Background(), &llm.Request{Messages: userText("q")})
+			me := modelError(t, err, tt.kind)
+			if me.StatusCode != tt.status {
+				t.Errorf("status = %d, want %d", me.StatusCode, tt.status)
+			}
+			if msg := chunkMessage(tt.chunk); !strings.Contains(me.Error(), msg) {
+				t.Errorf("error %q does not quote %q", me, msg)
+			}
+		})
+	}
+}
+
+// chunkMessage is the message part of an error chunk.
+func chunkMessage(chunk string) string {
+	var v struct {
+		Error json.RawMessage `json:"error"`
+	}
+	json.Unmarshal([]byte(chunk), &v)
+	var inner struct{ Message string }
+	if json.Unmarshal(v.Error, &inner) == nil {
+		return inner.Message
+	}
+	var s string
+	json.Unmarshal(v.Error, &s)
+	return s
+}
+
 func TestHTTPErrors(t *testing.T) {
 	tests := []struct {
 		name     string

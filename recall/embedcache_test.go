@@ -221,7 +221,9 @@ func TestEmbedCacheFailures(t *testing.T) {
 		{"bad key", memdirtest.EmbedReply{Status: 401, Message: "bad key"}, "auth"},
 		{"broken JSON", memdirtest.EmbedReply{Body: `{"data": [`}, "bad_response"},
 		{"wrong count", memdirtest.EmbedReply{Vectors: [][]float32{{1, 0}}}, "bad_response"},
-		{"mixed dimensions", memdirtest.EmbedReply{Vectors: [][]float32{{1, 0}, {1, 0, 0}, {1, 0}, {1, 0}}}, ""},
+		// The adapter keeps to one size per call; across calls it is the cache's to check.
+		{"mixed dimensions", memdirtest.EmbedReply{Vectors: [][]float32{{1, 0}, {1, 0, 0}, {1, 0}, {1, 0}}}, "bad_response"},
+		{"another dimension than the first batch", memdirtest.EmbedReply{Vectors: [][]float32{{1, 0}, {0, 1}, {1, 0}, {0, 1}}}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -248,6 +250,33 @@ func TestEmbedCacheFailures(t *testing.T) {
 				t.Errorf("after the failure: cached %d, embedded %d; want 4, 6", st.Cached, st.Embedded)
 			}
 		})
+	}
+}
+
+// looseEmbedder breaks llm.Embedder's promise of one size per call, as an
+// embedder from another package might: its vectors alternate between 2 and 3
+// dimensions.
+type looseEmbedder struct{}
+
+func (looseEmbedder) EmbedderName() string { return "loose:m" }
+
+func (looseEmbedder) Embed(_ context.Context, texts []string) (*llm.Embedding, error) {
+	out := &llm.Embedding{Usage: llm.Usage{Calls: 1}}
+	for i := range texts {
+		v := make([]float32, 2+i%2)
+		v[0] = 1
+		out.Vectors = append(out.Vectors, v)
+	}
+	return out, nil
+}
+
+// TestEmbedCacheMixedBatch checks that the cache rejects a batch of mixed
+// sizes itself, whatever the embedder lets through.
+func TestEmbedCacheMixedBatch(t *testing.T) {
+	_, _, err := openTestCache(t, filepath.Join(t.TempDir(), "c.vec")).Vectors(context.Background(), looseEmbedder{}, inputs("a", "b"), nil)
+	var ee *llm.EmbedError
+	if !errors.As(err, &ee) || ee.Embedder != "loose:m" || !strings.Contains(err.Error(), "vector 1 of a batch has 3 dimensions") {
+		t.Errorf("error = %v, want the cache's EmbedError about vector 1", err)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/jsonx"
 	"github.com/memdir/memdir/llm"
 )
@@ -84,9 +85,40 @@ func (c *Caller) Failure(ctx context.Context, res *http.Response, err error) err
 
 // StatusError returns the error for an HTTP error status with the server's
 // message, as Failure does; adapters use it for errors that arrive inside a
-// stream.
+// stream, with the status from [ErrorTypeStatus]. A status under 400 (none
+// known) makes a bad_response.
 func (c *Caller) StatusError(status int, serverMessage string, err error) error {
 	return c.statusError(status, serverMessage, err)
+}
+
+// errorTypeStatus maps the names providers give an error (Anthropic's
+// error.type, OpenAI's error.type and error.code) to the HTTP status the
+// same error comes with when it is not inside a stream.
+var errorTypeStatus = map[string]int{
+	"invalid_request_error": 400,
+	"authentication_error":  401,
+	"invalid_api_key":       401,
+	"permission_error":      403,
+	"not_found_error":       404,
+	"model_not_found":       404,
+	"rate_limit_error":      429,
+	"rate_limit_exceeded":   429,
+	"insufficient_quota":    429,
+	"api_error":             500,
+	"server_error":          500,
+	"overloaded_error":      529,
+}
+
+// ErrorTypeStatus returns the HTTP status of the first of names that is a
+// known error type or code, so that an error reported inside a 200 stream
+// gets the kind it would have had as an HTTP error; 0 when none is known.
+func ErrorTypeStatus(names ...string) int {
+	for _, n := range names {
+		if status, ok := errorTypeStatus[n]; ok {
+			return status
+		}
+	}
+	return 0
 }
 
 func (c *Caller) statusError(status int, said string, err error) error {
@@ -112,6 +144,8 @@ func (c *Caller) statusError(status int, said string, err error) error {
 		msg = fmt.Sprintf("rate limited, still after %d tries%s; wait and try again", c.Tries, quoted)
 	case llm.ModelServer:
 		msg = fmt.Sprintf("server error, still after %d tries%s", c.Tries, quoted)
+	case llm.ModelBadResponse:
+		msg = "the server reported an error of an unknown kind" + quoted
 	default:
 		msg = "the request was rejected" + quoted
 	}
@@ -200,6 +234,18 @@ func (c *Caller) Structured(resp *llm.Response) error {
 	}
 	resp.Content = content
 	return nil
+}
+
+// SchemaMap decodes a JSON schema for an SDK field that takes a map: a
+// request's output schema or a tool's input schema. Anything but a JSON
+// object is an error wrapping memdir.ErrInvalid, found before a request is
+// sent.
+func SchemaMap(schema json.RawMessage) (map[string]any, error) {
+	var m map[string]any
+	if err := json.Unmarshal(schema, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("not a JSON object: %w", memdir.ErrInvalid)
+	}
+	return m, nil
 }
 
 // SchemaInstruction is appended to the system prompt when a schema cannot be

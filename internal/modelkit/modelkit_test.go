@@ -1,11 +1,14 @@
 package modelkit
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/llm"
 )
 
@@ -71,5 +74,43 @@ func TestStructured(t *testing.T) {
 	var me *llm.ModelError
 	if !errors.As(err, &me) || me.Kind != llm.ModelBadResponse || !strings.Contains(me.Message, "max tokens") {
 		t.Errorf("Structured(truncated) = %v, want a bad_response about max tokens", err)
+	}
+}
+
+func TestSchemaMap(t *testing.T) {
+	got, err := SchemaMap(json.RawMessage(`{"type":"object","required":["a"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]any{"type": "object", "required": []any{"a"}}, got); diff != "" {
+		t.Errorf("SchemaMap (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{``, `null`, `[1]`, `"x"`, `{`} {
+		if _, err := SchemaMap(json.RawMessage(bad)); !errors.Is(err, memdir.ErrInvalid) {
+			t.Errorf("SchemaMap(%q) error = %v, want ErrInvalid", bad, err)
+		}
+	}
+}
+
+func TestErrorTypeStatus(t *testing.T) {
+	tests := []struct {
+		names []string
+		want  int
+	}{
+		{[]string{"overloaded_error"}, 529},
+		{[]string{"rate_limit_exceeded", "requests"}, 429},
+		{[]string{"", "server_error"}, 500},
+		{[]string{"no_such_type"}, 0},
+		{nil, 0},
+	}
+	for _, tt := range tests {
+		if got := ErrorTypeStatus(tt.names...); got != tt.want {
+			t.Errorf("ErrorTypeStatus(%q) = %d, want %d", tt.names, got, tt.want)
+		}
+	}
+	err := (&Caller{Provider: "p", Model: "m"}).StatusError(0, "llama runner crashed", nil)
+	var me *llm.ModelError
+	if !errors.As(err, &me) || me.Kind != llm.ModelBadResponse || !strings.Contains(me.Message, "llama runner crashed") {
+		t.Errorf("StatusError(0) = %v, want a bad_response quoting the server", err)
 	}
 }
