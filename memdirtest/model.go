@@ -2,11 +2,13 @@
 // of net/http/httptest: fakes that run real protocols on loopback, so tests
 // exercise the same client code as production.
 //
-// [ModelServer] is a fake language-model server that speaks both the
-// Anthropic Messages API and the OpenAI Chat Completions API, plain and
-// streaming. Tests point the real SDK clients (through the anthropic and
-// openai adapter packages) at it, script its replies, and assert on the
-// requests it recorded.
+// [ModelServer] is a fake language-model server that speaks the Anthropic
+// Messages API, the OpenAI Chat Completions API, the OpenAI Responses API
+// (as Codex CLI calls it) and the Gemini API's generateContent (as Gemini
+// CLI calls it), plain and streaming. Tests point the real SDK clients
+// (through the anthropic and openai adapter packages), or the real agent
+// programs ([NewCodex], [NewGemini]), at it, script its replies, and assert
+// on the requests it recorded.
 //
 // [TestModel] is the conformance suite every llm.Model adapter runs against
 // that server: the same checks of replies, tool calls, structured output,
@@ -24,6 +26,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -101,12 +104,15 @@ func ErrorReply(status int, message string) ModelReply {
 // ModelRequest is one request the server received: the raw HTTP parts and a
 // neutral decoded form, the same whichever wire format carried it.
 type ModelRequest struct {
-	// API is "anthropic" or "openai"; empty for a path the server does not serve.
-	API    string
-	Method string
-	Path   string
-	Header http.Header
-	Body   []byte
+	// API is "anthropic", "openai" (Chat Completions), "responses" (the
+	// OpenAI Responses API) or "gemini"; empty for a path the server does not
+	// serve.
+	API      string
+	Method   string
+	Path     string
+	RawQuery string
+	Header   http.Header
+	Body     []byte
 
 	Model     string
 	Stream    bool
@@ -120,6 +126,24 @@ type ModelRequest struct {
 	// (Anthropic output_config.format, OpenAI response_format), if any.
 	Schema     json.RawMessage
 	SchemaName string
+}
+
+// Contains reports whether s occurs in the text the request sends the model:
+// its system prompt, or a text, tool call or tool result of a message. It is
+// how a test asserts that some context reached the model, whichever wire
+// format carried it and wherever the client put it.
+func (r *ModelRequest) Contains(s string) bool {
+	if strings.Contains(r.System, s) {
+		return true
+	}
+	for _, m := range r.Messages {
+		for _, b := range m.Content {
+			if strings.Contains(b.Text, s) || strings.Contains(string(b.Input), s) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ModelServer is a fake model server on loopback. Its replies come from the
@@ -164,8 +188,13 @@ func (s *ModelServer) URL() string { return s.srv.URL }
 func (s *ModelServer) AnthropicBaseURL() string { return s.srv.URL }
 
 // OpenAIBaseURL is the base URL the OpenAI SDK wants (it appends
-// chat/completions), the form an OpenAI-compatible server's /v1 takes.
+// chat/completions or responses), the form an OpenAI-compatible server's
+// /v1 takes; it is also a Codex model provider's base_url.
 func (s *ModelServer) OpenAIBaseURL() string { return s.srv.URL + "/v1" }
+
+// GeminiBaseURL is the base URL Google's genai SDK wants (it appends
+// v1beta/models/...): Gemini CLI's GOOGLE_GEMINI_BASE_URL.
+func (s *ModelServer) GeminiBaseURL() string { return s.srv.URL }
 
 // ServeEmbeddings makes the server answer POST /v1/embeddings as e does
 // (e records the requests and takes the script), for tests where one
@@ -212,13 +241,21 @@ func (s *ModelServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
-	req := &ModelRequest{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
+	req := &ModelRequest{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Header: r.Header.Clone(), Body: body}
 	var wf wireFormat
-	switch {
-	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
-		req.API, wf = "anthropic", anthropicWire{}
-	case r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions":
-		req.API, wf = "openai", openaiWire{}
+	if r.Method == http.MethodPost {
+		switch model, method, isGemini := geminiPath(r.URL.Path); {
+		case r.URL.Path == "/v1/messages":
+			req.API, wf = "anthropic", anthropicWire{}
+		case r.URL.Path == "/v1/chat/completions":
+			req.API, wf = "openai", openaiWire{}
+		case r.URL.Path == "/v1/responses":
+			req.API, wf = "responses", responsesWire{}
+		case isGemini:
+			// The path, not the body, names the model and asks for a stream.
+			req.API, wf = "gemini", geminiWire{}
+			req.Model, req.Stream = model, method == "streamGenerateContent"
+		}
 	}
 
 	seq := s.record(req)
