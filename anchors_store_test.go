@@ -10,6 +10,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/anchors"
+	"github.com/memdir/memdir/doctor"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/recall"
 )
@@ -66,11 +67,11 @@ func TestAnchorsSaveRecallCheckRefresh(t *testing.T) {
 	if !strings.Contains(got.Header, "changed since this memory was written: internal/auth/token.go (2 commits)") {
 		t.Errorf("header does not report the change:\n%s", got.Header)
 	}
-	rep, err := d.Check(ctx)
+	rep, err := doctor.Check(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := findingOf(rep, memdir.FindStaleAnchor); f == nil || f.Path != res.Path || !strings.Contains(f.Message, "internal/auth/token.go") {
+	if f := findingOf(rep, doctor.FindStaleAnchor); f == nil || f.Path != res.Path || !strings.Contains(f.Message, "internal/auth/token.go") {
 		t.Errorf("doctor: no stale-anchor finding: %+v", rep.Findings)
 	}
 	ch := anchors.Changes(ctx, r.Root, as)
@@ -83,8 +84,8 @@ func TestAnchorsSaveRecallCheckRefresh(t *testing.T) {
 	if len(got.StaleAnchors) != 1 || got.StaleAnchors[0].State != anchors.Gone || !strings.Contains(got.Header, "no longer exist: internal/auth/token.go") {
 		t.Errorf("deleted file: %+v\n%s", got.StaleAnchors, got.Header)
 	}
-	rep, _ = d.Check(ctx)
-	if f := findingOf(rep, memdir.FindAnchorGone); f == nil {
+	rep, _ = doctor.Check(ctx, d)
+	if f := findingOf(rep, doctor.FindAnchorGone); f == nil {
 		t.Errorf("doctor: no anchor-gone finding: %+v", rep.Findings)
 	}
 
@@ -92,7 +93,7 @@ func TestAnchorsSaveRecallCheckRefresh(t *testing.T) {
 	// refreshes its anchors, in a journaled run.
 	r.Commit(map[string]string{"internal/auth/token.go": tokenGo + "// v2\n"})
 	before, _ := os.ReadFile(d.Abs(res.Path))
-	ref, err := d.RefreshAnchors(ctx, res.Path)
+	ref, err := doctor.RefreshAnchors(ctx, d, res.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestAnchorsKeyKeptOnRewrite(t *testing.T) {
 	}
 }
 
-func findingOf(rep *memdir.CheckReport, k memdir.FindingKind) *memdir.Finding {
+func findingOf(rep *doctor.Report, k doctor.FindingKind) *doctor.Finding {
 	for i := range rep.Findings {
 		if rep.Findings[i].Kind == k {
 			return &rep.Findings[i]

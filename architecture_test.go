@@ -22,7 +22,7 @@ var layers = []struct {
 	{"vocabulary", []string{"llm"}},
 	{"store", []string{""}},
 	{"location", []string{"locate"}},
-	{"services", []string{"prompt", "review", "recall", "memtool", "transcript", "team", "checkpoint", "promote", "agentmem", "dailylog"}},
+	{"services", []string{"prompt", "review", "recall", "doctor", "memtool", "transcript", "team", "checkpoint", "promote", "agentmem", "dailylog"}},
 	{"configuration", []string{"config"}},
 	{"agents", []string{"agent", "session"}},
 	{"driver support", []string{"internal/modelkit", "team/internal/sqlstore", "internal/cli"}},

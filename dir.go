@@ -137,6 +137,9 @@ func withDefaults(dir string, opts *Options) (func() time.Time, *slog.Logger, *J
 	return now, log, j, nil
 }
 
+// Now returns the directory's clock's time (Options.Now).
+func (d *Dir) Now() time.Time { return d.now() }
+
 // Path returns the directory's absolute path, without a trailing separator.
 func (d *Dir) Path() string { return d.path }
 

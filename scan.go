@@ -94,11 +94,6 @@ func (d *Dir) Scan(ctx context.Context, opts *ScanOptions) (*ScanResult, error) 
 	return ScanDir(ctx, d.path, opts)
 }
 
-// List returns every memory in the directory, newest first, with the files
-// that could not be read or parsed: a Scan without Claude Code's cap of 200.
-func (d *Dir) List(ctx context.Context) (*ScanResult, error) {
-	return d.Scan(ctx, &ScanOptions{Limit: -1})
-}
 
 // ScanDir scans the memory files below dir; see Dir.Scan.
 func ScanDir(ctx context.Context, dir string, opts *ScanOptions) (*ScanResult, error) {

@@ -98,7 +98,7 @@ func TestScanCap(t *testing.T) {
 		t.Errorf("uncapped scan returned %d", len(res.Memories))
 	}
 	d, _ := Open(dir, &Options{Journal: NewJournal(t.TempDir(), nil)})
-	if res, err := d.List(context.Background()); err != nil || len(res.Memories) != 230 {
+	if res, err := d.Scan(context.Background(), &ScanOptions{Limit: -1}); err != nil || len(res.Memories) != 230 {
 		t.Errorf("List returned %d, %v; want every memory", len(res.Memories), err)
 	}
 	if res, err := ScanDir(context.Background(), filepath.Join(dir, "missing"), nil); err != nil || len(res.Memories) != 0 {

@@ -149,11 +149,10 @@ func TestIsTeamPath(t *testing.T) {
 	}
 }
 
-// Fix and IndexMissing write index lines from a memory's name and
-// description; for a team file placed by hand with a secret there, the line
-// is left out of team/MEMORY.md and Fix says why.
-func TestFixKeepsSecretsOutOfTeamIndex(t *testing.T) {
-	ctx := context.Background()
+// IndexMissing writes index lines from a memory's name and description; for
+// a team file placed by hand with a secret there, the line is left out of
+// team/MEMORY.md (package doctor's Fix says why).
+func TestIndexMissingKeepsSecretsOutOfTeamIndex(t *testing.T) {
 	d := mustOpen(t)
 	mustSave(t, d, &Memory{Name: "ok", Description: "fine", Type: TypeUser, Body: "clean"}, &SaveOptions{Team: true})
 	leak := "---\nname: ci\ndescription: CI token " + fakeGitHubPAT + "\ntype: reference\n---\n\nsee the description\n"
@@ -164,15 +163,7 @@ func TestFixKeepsSecretsOutOfTeamIndex(t *testing.T) {
 	if added, err := d.IndexMissing(nil, []string{"team/reference_ci.md"}); err != nil || len(added) != 0 {
 		t.Errorf("IndexMissing = %v, %v; want nothing added", added, err)
 	}
-	res, err := d.Fix(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if got := readString(t, d.Abs("team/MEMORY.md")); got != index {
 		t.Errorf("team/MEMORY.md = %q, want it unchanged", got)
-	}
-	said := strings.Join(res.Actions, "\n")
-	if !strings.Contains(said, "team/reference_ci.md") || !strings.Contains(said, "GitHub PAT") || strings.Contains(said, fakeGitHubPAT[4:14]) {
-		t.Errorf("Fix actions = %q", said)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/doctor"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/locate"
@@ -93,7 +94,7 @@ type DreamResult struct {
 	Agent   *Result `json:"-"`
 	// Stale lists the memories whose anchored code had changed, which the
 	// agent was asked to check first.
-	Stale []memdir.StaleMemory `json:"stale,omitempty"`
+	Stale []doctor.StaleMemory `json:"stale,omitempty"`
 }
 
 // Dream consolidates the memory directory, as Claude Code's autoDream does,
@@ -220,7 +221,7 @@ func runDream(ctx context.Context, o *DreamOptions, res *DreamResult, rec *memdi
 	if !o.Force {
 		sessions = res.Sessions
 	}
-	stale, err := d.StaleMemories(ctx)
+	stale, err := doctor.StaleMemories(ctx, d)
 	if err != nil {
 		return fmt.Errorf("dream: checking anchors: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/doctor"
 	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/transcript"
 )
@@ -184,7 +185,7 @@ type DreamPromptOptions struct {
 	UsageSince time.Time
 	// Stale lists the memories whose anchored code changed since they were
 	// written, with a change summary per file; they come first.
-	Stale []memdir.StaleMemory
+	Stale []doctor.StaleMemory
 }
 
 // DreamMemoryUse is one memory's line in the dream prompt's usage table.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/doctor"
 	"github.com/memdir/memdir/hooks"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/llm"
@@ -86,7 +87,7 @@ type memoryItem struct {
 }
 
 func (s *Server) apiMemories(r *http.Request) (any, error) {
-	res, err := s.d.List(r.Context())
+	res, err := s.d.Scan(r.Context(), &memdir.ScanOptions{Limit: -1})
 	if err != nil {
 		return nil, err
 	}
@@ -549,7 +550,7 @@ func (s *Server) apiIndex(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, err := s.d.Check(r.Context())
+	rep, err := doctor.Check(r.Context(), s.d)
 	if err != nil {
 		return nil, err
 	}
@@ -576,12 +577,12 @@ func (s *Server) apiFix(r *http.Request) (any, error) {
 	ctx := r.Context()
 	switch req.Kind {
 	case "":
-		res, err := s.d.Fix(ctx, &memdir.FixOptions{Compact: req.Compact})
+		res, err := doctor.Fix(ctx, s.d, &doctor.FixOptions{Compact: req.Compact})
 		if err != nil {
 			return nil, err
 		}
 		return map[string]any{"actions": nonNil(res.Actions), "run": res.RunID, "remaining": len(res.Remaining.Findings)}, nil
-	case string(memdir.FindUnindexed):
+	case string(doctor.FindUnindexed):
 		rel, err := cleanRef(req.Path)
 		if err != nil {
 			return nil, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/anchors"
+	"github.com/memdir/memdir/doctor"
 	"github.com/memdir/memdir/internal/cli"
 )
 
@@ -72,7 +73,7 @@ func runAnchors(ctx context.Context, env *cli.Env, o *anchorsOptions, args []str
 		if len(args) != 2 {
 			return cli.Usagef("anchors refresh takes one memory name")
 		}
-		res, err := d.RefreshAnchors(ctx, args[1])
+		res, err := doctor.RefreshAnchors(ctx, d, args[1])
 		if err != nil {
 			return err
 		}
@@ -94,12 +95,12 @@ func anchorsCheck(ctx context.Context, env *cli.Env, d *memdir.Dir, asJSON bool)
 	if d.ProjectRoot() == "" {
 		return fmt.Errorf("anchors check: no project root for %s (use it from inside the project, or drop MEMDIR_ANCHORS=0): %w", d.Path(), memdir.ErrInvalid)
 	}
-	stale, err := d.StaleMemories(ctx)
+	stale, err := doctor.StaleMemories(ctx, d)
 	if err != nil {
 		return err
 	}
 	if stale == nil {
-		stale = []memdir.StaleMemory{}
+		stale = []doctor.StaleMemory{}
 	}
 	if err := cli.Emit(env, asJSON, map[string]any{"project": d.ProjectRoot(), "stale": stale}, func(w io.Writer) error {
 		for _, m := range stale {

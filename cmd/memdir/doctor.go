@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/doctor"
 	"github.com/memdir/memdir/internal/cli"
 )
 
@@ -88,7 +88,7 @@ func (o *doctorOptions) Declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.fix, "fix", false, "repair what is safe to repair")
 	fs.BoolVar(&o.compact, "compact", false, "with --fix, also compact MEMORY.md")
 	fs.BoolVar(&o.asJSON, "json", false, "print the findings (and repairs) as JSON")
-	fs.IntVar(&o.unusedDays, "unused-days", memdir.DefaultUnusedDays, "suggest memories not surfaced for `N` days (0: no such suggestions)")
+	fs.IntVar(&o.unusedDays, "unused-days", doctor.DefaultUnusedDays, "suggest memories not surfaced for `N` days (0: no such suggestions)")
 }
 
 func runDoctor(ctx context.Context, env *cli.Env, o *doctorOptions, args []string) error {
@@ -105,14 +105,14 @@ func runDoctor(ctx context.Context, env *cli.Env, o *doctorOptions, args []strin
 	if err != nil {
 		return err
 	}
-	var rep *memdir.CheckReport
-	var fixed *memdir.FixResult
+	var rep *doctor.Report
+	var fixed *doctor.FixResult
 	if o.fix {
-		if fixed, err = d.Fix(ctx, &memdir.FixOptions{Compact: o.compact}); err != nil {
+		if fixed, err = doctor.Fix(ctx, d, &doctor.FixOptions{Compact: o.compact}); err != nil {
 			return err
 		}
 		rep = fixed.Remaining
-	} else if rep, err = d.Check(ctx); err != nil {
+	} else if rep, err = doctor.Check(ctx, d); err != nil {
 		return err
 	}
 	conflicts, err := syncConflictFindings(ctx, env, d.Path())
@@ -120,9 +120,9 @@ func runDoctor(ctx context.Context, env *cli.Env, o *doctorOptions, args []strin
 		return err
 	}
 	rep.Findings = append(rep.Findings, conflicts...)
-	suggestions := []memdir.Finding{}
+	suggestions := []doctor.Finding{}
 	if o.unusedDays > 0 {
-		if suggestions, err = d.UnusedMemories(ctx, o.unusedDays, env.Now()); err != nil {
+		if suggestions, err = doctor.Unused(ctx, d, o.unusedDays, env.Now()); err != nil {
 			return err
 		}
 	}
@@ -146,7 +146,7 @@ func runDoctor(ctx context.Context, env *cli.Env, o *doctorOptions, args []strin
 	return nil
 }
 
-func printDoctor(env *cli.Env, rep *memdir.CheckReport, fixed *memdir.FixResult, fixing bool) {
+func printDoctor(env *cli.Env, rep *doctor.Report, fixed *doctor.FixResult, fixing bool) {
 	if fixed != nil {
 		for _, a := range fixed.Actions {
 			fmt.Fprintf(env.Stdout, "fixed: %s\n", a)

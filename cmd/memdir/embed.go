@@ -102,7 +102,7 @@ func embedAll(ctx context.Context, env *cli.Env, mf *modelFlags, lf *locationFla
 	if err != nil {
 		return err
 	}
-	list, err := d.List(ctx)
+	list, err := d.Scan(ctx, &memdir.ScanOptions{Limit: -1})
 	if err != nil {
 		return err
 	}

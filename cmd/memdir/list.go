@@ -80,7 +80,7 @@ func runList(ctx context.Context, env *cli.Env, o *listOptions, args []string) e
 	if err != nil {
 		return err
 	}
-	res, err := d.List(ctx)
+	res, err := d.Scan(ctx, &memdir.ScanOptions{Limit: -1})
 	if err != nil {
 		return err
 	}

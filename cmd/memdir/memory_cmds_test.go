@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/doctor"
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/locate"
 )
@@ -276,7 +277,7 @@ func TestDoctorCommand(t *testing.T) {
 	}
 	// Duplicates are left for a person; everything safe is fixed.
 	var rep struct {
-		Findings []memdir.Finding `json:"findings"`
+		Findings []doctor.Finding `json:"findings"`
 	}
 	out, _, _ = w.run(t, "doctor", "--json")
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {

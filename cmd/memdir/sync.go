@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/doctor"
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/team"
 )
@@ -338,14 +339,14 @@ func newSyncer(env *cli.Env, lf *locationFlags, cfg syncConfig, log *slog.Logger
 // syncConflictFindings reports, as doctor findings, the open team sync
 // conflicts of the memory directory's team/, for every repository it was
 // synced with. It reads the sync state only; no server is asked.
-func syncConflictFindings(ctx context.Context, env *cli.Env, memDir string) ([]memdir.Finding, error) {
+func syncConflictFindings(ctx context.Context, env *cli.Env, memDir string) ([]doctor.Finding, error) {
 	teamDir := filepath.Join(memDir, memdir.TeamDirName)
 	root, err := team.SyncStateDir(teamDir, env.LookupEnv)
 	if err != nil {
 		return nil, err
 	}
 	states, _ := filepath.Glob(filepath.Join(root, "*", "*", "state.json"))
-	var out []memdir.Finding
+	var out []doctor.Finding
 	for _, p := range states {
 		repo := filepath.Base(filepath.Dir(filepath.Dir(p))) + "/" + filepath.Base(filepath.Dir(p))
 		c, err := team.NewClient(noServer{}, repo, teamDir, &team.ClientOptions{StateDir: root, LookupEnv: env.LookupEnv})
@@ -357,7 +358,7 @@ func syncConflictFindings(ctx context.Context, env *cli.Env, memDir string) ([]m
 			return nil, err
 		}
 		for _, cf := range cs {
-			out = append(out, memdir.Finding{
+			out = append(out, doctor.Finding{
 				Kind: "sync-conflict",
 				Path: memdir.TeamDirName + "/" + cf.Key,
 				Message: fmt.Sprintf("you and a teammate changed it in the same lines (%s): it holds the server's version, yours is at %s; run 'memdir sync resolve %s --ours|--theirs|--edit'",

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/doctor"
 	"github.com/memdir/memdir/internal/cli"
 )
 
@@ -97,15 +98,15 @@ func TestUsageListAndDoctor(t *testing.T) {
 		mtimes[e.Name()] = fi.ModTime()
 	}
 	var doc struct {
-		Findings    []memdir.Finding `json:"findings"`
-		Suggestions []memdir.Finding `json:"suggestions"`
+		Findings    []doctor.Finding `json:"findings"`
+		Suggestions []doctor.Finding `json:"suggestions"`
 	}
 	if err := json.Unmarshal([]byte(w.ok(t, "doctor", "--json")), &doc); err != nil {
 		t.Fatal(err)
 	}
 	var flagged []string
 	for _, f := range doc.Suggestions {
-		if f.Kind != memdir.FindUnused {
+		if f.Kind != doctor.FindUnused {
 			t.Errorf("suggestion kind %q", f.Kind)
 		}
 		flagged = append(flagged, f.Path)

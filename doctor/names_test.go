@@ -1,4 +1,4 @@
-package memdir
+package doctor
 
 import (
 	"context"
@@ -6,11 +6,13 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/memdir/memdir"
 )
 
 func TestDoctorDuplicateNames(t *testing.T) {
 	base := t.TempDir()
-	d, err := Open(filepath.Join(base, "memory"), &Options{Journal: NewJournal(filepath.Join(base, "journal"), nil)})
+	d, err := memdir.Open(filepath.Join(base, "memory"), &memdir.Options{Journal: memdir.NewJournal(filepath.Join(base, "journal"), nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +33,7 @@ func TestDoctorDuplicateNames(t *testing.T) {
 	os.WriteFile(filepath.Join(d.Path(), "team", "MEMORY.md"), []byte("- [Release](project_release.md) — team\n"), 0o600)
 
 	ctx := context.Background()
-	rep, err := d.Check(ctx)
+	rep, err := Check(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +48,7 @@ func TestDoctorDuplicateNames(t *testing.T) {
 		t.Fatalf("duplicate-name findings = %+v (all: %+v)", got, rep.Findings)
 	}
 	// --fix deletes nothing: both files stay.
-	if _, err := d.Fix(ctx, &FixOptions{}); err != nil {
+	if _, err := Fix(ctx, d, &FixOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, rel := range []string{"project_release.md", "notes/release.md", "team/project_release.md"} {

@@ -1,8 +1,10 @@
-package memdir
+package doctor
 
 import (
 	"sort"
 	"strings"
+
+	"github.com/memdir/memdir"
 )
 
 // FindDuplicateName reports that several memories in one area (the private
@@ -14,7 +16,7 @@ const FindDuplicateName FindingKind = "duplicate-name"
 // checkNames reports memories sharing a name. Files identical to each other
 // are already reported as duplicate-content, so a pair of them is not
 // reported again.
-func checkNames(mems []Header, found []Finding, add func(Finding)) {
+func checkNames(mems []memdir.Header, found []Finding, add func(Finding)) {
 	identical := map[[2]string]bool{}
 	for _, f := range found {
 		if f.Kind == FindDuplicateMemory {
@@ -32,7 +34,7 @@ func checkNames(mems []Header, found []Finding, add func(Finding)) {
 		if h.Name == "" || isDailyLog(h.Path) {
 			continue
 		}
-		k := key{strings.HasPrefix(h.Path, TeamDirName+"/"), h.Name}
+		k := key{strings.HasPrefix(h.Path, memdir.TeamDirName+"/"), h.Name}
 		byName[k] = append(byName[k], h.Path)
 	}
 	for k, paths := range byName {

@@ -1,4 +1,4 @@
-package memdir
+package doctor
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/memdir/memdir"
 )
 
 // TestDoctorLeftovers puts a 50 MB memory, temporary files of killed writes
@@ -20,7 +21,7 @@ func TestDoctorLeftovers(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	base := t.TempDir()
-	d, err := Open(filepath.Join(base, "memory"), &Options{Now: func() time.Time { return now }, Journal: NewJournal(filepath.Join(base, "journal"), nil)})
+	d, err := memdir.Open(filepath.Join(base, "memory"), &memdir.Options{Now: func() time.Time { return now }, Journal: memdir.NewJournal(filepath.Join(base, "journal"), nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestDoctorLeftovers(t *testing.T) {
 	write(".loose.md.tmp-1234", "---\nname: loose\n", 0o600, now.Add(-time.Hour))
 	write(".MEMORY.md.tmp-5678", "- [x](x.md)", 0o600, now.Add(-time.Minute))
 
-	rep, err := d.Check(ctx)
+	rep, err := Check(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestDoctorLeftovers(t *testing.T) {
 		t.Errorf("findings (kind path → fix) (-want +got):\n%s", diff)
 	}
 
-	res, err := d.Fix(ctx, nil)
+	res, err := Fix(ctx, d, nil)
 	if err != nil {
 		t.Fatalf("doctor --fix aborted: %v", err)
 	}
