@@ -94,7 +94,6 @@ func (d *Dir) Scan(ctx context.Context, opts *ScanOptions) (*ScanResult, error) 
 	return ScanDir(ctx, d.path, opts)
 }
 
-
 // ScanDir scans the memory files below dir; see Dir.Scan.
 func ScanDir(ctx context.Context, dir string, opts *ScanOptions) (*ScanResult, error) {
 	if opts == nil {
