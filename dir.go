@@ -950,17 +950,23 @@ type RenameResult struct {
 	RunID    string
 }
 
+// RenameOptions adjusts Rename; nil means the defaults.
+type RenameOptions struct {
+	// Recorder, when set, journals the rename as part of a larger run that
+	// the caller finishes (package promote moves memories to team/ this
+	// way), so that one undo reverts it with the run's other changes;
+	// otherwise Rename journals a run of its own.
+	Recorder *Recorder
+}
+
 // Rename moves a memory to a new path and repoints its index line, keeping the
 // line's title and hook. Moving between the private area and team/ moves the
 // line between the two indexes. It never replaces an existing file.
-func (d *Dir) Rename(ctx context.Context, ref, to string) (*RenameResult, error) {
-	return d.rename(ctx, ref, to, nil)
-}
-
-// RenameInRun is Rename as part of rec, an open run of d's journal, so
-// that one undo reverts it with the run's other changes (package promote
-// moves memories to team/ this way).
-func (d *Dir) RenameInRun(ctx context.Context, ref, to string, rec *Recorder) (*RenameResult, error) {
+func (d *Dir) Rename(ctx context.Context, ref, to string, opts *RenameOptions) (*RenameResult, error) {
+	var rec *Recorder
+	if opts != nil {
+		rec = opts.Recorder
+	}
 	return d.rename(ctx, ref, to, rec)
 }
 

@@ -174,7 +174,7 @@ func TestTeamSaveAndRename(t *testing.T) {
 		t.Error("team save touched the private index")
 	}
 	// Move it out of team/: the line moves between indexes, title kept.
-	mv, err := d.Rename(ctx, "team/reference_oncall.md", "reference_oncall")
+	mv, err := d.Rename(ctx, "team/reference_oncall.md", "reference_oncall", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestTeamSaveAndRename(t *testing.T) {
 		t.Errorf("MEMORY.md after move = %q", got)
 	}
 	mustSave(t, d, &Memory{Name: "other", Description: "x", Type: TypeUser}, nil)
-	if _, err := d.Rename(ctx, "reference_oncall.md", "user_other.md"); !errors.Is(err, ErrExists) {
+	if _, err := d.Rename(ctx, "reference_oncall.md", "user_other.md", nil); !errors.Is(err, ErrExists) {
 		t.Errorf("Rename onto an existing file = %v, want ErrExists", err)
 	}
 	if _, err := d.Undo(ctx, mv.RunID, nil); err != nil {

@@ -148,7 +148,7 @@ func TestChangeKilledMidwayIsFinished(t *testing.T) {
 		{
 			name: "rename", step: "rename:file",
 			setup:     func(tb testing.TB, d *Dir) { mustSave(tb, d, policy, nil) },
-			op:        func(d *Dir) error { _, err := d.Rename(ctx, "testing", "feedback_db.md"); return err },
+			op:        func(d *Dir) error { _, err := d.Rename(ctx, "testing", "feedback_db.md", nil); return err },
 			wantIndex: "- [testing](feedback_db.md) — tests hit a real database\n",
 			wantFile:  "feedback_db.md",
 		},

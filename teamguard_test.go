@@ -110,7 +110,7 @@ func TestRenameIntoTeamRefusesSecrets(t *testing.T) {
 		{"reference_hooked.md", "team/hooked.md", "team/hooked.md", "GitHub PAT", fakeGitHubPAT},
 		{"user_plain.md", "team/plain.md", "team/plain.md", "AWS Access Token", fakeAWSKey},
 	} {
-		_, err := d.Rename(ctx, tt.from, tt.to)
+		_, err := d.Rename(ctx, tt.from, tt.to, nil)
 		checkSecretError(t, err, tt.file, tt.label, tt.secret)
 	}
 	if diff := cmp.Diff(before, tree(t, d.Path())); diff != "" {

@@ -150,7 +150,7 @@ func TestCompactLineLimit(t *testing.T) {
 	if err != nil || len(added) != 0 {
 		t.Errorf("IndexMissing of a moved memory = %v, %v; want nothing added", added, err)
 	}
-	if _, err := d.Rename(ctx, "m003.md", "m003b.md"); err != nil {
+	if _, err := d.Rename(ctx, "m003.md", "m003b.md", nil); err != nil {
 		t.Fatal(err)
 	}
 	main, _ = os.ReadFile(d.Abs(memdir.EntrypointName))

@@ -182,7 +182,7 @@ func applyItem(ctx context.Context, d *memdir.Dir, rec *memdir.Recorder, it *Ite
 		}
 		a.Done += " and removed " + subject.Path
 	case KindToTeam:
-		res, err := d.RenameInRun(ctx, subject.Path, it.Target, rec)
+		res, err := d.Rename(ctx, subject.Path, it.Target, &memdir.RenameOptions{Recorder: rec})
 		if err != nil {
 			return a, err
 		}

@@ -419,7 +419,7 @@ func (s *Server) rename(ctx context.Context, from, to string) (any, error) {
 			return nil, fmt.Errorf("%s cannot move to team/: %s: %w", from, strings.Join(errs, "; "), memdir.ErrInvalid)
 		}
 	}
-	res, err := s.d.Rename(ctx, from, to)
+	res, err := s.d.Rename(ctx, from, to, nil)
 	if err != nil {
 		return nil, err
 	}

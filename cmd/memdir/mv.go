@@ -49,7 +49,7 @@ func runMv(ctx context.Context, env *cli.Env, o *mvOptions, args []string) error
 	if err != nil {
 		return err
 	}
-	res, err := d.Rename(ctx, args[0], args[1])
+	res, err := d.Rename(ctx, args[0], args[1], nil)
 	if err != nil {
 		return err
 	}
