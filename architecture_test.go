@@ -34,7 +34,6 @@ var layers = []struct {
 
 // sameLayer lists the imports allowed between two packages of one layer.
 var sameLayer = map[string][]string{
-	"ui":              {"hooks"}, // the recall preview shows what the hook would inject
 	"session":         {"agent"}, // a notes update is a forked-agent run
 	"config/provider": {"anthropic", "openai"},
 	// the checkpoint command, in both programs

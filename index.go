@@ -296,13 +296,7 @@ func MeasureIndex(raw string) IndexStatus {
 	return s
 }
 
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r) // invalid UTF-8 ranges as U+FFFD, one unit
-	}
-	return n
-}
+func utf16Len(s string) int { return mdtext.UTF16Len(s) }
 
 // TruncateIndex returns MEMORY.md content as an agent loads it, exactly as
 // Claude Code's truncateEntrypointContent does: trimmed; past 200 lines, cut to

@@ -5,13 +5,16 @@ import (
 	"io"
 	"strings"
 	"unicode/utf16"
+
+	"github.com/memdir/memdir/internal/mdtext"
+	"github.com/memdir/memdir/recall"
 )
 
 // MaxContextChars is Claude Code's cap on additionalContext, systemMessage
 // and plain hook output, in JavaScript string length (UTF-16 code units).
 // Longer text is written to a file and the model gets only a preview, so
-// memdir keeps under it.
-const MaxContextChars = 10000
+// memdir keeps under it. Recall's injection builds hook context within it.
+const MaxContextChars = recall.MaxContextChars
 
 // Output is a hook's JSON answer, written to standard output with exit 0.
 // Only the fields memdir uses are declared.
@@ -51,44 +54,7 @@ func (o *Output) Write(w io.Writer) error {
 }
 
 // Len returns the length of s as Claude Code measures it: UTF-16 code units.
-func Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r) // an invalid byte reads as U+FFFD: one unit
-	}
-	return n
-}
-
-// Fit joins header and, in order, every part that still fits within max
-// characters (see Len), separated by blank lines. A part too long for the
-// room left is skipped, not cut, and a later, shorter one may still go in.
-// included says which parts went in; when none did, text is "".
-func Fit(max int, header string, parts []string) (text string, included []bool) {
-	included = make([]bool, len(parts))
-	var b strings.Builder
-	b.WriteString(header)
-	used := Len(header)
-	any := false
-	for i, p := range parts {
-		sep := ""
-		if used > 0 {
-			sep = "\n\n"
-		}
-		n := Len(sep) + Len(p)
-		if used+n > max {
-			continue
-		}
-		b.WriteString(sep)
-		b.WriteString(p)
-		used += n
-		included[i] = true
-		any = true
-	}
-	if !any {
-		return "", included
-	}
-	return b.String(), included
-}
+func Len(s string) int { return mdtext.UTF16Len(s) }
 
 // Truncate cuts s to at most max characters (see Len) at the end of a line,
 // and appends note on a line of its own when it had to cut; the note counts

@@ -22,35 +22,6 @@ func TestLen(t *testing.T) {
 	}
 }
 
-func TestFit(t *testing.T) {
-	tests := []struct {
-		name     string
-		max      int
-		header   string
-		parts    []string
-		want     string
-		included []bool
-	}{
-		{"all fit", 100, "H", []string{"aa", "bb"}, "H\n\naa\n\nbb", []bool{true, true}},
-		{"skip the long one", 12, "H", []string{"aaaa", "bbbbbbbbbb", "cc"}, "H\n\naaaa\n\ncc", []bool{true, false, true}},
-		{"exactly the limit", 7, "H", []string{"aaaa"}, "H\n\naaaa", []bool{true}},
-		{"one over", 6, "H", []string{"aaaa"}, "", []bool{false}},
-		{"nothing fits", 5, "H", []string{"aaaaaa"}, "", []bool{false}},
-		{"surrogate pairs count twice", 7, "H", []string{"😀😀"}, "H\n\n😀😀", []bool{true}},
-		{"surrogate pairs count twice", 6, "H", []string{"😀😀"}, "", []bool{false}},
-		{"no header", 10, "", []string{"aa", "bb"}, "aa\n\nbb", []bool{true, true}},
-	}
-	for _, tt := range tests {
-		got, included := Fit(tt.max, tt.header, tt.parts)
-		if got != tt.want || !cmp.Equal(included, tt.included) {
-			t.Errorf("%s: Fit(%d) = %q, %v; want %q, %v", tt.name, tt.max, got, included, tt.want, tt.included)
-		}
-		if Len(got) > tt.max {
-			t.Errorf("%s: %d characters, more than %d", tt.name, Len(got), tt.max)
-		}
-	}
-}
-
 func TestTruncate(t *testing.T) {
 	tests := []struct {
 		s    string

@@ -281,18 +281,17 @@ func (s *server) recallTool(ctx context.Context, req *mcp.CallToolRequest, in Re
 	if err != nil {
 		return nil, out, fmt.Errorf("recall failed: %w", err)
 	}
-	paths := make([]string, len(res.Memories))
-	for i, m := range res.Memories {
-		paths[i] = m.Path
+	inj := recall.Inject(s.dir.Path(), res, &recall.InjectOptions{Reminders: true, MaxChars: -1})
+	for _, m := range res.Memories {
 		out.Memories = append(out.Memories, RecalledMemory{
 			Path: m.Path, URI: MemoryURI(m.Path), Reason: m.Reason, Age: m.Age,
 			Freshness: m.Freshness, Score: m.Score, Truncated: m.Truncated,
 		})
 	}
-	s.sessions.Add(key, paths, res.Bytes)
+	s.sessions.Add(key, inj.Paths, inj.Bytes)
 	out.Method, out.Reason, out.Candidates, out.Usage = string(res.Method), res.Reason, res.Candidates, res.Usage
 	out.SessionBytes = used + res.Bytes
-	text := res.Render()
+	text := inj.Text
 	if len(res.Memories) == 0 {
 		text = "No saved memory is relevant to this query"
 		if res.Reason != "" {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/doctor"
-	"github.com/memdir/memdir/hooks"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/recall"
@@ -768,10 +767,6 @@ func requestTokens(req *llm.Request) int {
 
 // injectedHeader must stay the header cmd/memdir/hook.go puts above the
 // memories it recalls (a test compares the two).
-func injectedHeader(dir string) string {
-	return fmt.Sprintf("Memories saved in earlier conversations that may be relevant to this prompt, recalled by memdir from %s. Each starts with its file's path and age.", dir)
-}
-
 func (s *Server) apiPreview(r *http.Request) (any, error) {
 	var req struct {
 		Prompt string   `json:"prompt"`
@@ -790,18 +785,8 @@ func (s *Server) apiPreview(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	parts := make([]string, len(res.Memories))
-	for i, m := range res.Memories {
-		parts[i] = m.Header + "\n\n" + m.Content
-	}
-	injected, included := "", []bool{}
-	if len(res.Memories) > 0 {
-		injected, included = hooks.Fit(hooks.MaxContextChars, injectedHeader(s.d.Path()), parts)
-		if !slices.Contains(included, true) {
-			injected = ""
-		}
-	}
-	out := map[string]any{"result": res, "injected": injected, "included": included, "max_chars": hooks.MaxContextChars}
+	inj := recall.Inject(s.d.Path(), res, nil)
+	out := map[string]any{"result": res, "injected": inj.Text, "included": inj.Included, "max_chars": recall.MaxContextChars}
 
 	// The selector's manifest: what a model is shown for this prompt.
 	capOpts := s.recallOptions()

@@ -353,30 +353,20 @@ func (h *hookRun) userPromptSubmit(ctx context.Context) (*hooks.Output, error) {
 	if len(res.Memories) == 0 {
 		return nil, nil
 	}
-	parts := make([]string, len(res.Memories))
+	inj := recall.Inject(d.Path(), res, nil)
 	for i, m := range res.Memories {
-		parts[i] = m.Header + "\n\n" + m.Content
-	}
-	header := fmt.Sprintf("Memories saved in earlier conversations that may be relevant to this prompt, recalled by memdir from %s. Each starts with its file's path and age.", d.Path())
-	text, included := hooks.Fit(hooks.MaxContextChars, header, parts)
-	var surfaced, counted []string
-	bytes := 0
-	for i, m := range res.Memories {
-		if included[i] {
-			surfaced = append(surfaced, m.AbsPath)
-			counted = append(counted, m.Path)
-			bytes += len(m.Content)
-		} else {
+		if !inj.Included[i] {
 			h.note("%s left out: the context would pass %d characters", m.Path, hooks.MaxContextChars)
 		}
 	}
-	if len(surfaced) == 0 {
+	if len(inj.Paths) == 0 {
 		return nil, nil
 	}
-	if err := d.Uses().Record(ctx, usage.Hook, counted...); err != nil {
+	text := inj.Text
+	if err := d.Uses().Record(ctx, usage.Hook, inj.Paths...); err != nil {
 		h.warn("recalled memories not counted in the use log: %v", err)
 	}
-	if _, err := store.Add(ctx, h.in.SessionID, surfaced, bytes, h.env.Now()); err != nil {
+	if _, err := store.Add(ctx, h.in.SessionID, inj.AbsPaths, inj.Bytes, h.env.Now()); err != nil {
 		h.warn("recalled memories not recorded, so they may be shown again this session: %v", err)
 	}
 	return hooks.WithContext(hooks.UserPromptSubmit, text), nil

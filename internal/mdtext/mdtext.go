@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -67,3 +68,14 @@ func OneLine(s string) string {
 
 // HTMLComment matches an HTML comment, line breaks included.
 var HTMLComment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)<!--.*?-->`) })
+
+// UTF16Len returns the length of s as JavaScript measures a string, in
+// UTF-16 code units: the unit of Claude Code's limits (MEMORY.md's 25,000
+// characters, a hook's 10,000). Invalid UTF-8 counts as U+FFFD, one unit.
+func UTF16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
