@@ -1,6 +1,8 @@
-// Package hooks is memdir's adapter for Claude Code hooks: the JSON a hook
-// reads on standard input ([Input], [ParseInput]), the JSON it answers with
-// ([Output]) under Claude Code's limits ([MaxContextChars], [Fit]), what the
+// Package hooks is memdir's adapter for Claude Code hooks: what memdir does
+// for each event ([Handler]: recall into the prompt, checkpoints, edit
+// hints, background extraction and consolidation), the JSON a hook reads
+// on standard input ([Input], [ParseInput]), the JSON it answers with
+// ([Output]) under Claude Code's limits ([MaxContextChars]), what the
 // hooks remember about a session between prompts ([SessionStore]), starting
 // background work that outlives the hook ([StartDetached]), and the
 // settings.json edits that install and remove memdir's hooks ([Install],

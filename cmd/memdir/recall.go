@@ -132,24 +132,5 @@ func runRecall(ctx context.Context, env *cli.Env, o *recallOptions, args []strin
 }
 
 func printRecallSummary(env *cli.Env, res *recall.Result) {
-	var how string
-	switch res.Method {
-	case recall.MethodSkipped, recall.MethodEmpty:
-		fmt.Fprintf(env.Stderr, "recall: nothing looked up: %s\n", res.Reason)
-		return
-	case recall.MethodModel:
-		how = fmt.Sprintf("the model chose %s from a manifest of %d (%d ranked, ~%d tokens; Claude Code's would be ~%d)", cli.Plural(len(res.Memories), "memory", "memories"), len(res.Shortlist), res.Ranked, res.ManifestTokens, res.BaselineTokens)
-	case recall.MethodLexical:
-		how = fmt.Sprintf("lexical ranking (no model configured) found %s", cli.Plural(len(res.Memories), "memory", "memories"))
-	case recall.MethodFallback:
-		how = fmt.Sprintf("lexical ranking found %s", cli.Plural(len(res.Memories), "memory", "memories"))
-	}
-	fmt.Fprintf(env.Stderr, "recall: %s among %s", how, cli.Plural(res.Candidates, "candidate", "candidates"))
-	if res.Usage.Calls > 0 || res.Usage.InputTokens > 0 {
-		fmt.Fprintf(env.Stderr, "; model tokens: %d in, %d out", res.Usage.InputTokens, res.Usage.OutputTokens)
-	}
-	fmt.Fprintln(env.Stderr)
-	if res.Reason != "" {
-		fmt.Fprintf(env.Stderr, "note: %s\n", res.Reason)
-	}
+	fmt.Fprint(env.Stderr, res.Summary())
 }
