@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memdir/memdir/anchors"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
 	"github.com/memdir/memdir/internal/memfile"
@@ -368,30 +369,15 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 	if opts == nil {
 		opts = &SaveOptions{}
 	}
-	if strings.TrimSpace(m.Name) == "" {
-		return nil, fmt.Errorf("save memory: a name is required: %w", ErrInvalid)
+	if err := checkSave(m); err != nil {
+		return nil, err
 	}
-	if strings.TrimSpace(m.Description) == "" {
-		return nil, fmt.Errorf("save memory %q: a description is required (recall decides relevance from it): %w", m.Name, ErrInvalid)
-	}
-	if m.RawType != "" && m.Type == "" {
-		m.Type = ParseType(m.RawType)
-	}
-	if bytes.IndexByte([]byte(m.Body), 0) >= 0 {
-		return nil, fmt.Errorf("save memory %q: the body contains NUL bytes; memories are text: %w", m.Name, ErrInvalid)
-	}
-	rel := m.Path
-	var err error
-	var match *NameMatch
-	if rel != "" {
-		if rel, err = CleanMemoryFilePath(rel); err != nil {
-			return nil, err
-		}
-	} else if rel, match, err = d.pathForName(ctx, m.Name, m.Type, opts.Team); err != nil {
+	rel, match, err := d.savePath(ctx, m, opts)
+	if err != nil {
 		return nil, err
 	}
 	// Anchors are found before the lock: git grep may take a moment.
-	anchors, withAnchors := d.findAnchors(ctx, m)
+	found, withAnchors := d.findAnchors(ctx, m)
 	root, release, err := d.lockedRoot(ctx, opts.Recorder)
 	if err != nil {
 		return nil, err
@@ -399,116 +385,177 @@ func (d *Dir) Save(ctx context.Context, m *Memory, opts *SaveOptions) (*SaveResu
 	defer release()
 	match.saving()
 
-	res := &SaveResult{Path: rel}
-	old, _, err := memfile.ReadRooted(root, rel, MaxMemoryFileBytes)
+	w := &saveWrite{rel: rel, res: &SaveResult{Path: rel}}
+	if err := d.prepareSave(root, m, opts, w, found, withAnchors); err != nil {
+		return nil, err
+	}
+	if err := d.writeSave(root, opts, w); err != nil {
+		return nil, err
+	}
+	// Still under the lock: the next save finds this one without listing.
+	match.saved(rel, w.saved.Name)
+	d.log.Debug("saved memory", "path", rel, "created", w.res.Created, "changed", w.res.Changed)
+	return w.res, nil
+}
+
+// checkSave refuses a memory Save cannot write: no name, no description,
+// or a body that is not text.
+func checkSave(m *Memory) error {
+	if strings.TrimSpace(m.Name) == "" {
+		return fmt.Errorf("save memory: a name is required: %w", ErrInvalid)
+	}
+	if strings.TrimSpace(m.Description) == "" {
+		return fmt.Errorf("save memory %q: a description is required (recall decides relevance from it): %w", m.Name, ErrInvalid)
+	}
+	if m.RawType != "" && m.Type == "" {
+		m.Type = ParseType(m.RawType)
+	}
+	if bytes.IndexByte([]byte(m.Body), 0) >= 0 {
+		return fmt.Errorf("save memory %q: the body contains NUL bytes; memories are text: %w", m.Name, ErrInvalid)
+	}
+	return nil
+}
+
+// savePath is the file a Save writes: the memory's own Path, or the file of
+// a memory of the same name in its area, or a new one.
+func (d *Dir) savePath(ctx context.Context, m *Memory, opts *SaveOptions) (string, *NameMatch, error) {
+	if m.Path != "" {
+		rel, err := CleanMemoryFilePath(m.Path)
+		return rel, nil, err
+	}
+	return d.pathForName(ctx, m.Name, m.Type, opts.Team)
+}
+
+// saveWrite is one Save being made, under the directory lock.
+type saveWrite struct {
+	rel   string
+	res   *SaveResult
+	saved Memory
+	// old is the file's content before, content what Save writes.
+	old, content []byte
+}
+
+// prepareSave reads the file as it is and makes the content to write: the
+// memory, keeping the keys memdir does not manage from the file, with its
+// anchors and provenance; the directory's guard and the team secret
+// check have their say.
+func (d *Dir) prepareSave(root *os.Root, m *Memory, opts *SaveOptions, w *saveWrite, found []anchors.Anchor, withAnchors bool) error {
+	old, _, err := memfile.ReadRooted(root, w.rel, MaxMemoryFileBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		res.Created = true
+		w.res.Created = true
 	case err != nil:
-		return nil, fmt.Errorf("save memory %s: %w", rel, err)
+		return fmt.Errorf("save memory %s: %w", w.rel, err)
 	case opts.Create:
-		return nil, fmt.Errorf("save memory %s: %w", rel, ErrExists)
+		return fmt.Errorf("save memory %s: %w", w.rel, ErrExists)
 	default:
 		if prev, _ := ParseMemory(old); m.front == nil {
 			m.front = prev.front
 		}
 	}
-	saved := *m
+	w.old = old
+	w.saved = *m
 	if withAnchors {
-		saved.SetAnchors(anchors)
+		w.saved.SetAnchors(found)
 	}
-	saved.Path = rel
+	w.saved.Path = w.rel
 	if opts.Origin != nil {
 		if err := opts.Origin.Validate(); err != nil {
-			return nil, err
+			return err
 		}
-		saved.cloneFront()
-		saved.SetProvenance(opts.Origin.Stamped(d.now()))
+		w.saved.cloneFront()
+		w.saved.SetProvenance(opts.Origin.Stamped(d.now()))
 	}
-	content := saved.Format()
+	w.content = w.saved.Format()
 	if d.guard != nil && opts.Origin.Automatic() && !opts.Screened {
-		if err := d.guard.Screen(&GuardedWrite{Path: rel, Op: "save", Old: old, Created: res.Created, Content: content, Origin: opts.Origin}); err != nil {
-			return nil, err
+		if err := d.guard.Screen(&GuardedWrite{Path: w.rel, Op: "save", Old: old, Created: w.res.Created, Content: w.content, Origin: opts.Origin}); err != nil {
+			return err
 		}
 	}
-	res.Changed = res.Created || !bytes.Equal(old, content)
+	w.res.Changed = w.res.Created || !bytes.Equal(old, w.content)
 	// The index line is made of the name and description, which content
 	// holds too, so checking content covers both files.
-	if err := checkTeamWrite(rel, content); err != nil {
-		return nil, err
-	}
+	return checkTeamWrite(w.rel, w.content)
+}
 
-	indexRel, link := IndexFor(rel)
+// writeSave writes the memory and its index line (where compaction moved
+// it, if it did), recorded in the caller's run or one of its own.
+func (d *Dir) writeSave(root *os.Root, opts *SaveOptions, w *saveWrite) error {
+	indexRel, link := IndexFor(w.rel)
 	rec, own, err := d.recorder(opts.Recorder, "save")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	ix, err := d.readIndex(root, indexRel)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// A line compaction moved to the overflow file is updated there (and
 	// the journal notes where, for undo).
 	oRel, oix, inOverflow, err := d.overflowHolding(root, indexRel, link, ix)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if inOverflow {
 		indexRel, ix = oRel, oix
 	}
-	line := IndexEntry{Title: saved.Name, File: link, Hook: saved.Description}.String()
 	err = func() error {
-		if err := rec.Before(rel); err != nil {
+		if err := rec.Before(w.rel); err != nil {
 			return err
 		}
 		prior := entryLines(ix.Find(link))
-		rec.NoteIndexLines(rel, prior)
+		rec.NoteIndexLines(w.rel, prior)
 		if inOverflow {
-			rec.NoteIndexFile(rel, oRel)
+			rec.NoteIndexFile(w.rel, oRel)
 		}
-		if res.Changed {
-			if err := beginPending(root, &pendingChange{Op: "save", Run: rec.ID(), Path: rel, Sum: memfile.ContentSum(content), Index: indexRel, Link: link, Line: line, Prior: prior}); err != nil {
-				return err
-			}
-			crashPoint("save:begin")
-			if dir := path.Dir(rel); dir != "." {
-				if err := root.MkdirAll(dir, 0o700); err != nil {
-					return fmt.Errorf("save memory %s: %w", rel, err)
-				}
-			}
-			if err := atomicfile.WriteFileIn(root, rel, content, 0o600); err != nil {
-				return err
-			}
-			crashPoint("save:file")
-		}
-		if ix.Upsert(link, line) {
-			if err := d.writeIndex(root, indexRel, ix); err != nil {
-				return err
-			}
-		}
-		if res.Changed {
-			return endPending(root)
-		}
-		return nil
+		return d.writeSavePair(root, rec, w, indexRel, link, ix, prior)
 	}()
 	if own {
-		rec.SetSummary("save " + rel)
+		rec.SetSummary("save " + w.rel)
 		run, ferr := rec.Finish(err)
 		if err == nil && ferr != nil {
 			err = ferr
 		}
 		if run != nil && len(run.ChangedFiles()) > 0 {
-			res.RunID = run.ID
+			w.res.RunID = run.ID
 		}
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	// Still under the lock: the next save finds this one without listing.
-	match.saved(rel, saved.Name)
-	res.Index = ix.Status()
-	d.log.Debug("saved memory", "path", rel, "created", res.Created, "changed", res.Changed)
-	return res, nil
+	w.res.Index = ix.Status()
+	return nil
+}
+
+// writeSavePair writes the memory file, when it changes, and its index line
+// in ix (the index at indexRel), with the pending record that lets a later
+// process finish the pair if this one dies in between.
+func (d *Dir) writeSavePair(root *os.Root, rec *Recorder, w *saveWrite, indexRel, link string, ix *Index, prior []string) error {
+	line := IndexEntry{Title: w.saved.Name, File: link, Hook: w.saved.Description}.String()
+	if w.res.Changed {
+		if err := beginPending(root, &pendingChange{Op: "save", Run: rec.ID(), Path: w.rel, Sum: memfile.ContentSum(w.content), Index: indexRel, Link: link, Line: line, Prior: prior}); err != nil {
+			return err
+		}
+		crashPoint("save:begin")
+		if dir := path.Dir(w.rel); dir != "." {
+			if err := root.MkdirAll(dir, 0o700); err != nil {
+				return fmt.Errorf("save memory %s: %w", w.rel, err)
+			}
+		}
+		if err := atomicfile.WriteFileIn(root, w.rel, w.content, 0o600); err != nil {
+			return err
+		}
+		crashPoint("save:file")
+	}
+	if ix.Upsert(link, line) {
+		if err := d.writeIndex(root, indexRel, ix); err != nil {
+			return err
+		}
+	}
+	if w.res.Changed {
+		return endPending(root)
+	}
+	return nil
 }
 
 func entryLines(es []IndexEntry) []string {
@@ -990,46 +1037,9 @@ func (d *Dir) rename(ctx context.Context, ref, to string, given *Recorder) (*Ren
 		return nil, err
 	}
 	defer release()
-	if _, err := root.Lstat(to); err == nil {
-		return nil, fmt.Errorf("rename %s to %s: the destination %w", from, to, ErrExists)
-	}
-	fromIndex, fromLink := IndexFor(from)
-	toIndex, toLink := IndexFor(to)
-	fromIx, err := d.readIndex(root, fromIndex)
+	mv, err := d.planRename(root, from, to)
 	if err != nil {
 		return nil, err
-	}
-	// A line compaction moved to the overflow file is renamed there when
-	// the memory stays in its area, and removed from there otherwise.
-	oRel, oix, inOverflow, err := d.overflowHolding(root, fromIndex, fromLink, fromIx)
-	if err != nil {
-		return nil, err
-	}
-	if inOverflow {
-		if toIndex == fromIndex {
-			toIndex = oRel
-		}
-		fromIndex, fromIx = oRel, oix
-	}
-	toIx := fromIx
-	if toIndex != fromIndex {
-		if toIx, err = d.readIndex(root, toIndex); err != nil {
-			return nil, err
-		}
-	}
-	if IsTeamPath(to) {
-		// Moving into team/ shares the file and its index line: check both
-		// before anything moves.
-		data, _, err := memfile.ReadRooted(root, from, MaxMemoryFileBytes)
-		if err != nil {
-			return nil, fmt.Errorf("rename %s to %s: %w", from, to, err)
-		}
-		for _, l := range entryLines(fromIx.Find(fromLink)) {
-			data = append(append(data, '\n'), l...)
-		}
-		if err := CheckTeamContent(to, data); err != nil {
-			return nil, err
-		}
 	}
 	rec, own, err := d.recorder(given, "rename")
 	if err != nil {
@@ -1038,54 +1048,7 @@ func (d *Dir) rename(ctx context.Context, ref, to string, given *Recorder) (*Ren
 	if own {
 		rec.SetSummary("rename " + from + " → " + to)
 	}
-	err = func() error {
-		if err := rec.Before(from, to); err != nil {
-			return err
-		}
-		prior := entryLines(fromIx.Find(fromLink))
-		rec.NoteIndexLines(from, prior)
-		if inOverflow {
-			rec.NoteIndexFile(from, oRel)
-		}
-		if dir := path.Dir(to); dir != "." {
-			if err := root.MkdirAll(dir, 0o700); err != nil {
-				return err
-			}
-		}
-		old := fromIx.Find(fromLink)
-		e := IndexEntry{File: toLink}
-		if len(old) > 0 {
-			e.Title, e.Hook = old[0].Title, old[0].Hook
-		} else if data, _, err := memfile.ReadRooted(root, from, MaxMemoryFileBytes); err == nil {
-			m, _ := ParseMemory(data)
-			e.Title, e.Hook = m.Name, m.Description
-		}
-		if e.Title == "" {
-			e.Title = strings.TrimSuffix(path.Base(toLink), ".md")
-		}
-		if err := beginPending(root, &pendingChange{Op: "rename", Run: rec.ID(), Path: from, Index: fromIndex, Link: fromLink,
-			To: to, ToIndex: toIndex, ToLink: toLink, Line: e.String(), Prior: prior}); err != nil {
-			return err
-		}
-		if err := root.Rename(from, to); err != nil {
-			return fmt.Errorf("rename %s to %s: %w", from, to, err)
-		}
-		if err := atomicfile.SyncDirIn(root, path.Dir(to)); err != nil {
-			return err
-		}
-		crashPoint("rename:file")
-		fromIx.Remove(fromLink)
-		toIx.Upsert(toLink, e.String())
-		if err := d.writeIndex(root, fromIndex, fromIx); err != nil {
-			return err
-		}
-		if toIndex != fromIndex {
-			if err := d.writeIndex(root, toIndex, toIx); err != nil {
-				return err
-			}
-		}
-		return endPending(root)
-	}()
+	err = d.moveMemory(root, rec, mv)
 	if !own {
 		if err != nil {
 			return nil, err
@@ -1100,6 +1063,125 @@ func (d *Dir) rename(ctx context.Context, ref, to string, given *Recorder) (*Ren
 		return nil, err
 	}
 	return &RenameResult{From: from, To: to, RunID: run.ID}, nil
+}
+
+// renameMove is one rename: the memory's file and index line, from and to.
+type renameMove struct {
+	from, to            string
+	fromIndex, fromLink string
+	toIndex, toLink     string
+	fromIx, toIx        *Index
+	overflow            string // the overflow file holding the line, if any
+	inOverflow          bool
+}
+
+// planRename checks a rename under the directory lock (the destination is
+// free, a move into team/ carries no secret) and reads the indexes it
+// edits: a line compaction moved to the overflow file is renamed there
+// when the memory stays in its area, and removed from there otherwise.
+func (d *Dir) planRename(root *os.Root, from, to string) (*renameMove, error) {
+	if _, err := root.Lstat(to); err == nil {
+		return nil, fmt.Errorf("rename %s to %s: the destination %w", from, to, ErrExists)
+	}
+	mv := &renameMove{from: from, to: to}
+	mv.fromIndex, mv.fromLink = IndexFor(from)
+	mv.toIndex, mv.toLink = IndexFor(to)
+	var err error
+	if mv.fromIx, err = d.readIndex(root, mv.fromIndex); err != nil {
+		return nil, err
+	}
+	oRel, oix, inOverflow, err := d.overflowHolding(root, mv.fromIndex, mv.fromLink, mv.fromIx)
+	if err != nil {
+		return nil, err
+	}
+	if inOverflow {
+		if mv.toIndex == mv.fromIndex {
+			mv.toIndex = oRel
+		}
+		mv.fromIndex, mv.fromIx = oRel, oix
+		mv.overflow, mv.inOverflow = oRel, true
+	}
+	mv.toIx = mv.fromIx
+	if mv.toIndex != mv.fromIndex {
+		if mv.toIx, err = d.readIndex(root, mv.toIndex); err != nil {
+			return nil, err
+		}
+	}
+	if IsTeamPath(to) {
+		// Moving into team/ shares the file and its index line: check both
+		// before anything moves.
+		data, _, err := memfile.ReadRooted(root, from, MaxMemoryFileBytes)
+		if err != nil {
+			return nil, fmt.Errorf("rename %s to %s: %w", from, to, err)
+		}
+		for _, l := range entryLines(mv.fromIx.Find(mv.fromLink)) {
+			data = append(append(data, '\n'), l...)
+		}
+		if err := CheckTeamContent(to, data); err != nil {
+			return nil, err
+		}
+	}
+	return mv, nil
+}
+
+// moveMemory moves the file and its index line, recorded in rec, with the
+// pending record that lets a later process finish the pair if this one
+// dies in between.
+func (d *Dir) moveMemory(root *os.Root, rec *Recorder, mv *renameMove) error {
+	if err := rec.Before(mv.from, mv.to); err != nil {
+		return err
+	}
+	prior := entryLines(mv.fromIx.Find(mv.fromLink))
+	rec.NoteIndexLines(mv.from, prior)
+	if mv.inOverflow {
+		rec.NoteIndexFile(mv.from, mv.overflow)
+	}
+	if dir := path.Dir(mv.to); dir != "." {
+		if err := root.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+	}
+	line := movedLine(root, mv)
+	if err := beginPending(root, &pendingChange{Op: "rename", Run: rec.ID(), Path: mv.from, Index: mv.fromIndex, Link: mv.fromLink,
+		To: mv.to, ToIndex: mv.toIndex, ToLink: mv.toLink, Line: line, Prior: prior}); err != nil {
+		return err
+	}
+	if err := root.Rename(mv.from, mv.to); err != nil {
+		return fmt.Errorf("rename %s to %s: %w", mv.from, mv.to, err)
+	}
+	if err := atomicfile.SyncDirIn(root, path.Dir(mv.to)); err != nil {
+		return err
+	}
+	crashPoint("rename:file")
+	mv.fromIx.Remove(mv.fromLink)
+	mv.toIx.Upsert(mv.toLink, line)
+	if err := d.writeIndex(root, mv.fromIndex, mv.fromIx); err != nil {
+		return err
+	}
+	if mv.toIndex != mv.fromIndex {
+		if err := d.writeIndex(root, mv.toIndex, mv.toIx); err != nil {
+			return err
+		}
+	}
+	return endPending(root)
+}
+
+// movedLine is the memory's index line at its new path, keeping the old
+// line's title and hook (or, without one, the memory's name and
+// description).
+func movedLine(root *os.Root, mv *renameMove) string {
+	old := mv.fromIx.Find(mv.fromLink)
+	e := IndexEntry{File: mv.toLink}
+	if len(old) > 0 {
+		e.Title, e.Hook = old[0].Title, old[0].Hook
+	} else if data, _, err := memfile.ReadRooted(root, mv.from, MaxMemoryFileBytes); err == nil {
+		m, _ := ParseMemory(data)
+		e.Title, e.Hook = m.Name, m.Description
+	}
+	if e.Title == "" {
+		e.Title = strings.TrimSuffix(path.Base(mv.toLink), ".md")
+	}
+	return e.String()
 }
 
 func (d *Dir) restoreFile(root *os.Root, f JournalFile) error {
