@@ -245,7 +245,7 @@ func (h *Handler) recallContext(ctx context.Context, r *Run, d *memdir.Dir, prom
 		return "", err
 	}
 	opts := &recall.Options{
-		Index:    recall.NewIndex(d.Path(), cache),
+		Index:    recall.NewIndex(d.Path(), &recall.IndexOptions{CachePath: cache}),
 		Surfaced: sess.Surfaced, SessionBytes: sess.Bytes, Now: h.Now,
 		// Counted below: only the memories that fit the context.
 		NoCount: true,
@@ -352,7 +352,7 @@ func (h *Handler) hintEdit(r *Run, path string) {
 	if err != nil {
 		return
 	}
-	if _, err := recall.NewIndex(d.Path(), cache).NoteEdit(path); err != nil {
+	if _, err := recall.NewIndex(d.Path(), &recall.IndexOptions{CachePath: cache}).NoteEdit(path); err != nil {
 		r.Note("%v", err)
 	}
 }

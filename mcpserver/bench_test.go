@@ -38,7 +38,7 @@ func BenchmarkRecall(b *testing.B) {
 		f := newFixture(b, &mcpserver.Options{Model: model})
 		memdirtest.WriteFiles(b, f.dir.Path(), benchFiles(n))
 		ctx := context.Background()
-		idx := recall.NewIndex(f.dir.Path(), "")
+		idx := recall.NewIndex(f.dir.Path(), nil)
 		b.Run(fmt.Sprintf("memories=%d/direct", n), func(b *testing.B) {
 			for b.Loop() {
 				if _, err := recall.Recall(ctx, f.dir, query, &recall.Options{Model: model, Index: idx}); err != nil {

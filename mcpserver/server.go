@@ -86,7 +86,7 @@ func New(d *memdir.Dir, opts *Options) *mcp.Server {
 	}
 	s.index = s.opts.RecallIndex
 	if s.index == nil {
-		s.index = recall.NewIndex(d.Path(), "")
+		s.index = recall.NewIndex(d.Path(), nil)
 	}
 	s.sessions = s.opts.Sessions
 	if s.sessions == nil {

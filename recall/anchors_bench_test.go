@@ -46,7 +46,7 @@ func BenchmarkRecallAnchors(b *testing.B) {
 		os.Chtimes(p, mt, mt)
 	}
 	cache := filepath.Join(b.TempDir(), "recall.gob")
-	if _, err := recall.NewIndex(dir, cache).Refresh(ctx); err != nil {
+	if _, err := recall.NewIndex(dir, &recall.IndexOptions{CachePath: cache}).Refresh(ctx); err != nil {
 		b.Fatal(err)
 	}
 	run := func(b *testing.B, root string, wantStale bool) {
@@ -57,7 +57,7 @@ func BenchmarkRecallAnchors(b *testing.B) {
 		var recalled int
 		cpu0 := memdirtest.CPUTime()
 		for b.Loop() {
-			res, err := recall.Recall(ctx, d, "why are the zq7x tests flaky", &recall.Options{Index: recall.NewIndex(dir, cache)})
+			res, err := recall.Recall(ctx, d, "why are the zq7x tests flaky", &recall.Options{Index: recall.NewIndex(dir, &recall.IndexOptions{CachePath: cache})})
 			if err != nil || len(res.Memories) == 0 || (len(res.Memories[0].StaleAnchors) > 0) != wantStale {
 				b.Fatalf("recall: %v, %d memories", err, len(res.Memories))
 			}

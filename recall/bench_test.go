@@ -86,7 +86,7 @@ func BenchmarkRecallLexical(b *testing.B) {
 		ctx := context.Background()
 		cache := filepath.Join(b.TempDir(), "recall.idx")
 		// Warm the page cache and write the on-disk index cache once.
-		if _, err := NewIndex(dir, cache).Refresh(ctx); err != nil {
+		if _, err := NewIndex(dir, &IndexOptions{CachePath: cache}).Refresh(ctx); err != nil {
 			b.Fatal(err)
 		}
 		run := func(b *testing.B, idx func() *Index) {
@@ -102,15 +102,15 @@ func BenchmarkRecallLexical(b *testing.B) {
 			b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 		}
 		b.Run(fmt.Sprintf("files=%d/cold", n), func(b *testing.B) {
-			run(b, func() *Index { return NewIndex(dir, "") })
+			run(b, func() *Index { return NewIndex(dir, nil) })
 		})
 		// A new process each prompt, opening the persisted index: the
 		// hook's case.
 		b.Run(fmt.Sprintf("files=%d/cache-file", n), func(b *testing.B) {
-			run(b, func() *Index { return NewIndex(dir, cache) })
+			run(b, func() *Index { return NewIndex(dir, &IndexOptions{CachePath: cache}) })
 		})
 		b.Run(fmt.Sprintf("files=%d/reused", n), func(b *testing.B) {
-			idx := NewIndex(dir, "")
+			idx := NewIndex(dir, nil)
 			run(b, func() *Index { return idx })
 		})
 	}
@@ -126,7 +126,7 @@ func BenchmarkSelectorTokens(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	idx := NewIndex(dir, "")
+	idx := NewIndex(dir, nil)
 	var res *Result
 	for b.Loop() {
 		res, err = Recall(context.Background(), d, "the integration tests for the dispatch postgres schema are flaky", &Options{Index: idx})

@@ -49,7 +49,7 @@ func (x *Index) NoteEdit(path string) (bool, error) {
 	if err := os.MkdirAll(filepath.Dir(hintPath), 0o700); err != nil {
 		return false, fmt.Errorf("recall index hint %s: %w", hintPath, err)
 	}
-	line := strconv.FormatInt(time.Now().UnixNano(), 10) + "\t" + rel + "\n"
+	line := strconv.FormatInt(x.now().UnixNano(), 10) + "\t" + rel + "\n"
 	f, err := os.OpenFile(hintPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return false, fmt.Errorf("recall index hint %s: %w", hintPath, err)
@@ -90,7 +90,7 @@ func (x *Index) hintRel(path string) (string, bool) {
 // rewriteHints replaces the hint file with its live hints and line.
 func (x *Index) rewriteHints(hintPath, line string) error {
 	data, _ := os.ReadFile(hintPath)
-	live := liveHints(data, time.Now())
+	live := liveHints(data, x.now())
 	// Keep the newest hints that fit half the budget, written oldest
 	// first as appends would have left them.
 	n, size := 0, len(line)
@@ -151,7 +151,7 @@ func (x *Index) editHints() map[string]bool {
 	data := make([]byte, hintMaxBytes+1)
 	n, _ := io.ReadFull(f, data)
 	f.Close()
-	live := liveHints(data[:n], time.Now())
+	live := liveHints(data[:n], x.now())
 	if len(live) == 0 {
 		// A hint appended since the read is lost with it; the rotation
 		// still reaches its file.

@@ -35,10 +35,11 @@ func TestRefreshEditHint(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Past the racy window, so that the index trusts the stamps.
-	time.Sleep(racyWindow + 100*time.Millisecond)
+	// The index's clock is past the racy window, so that it trusts the
+	// stamps.
+	later := func() time.Time { return time.Now().Add(racyWindow + time.Second) }
 	cache := filepath.Join(t.TempDir(), "state", "idx")
-	if st, err := NewIndex(dir, cache).Refresh(ctx); err != nil || st.Read != n {
+	if st, err := NewIndex(dir, &IndexOptions{CachePath: cache, Now: later}).Refresh(ctx); err != nil || st.Read != n {
 		t.Fatalf("first refresh: %+v, %v; want %d read", st, err, n)
 	}
 	// One edited file in each residue of the rotation: a refresh without
@@ -52,21 +53,21 @@ func TestRefreshEditHint(t *testing.T) {
 	for i := range k {
 		edit(i)
 	}
-	st, err := NewIndex(dir, cache).Refresh(ctx)
+	st, err := NewIndex(dir, &IndexOptions{CachePath: cache, Now: later}).Refresh(ctx)
 	if err != nil || st.Read != 1 {
 		t.Fatalf("refresh without hints: %+v, %v; want 1 of the %d edited files read", st, err, k)
 	}
 	for i := range k {
-		ok, err := NewIndex(dir, cache).NoteEdit(path(i))
+		ok, err := NewIndex(dir, &IndexOptions{CachePath: cache, Now: later}).NoteEdit(path(i))
 		if !ok || err != nil {
 			t.Fatalf("NoteEdit(%s) = %v, %v", path(i), ok, err)
 		}
 	}
-	st, err = NewIndex(dir, cache).Refresh(ctx)
+	st, err = NewIndex(dir, &IndexOptions{CachePath: cache, Now: later}).Refresh(ctx)
 	if err != nil || st.Read != k-1 {
 		t.Fatalf("refresh with hints: %+v, %v; want the other %d edited files read", st, err, k-1)
 	}
-	x := NewIndex(dir, cache)
+	x := NewIndex(dir, &IndexOptions{CachePath: cache, Now: later})
 	if _, err := x.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestRefreshEditHint(t *testing.T) {
 			t.Errorf("NoteEdit(%q) = %v, %v; want false, nil", p, ok, err)
 		}
 	}
-	if ok, _ := NewIndex(dir, "").NoteEdit(path(0)); ok {
+	if ok, _ := NewIndex(dir, nil).NoteEdit(path(0)); ok {
 		t.Error("NoteEdit without a cache file recorded a hint")
 	}
 }
@@ -100,7 +101,7 @@ func TestEditHintsExpire(t *testing.T) {
 	}
 
 	cache := filepath.Join(t.TempDir(), "idx")
-	x := NewIndex(t.TempDir(), cache)
+	x := NewIndex(t.TempDir(), &IndexOptions{CachePath: cache})
 	old := fmt.Sprintf("%d\told.md\n", now.Add(-2*hintTTL).UnixNano())
 	if err := os.WriteFile(cache+".hint", []byte(old), 0o600); err != nil {
 		t.Fatal(err)
@@ -118,7 +119,7 @@ func TestEditHintsExpire(t *testing.T) {
 func TestEditHintsBounded(t *testing.T) {
 	dir := t.TempDir()
 	cache := filepath.Join(t.TempDir(), "idx")
-	x := NewIndex(dir, cache)
+	x := NewIndex(dir, &IndexOptions{CachePath: cache})
 	long := strings.Repeat("d", 200)
 	for i := range 1000 {
 		p := filepath.Join(dir, long, fmt.Sprintf("m%04d.md", i))

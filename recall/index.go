@@ -128,13 +128,32 @@ type Index struct {
 	// base identifies the cache file when it holds what files and dirs
 	// do (see recallBase); empty otherwise.
 	base string
+	// now is the clock the racy window and edit hints are judged by.
+	now func() time.Time
 }
 
-// NewIndex returns an index of the memory directory dir. cachePath, if
-// not empty, is a file outside the memory directory where the index is kept
-// between processes (see DefaultIndexPath).
-func NewIndex(dir, cachePath string) *Index {
-	return &Index{dir: filepath.Clean(dir), cachePath: cachePath}
+// IndexOptions adjust NewIndex; nil means an index kept in memory only.
+type IndexOptions struct {
+	// CachePath, if not empty, is a file outside the memory directory
+	// where the index is kept between processes (see DefaultIndexPath).
+	CachePath string
+	// Now is the clock file times are judged against (a file changed
+	// within two seconds of being read is read again; an edit hint lapses
+	// after an hour); nil means time.Now. It must follow the file
+	// system's clock: tests move it forward to let time pass.
+	Now func() time.Time
+}
+
+// NewIndex returns an index of the memory directory dir.
+func NewIndex(dir string, opts *IndexOptions) *Index {
+	x := &Index{dir: filepath.Clean(dir), now: time.Now}
+	if opts != nil {
+		x.cachePath = opts.CachePath
+		if opts.Now != nil {
+			x.now = opts.Now
+		}
+	}
+	return x
 }
 
 // DefaultIndexPath returns where the recall index of a memory directory
@@ -261,7 +280,7 @@ func (x *Index) refreshLocked(ctx context.Context, all bool) (*RefreshStats, err
 		return nil, fmt.Errorf("recall index %s: %w", x.dir, err)
 	}
 	defer sd.Close()
-	now := time.Now().UnixNano()
+	now := x.now().UnixNano()
 	racy := func(t ...int64) bool {
 		for _, v := range t {
 			if now-v < int64(racyWindow) {
@@ -678,7 +697,7 @@ func (x *Index) lookupFresh(ctx context.Context, name string) ([]string, *recent
 		return out, nil, nil
 	}
 	defer sd.Close()
-	now := time.Now().UnixNano()
+	now := x.now().UnixNano()
 	w := x.walkDirs(sd, func(t ...int64) bool { return now-t[0] < int64(racyWindow) })
 	root, err := os.OpenRoot(x.dir)
 	if err != nil {
@@ -818,7 +837,7 @@ func (x *Index) recheck(paths []string) bool {
 		return false
 	}
 	defer root.Close()
-	now := time.Now().UnixNano()
+	now := x.now().UnixNano()
 	changed := false
 	var gone []int
 	for _, c := range changes {

@@ -55,7 +55,7 @@ var indexQueries = []string{
 // scratch, without a cache, does.
 func sameAsRebuild(t *testing.T, dir string, idx *Index) {
 	t.Helper()
-	ref := NewIndex(dir, "")
+	ref := NewIndex(dir, nil)
 	if _, err := ref.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -101,13 +101,13 @@ func TestRecallIndexPersistsAndUpdatesIncrementally(t *testing.T) {
 	dir := corpusDir(t, 300)
 	ageAll(t, dir)
 	cache := filepath.Join(t.TempDir(), "state", "idx")
-	first := NewIndex(dir, cache)
+	first := NewIndex(dir, &IndexOptions{CachePath: cache})
 	st, err := first.Refresh(ctx)
 	if err != nil || st.Files != 305 || st.Read != 305 {
 		t.Fatalf("first refresh: %+v, %v", st, err)
 	}
 	// A new process opens the file: nothing is read, no directory listed.
-	idx := NewIndex(dir, cache)
+	idx := NewIndex(dir, &IndexOptions{CachePath: cache})
 	st, err = idx.Refresh(ctx)
 	if err != nil || st.Read != 0 || st.Listed != 0 || st.Files != 305 {
 		t.Fatalf("refresh from the persisted index: %+v, %v", st, err)
@@ -136,7 +136,7 @@ func TestRecallIndexPersistsAndUpdatesIncrementally(t *testing.T) {
 	writeMem(t, dir, "team/deep/new.md", "harbour-zebra", "zebra crossing at the harbour", "the zebra crossing at the harbour is closed")
 	os.Rename(filepath.Join(dir, "feedback_mem_000001.md"), filepath.Join(dir, "team", "renamed.md"))
 
-	for _, x := range []*Index{NewIndex(dir, cache), idx} {
+	for _, x := range []*Index{NewIndex(dir, &IndexOptions{CachePath: cache}), idx} {
 		st, err = x.RefreshAll(ctx)
 		if err != nil || st.Read != 3 || st.Removed != 2 || st.Files != 305 {
 			t.Fatalf("refresh after edits: %+v, %v", st, err)
@@ -148,7 +148,7 @@ func TestRecallIndexPersistsAndUpdatesIncrementally(t *testing.T) {
 		t.Fatalf("the added memory is not found: %v", hits)
 	}
 	// And the next new process sees the edits from the file alone.
-	x := NewIndex(dir, cache)
+	x := NewIndex(dir, &IndexOptions{CachePath: cache})
 	if st, _ := x.Refresh(ctx); st.Read > 3 {
 		t.Errorf("a process after the edits read %d files", st.Read)
 	}
@@ -160,7 +160,7 @@ func TestRecallIndexRebuildsDamagedOrForeignFiles(t *testing.T) {
 	dir := corpusDir(t, 120)
 	ageAll(t, dir)
 	cache := filepath.Join(t.TempDir(), "idx")
-	if _, err := NewIndex(dir, cache).Refresh(ctx); err != nil {
+	if _, err := NewIndex(dir, &IndexOptions{CachePath: cache}).Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
 	good, err := os.ReadFile(cache)
@@ -192,7 +192,7 @@ func TestRecallIndexRebuildsDamagedOrForeignFiles(t *testing.T) {
 	for name, data := range cases {
 		t.Run(name, func(t *testing.T) {
 			os.WriteFile(cache, data(), 0o600)
-			idx := NewIndex(dir, cache)
+			idx := NewIndex(dir, &IndexOptions{CachePath: cache})
 			if _, err := idx.Refresh(ctx); err != nil {
 				t.Fatalf("refresh over a %s index: %v", name, err)
 			}
@@ -201,7 +201,7 @@ func TestRecallIndexRebuildsDamagedOrForeignFiles(t *testing.T) {
 	}
 	// The index of another directory at the same path is not used.
 	os.WriteFile(cache, good, 0o600)
-	idx := NewIndex(other, cache)
+	idx := NewIndex(other, &IndexOptions{CachePath: cache})
 	if st, err := idx.Refresh(ctx); err != nil || st.Files != 1 || st.Read != 1 {
 		t.Fatalf("another directory's index: %+v, %v", st, err)
 	}
@@ -221,7 +221,7 @@ func TestRecallIndexConcurrentRefresh(t *testing.T) {
 				if w == 0 {
 					writeMem(t, dir, fmt.Sprintf("team/c%d.md", i), fmt.Sprintf("c%d", i), "concurrently written memory", "written while others refresh")
 				}
-				if _, err := NewIndex(dir, cache).Refresh(ctx); err != nil {
+				if _, err := NewIndex(dir, &IndexOptions{CachePath: cache}).Refresh(ctx); err != nil {
 					errs <- err
 				}
 			}
@@ -232,7 +232,7 @@ func TestRecallIndexConcurrentRefresh(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	idx := NewIndex(dir, cache)
+	idx := NewIndex(dir, &IndexOptions{CachePath: cache})
 	if _, err := idx.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestRecallIndexWatch(t *testing.T) {
 	ctx := context.Background()
 	dir := corpusDir(t, 50)
 	ageAll(t, dir)
-	idx := NewIndex(dir, "")
+	idx := NewIndex(dir, nil)
 	if err := idx.Watch(); err != nil {
 		t.Skipf("no file-system notifications here: %v", err)
 	}
@@ -280,7 +280,7 @@ func TestRecallIndexSeesInPlaceEdits(t *testing.T) {
 	dir := corpusDir(t, 2200)
 	ageAll(t, dir)
 	cache := filepath.Join(t.TempDir(), "idx")
-	first, err := NewIndex(dir, cache).Refresh(ctx)
+	first, err := NewIndex(dir, &IndexOptions{CachePath: cache}).Refresh(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestRecallIndexSeesInPlaceEdits(t *testing.T) {
 		os.Chtimes(p, fi.ModTime(), fi.ModTime())
 	}
 	// A memory the query finds, edited to no longer match it.
-	idx := NewIndex(dir, cache)
+	idx := NewIndex(dir, &IndexOptions{CachePath: cache})
 	idx.Refresh(ctx)
 	hits, _ := idx.Search("ledger replica failover", 1)
 	if len(hits) != 1 {
@@ -304,7 +304,7 @@ func TestRecallIndexSeesInPlaceEdits(t *testing.T) {
 	fi, _ := os.Stat(p)
 	os.WriteFile(p, fmt.Appendf(nil, "---\nname: gone\ndescription: nothing about it now\ntype: project\n---\n\n%*s\n", int(fi.Size())-70, "x"), 0o600)
 	os.Chtimes(p, fi.ModTime(), fi.ModTime())
-	idx = NewIndex(dir, cache)
+	idx = NewIndex(dir, &IndexOptions{CachePath: cache})
 	idx.Refresh(ctx)
 	if hits, _ := idx.Search("ledger replica failover", 1); len(hits) == 1 && hits[0].ID == top {
 		t.Fatalf("Search returned %s as it was before it was edited", top)
@@ -315,7 +315,7 @@ func TestRecallIndexSeesInPlaceEdits(t *testing.T) {
 	rounds := (first.Files + recallStatBudget - 1) / recallStatBudget
 	seen := false
 	for i := 0; i < rounds && !seen; i++ {
-		x := NewIndex(dir, cache)
+		x := NewIndex(dir, &IndexOptions{CachePath: cache})
 		if _, err := x.Refresh(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +325,7 @@ func TestRecallIndexSeesInPlaceEdits(t *testing.T) {
 	if !seen {
 		t.Fatalf("an in-place edit was not seen within %d refreshes of %d files", rounds, first.Files)
 	}
-	x := NewIndex(dir, cache)
+	x := NewIndex(dir, &IndexOptions{CachePath: cache})
 	x.RefreshAll(ctx)
 	sameAsRebuild(t, dir, x)
 }
@@ -345,10 +345,11 @@ func TestRecallIndexNewestChecksWhatItReturns(t *testing.T) {
 		os.Chtimes(filepath.Join(dir, rel), mt, mt)
 	}
 	// Files changed within two seconds are re-read by every refresh, which
-	// would mend the damage before Newest is asked.
-	time.Sleep(2100 * time.Millisecond)
+	// would mend the damage before Newest is asked: the index's clock is
+	// moved past that window.
+	later := func() time.Time { return time.Now().Add(racyWindow + time.Second) }
 	cache := filepath.Join(t.TempDir(), "idx")
-	if _, err := NewIndex(dir, cache).Refresh(ctx); err != nil {
+	if _, err := NewIndex(dir, &IndexOptions{CachePath: cache, Now: later}).Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(cache)
@@ -362,7 +363,7 @@ func TestRecallIndexNewestChecksWhatItReturns(t *testing.T) {
 	}
 	data[i] = 'D'
 	os.WriteFile(cache, data, 0o600)
-	idx := NewIndex(dir, cache)
+	idx := NewIndex(dir, &IndexOptions{CachePath: cache, Now: later})
 	if _, err := idx.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}

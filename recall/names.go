@@ -29,7 +29,7 @@ func (n *Names) LookupName(ctx context.Context, name string) (*memdir.NameMatch,
 	if n.cachePath == "" {
 		return nil, errors.New("recall names: no index file")
 	}
-	idx := NewIndex(n.dir, n.cachePath)
+	idx := NewIndex(n.dir, &IndexOptions{CachePath: n.cachePath})
 	paths, rs, err := idx.lookupFresh(ctx, name)
 	if err != nil {
 		return nil, err

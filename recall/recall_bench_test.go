@@ -67,7 +67,7 @@ func BenchmarkRecallMethods(b *testing.B) {
 		tmp := b.TempDir()
 		idxPath, vecPath := filepath.Join(tmp, "idx"), filepath.Join(tmp, "vectors")
 		// Build the index file and embed every memory once.
-		warmIdx := NewIndex(dir, idxPath)
+		warmIdx := NewIndex(dir, &IndexOptions{CachePath: idxPath})
 		warmCache, err := OpenEmbedCache(vecPath)
 		if err != nil {
 			b.Fatal(err)
@@ -84,7 +84,7 @@ func BenchmarkRecallMethods(b *testing.B) {
 					for b.Loop() {
 						o := &Options{Index: warmIdx, EmbedCache: warmCache, NoCount: true, ShowManifest: true}
 						if temp == "cold" {
-							o.Index = NewIndex(dir, idxPath)
+							o.Index = NewIndex(dir, &IndexOptions{CachePath: idxPath})
 							if o.EmbedCache, err = OpenEmbedCache(vecPath); err != nil {
 								b.Fatal(err)
 							}

@@ -156,7 +156,7 @@ func TestRecallIndexRefreshAndCache(t *testing.T) {
 	now := time.Now()
 	d := recallFixture(t, now)
 	cache := filepath.Join(t.TempDir(), "recall", "cache.gob")
-	idx := NewIndex(d.Path(), cache)
+	idx := NewIndex(d.Path(), &IndexOptions{CachePath: cache})
 	st, err := idx.Refresh(ctx)
 	if err != nil || st.Files != 4 || st.Read != 4 {
 		t.Fatalf("first refresh: %+v, %v", st, err)
@@ -176,7 +176,7 @@ func TestRecallIndexRefreshAndCache(t *testing.T) {
 		t.Errorf("search after a change: %v %v", hits, hs)
 	}
 	// A new process starts from the cache: nothing is read again.
-	idx2 := NewIndex(d.Path(), cache)
+	idx2 := NewIndex(d.Path(), &IndexOptions{CachePath: cache})
 	st, _ = idx2.Refresh(ctx)
 	if st.Read != 0 || idx2.Len() != 3 {
 		t.Errorf("refresh from cache read %d files, holds %d", st.Read, idx2.Len())
@@ -186,7 +186,7 @@ func TestRecallIndexRefreshAndCache(t *testing.T) {
 	}
 	// A corrupt cache is rebuilt, not an error.
 	os.WriteFile(cache, []byte("garbage"), 0o600)
-	idx3 := NewIndex(d.Path(), cache)
+	idx3 := NewIndex(d.Path(), &IndexOptions{CachePath: cache})
 	if st, err := idx3.Refresh(ctx); err != nil || st.Read != 3 {
 		t.Errorf("refresh over a corrupt cache: %+v, %v", st, err)
 	}

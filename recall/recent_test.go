@@ -47,10 +47,10 @@ func TestSaveRecordsRecentSaves(t *testing.T) {
 	for _, n := range []string{"one", "two", "three"} {
 		mustSave(t, d, &memdir.Memory{Name: n, Description: "filler", Type: memdir.TypeUser, Body: "x"}, nil)
 	}
-	idx := NewIndex(d.Path(), cache)
+	idx := NewIndex(d.Path(), &IndexOptions{CachePath: cache})
 	lookup := func(name string) ([]string, bool) {
 		t.Helper()
-		paths, _, ok := NewIndex(d.Path(), cache).lookupRecent(name)
+		paths, _, ok := NewIndex(d.Path(), &IndexOptions{CachePath: cache}).lookupRecent(name)
 		slices.Sort(paths)
 		return paths, ok
 	}
@@ -90,7 +90,7 @@ func TestSaveRecordsRecentSaves(t *testing.T) {
 	if _, ok := lookup("one"); ok {
 		t.Fatal("the record was used with another index file")
 	}
-	if paths, err := NewIndex(d.Path(), cache).LookupFresh(ctx, "four"); err != nil || !slices.Equal(paths, []string{"user_four.md"}) {
+	if paths, err := NewIndex(d.Path(), &IndexOptions{CachePath: cache}).LookupFresh(ctx, "four"); err != nil || !slices.Equal(paths, []string{"user_four.md"}) {
 		t.Fatalf("LookupFresh after a refresh = %v, %v", paths, err)
 	}
 
@@ -110,14 +110,14 @@ func TestSaveRecordsRecentSaves(t *testing.T) {
 
 	// A record whose times are whole seconds (a file system with coarse
 	// timestamps) is not trusted.
-	rs := NewIndex(d.Path(), cache).readRecent()
+	rs := NewIndex(d.Path(), &IndexOptions{CachePath: cache}).readRecent()
 	if rs == nil {
 		t.Fatal("no record after a save")
 	}
 	whole := time.Unix(time.Now().Unix()-10, 0)
 	os.Chtimes(d.Path(), whole, whole)
 	rs.Dirs[0].MTime = whole.UnixNano()
-	NewIndex(d.Path(), cache).writeRecent(rs)
+	NewIndex(d.Path(), &IndexOptions{CachePath: cache}).writeRecent(rs)
 	if _, ok := lookup("five"); ok {
 		t.Fatal("a record of whole-second times was used")
 	}

@@ -139,7 +139,7 @@ func (r *run) skip() bool {
 func (r *run) candidates(ctx context.Context) (ok bool, err error) {
 	r.idx = r.o.Index
 	if r.idx == nil {
-		r.idx = NewIndex(r.d.Path(), "")
+		r.idx = NewIndex(r.d.Path(), nil)
 	}
 	if _, err := r.idx.Refresh(ctx); err != nil {
 		return false, err

@@ -169,7 +169,7 @@ func BenchmarkRecallCounting(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	idx := NewIndex(dir, "")
+	idx := NewIndex(dir, nil)
 	for _, tc := range []struct {
 		name    string
 		noCount bool

@@ -183,7 +183,7 @@ func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun,
 	if err != nil {
 		return nil, err
 	}
-	idx := recall.NewIndex(dir, "")
+	idx := recall.NewIndex(dir, nil)
 	if _, err := idx.Refresh(ctx); err != nil {
 		return nil, err
 	}

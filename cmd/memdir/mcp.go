@@ -159,7 +159,7 @@ func newMCPServer(ctx context.Context, env *cli.Env, lf *locationFlags, cfg *con
 	// A long-lived server: file-system notifications tell the index when
 	// to refresh; without them (no directory yet, no inotify) it refreshes
 	// by stat.
-	idx := recall.NewIndex(d.Path(), cache)
+	idx := recall.NewIndex(d.Path(), &recall.IndexOptions{CachePath: cache})
 	if err := idx.Watch(); err != nil {
 		logger.Debug("recall index: no file-system notifications; refreshing by stat", "err", err)
 	}

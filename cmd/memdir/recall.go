@@ -107,7 +107,7 @@ func runRecall(ctx context.Context, env *cli.Env, o *recallOptions, args []strin
 		return err
 	}
 	opts := &recall.Options{
-		Model: model, Embedder: embedder, EmbedCache: embedCache, EmbedOptions: cfg.EmbedOptions(), Index: recall.NewIndex(d.Path(), cache), Surfaced: o.surfaced,
+		Model: model, Embedder: embedder, EmbedCache: embedCache, EmbedOptions: cfg.EmbedOptions(), Index: recall.NewIndex(d.Path(), &recall.IndexOptions{CachePath: cache}), Surfaced: o.surfaced,
 		Max: o.maxN, ManifestTokens: cfg.ManifestTokens(), Budget: o.budget, SessionBytes: o.used,
 		AllowShortQueries: o.all, Now: env.Now, ShowManifest: true,
 	}

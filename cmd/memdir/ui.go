@@ -112,7 +112,7 @@ func runUi(ctx context.Context, env *cli.Env, o *uiOptions, args []string) error
 	if err != nil {
 		return err
 	}
-	opts.RecallIndex = recall.NewIndex(d.Path(), cache)
+	opts.RecallIndex = recall.NewIndex(d.Path(), &recall.IndexOptions{CachePath: cache})
 	opts.Team, opts.TeamReason = uiTeam(env, &o.lf, logger)
 	cp := &ui.Checkpoints{Project: env.Cwd}
 	if loc != nil {

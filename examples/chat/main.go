@@ -102,7 +102,7 @@ func (c *chat) run(ctx context.Context, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	idx := recall.NewIndex(d.Path(), "")
+	idx := recall.NewIndex(d.Path(), nil)
 	var history []transcript.Message
 	var surfaced []string
 	used := 0

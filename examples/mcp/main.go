@@ -72,6 +72,6 @@ func newServer(project string, lookup memdir.LookupEnvFunc) (*mcp.Server, error)
 		Location:       loc,
 		Model:          model,
 		ManifestTokens: cfg.ManifestTokens(),
-		RecallIndex:    recall.NewIndex(d.Path(), cache),
+		RecallIndex:    recall.NewIndex(d.Path(), &recall.IndexOptions{CachePath: cache}),
 	}), nil
 }
