@@ -264,17 +264,9 @@ func (x *Index) refreshLocked(ctx context.Context, all bool) (*RefreshStats, err
 	if x.watch != nil && !x.watch.begin() && x.lex != nil && !x.dirsChanged() {
 		return &RefreshStats{Files: x.lex.Len()}, nil
 	}
-	st := &RefreshStats{}
 	sd, err := openStatDir(x.dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		st.Removed = len(x.files)
-		changed := len(x.files) > 0 || len(x.dirs) > 0 || x.lex == nil
-		x.reset()
-		x.lex = lexical.New(nil, nil)
-		if changed && x.cachePath != "" {
-			x.save()
-		}
-		return st, nil
+		return x.refreshGone(), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("recall index %s: %w", x.dir, err)
@@ -289,29 +281,60 @@ func (x *Index) refreshLocked(ctx context.Context, all bool) (*RefreshStats, err
 		}
 		return false
 	}
-
+	st := &RefreshStats{}
 	// 1. Directories: list only those whose entries may have changed.
 	w := x.walkDirs(sd, racy)
-	dirs, visited, listed, found := w.dirs, w.visited, w.listed, w.found
-	st.Listed = len(listed)
+	st.Listed = len(w.listed)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// 2. Files: stat every candidate; keep those whose stamp changed.
+	stale, removed := x.staleFiles(sd, w, all)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// 3. Read new and changed files in parallel.
+	read, err := x.readStale(ctx, stale, racy)
+	if err != nil {
+		return nil, err
+	}
+	// 4. Apply: in place when no file came or went.
+	dirty := len(removed) > 0 || len(stale) > 0 || !slices.Equal(w.dirs, x.dirs)
+	x.apply(st, stale, read, removed)
+	slices.SortFunc(w.dirs, func(a, b recallDir) int { return strings.Compare(a.rel, b.rel) })
+	x.dirs = w.dirs
+	st.Files = x.lex.Len()
+	if dirty && x.cachePath != "" {
+		x.save()
+	}
+	return st, nil
+}
 
-	// 2. Files: stat every candidate; keep those whose stamp is unchanged.
-	type cand struct {
-		rel   string
-		oi    int // index in x.files, or -1 for a new file
-		stamp fileStamp
+// refreshGone empties the index of a directory that does not exist.
+func (x *Index) refreshGone() *RefreshStats {
+	st := &RefreshStats{Removed: len(x.files)}
+	changed := len(x.files) > 0 || len(x.dirs) > 0 || x.lex == nil
+	x.reset()
+	x.lex = lexical.New(nil, nil)
+	if changed && x.cachePath != "" {
+		x.save()
 	}
-	var stale []cand
-	var removed []int // indexes in x.files
-	dirty := len(dirs) != len(x.dirs)
-	for i := range dirs {
-		if !dirty && dirs[i] != x.dirs[i] {
-			dirty = true
-		}
-	}
+	return st
+}
+
+// staleFile is a file to read: new (oi < 0) or changed since the index
+// last read it (oi is its place in x.files).
+type staleFile struct {
+	rel   string
+	oi    int
+	stamp fileStamp
+}
+
+// staleFiles stats the files a refresh checks (every file of a listed
+// directory, and in the others the racy ones, the rotating share and the
+// hinted ones) and returns those new or changed, and the indexes in
+// x.files of those gone.
+func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile, removed []int) {
 	check := func(rel string, oi int) {
 		s, _, isReg, err := sd.stat(rel)
 		if err != nil || !isReg {
@@ -323,15 +346,15 @@ func (x *Index) refreshLocked(ctx context.Context, all bool) (*RefreshStats, err
 		if oi >= 0 && x.files[oi].stamp == s && !x.files[oi].racy {
 			return
 		}
-		stale = append(stale, cand{rel, oi, s})
+		stale = append(stale, staleFile{rel, oi, s})
 	}
 	share := x.statShare(len(x.files), all)
 	var hinted map[string]bool
 	if !all && x.watch == nil {
 		hinted = x.editHints()
 	}
-	foundSet := make(map[string]bool, len(found))
-	for _, p := range found {
+	foundSet := make(map[string]bool, len(w.found))
+	for _, p := range w.found {
 		foundSet[p] = true
 	}
 	for i := range x.files {
@@ -341,14 +364,14 @@ func (x *Index) refreshLocked(ctx context.Context, all bool) (*RefreshStats, err
 			parent = f.path[:j]
 		}
 		switch {
-		case listed[parent]:
+		case w.listed[parent]:
 			if !foundSet[f.path] {
 				removed = append(removed, i)
 			} else {
 				delete(foundSet, f.path)
 				check(f.path, i)
 			}
-		case visited[parent]:
+		case w.visited[parent]:
 			if f.racy || share(i) || hinted[f.path] {
 				check(f.path, i)
 			}
@@ -356,26 +379,28 @@ func (x *Index) refreshLocked(ctx context.Context, all bool) (*RefreshStats, err
 			removed = append(removed, i)
 		}
 	}
-	for _, p := range found {
+	for _, p := range w.found {
 		if foundSet[p] {
 			check(p, -1)
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	return stale, removed
+}
 
-	// 3. Read new and changed files in parallel.
+// readResult is what reading a stale file gave.
+type readResult struct {
+	f     recallFile
+	body  string
+	probs []memdir.Problem
+}
+
+// readStale reads the stale files in parallel.
+func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...int64) bool) ([]readResult, error) {
 	root, err := os.OpenRoot(x.dir)
 	if err != nil {
 		return nil, fmt.Errorf("recall index %s: %w", x.dir, err)
 	}
 	defer root.Close()
-	type readResult struct {
-		f     recallFile
-		body  string
-		probs []memdir.Problem
-	}
 	read := make([]readResult, len(stale))
 	var wg sync.WaitGroup
 	var next int
@@ -402,11 +427,13 @@ func (x *Index) refreshLocked(ctx context.Context, all bool) (*RefreshStats, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	return read, nil
+}
 
-	// 4. Apply: in place when no file came or went.
-	if len(removed) > 0 || len(stale) > 0 {
-		dirty = true
-	}
+// apply puts what a refresh found into the index: the lexical index is
+// updated in place (or built, the first time), and x.files gains the new
+// files and loses the removed ones, in path order.
+func (x *Index) apply(st *RefreshStats, stale []staleFile, read []readResult, removed []int) {
 	build := x.lex == nil
 	var docs []lexical.Doc
 	for _, i := range removed {
@@ -448,27 +475,21 @@ func (x *Index) refreshLocked(ctx context.Context, all bool) (*RefreshStats, err
 		slices.SortFunc(docs, func(a, b lexical.Doc) int { return strings.Compare(a.ID, b.ID) })
 		x.lex = lexical.New(docs, nil)
 	}
-	if len(removed) > 0 || len(added) > 0 {
-		slices.Sort(removed)
-		files := make([]recallFile, 0, len(x.files)-len(removed)+len(added))
-		for i := range x.files {
-			if len(removed) > 0 && removed[0] == i {
-				removed = removed[1:]
-				continue
-			}
-			files = append(files, x.files[i])
+	if len(removed) == 0 && len(added) == 0 {
+		return
+	}
+	slices.Sort(removed)
+	files := make([]recallFile, 0, len(x.files)-len(removed)+len(added))
+	for i := range x.files {
+		if len(removed) > 0 && removed[0] == i {
+			removed = removed[1:]
+			continue
 		}
-		files = append(files, added...)
-		slices.SortFunc(files, func(a, b recallFile) int { return strings.Compare(a.path, b.path) })
-		x.files = files
+		files = append(files, x.files[i])
 	}
-	slices.SortFunc(dirs, func(a, b recallDir) int { return strings.Compare(a.rel, b.rel) })
-	x.dirs = dirs
-	st.Files = x.lex.Len()
-	if dirty && x.cachePath != "" {
-		x.save()
-	}
-	return st, nil
+	files = append(files, added...)
+	slices.SortFunc(files, func(a, b recallFile) int { return strings.Compare(a.path, b.path) })
+	x.files = files
 }
 
 // dirWalk is what walkDirs found.
