@@ -311,9 +311,11 @@ func (c *Client) wrap(ctx context.Context, op string, fn func() (string, error))
 //   - the team MEMORY.md is always merged ([MergeIndex]).
 //
 // Local files the server does not have are left alone. Each key must pass
-// [ValidateKeyPath]; entries over MaxEntryBytes, with a path segment over
-// MaxSegmentBytes, or that cannot be written (a file where a directory is
-// needed) are skipped and reported, and the pull goes on with the others.
+// [ValidateKeyPath] and have no hidden component ([HiddenComponent]: no
+// .git/config planted by a teammate); entries that fail, entries over
+// MaxEntryBytes, with a path segment over MaxSegmentBytes, or that cannot
+// be written (a file where a directory is needed) are skipped and
+// reported, and the pull goes on with the others.
 // Identical content is not rewritten, so mtimes survive. Writes are atomic
 // (files 0600, directories 0700). With useETag the request is conditional
 // on the checksum of the last pull or push, and a 304 changes nothing.
@@ -423,6 +425,11 @@ func (c *Client) reconcile(st *syncState, key string, entries map[string]string,
 			return skip(Skip{Key: key, Reason: SkipInvalidKey, Detail: ke.Reason})
 		}
 		return err
+	}
+	if err := checkVisible(key); err != nil {
+		// A teammate could otherwise plant .git/config (and its
+		// core.fsmonitor command) in everyone's team directory.
+		return skip(Skip{Key: key, Reason: SkipInvalidKey, Detail: err.(*KeyError).Reason})
 	}
 	if seg := longSegment(key); seg != "" {
 		return skip(Skip{Key: key, Path: abs, Reason: SkipInvalidKey, Detail: fmt.Sprintf("a path segment is %d bytes, over the %d-byte limit of file names", len(seg), MaxSegmentBytes)})
@@ -925,7 +932,7 @@ func (c *Client) readLocal() (map[string]string, []Skip, error) {
 			}
 			return err
 		}
-		if p == root || d.IsDir() {
+		if p == root {
 			return nil
 		}
 		rel, err := filepath.Rel(root, p)
@@ -933,6 +940,15 @@ func (c *Client) readLocal() (map[string]string, []Skip, error) {
 			return err
 		}
 		key := filepath.ToSlash(rel)
+		if d.IsDir() {
+			if HiddenComponent(d.Name()) > 0 {
+				// One report for the directory, not one per file (a .git
+				// holds thousands).
+				skips = append(skips, Skip{Key: key, Path: p, Reason: SkipInvalidKey, Detail: "a hidden directory: team memory holds no hidden files or directories"})
+				return fs.SkipDir
+			}
+			return nil
+		}
 		if isTempFile(d.Name()) {
 			return nil
 		}
@@ -1052,9 +1068,16 @@ func (c *Client) Status(ctx context.Context) (*Status, error) {
 		}
 	}
 	for _, k := range sortedKeys(c.serverSums) {
-		if _, ok := local[k]; !ok && !skipped[k] {
-			st.ServerOnly = append(st.ServerOnly, k)
+		if _, ok := local[k]; ok || skipped[k] {
+			continue
 		}
+		if err := checkVisible(k); err != nil {
+			// Stored before the server refused such keys: a pull will
+			// not write it.
+			st.Skipped = append(st.Skipped, Skip{Key: k, Reason: SkipInvalidKey, Detail: err.(*KeyError).Reason})
+			continue
+		}
+		st.ServerOnly = append(st.ServerOnly, k)
 	}
 	st.Conflicts = c.openConflicts(state)
 	return st, nil
