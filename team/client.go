@@ -79,8 +79,9 @@ type ClientOptions struct {
 //     edits are merged line by line when they do not overlap, and
 //     otherwise the server's version goes into the team directory and the
 //     local one is saved as a [Conflict] for [Client.Resolve];
-//   - the team MEMORY.md is merged by link target ([MergeIndex]), so it
-//     never conflicts and concurrent pushes never drop a line.
+//   - the team MEMORY.md is merged by link target ([MergeIndex]), so
+//     concurrent pushes never drop a line; it conflicts only when both
+//     sides changed the same pointer line ([MergeIndexConflicts]).
 //
 // Deletions never propagate. Its methods are safe to call from several
 // goroutines (they run one at a time) and from several processes sharing
@@ -308,7 +309,9 @@ func (c *Client) wrap(ctx context.Context, op string, fn func() (string, error))
 //   - a key changed on both sides is merged when the edits do not overlap,
 //     and is otherwise a conflict: the server's version is written, the
 //     local one saved (PullResult.Conflicts);
-//   - the team MEMORY.md is always merged ([MergeIndex]).
+//   - the team MEMORY.md is merged by link target ([MergeIndex]); when
+//     both sides changed one of its pointer lines to different texts it
+//     is a conflict like any other key.
 //
 // Local files the server does not have are left alone. Each key must pass
 // [ValidateKeyPath] and have no hidden component ([HiddenComponent]: no
@@ -397,26 +400,42 @@ func (c *Client) learn(d *Data) {
 func (c *Client) reconcileAll(ctx context.Context, st *syncState, d *Data, res *PullResult) error {
 	keys := sortedKeys(d.Content.Entries)
 	sort.SliceStable(keys, func(i, j int) bool { return keys[j] == IndexKey && keys[i] != IndexKey })
+	has := func(f string) bool { _, ok := d.Content.Entries[f]; return ok }
 	for _, key := range keys {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := c.reconcile(st, key, d.Content.Entries, res); err != nil {
+		if err := c.reconcile(st, key, d.Content.Entries[key], has, res); err != nil {
 			return err
 		}
 	}
+	sortPullResult(res)
+	return nil
+}
+
+func sortPullResult(res *PullResult) {
 	sort.Strings(res.Written)
 	sort.Strings(res.Merged)
 	sort.Strings(res.Kept)
 	sort.Slice(res.Conflicts, func(i, j int) bool { return res.Conflicts[i].Key < res.Conflicts[j].Key })
-	return nil
+}
+
+// pulledEntry is one server entry a pull brings in, with what the team
+// directory and the sync state hold for its key.
+type pulledEntry struct {
+	key, abs string
+	server   string
+	local    string // the team file's content; "" when !exists
+	exists   bool
+	base     string // the base content; "" when !hasBase
+	hasBase  bool
 }
 
 // reconcile brings one server entry into the team directory against its
-// base. Problems with the key are reported as skips; only a failing
+// base. serverHas reports whether the server holds a key (for the
+// index). Problems with the key are reported as skips; only a failing
 // BeforeWrite, AfterWrite or sync state stops the pull.
-func (c *Client) reconcile(st *syncState, key string, entries map[string]string, res *PullResult) error {
-	server := entries[key]
+func (c *Client) reconcile(st *syncState, key, server string, serverHas func(string) bool, res *PullResult) error {
 	skip := func(s Skip) error { res.Skipped = append(res.Skipped, s); return nil }
 	abs, err := ValidateKeyPath(c.dir, key)
 	if err != nil {
@@ -447,31 +466,12 @@ func (c *Client) reconcile(st *syncState, key string, entries map[string]string,
 		}
 		return skip(Skip{Key: key, Path: abs, Reason: SkipUnreadable, Detail: err.Error()})
 	}
-	base, hasBase := st.base(key)
-	write := func(content string) (bool, error) {
-		if c.opts.Screen != nil {
-			if err := c.opts.Screen(abs, local, exists, content); err != nil {
-				return false, skip(Skip{Key: key, Path: abs, Reason: SkipHeld, Detail: err.Error()})
-			}
-		}
-		if err := c.writeTeamFile(abs, content); err != nil {
-			var we *writeError
-			if errors.As(err, &we) {
-				return false, skip(Skip{Key: key, Path: abs, Reason: SkipUnwritable, Detail: we.Err.Error()})
-			}
-			return false, err
-		}
-		if c.opts.AfterWrite != nil {
-			if err := c.opts.AfterWrite(abs, content); err != nil {
-				return false, fmt.Errorf("%s: after writing %s: %w", c.repo, abs, err)
-			}
-		}
-		return true, nil
-	}
+	e := &pulledEntry{key: key, abs: abs, server: server, local: local, exists: exists}
+	e.base, e.hasBase = st.base(key)
 	agreed := func() error { return st.setBase(key, server) }
 	switch {
 	case !exists:
-		if ok, err := write(server); !ok {
+		if ok, err := c.writePulled(e, server, res); !ok {
 			return err
 		}
 		res.Written = append(res.Written, key)
@@ -480,11 +480,16 @@ func (c *Client) reconcile(st *syncState, key string, entries map[string]string,
 		res.Unchanged++
 		return agreed()
 	case key == IndexKey:
-		merged := MergeIndex(base, local, server, c.localHas, func(f string) bool { _, ok := entries[f]; return ok })
+		merged, conflicts := MergeIndexConflicts(e.base, local, server, c.localHas, serverHas)
+		if len(conflicts) > 0 {
+			// Both changed a pointer line: the merge would keep only the
+			// server's text of it.
+			return c.keepConflict(st, e, res)
+		}
 		if merged == local {
 			res.Kept = append(res.Kept, key)
 		} else {
-			if ok, err := write(merged); !ok {
+			if ok, err := c.writePulled(e, merged, res); !ok {
 				return err
 			}
 			if merged == server {
@@ -494,8 +499,8 @@ func (c *Client) reconcile(st *syncState, key string, entries map[string]string,
 			}
 		}
 		return agreed()
-	case hasBase && local == base:
-		if ok, err := write(server); !ok {
+	case e.hasBase && local == e.base:
+		if ok, err := c.writePulled(e, server, res); !ok {
 			return err
 		}
 		res.Written = append(res.Written, key)
@@ -505,42 +510,73 @@ func (c *Client) reconcile(st *syncState, key string, entries map[string]string,
 			st.Conflicts[key] = r
 		}
 		return agreed()
-	case hasBase && server == base:
+	case e.hasBase && server == e.base:
 		res.Kept = append(res.Kept, key)
 		return nil
 	}
-	if hasBase {
-		if m := Merge3(base, local, server); m.Conflicts == 0 {
-			if ok, err := write(m.Text); !ok {
+	if e.hasBase {
+		if m := Merge3(e.base, local, server); m.Conflicts == 0 {
+			if ok, err := c.writePulled(e, m.Text, res); !ok {
 				return err
 			}
 			res.Merged = append(res.Merged, key)
 			return agreed()
 		}
 	}
-	// A conflict: save the local version outside the team directory, then
-	// put the server's in.
-	cp := st.copyPath(key)
-	err = atomicfile.MkdirAll(filepath.Dir(cp), 0o700)
+	return c.keepConflict(st, e, res)
+}
+
+// writePulled writes content into e's team file, screening it first. ok
+// is false when it did not: err is nil when the key was skipped (and
+// reported in res), else the error that stops the pull.
+func (c *Client) writePulled(e *pulledEntry, content string, res *PullResult) (ok bool, err error) {
+	if c.opts.Screen != nil {
+		if err := c.opts.Screen(e.abs, e.local, e.exists, content); err != nil {
+			res.Skipped = append(res.Skipped, Skip{Key: e.key, Path: e.abs, Reason: SkipHeld, Detail: err.Error()})
+			return false, nil
+		}
+	}
+	if err := c.writeTeamFile(e.abs, content); err != nil {
+		var we *writeError
+		if errors.As(err, &we) {
+			res.Skipped = append(res.Skipped, Skip{Key: e.key, Path: e.abs, Reason: SkipUnwritable, Detail: we.Err.Error()})
+			return false, nil
+		}
+		return false, err
+	}
+	if c.opts.AfterWrite != nil {
+		if err := c.opts.AfterWrite(e.abs, content); err != nil {
+			return false, fmt.Errorf("%s: after writing %s: %w", c.repo, e.abs, err)
+		}
+	}
+	return true, nil
+}
+
+// keepConflict records a conflict on e: the local version is saved
+// outside the team directory, then the server's is put in.
+func (c *Client) keepConflict(st *syncState, e *pulledEntry, res *PullResult) error {
+	cp := st.copyPath(e.key)
+	err := atomicfile.MkdirAll(filepath.Dir(cp), 0o700)
 	if err == nil {
-		err = atomicfile.WriteFile(cp, []byte(local), 0o600)
+		err = atomicfile.WriteFile(cp, []byte(e.local), 0o600)
 	}
 	if err != nil {
 		// Without a safe copy the local version stays where it is.
-		return skip(Skip{Key: key, Path: abs, Reason: SkipUnwritable, Detail: "changed on both sides and your version could not be saved aside: " + err.Error()})
+		res.Skipped = append(res.Skipped, Skip{Key: e.key, Path: e.abs, Reason: SkipUnwritable, Detail: "changed on both sides and your version could not be saved aside: " + err.Error()})
+		return nil
 	}
-	if ok, err := write(server); !ok {
+	if ok, err := c.writePulled(e, e.server, res); !ok {
 		return err
 	}
-	rec := conflictRecord{Theirs: EntryChecksum(server), Ours: EntryChecksum(local), At: c.opts.Now().UTC()}
-	if hasBase {
-		rec.Base = EntryChecksum(base)
+	rec := conflictRecord{Theirs: EntryChecksum(e.server), Ours: EntryChecksum(e.local), At: c.opts.Now().UTC()}
+	if e.hasBase {
+		rec.Base = EntryChecksum(e.base)
 	}
-	st.Conflicts[key] = rec
-	res.Written = append(res.Written, key)
-	res.Conflicts = append(res.Conflicts, c.conflictOf(st, key, rec))
-	c.log.Warn("conflict", "repo", c.repo, "key", key, "yours", cp)
-	return agreed()
+	st.Conflicts[e.key] = rec
+	res.Written = append(res.Written, e.key)
+	res.Conflicts = append(res.Conflicts, c.conflictOf(st, e.key, rec))
+	c.log.Warn("conflict", "repo", c.repo, "key", e.key, "yours", cp)
+	return st.setBase(e.key, e.server)
 }
 
 func (c *Client) conflictOf(st *syncState, key string, r conflictRecord) Conflict {
