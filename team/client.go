@@ -350,7 +350,12 @@ func (c *Client) pull(ctx context.Context, useETag bool) (*PullResult, error) {
 	if useETag && c.current {
 		opts.IfNoneMatch = c.etag
 	}
-	d, err := c.repos.Get(ctx, c.repo, opts)
+	st, unlock, err := openSyncState(ctx, c.stateDir, c.repo)
+	if err != nil {
+		return res, err
+	}
+	defer unlock()
+	d, src, done, err := c.fetchEntries(ctx, st, opts)
 	switch {
 	case errors.Is(err, ErrNotModified):
 		res.NotModified = true
@@ -363,14 +368,10 @@ func (c *Client) pull(ctx context.Context, useETag bool) (*PullResult, error) {
 	case err != nil:
 		return res, fmt.Errorf("pull %s: %w", c.repo, err)
 	}
-	st, unlock, err := openSyncState(ctx, c.stateDir, c.repo)
-	if err != nil {
-		return res, err
-	}
-	defer unlock()
+	defer done()
 	c.learn(d)
 	res.Version, res.Checksum = d.Version, d.Checksum
-	err = c.reconcileAll(ctx, st, d, res)
+	err = c.reconcileAll(ctx, st, src, res)
 	if serr := st.save(); err == nil {
 		err = serr
 	}
@@ -395,21 +396,23 @@ func (c *Client) learn(d *Data) {
 	}
 }
 
-// reconcileAll brings every server entry of d into the team directory.
-// The team index goes last, so that it can see which files exist.
-func (c *Client) reconcileAll(ctx context.Context, st *syncState, d *Data, res *PullResult) error {
-	keys := sortedKeys(d.Content.Entries)
-	sort.SliceStable(keys, func(i, j int) bool { return keys[j] == IndexKey && keys[i] != IndexKey })
-	has := func(f string) bool { _, ok := d.Content.Entries[f]; return ok }
-	for _, key := range keys {
+// reconcileAll brings every server entry of src into the team directory,
+// reading one at a time. The team index goes last, so that it can see
+// which files exist.
+func (c *Client) reconcileAll(ctx context.Context, st *syncState, src *entrySource, res *PullResult) error {
+	defer sortPullResult(res)
+	for _, key := range src.keys {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := c.reconcile(st, key, d.Content.Entries[key], has, res); err != nil {
+		server, err := src.content(key)
+		if err != nil {
+			return fmt.Errorf("pull %s: %w", c.repo, err)
+		}
+		if err := c.reconcile(st, key, server, src.has, res); err != nil {
 			return err
 		}
 	}
-	sortPullResult(res)
 	return nil
 }
 
@@ -778,14 +781,15 @@ func (c *Client) pushLocked(ctx context.Context, st *syncState, res *PushResult)
 		if len(both) > 0 && reconciledAt != c.etag {
 			// Both sides changed some key: bring the server's entries in
 			// (merging), then look again.
-			d, err := c.repos.Get(ctx, c.repo, nil)
+			d, src, done, err := c.fetchEntries(ctx, st, nil)
 			if err != nil && !errors.Is(err, ErrNotFound) {
 				return fmt.Errorf("push %s: read the server's entries to merge: %w", c.repo, err)
 			}
 			if d != nil {
 				c.learn(d)
 				pr := newPullResult()
-				err := c.reconcileAll(ctx, st, d, pr)
+				err := c.reconcileAll(ctx, st, src, pr)
+				done()
 				res.Pulled = appendNew(res.Pulled, pr.Written...)
 				res.Merged = appendNew(res.Merged, pr.Merged...)
 				res.Conflicts = append(res.Conflicts, pr.Conflicts...)
