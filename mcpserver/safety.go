@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -16,8 +17,8 @@ import (
 )
 
 // checkOrigin refuses, with 403 Forbidden, a request whose Origin header is
-// present and is not the server's own origin (the scheme and the Host the
-// request was sent to). The MCP specification requires it of streamable
+// present and is not the server's own origin (the scheme, and the Host the
+// request was sent to or a name of the address it came in on: sameOrigin). The MCP specification requires it of streamable
 // HTTP servers: without it, a web page the user visits could drive the
 // endpoint from the browser. Requests without Origin (command-line clients,
 // SDKs, proxies such as MCP Inspector's) pass, as do same-origin ones.
@@ -36,7 +37,10 @@ func checkOrigin(h http.Handler) http.Handler {
 	})
 }
 
-// sameOrigin reports whether origin is the origin r was sent to.
+// sameOrigin reports whether origin is the server's own: the scheme, and
+// either the Host r was sent to or a name of the address r came in on
+// (see ownAddress), so that a page of http://localhost:P may call a
+// server it reaches as 127.0.0.1:P, and the other way round.
 func sameOrigin(origin string, r *http.Request) bool {
 	u, err := url.Parse(origin)
 	if err != nil || u.Host == "" || u.Path != "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
@@ -46,7 +50,38 @@ func sameOrigin(origin string, r *http.Request) bool {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	return strings.EqualFold(u.Scheme, scheme) && strings.EqualFold(withPort(u.Host, scheme), withPort(r.Host, scheme))
+	if !strings.EqualFold(u.Scheme, scheme) {
+		return false
+	}
+	return strings.EqualFold(withPort(u.Host, scheme), withPort(r.Host, scheme)) || ownAddress(withPort(u.Host, scheme), r)
+}
+
+// ownAddress reports whether hostport names the local address r came in
+// on (the address the server listens on): the same IP and port, or, when
+// that is a loopback address, localhost, 127.0.0.1 or ::1 with its port,
+// the names the UI accepts for a loopback server too. Other loopback
+// addresses (127.0.0.2) may be another server's.
+func ownAddress(hostport string, r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil {
+		return false
+	}
+	lhost, lport, err := net.SplitHostPort(local.String())
+	if err != nil {
+		return false
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil || port != lport {
+		return false
+	}
+	lip, ip := net.ParseIP(lhost), net.ParseIP(host)
+	if lip == nil {
+		return false
+	}
+	if ip != nil && ip.Equal(lip) && !ip.IsUnspecified() {
+		return true
+	}
+	return lip.IsLoopback() && (strings.EqualFold(host, "localhost") || ip != nil && (ip.Equal(net.IPv4(127, 0, 0, 1)) || ip.Equal(net.IPv6loopback)))
 }
 
 // withPort adds scheme's default port to host when it has none.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -26,6 +27,10 @@ func TestHTTPChecksOrigin(t *testing.T) {
 	ts := httptest.NewServer(mcpserver.NewHandler(f.srv, nil))
 	defer ts.Close()
 	host := strings.TrimPrefix(ts.URL, "http://")
+	_, port, err := net.SplitHostPort(host)
+	if err != nil {
+		t.Fatal(err)
+	}
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	cases := []struct {
 		name    string
@@ -44,6 +49,21 @@ func TestHTTPChecksOrigin(t *testing.T) {
 		{"two origins", []string{ts.URL, "http://evil.example"}, "", http.StatusForbidden},
 		{"foreign host", nil, "evil.example", http.StatusForbidden},
 		{"foreign host, matching origin", []string{"http://evil.example"}, "evil.example", http.StatusForbidden},
+		// The server's own names: it listens on 127.0.0.1, which is also
+		// localhost and, to a browser, the same machine as [::1].
+		{"localhost, sent to 127.0.0.1", []string{"http://localhost:" + port}, "", http.StatusOK},
+		{"LOCALHOST, sent to 127.0.0.1", []string{"http://LOCALHOST:" + port}, "", http.StatusOK},
+		{"[::1], sent to 127.0.0.1", []string{"http://[::1]:" + port}, "", http.StatusOK},
+		{"127.0.0.1, sent to localhost", []string{ts.URL}, "localhost:" + port, http.StatusOK},
+		{"localhost, sent to localhost", []string{"http://localhost:" + port}, "localhost:" + port, http.StatusOK},
+		{"localhost, other port", []string{"http://localhost:1"}, "", http.StatusForbidden},
+		{"localhost without a port", []string{"http://localhost"}, "", http.StatusForbidden},
+		{"https localhost", []string{"https://localhost:" + port}, "", http.StatusForbidden},
+		{"a name under localhost", []string{"http://localhost.evil.example:" + port}, "", http.StatusForbidden},
+		{"another loopback address", []string{"http://127.0.0.2:" + port}, "", http.StatusForbidden},
+		{"the unspecified address", []string{"http://0.0.0.0:" + port}, "", http.StatusForbidden},
+		{"foreign origin, own port", []string{"http://evil.example:" + port}, "localhost:" + port, http.StatusForbidden},
+		{"localhost with a path", []string{"http://localhost:" + port + "/"}, "", http.StatusForbidden},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -79,8 +79,9 @@ type ClientOptions struct {
 //     edits are merged line by line when they do not overlap, and
 //     otherwise the server's version goes into the team directory and the
 //     local one is saved as a [Conflict] for [Client.Resolve];
-//   - the team MEMORY.md is merged by link target ([MergeIndex]), so it
-//     never conflicts and concurrent pushes never drop a line.
+//   - the team MEMORY.md is merged by link target ([MergeIndex]), so
+//     concurrent pushes never drop a line; it conflicts only when both
+//     sides changed the same pointer line ([MergeIndexConflicts]).
 //
 // Deletions never propagate. Its methods are safe to call from several
 // goroutines (they run one at a time) and from several processes sharing
@@ -308,12 +309,16 @@ func (c *Client) wrap(ctx context.Context, op string, fn func() (string, error))
 //   - a key changed on both sides is merged when the edits do not overlap,
 //     and is otherwise a conflict: the server's version is written, the
 //     local one saved (PullResult.Conflicts);
-//   - the team MEMORY.md is always merged ([MergeIndex]).
+//   - the team MEMORY.md is merged by link target ([MergeIndex]); when
+//     both sides changed one of its pointer lines to different texts it
+//     is a conflict like any other key.
 //
 // Local files the server does not have are left alone. Each key must pass
-// [ValidateKeyPath]; entries over MaxEntryBytes, with a path segment over
-// MaxSegmentBytes, or that cannot be written (a file where a directory is
-// needed) are skipped and reported, and the pull goes on with the others.
+// [ValidateKeyPath] and have no hidden component ([HiddenComponent]: no
+// .git/config planted by a teammate); entries that fail, entries over
+// MaxEntryBytes, with a path segment over MaxSegmentBytes, or that cannot
+// be written (a file where a directory is needed) are skipped and
+// reported, and the pull goes on with the others.
 // Identical content is not rewritten, so mtimes survive. Writes are atomic
 // (files 0600, directories 0700). With useETag the request is conditional
 // on the checksum of the last pull or push, and a 304 changes nothing.
@@ -345,7 +350,12 @@ func (c *Client) pull(ctx context.Context, useETag bool) (*PullResult, error) {
 	if useETag && c.current {
 		opts.IfNoneMatch = c.etag
 	}
-	d, err := c.repos.Get(ctx, c.repo, opts)
+	st, unlock, err := openSyncState(ctx, c.stateDir, c.repo)
+	if err != nil {
+		return res, err
+	}
+	defer unlock()
+	d, src, done, err := c.fetchEntries(ctx, st, opts)
 	switch {
 	case errors.Is(err, ErrNotModified):
 		res.NotModified = true
@@ -358,14 +368,10 @@ func (c *Client) pull(ctx context.Context, useETag bool) (*PullResult, error) {
 	case err != nil:
 		return res, fmt.Errorf("pull %s: %w", c.repo, err)
 	}
-	st, unlock, err := openSyncState(ctx, c.stateDir, c.repo)
-	if err != nil {
-		return res, err
-	}
-	defer unlock()
+	defer done()
 	c.learn(d)
 	res.Version, res.Checksum = d.Version, d.Checksum
-	err = c.reconcileAll(ctx, st, d, res)
+	err = c.reconcileAll(ctx, st, src, res)
 	if serr := st.save(); err == nil {
 		err = serr
 	}
@@ -390,31 +396,49 @@ func (c *Client) learn(d *Data) {
 	}
 }
 
-// reconcileAll brings every server entry of d into the team directory.
-// The team index goes last, so that it can see which files exist.
-func (c *Client) reconcileAll(ctx context.Context, st *syncState, d *Data, res *PullResult) error {
-	keys := sortedKeys(d.Content.Entries)
-	sort.SliceStable(keys, func(i, j int) bool { return keys[j] == IndexKey && keys[i] != IndexKey })
-	for _, key := range keys {
+// reconcileAll brings every server entry of src into the team directory,
+// reading one at a time. The team index goes last, so that it can see
+// which files exist.
+func (c *Client) reconcileAll(ctx context.Context, st *syncState, src *entrySource, res *PullResult) error {
+	defer sortPullResult(res)
+	for _, key := range src.keys {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := c.reconcile(st, key, d.Content.Entries, res); err != nil {
+		server, err := src.content(key)
+		if err != nil {
+			return fmt.Errorf("pull %s: %w", c.repo, err)
+		}
+		if err := c.reconcile(st, key, server, src.has, res); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+func sortPullResult(res *PullResult) {
 	sort.Strings(res.Written)
 	sort.Strings(res.Merged)
 	sort.Strings(res.Kept)
 	sort.Slice(res.Conflicts, func(i, j int) bool { return res.Conflicts[i].Key < res.Conflicts[j].Key })
-	return nil
+}
+
+// pulledEntry is one server entry a pull brings in, with what the team
+// directory and the sync state hold for its key.
+type pulledEntry struct {
+	key, abs string
+	server   string
+	local    string // the team file's content; "" when !exists
+	exists   bool
+	base     string // the base content; "" when !hasBase
+	hasBase  bool
 }
 
 // reconcile brings one server entry into the team directory against its
-// base. Problems with the key are reported as skips; only a failing
+// base. serverHas reports whether the server holds a key (for the
+// index). Problems with the key are reported as skips; only a failing
 // BeforeWrite, AfterWrite or sync state stops the pull.
-func (c *Client) reconcile(st *syncState, key string, entries map[string]string, res *PullResult) error {
-	server := entries[key]
+func (c *Client) reconcile(st *syncState, key, server string, serverHas func(string) bool, res *PullResult) error {
 	skip := func(s Skip) error { res.Skipped = append(res.Skipped, s); return nil }
 	abs, err := ValidateKeyPath(c.dir, key)
 	if err != nil {
@@ -423,6 +447,11 @@ func (c *Client) reconcile(st *syncState, key string, entries map[string]string,
 			return skip(Skip{Key: key, Reason: SkipInvalidKey, Detail: ke.Reason})
 		}
 		return err
+	}
+	if err := checkVisible(key); err != nil {
+		// A teammate could otherwise plant .git/config (and its
+		// core.fsmonitor command) in everyone's team directory.
+		return skip(Skip{Key: key, Reason: SkipInvalidKey, Detail: err.(*KeyError).Reason})
 	}
 	if seg := longSegment(key); seg != "" {
 		return skip(Skip{Key: key, Path: abs, Reason: SkipInvalidKey, Detail: fmt.Sprintf("a path segment is %d bytes, over the %d-byte limit of file names", len(seg), MaxSegmentBytes)})
@@ -440,31 +469,12 @@ func (c *Client) reconcile(st *syncState, key string, entries map[string]string,
 		}
 		return skip(Skip{Key: key, Path: abs, Reason: SkipUnreadable, Detail: err.Error()})
 	}
-	base, hasBase := st.base(key)
-	write := func(content string) (bool, error) {
-		if c.opts.Screen != nil {
-			if err := c.opts.Screen(abs, local, exists, content); err != nil {
-				return false, skip(Skip{Key: key, Path: abs, Reason: SkipHeld, Detail: err.Error()})
-			}
-		}
-		if err := c.writeTeamFile(abs, content); err != nil {
-			var we *writeError
-			if errors.As(err, &we) {
-				return false, skip(Skip{Key: key, Path: abs, Reason: SkipUnwritable, Detail: we.Err.Error()})
-			}
-			return false, err
-		}
-		if c.opts.AfterWrite != nil {
-			if err := c.opts.AfterWrite(abs, content); err != nil {
-				return false, fmt.Errorf("%s: after writing %s: %w", c.repo, abs, err)
-			}
-		}
-		return true, nil
-	}
+	e := &pulledEntry{key: key, abs: abs, server: server, local: local, exists: exists}
+	e.base, e.hasBase = st.base(key)
 	agreed := func() error { return st.setBase(key, server) }
 	switch {
 	case !exists:
-		if ok, err := write(server); !ok {
+		if ok, err := c.writePulled(e, server, res); !ok {
 			return err
 		}
 		res.Written = append(res.Written, key)
@@ -473,11 +483,16 @@ func (c *Client) reconcile(st *syncState, key string, entries map[string]string,
 		res.Unchanged++
 		return agreed()
 	case key == IndexKey:
-		merged := MergeIndex(base, local, server, c.localHas, func(f string) bool { _, ok := entries[f]; return ok })
+		merged, conflicts := MergeIndexConflicts(e.base, local, server, c.localHas, serverHas)
+		if len(conflicts) > 0 {
+			// Both changed a pointer line: the merge would keep only the
+			// server's text of it.
+			return c.keepConflict(st, e, res)
+		}
 		if merged == local {
 			res.Kept = append(res.Kept, key)
 		} else {
-			if ok, err := write(merged); !ok {
+			if ok, err := c.writePulled(e, merged, res); !ok {
 				return err
 			}
 			if merged == server {
@@ -487,8 +502,8 @@ func (c *Client) reconcile(st *syncState, key string, entries map[string]string,
 			}
 		}
 		return agreed()
-	case hasBase && local == base:
-		if ok, err := write(server); !ok {
+	case e.hasBase && local == e.base:
+		if ok, err := c.writePulled(e, server, res); !ok {
 			return err
 		}
 		res.Written = append(res.Written, key)
@@ -498,42 +513,73 @@ func (c *Client) reconcile(st *syncState, key string, entries map[string]string,
 			st.Conflicts[key] = r
 		}
 		return agreed()
-	case hasBase && server == base:
+	case e.hasBase && server == e.base:
 		res.Kept = append(res.Kept, key)
 		return nil
 	}
-	if hasBase {
-		if m := Merge3(base, local, server); m.Conflicts == 0 {
-			if ok, err := write(m.Text); !ok {
+	if e.hasBase {
+		if m := Merge3(e.base, local, server); m.Conflicts == 0 {
+			if ok, err := c.writePulled(e, m.Text, res); !ok {
 				return err
 			}
 			res.Merged = append(res.Merged, key)
 			return agreed()
 		}
 	}
-	// A conflict: save the local version outside the team directory, then
-	// put the server's in.
-	cp := st.copyPath(key)
-	err = atomicfile.MkdirAll(filepath.Dir(cp), 0o700)
+	return c.keepConflict(st, e, res)
+}
+
+// writePulled writes content into e's team file, screening it first. ok
+// is false when it did not: err is nil when the key was skipped (and
+// reported in res), else the error that stops the pull.
+func (c *Client) writePulled(e *pulledEntry, content string, res *PullResult) (ok bool, err error) {
+	if c.opts.Screen != nil {
+		if err := c.opts.Screen(e.abs, e.local, e.exists, content); err != nil {
+			res.Skipped = append(res.Skipped, Skip{Key: e.key, Path: e.abs, Reason: SkipHeld, Detail: err.Error()})
+			return false, nil
+		}
+	}
+	if err := c.writeTeamFile(e.abs, content); err != nil {
+		var we *writeError
+		if errors.As(err, &we) {
+			res.Skipped = append(res.Skipped, Skip{Key: e.key, Path: e.abs, Reason: SkipUnwritable, Detail: we.Err.Error()})
+			return false, nil
+		}
+		return false, err
+	}
+	if c.opts.AfterWrite != nil {
+		if err := c.opts.AfterWrite(e.abs, content); err != nil {
+			return false, fmt.Errorf("%s: after writing %s: %w", c.repo, e.abs, err)
+		}
+	}
+	return true, nil
+}
+
+// keepConflict records a conflict on e: the local version is saved
+// outside the team directory, then the server's is put in.
+func (c *Client) keepConflict(st *syncState, e *pulledEntry, res *PullResult) error {
+	cp := st.copyPath(e.key)
+	err := atomicfile.MkdirAll(filepath.Dir(cp), 0o700)
 	if err == nil {
-		err = atomicfile.WriteFile(cp, []byte(local), 0o600)
+		err = atomicfile.WriteFile(cp, []byte(e.local), 0o600)
 	}
 	if err != nil {
 		// Without a safe copy the local version stays where it is.
-		return skip(Skip{Key: key, Path: abs, Reason: SkipUnwritable, Detail: "changed on both sides and your version could not be saved aside: " + err.Error()})
+		res.Skipped = append(res.Skipped, Skip{Key: e.key, Path: e.abs, Reason: SkipUnwritable, Detail: "changed on both sides and your version could not be saved aside: " + err.Error()})
+		return nil
 	}
-	if ok, err := write(server); !ok {
+	if ok, err := c.writePulled(e, e.server, res); !ok {
 		return err
 	}
-	rec := conflictRecord{Theirs: EntryChecksum(server), Ours: EntryChecksum(local), At: c.opts.Now().UTC()}
-	if hasBase {
-		rec.Base = EntryChecksum(base)
+	rec := conflictRecord{Theirs: EntryChecksum(e.server), Ours: EntryChecksum(e.local), At: c.opts.Now().UTC()}
+	if e.hasBase {
+		rec.Base = EntryChecksum(e.base)
 	}
-	st.Conflicts[key] = rec
-	res.Written = append(res.Written, key)
-	res.Conflicts = append(res.Conflicts, c.conflictOf(st, key, rec))
-	c.log.Warn("conflict", "repo", c.repo, "key", key, "yours", cp)
-	return agreed()
+	st.Conflicts[e.key] = rec
+	res.Written = append(res.Written, e.key)
+	res.Conflicts = append(res.Conflicts, c.conflictOf(st, e.key, rec))
+	c.log.Warn("conflict", "repo", c.repo, "key", e.key, "yours", cp)
+	return st.setBase(e.key, e.server)
 }
 
 func (c *Client) conflictOf(st *syncState, key string, r conflictRecord) Conflict {
@@ -735,14 +781,15 @@ func (c *Client) pushLocked(ctx context.Context, st *syncState, res *PushResult)
 		if len(both) > 0 && reconciledAt != c.etag {
 			// Both sides changed some key: bring the server's entries in
 			// (merging), then look again.
-			d, err := c.repos.Get(ctx, c.repo, nil)
+			d, src, done, err := c.fetchEntries(ctx, st, nil)
 			if err != nil && !errors.Is(err, ErrNotFound) {
 				return fmt.Errorf("push %s: read the server's entries to merge: %w", c.repo, err)
 			}
 			if d != nil {
 				c.learn(d)
 				pr := newPullResult()
-				err := c.reconcileAll(ctx, st, d, pr)
+				err := c.reconcileAll(ctx, st, src, pr)
+				done()
 				res.Pulled = appendNew(res.Pulled, pr.Written...)
 				res.Merged = appendNew(res.Merged, pr.Merged...)
 				res.Conflicts = append(res.Conflicts, pr.Conflicts...)
@@ -925,7 +972,7 @@ func (c *Client) readLocal() (map[string]string, []Skip, error) {
 			}
 			return err
 		}
-		if p == root || d.IsDir() {
+		if p == root {
 			return nil
 		}
 		rel, err := filepath.Rel(root, p)
@@ -933,6 +980,15 @@ func (c *Client) readLocal() (map[string]string, []Skip, error) {
 			return err
 		}
 		key := filepath.ToSlash(rel)
+		if d.IsDir() {
+			if HiddenComponent(d.Name()) > 0 {
+				// One report for the directory, not one per file (a .git
+				// holds thousands).
+				skips = append(skips, Skip{Key: key, Path: p, Reason: SkipInvalidKey, Detail: "a hidden directory: team memory holds no hidden files or directories"})
+				return fs.SkipDir
+			}
+			return nil
+		}
 		if isTempFile(d.Name()) {
 			return nil
 		}
@@ -1052,9 +1108,16 @@ func (c *Client) Status(ctx context.Context) (*Status, error) {
 		}
 	}
 	for _, k := range sortedKeys(c.serverSums) {
-		if _, ok := local[k]; !ok && !skipped[k] {
-			st.ServerOnly = append(st.ServerOnly, k)
+		if _, ok := local[k]; ok || skipped[k] {
+			continue
 		}
+		if err := checkVisible(k); err != nil {
+			// Stored before the server refused such keys: a pull will
+			// not write it.
+			st.Skipped = append(st.Skipped, Skip{Key: k, Reason: SkipInvalidKey, Detail: err.(*KeyError).Reason})
+			continue
+		}
+		st.ServerOnly = append(st.ServerOnly, k)
 	}
 	st.Conflicts = c.openConflicts(state)
 	return st, nil

@@ -8,7 +8,8 @@ import (
 )
 
 // IndexKey is the key of the team index. It is merged line by line with
-// [MergeIndex] instead of [Merge3], so it never conflicts.
+// [MergeIndex] instead of [Merge3]: it conflicts only when both sides
+// changed the same pointer line ([MergeIndexConflicts]).
 const IndexKey = memdir.EntrypointName
 
 // MergeIndex merges two edits of the team MEMORY.md, local and server, of
@@ -29,7 +30,21 @@ const IndexKey = memdir.EntrypointName
 //
 // Blank lines the server added are not copied. localHas and serverHas get
 // a link target as a slash path relative to the team directory.
+// MergeIndex does not say which lines both sides changed; a client that
+// must not lose the local text of such a line uses [MergeIndexConflicts].
 func MergeIndex(base, local, server string, localHas, serverHas func(file string) bool) string {
+	merged, _ := MergeIndexConflicts(base, local, server, localHas, serverHas)
+	return merged
+}
+
+// MergeIndexConflicts is [MergeIndex] that also returns, in local order,
+// the link targets of the pointer lines both sides changed to different
+// texts: lines the base had and both edited, and lines both added (or,
+// without a base, both have) with different texts. For those lines the
+// merge holds the server's text, so the local one is lost unless the
+// caller keeps it: [Client] records a conflict on the whole index then,
+// as it does for any key both sides changed on the same lines.
+func MergeIndexConflicts(base, local, server string, localHas, serverHas func(file string) bool) (merged string, conflicts []string) {
 	type line struct{ id, text string }
 	parse := func(s string) ([]line, map[string]string) {
 		ix := memdir.ParseIndex([]byte(s))
@@ -61,7 +76,11 @@ func MergeIndex(base, local, server string, localHas, serverHas func(file string
 	for _, l := range loc {
 		text := l.text
 		if st, onServer := srvBy[l.id]; onServer && strings.HasPrefix(l.id, "link:") && st != text {
-			if bt, inBase := baseBy[l.id]; !inBase || bt == text || bt != st {
+			bt, inBase := baseBy[l.id]
+			if !inBase || bt != text && bt != st {
+				conflicts = append(conflicts, file(l.id)) // both changed it
+			}
+			if !inBase || bt == text || bt != st {
 				text = st // the server changed it (or both did)
 			}
 		}
@@ -121,9 +140,9 @@ func MergeIndex(base, local, server string, localHas, serverHas func(file string
 		prev = l.id
 	}
 	if len(out) == 0 {
-		return ""
+		return "", conflicts
 	}
-	return strings.Join(out, "\n") + "\n"
+	return strings.Join(out, "\n") + "\n", conflicts
 }
 
 func isPointer(l string) bool {

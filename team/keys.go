@@ -84,10 +84,56 @@ func SanitizeKey(key string) error {
 // [SanitizeKey], and the key must be a canonical relative slash path
 // (non-empty, valid UTF-8, no control characters, no empty, "." or ".."
 // segment, at most MaxKeyBytes bytes, no segment over MaxSegmentBytes
-// bytes). Clients may hold keys the server would refuse; they skip them.
-// Whether a key fits with the other keys of a repository (one may not be
-// a directory of another) is [ValidateEntries]'s check.
+// bytes) with no hidden component ([HiddenComponent]). Clients may hold
+// keys the server would refuse; they skip them. Whether a key fits with
+// the other keys of a repository (one may not be a directory of another)
+// is [ValidateEntries]'s check.
 func ValidateKey(key string) error {
+	if err := validateKeyShape(key); err != nil {
+		return err
+	}
+	return checkVisible(key)
+}
+
+// HiddenComponent returns the 1-based position of the first component of
+// key that would make a hidden file or directory, and 0 when there is
+// none. A component is hidden when it starts with "." (also after NFKC
+// normalisation) or is "git~1" in any case, the short name Windows gives
+// a ".git" directory. memdir's own path rules refuse hidden names
+// everywhere in the memory directory; in team/ they matter most, because
+// a teammate who could plant .git/config there would run a command of
+// their choosing (core.fsmonitor) on every machine whose git looks at it.
+func HiddenComponent(key string) int {
+	i := 0
+	for seg := range strings.SplitSeq(key, "/") {
+		i++
+		if strings.HasPrefix(seg, ".") && seg != "." && seg != ".." || strings.EqualFold(seg, "git~1") {
+			return i
+		}
+		if seg != "" && !strings.HasPrefix(seg, ".") && seg[0] >= utf8.RuneSelf && strings.HasPrefix(norm.NFKC.String(seg), ".") {
+			return i
+		}
+	}
+	return 0
+}
+
+// checkVisible refuses a key with a hidden component.
+func checkVisible(key string) error {
+	n := HiddenComponent(key)
+	if n == 0 {
+		return nil
+	}
+	what := `starts with "."`
+	if seg := strings.Split(key, "/")[n-1]; strings.EqualFold(seg, "git~1") {
+		what = `is "git~1", Windows' short name of ".git"`
+	}
+	return &KeyError{key, fmt.Sprintf("has a hidden path component (component %d %s); team memory holds no hidden files or directories", n, what)}
+}
+
+// validateKeyShape is [ValidateKey] without the hidden-component rule:
+// what a key to delete must be, so that a repository holding a hidden key
+// stored before the rule can still be cleaned up.
+func validateKeyShape(key string) error {
 	if err := SanitizeKey(key); err != nil {
 		return err
 	}
@@ -125,11 +171,12 @@ func ValidateContent(key, content string) error {
 }
 
 // ValidateEntries checks an update before anything is written: every key
-// of entries and deletes passes [ValidateKey], every content
-// [ValidateContent], no key is both written and deleted, and in the
-// repository the update leaves behind no written key is a directory of
-// another key ("sub" and "sub/x.md" cannot both be files on a client).
-// current holds the keys the repository has now (the values are not
+// of entries passes [ValidateKey], every key of deletes the same rules but
+// the hidden-component one (so that a hidden key stored before that rule
+// can be deleted), every content [ValidateContent], no key is both
+// written and deleted, and in the repository the update leaves behind no
+// written key is a directory of another key ("sub" and "sub/x.md" cannot
+// both be files on a client). current holds the keys the repository has now (the values are not
 // read; nil means none), so the server passes its stored entry checksums
 // and a client the server's hashes view. Conflicts among keys already
 // stored and not written are left alone: a repository that holds one can
@@ -154,7 +201,7 @@ func ValidateEntries(entries map[string]string, deletes []string, current map[st
 	}
 	deleted := make(map[string]bool, len(deletes))
 	for _, k := range deletes {
-		if err := ValidateKey(k); err != nil {
+		if err := validateKeyShape(k); err != nil {
 			return err
 		}
 		if _, ok := entries[k]; ok {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/memdir/memdir"
 )
 
@@ -48,8 +50,10 @@ func TestSanitizeKey(t *testing.T) {
 }
 
 func TestValidateKey(t *testing.T) {
-	ok := []string{"MEMORY.md", "sub/x.md", "日本語.md", "a b.md", ".hidden.md", "a..b.md"}
-	bad := []string{"", ".", "..", "a/..", "a/../b", "./a", "a/", "a//b", "../x", "a\tb", "a\x7fb", "\xff.md", strings.Repeat("x", MaxKeyBytes+1)}
+	ok := []string{"MEMORY.md", "sub/x.md", "日本語.md", "a b.md", "a..b.md", "a.b/c.md", "x./y.", "git~2/config", "agit~1"}
+	bad := []string{"", ".", "..", "a/..", "a/../b", "./a", "a/", "a//b", "../x", "a\tb", "a\x7fb", "\xff.md", strings.Repeat("x", MaxKeyBytes+1),
+		// Hidden components: a planted .git/config runs commands.
+		".hidden.md", ".git/HEAD", ".git/config", "a/.hidden.md", "a/b/.git", "..x", "GIT~1/config", "sub/git~1/hooks/x", "\uff0egit", "a/\ufe52x.md"}
 	for _, k := range ok {
 		if err := ValidateKey(k); err != nil {
 			t.Errorf("ValidateKey(%q) = %v, want nil", k, err)
@@ -219,7 +223,7 @@ func FuzzValidateKeyPath(f *testing.F) {
 // FuzzValidateKey checks that a key the server accepts is also one every
 // client accepts: it passes SanitizeKey and stays inside any team directory.
 func FuzzValidateKey(f *testing.F) {
-	for _, k := range []string{"a.md", "a/b.md", "a/../b", "..", "%2e%2e", "．．", "a\x00", "ä/ö.md"} {
+	for _, k := range []string{"a.md", "a/b.md", "a/../b", "..", "%2e%2e", "．．", "a\x00", "ä/ö.md", ".git/config", "a/.x.md", "GIT~1/HEAD", "\uff0egit"} {
 		f.Add(k)
 	}
 	dir := f.TempDir()
@@ -232,6 +236,11 @@ func FuzzValidateKey(f *testing.F) {
 		}
 		if _, err := ValidateKeyPath(dir, key); err != nil {
 			t.Fatalf("ValidateKey accepted %q but ValidateKeyPath rejects it: %v", key, err)
+		}
+		for seg := range strings.SplitSeq(key, "/") {
+			if strings.HasPrefix(seg, ".") || strings.HasPrefix(norm.NFKC.String(seg), ".") || strings.EqualFold(seg, "git~1") {
+				t.Fatalf("ValidateKey accepted %q, whose component %q is hidden", key, seg)
+			}
 		}
 	})
 }

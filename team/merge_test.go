@@ -105,6 +105,7 @@ func TestMergeIndex(t *testing.T) {
 		base, local, server string
 		localHas, serverHas func(string) bool
 		want                string
+		conflicts           []string // link targets both changed
 	}{
 		{
 			name:   "both added lines",
@@ -158,6 +159,36 @@ func TestMergeIndex(t *testing.T) {
 			want:   lines("- [A](a.md) — mine", "- [S](s.md) — s"),
 		},
 		{
+			name:      "hook changed on both sides",
+			base:      lines("- [A](a.md) — old", "- [B](b.md) — b"),
+			local:     lines("- [A](a.md) — mine", "- [B](b.md) — b", "- [L](l.md) — l"),
+			server:    lines("- [A](a.md) — theirs", "- [B](b.md) — b"),
+			want:      lines("- [A](a.md) — theirs", "- [B](b.md) — b", "- [L](l.md) — l"),
+			conflicts: []string{"a.md"},
+		},
+		{
+			name:   "the same change on both sides",
+			base:   lines("- [A](a.md) — old"),
+			local:  lines("- [A](a.md) — new"),
+			server: lines("- [A](a.md) — new"),
+			want:   lines("- [A](a.md) — new"),
+		},
+		{
+			name:      "both added a line for one file",
+			base:      lines("- [A](a.md) — a"),
+			local:     lines("- [A](a.md) — a", "- [N](n.md) — mine"),
+			server:    lines("- [A](a.md) — a", "- [N](n.md) — theirs"),
+			want:      lines("- [A](a.md) — a", "- [N](n.md) — theirs"),
+			conflicts: []string{"n.md"},
+		},
+		{
+			name:      "no base, one file, two texts",
+			local:     lines("- [A](a.md) — mine"),
+			server:    lines("- [A](a.md) — theirs"),
+			want:      lines("- [A](a.md) — theirs"),
+			conflicts: []string{"a.md"},
+		},
+		{
 			name:   "no base: union, local order first",
 			local:  lines("- [L](l.md) — l", "- [A](a.md) — a"),
 			server: lines("- [A](a.md) — a", "- [S](s.md) — s"),
@@ -181,6 +212,10 @@ func TestMergeIndex(t *testing.T) {
 			got := team.MergeIndex(tt.base, tt.local, tt.server, lh, sh)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
+			}
+			text, conflicts := team.MergeIndexConflicts(tt.base, tt.local, tt.server, lh, sh)
+			if text != got || !slices.Equal(tt.conflicts, conflicts) {
+				t.Errorf("MergeIndexConflicts = %q, %q; want the same text and conflicts %q", text, conflicts, tt.conflicts)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -97,8 +99,8 @@ func defaultBackoff(retry int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// Get implements Repos.
-func (r *Remote) Get(ctx context.Context, repo string, opts *GetOptions) (*Data, error) {
+// getRequest returns the query and headers of a GET.
+func getRequest(repo string, opts *GetOptions) (url.Values, http.Header) {
 	if opts == nil {
 		opts = &GetOptions{}
 	}
@@ -113,7 +115,14 @@ func (r *Remote) Get(ctx context.Context, repo string, opts *GetOptions) (*Data,
 	if opts.IfNoneMatch != "" {
 		h.Set("If-None-Match", quoteETag(opts.IfNoneMatch))
 	}
-	resp, body, err := r.do(ctx, http.MethodGet, q, h, nil)
+	return q, h
+}
+
+// Get implements Repos. It holds the whole response in memory; a
+// [Client] pulls through getTo instead.
+func (r *Remote) Get(ctx context.Context, repo string, opts *GetOptions) (*Data, error) {
+	q, h := getRequest(repo, opts)
+	resp, body, err := r.do(ctx, http.MethodGet, q, h, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -130,6 +139,23 @@ func (r *Remote) Get(ctx context.Context, repo string, opts *GetOptions) (*Data,
 	return &d, nil
 }
 
+// getTo is Get that writes the body of a 200 into spool, from its start,
+// instead of decoding it, and returns the response's ETag (unquoted). The
+// body may be as large as the repository; on disk it costs no memory. A
+// retried attempt starts the file over. It fails with ErrNotModified on a
+// 304, and as Get does otherwise.
+func (r *Remote) getTo(ctx context.Context, repo string, opts *GetOptions, spool *os.File) (etag string, err error) {
+	q, h := getRequest(repo, opts)
+	resp, _, err := r.do(ctx, http.MethodGet, q, h, nil, spool)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode == http.StatusNotModified {
+		return "", ErrNotModified
+	}
+	return parseETag(resp.Header.Get("ETag")), nil
+}
+
 // Put implements Repos. u.MaxEntries and u.Author are the server's to
 // decide and are not sent.
 func (r *Remote) Put(ctx context.Context, repo string, u *Update) (*Data, error) {
@@ -141,7 +167,7 @@ func (r *Remote) Put(ctx context.Context, repo string, u *Update) (*Data, error)
 	if u.IfMatch != "" {
 		h.Set("If-Match", quoteETag(u.IfMatch))
 	}
-	_, resp, err := r.do(ctx, http.MethodPut, url.Values{"repo": {repo}}, h, body)
+	_, resp, err := r.do(ctx, http.MethodPut, url.Values{"repo": {repo}}, h, body, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +194,7 @@ func (r *Remote) History(ctx context.Context, repo string, opts *HistoryOptions)
 	if opts != nil && opts.Limit > 0 {
 		q.Set("limit", strconv.Itoa(opts.Limit))
 	}
-	_, body, err := r.do(ctx, http.MethodGet, q, nil, nil)
+	_, body, err := r.do(ctx, http.MethodGet, q, nil, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -187,18 +213,23 @@ func (r *Remote) History(ctx context.Context, repo string, opts *HistoryOptions)
 const maxResponseBytes = 256 << 20
 
 // do sends one request, retrying 5xx, 429 and network errors, and returns
-// the response (status 2xx or 304) with its body read, or an error.
-func (r *Remote) do(ctx context.Context, method string, q url.Values, h http.Header, body []byte) (*http.Response, []byte, error) {
+// the response (status 2xx or 304) with its body read, or an error. With a
+// spool file, the body of a 200 goes there instead (see once).
+func (r *Remote) do(ctx context.Context, method string, q url.Values, h http.Header, body []byte, spool *os.File) (*http.Response, []byte, error) {
 	u := *r.base
 	u.Path += APIPath
 	u.RawQuery = q.Encode()
 	for attempt := 0; ; attempt++ {
-		resp, respBody, err := r.once(ctx, method, u.String(), h, body)
+		resp, respBody, err := r.once(ctx, method, u.String(), h, body, spool)
 		retry := false
 		var wait time.Duration
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return nil, nil, ctx.Err()
+		case errors.Is(err, errResponseTooLarge):
+			return nil, nil, fmt.Errorf("team memory server %s: %s %s: %w", r.base.Host, method, q.Get("repo"), err)
+		case errors.As(err, new(*spoolError)):
+			return nil, nil, err
 		case err != nil:
 			retry = true
 			err = fmt.Errorf("team memory server %s: %w: %v", r.base.Host, ErrUnavailable, err)
@@ -229,7 +260,10 @@ func (r *Remote) do(ctx context.Context, method string, q url.Values, h http.Hea
 	}
 }
 
-func (r *Remote) once(ctx context.Context, method, u string, h http.Header, body []byte) (*http.Response, []byte, error) {
+// once sends one request. The body of a 200 response is copied into
+// spool (truncated first) when spool is set, else read into memory, at
+// most maxResponseBytes in both cases.
+func (r *Remote) once(ctx context.Context, method, u string, h http.Header, body []byte, spool *os.File) (*http.Response, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
 	var rd io.Reader
@@ -249,11 +283,65 @@ func (r *Remote) once(ctx context.Context, method, u string, h http.Header, body
 		return nil, nil, err
 	}
 	defer resp.Body.Close()
+	if spool != nil && resp.StatusCode == http.StatusOK {
+		if err := spoolBody(spool, resp.Body); err != nil {
+			return nil, nil, err
+		}
+		return resp, nil, nil
+	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 	if err != nil {
 		return nil, nil, err
 	}
 	return resp, b, nil
+}
+
+// errResponseTooLarge stops a response over maxResponseBytes. It is not
+// retried: the next attempt would be as large.
+var errResponseTooLarge = fmt.Errorf("the response is over %d MiB: %w", maxResponseBytes>>20, ErrTooLarge)
+
+// spoolError is a failure of the local spool file, not of the server:
+// it is not retried.
+type spoolError struct {
+	name string
+	err  error
+}
+
+func (e *spoolError) Error() string {
+	return "write the server's response to " + e.name + ": " + e.err.Error()
+}
+func (e *spoolError) Unwrap() error { return e.err }
+
+// spoolWriter tags the errors of the file it writes as spoolErrors.
+type spoolWriter struct{ f *os.File }
+
+func (w spoolWriter) Write(b []byte) (int, error) {
+	n, err := w.f.Write(b)
+	if err != nil {
+		err = &spoolError{w.f.Name(), err}
+	}
+	return n, err
+}
+
+// spoolBody copies body into f from its start, leaving f's offset at 0.
+func spoolBody(f *os.File, body io.Reader) error {
+	if err := f.Truncate(0); err != nil {
+		return &spoolError{f.Name(), err}
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return &spoolError{f.Name(), err}
+	}
+	n, err := io.Copy(spoolWriter{f}, io.LimitReader(body, maxResponseBytes+1))
+	if err != nil {
+		return err
+	}
+	if n > maxResponseBytes {
+		return errResponseTooLarge
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return &spoolError{f.Name(), err}
+	}
+	return nil
 }
 
 func retryAfter(v string) time.Duration {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -442,5 +443,80 @@ func TestPushKeepsIndexLinesOfExistingFiles(t *testing.T) {
 	}
 	if !cmp.Equal([]string{"MEMORY.md", "n.md"}, res.Pushed) {
 		t.Errorf("pushed %v", res.Pushed)
+	}
+}
+
+// TestSyncIndexSameLineConflicts: two teammates change the same line of
+// team/MEMORY.md. The second one's push must not take the first one's line
+// silently: it is a conflict, reported, with the local index kept aside
+// and resolvable as for any key. Edits of different lines still merge.
+func TestSyncIndexSameLineConflicts(t *testing.T) {
+	for _, st := range syncStores {
+		t.Run(st.name, func(t *testing.T) {
+			ctx := context.Background()
+			srv := memdirtest.NewTeamServer(t, st.open(t), nil)
+			a, b := newMember(t, srv), newMember(t, srv)
+			index := "# Team\n- [Build](build.md) — how to build\n- [Deploy](deploy.md) — how to deploy\n"
+			a.write(t, map[string]string{"MEMORY.md": index, "build.md": "make\n", "deploy.md": "ship\n"})
+			a.push(t)
+			b.pull(t)
+
+			// Different lines: merged, as before.
+			b.write(t, map[string]string{"MEMORY.md": strings.Replace(index, "how to build", "make all, then test", 1)})
+			b.push(t)
+			a.write(t, map[string]string{"MEMORY.md": strings.Replace(index, "how to deploy", "ship on tuesdays", 1)})
+			res := a.push(t)
+			both := "# Team\n- [Build](build.md) — make all, then test\n- [Deploy](deploy.md) — ship on tuesdays\n"
+			if len(res.Conflicts) != 0 || !cmp.Equal([]string{"MEMORY.md"}, res.Merged) || serverEntries(t, srv.Store)["MEMORY.md"] != both {
+				t.Fatalf("edits of different lines: conflicts %+v, merged %v, server %q; want merged into %q", res.Conflicts, res.Merged, serverEntries(t, srv.Store)["MEMORY.md"], both)
+			}
+			b.pull(t)
+
+			// The same line: a conflict.
+			theirs := strings.Replace(both, "make all, then test", "make -j8 all", 1)
+			b.write(t, map[string]string{"MEMORY.md": theirs})
+			b.push(t)
+			ours := strings.Replace(both, "make all, then test", "bazel build //...", 1)
+			a.write(t, map[string]string{"MEMORY.md": ours})
+			res = a.push(t)
+			if len(res.Conflicts) != 1 || res.Conflicts[0].Key != "MEMORY.md" {
+				t.Fatalf("push of a same-line edit: conflicts %+v, pulled %v, merged %v, pushed %v; want a conflict on MEMORY.md", res.Conflicts, res.Pulled, res.Merged, res.Pushed)
+			}
+			if slices.Contains(res.Pushed, "MEMORY.md") {
+				t.Errorf("the conflicting MEMORY.md was pushed")
+			}
+			if got := serverEntries(t, srv.Store)["MEMORY.md"]; got != theirs {
+				t.Errorf("server MEMORY.md = %q, want B's %q", got, theirs)
+			}
+			if got := readTree(t, a.dir)["MEMORY.md"]; got != theirs {
+				t.Errorf("A's team/MEMORY.md = %q, want the server's %q", got, theirs)
+			}
+			if got, _ := os.ReadFile(res.Conflicts[0].LocalCopy); string(got) != ours {
+				t.Errorf("A's saved MEMORY.md = %q, want %q", got, ours)
+			}
+			cs, err := a.c.Conflicts(ctx)
+			if err != nil || len(cs) != 1 || cs[0].Key != "MEMORY.md" {
+				t.Fatalf("open conflicts = %+v, %v", cs, err)
+			}
+			if _, err := a.c.Resolve(ctx, "MEMORY.md", team.ResolveOurs, ""); err != nil {
+				t.Fatal(err)
+			}
+			if res := a.push(t); !cmp.Equal([]string{"MEMORY.md"}, res.Pushed) {
+				t.Errorf("push after resolve sent %v, want MEMORY.md", res.Pushed)
+			}
+			if got := serverEntries(t, srv.Store)["MEMORY.md"]; got != ours {
+				t.Errorf("server MEMORY.md after resolve = %q, want %q", got, ours)
+			}
+
+			// A pull meets the same conflict the same way.
+			b.pull(t)
+			b.write(t, map[string]string{"MEMORY.md": strings.Replace(ours, "ship on tuesdays", "ship on fridays", 1)})
+			b.push(t)
+			a.write(t, map[string]string{"MEMORY.md": strings.Replace(ours, "ship on tuesdays", "never ship", 1)})
+			pr := a.pull(t)
+			if len(pr.Conflicts) != 1 || pr.Conflicts[0].Key != "MEMORY.md" {
+				t.Errorf("pull of a same-line edit: conflicts %+v, merged %v, kept %v", pr.Conflicts, pr.Merged, pr.Kept)
+			}
+		})
 	}
 }

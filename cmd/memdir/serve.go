@@ -32,7 +32,8 @@ Team members sync their team/ directory with 'memdir sync'.
 Storage is a SQLite file by default (team.db under memdir's data directory:
 MEMDIR_DATA_DIR, else $XDG_DATA_HOME/memdir, else ~/.local/share/memdir) or
 PostgreSQL, which lets several server replicas share one database. The schema
-is created and migrated at start.
+is created and migrated at start. The directory of a sqlite:PATH must exist;
+only the default one is created.
 
 Every request needs a bearer token issued by this server for the repository
 it names. Tokens are stored hashed; the secret is shown once, at creation.
@@ -157,7 +158,9 @@ func openTeamStore(ctx context.Context, env *cli.Env, dsn string, log *slog.Logg
 		if err != nil {
 			return nil, err
 		}
-		return sqlite.Open(ctx, path, &sqlite.Options{Logger: log})
+		// Only the default directory is created: a --db path under a
+		// missing one is likely a typo, refused as invalid input.
+		return sqlite.Open(ctx, path, &sqlite.Options{Logger: log, CreateDir: true})
 	case strings.HasPrefix(dsn, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//")
 		if path == "" {

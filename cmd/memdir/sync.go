@@ -33,12 +33,13 @@ var syncCmd = &cli.Command{
           server's version; a key only you changed is kept; a key both
           sides changed is merged line by line when the changes do not
           overlap, and is otherwise a conflict (below). team/MEMORY.md is
-          merged by link target, never replaced. Files whose content is
-          identical are not touched. Every key is checked before anything
-          is written (no path traversal, no URL-encoded or Unicode tricks,
-          no symlink escapes); a key that cannot be written is skipped and
-          listed, and the pull goes on. A pull is journaled: 'memdir undo'
-          reverts it.
+          merged by link target; only a pointer line both sides changed
+          makes it a conflict. Files whose content is identical are not
+          touched. Every key is checked before anything is written (no
+          path traversal, no URL-encoded or Unicode tricks, no symlink
+          escapes, no hidden names such as .git/config); a key that cannot
+          be written is skipped and listed, and the pull goes on. A pull
+          is journaled: 'memdir undo' reverts it.
   push    upload the files of team/ you changed since their base, in
           batches, each conditional on the server's checksum. A file you
           did not change is never sent, so a teammate's newer version is

@@ -25,6 +25,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	sqlite "modernc.org/sqlite"
@@ -60,6 +61,11 @@ type Options struct {
 	BusyTimeout time.Duration
 	// Logger receives migration messages; nil discards them.
 	Logger *slog.Logger
+	// CreateDir creates the database's directory (0700) when it does not
+	// exist. Without it, Open refuses a path whose directory is missing:
+	// for a path someone typed, that is most likely a typo. memdir serve
+	// sets it for its default path under the data directory only.
+	CreateDir bool
 }
 
 // Store is a [team.Store] in a SQLite file.
@@ -79,8 +85,10 @@ type Store struct {
 
 var _ team.Store = (*Store)(nil)
 
-// Open opens (creating if needed, with mode 0600 in a 0700 directory) the
-// database at path and applies pending migrations.
+// Open opens (creating if needed, with mode 0600) the database at path and
+// applies pending migrations. The directory must exist unless
+// opts.CreateDir is set (it is then created 0700); a missing one is an
+// error naming it that wraps memdir.ErrInvalid.
 func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -92,7 +100,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	if path == "" || strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("sqlite database path %q: empty or contains '?' or '#': %w", path, memdir.ErrInvalid)
 	}
-	if err := atomicfile.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := checkDir(filepath.Dir(path), opts.CreateDir); err != nil {
 		return nil, fmt.Errorf("sqlite database %s: %w", path, err)
 	}
 	// SQLite creates the file 0644; create it first so it is private, and
@@ -144,6 +152,24 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 // database together all switch it to WAL on their first connection, and
 // SQLite answers a connection that finds the switch under way with
 // SQLITE_BUSY at once, without waiting in the busy handler.
+// checkDir makes sure dir is a directory, creating it when create is set.
+func checkDir(dir string, create bool) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil
+	case err == nil:
+		return fmt.Errorf("%s is not a directory: %w", dir, memdir.ErrInvalid)
+	case errors.Is(err, fs.ErrNotExist) && create:
+		return atomicfile.MkdirAll(dir, 0o700)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("directory %s does not exist; create it first (memdir creates only its default directory): %w", dir, memdir.ErrInvalid)
+	case errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("%s is not a directory (a file is in its path): %w", dir, memdir.ErrInvalid)
+	}
+	return err
+}
+
 func migrateRetrying(ctx context.Context, a *adapter, fsys fs.FS, timeout time.Duration, log *slog.Logger) error {
 	deadline := time.Now().Add(timeout)
 	wait := 5 * time.Millisecond

@@ -2,11 +2,15 @@ package sqlite_test
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/team"
 	"github.com/memdir/memdir/team/sqlite"
@@ -31,7 +35,11 @@ func TestConformance(t *testing.T) {
 func TestFileModes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "new", "data")
 	path := filepath.Join(dir, "team.db")
-	open(t, path)
+	s, err := sqlite.Open(context.Background(), path, &sqlite.Options{CreateDir: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
 	for _, tt := range []struct {
 		path string
 		want os.FileMode
@@ -91,4 +99,31 @@ func TestDefaultPath(t *testing.T) {
 	if want := filepath.Join("/data/memdir", "team.db"); got != want {
 		t.Errorf("DefaultPath = %q, want %q", got, want)
 	}
+}
+
+// TestOpenRefusesMissingDir: a database path whose directory does not
+// exist is most likely a typo; Open says so, naming the directory, and
+// creates nothing, unless asked to create it (the default path).
+func TestOpenRefusesMissingDir(t *testing.T) {
+	base := t.TempDir()
+	missing := filepath.Join(base, "nonexistent", "dir")
+	_, err := sqlite.Open(context.Background(), filepath.Join(missing, "team.db"), nil)
+	if !errors.Is(err, memdir.ErrInvalid) || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("Open under a missing directory = %v, want an invalid-input error naming %s", err, missing)
+	}
+	if _, err := os.Stat(filepath.Join(base, "nonexistent")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Open created %s: %v", filepath.Join(base, "nonexistent"), err)
+	}
+	file := filepath.Join(base, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqlite.Open(context.Background(), filepath.Join(file, "team.db"), nil); !errors.Is(err, memdir.ErrInvalid) || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("Open under a file = %v, want an invalid-input error", err)
+	}
+	s, err := sqlite.Open(context.Background(), filepath.Join(missing, "team.db"), &sqlite.Options{CreateDir: true})
+	if err != nil {
+		t.Fatalf("Open with CreateDir: %v", err)
+	}
+	s.Close()
 }
