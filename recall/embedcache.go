@@ -179,143 +179,194 @@ func (c *EmbedCache) Vectors(ctx context.Context, e llm.Embedder, in []EmbedInpu
 	if err := c.refresh(); err != nil {
 		return nil, nil, err
 	}
+	v := &vectorsRun{c: c, e: e, name: name, in: in, o: o, st: &EmbedStats{}, fresh: map[[32]byte][]float32{}}
+	v.lookup()
+	if err := v.embed(ctx); err != nil {
+		return nil, nil, err
+	}
+	if err := v.finish(ctx); err != nil {
+		return nil, nil, err
+	}
+	return v.out, v.st, nil
+}
 
-	st := &EmbedStats{}
-	keys := make([][32]byte, len(in))
-	out := make([][]float32, len(in))
-	sec := c.section(name)
-	var todo []int // indexes of the inputs to embed, one per key
-	queued := map[[32]byte]bool{}
-	for i := range in {
-		k := in[i].key()
-		keys[i] = k
+// vectorsRun is one Vectors call: what the cache held, what is embedded.
+type vectorsRun struct {
+	c    *EmbedCache
+	e    llm.Embedder
+	name string
+	in   []EmbedInput
+	o    EmbedOptions
+	st   *EmbedStats
+	keys [][32]byte
+	out  [][]float32
+	// todo are the indexes of the inputs to embed, one per key.
+	todo   []int
+	queued map[[32]byte]bool
+	// fresh are the vectors embedded in this call, by key; dim is their
+	// dimension (the cached one until the first batch says otherwise).
+	fresh map[[32]byte][]float32
+	dim   int
+}
+
+// lookup takes each input's vector from the cache, and queues the others
+// that have text to embed.
+func (v *vectorsRun) lookup() {
+	v.keys = make([][32]byte, len(v.in))
+	v.out = make([][]float32, len(v.in))
+	v.queued = map[[32]byte]bool{}
+	sec := v.c.section(v.name)
+	if sec != nil {
+		v.dim = sec.dim
+	}
+	for i := range v.in {
+		k := v.in[i].key()
+		v.keys[i] = k
 		if sec != nil {
 			if j, ok := sec.index[k]; ok {
-				out[i] = sec.vector(j)
-				st.Cached++
+				v.out[i] = sec.vector(j)
+				v.st.Cached++
 				continue
 			}
 		}
-		if strings.TrimSpace(in[i].Text) == "" {
+		if strings.TrimSpace(v.in[i].Text) == "" {
 			continue // nothing to embed; servers reject empty input
 		}
-		if !queued[k] {
-			queued[k] = true
-			todo = append(todo, i)
+		if !v.queued[k] {
+			v.queued[k] = true
+			v.todo = append(v.todo, i)
 		}
 	}
+}
 
-	fresh := map[[32]byte][]float32{}
-	dim := 0
-	if sec != nil {
-		dim = sec.dim
+// saveFresh keeps what was embedded so far; used on the way out of a
+// failure, where the failure is what gets reported.
+func (v *vectorsRun) saveFresh(ctx context.Context) {
+	if len(v.fresh) > 0 {
+		v.c.save(ctx, v.name, v.dim, v.fresh, nil)
+	}
+}
+
+// embed sends the queued texts to the embedder in batches, saving now and
+// then during a long indexing so that an interruption keeps most of it.
+func (v *vectorsRun) embed(ctx context.Context) error {
+	if v.o.Progress != nil && len(v.todo) > 0 {
+		v.o.Progress(0, len(v.todo))
 	}
 	firstBatch := true
 	unsaved := 0 // texts embedded since the last save
-	// saveFresh keeps what was embedded so far; used on the way out of a
-	// failure, where the failure is what gets reported.
-	saveFresh := func() {
-		if len(fresh) > 0 {
-			c.save(ctx, name, dim, fresh, nil)
-		}
-	}
-	if o.Progress != nil && len(todo) > 0 {
-		o.Progress(0, len(todo))
-	}
-	for start := 0; start < len(todo); {
+	for start := 0; start < len(v.todo); {
 		if err := ctx.Err(); err != nil {
-			saveFresh()
-			return nil, nil, err
+			v.saveFresh(ctx)
+			return err
 		}
-		batch := todo[start:min(start+o.BatchSize, len(todo))]
-		texts := make([]string, len(batch))
-		for j, i := range batch {
-			texts[j] = in[i].Text
-		}
-		emb, err := e.Embed(ctx, texts)
-		st.Requests++
-		if err == nil && emb == nil {
-			err = errors.New("no reply")
-		}
+		batch := v.todo[start:min(start+v.o.BatchSize, len(v.todo))]
+		vecs, err := v.embedBatch(ctx, batch, firstBatch)
 		if err != nil {
-			saveFresh()
-			if ctx.Err() != nil {
-				return nil, nil, fmt.Errorf("embeddings from %s: %w", name, ctx.Err())
-			}
-			return nil, nil, &llm.EmbedError{Embedder: name, Err: err}
-		}
-		st.Usage.Add(emb.Usage)
-		if len(emb.Vectors) != len(texts) {
-			saveFresh()
-			return nil, nil, errEmbedReply(name, "%d vectors for %d texts", len(emb.Vectors), len(texts))
-		}
-		got := len(emb.Vectors[0])
-		for j, v := range emb.Vectors {
-			if len(v) == 0 || len(v) != got {
-				saveFresh()
-				return nil, nil, errEmbedReply(name, "vector %d of a batch has %d dimensions, vector 0 has %d", j, len(v), got)
-			}
-		}
-		if dim != got {
-			if !firstBatch || len(fresh) > 0 {
-				saveFresh()
-				return nil, nil, errEmbedReply(name, "vectors of %d dimensions after vectors of %d", got, dim)
-			}
-			// The embedder's dimension changed under the same name: what
-			// the cache holds is of no use. Embed every input.
-			if dim != 0 {
-				for i := range in {
-					if out[i] != nil {
-						out[i] = nil
-						if !queued[keys[i]] {
-							queued[keys[i]] = true
-							todo = append(todo, i)
-						}
-					}
-				}
-				st.Cached = 0
-			}
-			dim = got
+			v.saveFresh(ctx)
+			return err
 		}
 		firstBatch = false
 		start += len(batch)
 		for j, i := range batch {
-			fresh[keys[i]] = emb.Vectors[j]
+			v.fresh[v.keys[i]] = vecs[j]
 		}
-		st.Embedded += len(batch)
-		if o.Progress != nil {
-			o.Progress(st.Embedded, len(todo))
+		v.st.Embedded += len(batch)
+		if v.o.Progress != nil {
+			v.o.Progress(v.st.Embedded, len(v.todo))
 		}
-		// Save now and then during a long indexing, at doubling intervals so
-		// that the file is rewritten a few times, not once per batch.
-		if unsaved += len(batch); unsaved >= max(embedSaveEvery*o.BatchSize, st.Cached+st.Embedded-unsaved) && start < len(todo) {
-			if _, err := c.save(ctx, name, dim, fresh, nil); err != nil {
-				return nil, nil, err
+		// Save at doubling intervals, so that the file is rewritten a few
+		// times, not once per batch.
+		if unsaved += len(batch); unsaved >= max(embedSaveEvery*v.o.BatchSize, v.st.Cached+v.st.Embedded-unsaved) && start < len(v.todo) {
+			if _, err := v.c.save(ctx, v.name, v.dim, v.fresh, nil); err != nil {
+				return err
 			}
 			unsaved = 0
 		}
 	}
+	return nil
+}
 
+// embedBatch embeds the inputs of one batch and checks the reply: one
+// vector per text, all of one dimension, the dimension of those before.
+// When the first batch shows the embedder's dimension changed under the
+// same name, what the cache holds is of no use, and every input is queued.
+func (v *vectorsRun) embedBatch(ctx context.Context, batch []int, first bool) ([][]float32, error) {
+	texts := make([]string, len(batch))
+	for j, i := range batch {
+		texts[j] = v.in[i].Text
+	}
+	emb, err := v.e.Embed(ctx, texts)
+	v.st.Requests++
+	if err == nil && emb == nil {
+		err = errors.New("no reply")
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("embeddings from %s: %w", v.name, ctx.Err())
+		}
+		return nil, &llm.EmbedError{Embedder: v.name, Err: err}
+	}
+	v.st.Usage.Add(emb.Usage)
+	if len(emb.Vectors) != len(texts) {
+		return nil, errEmbedReply(v.name, "%d vectors for %d texts", len(emb.Vectors), len(texts))
+	}
+	got := len(emb.Vectors[0])
+	for j, vec := range emb.Vectors {
+		if len(vec) == 0 || len(vec) != got {
+			return nil, errEmbedReply(v.name, "vector %d of a batch has %d dimensions, vector 0 has %d", j, len(vec), got)
+		}
+	}
+	if v.dim != got {
+		if !first || len(v.fresh) > 0 {
+			return nil, errEmbedReply(v.name, "vectors of %d dimensions after vectors of %d", got, v.dim)
+		}
+		if v.dim != 0 {
+			v.requeueCached()
+		}
+		v.dim = got
+	}
+	return emb.Vectors, nil
+}
+
+// requeueCached drops the cached vectors taken for the inputs and queues
+// those inputs to be embedded again.
+func (v *vectorsRun) requeueCached() {
+	for i := range v.in {
+		if v.out[i] != nil {
+			v.out[i] = nil
+			if !v.queued[v.keys[i]] {
+				v.queued[v.keys[i]] = true
+				v.todo = append(v.todo, i)
+			}
+		}
+	}
+	v.st.Cached = 0
+}
+
+// finish saves the new vectors (and prunes, when asked), and fills the
+// result with them.
+func (v *vectorsRun) finish(ctx context.Context) error {
 	var keep map[[32]byte]bool
-	if o.Prune {
-		keep = make(map[[32]byte]bool, len(keys))
-		for _, k := range keys {
+	if v.o.Prune {
+		keep = make(map[[32]byte]bool, len(v.keys))
+		for _, k := range v.keys {
 			keep[k] = true
 		}
 	}
-	if len(fresh) > 0 || (keep != nil && c.prunable(name, keep)) {
-		pruned, err := c.save(ctx, name, dim, fresh, keep)
+	if len(v.fresh) > 0 || (keep != nil && v.c.prunable(v.name, keep)) {
+		pruned, err := v.c.save(ctx, v.name, v.dim, v.fresh, keep)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		st.Pruned = pruned
+		v.st.Pruned = pruned
 	}
-	for i := range in {
-		if v, ok := fresh[keys[i]]; ok && out[i] == nil {
-			out[i] = v[:len(v):len(v)]
+	for i := range v.in {
+		if vec, ok := v.fresh[v.keys[i]]; ok && v.out[i] == nil {
+			v.out[i] = vec[:len(vec):len(vec)]
 		}
 	}
-	return out, st, nil
+	return nil
 }
 
 // Missing returns the indexes of the inputs whose keys the cache holds no
