@@ -1,6 +1,10 @@
 package memdir_test
 
 import (
+	"flag"
+	"fmt"
+	"maps"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -16,9 +20,9 @@ var layers = []struct {
 	name     string
 	packages []string // import paths relative to the module ("" is the root)
 }{
-	{"base", []string{"internal/atomicfile", "internal/claudedir", "internal/errs", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/mdtext", "internal/sanitize", "internal/gitroot", "internal/jsoncheck", "team/internal/migrate", "lexical", "secrets", "screen", "anchors"}},
+	{"leaves", []string{"internal/atomicfile", "internal/claudedir", "internal/errs", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/mdtext", "internal/sanitize", "internal/gitroot", "internal/jsoncheck", "team/internal/migrate", "lexical", "secrets", "screen", "anchors"}},
 	{"helpers", []string{"internal/evalset", "internal/memfile", "internal/statedir"}},
-	{"leaves", []string{"usage"}},
+	{"use log", []string{"usage"}},
 	{"vocabulary", []string{"llm"}},
 	{"store", []string{""}},
 	{"location", []string{"locate"}},
@@ -126,3 +130,100 @@ func TestLeanProgramsStayLean(t *testing.T) {
 		}
 	}
 }
+
+// sdkLinkers are the packages allowed to link a model provider's SDK: the
+// two adapters, the package that builds a model from the configuration on
+// them, and the programs. Every other package reaches models through
+// package llm alone, so a host that uses neither provider links neither.
+var sdkLinkers = map[string]bool{
+	"anthropic": true, "openai": true, "config/provider": true,
+	"cmd/memdir": true, "examples/chat": true, "examples/mcp": true, "examples/memorytool": true,
+}
+
+var sdkPrefixes = []string{"github.com/anthropics/", "github.com/openai/"}
+
+// TestSDKsOnlyInAdapters checks, with go list -deps of every package of
+// the module, that no package outside sdkLinkers links a model SDK.
+func TestSDKsOnlyInAdapters(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	checked := 0
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		pkg := strings.TrimPrefix(strings.TrimPrefix(f[0], modulePath), "/")
+		checked++
+		if sdkLinkers[pkg] {
+			continue
+		}
+		for _, dep := range f[1:] {
+			for _, p := range sdkPrefixes {
+				if strings.HasPrefix(dep, p) {
+					t.Errorf("%s links %s: only %v may link a model SDK", f[0], dep, slices.Sorted(maps.Keys(sdkLinkers)))
+				}
+			}
+		}
+	}
+	if checked < 40 {
+		t.Fatalf("go list listed only %d packages", checked)
+	}
+}
+
+// TestArchitectureDoc checks that docs/architecture.md's layer table says
+// what the layers table of this file does: one row per layer, in order,
+// with the same packages.
+func TestArchitectureDoc(t *testing.T) {
+	data, err := os.ReadFile("docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][2]string // layer name, packages
+	for line := range strings.Lines(string(data)) {
+		cells := strings.Split(strings.TrimSpace(line), "|")
+		if len(cells) < 4 || !strings.HasPrefix(strings.TrimSpace(line), "| ") {
+			continue
+		}
+		name, pkgs := strings.TrimSpace(cells[1]), strings.TrimSpace(cells[2])
+		if name == "" || name[0] < '0' || name[0] > '9' {
+			continue // the header, or another table
+		}
+		rows = append(rows, [2]string{name, pkgs})
+	}
+	if *updateDoc {
+		for i, l := range layers {
+			var ps []string
+			for _, p := range l.packages {
+				if p == "" {
+					p = "memdir"
+				}
+				ps = append(ps, "`"+p+"`")
+			}
+			fmt.Printf("| %d %s | %s | |\n", i, l.name, strings.Join(ps, ", "))
+		}
+	}
+	if len(rows) != len(layers) {
+		t.Fatalf("docs/architecture.md has %d layer rows, the layers table %d: regenerate the table (go test -run TestArchitectureDoc -update-doc prints it)", len(rows), len(layers))
+	}
+	for i, l := range layers {
+		if want := fmt.Sprintf("%d %s", i, l.name); rows[i][0] != want {
+			t.Errorf("row %d of docs/architecture.md is %q, want %q", i, rows[i][0], want)
+		}
+		var got []string
+		for p := range strings.SplitSeq(rows[i][1], ",") {
+			p = strings.Trim(strings.TrimSpace(p), "`")
+			if p == "memdir" {
+				p = ""
+			}
+			got = append(got, p)
+		}
+		if !slices.Equal(got, l.packages) {
+			t.Errorf("layer %s in docs/architecture.md lists %q, the layers table %q", l.name, got, l.packages)
+		}
+	}
+}
+
+var updateDoc = flag.Bool("update-doc", false, "print the layer table of docs/architecture.md")
