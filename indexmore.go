@@ -133,17 +133,3 @@ func (d *Dir) moveOverflow(root *os.Root, indexRel string, ix, oix *Index) int {
 	}
 	return len(move)
 }
-
-// readIndexIfExists reads the index file at rel, or returns nil when there
-// is none.
-func (d *Dir) readIndexIfExists(rel string) (*Index, error) {
-	root, err := d.openRoot()
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	if _, err := root.Lstat(rel); err != nil {
-		return nil, nil
-	}
-	return d.readIndex(root, rel)
-}

@@ -69,12 +69,3 @@ func checkTeamWrite(rel string, content []byte) error {
 	}
 	return CheckTeamContent(rel, content)
 }
-
-// secretLabels returns the labels of a *SecretError, or err's text.
-func secretLabels(err error) string {
-	var se *SecretError
-	if errors.As(err, &se) {
-		return secrets.Labels(se.Findings)
-	}
-	return err.Error()
-}

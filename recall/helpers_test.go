@@ -34,15 +34,6 @@ func mustSave(tb testing.TB, d *memdir.Dir, m *memdir.Memory, opts *memdir.SaveO
 	return res
 }
 
-func readString(tb testing.TB, path string) string {
-	tb.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return string(b)
-}
-
 func cpuTime() time.Duration { return memdirtest.CPUTime() }
 
 // benchDir makes n memory files from the corpus generator: varied

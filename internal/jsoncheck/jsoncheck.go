@@ -66,16 +66,18 @@ func (w *walker) walk(t reflect.Type) {
 	case reflect.Struct:
 		for i := range t.NumField() {
 			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
 			tag := f.Tag.Get("json")
 			if tag == "-" {
 				continue
 			}
 			name, _, _ := strings.Cut(tag, ",")
 			if name == "" && f.Anonymous {
-				w.walk(f.Type) // embedded: its fields are promoted
+				// Embedded, exported or not: encoding/json promotes its
+				// exported fields.
+				w.walk(f.Type)
+				continue
+			}
+			if !f.IsExported() {
 				continue
 			}
 			if name == "" {

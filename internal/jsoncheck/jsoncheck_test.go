@@ -23,7 +23,7 @@ type outer struct {
 
 func TestBadKeys(t *testing.T) {
 	want := []string{"jsoncheck.inner.Bad: badKey", "jsoncheck.outer.NoTag: NoTag"}
-	if diff := cmp.Diff(want, BadKeys(outer{}, &outer{})); diff != "" {
+	if diff := cmp.Diff(want, BadKeys(outer{private: 1}, &outer{})); diff != "" {
 		t.Errorf("BadKeys (-want +got):\n%s", diff)
 	}
 	for key, want := range map[string]bool{"a": true, "run_id": true, "a1_b2": true, "runID": false, "run-id": false, "_x": false, "x_": false, "a__b": false, "": false} {
