@@ -16,7 +16,7 @@ var layers = []struct {
 	name     string
 	packages []string // import paths relative to the module ("" is the root)
 }{
-	{"leaves", []string{"lexical", "secrets", "screen", "internal/atomicfile", "internal/claudedir", "internal/errs", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/evalset", "internal/mdtext", "internal/memfile", "team/internal/migrate"}},
+	{"leaves", []string{"lexical", "secrets", "screen", "internal/atomicfile", "internal/framed", "internal/claudedir", "internal/errs", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/evalset", "internal/mdtext", "internal/memfile", "team/internal/migrate"}},
 	{"vocabulary", []string{"llm"}},
 	{"core", []string{""}},
 	{"services", []string{"memtool", "transcript", "team", "checkpoint", "promote", "config", "agentmem", "settings", "dailylog"}},
@@ -31,6 +31,7 @@ var layers = []struct {
 // sameLayer lists the imports allowed between two packages of one layer.
 var sameLayer = map[string][]string{
 	"internal/evalset": {"internal/atomicfile"},
+	"internal/framed":  {"internal/atomicfile"},
 	"ui":               {"hooks"}, // the recall preview shows what the hook would inject
 	"session":          {"agent"}, // a notes update is a forked-agent run
 	"config/provider":  {"anthropic", "openai"},
