@@ -32,6 +32,7 @@ var layers = []struct {
 var sameLayer = map[string][]string{
 	"internal/evalset": {"internal/atomicfile"},
 	"internal/framed":  {"internal/atomicfile"},
+	"lexical":          {"internal/framed"},
 	"ui":               {"hooks"}, // the recall preview shows what the hook would inject
 	"session":          {"agent"}, // a notes update is a forked-agent run
 	"config/provider":  {"anthropic", "openai"},
