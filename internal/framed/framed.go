@@ -285,24 +285,3 @@ func Raw[T any](s []T) []byte {
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
 }
-
-// Open maps the file at path read-only (reads it into 8-byte aligned memory
-// where mapping is not available) and parses it as [Format.Parse] does.
-// The mapping is advised for random access, as the files mapped are
-// searched in place. It lasts until [File.Close]; a caller that hands out
-// views of it for as long as the process runs never closes it. Writers
-// replace framed files by rename, so a mapped file never changes under its
-// reader. Errors name the file.
-func (ft Format) Open(path string) (*File, error) {
-	data, unmap, err := mapFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	f, err := ft.Parse(data)
-	if err != nil {
-		unmap()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	f.unmap = unmap
-	return f, nil
-}

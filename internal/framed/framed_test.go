@@ -261,19 +261,21 @@ func TestOpen(t *testing.T) {
 		if err := write(path, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		f, err := testFormat.Open(path)
-		if err != nil {
-			t.Fatal(err)
+		for _, open := range []func(string) (*File, error){testFormat.Open, testFormat.ReadFile} {
+			f, err := open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := f.Section(1)
+			if err != nil || string(got) != fmt.Sprint("round ", round) {
+				t.Errorf("round %d: %q, %v", round, got, err)
+			}
+			if uintptr(unsafe.Pointer(&f.Bytes()[0]))%8 != 0 {
+				t.Error("file not aligned in memory")
+			}
+			f.Close()
+			f.Close()
 		}
-		got, err := f.Section(1)
-		if err != nil || string(got) != fmt.Sprint("round ", round) {
-			t.Errorf("round %d: %q, %v", round, got, err)
-		}
-		if uintptr(unsafe.Pointer(&f.Bytes()[0]))%8 != 0 {
-			t.Error("mapped file not aligned")
-		}
-		f.Close()
-		f.Close()
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("%d entries in the directory, want 1", len(entries))
@@ -282,15 +284,17 @@ func TestOpen(t *testing.T) {
 		t.Errorf("mode %v", fi.Mode())
 	}
 	missing := filepath.Join(dir, "missing")
-	if _, err := testFormat.Open(missing); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), missing) {
-		t.Errorf("a missing file: %v", err)
-	}
 	os.WriteFile(path, nil, 0o600)
-	if _, err := testFormat.Open(path); !errors.Is(err, ErrMagic) || !strings.Contains(err.Error(), path) {
-		t.Errorf("an empty file: %v", err)
-	}
-	if _, err := testFormat.Open(dir); err == nil {
-		t.Error("a directory opened")
+	for name, open := range map[string]func(string) (*File, error){"Open": testFormat.Open, "ReadFile": testFormat.ReadFile} {
+		if _, err := open(missing); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+			t.Errorf("%s of a missing file: %v", name, err)
+		}
+		if _, err := open(path); !errors.Is(err, ErrMagic) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s of an empty file: %v", name, err)
+		}
+		if _, err := open(dir); err == nil {
+			t.Errorf("%s opened a directory", name)
+		}
 	}
 }
 
