@@ -50,7 +50,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"sort"
 	"sync/atomic"
 	"unsafe"
@@ -86,8 +85,6 @@ const (
 	flagBig    = 1 << 0
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 // nativeFlags are the flags a writer on this machine sets.
 var nativeFlags = func() uint32 {
 	if binary.NativeEndian.Uint16([]byte{1, 0}) == 1 {
@@ -101,9 +98,9 @@ func align8(n uint64) uint64 { return (n + 7) &^ 7 }
 // headerSum is the header's checksum field for frame b whose table starts
 // at table.
 func headerSum(b []byte, table int) uint32 {
-	c := crc32.Update(0, castagnoli, b[:20])
-	c = crc32.Update(c, castagnoli, b[24:headerSize])
-	return crc32.Update(c, castagnoli, b[table:])
+	c := checksum(0, b[:20])
+	c = checksum(c, b[24:headerSize])
+	return checksum(c, b[table:])
 }
 
 // File is a framed file opened for reading. Its methods are safe for
@@ -210,7 +207,7 @@ func (f *File) Section(id uint32) ([]byte, error) {
 	case good:
 		return b, nil
 	case unchecked:
-		if crc32.Checksum(b, castagnoli) == s.crc {
+		if checksum(0, b) == s.crc {
 			s.state.Store(good)
 			return b, nil
 		}

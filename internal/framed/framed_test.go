@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -320,5 +321,23 @@ func TestView(t *testing.T) {
 	}
 	if Raw[uint64](nil) != nil {
 		t.Error("Raw of nothing")
+	}
+}
+
+// checksum is hash/crc32's CRC-32C, whole or continued in pieces.
+func TestChecksum(t *testing.T) {
+	table := crc32.MakeTable(crc32.Castagnoli)
+	b := make([]byte, 300<<10)
+	for i := range b {
+		b[i] = byte(i*131 + i>>8)
+	}
+	for _, n := range []int{0, 1, 7, 8, 9, 63, 1000, len(b)} {
+		want := crc32.Checksum(b[:n], table)
+		if got := checksum(0, b[:n]); got != want {
+			t.Errorf("%d bytes: %08x, want %08x", n, got, want)
+		}
+		if got := checksum(checksum(0, b[:n/3]), b[n/3:n]); got != want {
+			t.Errorf("%d bytes in two pieces: %08x, want %08x", n, got, want)
+		}
 	}
 }

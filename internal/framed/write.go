@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io/fs"
 	"slices"
 
@@ -74,7 +73,7 @@ func (w *Writer) pad() {
 // end records the section id that runs from from to the end of the buffer.
 func (w *Writer) end(id uint32, from int) {
 	sec := w.buf[from:]
-	w.ents = append(w.ents, entry{id: id, crc: crc32.Checksum(sec, castagnoli), off: from - w.start, n: len(sec)})
+	w.ents = append(w.ents, entry{id: id, crc: checksum(0, sec), off: from - w.start, n: len(sec)})
 }
 
 // Add appends section id, the concatenation of parts. Ids must increase
