@@ -6,8 +6,9 @@
 // file; [Format.NewWriter] builds one section by section, each starting
 // 8-byte aligned so that a reader can view a section of fixed-size records
 // as a slice of them ([View]); [Format.Open] maps a file (reads it into
-// aligned memory where mapping is not available) and [Format.Parse] takes
-// bytes already in memory. Both check the header and the section table and
+// aligned memory where mapping is not available), [Format.ReadFile] reads
+// one into aligned memory, and [Format.Parse] takes bytes already in
+// memory. All three check the header and the section table and
 // nothing else: each section's checksum is checked when [File.Section]
 // first returns it, so a reader that uses a few sections of a large file
 // pays for those only, and a section whose content carries finer checksums
@@ -36,14 +37,16 @@
 //
 // The first section starts at 32, each later one at the first multiple of
 // 8 at or after the end of the one before, and the table at the first
-// multiple of 8 after the last section (at 32 when there is none); the
+// multiple of 8 at or after the end of the last section (at 32 when there
+// is none); the
 // bytes in between are zero, and the frame ends with the table. There is
 // exactly one valid frame for a given format and list of sections, and a
 // reader accepts nothing else.
 //
-// A frame may be a section of another frame (memdir's recall index holds
-// the lexical segment so): its offsets are relative to its own start, which
-// the outer frame aligns.
+// A frame may be a section of another frame, or lie inside another file
+// (memdir's recall index holds the lexical segment so): its offsets are
+// relative to its own start, which the enclosing file puts at a multiple
+// of 8.
 package framed
 
 import (
