@@ -20,9 +20,9 @@ var layers = []struct {
 	name     string
 	packages []string // import paths relative to the module ("" is the root)
 }{
-	{"leaves", []string{"internal/atomicfile", "internal/claudedir", "internal/errs", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/mdtext", "internal/sanitize", "internal/gitroot", "internal/jsoncheck", "team/internal/migrate", "lexical", "secrets", "screen", "anchors"}},
-	{"helpers", []string{"internal/evalset", "internal/memfile", "internal/statedir"}},
-	{"use log", []string{"usage"}},
+	{"leaves", []string{"internal/atomicfile", "internal/claudedir", "internal/errs", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/mdtext", "internal/sanitize", "internal/gitroot", "internal/jsoncheck", "team/internal/migrate", "secrets", "screen", "anchors"}},
+	{"helpers", []string{"internal/evalset", "internal/memfile", "internal/statedir", "internal/framed"}},
+	{"leaf services", []string{"lexical", "usage"}},
 	{"vocabulary", []string{"llm"}},
 	{"store", []string{""}},
 	{"location", []string{"locate"}},

@@ -5,6 +5,7 @@ package checkpoint
 import (
 	"io/fs"
 	"syscall"
+	"time"
 )
 
 // diskUsage is the space a file takes on disk: its allocated blocks.
@@ -13,4 +14,13 @@ func diskUsage(fi fs.FileInfo) int64 {
 		return st.Blocks * 512
 	}
 	return fi.Size()
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

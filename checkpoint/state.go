@@ -1,11 +1,9 @@
 package checkpoint
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io/fs"
 	"path/filepath"
 	"strconv"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/internal/framed"
 )
 
 // StateName is the name of the session's compacted state file inside its
@@ -26,11 +25,17 @@ import (
 // describing another log reads the log instead and writes it afresh.
 const StateName = "memdir-checkpoints.state"
 
-// stateVersion is the state file's format version. A file of any other
-// version is ignored (and replaced), never an error: the log is the truth.
-const stateVersion = 2
+// stateFormat is the state file's magic and format version. A file of any
+// other version is ignored (and replaced), never an error: the log is the
+// truth. Versions 1 and 2 were text with a CRC-32 line at the end, no frame;
+// they fail on the magic.
+var stateFormat = framed.Format{Magic: "MDCKPTST", Version: 3}
 
-const typeState = "memdir-checkpoint-state"
+// The state file's sections.
+const (
+	stateHeaderSection uint32 = 1 // stateHeader, as JSON
+	stateFilesSection  uint32 = 2 // the file lines
+)
 
 // fingerprint is what lstat showed of a tracked file at a moment when its
 // content was known to equal backup's and its last change was already
@@ -68,10 +73,8 @@ func (f fingerprint) matches(fi fs.FileInfo, backup string) bool {
 
 func (h *History) statePath() string { return filepath.Join(h.dir, StateName) }
 
-// stateHeader is the first line of the state file.
+// stateHeader is the state file's first section.
 type stateHeader struct {
-	Type    string `json:"type"`
-	Version int    `json:"version"`
 	// The log this describes: its header's logId, its file identity and
 	// the end of the last line folded in.
 	LogID  string `json:"logId"`
@@ -101,22 +104,13 @@ type stateHeader struct {
 	Files int `json:"files"`
 }
 
-// encodeState renders lf as a state file: a JSON header line, one line per
-// file of the latest snapshot in tracking path order, and a last line with
-// the CRC-32 of all that came before, so that a torn or damaged file is
-// recognised as such.
-//
-// A file line is tab-separated: the tracking path, the backup name ("" for a
-// null entry), each as itself or, when it holds a control character, a quote
-// or a backslash, Go-quoted, the version, the backup time as Unix seconds
-// and nanoseconds, then either "-" or the fingerprint as device, inode,
-// size, mode, and the modification and change times as seconds and
-// nanoseconds. Times are numbers, not RFC 3339 text, as a new process reads
-// every line before its first lstat and writes them all again after.
+// encodeState renders lf as a state file: a framed file (internal/framed)
+// of two sections, the header as JSON and one line per file of the latest
+// snapshot in tracking path order (see appendFileLines). The frame's
+// checksums make a torn or damaged file known as such.
 func encodeState(lf *logFile) ([]byte, error) {
 	st := lf.st
 	hdr := stateHeader{
-		Type: typeState, Version: stateVersion,
 		LogID: st.logID, Dev: lf.id.dev, Ino: lf.id.ino, Offset: lf.offset,
 		Cwd: st.cwd, Sequence: st.sequence, Entries: st.entries, LiveTracks: st.liveTracks,
 		Starts: make([][4]int64, 0, len(st.starts)), Crossed: st.crossed,
@@ -144,9 +138,23 @@ func encodeState(lf *logFile) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, len(line)+1+len(keys)*160+16)
-	b = append(b, line...)
-	b = append(b, '\n')
+	w := stateFormat.NewWriter(nil)
+	w.Grow(len(line) + len(keys)*160 + 128)
+	w.Add(stateHeaderSection, line)
+	w.AddFunc(stateFilesSection, func(b []byte) ([]byte, error) { return appendFileLines(b, lf, last, keys), nil })
+	return w.Finish()
+}
+
+// appendFileLines appends a line for each of keys, files of the snapshot
+// last. A file line is tab-separated: the tracking path, the backup name
+// ("" for a null entry), each as itself or, when it holds a control
+// character, a quote or a backslash, Go-quoted, the version, the backup
+// time as Unix seconds and nanoseconds, then either "-" or the fingerprint
+// as device, inode, size, mode, and the modification and change times as
+// seconds and nanoseconds. Times are numbers, not RFC 3339 text, as a new
+// process reads every line before its first lstat and writes them all
+// again after.
+func appendFileLines(b []byte, lf *logFile, last *Snapshot, keys []string) []byte {
 	for _, k := range keys {
 		e := last.Files[k]
 		b = appendField(b, k)
@@ -174,8 +182,7 @@ func encodeState(lf *logFile) ([]byte, error) {
 		}
 		b = append(b, '\n')
 	}
-	b = fmt.Appendf(b, "crc32 %08x\n", crc32.ChecksumIEEE(b))
-	return b, nil
+	return b
 }
 
 // appendUnixTime appends t as its Unix seconds and nanoseconds, separated by
@@ -190,26 +197,23 @@ func appendUnixTime(b []byte, t time.Time) []byte {
 // latest snapshot (older counts the rest). Every path and name is checked as
 // strictly as when read from the log.
 func decodeState(data []byte) (*logFile, error) {
-	// The checksum line is the last; no other line can start with it, as
-	// paths and names are quoted.
-	i := bytes.LastIndex(data, []byte("\ncrc32 "))
-	if i < 0 || !bytes.HasSuffix(data, []byte("\n")) {
-		return nil, errors.New("no checksum line (torn?)")
+	f, err := stateFormat.Parse(data)
+	if err != nil {
+		return nil, err
 	}
-	body, sum := data[:i+1], bytes.TrimSuffix(data[i+len("\ncrc32 "):], []byte("\n"))
-	if want, err := strconv.ParseUint(string(sum), 16, 32); err != nil || uint32(want) != crc32.ChecksumIEEE(body) {
-		return nil, errors.New("checksum mismatch")
+	head, err := f.Section(stateHeaderSection)
+	if err != nil {
+		return nil, err
 	}
-	nl := bytes.IndexByte(body, '\n')
+	lines, err := f.Section(stateFilesSection)
+	if err != nil {
+		return nil, err
+	}
 	var hdr stateHeader
-	if err := json.Unmarshal(body[:nl], &hdr); err != nil {
+	if err := json.Unmarshal(head, &hdr); err != nil {
 		return nil, fmt.Errorf("header: %w", err)
 	}
 	switch {
-	case hdr.Type != typeState:
-		return nil, fmt.Errorf("not a %q file", typeState)
-	case hdr.Version != stateVersion:
-		return nil, fmt.Errorf("format version %d, not %d", hdr.Version, stateVersion)
 	case hdr.LogID == "" || !filepath.IsAbs(hdr.Cwd):
 		return nil, errors.New("no logId or no absolute cwd")
 	case hdr.Offset <= 0 || hdr.Sequence < 0 || hdr.Older < 0 || hdr.Entries < 0 || hdr.LiveTracks < 0 || hdr.Files < 0:
@@ -218,6 +222,8 @@ func decodeState(data []byte) (*logFile, error) {
 		return nil, errors.New("files without a latest snapshot")
 	case hdr.Older >= maxSnapshots:
 		return nil, fmt.Errorf("%d older snapshots, over the %d kept", hdr.Older, maxSnapshots)
+	case len(lines) > 0 && lines[len(lines)-1] != '\n':
+		return nil, errors.New("the last file line does not end in a newline")
 	}
 	st := &state{cwd: hdr.Cwd, logID: hdr.LogID, sequence: hdr.Sequence, older: hdr.Older, entries: hdr.Entries, liveTracks: hdr.LiveTracks, crossed: hdr.Crossed}
 	if err := decodeStarts(st, &hdr); err != nil {
@@ -226,7 +232,7 @@ func decodeState(data []byte) (*logFile, error) {
 	lf := &logFile{st: st, id: fileID{dev: hdr.Dev, ino: hdr.Ino}, offset: hdr.Offset, fps: make(map[string]fingerprint, hdr.Files), saved: true}
 	// One string for all the file lines: the keys and names decoded are
 	// slices of it rather than a string each.
-	rest := string(body[nl+1:])
+	rest := string(lines)
 	if hdr.Latest == nil {
 		if rest != "" {
 			return nil, errors.New("file lines without a latest snapshot")
@@ -247,7 +253,7 @@ func decodeState(data []byte) (*logFile, error) {
 	s := &Snapshot{MessageID: hdr.Latest.MessageID, Sequence: hdr.Latest.Sequence, Time: hdr.Latest.Time, Files: make(map[string]Backup, hdr.Files)}
 	keys := make([]string, 0, hdr.Files)
 	for i := 0; rest != ""; i++ {
-		line, after, _ := strings.Cut(rest, "\n") // body ends in a newline
+		line, after, _ := strings.Cut(rest, "\n") // lines end in a newline
 		rest = after
 		if i == hdr.Files {
 			return nil, fmt.Errorf("more file lines than the %d the header says", hdr.Files)

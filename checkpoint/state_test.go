@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"os"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/memdir/memdir/internal/framed"
 )
 
 // oldFiles makes a session's files look long settled, as the fingerprints
@@ -159,27 +162,65 @@ func TestNewProcessReadsStateNotLog(t *testing.T) {
 	}
 }
 
-// corrupt returns ways to damage a state file.
-func corruptions(data []byte) map[string][]byte {
-	withSum := func(body []byte) []byte {
-		return fmt.Appendf(append([]byte(nil), body...), "crc32 %08x\n", crc32.ChecksumIEEE(body))
+// stateParts returns a state file's two sections, its header and its
+// file lines.
+func stateParts(tb testing.TB, data []byte) (hdr, lines []byte) {
+	tb.Helper()
+	f, err := stateFormat.Parse(data)
+	if err != nil {
+		tb.Fatal(err)
 	}
-	body := data[:bytes.LastIndex(data, []byte("crc32 "))]
+	if hdr, err = f.Section(stateHeaderSection); err == nil {
+		lines, err = f.Section(stateFilesSection)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return hdr, lines
+}
+
+// reframe builds a state file of format ft from a header and file lines,
+// with good checksums, so that damage to them reaches decodeState's own
+// checks.
+func reframe(ft framed.Format, hdr, lines []byte) []byte {
+	w := ft.NewWriter(nil)
+	w.Add(stateHeaderSection, hdr)
+	w.Add(stateFilesSection, lines)
+	b, err := w.Finish()
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// textState renders a header and file lines as version 2 wrote a state
+// file: text, the header line naming its type and version, and a CRC-32
+// line at the end.
+func textState(hdr, lines []byte) []byte {
+	body := slices.Concat([]byte(`{"type":"memdir-checkpoint-state","version":2,`), hdr[1:], []byte("\n"), lines)
+	return fmt.Appendf(body, "crc32 %08x\n", crc32.ChecksumIEEE(body))
+}
+
+// corruptions returns ways to damage a state file.
+func corruptions(tb testing.TB, data []byte) map[string][]byte {
+	hdr, lines := stateParts(tb, data)
+	frame := func(hdr, lines []byte) []byte { return reframe(stateFormat, hdr, lines) }
 	flipped := append([]byte(nil), data...)
 	flipped[len(flipped)/2] ^= 0x20
 	out := map[string][]byte{
-		"empty":           {},
-		"garbage":         []byte("not a state file\n"),
-		"truncated":       data[:len(data)/2],
-		"no last newline": data[:len(data)-1],
-		"checksum cut":    data[:len(data)-4],
-		"flipped byte":    flipped,
-		"foreign version": withSum(bytes.Replace(body, fmt.Appendf(nil, `"version":%d`, stateVersion), []byte(`"version":99`), 1)),
-		"another log":     withSum(bytes.Replace(body, []byte(`"logId":"`), []byte(`"logId":"x`), 1)),
-		"offset past end": withSum(bytes.Replace(body, []byte(`"offset":`), []byte(`"offset":9`), 1)),
-		"escaping path":   withSum(bytes.Replace(body, []byte("\na.txt\t"), []byte("\n../a.txt\t"), 1)),
-		"escaping backup": withSum(escapeBackup(body)),
-		"file line lost":  withSum(body[:bytes.LastIndex(body[:len(body)-1], []byte("\n"))+1]),
+		"empty":            {},
+		"garbage":          []byte("not a state file\n"),
+		"truncated":        data[:len(data)/2],
+		"last byte cut":    data[:len(data)-1],
+		"flipped byte":     flipped,
+		"foreign version":  reframe(framed.Format{Magic: stateFormat.Magic, Version: stateFormat.Version + 1}, hdr, lines),
+		"previous version": textState(hdr, lines),
+		"another log":      frame(bytes.Replace(hdr, []byte(`"logId":"`), []byte(`"logId":"x`), 1), lines),
+		"offset past end":  frame(bytes.Replace(hdr, []byte(`"offset":`), []byte(`"offset":9`), 1), lines),
+		"escaping path":    frame(hdr, bytes.Replace(slices.Concat([]byte("\n"), lines), []byte("\na.txt\t"), []byte("\n../a.txt\t"), 1)[1:]),
+		"escaping backup":  frame(hdr, escapeBackup(lines)),
+		"file line lost":   frame(hdr, lines[:bytes.LastIndex(lines[:len(lines)-1], []byte("\n"))+1]),
+		"no last newline":  frame(hdr, lines[:len(lines)-1]),
 	}
 	return out
 }
@@ -202,7 +243,7 @@ func TestDamagedStateFileIsRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantAll := snapshots(t, h)
-	for name, bad := range corruptions(good) {
+	for name, bad := range corruptions(t, good) {
 		t.Run(name, func(t *testing.T) {
 			if name != "garbage" && name != "empty" && bytes.Equal(bad, good) {
 				t.Fatal("the damage changed nothing")
@@ -618,7 +659,7 @@ func TestStateFileLineNumbers(t *testing.T) {
 
 // The file lines must be in strictly increasing order of tracking path, as
 // encodeState writes them, which also rules out a path listed twice; a state
-// file of the previous format version is ignored.
+// file of the previous format version (text, not framed) is refused.
 func TestStateFileLinesOutOfOrder(t *testing.T) {
 	tm := time.Unix(1700000000, 0).UTC()
 	lf := &logFile{
@@ -638,27 +679,27 @@ func TestStateFileLinesOutOfOrder(t *testing.T) {
 	if !slices.Equal(back.latestKeys(), []string{"a", "b", "c"}) || back.keysOf != back.st.latest() {
 		t.Errorf("decoded keys %q", back.keys)
 	}
-	withSum := func(body []byte) []byte {
-		return fmt.Appendf(append([]byte(nil), body...), "crc32 %08x\n", crc32.ChecksumIEEE(body))
-	}
-	body := data[:bytes.LastIndex(data, []byte("crc32 "))]
-	hdr, lines, _ := bytes.Cut(body, []byte("\n"))
+	hdr, lines := stateParts(t, data)
 	ls := bytes.SplitAfter(lines, []byte("\n"))[:3]
 	for name, bad := range map[string][]byte{
-		"swapped":          withSum(slices.Concat(hdr, []byte("\n"), ls[1], ls[0], ls[2])),
-		"twice":            withSum(slices.Concat(hdr, []byte("\n"), ls[0], ls[0], ls[2])),
-		"previous version": withSum(bytes.Replace(body, fmt.Appendf(nil, `"version":%d`, stateVersion), []byte(`"version":1`), 1)),
-		"extra line":       withSum(slices.Concat(body, ls[2])),
+		"swapped":          reframe(stateFormat, hdr, slices.Concat(ls[1], ls[0], ls[2])),
+		"twice":            reframe(stateFormat, hdr, slices.Concat(ls[0], ls[0], ls[2])),
+		"previous version": textState(hdr, lines),
+		"extra line":       reframe(stateFormat, hdr, slices.Concat(lines, ls[2])),
 	} {
 		if _, err := decodeState(bad); err == nil {
 			t.Errorf("%s: decoded without error", name)
 		}
 	}
+	if _, err := decodeState(textState(hdr, lines)); !errors.Is(err, framed.ErrMagic) {
+		t.Errorf("a version 2 state file: %v, want framed.ErrMagic", err)
+	}
 }
 
-// FuzzDecodeState feeds arbitrary state files, checksummed so that the
-// parser proper is reached. Decoding must not panic, and what decodes reads
-// the same once encoded again.
+// FuzzDecodeState feeds arbitrary headers and file lines, framed with good
+// checksums so that the parser proper is reached. Decoding must not panic,
+// and what decodes reads the same once encoded again. Seeds are in
+// testdata/fuzz/FuzzDecodeState.
 func FuzzDecodeState(f *testing.F) {
 	tm := time.Date(2026, 3, 1, 12, 0, 0, 7, time.UTC)
 	lf := &logFile{
@@ -671,12 +712,11 @@ func FuzzDecodeState(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	body := data[:bytes.LastIndex(data, []byte("crc32 "))]
-	f.Add(body)
-	f.Add(body[:len(body)/2])
-	f.Fuzz(func(t *testing.T, body []byte) {
-		data := fmt.Appendf(append([]byte(nil), body...), "crc32 %08x\n", crc32.ChecksumIEEE(body))
-		lf, err := decodeState(data)
+	hdr, lines := stateParts(f, data)
+	f.Add(hdr, lines)
+	f.Add(hdr, lines[:len(lines)/2])
+	f.Fuzz(func(t *testing.T, hdr, lines []byte) {
+		lf, err := decodeState(reframe(stateFormat, hdr, lines))
 		if err != nil {
 			return
 		}

@@ -79,3 +79,53 @@ func BenchmarkTokenize(b *testing.B) {
 		lexical.Tokenize(text)
 	}
 }
+
+// BenchmarkLoad opens a segment in place, as each prompt's new process does
+// with the one embedded in the mapped recall index, and runs one query on
+// it (the query is what touches the dictionary and posting lists, and so
+// their checksums).
+func BenchmarkLoad(b *testing.B) {
+	for _, n := range benchSizes {
+		docs := synthDocs(n, 7)
+		seg, err := lexical.New(docs, nil).AppendBinary(nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		seg = aligned(seg)
+		query := docs[n/3].Description[:min(80, len(docs[n/3].Description))]
+		b.Run(fmt.Sprintf("%d/open", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := lexical.Load(seg, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("%d/open+search", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				x, err := lexical.Load(seg, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				x.Search(query, 30)
+			}
+		})
+	}
+}
+
+// BenchmarkAppendBinary writes the segment of a built index: what a refresh
+// that changed something pays before writing the recall index.
+func BenchmarkAppendBinary(b *testing.B) {
+	for _, n := range benchSizes {
+		idx := lexical.New(synthDocs(n, 7), nil)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := idx.AppendBinary(nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

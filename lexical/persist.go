@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/memdir/memdir/internal/framed"
 )
 
 // The persisted form of an Index (a segment) is laid out so that it can be
@@ -19,40 +21,40 @@ import (
 // costs one small allocation per document, whatever the number of terms
 // and postings, and a query touches only the pages of its own terms.
 //
-//	header    segHeaderSize bytes (segHeader)
-//	docs      nDocs × segDoc, sorted by ID
-//	docTerms  nDocTerms × uint32 (term ids of each document), padded to 8
-//	dict      nTerms × segTerm, sorted by term text
-//	postings  nPostings × posting, each list ordered by document slot
-//	blob      document IDs and term texts
+// It is a framed file (internal/framed) of these sections, each 8-byte
+// aligned, in the machine's byte order (which the frame records):
 //
-// Numbers are in the machine's byte order (an order mark in the header
-// rejects a segment from another); sections start 8-byte aligned.
+//	secMeta      one segMeta: the collection statistics
+//	secDocs      a segDoc per document, sorted by ID
+//	secDocTerms  the term ids of each document (uint32)
+//	secDict      a segTerm per term, sorted by term text
+//	secPostings  the postings, each term's list ordered by document slot
+//	secBlob      document IDs and term texts
+//
+// The frame's checksums cover the header and section table, checked by
+// Load, and each section; Load checks the statistics and the document
+// table. The other sections are searched in place and checked piecewise
+// instead, as they are used: each term's text and posting list, and each
+// document's term list, carry a CRC-32C of their own.
 
+// segFormat is the segment's magic and version. Version 1 had a header of
+// its own before the tables; such a segment is refused like any other
+// version, and the index rebuilt.
+var segFormat = framed.Format{Magic: "MDLXSEG\x01", Version: 2}
+
+// The segment's section ids.
 const (
-	segMagic     = "MDLXSEG\x01"
-	segVersion   = 1
-	segOrderMark = 0x01020304
+	secMeta uint32 = iota + 1
+	secDocs
+	secDocTerms
+	secDict
+	secPostings
+	secBlob
 )
 
-type segHeader struct {
-	Magic     [8]byte
-	Order     uint32
-	Version   uint32
-	NDocs     uint32
-	NTerms    uint32
-	NPostings uint64
-	NDocTerms uint64
-	BlobLen   uint64
-	TotalLen  [nFields]int64
-	// Checksums (CRC-32C): of the document table, the dictionary and the
-	// strings; of this header up to HeaderCRC. Load checks the header and
-	// the document table; each term's text and posting list, and each
-	// document's term list, carry their own, checked on first use.
-	DocsCRC, DictCRC, BlobCRC, HeaderCRC uint32
+type segMeta struct {
+	TotalLen [nFields]int64
 }
-
-const segHeaderSize = int(unsafe.Sizeof(segHeader{}))
 
 type segDoc struct {
 	IDOff, IDLen     uint32
@@ -84,12 +86,7 @@ var crcTable = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32
 
 // termCRC covers a term's text and its posting list.
 func termCRC(text string, ps []posting) uint32 {
-	return crc32.Update(crc32.Checksum([]byte(text), crcTable()), crcTable(), bytesOf(ps))
-}
-
-func headerCRC(h *segHeader) uint32 {
-	b := unsafe.Slice((*byte)(unsafe.Pointer(h)), unsafe.Offsetof(h.HeaderCRC))
-	return crc32.Checksum(b, crcTable())
+	return crc32.Update(crc32.Checksum([]byte(text), crcTable()), crcTable(), framed.Raw(ps))
 }
 
 // verified reports whether item i's checksum was already checked.
@@ -109,27 +106,6 @@ func (s *segment) markVerified(i int) {
 // version and machine.
 var ErrBadSegment = errors.New("lexical: not a valid index segment")
 
-func align8(n int) int { return (n + 7) &^ 7 }
-
-// asSlice views n values of T at data[off:], or reports that they do not fit.
-func asSlice[T any](data []byte, off, n int) ([]T, int, bool) {
-	size := int(unsafe.Sizeof(*new(T)))
-	if off < 0 || n < 0 || off > len(data) || n > (len(data)-off)/max(size, 1) {
-		return nil, 0, false
-	}
-	if n == 0 {
-		return nil, off, true
-	}
-	return unsafe.Slice((*T)(unsafe.Pointer(&data[off])), n), off + n*size, true
-}
-
-func bytesOf[T any](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
-}
-
 // Load opens an index from a segment written by [Index.WriteTo], in place:
 // the Index keeps referring to data, which must stay unchanged and alive for
 // as long as the Index and every string it returns are in use (memdir maps
@@ -140,47 +116,24 @@ func bytesOf[T any](s []T) []byte {
 // Load checks the structure it reads at once; posting lists are checked
 // when a query first uses them, and a bad one makes [Index.Corrupt] true.
 func Load(data []byte, opts *Options) (*Index, error) {
-	if len(data) < segHeaderSize || uintptr(unsafe.Pointer(&data[0]))%8 != 0 {
-		return nil, fmt.Errorf("%w: too short or misaligned", ErrBadSegment)
+	if len(data) > 0 && uintptr(unsafe.Pointer(&data[0]))%8 != 0 {
+		return nil, fmt.Errorf("%w: misaligned", ErrBadSegment)
 	}
-	h := (*segHeader)(unsafe.Pointer(&data[0]))
-	if string(h.Magic[:]) != segMagic || h.Order != segOrderMark || h.Version != segVersion || h.HeaderCRC != headerCRC(h) {
-		return nil, fmt.Errorf("%w: wrong magic, byte order, version or checksum", ErrBadSegment)
+	f, err := segFormat.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSegment, err)
 	}
-	if h.NPostings > 1<<32 || h.NDocTerms > 1<<32 || h.BlobLen > 1<<32 {
-		return nil, fmt.Errorf("%w: sizes out of range", ErrBadSegment)
-	}
-	seg := &segment{}
-	off := segHeaderSize
-	var ok bool
-	if seg.docs, off, ok = asSlice[segDoc](data, off, int(h.NDocs)); !ok {
-		return nil, fmt.Errorf("%w: documents", ErrBadSegment)
-	}
-	if seg.docTerms, off, ok = asSlice[uint32](data, off, int(h.NDocTerms)); !ok {
-		return nil, fmt.Errorf("%w: document terms", ErrBadSegment)
-	}
-	off = align8(off)
-	if seg.dict, off, ok = asSlice[segTerm](data, off, int(h.NTerms)); !ok {
-		return nil, fmt.Errorf("%w: dictionary", ErrBadSegment)
-	}
-	if seg.postings, off, ok = asSlice[posting](data, off, int(h.NPostings)); !ok {
-		return nil, fmt.Errorf("%w: postings", ErrBadSegment)
-	}
-	if seg.blob, _, ok = asSlice[byte](data, off, int(h.BlobLen)); !ok {
-		return nil, fmt.Errorf("%w: strings", ErrBadSegment)
-	}
-	// The dictionary and the strings are checked as they are used, so that
-	// opening touches only the document table.
-	if crc32.Checksum(bytesOf(seg.docs), crcTable()) != h.DocsCRC {
-		return nil, fmt.Errorf("%w: checksum mismatch", ErrBadSegment)
+	seg, meta, err := viewSegment(f)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadSegment, err)
 	}
 	seg.checked = make([]atomic.Uint32, (len(seg.dict)+len(seg.docs))/32+1)
-	blobLen := uint64(len(seg.blob))
-	x := &Index{opts: opts.withDefaults(), seg: seg, totalLen: h.TotalLen}
+	blobLen, nDocTerms := uint64(len(seg.blob)), uint64(len(seg.docTerms))
+	x := &Index{opts: opts.withDefaults(), seg: seg, totalLen: meta.TotalLen}
 	x.docs = make([]docInfo, len(seg.docs))
 	for i := range seg.docs {
 		d := &seg.docs[i]
-		if uint64(d.IDOff)+uint64(d.IDLen) > blobLen || uint64(d.TermsOff)+uint64(d.TermsN) > h.NDocTerms {
+		if uint64(d.IDOff)+uint64(d.IDLen) > blobLen || uint64(d.TermsOff)+uint64(d.TermsN) > nDocTerms {
 			return nil, fmt.Errorf("%w: document %d", ErrBadSegment, i)
 		}
 		x.docs[i] = docInfo{
@@ -194,6 +147,37 @@ func Load(data []byte, opts *Options) (*Index, error) {
 		}
 	}
 	return x, nil
+}
+
+// viewSegment views the sections of a parsed segment in place. The
+// statistics and the document table are checked against their checksums
+// here; the rest is checked piece by piece as it is used.
+func viewSegment(f *framed.File) (*segment, *segMeta, error) {
+	metaB, err := f.Section(secMeta)
+	if err != nil {
+		return nil, nil, err
+	}
+	docsB, err := f.Section(secDocs)
+	if err != nil {
+		return nil, nil, err
+	}
+	var raw [4][]byte
+	for i, id := range []uint32{secDocTerms, secDict, secPostings, secBlob} {
+		if raw[i], err = f.Unverified(id); err != nil {
+			return nil, nil, err
+		}
+	}
+	meta, ok1 := framed.View[segMeta](metaB)
+	seg := &segment{blob: raw[3]}
+	var ok2, ok3, ok4, ok5 bool
+	seg.docs, ok2 = framed.View[segDoc](docsB)
+	seg.docTerms, ok3 = framed.View[uint32](raw[0])
+	seg.dict, ok4 = framed.View[segTerm](raw[1])
+	seg.postings, ok5 = framed.View[posting](raw[2])
+	if !ok1 || len(meta) != 1 || !ok2 || !ok3 || !ok4 || !ok5 {
+		return nil, nil, errors.New("a section's size is not a whole number of records")
+	}
+	return seg, &meta[0], nil
 }
 
 func (s *segment) str(off, n uint32) string {
@@ -323,7 +307,7 @@ func (x *Index) docTermsOK(slot uint32) bool {
 	if x.seg.verified(i) {
 		return true
 	}
-	if crc32.Checksum(bytesOf(x.docs[slot].terms), crcTable()) != x.seg.docs[slot].TermsCRC {
+	if crc32.Checksum(framed.Raw(x.docs[slot].terms), crcTable()) != x.seg.docs[slot].TermsCRC {
 		x.damaged.Store(true)
 		return false
 	}
@@ -385,7 +369,7 @@ func (x *Index) thaw() {
 func (x *Index) WriteTo(w io.Writer) (int64, error) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	data, err := x.marshal()
+	data, err := x.marshal(nil)
 	if err != nil {
 		return 0, err
 	}
@@ -393,18 +377,21 @@ func (x *Index) WriteTo(w io.Writer) (int64, error) {
 	return int64(n), err
 }
 
-// AppendBinary appends the segment [Index.WriteTo] writes to b.
+// AppendBinary appends the segment [Index.WriteTo] writes to b. Its
+// sections are 8-byte aligned relative to the segment's start, so Load can
+// use it in place where it lands 8-byte aligned.
 func (x *Index) AppendBinary(b []byte) ([]byte, error) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	data, err := x.marshal()
+	out, err := x.marshal(b)
 	if err != nil {
 		return b, err
 	}
-	return append(b, data...), nil
+	return out, nil
 }
 
-func (x *Index) marshal() ([]byte, error) {
+// marshal appends the segment to b.
+func (x *Index) marshal(b []byte) ([]byte, error) {
 	// Live documents in ID order: new slot by old slot.
 	var live []uint32
 	for i := range x.docs {
@@ -442,7 +429,7 @@ func (x *Index) marshal() ([]byte, error) {
 	}
 	docs := make([]segDoc, len(live))
 	var docTerms []uint32
-	var h segHeader
+	var meta segMeta
 	for ns, os := range live {
 		d := &x.docs[os]
 		sd := &docs[ns]
@@ -455,9 +442,9 @@ func (x *Index) marshal() ([]byte, error) {
 			}
 		}
 		sd.TermsN = uint32(len(docTerms)) - sd.TermsOff
-		sd.TermsCRC = crc32.Checksum(bytesOf(docTerms[sd.TermsOff:]), crcTable())
+		sd.TermsCRC = crc32.Checksum(framed.Raw(docTerms[sd.TermsOff:]), crcTable())
 		for f := range nFields {
-			h.TotalLen[f] += int64(d.len[f])
+			meta.TotalLen[f] += int64(d.len[f])
 		}
 	}
 	dict := make([]segTerm, len(terms))
@@ -484,20 +471,16 @@ func (x *Index) marshal() ([]byte, error) {
 			return nil, errors.New("lexical: index too large to persist")
 		}
 	}
-	copy(h.Magic[:], segMagic)
-	h.Order, h.Version = segOrderMark, segVersion
-	h.NDocs, h.NTerms = uint32(len(docs)), uint32(len(dict))
-	h.NPostings, h.NDocTerms, h.BlobLen = uint64(len(postings)), uint64(len(docTerms)), uint64(len(blob))
-	h.DocsCRC, h.DictCRC, h.BlobCRC = crc32.Checksum(bytesOf(docs), crcTable()), crc32.Checksum(bytesOf(dict), crcTable()), crc32.Checksum(blob, crcTable())
-	h.HeaderCRC = headerCRC(&h)
-
-	out := make([]byte, 0, segHeaderSize+len(docs)*32+len(docTerms)*4+8+len(dict)*24+len(postings)*8+len(blob))
-	out = append(out, bytesOf([]segHeader{h})...)
-	out = append(out, bytesOf(docs)...)
-	out = append(out, bytesOf(docTerms)...)
-	out = append(out, make([]byte, align8(len(out))-len(out))...)
-	out = append(out, bytesOf(dict)...)
-	out = append(out, bytesOf(postings)...)
-	out = append(out, blob...)
-	return out, nil
+	w := segFormat.NewWriter(b)
+	// The sections, and for the frame a header, a table entry and at most
+	// 7 bytes of padding a section.
+	w.Grow(len(framed.Raw(docs)) + len(docTerms)*4 + len(framed.Raw(dict)) + len(framed.Raw(postings)) + len(blob) +
+		int(unsafe.Sizeof(meta)) + 32 + 6*(24+7))
+	w.Add(secMeta, framed.Raw([]segMeta{meta}))
+	w.Add(secDocs, framed.Raw(docs))
+	w.Add(secDocTerms, framed.Raw(docTerms))
+	w.Add(secDict, framed.Raw(dict))
+	w.Add(secPostings, framed.Raw(postings))
+	w.Add(secBlob, blob)
+	return w.Finish()
 }

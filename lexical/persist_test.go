@@ -2,13 +2,16 @@ package lexical_test
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/memdir/memdir/internal/evalset"
+	"github.com/memdir/memdir/internal/framed"
 	"github.com/memdir/memdir/lexical"
 )
 
@@ -125,5 +128,45 @@ func TestDamagedSegments(t *testing.T) {
 		}
 		x.Put(lexical.Doc{ID: "new.md", Body: "a new document"})
 		x.Search(qs[0], 5)
+	}
+}
+
+// A segment written by the previous format version (testdata/segment-v1.bin,
+// two documents) is refused as another version, so that the recall index
+// holding it is rebuilt rather than read wrongly.
+func TestOldSegmentRefused(t *testing.T) {
+	old, err := os.ReadFile("testdata/segment-v1.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = lexical.Load(aligned(old), nil)
+	if !errors.Is(err, lexical.ErrBadSegment) || !errors.Is(err, framed.ErrVersion) {
+		t.Fatalf("a version 1 segment: %v, want ErrBadSegment and framed.ErrVersion", err)
+	}
+	good := segment(t, lexical.New([]lexical.Doc{{ID: "a.md", Body: "x"}}, nil))
+	if _, err := lexical.Load(good[1:], nil); !errors.Is(err, lexical.ErrBadSegment) {
+		t.Errorf("a misaligned segment: %v", err)
+	}
+	if _, err := lexical.Load(nil, nil); !errors.Is(err, lexical.ErrBadSegment) {
+		t.Errorf("no segment: %v", err)
+	}
+}
+
+// A segment appended after other bytes, as the recall index embeds it, loads
+// where it lands when that is 8-byte aligned.
+func TestAppendBinaryAfterOtherBytes(t *testing.T) {
+	docs, qs := devDocs(t)
+	x := lexical.New(docs[:50], nil)
+	b, err := x.AppendBinary(make([]byte, 24))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = aligned(b)
+	y, err := lexical.Load(b[24:], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(x.Search(qs[0], 10), y.Search(qs[0], 10)); d != "" {
+		t.Errorf("(-built +loaded):\n%s", d)
 	}
 }
