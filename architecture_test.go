@@ -16,7 +16,7 @@ var layers = []struct {
 	name     string
 	packages []string // import paths relative to the module ("" is the root)
 }{
-	{"base", []string{"internal/atomicfile", "internal/claudedir", "internal/errs", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/mdtext", "internal/sanitize", "internal/gitroot", "internal/jsoncheck", "team/internal/migrate", "lexical", "secrets", "screen", "anchors"}},
+	{"base", []string{"internal/atomicfile", "internal/claudedir", "internal/errs", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/mdtext", "internal/sanitize", "internal/gitroot", "internal/jsoncheck", "internal/linediff", "team/internal/migrate", "lexical", "secrets", "screen", "anchors"}},
 	{"helpers", []string{"internal/evalset", "internal/memfile", "internal/statedir"}},
 	{"leaves", []string{"usage"}},
 	{"vocabulary", []string{"llm"}},
