@@ -57,8 +57,9 @@ func Split(text string) []string {
 	return lines
 }
 
-// Diff returns an edit script turning a into b, walking both in order, and
-// whether budget (DefaultBudget when not positive) ran out so that the
+// Diff returns an edit script turning a into b, walking both in order with
+// the deletions of each changed block before its insertions, and whether
+// budget (DefaultBudget when not positive) ran out so that the
 // script may not be the shortest.
 func Diff(a, b []string, budget int) (ops []Op, approx bool) {
 	if budget <= 0 {
@@ -82,7 +83,35 @@ func Diff(a, b []string, budget int) (ops []Op, approx bool) {
 	n := len(a) + len(b) + 4
 	d.v1, d.v2 = make([]int, n), make([]int, n)
 	d.diff(0, len(a), 0, len(b))
+	deletesFirst(d.ops)
 	return d.ops, d.approx
+}
+
+// deletesFirst reorders each run of changes in place so that its deletions
+// come before its insertions, as diff and git write a changed block; the
+// search itself may interleave them.
+func deletesFirst(ops []Op) {
+	for i := 0; i < len(ops); {
+		if ops[i].Kind == Equal {
+			i++
+			continue
+		}
+		a0, b0 := ops[i].A, ops[i].B // both sides' positions where the run starts
+		j, dels := i, 0
+		for ; j < len(ops) && ops[j].Kind != Equal; j++ {
+			if ops[j].Kind == Delete {
+				dels++
+			}
+		}
+		for k := i; k < j; k++ {
+			if n := k - i; n < dels {
+				ops[k] = Op{Delete, a0 + n, b0}
+			} else {
+				ops[k] = Op{Insert, a0 + dels, b0 + n - dels}
+			}
+		}
+		i = j
+	}
 }
 
 // Stats counts the inserted and deleted lines of an edit script.

@@ -70,22 +70,26 @@ func lcs(a, b []string) int {
 
 // checkScript fails unless ops walks a and b in order, line by line, so that
 // replaying it turns a into b, and every op carries the position the other
-// side has reached (unified hunk headers rely on it).
+// side has reached (unified hunk headers rely on it), and no deletion
+// follows an insertion in one block of changes.
 func checkScript(t *testing.T, a, b []string, ops []Op) {
 	t.Helper()
 	i, j := 0, 0
+	inserted := false
 	for k, op := range ops {
 		ok := op.A == i && op.B == j
 		switch op.Kind {
 		case Equal:
 			ok = ok && i < len(a) && j < len(b) && a[i] == b[j]
 			i, j = i+1, j+1
+			inserted = false
 		case Delete:
-			ok = ok && i < len(a)
+			ok = ok && i < len(a) && !inserted
 			i++
 		case Insert:
 			ok = ok && j < len(b)
 			j++
+			inserted = true
 		}
 		if !ok {
 			t.Fatalf("op %d %+v out of step at a[%d] b[%d]:\na=%q\nb=%q", k, op, i, j, a, b)
