@@ -698,11 +698,11 @@ func (s *Server) runDiff(run *memdir.JournalRun) []fileDiff {
 			out = append(out, fd)
 			continue
 		}
-		patch, added, removed, ok := unifiedDiff("a/"+f.Path, "b/"+f.Path, string(before), string(after))
-		if !ok {
-			fd.Note = "too large to diff here"
+		patch, added, removed, approx := unifiedDiff("a/"+f.Path, "b/"+f.Path, string(before), string(after))
+		if approx {
+			fd.Note = "too large to diff exactly: the diff may show more lines changed than were"
 		}
-		fd.Patch, fd.Added, fd.Removed, fd.Available = patch, added, removed, ok
+		fd.Patch, fd.Added, fd.Removed, fd.Available = patch, added, removed, true
 		out = append(out, fd)
 	}
 	return out

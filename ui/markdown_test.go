@@ -59,19 +59,3 @@ func TestRenderMarkdownEscapes(t *testing.T) {
 		}
 	}
 }
-
-func TestUnifiedDiff(t *testing.T) {
-	a := "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n"
-	b := "one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\neleven\n"
-	patch, added, removed, ok := unifiedDiff("a", "b", a, b)
-	want := "--- a\n+++ b\n@@ -1,5 +1,5 @@\n one\n-two\n+TWO\n three\n four\n five\n@@ -8,3 +8,4 @@\n eight\n nine\n ten\n+eleven\n"
-	if !ok || added != 2 || removed != 1 || patch != want {
-		t.Errorf("diff = %q (+%d -%d %v), want %q", patch, added, removed, ok, want)
-	}
-	if p, _, _, _ := unifiedDiff("a", "b", "", "x\n"); p != "--- a\n+++ b\n@@ -0,0 +1,1 @@\n+x\n" {
-		t.Errorf("creation diff = %q", p)
-	}
-	if p, _, _, ok := unifiedDiff("a", "b", "same\n", "same\n"); p != "" || !ok {
-		t.Errorf("equal texts: %q", p)
-	}
-}
