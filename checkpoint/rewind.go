@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"strconv"
+
+	"github.com/memdir/memdir/internal/linediff"
 )
 
 // Action is what a rewind does to one file.
@@ -266,8 +268,8 @@ func (h *History) countLines(c *FileChange, abs string, cur fs.FileInfo, b Backu
 		c.Binary = true
 		return nil
 	}
-	ops, approx := diffLines(splitLines(now), splitLines(backup))
-	c.Added, c.Removed = lineStats(ops)
+	ops, approx := linediff.Diff(linediff.Split(string(now)), linediff.Split(string(backup)), 0)
+	c.Added, c.Removed = linediff.Stats(ops)
 	c.Approximate = approx
 	return nil
 }
@@ -353,10 +355,10 @@ func (h *History) fileDiff(it planItem) (FileDiff, error) {
 		d.Binary = true
 		return d, nil
 	}
-	a, b := splitLines(old), splitLines(now)
-	ops, approx := diffLines(a, b)
-	d.Added, d.Removed = lineStats(ops)
+	a, b := linediff.Split(string(old)), linediff.Split(string(now))
+	ops, approx := linediff.Diff(a, b, 0)
+	d.Added, d.Removed = linediff.Stats(ops)
 	d.Approximate = approx
-	d.Patch = unified(oldName, newName, a, b, ops, 3)
+	d.Patch = linediff.Unified(oldName, newName, a, b, ops, linediff.Format{Context: 3})
 	return d, nil
 }

@@ -26,45 +26,80 @@ import (
 
 const teamPrefix = memdir.TeamDirName + "/"
 
+// endpoints lists the API: every route, what it answers with, and its
+// handler.
+func (s *Server) endpoints() []endpoint {
+	get, post := http.MethodGet, http.MethodPost
+	return []endpoint{
+		handle(s, "/api/session", get, s.apiSession),
+		handle(s, "/api/memories", get, s.apiMemories),
+		handle(s, "/api/search", get, s.apiSearch),
+		handle(s, "/api/memory", get, s.apiMemory),
+		handle(s, "/api/memory/save", post, s.apiSave),
+		handle(s, "/api/memory/create", post, s.apiCreate),
+		handle(s, "/api/memory/rename", post, s.apiRename),
+		handle(s, "/api/memory/move-to-team", post, s.apiMoveToTeam),
+		handle(s, "/api/memory/delete", post, s.apiDelete),
+		handle(s, "/api/undo", post, s.apiUndo),
+		handle(s, "/api/index", get, s.apiIndex),
+		handle(s, "/api/doctor/fix", post, s.apiFix),
+		handle(s, "/api/activity", get, s.apiActivity),
+		handle(s, "/api/run", get, s.apiRun),
+		handle(s, "/api/recall/preview", post, s.apiPreview),
+		handle(s, "/api/team", get, s.apiTeam),
+		handle(s, "/api/team/history", get, s.apiTeamHistory),
+		handle(s, "/api/checkpoints", get, s.apiCheckpoints),
+		handle(s, "/api/checkpoints/diff", get, s.apiCheckpointDiff),
+		handle(s, "/api/checkpoints/rewind", get, s.apiCheckpointRewind),
+		handle(s, "/api/review", get, s.apiReview),
+		handle(s, "/api/review/accept", post, s.apiReviewDecide(true)),
+		handle(s, "/api/review/reject", post, s.apiReviewDecide(false)),
+	}
+}
+
 func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("/", s.serveAsset)
-	mux.Handle("/api/session", s.handle(http.MethodGet, s.apiSession))
-	mux.Handle("/api/memories", s.handle(http.MethodGet, s.apiMemories))
-	mux.Handle("/api/search", s.handle(http.MethodGet, s.apiSearch))
-	mux.Handle("/api/memory", s.handle(http.MethodGet, s.apiMemory))
-	mux.Handle("/api/memory/save", s.handle(http.MethodPost, s.apiSave))
-	mux.Handle("/api/memory/create", s.handle(http.MethodPost, s.apiCreate))
-	mux.Handle("/api/memory/rename", s.handle(http.MethodPost, s.apiRename))
-	mux.Handle("/api/memory/move-to-team", s.handle(http.MethodPost, s.apiMoveToTeam))
-	mux.Handle("/api/memory/delete", s.handle(http.MethodPost, s.apiDelete))
-	mux.Handle("/api/undo", s.handle(http.MethodPost, s.apiUndo))
-	mux.Handle("/api/index", s.handle(http.MethodGet, s.apiIndex))
-	mux.Handle("/api/doctor/fix", s.handle(http.MethodPost, s.apiFix))
-	mux.Handle("/api/activity", s.handle(http.MethodGet, s.apiActivity))
-	mux.Handle("/api/run", s.handle(http.MethodGet, s.apiRun))
-	mux.Handle("/api/recall/preview", s.handle(http.MethodPost, s.apiPreview))
-	mux.Handle("/api/team", s.handle(http.MethodGet, s.apiTeam))
-	mux.Handle("/api/team/history", s.handle(http.MethodGet, s.apiTeamHistory))
-	mux.Handle("/api/checkpoints", s.handle(http.MethodGet, s.apiCheckpoints))
-	mux.Handle("/api/checkpoints/diff", s.handle(http.MethodGet, s.apiCheckpointDiff))
-	mux.Handle("/api/checkpoints/rewind", s.handle(http.MethodGet, s.apiCheckpointRewind))
-	mux.Handle("/api/review", s.handle(http.MethodGet, s.apiReview))
-	mux.Handle("/api/review/accept", s.handle(http.MethodPost, s.apiReviewDecide(true)))
-	mux.Handle("/api/review/reject", s.handle(http.MethodPost, s.apiReviewDecide(false)))
+	for _, e := range s.endpoints() {
+		mux.Handle(e.path, e.handler)
+	}
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
 	})
 }
 
-func (s *Server) apiSession(r *http.Request) (any, error) {
-	out := map[string]any{
-		"csrf": s.csrf, "dir": s.d.Path(), "version": s.opts.Version,
-		"model": s.opts.Model != nil, "team": s.opts.Team != nil,
-		"limits": map[string]int{"lines": memdir.MaxIndexLines, "chars": memdir.MaxIndexChars},
-		"types":  memdir.Types,
+// indexLimits are Claude Code's load limits of an index.
+type indexLimits struct {
+	Lines int `json:"lines"`
+	Chars int `json:"chars"`
+}
+
+var limits = indexLimits{Lines: memdir.MaxIndexLines, Chars: memdir.MaxIndexChars}
+
+// sessionResponse is what the page learns when it starts: the CSRF token
+// for its POSTs and what the footer and forms show.
+type sessionResponse struct {
+	CSRF    string        `json:"csrf"`
+	Dir     string        `json:"dir"`
+	Version string        `json:"version"`
+	Model   bool          `json:"model"`
+	Team    bool          `json:"team"`
+	Limits  indexLimits   `json:"limits"`
+	Types   []memdir.Type `json:"types"`
+	// Enabled, EnabledReason and Source come from where the directory was
+	// found; they are absent with --dir.
+	Enabled       *bool  `json:"enabled,omitempty"`
+	EnabledReason string `json:"enabled_reason,omitempty"`
+	Source        string `json:"source,omitempty"`
+}
+
+func (s *Server) apiSession(r *http.Request) (*sessionResponse, error) {
+	out := &sessionResponse{
+		CSRF: s.csrf, Dir: s.d.Path(), Version: s.opts.Version,
+		Model: s.opts.Model != nil, Team: s.opts.Team != nil, Limits: limits, Types: memdir.Types,
 	}
 	if l := s.opts.Location; l != nil {
-		out["enabled"], out["enabled_reason"], out["source"] = l.Enabled, l.EnabledReason, string(l.Source)
+		enabled := l.Enabled
+		out.Enabled, out.EnabledReason, out.Source = &enabled, l.EnabledReason, string(l.Source)
 	}
 	return out, nil
 }
@@ -85,7 +120,15 @@ type memoryItem struct {
 	Frontmatter bool      `json:"has_frontmatter"`
 }
 
-func (s *Server) apiMemories(r *http.Request) (any, error) {
+// memoriesResponse lists every memory of the directory.
+type memoriesResponse struct {
+	Dir      string           `json:"dir"`
+	Total    int              `json:"total"`
+	Memories []memoryItem     `json:"memories"`
+	Problems []memdir.Problem `json:"problems"`
+}
+
+func (s *Server) apiMemories(r *http.Request) (*memoriesResponse, error) {
 	res, err := s.d.Scan(r.Context(), &memdir.ScanOptions{Limit: -1})
 	if err != nil {
 		return nil, err
@@ -107,7 +150,7 @@ func (s *Server) apiMemories(r *http.Request) (any, error) {
 			Size: h.Size, Indexed: len(idx[team].Find(link)) > 0, Frontmatter: h.HasFrontmatter,
 		})
 	}
-	return map[string]any{"dir": s.d.Path(), "total": res.Total, "memories": items, "problems": nonNil(res.Problems)}, nil
+	return &memoriesResponse{Dir: s.d.Path(), Total: res.Total, Memories: items, Problems: nonNil(res.Problems)}, nil
 }
 
 func nonNil[T any](v []T) []T {
@@ -121,7 +164,7 @@ func (s *Server) recallOptions() *recall.Options {
 	return &recall.Options{Model: s.opts.Model, Index: s.opts.RecallIndex, Now: s.now, Via: usage.UI}
 }
 
-func (s *Server) apiSearch(r *http.Request) (any, error) {
+func (s *Server) apiSearch(r *http.Request) (*recall.Result, error) {
 	q := strings.TrimSpace(r.URL.Query().Get("q"))
 	if q == "" {
 		return nil, errorf(http.StatusBadRequest, "search: the query q is empty")
@@ -163,7 +206,38 @@ func (s *Server) readFile(rel string) ([]byte, error) {
 	return root.ReadFile(rel)
 }
 
-func (s *Server) apiMemory(r *http.Request) (any, error) {
+// memoryResponse is one memory: its fields, its content as written and as
+// rendered, how MEMORY.md lists it, what is wrong with it, and its history.
+type memoryResponse struct {
+	Path        string `json:"path"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Type        string `json:"type"`
+	RawType     string `json:"raw_type"`
+	Team        bool   `json:"team"`
+	// Metadata is the frontmatter's fields by name: its keys are the
+	// file's, not memdir's.
+	Metadata    map[string]any `json:"metadata"`
+	Frontmatter string         `json:"frontmatter"`
+	Body        string         `json:"body"`
+	HTML        string         `json:"html"`
+	Content     string         `json:"content"`
+	SHA         string         `json:"sha"`
+	ModTime     time.Time      `json:"mtime"`
+	Age         string         `json:"age"`
+	Freshness   string         `json:"freshness"`
+	IndexFile   string         `json:"index_file"`
+	IndexLines  []string       `json:"index_lines"`
+	Errors      []string       `json:"errors"`
+	Warnings    []string       `json:"warnings"`
+	History     []historyEntry `json:"history"`
+	// Provenance is how the memory was last written, WrittenBy the same in
+	// words ("" and null when unknown).
+	Provenance *memdir.Provenance `json:"provenance"`
+	WrittenBy  string             `json:"written_by"`
+}
+
+func (s *Server) apiMemory(r *http.Request) (*memoryResponse, error) {
 	ctx := r.Context()
 	rel, err := cleanRef(r.URL.Query().Get("path"))
 	if err != nil {
@@ -199,14 +273,14 @@ func (s *Server) apiMemory(r *http.Request) (any, error) {
 		writtenBy = prov.String()
 	}
 	now := s.now()
-	return map[string]any{
-		"path": m.Path, "name": m.Name, "description": m.Description, "type": string(m.Type), "raw_type": m.RawType,
-		"team": team, "metadata": m.Metadata(), "frontmatter": frontmatterText(data),
-		"body": m.Body, "html": RenderMarkdown(m.Body), "content": string(data), "sha": sum(data),
-		"mtime": m.ModTime, "age": memdir.MemoryAge(m.ModTime, now), "freshness": recall.FreshnessText(m.ModTime, now),
-		"index_file": indexRel, "index_lines": nonNil(lines),
-		"errors": nonNil(errs), "warnings": nonNil(warns), "history": history,
-		"provenance": prov, "written_by": writtenBy,
+	return &memoryResponse{
+		Path: m.Path, Name: m.Name, Description: m.Description, Type: string(m.Type), RawType: m.RawType,
+		Team: team, Metadata: m.Metadata(), Frontmatter: frontmatterText(data),
+		Body: m.Body, HTML: RenderMarkdown(m.Body), Content: string(data), SHA: sum(data),
+		ModTime: m.ModTime, Age: memdir.MemoryAge(m.ModTime, now), Freshness: recall.FreshnessText(m.ModTime, now),
+		IndexFile: indexRel, IndexLines: nonNil(lines),
+		Errors: nonNil(errs), Warnings: nonNil(warns), History: history,
+		Provenance: prov, WrittenBy: writtenBy,
 	}, nil
 }
 
@@ -273,10 +347,20 @@ type saveRequest struct {
 	SHA string `json:"sha"`
 }
 
+// saveResponse is the outcome of a save: whether the file changed, its new
+// hash, the checks' warnings, and the journal run that Undo reverses.
+type saveResponse struct {
+	Path     string   `json:"path"`
+	Changed  bool     `json:"changed"`
+	SHA      string   `json:"sha"`
+	Warnings []string `json:"warnings"`
+	Run      string   `json:"run,omitempty"`
+}
+
 // apiSave replaces a memory file with the edited content, under the
 // directory lock, journaled, and refuses when the file changed since the
 // page read it.
-func (s *Server) apiSave(r *http.Request) (any, error) {
+func (s *Server) apiSave(r *http.Request) (*saveResponse, error) {
 	var req saveRequest
 	if err := decode(r, &req); err != nil {
 		return nil, err
@@ -294,12 +378,12 @@ func (s *Server) apiSave(r *http.Request) (any, error) {
 	errs, warns := validate(content, team)
 	if len(errs) > 0 {
 		e := errorf(http.StatusUnprocessableEntity, "%s was not saved: %s", rel, strings.Join(errs, "; "))
-		e.extra = map[string]any{"errors": errs, "warnings": nonNil(warns)}
+		e.more = errorResponse{Errors: errs, Warnings: nonNil(warns)}
 		return nil, e
 	}
 	m, _ := memdir.ParseMemory(content)
 	ctx := r.Context()
-	var unchanged map[string]any
+	var unchanged *saveResponse
 	run, err := s.d.Change(ctx, "edit", nil, func(rec *memdir.Recorder) error {
 		cur, err := s.readFile(rel)
 		if err != nil {
@@ -307,11 +391,11 @@ func (s *Server) apiSave(r *http.Request) (any, error) {
 		}
 		if sum(cur) != req.SHA {
 			e := errorf(http.StatusConflict, "%s changed on disk since you opened it; reload it to see the change, then edit again", rel)
-			e.extra = map[string]any{"current_sha": sum(cur)}
+			e.more = errorResponse{CurrentSHA: sum(cur)}
 			return e
 		}
 		if bytes.Equal(cur, content) {
-			unchanged = map[string]any{"path": rel, "changed": false, "sha": sum(cur), "warnings": nonNil(warns)}
+			unchanged = &saveResponse{Path: rel, SHA: sum(cur), Warnings: nonNil(warns)}
 			return nil
 		}
 		ix, err := s.d.ReadIndex(team)
@@ -347,9 +431,9 @@ func (s *Server) apiSave(r *http.Request) (any, error) {
 	if unchanged != nil {
 		return unchanged, nil
 	}
-	out := map[string]any{"path": rel, "changed": true, "sha": sum(content), "warnings": nonNil(warns)}
+	out := &saveResponse{Path: rel, Changed: true, SHA: sum(content), Warnings: nonNil(warns)}
 	if run != nil {
-		out["run"] = run.ID
+		out.Run = run.ID
 	}
 	return out, nil
 }
@@ -362,7 +446,15 @@ type createRequest struct {
 	Body        string `json:"body"`
 }
 
-func (s *Server) apiCreate(r *http.Request) (any, error) {
+// createResponse names the new memory, its journal run, and what is wrong
+// with its index after the save, if anything.
+type createResponse struct {
+	Path         string `json:"path"`
+	Run          string `json:"run"`
+	IndexWarning string `json:"index_warning"`
+}
+
+func (s *Server) apiCreate(r *http.Request) (*createResponse, error) {
 	var req createRequest
 	if err := decode(r, &req); err != nil {
 		return nil, err
@@ -381,7 +473,7 @@ func (s *Server) apiCreate(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"path": res.Path, "run": res.RunID, "index_warning": res.Index.Warning()}, nil
+	return &createResponse{Path: res.Path, Run: res.RunID, IndexWarning: res.Index.Warning()}, nil
 }
 
 type renameRequest struct {
@@ -389,7 +481,14 @@ type renameRequest struct {
 	To   string `json:"to"`
 }
 
-func (s *Server) apiRename(r *http.Request) (any, error) {
+// renameResponse is a rename's (or a move to team/'s) paths and run.
+type renameResponse struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	Run  string `json:"run"`
+}
+
+func (s *Server) apiRename(r *http.Request) (*renameResponse, error) {
 	var req renameRequest
 	if err := decode(r, &req); err != nil {
 		return nil, err
@@ -408,7 +507,7 @@ func (s *Server) apiRename(r *http.Request) (any, error) {
 	return s.rename(r.Context(), from, to)
 }
 
-func (s *Server) rename(ctx context.Context, from, to string) (any, error) {
+func (s *Server) rename(ctx context.Context, from, to string) (*renameResponse, error) {
 	if strings.HasPrefix(to, teamPrefix) && !strings.HasPrefix(from, teamPrefix) {
 		data, err := s.readFile(from)
 		if err != nil {
@@ -422,10 +521,10 @@ func (s *Server) rename(ctx context.Context, from, to string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"from": res.From, "to": res.To, "run": res.RunID}, nil
+	return &renameResponse{From: res.From, To: res.To, Run: res.RunID}, nil
 }
 
-func (s *Server) apiMoveToTeam(r *http.Request) (any, error) {
+func (s *Server) apiMoveToTeam(r *http.Request) (*renameResponse, error) {
 	var req struct {
 		Path string `json:"path"`
 	}
@@ -442,7 +541,15 @@ func (s *Server) apiMoveToTeam(r *http.Request) (any, error) {
 	return s.rename(r.Context(), from, teamPrefix+path.Base(from))
 }
 
-func (s *Server) apiDelete(r *http.Request) (any, error) {
+// deleteResponse is a removed memory, the MEMORY.md lines that went with
+// it, and the run that Undo reverses.
+type deleteResponse struct {
+	Path       string   `json:"path"`
+	IndexLines []string `json:"index_lines"`
+	Run        string   `json:"run"`
+}
+
+func (s *Server) apiDelete(r *http.Request) (*deleteResponse, error) {
 	var req struct {
 		Path string `json:"path"`
 	}
@@ -457,10 +564,18 @@ func (s *Server) apiDelete(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"path": res.Path, "index_lines": nonNil(res.IndexLines), "run": res.RunID}, nil
+	return &deleteResponse{Path: res.Path, IndexLines: nonNil(res.IndexLines), Run: res.RunID}, nil
 }
 
-func (s *Server) apiUndo(r *http.Request) (any, error) {
+// undoResponse is the run an undo made, the run it reverses, and how many
+// files it changed.
+type undoResponse struct {
+	Run    string `json:"run"`
+	Undoes string `json:"undoes"`
+	Files  int    `json:"files"`
+}
+
+func (s *Server) apiUndo(r *http.Request) (*undoResponse, error) {
 	var req struct {
 		Run   string `json:"run"`
 		Force bool   `json:"force"`
@@ -484,7 +599,7 @@ func (s *Server) apiUndo(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"run": run.ID, "undoes": run.Undoes, "files": len(run.ChangedFiles())}, nil
+	return &undoResponse{Run: run.ID, Undoes: run.Undoes, Files: len(run.ChangedFiles())}, nil
 }
 
 // validRunID accepts what the journal names runs with: letters, digits and
@@ -540,7 +655,16 @@ func (s *Server) indexState(team bool) (*indexState, error) {
 	return st, nil
 }
 
-func (s *Server) apiIndex(r *http.Request) (any, error) {
+// indexResponse is both indexes as written and loaded, and doctor's
+// findings.
+type indexResponse struct {
+	Indexes  []*indexState    `json:"indexes"`
+	Limits   indexLimits      `json:"limits"`
+	Memories int              `json:"memories"`
+	Findings []doctor.Finding `json:"findings"`
+}
+
+func (s *Server) apiIndex(r *http.Request) (*indexResponse, error) {
 	priv, err := s.indexState(false)
 	if err != nil {
 		return nil, err
@@ -553,11 +677,7 @@ func (s *Server) apiIndex(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{
-		"indexes":  []*indexState{priv, tm},
-		"limits":   map[string]int{"lines": memdir.MaxIndexLines, "chars": memdir.MaxIndexChars},
-		"memories": rep.Memories, "findings": nonNil(rep.Findings),
-	}, nil
+	return &indexResponse{Indexes: []*indexState{priv, tm}, Limits: limits, Memories: rep.Memories, Findings: nonNil(rep.Findings)}, nil
 }
 
 type fixRequest struct {
@@ -568,7 +688,15 @@ type fixRequest struct {
 	Compact bool   `json:"compact,omitempty"`
 }
 
-func (s *Server) apiFix(r *http.Request) (any, error) {
+// fixResponse says what a fix did, its run, and (after every safe fix)
+// how many findings remain.
+type fixResponse struct {
+	Actions   []string `json:"actions"`
+	Run       string   `json:"run,omitempty"`
+	Remaining *int     `json:"remaining,omitempty"`
+}
+
+func (s *Server) apiFix(r *http.Request) (*fixResponse, error) {
 	var req fixRequest
 	if err := decode(r, &req); err != nil {
 		return nil, err
@@ -580,7 +708,8 @@ func (s *Server) apiFix(r *http.Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"actions": nonNil(res.Actions), "run": res.RunID, "remaining": len(res.Remaining.Findings)}, nil
+		remaining := len(res.Remaining.Findings)
+		return &fixResponse{Actions: nonNil(res.Actions), Run: res.RunID, Remaining: &remaining}, nil
 	case string(doctor.FindUnindexed):
 		rel, err := cleanRef(req.Path)
 		if err != nil {
@@ -599,9 +728,9 @@ func (s *Server) apiFix(r *http.Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		out := map[string]any{"actions": nonNil(done)}
+		out := &fixResponse{Actions: nonNil(done)}
 		if run != nil {
-			out["run"] = run.ID
+			out.Run = run.ID
 			for i, p := range done {
 				indexRel, _ := memdir.IndexFor(p)
 				done[i] = "added a line for " + p + " to " + indexRel
@@ -640,7 +769,14 @@ func (s *Server) item(run *memdir.JournalRun) runItem {
 	return it
 }
 
-func (s *Server) apiActivity(r *http.Request) (any, error) {
+// activityResponse lists the journal's runs, newest first.
+type activityResponse struct {
+	Journal  string    `json:"journal"`
+	Runs     []runItem `json:"runs"`
+	Problems []string  `json:"problems"`
+}
+
+func (s *Server) apiActivity(r *http.Request) (*activityResponse, error) {
 	runs, errs := s.d.Journal().Runs()
 	items := make([]runItem, 0, len(runs))
 	for _, run := range runs {
@@ -650,7 +786,7 @@ func (s *Server) apiActivity(r *http.Request) (any, error) {
 	for _, e := range errs {
 		problems = append(problems, e.Error())
 	}
-	return map[string]any{"journal": s.d.Journal().Dir(), "runs": items, "problems": nonNil(problems)}, nil
+	return &activityResponse{Journal: s.d.Journal().Dir(), Runs: items, Problems: nonNil(problems)}, nil
 }
 
 // fileDiff is how a run changed one file.
@@ -698,17 +834,24 @@ func (s *Server) runDiff(run *memdir.JournalRun) []fileDiff {
 			out = append(out, fd)
 			continue
 		}
-		patch, added, removed, ok := unifiedDiff("a/"+f.Path, "b/"+f.Path, string(before), string(after))
-		if !ok {
-			fd.Note = "too large to diff here"
+		patch, added, removed, approx := unifiedDiff("a/"+f.Path, "b/"+f.Path, string(before), string(after))
+		if approx {
+			fd.Note = "too large to diff exactly: the diff may show more lines changed than were"
 		}
-		fd.Patch, fd.Added, fd.Removed, fd.Available = patch, added, removed, ok
+		fd.Patch, fd.Added, fd.Removed, fd.Available = patch, added, removed, true
 		out = append(out, fd)
 	}
 	return out
 }
 
-func (s *Server) apiRun(r *http.Request) (any, error) {
+// runResponse is one journal run with the diff of each file it changed.
+type runResponse struct {
+	Run   runItem    `json:"run"`
+	Root  string     `json:"root"`
+	Diffs []fileDiff `json:"diffs"`
+}
+
+func (s *Server) apiRun(r *http.Request) (*runResponse, error) {
 	id := r.URL.Query().Get("id")
 	if !validRunID(id) {
 		return nil, errorf(http.StatusBadRequest, "run %q is not a journal run id", id)
@@ -717,13 +860,20 @@ func (s *Server) apiRun(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"run": s.item(run), "root": run.Root, "diffs": nonNil(s.runDiff(run))}, nil
+	return &runResponse{Run: s.item(run), Root: run.Root, Diffs: nonNil(s.runDiff(run))}, nil
+}
+
+// historyEntry is a run that changed a memory, with the memory's diff
+// (null when the run's record of it is gone).
+type historyEntry struct {
+	Run  runItem   `json:"run"`
+	Diff *fileDiff `json:"diff"`
 }
 
 // historyOf lists the runs that changed rel, newest first, with its diff.
-func (s *Server) historyOf(rel string) ([]map[string]any, error) {
+func (s *Server) historyOf(rel string) ([]historyEntry, error) {
 	runs, _ := s.d.Journal().Runs()
-	out := []map[string]any{}
+	out := []historyEntry{}
 	for _, run := range runs {
 		if run.Root != s.d.Path() {
 			continue
@@ -738,7 +888,7 @@ func (s *Server) historyOf(rel string) ([]map[string]any, error) {
 				diff = &fd
 			}
 		}
-		out = append(out, map[string]any{"run": s.item(run), "diff": diff})
+		out = append(out, historyEntry{Run: s.item(run), Diff: diff})
 	}
 	return out, nil
 }
@@ -765,9 +915,34 @@ func requestTokens(req *llm.Request) int {
 	return n
 }
 
-// injectedHeader must stay the header cmd/memdir/hook.go puts above the
-// memories it recalls (a test compares the two).
-func (s *Server) apiPreview(r *http.Request) (any, error) {
+// previewResponse is what the UserPromptSubmit hook would do for a prompt:
+// the recall, the text it injects (built by recall.Inject, as the hook's
+// is), and what a selector call would cost with memdir's manifest and with
+// Claude Code's.
+type previewResponse struct {
+	Result   *recall.Result `json:"result"`
+	Injected string         `json:"injected"`
+	// Included says, for each recalled memory, whether it is in Injected.
+	Included []bool `json:"included"`
+	MaxChars int    `json:"max_chars"`
+	// Selector is absent when no selector call would be made; ClaudeCode
+	// when the directory holds no memory.
+	Selector   *manifestCost `json:"selector,omitempty"`
+	ClaudeCode *manifestCost `json:"claude_code,omitempty"`
+}
+
+// manifestCost is a selector's manifest, its estimated input tokens, and
+// how many memories it lists (of Total, for Claude Code's).
+type manifestCost struct {
+	Manifest string `json:"manifest"`
+	Tokens   int    `json:"tokens"`
+	Count    int    `json:"count"`
+	Total    int    `json:"total,omitempty"`
+}
+
+// apiPreview shows what the hook would inject for a prompt. The text comes
+// from recall.Inject, the hook's own builder, so the two cannot differ.
+func (s *Server) apiPreview(r *http.Request) (*previewResponse, error) {
 	var req struct {
 		Prompt string   `json:"prompt"`
 		Tools  []string `json:"tools,omitempty"`
@@ -786,7 +961,7 @@ func (s *Server) apiPreview(r *http.Request) (any, error) {
 		return nil, err
 	}
 	inj := recall.Inject(s.d.Path(), res, nil)
-	out := map[string]any{"result": res, "injected": inj.Text, "included": inj.Included, "max_chars": recall.MaxContextChars}
+	out := &previewResponse{Result: res, Injected: inj.Text, Included: inj.Included, MaxChars: recall.MaxContextChars}
 
 	// The selector's manifest: what a model is shown for this prompt.
 	capOpts := s.recallOptions()
@@ -797,9 +972,10 @@ func (s *Server) apiPreview(r *http.Request) (any, error) {
 		return nil, err
 	}
 	if capture.req != nil {
-		out["selector"] = map[string]any{"manifest": manifestOf(capture.req), "tokens": requestTokens(capture.req), "count": len(res.Shortlist)}
+		manifest := manifestOf(capture.req)
+		out.Selector = &manifestCost{Manifest: manifest, Tokens: requestTokens(capture.req), Count: len(res.Shortlist)}
 		if len(res.Shortlist) == 0 {
-			out["selector"].(map[string]any)["count"] = strings.Count(manifestOf(capture.req), "\n- ")
+			out.Selector.Count = strings.Count(manifest, "\n- ")
 		}
 	}
 	// Claude Code's: the 200 newest memories' manifest, whatever the prompt.
@@ -809,7 +985,7 @@ func (s *Server) apiPreview(r *http.Request) (any, error) {
 	}
 	if len(scan.Memories) > 0 {
 		creq := recall.SelectorRequest(req.Prompt, scan.Memories, req.Tools)
-		out["claude_code"] = map[string]any{"manifest": recall.Manifest(scan.Memories), "tokens": requestTokens(creq), "count": len(scan.Memories), "total": scan.Total}
+		out.ClaudeCode = &manifestCost{Manifest: recall.Manifest(scan.Memories), Tokens: requestTokens(creq), Count: len(scan.Memories), Total: scan.Total}
 	}
 	return out, nil
 }

@@ -1,234 +1,147 @@
 package ui
 
 import (
+	"bytes"
 	"html"
 	"net/url"
 	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	extast "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/util"
 )
 
-// RenderMarkdown turns a memory body into HTML for the page. It knows the
-// Markdown memories use (headings, paragraphs, lists, block quotes, fenced
-// and indented code, rules, emphasis, inline code and links) and nothing
-// else: every character of text is HTML-escaped, raw HTML in the body is
-// shown as text, and links are kept only for http, https and mailto URLs,
-// so nothing in a memory can become live markup or script.
+// markdown is CommonMark, as goldmark parses it, with task-list boxes and
+// nothing else of GFM (no tables, strikethrough or bare-URL links, which
+// the page never rendered). safeHTML renders what could carry markup or a
+// script: raw HTML, links and images.
+var markdown = goldmark.New(
+	goldmark.WithParserOptions(parser.WithInlineParsers(util.Prioritized(extension.NewTaskCheckBoxParser(), 0))),
+	goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(safeHTML{}, 100))),
+)
+
+// RenderMarkdown turns a memory body into HTML for the page. Every
+// character of text is HTML-escaped; raw HTML in the body (tags, comments)
+// is shown as text; links are kept only for http, https and mailto URLs,
+// and any other target is shown after the link's text; an image is shown
+// as a link to it. So nothing in a memory can become live markup or
+// script.
 func RenderMarkdown(src string) string {
-	src = strings.ReplaceAll(src, "\r\n", "\n")
-	lines := strings.Split(src, "\n")
-	var b strings.Builder
-	var para []string
-	flushPara := func() {
-		if len(para) > 0 {
-			b.WriteString("<p>")
-			for i, l := range para {
-				if i > 0 {
-					b.WriteString("\n")
-				}
-				b.WriteString(inline(l))
-			}
-			b.WriteString("</p>\n")
-			para = nil
-		}
+	var b bytes.Buffer
+	if err := markdown.Convert([]byte(strings.ReplaceAll(src, "\r\n", "\n")), &b); err != nil {
+		// A bytes.Buffer takes any write; show the text should that change.
+		return "<pre>" + html.EscapeString(src) + "</pre>\n"
 	}
-	for i := 0; i < len(lines); i++ {
-		line := lines[i]
-		trim := strings.TrimSpace(line)
-		switch {
-		case trim == "":
-			flushPara()
-		case strings.HasPrefix(trim, "```") || strings.HasPrefix(trim, "~~~"):
-			flushPara()
-			fence := trim[:3]
-			lang := strings.TrimSpace(trim[3:])
-			var code []string
-			for i++; i < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[i]), fence); i++ {
-				code = append(code, lines[i])
-			}
-			b.WriteString("<pre><code")
-			if lang != "" {
-				b.WriteString(` data-lang="` + html.EscapeString(lang) + `"`)
-			}
-			b.WriteString(">")
-			b.WriteString(html.EscapeString(strings.Join(code, "\n")))
-			b.WriteString("</code></pre>\n")
-		case strings.HasPrefix(line, "    ") && len(para) == 0:
-			var code []string
-			for ; i < len(lines) && (strings.HasPrefix(lines[i], "    ") || strings.TrimSpace(lines[i]) == ""); i++ {
-				code = append(code, strings.TrimPrefix(lines[i], "    "))
-			}
-			i--
-			b.WriteString("<pre><code>" + html.EscapeString(strings.TrimRight(strings.Join(code, "\n"), "\n")) + "</code></pre>\n")
-		case heading(trim) > 0:
-			flushPara()
-			n := heading(trim)
-			text := strings.TrimSpace(strings.TrimRight(strings.TrimSpace(trim[n:]), "#"))
-			tag := string(rune('0' + n))
-			b.WriteString("<h" + tag + ">" + inline(text) + "</h" + tag + ">\n")
-		case isRule(trim):
-			flushPara()
-			b.WriteString("<hr>\n")
-		case strings.HasPrefix(trim, ">"):
-			flushPara()
-			var quote []string
-			for ; i < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i]), ">"); i++ {
-				q := strings.TrimPrefix(strings.TrimSpace(lines[i]), ">")
-				quote = append(quote, strings.TrimPrefix(q, " "))
-			}
-			i--
-			b.WriteString("<blockquote>\n" + RenderMarkdown(strings.Join(quote, "\n")) + "</blockquote>\n")
-		case listItem(trim) != "":
-			flushPara()
-			tag := "ul"
-			if listItem(trim) == "ol" {
-				tag = "ol"
-			}
-			b.WriteString("<" + tag + ">\n")
-			for ; i < len(lines); i++ {
-				t := strings.TrimSpace(lines[i])
-				if listItem(t) == "" {
-					if t != "" && strings.HasPrefix(lines[i], "  ") {
-						// a continuation line of the item
-						b.WriteString(" " + inline(t))
-						continue
-					}
-					break
-				}
-				b.WriteString("<li>" + inline(itemText(t)))
-				b.WriteString("</li>\n")
-			}
-			i--
-			b.WriteString("</" + tag + ">\n")
-		default:
-			para = append(para, trim)
-		}
-	}
-	flushPara()
 	return b.String()
 }
 
-func heading(t string) int {
-	n := 0
-	for n < len(t) && n < 6 && t[n] == '#' {
-		n++
-	}
-	if n == 0 || n == len(t) || t[n] != ' ' {
-		return 0
-	}
-	return n
+// safeHTML replaces goldmark's HTML renderer for the nodes that could
+// carry markup (goldmark's own default drops raw HTML, where the page has
+// always shown it as text).
+type safeHTML struct{}
+
+func (safeHTML) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
+	reg.Register(ast.KindRawHTML, renderRawHTML)
+	reg.Register(ast.KindHTMLBlock, renderHTMLBlock)
+	reg.Register(ast.KindLink, renderLink)
+	reg.Register(ast.KindImage, renderImage)
+	reg.Register(ast.KindAutoLink, renderAutoLink)
+	reg.Register(extast.KindTaskCheckBox, renderCheckBox)
 }
 
-func isRule(t string) bool {
-	if len(t) < 3 {
-		return false
-	}
-	c := t[0]
-	if c != '-' && c != '*' && c != '_' {
-		return false
-	}
-	for i := 0; i < len(t); i++ {
-		if t[i] != c && t[i] != ' ' {
-			return false
+// renderRawHTML writes an inline tag or comment as the text it is.
+func renderRawHTML(w util.BufWriter, src []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+	if entering {
+		segs := n.(*ast.RawHTML).Segments
+		for i := range segs.Len() {
+			seg := segs.At(i)
+			w.WriteString(html.EscapeString(string(seg.Value(src))))
 		}
 	}
-	return true
+	return ast.WalkSkipChildren, nil
 }
 
-// listItem returns "ul" or "ol" for a list item line, "" otherwise.
-func listItem(t string) string {
-	if len(t) >= 2 && (t[0] == '-' || t[0] == '*' || t[0] == '+') && t[1] == ' ' {
-		return "ul"
+// renderHTMLBlock writes a block of HTML as a paragraph of its text.
+func renderHTMLBlock(w util.BufWriter, src []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkContinue, nil
 	}
-	i := 0
-	for i < len(t) && i < 9 && t[i] >= '0' && t[i] <= '9' {
-		i++
+	n := node.(*ast.HTMLBlock)
+	var text strings.Builder
+	for i := range n.Lines().Len() {
+		seg := n.Lines().At(i)
+		text.Write(seg.Value(src))
 	}
-	if i > 0 && i+1 < len(t) && (t[i] == '.' || t[i] == ')') && t[i+1] == ' ' {
-		return "ol"
+	if n.HasClosure() {
+		text.Write(n.ClosureLine.Value(src))
 	}
-	return ""
+	w.WriteString("<p>" + html.EscapeString(strings.TrimRight(text.String(), "\n")) + "</p>\n")
+	return ast.WalkSkipChildren, nil
 }
 
-func itemText(t string) string {
-	if listItem(t) == "ul" {
-		t = t[2:]
-	} else {
-		t = t[strings.IndexAny(t, ".)")+2:]
+// renderLink writes a link to a safe URL, opened apart from the page; a
+// link to anything else is its text followed by the target, as text.
+func renderLink(w util.BufWriter, _ []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	writeLink(w, string(node.(*ast.Link).Destination), entering)
+	return ast.WalkContinue, nil
+}
+
+// renderImage writes an image as "!" and a link to it, its alternative
+// text the link's: the page shows no image from a memory.
+func renderImage(w util.BufWriter, _ []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if entering {
+		w.WriteString("!")
 	}
+	writeLink(w, string(node.(*ast.Image).Destination), entering)
+	return ast.WalkContinue, nil
+}
+
+func writeLink(w util.BufWriter, target string, entering bool) {
+	href, safe := safeURL(target)
 	switch {
-	case strings.HasPrefix(t, "[ ] "):
-		return "☐ " + t[4:]
-	case strings.HasPrefix(t, "[x] "), strings.HasPrefix(t, "[X] "):
-		return "☑ " + t[4:]
+	case entering && safe:
+		w.WriteString(`<a href="` + html.EscapeString(href) + `" rel="noopener noreferrer nofollow" target="_blank">`)
+	case safe:
+		w.WriteString("</a>")
+	case !entering:
+		w.WriteString(` <span class="link-target">(` + html.EscapeString(target) + ")</span>")
 	}
-	return t
 }
 
-// inline renders one line of text: code spans, links, strong and emphasis;
-// everything else is escaped.
-func inline(s string) string {
-	var b strings.Builder
-	for len(s) > 0 {
-		switch {
-		case s[0] == '`':
-			if end := strings.IndexByte(s[1:], '`'); end >= 0 {
-				b.WriteString("<code>" + html.EscapeString(s[1:1+end]) + "</code>")
-				s = s[2+end:]
-				continue
-			}
-		case s[0] == '[':
-			if text, target, rest, ok := link(s); ok {
-				if href, safe := safeURL(target); safe {
-					b.WriteString(`<a href="` + html.EscapeString(href) + `" rel="noopener noreferrer nofollow" target="_blank">` + inline(text) + "</a>")
-				} else {
-					b.WriteString(inline(text) + ` <span class="link-target">(` + html.EscapeString(target) + ")</span>")
-				}
-				s = rest
-				continue
-			}
-		case strings.HasPrefix(s, "**") || strings.HasPrefix(s, "__"):
-			if end := strings.Index(s[2:], s[:2]); end > 0 {
-				b.WriteString("<strong>" + inline(s[2:2+end]) + "</strong>")
-				s = s[4+end:]
-				continue
-			}
-		case s[0] == '*' || s[0] == '_':
-			if end := strings.IndexByte(s[1:], s[0]); end > 0 && s[1] != ' ' {
-				b.WriteString("<em>" + inline(s[1:1+end]) + "</em>")
-				s = s[2+end:]
-				continue
-			}
-		}
-		// plain text up to the next special character
-		n := 1
-		for n < len(s) && !strings.ContainsRune("`[*_", rune(s[n])) {
-			n++
-		}
-		b.WriteString(html.EscapeString(s[:n]))
-		s = s[n:]
+// renderAutoLink writes <https://…> and <user@host> as links when their
+// URL is safe, else as the text they are.
+func renderAutoLink(w util.BufWriter, src []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkContinue, nil
 	}
-	return b.String()
+	n := node.(*ast.AutoLink)
+	label, target := string(n.Label(src)), string(n.URL(src))
+	if n.AutoLinkType == ast.AutoLinkEmail && !strings.HasPrefix(strings.ToLower(target), "mailto:") {
+		target = "mailto:" + target
+	}
+	if href, ok := safeURL(target); ok {
+		w.WriteString(`<a href="` + html.EscapeString(href) + `" rel="noopener noreferrer nofollow" target="_blank">` + html.EscapeString(label) + "</a>")
+	} else {
+		w.WriteString(html.EscapeString("<" + label + ">"))
+	}
+	return ast.WalkContinue, nil
 }
 
-// link parses "[text](target)" at the start of s.
-func link(s string) (text, target, rest string, ok bool) {
-	depth := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '[':
-			depth++
-		case ']':
-			depth--
-			if depth == 0 {
-				if i+1 < len(s) && s[i+1] == '(' {
-					if end := strings.IndexByte(s[i+2:], ')'); end >= 0 {
-						return s[1:i], strings.TrimSpace(s[i+2 : i+2+end]), s[i+3+end:], true
-					}
-				}
-				return "", "", "", false
-			}
+// renderCheckBox writes a task list's box as a character and a space (the
+// parser takes the space after "[ ]"), not as a form control.
+func renderCheckBox(w util.BufWriter, _ []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if entering {
+		if node.(*extast.TaskCheckBox).IsChecked {
+			w.WriteString("☑ ")
+		} else {
+			w.WriteString("☐ ")
 		}
 	}
-	return "", "", "", false
+	return ast.WalkContinue, nil
 }
 
 // safeURL accepts absolute http, https and mailto URLs only.

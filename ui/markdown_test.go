@@ -1,8 +1,12 @@
 package ui
 
 import (
+	"os"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestRenderMarkdown(t *testing.T) {
@@ -11,67 +15,139 @@ func TestRenderMarkdown(t *testing.T) {
 		{"para **bold** and *em* and `a<b>`", "<p>para <strong>bold</strong> and <em>em</em> and <code>a&lt;b&gt;</code></p>\n"},
 		{"- one\n- two", "<ul>\n<li>one</li>\n<li>two</li>\n</ul>\n"},
 		{"1. first\n2. second", "<ol>\n<li>first</li>\n<li>second</li>\n</ol>\n"},
-		{"```go\nx := \"<a>\"\n```", "<pre><code data-lang=\"go\">x := &#34;&lt;a&gt;&#34;</code></pre>\n"},
+		// goldmark's standard form: the language as a class, the code's
+		// last newline kept.
+		{"```go\nx := \"<a>\"\n```", "<pre><code class=\"language-go\">x := &quot;&lt;a&gt;&quot;\n</code></pre>\n"},
+		{"    indented\n    code", "<pre><code>indented\ncode\n</code></pre>\n"},
 		{"> quoted", "<blockquote>\n<p>quoted</p>\n</blockquote>\n"},
 		{"---", "<hr>\n"},
 		{"[docs](https://example.com/a?b=1&c=2)", `<p><a href="https://example.com/a?b=1&amp;c=2" rel="noopener noreferrer nofollow" target="_blank">docs</a></p>` + "\n"},
+		{"[mail](mailto:a@example.com)", `<p><a href="mailto:a@example.com" rel="noopener noreferrer nofollow" target="_blank">mail</a></p>` + "\n"},
+		// a link the page does not follow shows its target as text
+		{"see [notes](notes.md)", `<p>see notes <span class="link-target">(notes.md)</span></p>` + "\n"},
+		{"![diagram](https://example.com/d.png)", `<p>!<a href="https://example.com/d.png" rel="noopener noreferrer nofollow" target="_blank">diagram</a></p>` + "\n"},
+		{"- [ ] todo\n- [x] done", "<ul>\n<li>☐ todo</li>\n<li>☑ done</li>\n</ul>\n"},
+		// raw HTML is shown as the text it is
+		{"Use Vec<String> here", "<p>Use Vec&lt;String&gt; here</p>\n"},
+		{"<details>\n<summary>s</summary>\n</details>", "<p>&lt;details&gt;\n&lt;summary&gt;s&lt;/summary&gt;\n&lt;/details&gt;</p>\n"},
+		{"<!-- note -->", "<p>&lt;!-- note --&gt;</p>\n"},
+		// no GFM tables or strikethrough, as before
+		{"| a |\n|---|\n| 1 |", "<p>| a |\n|---|\n| 1 |</p>\n"},
+		{"~~gone~~", "<p>~~gone~~</p>\n"},
 	}
 	for _, tt := range tests {
-		if got := RenderMarkdown(tt.in); got != tt.want {
-			t.Errorf("RenderMarkdown(%q) = %q, want %q", tt.in, got, tt.want)
+		if diff := cmp.Diff(tt.want, RenderMarkdown(tt.in)); diff != "" {
+			t.Errorf("RenderMarkdown(%q) (-want +got):\n%s", tt.in, diff)
 		}
 	}
 }
 
 // Nothing a memory holds becomes markup: raw HTML, event handlers, script
-// URLs and attribute breakouts all come out as text.
+// URLs, comments and attribute breakouts all come out as text.
 func TestRenderMarkdownEscapes(t *testing.T) {
 	attacks := []string{
 		"<script>alert(1)</script>",
+		"<script>\nalert(1)\n</script>",
+		"x <script src=//evil.example/a.js></script> y",
 		"<img src=x onerror=alert(1)>",
+		"<div onmouseover=\"alert(1)\">hover</div>",
+		"text <span onclick=alert(1)>click</span>",
+		"<style>body{display:none}</style>",
 		"[x](javascript:alert(1))",
 		"[x](JaVaScRiPt:alert(1))",
+		"[x]( javascript:alert(1) )",
+		"[x](&#106;avascript:alert(1))",
+		"[x](java&#x09;script:alert(1))",
+		"[x](vbscript:msgbox(1))",
 		"[x](data:text/html,<script>alert(1)</script>)",
+		"[x][r]\n\n[r]: javascript:alert(1)",
+		"<javascript:alert(1)>",
+		"![x](javascript:alert(1))",
+		"![x\" onerror=\"alert(1)](https://a.example/i.png)",
 		`[x](https://a.example/" onmouseover="alert(1))`,
+		`[x](https://a.example/ "t\" onmouseover=\"alert(1)")`,
+		"[<img src=x onerror=alert(1)>](https://a.example/)",
 		"```\n</code></pre><script>alert(1)</script>\n```",
 		"``` \"><script>alert(1)</script>\nx\n```",
+		"```js\" onload=\"alert(1)\nx\n```",
 		"# <iframe src=//evil>",
 		"- <svg onload=alert(1)>",
 		"**<b onclick=alert(1)>x</b>**",
 		"<a href=\"javascript:alert(1)\">y</a>",
+		"<!-- <script>alert(1)</script> -->",
+		"<!--><script>alert(1)</script>-->",
+		"<![CDATA[<script>alert(1)</script>]]>",
+		"<?php echo 1; ?>",
+		"text <!-- hidden --> more",
 	}
 	for _, a := range attacks {
 		got := RenderMarkdown(a)
 		low := strings.ToLower(got)
-		for _, bad := range []string{"<script", "<img", "<iframe", "<svg", "<b ", "onerror=\"", "onclick=\"", "onmouseover=\"", `href="javascript`, `href="data`, "<a href=\"javascript"} {
+		for _, bad := range []string{"<script", "<img", "<iframe", "<svg", "<style", "<div", "<b ", "<!--", "<![cdata", "<?", "onerror=\"", "onclick=\"", "onmouseover=\"", "onload=\"",
+			`href="javascript`, `href="vbscript`, `href="data`} {
 			if strings.Contains(low, bad) {
 				t.Errorf("RenderMarkdown(%q) = %q holds %q", a, got, bad)
 			}
 		}
-		// every tag in the output is one the renderer writes
-		for _, tag := range strings.Split(got, "<")[1:] {
-			name := strings.TrimPrefix(strings.FieldsFunc(tag, func(r rune) bool { return r == ' ' || r == '>' })[0], "/")
-			switch name {
-			case "p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "pre", "code", "blockquote", "hr", "strong", "em", "a", "span":
-			default:
-				t.Errorf("RenderMarkdown(%q) = %q writes tag %q", a, got, name)
-			}
-		}
+		checkTags(t, a, got)
+	}
+	// raw HTML is neutralised by showing it, not by dropping it
+	if got := RenderMarkdown("<script>alert(1)</script>"); got != "<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>\n" {
+		t.Errorf("a script element renders as %q", got)
+	}
+	if got := RenderMarkdown("a <!-- c --> b"); got != "<p>a &lt;!-- c --&gt; b</p>\n" {
+		t.Errorf("an inline comment renders as %q", got)
 	}
 }
 
-func TestUnifiedDiff(t *testing.T) {
-	a := "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n"
-	b := "one\nTWO\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\neleven\n"
-	patch, added, removed, ok := unifiedDiff("a", "b", a, b)
-	want := "--- a\n+++ b\n@@ -1,5 +1,5 @@\n one\n-two\n+TWO\n three\n four\n five\n@@ -8,3 +8,4 @@\n eight\n nine\n ten\n+eleven\n"
-	if !ok || added != 2 || removed != 1 || patch != want {
-		t.Errorf("diff = %q (+%d -%d %v), want %q", patch, added, removed, ok, want)
+// BenchmarkRenderMarkdown renders a realistic memory body (1.8 KB:
+// headings, lists with a task list, code, a quote, links) as the memory
+// page does on every open.
+func BenchmarkRenderMarkdown(b *testing.B) {
+	src, err := os.ReadFile("testdata/memory.md")
+	if err != nil {
+		b.Fatal(err)
 	}
-	if p, _, _, _ := unifiedDiff("a", "b", "", "x\n"); p != "--- a\n+++ b\n@@ -0,0 +1,1 @@\n+x\n" {
-		t.Errorf("creation diff = %q", p)
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		RenderMarkdown(string(src))
 	}
-	if p, _, _, ok := unifiedDiff("a", "b", "same\n", "same\n"); p != "" || !ok {
-		t.Errorf("equal texts: %q", p)
+}
+
+var attribute = regexp.MustCompile(`^ ([a-z]+)="([^"<>]*)"`)
+
+// checkTags fails unless every tag in out is one the renderer writes, with
+// only the attributes it writes. Text never holds a "<" (it is escaped), so
+// each one in out starts a tag.
+func checkTags(t *testing.T, in, out string) {
+	t.Helper()
+	for _, tag := range strings.Split(out, "<")[1:] {
+		tag, _, ok := strings.Cut(tag, ">")
+		name := strings.TrimPrefix(tag, "/")
+		name, attrs, _ := strings.Cut(name, " ")
+		switch name {
+		case "p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "pre", "code", "blockquote", "hr", "br", "strong", "em", "a", "span":
+		default:
+			t.Errorf("RenderMarkdown(%q) = %q writes tag %q", in, out, name)
+			continue
+		}
+		if !ok {
+			t.Errorf("RenderMarkdown(%q) = %q leaves tag %q open", in, out, tag)
+		}
+		for rest := " " + attrs; attrs != "" && rest != ""; {
+			m := attribute.FindStringSubmatch(rest)
+			if m == nil {
+				t.Errorf("RenderMarkdown(%q) = %q: tag %q has an attribute the renderer does not write", in, out, tag)
+				break
+			}
+			switch key, val := m[1], m[2]; {
+			case name == "a" && (key == "href" || key == "rel" && val == "noopener noreferrer nofollow" || key == "target" && val == "_blank"):
+			case name == "span" && key == "class" && val == "link-target":
+			case name == "code" && key == "class" && strings.HasPrefix(val, "language-"):
+			default:
+				t.Errorf("RenderMarkdown(%q) = %q writes %s=%q on <%s>", in, out, key, val, name)
+			}
+			rest = rest[len(m[0]):]
+		}
 	}
 }

@@ -55,9 +55,16 @@ func newReviewItem(it *review.HeldWrite) reviewItem {
 	return out
 }
 
+// reviewResponse is the review queue.
+type reviewResponse struct {
+	ReviewDir string       `json:"review_dir"`
+	Items     []reviewItem `json:"items"`
+	Problems  []string     `json:"problems"`
+}
+
 // apiReview lists the review queue: pending items, or every item with
 // all=true.
-func (s *Server) apiReview(r *http.Request) (any, error) {
+func (s *Server) apiReview(r *http.Request) (*reviewResponse, error) {
 	all := r.URL.Query().Get("all") == "true"
 	held, errs := s.review.List(all)
 	items := make([]reviewItem, 0, len(held))
@@ -68,16 +75,23 @@ func (s *Server) apiReview(r *http.Request) (any, error) {
 	for _, e := range errs {
 		problems = append(problems, e.Error())
 	}
-	return map[string]any{"review_dir": s.review.Dir(), "items": items, "problems": problems}, nil
+	return &reviewResponse{ReviewDir: s.review.Dir(), Items: items, Problems: problems}, nil
 }
 
 type decideRequest struct {
 	ID string `json:"id"`
 }
 
+// decideResponse is a held write after the decision, and the journal run
+// of an accepted one.
+type decideResponse struct {
+	Item reviewItem `json:"item"`
+	Run  string     `json:"run,omitempty"`
+}
+
 // apiReviewDecide accepts or rejects one held write.
-func (s *Server) apiReviewDecide(accept bool) func(r *http.Request) (any, error) {
-	return func(r *http.Request) (any, error) {
+func (s *Server) apiReviewDecide(accept bool) func(r *http.Request) (*decideResponse, error) {
+	return func(r *http.Request) (*decideResponse, error) {
 		var req decideRequest
 		if err := decode(r, &req); err != nil {
 			return nil, err
@@ -96,15 +110,11 @@ func (s *Server) apiReviewDecide(accept bool) func(r *http.Request) (any, error)
 			if it != nil && errors.Is(err, memdir.ErrExists) {
 				// Already decided, or the file changed since: say which.
 				e := errorf(http.StatusConflict, "%v", err)
-				e.extra = map[string]any{"state": it.State}
+				e.more = errorResponse{State: it.State}
 				return nil, e
 			}
 			return nil, err
 		}
-		out := map[string]any{"item": newReviewItem(it)}
-		if it.RunID != "" {
-			out["run"] = it.RunID
-		}
-		return out, nil
+		return &decideResponse{Item: newReviewItem(it), Run: it.RunID}, nil
 	}
 }

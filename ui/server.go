@@ -43,11 +43,11 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"maps"
 	"mime"
 	"net"
 	"net/http"
 	"path"
+	"reflect"
 	"strings"
 	"time"
 
@@ -283,7 +283,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, code int, msg string) {
 	s.log.Debug("ui: refused", "method", r.Method, "path", r.URL.Path, "status", code, "reason", msg)
 	if strings.HasPrefix(r.URL.Path, "/api/") {
-		writeJSON(w, code, map[string]any{"error": msg})
+		writeJSON(w, code, errorResponse{Error: msg})
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -317,12 +317,28 @@ func (s *Server) serveAsset(w http.ResponseWriter, r *http.Request) {
 	w.Write(data)
 }
 
+// errorResponse is the answer to a request that failed: the message, and
+// for some failures what the page shows of them.
+type errorResponse struct {
+	Error string `json:"error"`
+	// Paths are the files changed since, when an undo is refused.
+	Paths []string `json:"paths,omitzero"`
+	// Errors and Warnings are the checks of a refused save.
+	Errors   []string `json:"errors,omitzero"`
+	Warnings []string `json:"warnings,omitzero"`
+	// CurrentSHA is the file's hash now, when a save is refused because
+	// the file changed since it was opened.
+	CurrentSHA string `json:"current_sha,omitempty"`
+	// State is a held write's state, when it was already decided.
+	State string `json:"state,omitempty"`
+}
+
 // apiError is an error with the HTTP status it is answered with.
 type apiError struct {
 	code int
 	msg  string
-	// extra fields in the JSON answer
-	extra map[string]any
+	// more holds the answer's fields besides the message.
+	more errorResponse
 }
 
 func (e *apiError) Error() string { return e.msg }
@@ -352,10 +368,19 @@ func statusFor(err error) int {
 	return http.StatusInternalServerError
 }
 
+// endpoint is one API route: its path, its handler, and the type of its
+// answer (which a test checks for snake_case keys).
+type endpoint struct {
+	path    string
+	handler http.Handler
+	answer  reflect.Type
+}
+
 // handle adapts an API function: its result is answered as JSON, its error
-// with the status statusFor gives.
-func (s *Server) handle(method string, fn func(r *http.Request) (any, error)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+// with the status statusFor gives. T is the answer's type, so every
+// endpoint's answer is a type known here (see endpoints).
+func handle[T any](s *Server, path, method string, fn func(r *http.Request) (T, error)) endpoint {
+	h := func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
 			w.Header().Set("Allow", method)
 			s.refuse(w, r, http.StatusMethodNotAllowed, r.URL.Path+" takes "+method)
@@ -367,20 +392,22 @@ func (s *Server) handle(method string, fn func(r *http.Request) (any, error)) ht
 			if code == http.StatusInternalServerError {
 				s.log.Warn("ui: request failed", "path", r.URL.Path, "err", err)
 			}
-			body := map[string]any{"error": err.Error()}
+			var body errorResponse
 			var ae *apiError
 			if errors.As(err, &ae) {
-				maps.Copy(body, ae.extra)
+				body = ae.more
 			}
+			body.Error = err.Error()
 			var ce *memdir.ConflictError
 			if errors.As(err, &ce) {
-				body["paths"] = ce.Paths
+				body.Paths = ce.Paths
 			}
 			writeJSON(w, code, body)
 			return
 		}
 		writeJSON(w, http.StatusOK, v)
 	}
+	return endpoint{path: path, handler: http.HandlerFunc(h), answer: reflect.TypeFor[T]()}
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -697,19 +697,22 @@ func TestTeam(t *testing.T) {
 	w2 = withTeam(t, w2, &ui.Team{Client: c, Repos: store, Repo: "acme/widgets", Server: "sqlite"})
 	v = w2.get("/api/team", 200)
 	st := v["status"].(map[string]any)
-	if v["configured"] != true || len(st["localOnly"].([]any)) != 2 || st["serverEmpty"] != true {
+	if v["configured"] != true || len(st["local_only"].([]any)) != 2 || st["server_empty"] != true {
 		t.Fatalf("status before a push: %v", v)
 	}
 	if _, err := c.Push(ctx); err != nil {
 		t.Fatal(err)
 	}
 	st = w2.get("/api/team", 200)["status"].(map[string]any)
-	if len(st["localOnly"].([]any)) != 0 || st["inSync"].(float64) != 2 {
+	if len(st["local_only"].([]any)) != 0 || st["in_sync"].(float64) != 2 {
 		t.Errorf("status after a push: %v", st)
 	}
 	h := w2.get("/api/team/history?key=reference_rota.md", 200)
 	if h["available"] != true || len(h["versions"].([]any)) != 1 {
-		t.Errorf("history: %v", h)
+		t.Fatalf("history: %v", h)
+	}
+	if v := h["versions"].([]any)[0].(map[string]any); v["entry_count"] != 2.0 || v["last_modified"] == nil {
+		t.Errorf("history version: %v", v)
 	}
 	if h := w2.get("/api/team/history?key=never.md", 200); len(h["versions"].([]any)) != 0 {
 		t.Errorf("history of an unknown key: %v", h)
@@ -759,13 +762,21 @@ func TestCheckpoints(t *testing.T) {
 	if len(ss) != 1 || ss[0].(map[string]any)["id"] != "s-mine" || len(ss[0].(map[string]any)["snapshots"].([]any)) != 2 {
 		t.Fatalf("sessions: %v", v)
 	}
+	first := ss[0].(map[string]any)["snapshots"].([]any)[0].(map[string]any)
+	backups, _ := first["tracked_file_backups"].(map[string]any)
+	if first["message_id"] != "turn-1" || backups["main.go"] == nil || backups["main.go"].(map[string]any)["backup_file_name"] == nil {
+		t.Errorf("first snapshot: %v", first)
+	}
 	d := w.get("/api/checkpoints/diff?session=s-mine&message=turn-1", 200)
+	if d["message_id"] != "turn-1" {
+		t.Errorf("diff of %v", d["message_id"])
+	}
 	if files := d["files"].([]any); len(files) != 1 || !strings.Contains(files[0].(map[string]any)["patch"].(string), "+func main() {}") {
 		t.Errorf("diff: %v", d)
 	}
 	r := w.get("/api/checkpoints/rewind?session=s-mine&message=turn-1", 200)
 	rep := r["report"].(map[string]any)
-	if rep["dryRun"] != true || len(rep["changes"].([]any)) != 1 {
+	if rep["dry_run"] != true || rep["message_id"] != "turn-1" || len(rep["changes"].([]any)) != 1 {
 		t.Errorf("rewind dry run: %v", r)
 	}
 	if got, _ := os.ReadFile(f); string(got) != "package main\n\nfunc main() {}\n" {

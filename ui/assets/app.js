@@ -466,11 +466,11 @@ async function pageTeam(view) {
       h('h2', {}, `${title} (${keys.length})`), keys.length ? h('ul', {}, keys.map(k => h('li', {}, h('code', {}, k)))) : h('p', { class: 'muted' }, 'none'));
     view.append(h('div', { class: 'card', id: 'team-status' },
       h('dl', { class: 'kv' }, h('dt', {}, 'Repository'), h('dd', {}, st.repo), h('dt', {}, 'Server'), h('dd', {}, t.server),
-        h('dt', {}, 'Server version'), h('dd', {}, st.serverEmpty ? 'empty: nothing pushed yet' : String(st.version)),
-        h('dt', {}, 'In sync'), h('dd', {}, String(st.inSync)))),
+        h('dt', {}, 'Server version'), h('dd', {}, st.server_empty ? 'empty: nothing pushed yet' : String(st.version)),
+        h('dt', {}, 'In sync'), h('dd', {}, String(st.in_sync)))),
     h('div', { class: 'two' },
-      list('Ahead: only here (a push uploads them)', st.localOnly, 'team-ahead'),
-      list('Behind: only on the server (a pull creates them)', st.serverOnly, 'team-behind')),
+      list('Ahead: only here (a push uploads them)', st.local_only, 'team-ahead'),
+      list('Behind: only on the server (a pull creates them)', st.server_only, 'team-behind')),
     list('Conflicting: different here and on the server', st.modified, 'team-modified'),
     st.skipped.length ? h('div', { class: 'card warnings' }, h('h2', {}, 'Skipped'), st.skipped.map(s => h('div', {}, `${s.key || s.path}: ${s.reason}`))) : '');
   }
@@ -483,8 +483,8 @@ async function pageTeam(view) {
       if (!r.available) { out.appendChild(h('p', {}, 'Server history is not available: ', r.reason)); return; }
       if (!r.versions.length) { out.appendChild(h('p', { class: 'muted' }, r.reason || `No version on the server changed ${r.key}.`)); return; }
       out.appendChild(h('table', {}, h('thead', {}, h('tr', {}, ['Version', 'When', 'Change', 'Author', 'Entries'].map(x => h('th', {}, x)))),
-        h('tbody', {}, r.versions.map(v => h('tr', {}, h('td', { class: 'num' }, v.version), h('td', {}, when(v.lastModified)),
-          h('td', {}, (v.deleted || []).includes(r.key) ? 'deleted' : 'written'), h('td', {}, v.author || '—'), h('td', { class: 'num' }, v.entryCount))))));
+        h('tbody', {}, r.versions.map(v => h('tr', {}, h('td', { class: 'num' }, v.version), h('td', {}, when(v.last_modified)),
+          h('td', {}, (v.deleted || []).includes(r.key) ? 'deleted' : 'written'), h('td', {}, v.author || '—'), h('td', { class: 'num' }, v.entry_count))))));
     } catch (e) { out.appendChild(h('p', { class: 'errors' }, e.message)); }
   };
   view.append(h('h2', {}, "A key's server history"),
@@ -507,7 +507,7 @@ async function pageCheckpoints(view) {
     try {
       if (kind === 'diff') {
         const r = await api.get('/api/checkpoints/diff', { session, message });
-        out.appendChild(h('h2', {}, `Changes since snapshot ${r.sequence} (${r.messageId}); ${r.unchanged} unchanged`));
+        out.appendChild(h('h2', {}, `Changes since snapshot ${r.sequence} (${r.message_id}); ${r.unchanged} unchanged`));
         if (!r.files.length) out.appendChild(h('p', { class: 'muted' }, 'Nothing changed since.'));
         for (const f of r.files) {
           out.appendChild(h('div', {}, h('strong', {}, f.path), ` ${f.status} +${f.added} −${f.removed}`));
@@ -529,11 +529,11 @@ async function pageCheckpoints(view) {
     h('h2', {}, 'Session ', h('code', {}, s.id)), h('div', { class: 'muted' }, s.cwd),
     s.error ? h('p', { class: 'errors' }, s.error) : '',
     h('table', {}, h('thead', {}, h('tr', {}, ['#', 'When', 'Message', 'Files', ''].map(x => h('th', {}, x)))),
-      h('tbody', {}, s.snapshots.slice().reverse().map(sn => h('tr', { 'data-message': sn.messageId },
-        h('td', { class: 'num' }, sn.sequence), h('td', {}, when(sn.timestamp)), h('td', {}, h('code', {}, sn.messageId)),
-        h('td', {}, Object.keys(sn.trackedFileBackups || {}).join(', ')),
-        h('td', {}, h('button', { class: 'cp-diff', onclick: () => show('diff', s.id, sn.messageId) }, 'Diff since'), ' ',
-          h('button', { class: 'cp-rewind', onclick: () => show('rewind', s.id, sn.messageId) }, 'Rewind dry run'))))))))));
+      h('tbody', {}, s.snapshots.slice().reverse().map(sn => h('tr', { 'data-message': sn.message_id },
+        h('td', { class: 'num' }, sn.sequence), h('td', {}, when(sn.timestamp)), h('td', {}, h('code', {}, sn.message_id)),
+        h('td', {}, Object.keys(sn.tracked_file_backups || {}).join(', ')),
+        h('td', {}, h('button', { class: 'cp-diff', onclick: () => show('diff', s.id, sn.message_id) }, 'Diff since'), ' ',
+          h('button', { class: 'cp-rewind', onclick: () => show('rewind', s.id, sn.message_id) }, 'Rewind dry run'))))))))));
   view.appendChild(out);
 }
 

@@ -1,4 +1,4 @@
-package checkpoint
+package linediff
 
 import (
 	"math/rand/v2"
@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func lines(s string) []string { return splitLines([]byte(s)) }
+func lines(s string) []string { return Split(s) }
 
 func TestSplitLines(t *testing.T) {
 	for _, tc := range []struct {
@@ -21,7 +21,7 @@ func TestSplitLines(t *testing.T) {
 		{"\n\n", []string{"\n", "\n"}},
 	} {
 		if diff := cmp.Diff(tc.want, lines(tc.in)); diff != "" {
-			t.Errorf("splitLines(%q) (-want +got):\n%s", tc.in, diff)
+			t.Errorf("Split(%q) (-want +got):\n%s", tc.in, diff)
 		}
 	}
 }
@@ -42,8 +42,8 @@ func TestLineStats(t *testing.T) {
 		{"a\nb\nc\nd\n", "d\nc\nb\na\n", 3, 3},
 		{"x\na\nb\nc\n", "a\nb\nc\ny\n", 1, 1},
 	} {
-		ops, approx := diffLines(lines(tc.a), lines(tc.b))
-		added, removed := lineStats(ops)
+		ops, approx := Diff(lines(tc.a), lines(tc.b), 0)
+		added, removed := Stats(ops)
 		if added != tc.added || removed != tc.removed || approx {
 			t.Errorf("diff(%q, %q) = +%d -%d approx=%v, want +%d -%d", tc.a, tc.b, added, removed, approx, tc.added, tc.removed)
 		}
@@ -70,22 +70,26 @@ func lcs(a, b []string) int {
 
 // checkScript fails unless ops walks a and b in order, line by line, so that
 // replaying it turns a into b, and every op carries the position the other
-// side has reached (unified hunk headers rely on it).
-func checkScript(t *testing.T, a, b []string, ops []diffOp) {
+// side has reached (unified hunk headers rely on it), and no deletion
+// follows an insertion in one block of changes.
+func checkScript(t *testing.T, a, b []string, ops []Op) {
 	t.Helper()
 	i, j := 0, 0
+	inserted := false
 	for k, op := range ops {
-		ok := op.ai == i && op.bi == j
-		switch op.kind {
-		case opEqual:
+		ok := op.A == i && op.B == j
+		switch op.Kind {
+		case Equal:
 			ok = ok && i < len(a) && j < len(b) && a[i] == b[j]
 			i, j = i+1, j+1
-		case opDelete:
-			ok = ok && i < len(a)
+			inserted = false
+		case Delete:
+			ok = ok && i < len(a) && !inserted
 			i++
-		case opInsert:
+		case Insert:
 			ok = ok && j < len(b)
 			j++
+			inserted = true
 		}
 		if !ok {
 			t.Fatalf("op %d %+v out of step at a[%d] b[%d]:\na=%q\nb=%q", k, op, i, j, a, b)
@@ -108,9 +112,9 @@ func TestDiffIsMinimalOnRandomInputs(t *testing.T) {
 	}
 	for range 2000 {
 		a, b := gen(), gen()
-		ops, approx := diffLines(a, b)
+		ops, approx := Diff(a, b, 0)
 		checkScript(t, a, b, ops)
-		added, removed := lineStats(ops)
+		added, removed := Stats(ops)
 		common := lcs(a, b)
 		if approx || added != len(b)-common || removed != len(a)-common {
 			t.Fatalf("diff(%q, %q) = +%d -%d, want +%d -%d", a, b, added, removed, len(b)-common, len(a)-common)
@@ -121,7 +125,7 @@ func TestDiffIsMinimalOnRandomInputs(t *testing.T) {
 func TestUnified(t *testing.T) {
 	a := lines("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n")
 	b := lines("1\n2\nthree\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13")
-	ops, _ := diffLines(a, b)
+	ops, _ := Diff(a, b, 0)
 	want := `--- a/f
 +++ b/f
 @@ -1,6 +1,6 @@
@@ -139,11 +143,29 @@ func TestUnified(t *testing.T) {
 +13
 \ No newline at end of file
 `
-	if diff := cmp.Diff(want, unified("a/f", "b/f", a, b, ops, 3)); diff != "" {
+	if diff := cmp.Diff(want, Unified("a/f", "b/f", a, b, ops, Format{Context: 3})); diff != "" {
 		t.Errorf("unified (-want +got):\n%s", diff)
 	}
-	if got := unified("a", "b", a, a, nil, 3); got != "" {
+	if got := Unified("a", "b", a, a, nil, Format{Context: 3}); got != "" {
 		t.Errorf("unified of no changes = %q", got)
+	}
+}
+
+func TestUnifiedFormat(t *testing.T) {
+	a := lines("1\n2\n3\n4\n")
+	b := lines("1\nzwei\n3\n4\n5\n")
+	ops, _ := Diff(a, b, 0)
+	for _, tc := range []struct {
+		f    Format
+		want string
+	}{
+		{Format{Context: 0}, "--- a\n+++ b\n@@ -2 +2 @@\n-2\n+zwei\n@@ -4,0 +5 @@\n+5\n"},
+		{Format{Context: 0, FullRanges: true}, "--- a\n+++ b\n@@ -2,1 +2,1 @@\n-2\n+zwei\n@@ -4,0 +5,1 @@\n+5\n"},
+		{Format{Context: 1, FullRanges: true}, "--- a\n+++ b\n@@ -1,4 +1,5 @@\n 1\n-2\n+zwei\n 3\n 4\n+5\n"},
+	} {
+		if diff := cmp.Diff(tc.want, Unified("a", "b", a, b, ops, tc.f)); diff != "" {
+			t.Errorf("Unified with %+v (-want +got):\n%s", tc.f, diff)
+		}
 	}
 }
 
@@ -153,16 +175,16 @@ func TestDiffBudgetFallsBackToReplace(t *testing.T) {
 		a = append(a, string(rune('a'+i%7))+"\n")
 		b = append(b, string(rune('a'+i%11))+"\n")
 	}
-	ops, approx := diffLinesBudget(a, b, 1000)
+	ops, approx := Diff(a, b, 1000)
 	checkScript(t, a, b, ops)
 	if !approx {
 		t.Errorf("a diff cut short by its budget is not marked approximate")
 	}
-	full, approx := diffLines(a, b)
+	full, approx := Diff(a, b, 0)
 	if approx {
 		t.Errorf("the default budget ran out on 3,000 lines")
 	}
-	if x, y := lineStats(full); x+y >= 6000 {
+	if x, y := Stats(full); x+y >= 6000 {
 		t.Errorf("full diff +%d -%d is no better than replacing everything", x, y)
 	}
 }
@@ -173,15 +195,15 @@ func FuzzDiffLines(f *testing.F) {
 	f.Add("same\n", "same\n")
 	f.Fuzz(func(t *testing.T, x, y string) {
 		a, b := lines(x), lines(y)
-		ops, _ := diffLines(a, b)
+		ops, _ := Diff(a, b, 0)
 		checkScript(t, a, b, ops)
 		if len(a)*len(b) <= 10000 {
-			added, removed := lineStats(ops)
+			added, removed := Stats(ops)
 			common := lcs(a, b)
 			if added != len(b)-common || removed != len(a)-common {
 				t.Fatalf("not minimal: +%d -%d, want +%d -%d", added, removed, len(b)-common, len(a)-common)
 			}
 		}
-		_ = unified("a", "b", a, b, ops, 3)
+		_ = Unified("a", "b", a, b, ops, Format{Context: 3})
 	})
 }
