@@ -1,4 +1,5 @@
-// Package memdir is Claude Code's file-based agent memory, as a Go library.
+// Package memdir is the store of Claude Code's file-based agent memory, as a
+// Go library.
 //
 // A memory directory holds one Markdown file per memory, each with YAML
 // frontmatter (name, description, type) and a body, plus an index, MEMORY.md,
@@ -8,15 +9,12 @@
 // across processes, an index over its limits is reported instead of silently
 // truncated, and nothing is deleted that cannot be restored.
 //
-// # Locating the directory
-//
-// [Locate] applies Claude Code's rules in order (the
-// CLAUDE_COWORK_MEMORY_PATH_OVERRIDE variable, autoMemoryDirectory from the
-// policy, flag, local or user settings, then
-// <base>/projects/<SanitizePath(canonical root)>/memory/) and decides whether
-// auto memory is enabled. The [Location] it returns says which rule chose the
-// directory, and why, in Explain. Locate creates nothing; the environment is
-// read through [LocateOptions].LookupEnv, so it can be faked.
+// This package is the store and its vocabulary. The services built on it
+// are packages of their own: locate (where the directory is, by Claude
+// Code's rules), recall (which memories to surface for a prompt, and what
+// is injected), review (writes held for a person), doctor (check and fix),
+// prompt (the memory section of a system prompt), and the others listed in
+// docs/architecture.md.
 //
 // # The memory file
 //
@@ -24,7 +22,8 @@
 // four ([TypeUser], [TypeFeedback], [TypeProject], [TypeReference]), read from
 // the top-level type key or the newer metadata.type; an unknown type is kept
 // as written in RawType so a rewrite does not lose it, and frontmatter keys
-// memdir does not manage survive a save.
+// memdir does not manage survive a save. A [Provenance] in the frontmatter
+// records who wrote it; code anchors (package anchors) the files it names.
 //
 // # The index
 //
@@ -45,49 +44,24 @@
 // symlink escapes, and a write into team/ that looks like it holds a
 // credential is refused with [ErrSecret].
 //
-// # Scan and manifest
+// What the store needs from services it asks through small interfaces in
+// its [Options]: a [Guard] screens automatic writes (package review holds a
+// suspicious one for a person), and a [NameIndex] finds the memory a save
+// by name updates without scanning (package recall's index).
+//
+// # Scan
 //
 // [Dir.Scan] reads the frontmatter (the first 30 lines) of every memory file,
 // newest first, as Claude Code's scanMemoryFiles does; unreadable files are
-// reported in [ScanResult].Problems, never fatal. [Manifest] formats the
-// headers as the one-line-per-memory list a selector model is shown.
-//
-// # Recall
-//
-// [Dir.Recall] picks the memories relevant to a query. Every memory is a
-// candidate, not only the newest 200: a lexical ranking (package lexical,
-// fused with embedding similarity when [RecallOptions].Embedder is set) fills
-// the selector's manifest within a token budget, and a [Model], when given,
-// chooses from it. Without a model, or when the call fails, the ranking
-// answers alone and the result's Method and Reason say so.
-//
-// # Freshness
-//
-// Memories record what was true when they were written. [MemoryAge] says how
-// old one is ("today", "yesterday", "N days ago"), and [FreshnessText] and
-// [FreshnessNote] give the warning put before a memory more than a day old;
-// recalled memories carry it.
-//
-// # The prompt
-//
-// [BuildPrompt] writes the memory section of an agent's system prompt: what
-// the memory is, the four types, what not to save, how to save and when to
-// read, in the structure of Claude Code's prompt. [IndexContext] wraps a
-// loaded MEMORY.md for the context.
+// reported in [ScanResult].Problems, never fatal.
 //
 // # Journal and undo
 //
 // Every change (a save, a removal, an extraction, a consolidation, a sync
 // pull) is one run of a [Journal], which records what the files held before.
 // [Dir.Undo] restores a run byte for byte, and is itself journaled. The
-// journal lives outside the memory directory, under [StateDir] (see
-// [DefaultJournalDir]), unless [Options].Journal says otherwise.
-//
-// # Doctor
-//
-// [Dir.Check] finds what makes an agent see less than is there: memories
-// missing from MEMORY.md, lines pointing at nothing, an index over its limits,
-// broken or missing frontmatter, duplicates, files other users can read.
-// [Dir.Fix] repairs what is safe to repair in one journaled run, and never
-// deletes a memory.
+// journal lives outside the memory directory, under memdir's state
+// directory (see [DefaultJournalDir]), unless [Options].Journal says
+// otherwise. A change of several files that should undo as one runs
+// through [Dir.Change].
 package memdir
