@@ -18,6 +18,7 @@ import (
 const tokenGo = "package auth\n\n// RefreshToken renews a session token.\nfunc RefreshToken(old string) (string, error) {\n\treturn old, nil\n}\n"
 
 func TestAnchorsSaveRecallCheckRefresh(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := memdirtest.NewGitRepo(t)
 	r.Commit(map[string]string{"internal/auth/token.go": tokenGo, "main.go": "package main\n"})
@@ -116,6 +117,7 @@ func TestAnchorsSaveRecallCheckRefresh(t *testing.T) {
 }
 
 func TestAnchorsOffWithoutProjectRoot(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := memdirtest.NewGitRepo(t)
 	r.Commit(map[string]string{"internal/auth/token.go": tokenGo})
@@ -134,6 +136,7 @@ func TestAnchorsOffWithoutProjectRoot(t *testing.T) {
 }
 
 func TestAnchorsKeyKeptOnRewrite(t *testing.T) {
+	t.Parallel()
 	src := "---\nname: n\ndescription: d\ntype: user\nanchors: a.go git:0123 5 6\nowner: me\n---\n\nbody\n"
 	m, _ := memdir.ParseMemory([]byte(src))
 	m.Body = "changed"
@@ -157,6 +160,7 @@ func findingOf(rep *doctor.Report, k doctor.FindingKind) *doctor.Finding {
 }
 
 func TestAnchorContentKeepsTheRestAsWritten(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := memdirtest.NewGitRepo(t)
 	r.Commit(map[string]string{"internal/auth/token.go": tokenGo})
@@ -179,6 +183,7 @@ func TestAnchorContentKeepsTheRestAsWritten(t *testing.T) {
 	}
 }
 func TestTeamMemoryWithAnchorsPassesSecretScan(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r := memdirtest.NewGitRepo(t)
 	r.Commit(map[string]string{"internal/auth/token.go": tokenGo, "internal/auth/keys.go": "package auth\n"})

@@ -48,6 +48,7 @@ var sameLayer = map[string][]string{
 const modulePath = "github.com/memdir/memdir"
 
 func TestArchitectureLayers(t *testing.T) {
+	t.Parallel()
 	layerOf := map[string]int{}
 	for i, l := range layers {
 		for _, p := range l.packages {
@@ -115,6 +116,7 @@ var leanPrograms = map[string][]string{
 }
 
 func TestLeanProgramsStayLean(t *testing.T) {
+	t.Parallel()
 	for prog, banned := range leanPrograms {
 		out, err := exec.Command("go", "list", "-deps", "./"+prog).Output()
 		if err != nil {
@@ -145,6 +147,7 @@ var sdkPrefixes = []string{"github.com/anthropics/", "github.com/openai/"}
 // TestSDKsOnlyInAdapters checks, with go list -deps of every package of
 // the module, that no package outside sdkLinkers links a model SDK.
 func TestSDKsOnlyInAdapters(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "./...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
@@ -177,6 +180,7 @@ func TestSDKsOnlyInAdapters(t *testing.T) {
 // what the layers table of this file does: one row per layer, in order,
 // with the same packages.
 func TestArchitectureDoc(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("docs/architecture.md")
 	if err != nil {
 		t.Fatal(err)

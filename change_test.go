@@ -12,6 +12,7 @@ import (
 )
 
 func TestChangeRecordsOneUndoableRun(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := mustOpen(t)
 	run, err := d.Change(ctx, "test", nil, func(rec *Recorder) error {
@@ -50,6 +51,7 @@ func TestChangeRecordsOneUndoableRun(t *testing.T) {
 }
 
 func TestChangeFailedRunStaysUndoable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := mustOpen(t)
 	d.Ensure()
@@ -71,6 +73,7 @@ func TestChangeFailedRunStaysUndoable(t *testing.T) {
 }
 
 func TestChangeWithoutChangesLeavesNoRun(t *testing.T) {
+	t.Parallel()
 	d := mustOpen(t)
 	run, err := d.Change(context.Background(), "test", nil, func(*Recorder) error { return nil })
 	if err != nil || run == nil || run.HasChanges() {
@@ -82,6 +85,7 @@ func TestChangeWithoutChangesLeavesNoRun(t *testing.T) {
 }
 
 func TestChangePanicFinishesRunAndUnlocks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := mustOpen(t)
 	d.Ensure()
@@ -110,6 +114,7 @@ func TestChangePanicFinishesRunAndUnlocks(t *testing.T) {
 }
 
 func TestChangeHoldsTheLockUnlessUnlocked(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := mustOpen(t)
 	try := func() error {
@@ -132,6 +137,7 @@ func TestChangeHoldsTheLockUnlessUnlocked(t *testing.T) {
 }
 
 func TestUpdateIndex(t *testing.T) {
+	t.Parallel()
 	d := mustOpen(t)
 	mustSave(t, d, &Memory{Name: "a", Description: "first", Type: TypeUser, Body: "a"}, nil)
 	before := readString(t, d.Abs(EntrypointName))
@@ -159,6 +165,7 @@ func TestUpdateIndex(t *testing.T) {
 }
 
 func TestCreateExclusive(t *testing.T) {
+	t.Parallel()
 	d := mustOpen(t)
 	created, err := d.CreateExclusive("sub/new.md", []byte("first\n"))
 	if err != nil || !created {
@@ -183,6 +190,7 @@ func TestCreateExclusive(t *testing.T) {
 // recorder use the lock it holds (they would wait on it forever
 // otherwise), and one undo reverts both.
 func TestChangeSaveAndRemoveInside(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	d := mustOpen(t)

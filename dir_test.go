@@ -45,6 +45,7 @@ func readString(tb testing.TB, path string) string {
 }
 
 func TestSaveGetRemoveUndo(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := mustOpen(t)
 	res := mustSave(t, d, &Memory{Name: "testing policy", Description: "run tests with -race", Type: TypeFeedback, Body: "Always -race.\n\n**Why:** a data race shipped."}, nil)
@@ -135,6 +136,7 @@ func TestSaveGetRemoveUndo(t *testing.T) {
 }
 
 func TestUndoRefusesToClobberLaterEdits(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := mustOpen(t)
 	res := mustSave(t, d, &Memory{Name: "a", Description: "d", Type: TypeUser, Body: "v1"}, nil)
@@ -161,6 +163,7 @@ func TestUndoRefusesToClobberLaterEdits(t *testing.T) {
 }
 
 func TestTeamSaveAndRename(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := mustOpen(t)
 	res := mustSave(t, d, &Memory{Name: "oncall", Description: "pager rotation", Type: TypeReference}, &SaveOptions{Team: true})
@@ -200,6 +203,7 @@ func TestTeamSaveAndRename(t *testing.T) {
 }
 
 func TestSaveRejectsHostilePaths(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := mustOpen(t)
 	d.Ensure()
@@ -224,6 +228,7 @@ func TestSaveRejectsHostilePaths(t *testing.T) {
 }
 
 func TestSaveReportsIndexOverLimit(t *testing.T) {
+	t.Parallel()
 	d := mustOpen(t)
 	d.Ensure()
 	var b strings.Builder
@@ -238,6 +243,7 @@ func TestSaveReportsIndexOverLimit(t *testing.T) {
 }
 
 func TestSaveKeepsForeignFrontmatter(t *testing.T) {
+	t.Parallel()
 	d := mustOpen(t)
 	d.Ensure()
 	os.WriteFile(d.Abs("x.md"), []byte("---\nname: x\ndescription: old\nmetadata:\n  type: user\nmodified: 2026-01-01\n---\nbody\n"), 0o600)
@@ -362,6 +368,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestUndoKeepsIndexLinesInPlace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := mustOpen(t)
 	for _, n := range []string{"a", "b", "c"} {
@@ -378,6 +385,7 @@ func TestUndoKeepsIndexLinesInPlace(t *testing.T) {
 }
 
 func TestUndoLeavesUnnotedIndexLinesAlone(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := mustOpen(t)
 	mustSave(t, d, &Memory{Name: "a", Description: "first", Type: TypeUser, Body: "a"}, nil)
@@ -402,6 +410,7 @@ func TestUndoLeavesUnnotedIndexLinesAlone(t *testing.T) {
 }
 
 func TestUndoDoesNotCreateAnEmptyIndex(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := mustOpen(t)
 	d.Ensure()

@@ -14,6 +14,7 @@ func newTestJournal(tb testing.TB) *Journal {
 }
 
 func TestEditExternalFileRefusesNonRegular(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	os.Mkdir(filepath.Join(dir, "CLAUDE.md"), 0o700)
 	_, err := EditExternalFile(context.Background(), newTestJournal(t), "promote", "x", filepath.Join(dir, "CLAUDE.md"), func([]byte, bool) ([]byte, error) { return []byte("x"), nil })

@@ -8,6 +8,7 @@ import (
 )
 
 func TestFormatKeepsNonBMPLiteral(t *testing.T) {
+	t.Parallel()
 	src := "---\nname: old\ndescription: d\ntype: project\ntags:\n  - \"\\U0001F3AF goal\"\n  - plain\nnote: 'a \\U0001F680 stays text'\n---\n\nbody\n"
 	m, prob := ParseMemory([]byte(src))
 	if prob != nil {

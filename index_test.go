@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseIndexLine(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		line string
 		want IndexEntry
@@ -45,6 +46,7 @@ func TestParseIndexLine(t *testing.T) {
 }
 
 func TestIndexEntryString(t *testing.T) {
+	t.Parallel()
 	e := IndexEntry{Title: "A [b]", File: "my file.md", Hook: "short"}
 	got := e.String()
 	if got != `- [A \[b\]](my%20file.md) — short` {
@@ -64,6 +66,7 @@ func TestIndexEntryString(t *testing.T) {
 }
 
 func TestIndexUpsertRemovePreserveOtherLines(t *testing.T) {
+	t.Parallel()
 	in := "# Memory index\n\nSome prose the user wrote.\n- [A](a.md) — first\n<!-- keep me -->\n- [B](./b.md) — second\n- [A again](a.md) — duplicate\n\n"
 	ix := ParseIndex([]byte(in))
 	if !ix.Upsert("a.md", "- [A](a.md) — updated") {
@@ -103,6 +106,7 @@ func TestIndexUpsertRemovePreserveOtherLines(t *testing.T) {
 }
 
 func TestFormatFileSize(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[int]string{
 		0: "0 bytes", 1023: "1023 bytes", 1024: "1KB", 1280: "1.3KB", 1536: "1.5KB",
 		25000: "24.4KB", 26000: "25.4KB", 1048575: "1024KB", 1048576: "1MB", 5 << 20: "5MB",
@@ -115,6 +119,7 @@ func TestFormatFileSize(t *testing.T) {
 }
 
 func TestTruncateIndex(t *testing.T) {
+	t.Parallel()
 	line := func(i int) string { return fmt.Sprintf("- [M%d](m%d.md) — hook", i, i) }
 	lines := func(n int, f func(int) string) string {
 		var b []string
@@ -201,6 +206,7 @@ func TestTruncateIndex(t *testing.T) {
 }
 
 func TestLoadIndexTextStripsCommentsAndFrontmatter(t *testing.T) {
+	t.Parallel()
 	got, _ := LoadIndexText([]byte("---\ntitle: x\n---\n<!-- private\nnote -->\n- [A](a.md) — hook\n"))
 	if got != "- [A](a.md) — hook" {
 		t.Errorf("LoadIndexText = %q", got)

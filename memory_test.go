@@ -11,6 +11,7 @@ import (
 )
 
 func TestParseMemory(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		in        string
@@ -96,6 +97,7 @@ func TestParseMemory(t *testing.T) {
 }
 
 func TestFormatPreservesUnknownKeysAndRoundTrips(t *testing.T) {
+	t.Parallel()
 	in := "---\nname: old\ndescription: d\nmodified: 2026-03-05T10:00:00Z\nmetadata:\n  type: user\n  source: chat\ntags: [a, b]\n---\n\nbody line\n"
 	m, prob := ParseMemory([]byte(in))
 	if prob != nil {
@@ -122,6 +124,7 @@ func TestFormatPreservesUnknownKeysAndRoundTrips(t *testing.T) {
 }
 
 func TestFormatQuotesAmbiguousValues(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"true", "null", "123", "2026-01-01", "- item", "#tag", "a: b", "'q'", "~", "", " lead"} {
 		m := &Memory{Name: "n", Description: v, Type: TypeUser, Body: "b"}
 		back, prob := ParseMemory(m.Format())
@@ -194,6 +197,7 @@ func mappingStrings(n *yaml.Node) map[string]string {
 }
 
 func TestFileNameFor(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		typ  Type
@@ -218,6 +222,7 @@ func TestFileNameFor(t *testing.T) {
 // Quoted values on one line are read without the YAML parser, exactly as
 // the parser reads them.
 func TestSimpleFrontmatterQuotedValues(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{
 		`'Airflow tasks must be idempotent: replace the target'`,
 		`'it''s a ''quoted'' word'`,

@@ -301,6 +301,7 @@ func TestUndoOfAKilledRunFinishesItFirst(t *testing.T) {
 }
 
 func TestUnreadablePendingRecordIsReported(t *testing.T) {
+	t.Parallel()
 	d := mustOpen(t)
 	mustSave(t, d, &Memory{Name: "n", Description: "d", Type: TypeUser, Body: "b"}, nil)
 	if err := os.WriteFile(d.Abs(PendingName), []byte("{"), 0o600); err != nil {

@@ -27,6 +27,7 @@ func writeMemFile(tb testing.TB, dir, rel, content string, mtime time.Time) {
 }
 
 func TestScan(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	t0 := time.Date(2026, 3, 5, 10, 0, 0, 0, time.UTC)
 	writeMemFile(t, dir, "user_role.md", "---\nname: role\ndescription: backend lead\ntype: user\n---\nx", t0)
@@ -81,6 +82,7 @@ func TestScan(t *testing.T) {
 }
 
 func TestScanCap(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range 230 {
@@ -107,6 +109,7 @@ func TestScanCap(t *testing.T) {
 }
 
 func TestScanReadsOnlyFirstLines(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// A frontmatter that closes on line 31 is not seen, as in Claude Code.
 	writeMemFile(t, dir, "a.md", "---\nname: a\n"+strings.Repeat("k: v\n", 28)+"---\n", time.Now())
@@ -131,6 +134,7 @@ func TestScanReadsOnlyFirstLines(t *testing.T) {
 }
 
 func TestScanSameAsThroughRoot(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	dir := filepath.Join(base, "mem")
 	t0 := time.Date(2026, 3, 5, 10, 0, 0, 0, time.UTC)

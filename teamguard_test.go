@@ -54,6 +54,7 @@ func checkSecretError(tb testing.TB, err error, file, label, secret string) {
 }
 
 func TestSaveTeamRefusesSecrets(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tests := []struct {
 		name   string
@@ -94,6 +95,7 @@ func TestSaveTeamRefusesSecrets(t *testing.T) {
 }
 
 func TestRenameIntoTeamRefusesSecrets(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := mustOpen(t)
 	mustSave(t, d, &Memory{Name: "bucket", Description: "the bucket", Type: TypeReference, Body: "key " + fakeAWSKey}, nil)
@@ -121,6 +123,7 @@ func TestRenameIntoTeamRefusesSecrets(t *testing.T) {
 // A team file that holds a secret (written by hand, or before the guard
 // existed) and was then removed is not brought back into team/ by undo.
 func TestUndoRefusesSecretsIntoTeam(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := mustOpen(t)
 	mustSave(t, d, &Memory{Name: "notes", Description: "notes", Type: TypeProject, Body: "clean"}, &SaveOptions{Team: true})
@@ -141,6 +144,7 @@ func TestUndoRefusesSecretsIntoTeam(t *testing.T) {
 }
 
 func TestIsTeamPath(t *testing.T) {
+	t.Parallel()
 	for p, want := range map[string]bool{"team": true, "team/a.md": true, "team/x/y.md": true,
 		"teamwork.md": false, "a/team/b.md": false, "MEMORY.md": false} {
 		if got := IsTeamPath(p); got != want {
@@ -153,6 +157,7 @@ func TestIsTeamPath(t *testing.T) {
 // a team file placed by hand with a secret there, the line is left out of
 // team/MEMORY.md (package doctor's Fix says why).
 func TestIndexMissingKeepsSecretsOutOfTeamIndex(t *testing.T) {
+	t.Parallel()
 	d := mustOpen(t)
 	mustSave(t, d, &Memory{Name: "ok", Description: "fine", Type: TypeUser, Body: "clean"}, &SaveOptions{Team: true})
 	leak := "---\nname: ci\ndescription: CI token " + fakeGitHubPAT + "\ntype: reference\n---\n\nsee the description\n"

@@ -7,6 +7,7 @@ import (
 )
 
 func TestDefaultUseLogPathIsInTheStateDir(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	lookup := func(k string) (string, bool) { return state, k == "MEMDIR_STATE_DIR" }
 	d, err := Open(filepath.Join(t.TempDir(), "memory"), &Options{LookupEnv: lookup})

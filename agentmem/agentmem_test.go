@@ -42,6 +42,7 @@ func agentFile(name, desc, memory string) string {
 }
 
 func TestLoadDefs(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	repo := t.TempDir()
 	repo, _ = filepath.EvalSymlinks(repo)
@@ -98,6 +99,7 @@ func TestLoadDefs(t *testing.T) {
 }
 
 func TestSnapshotDirRejects(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{"", ".", "..", "a/b", `a\b`, "a\x00"} {
 		if _, err := SnapshotDir("/p", bad); !errors.Is(err, memdir.ErrInvalid) {
 			t.Errorf("SnapshotDir(%q) err = %v", bad, err)
@@ -109,6 +111,7 @@ func TestSnapshotDirRejects(t *testing.T) {
 }
 
 func TestCheckActions(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		snapshot map[string]string // "" map: no snapshot directory
@@ -152,6 +155,7 @@ func TestCheckActions(t *testing.T) {
 }
 
 func TestSync(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	base := t.TempDir()
 	snap := filepath.Join(base, "project", ".claude", "agent-memory-snapshots", "reviewer")
@@ -272,6 +276,7 @@ func TestSync(t *testing.T) {
 // the same in the snapshot and locally, so the run does not change it: the
 // undo must leave MEMORY.md exactly as it was.
 func TestSyncUndoKeepsIndexLines(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	base := t.TempDir()
 	snap := filepath.Join(base, "snap")
@@ -296,6 +301,7 @@ func TestSyncUndoKeepsIndexLines(t *testing.T) {
 }
 
 func TestSyncRefusesOversizedFiles(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	snap := filepath.Join(base, "snap")
 	memdirtest.WriteFiles(t, snap, map[string]string{"snapshot.json": `{"updatedAt":"2026-05-01"}`, "a.md": "a", "huge.md": strings.Repeat("x", memdir.MaxMemoryFileBytes+1)})

@@ -12,6 +12,7 @@ import (
 const tokenGo = "package auth\n\n// RefreshToken renews a session token.\nfunc RefreshToken(old string) (string, error) {\n\treturn old, nil\n}\n"
 
 func TestFind(t *testing.T) {
+	t.Parallel()
 	r := memdirtest.NewGitRepo(t)
 	r.Commit(map[string]string{
 		"internal/auth/token.go": tokenGo,

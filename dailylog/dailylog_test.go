@@ -27,6 +27,7 @@ func mustZone(tb testing.TB, name string) *time.Location {
 }
 
 func TestAppendAroundMidnight(t *testing.T) {
+	t.Parallel()
 	shanghai := mustZone(t, "Asia/Shanghai")
 	newYork := mustZone(t, "America/New_York")
 	// 2026-12-31 23:59:30 in Shanghai is still 15:59:30 UTC the same day;
@@ -71,6 +72,7 @@ func TestAppendAroundMidnight(t *testing.T) {
 }
 
 func TestAppendAppendsAndCreates(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "memory") // does not exist yet
 	zone := time.FixedZone("UTC+8", 8*3600)
 	day := time.Date(2026, 5, 4, 9, 5, 0, 0, zone)
@@ -116,6 +118,7 @@ func TestAppendAppendsAndCreates(t *testing.T) {
 }
 
 func TestAppendRejects(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 5, 4, 9, 5, 0, 0, time.UTC)
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -159,6 +162,7 @@ func TestAppendRejects(t *testing.T) {
 // TestAppendConcurrent appends from many goroutines at once; the
 // lock and the atomic replace must keep every line.
 func TestAppendConcurrent(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	now := time.Date(2026, 5, 4, 9, 5, 0, 0, time.UTC)
 	const n = 40
@@ -203,6 +207,7 @@ func BenchmarkAppend(b *testing.B) {
 }
 
 func TestPathLocalDate(t *testing.T) {
+	t.Parallel()
 	// Local date, zero padded, even when UTC is already the next day.
 	tz := time.FixedZone("UTC-5", -5*3600)
 	at := time.Date(2026, 3, 5, 23, 30, 0, 0, tz)

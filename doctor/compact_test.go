@@ -21,6 +21,7 @@ import (
 // directory byte for byte, and later saves and removals keep both files
 // right.
 func TestCompactLineLimit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	base := t.TempDir()

@@ -18,6 +18,7 @@ import (
 // the leftovers, --fix still repairs everything else, removes only the old
 // temporary file, and undo brings it back.
 func TestDoctorLeftovers(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	base := t.TempDir()

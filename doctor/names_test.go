@@ -11,6 +11,7 @@ import (
 )
 
 func TestDoctorDuplicateNames(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	d, err := memdir.Open(filepath.Join(base, "memory"), &memdir.Options{Journal: memdir.NewJournal(filepath.Join(base, "journal"), nil)})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 // memory and its index line (as the store's crash tests leave it) is
 // reported, and Fix finishes it, saying so.
 func TestCheckAndFixAnUnfinishedChange(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := mustOpen(t)
 	mustSave(t, d, &memdir.Memory{Name: "kept", Description: "an earlier memory", Type: memdir.TypeUser, Body: "b"}, nil)

@@ -15,6 +15,7 @@ var fakeGitHubPAT = "ghp_" + strings.Repeat("a1B2", 9)
 // description; for a team file placed by hand with a secret there, the line
 // is left out of team/MEMORY.md and Fix says why.
 func TestFixKeepsSecretsOutOfTeamIndex(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := mustOpen(t)
 	mustSave(t, d, &memdir.Memory{Name: "ok", Description: "fine", Type: memdir.TypeUser, Body: "clean"}, &memdir.SaveOptions{Team: true})

@@ -76,6 +76,7 @@ func logReport(tb testing.TB, title string, r *evalset.Report) {
 // options and logs recall, precision, MRR and the handling of queries with
 // no relevant memory, for the shortlist and for the answer-alone rule.
 func TestDevSet(t *testing.T) {
+	t.Parallel()
 	set, idx := loadDevIndex(t)
 
 	shortlist := evalset.Evaluate(set, func(q string) []string {

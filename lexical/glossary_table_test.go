@@ -17,6 +17,7 @@ var updateGlossary = flag.Bool("update", false, "rewrite glossary_table.go from 
 // TestGlossaryTable checks that the generated glossary table is what the
 // entries build, so that the two cannot drift apart.
 func TestGlossaryTable(t *testing.T) {
+	t.Parallel()
 	want := buildGlossary()
 	if *updateGlossary {
 		src, err := glossarySource(want)

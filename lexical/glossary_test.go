@@ -8,6 +8,7 @@ import (
 )
 
 func TestGlossaryTranslations(t *testing.T) {
+	t.Parallel()
 	g := loadGlossary()
 	for _, tc := range []struct {
 		query     string
@@ -36,6 +37,7 @@ func TestGlossaryTranslations(t *testing.T) {
 }
 
 func TestGlossaryBridgesLanguages(t *testing.T) {
+	t.Parallel()
 	docs := []Doc{
 		{ID: "k6.md", Name: "load-testing", Description: "how to run load tests with k6 and where results go", Body: "perf/k6 scripts"},
 		{ID: "other.md", Name: "editor", Description: "the user edits in Neovim", Body: "vim keys"},
@@ -60,6 +62,7 @@ func TestGlossaryBridgesLanguages(t *testing.T) {
 // English query only when no term it holds can be CJK; both directions
 // still bridge the languages.
 func TestGlossaryOnLoadedSegments(t *testing.T) {
+	t.Parallel()
 	load := func(docs []Doc) *Index {
 		t.Helper()
 		var b bytes.Buffer

@@ -22,6 +22,7 @@ var sampleDocs = []lexical.Doc{
 }
 
 func TestSearchRanksMatches(t *testing.T) {
+	t.Parallel()
 	idx := lexical.New(sampleDocs, nil)
 	tests := []struct {
 		query string
@@ -59,6 +60,7 @@ func TestSearchRanksMatches(t *testing.T) {
 }
 
 func TestSearchEdgeCases(t *testing.T) {
+	t.Parallel()
 	empty := lexical.New(nil, nil)
 	if hits := empty.Search("anything at all", 5); hits != nil {
 		t.Errorf("empty index: got %v", hits)
@@ -81,6 +83,7 @@ func TestSearchEdgeCases(t *testing.T) {
 // TestNormDropsForUnknownTerms checks the signal Answer relies on: words
 // no document contains pull Norm down.
 func TestNormDropsForUnknownTerms(t *testing.T) {
+	t.Parallel()
 	idx := lexical.New(sampleDocs, nil)
 	focused := idx.Search("grafana dashboards", 1)
 	diluted := idx.Search("grafana dashboards kubernetes terraform webpack", 1)
@@ -93,6 +96,7 @@ func TestNormDropsForUnknownTerms(t *testing.T) {
 }
 
 func TestFieldWeights(t *testing.T) {
+	t.Parallel()
 	docs := []lexical.Doc{
 		{ID: "in-name", Name: "kafka-topics", Body: "naming rules for streams"},
 		{ID: "in-body", Name: "streams", Body: "kafka topics naming rules"},
@@ -153,6 +157,7 @@ func synthDocs(n int, seed uint64) []lexical.Doc {
 // Put and Remove (through several compactions) ranks exactly like one
 // built from the final documents.
 func TestIncrementalMatchesRebuild(t *testing.T) {
+	t.Parallel()
 	docs := synthDocs(400, 1)
 	idx := lexical.New(docs[:300], nil)
 	live := make(map[string]lexical.Doc)
@@ -203,6 +208,7 @@ func TestIncrementalMatchesRebuild(t *testing.T) {
 }
 
 func TestPutReplaces(t *testing.T) {
+	t.Parallel()
 	idx := lexical.New(sampleDocs, nil)
 	idx.Put(lexical.Doc{ID: "reference_grafana.md", Name: "kibana", Description: "Kibana for logs"})
 	if hits := idx.Search("grafana", 5); len(hits) != 0 {
@@ -221,6 +227,7 @@ func TestPutReplaces(t *testing.T) {
 
 // TestConcurrentSearchAndUpdate is for the race detector.
 func TestConcurrentSearchAndUpdate(t *testing.T) {
+	t.Parallel()
 	docs := synthDocs(200, 3)
 	idx := lexical.New(docs, nil)
 	var wg sync.WaitGroup
@@ -244,6 +251,7 @@ func TestConcurrentSearchAndUpdate(t *testing.T) {
 }
 
 func TestAnswer(t *testing.T) {
+	t.Parallel()
 	hits := []lexical.Hit{
 		{ID: "a", Score: 10, Coverage: 0.6, Terms: []string{"deploy", "prod"}},
 		{ID: "b", Score: 5, Coverage: 0.3, Terms: []string{"deploy"}},
@@ -281,6 +289,7 @@ func TestAnswer(t *testing.T) {
 // TestAnswerUnrelatedQuestions: questions about things a directory never
 // mentions get nothing, even when one of their words occurs in it.
 func TestAnswerUnrelatedQuestions(t *testing.T) {
+	t.Parallel()
 	idx := lexical.New([]lexical.Doc{
 		{ID: "deploy.md", Name: "deploy-process", Description: "Production deploys go through the blue/green script, never kubectl apply", Body: "Split traffic 10/90 first; watch the error budget."},
 		{ID: "codes.md", Name: "airport-codes", Description: "Shipment origins use IATA airport codes in upper case", Body: "Validate them against the table in `geo/iata.csv`."},
@@ -312,6 +321,7 @@ func ExampleIndex_Search() {
 // words with a memory is answered, though it uses words no memory holds;
 // one that shares nothing, or only a word, still gets nothing.
 func TestAnswerSmallIndex(t *testing.T) {
+	t.Parallel()
 	deploy := lexical.Doc{ID: "project_deploy.md", Name: "deploy", Description: "How the billing service is deployed to production behind the load balancer",
 		Body: "Run make deploy-prod; the load balancer flips after the health checks pass."}
 	tabs := lexical.Doc{ID: "user_tabs.md", Name: "tabs", Description: "The user prefers tabs in Makefiles", Body: "Always tabs, never spaces."}

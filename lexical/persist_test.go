@@ -50,6 +50,7 @@ func segment(t *testing.T, x *lexical.Index) []byte {
 }
 
 func TestLoadedSegmentSearchesLikeTheIndex(t *testing.T) {
+	t.Parallel()
 	docs, qs := devDocs(t)
 	x := lexical.New(docs, nil)
 	y, err := lexical.Load(segment(t, x), nil)
@@ -72,6 +73,7 @@ func TestLoadedSegmentSearchesLikeTheIndex(t *testing.T) {
 // An index updated after loading ranks exactly as one built from scratch
 // with the same documents, and so does the segment written from it.
 func TestLoadedSegmentUpdates(t *testing.T) {
+	t.Parallel()
 	docs, qs := devDocs(t)
 	y, err := lexical.Load(segment(t, lexical.New(docs[:100], nil)), nil)
 	if err != nil {
@@ -106,6 +108,7 @@ func TestLoadedSegmentUpdates(t *testing.T) {
 // Damaged segments are refused or, when the damage is in posting lists,
 // reported by Corrupt; never a panic.
 func TestDamagedSegments(t *testing.T) {
+	t.Parallel()
 	docs, qs := devDocs(t)
 	good := segment(t, lexical.New(docs, nil))
 	for _, n := range []int{0, 10, 100, len(good) / 2, len(good) - 1} {
@@ -135,6 +138,7 @@ func TestDamagedSegments(t *testing.T) {
 // two documents) is refused as another version, so that the recall index
 // holding it is rebuilt rather than read wrongly.
 func TestOldSegmentRefused(t *testing.T) {
+	t.Parallel()
 	old, err := os.ReadFile("testdata/segment-v1.bin")
 	if err != nil {
 		t.Fatal(err)
@@ -155,6 +159,7 @@ func TestOldSegmentRefused(t *testing.T) {
 // A segment appended after other bytes, as the recall index embeds it, loads
 // where it lands when that is 8-byte aligned.
 func TestAppendBinaryAfterOtherBytes(t *testing.T) {
+	t.Parallel()
 	docs, qs := devDocs(t)
 	x := lexical.New(docs[:50], nil)
 	b, err := x.AppendBinary(make([]byte, 24))

@@ -10,6 +10,7 @@ import (
 )
 
 func TestTokenize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -62,6 +63,7 @@ func repeat(s string, n int) []string {
 }
 
 func TestStem(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"tests", "test"},
 		{"testing", "test"},
@@ -108,6 +110,7 @@ func TestStem(t *testing.T) {
 // TestTokenizeReuse checks that a tokenizer's reused buffers never leak
 // one text's terms into the next.
 func TestTokenizeReuse(t *testing.T) {
+	t.Parallel()
 	var tok tokenizer
 	texts := []string{"TestInvoiceSettlement 部署脚本", "a", "HTTPServer_v2.go", "集群"}
 	for _, s := range texts {

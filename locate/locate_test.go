@@ -18,6 +18,7 @@ func envMap(m map[string]string) memdir.LookupEnvFunc {
 }
 
 func TestValidateMemoryDir(t *testing.T) {
+	t.Parallel()
 	home := "/home/u"
 	for _, tc := range []struct {
 		raw        string
@@ -68,6 +69,7 @@ func writeJSON(t *testing.T, path, content string) {
 }
 
 func TestLocateDefaultAndOverrides(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	proj := t.TempDir()
 	proj, _ = filepath.EvalSymlinks(proj)
@@ -146,6 +148,7 @@ func TestLocateDefaultAndOverrides(t *testing.T) {
 }
 
 func TestEnableChain(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	proj := t.TempDir()
 	policy := filepath.Join(t.TempDir(), "none.json")
@@ -207,6 +210,7 @@ func git(t *testing.T, dir string, args ...string) {
 }
 
 func TestCanonicalGitRoot(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
 	}
@@ -272,6 +276,7 @@ func TestCanonicalGitRoot(t *testing.T) {
 }
 
 func TestAgentDirsAndDailyLog(t *testing.T) {
+	t.Parallel()
 	home := "/home/u"
 	proj := t.TempDir()
 	proj, _ = filepath.EvalSymlinks(proj)
@@ -303,6 +308,7 @@ func TestAgentDirsAndDailyLog(t *testing.T) {
 }
 
 func TestAutoDreamEnabled(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	proj := t.TempDir()
 	env := envMap(map[string]string{"HOME": home})
@@ -328,6 +334,7 @@ func TestAutoDreamEnabled(t *testing.T) {
 // or neither: with DetectRuntime, the one that exists alone wins, otherwise
 // Bun's, and Explain says why.
 func TestLocateDetectsTheHashRuntime(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	home := filepath.Join(tmp, "home")
 	proj := filepath.Join(tmp, strings.Repeat("a-very-long-directory-name/", 9), "proj")

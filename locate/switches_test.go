@@ -36,6 +36,7 @@ func mustSave(tb testing.TB, d *memdir.Dir, m *memdir.Memory, opts *memdir.SaveO
 }
 
 func TestResolve(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	project := t.TempDir()
 	project, _ = filepath.EvalSymlinks(project)
@@ -120,6 +121,7 @@ func boolJSON(b bool) json.RawMessage {
 }
 
 func TestSetUserPreservesOtherKeys(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name    string
@@ -190,6 +192,7 @@ func TestSetUserPreservesOtherKeys(t *testing.T) {
 }
 
 func TestSetUserRefusesBadFiles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name, content, want string
@@ -223,6 +226,7 @@ func TestSetUserRefusesBadFiles(t *testing.T) {
 }
 
 func TestSettingsUndoAndSymlinks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := mustOpen(t)
 	home := t.TempDir()

@@ -11,6 +11,7 @@ import (
 // TestAfterView: the hook sees each successful file view, not directory
 // listings or failed views.
 func TestAfterView(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "a.md"), []byte("one\ntwo\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // success and error texts and compares the transcript with
 // testdata/session.txtar. Regenerate with: go test ./memtool -run Golden -update
 func TestGoldenSession(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, &Options{MaxFileBytes: 256, MaxViewChars: 400})
 	var long []string
 	for i := 1; i <= 40; i++ {

@@ -15,6 +15,7 @@ import (
 )
 
 func TestResolveAccepts(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"/memories", "."},
 		{"/memories/", "."},
@@ -54,6 +55,7 @@ func TestResolveAccepts(t *testing.T) {
 }
 
 func TestResolveRejects(t *testing.T) {
+	t.Parallel()
 	const escape = "would escape /memories directory"
 	for _, tc := range []struct{ in, wantMsg string }{
 		{"", "Path must start with /memories, got: "},
@@ -122,6 +124,7 @@ func TestResolveRejects(t *testing.T) {
 }
 
 func TestMemoryPath(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{".", "/memories"},
 		{"", "/memories"},

@@ -341,6 +341,7 @@ func regularFiles(t *testing.T, root string) map[string]string {
 // reference's own assertion counts, and the test logs the tally without
 // failing.
 func TestReferenceCases(t *testing.T) {
+	t.Parallel()
 	total, passed := 0, 0
 	var differ []string
 	for _, rc := range referenceCases() {

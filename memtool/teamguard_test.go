@@ -22,6 +22,7 @@ var (
 // bound for team/, names the rule and the file but not the secret, writes
 // nothing, and leaves the private area alone.
 func TestTeamSecretGuard(t *testing.T) {
+	t.Parallel()
 	leak := "# Deploy\n\nUse " + fakeAWSKey + " for the bucket.\n"
 	tests := []struct {
 		name  string
@@ -87,6 +88,7 @@ func TestTeamSecretGuard(t *testing.T) {
 // Outside team/ the guard stays out of the way, and clean content and moves
 // into team/ go through.
 func TestTeamSecretGuardAllows(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, nil)
 	mustWrite(t, root, map[string]string{"drafts/ok.md": "clean\n", "within/x.md": "also clean\n"})
 	mustRun(t, tool, cmdJSON(t, "command", "create", "path", "/memories/private.md", "file_text", "key "+fakeAWSKey))
@@ -105,6 +107,7 @@ func TestTeamSecretGuardAllows(t *testing.T) {
 
 // TeamDir "." makes every file of the root team memory.
 func TestTeamSecretGuardWholeRoot(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, &Options{TeamDir: "."})
 	out, isErr := run(t, tool, cmdJSON(t, "command", "create", "path", "/memories/leak.md", "file_text", fakeGitHubPAT))
 	if !isErr || !strings.Contains(out, "GitHub PAT") {

@@ -20,6 +20,7 @@ import (
 )
 
 func TestNew(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mustWrite(t, dir, map[string]string{"file": "x"})
 	for _, tc := range []struct {
@@ -51,6 +52,7 @@ func TestNew(t *testing.T) {
 }
 
 func TestCreate(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, nil)
 	mustWrite(t, root, map[string]string{"old.md": "keep me\n"})
 	for _, tc := range []struct {
@@ -88,6 +90,7 @@ func TestCreate(t *testing.T) {
 }
 
 func TestStrReplace(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, file, old, new string
 		want, wantFile       string
@@ -162,6 +165,7 @@ func TestStrReplace(t *testing.T) {
 }
 
 func TestInsert(t *testing.T) {
+	t.Parallel()
 	const edited = "The file /memories/f.md has been edited."
 	for _, tc := range []struct {
 		file     string
@@ -205,6 +209,7 @@ func TestInsert(t *testing.T) {
 // TestNotAFile checks the reference's answers for paths that exist but are
 // not regular files, or lead through one.
 func TestNotAFile(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, nil)
 	mustWrite(t, root, map[string]string{"d/x.md": "x\n", "f.md": "f\n"})
 	for _, tc := range []struct{ in, want string }{
@@ -237,6 +242,7 @@ func TestNotAFile(t *testing.T) {
 }
 
 func TestViewRange(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, nil)
 	mustWrite(t, root, map[string]string{"f.md": "l1\nl2\nl3\nl4\nl5\n", "empty.md": ""})
 	const head = "Here's the content of /memories/f.md with line numbers:"
@@ -289,6 +295,7 @@ func TestViewRange(t *testing.T) {
 }
 
 func TestViewFormat(t *testing.T) {
+	t.Parallel()
 	var lines []string
 	for i := 1; i <= 1200; i++ {
 		lines = append(lines, fmt.Sprintf("line %d", i))
@@ -334,6 +341,7 @@ func TestViewFormat(t *testing.T) {
 }
 
 func TestViewLineLimit(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, nil)
 	mustWrite(t, root, map[string]string{
 		// Lines are counted as the reference counts them, by splitting on
@@ -352,6 +360,7 @@ func TestViewLineLimit(t *testing.T) {
 }
 
 func TestViewDirectory(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, nil)
 	mustWrite(t, root, map[string]string{
 		"b.md":                  strings.Repeat("x", 1536),
@@ -439,6 +448,7 @@ func TestViewDirectory(t *testing.T) {
 // TestHumanSize checks the reference's size format: whole numbers without
 // a decimal, powers of 1024, G the largest unit.
 func TestHumanSize(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		n    int64
 		want string
@@ -453,6 +463,7 @@ func TestHumanSize(t *testing.T) {
 }
 
 func TestDelete(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, nil)
 	mustWrite(t, root, map[string]string{"a.md": "a", "d/x.md": "x", "d/e/y.md": "y", "keep.md": "k"})
 	for _, tc := range []struct{ path, want string }{
@@ -478,6 +489,7 @@ func TestDelete(t *testing.T) {
 }
 
 func TestRename(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, nil)
 	mustWrite(t, root, map[string]string{"a.md": "a", "b.md": "b", "d/x.md": "x"})
 	for _, tc := range []struct{ from, to, want string }{
@@ -518,6 +530,7 @@ func TestRename(t *testing.T) {
 // TestMemoriesFoo guards against the Python SDK's prefix bug, in which
 // /memoriesfoo was read as /memories/foo.
 func TestMemoriesFoo(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, nil)
 	mustWrite(t, root, map[string]string{"foo": "f", "a.md": "a"})
 	before := snapshot(t, root)
@@ -552,6 +565,7 @@ func commandsOn(tb testing.TB, p string) []string {
 // each is refused, in the reference's words where it has them, and that
 // nothing inside or outside the root changes.
 func TestTraversal(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, nil)
 	base := filepath.Dir(root)
 	mustWrite(t, base, map[string]string{"outside/secret.md": "secret\n", "mem/a.md": "a\n"})
@@ -595,6 +609,7 @@ func TestTraversal(t *testing.T) {
 // TestSymlinkEscapes plants links inside the root that point outside it
 // and checks that no command reads, writes or deletes through them.
 func TestSymlinkEscapes(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, nil)
 	base := filepath.Dir(root)
 	outside := filepath.Join(base, "outside")
@@ -667,6 +682,7 @@ func TestSymlinkEscapes(t *testing.T) {
 }
 
 func TestModes(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, nil)
 	mustWrite(t, root, map[string]string{"loose.md": "a\n"})
 	if err := os.Chmod(filepath.Join(root, "loose.md"), 0o644); err != nil {
@@ -749,6 +765,7 @@ func TestWriteFailures(t *testing.T) {
 }
 
 func TestSizeCap(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, &Options{MaxFileBytes: 10})
 	mustWrite(t, root, map[string]string{"f.md": "123456789\n"})
 	before := snapshot(t, root)
@@ -777,6 +794,7 @@ func TestSizeCap(t *testing.T) {
 }
 
 func TestBinaryNotEdited(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, nil)
 	mustWrite(t, root, map[string]string{"b.bin": "a\x00b\n"})
 	for _, in := range []string{
@@ -796,6 +814,7 @@ func TestBinaryNotEdited(t *testing.T) {
 // TestBeforeChange checks the hooks' arguments on success and that a
 // refusing BeforeChange leaves everything as it was.
 func TestBeforeChange(t *testing.T) {
+	t.Parallel()
 	cmds := []struct {
 		in         string
 		wantBefore []string
@@ -853,6 +872,7 @@ func TestBeforeChange(t *testing.T) {
 }
 
 func TestReadOnly(t *testing.T) {
+	t.Parallel()
 	called := false
 	tool, root := mustTool(t, &Options{ReadOnly: true, BeforeChange: func(string) error { called = true; return nil }})
 	mustWrite(t, root, map[string]string{"a.md": "a\n"})
@@ -879,6 +899,7 @@ func TestReadOnly(t *testing.T) {
 }
 
 func TestMalformedInput(t *testing.T) {
+	t.Parallel()
 	tool, _ := mustTool(t, nil)
 	for _, tc := range []struct{ in, want string }{
 		{``, `The memory tool input must be a JSON object with a "command" key.`},
@@ -917,6 +938,7 @@ func TestMalformedInput(t *testing.T) {
 }
 
 func TestDefinition(t *testing.T) {
+	t.Parallel()
 	d := Definition()
 	if d.Name != "memory" || d.Description == "" {
 		t.Errorf("Definition() = %q, %q", d.Name, d.Description)
@@ -958,6 +980,7 @@ func TestDefinition(t *testing.T) {
 // TestConcurrent runs writers and readers at once (meaningful under -race)
 // and checks that every edit landed.
 func TestConcurrent(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, nil)
 	mustWrite(t, root, map[string]string{"log.md": ""})
 	var wg sync.WaitGroup
@@ -978,6 +1001,7 @@ func TestConcurrent(t *testing.T) {
 }
 
 func TestContextCancelled(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -994,6 +1018,7 @@ func TestContextCancelled(t *testing.T) {
 // that stay inside /memories are stepped through, and that results name the
 // clean path.
 func TestDotDotInside(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, nil)
 	mustWrite(t, root, map[string]string{"a.md": "a\n"})
 	for _, tc := range []struct{ in, want string }{
@@ -1013,6 +1038,7 @@ func TestDotDotInside(t *testing.T) {
 // TestViewTooLarge checks that view refuses to read a file over its 64 MiB
 // read limit (the reference reads any size), without reading it.
 func TestViewTooLarge(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, nil)
 	f, err := os.Create(filepath.Join(root, "big.log"))
 	if err != nil {
@@ -1033,6 +1059,7 @@ func TestViewTooLarge(t *testing.T) {
 // subdirectory that cannot be read is listed without its contents rather
 // than failing the whole listing.
 func TestViewUnreadableSubdirectory(t *testing.T) {
+	t.Parallel()
 	tool, root := mustTool(t, nil)
 	mustWrite(t, root, map[string]string{"locked/x.md": "x", "open.md": "o"})
 	locked := filepath.Join(root, "locked")

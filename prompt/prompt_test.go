@@ -37,6 +37,7 @@ func golden(tb testing.TB, name, got string) {
 }
 
 func TestBuildPromptGolden(t *testing.T) {
+	t.Parallel()
 	loaded, _ := memdir.LoadIndexText([]byte("- [Reviewer style](feedback_style.md) — prefers small diffs\n"))
 	for _, tc := range []struct {
 		name string
@@ -63,6 +64,7 @@ func TestBuildPromptGolden(t *testing.T) {
 }
 
 func TestBuildPromptRules(t *testing.T) {
+	t.Parallel()
 	ind, _ := Build(&Options{Dir: "/m/"})
 	skip, _ := Build(&Options{Dir: "/m/", SkipIndex: true})
 	team, _ := Build(&Options{Mode: Team, Dir: "/m/"})

@@ -60,6 +60,7 @@ func mustVectors(tb testing.TB, c *recall.EmbedCache, e llm.Embedder, in []recal
 }
 
 func TestEmbedCacheEmbedsOnlyWhatChanged(t *testing.T) {
+	t.Parallel()
 	srv := memdirtest.NewEmbedServer(t)
 	e := newTestEmbedder(t, srv, "embed-test", 0)
 	path := filepath.Join(t.TempDir(), "state", "embed", "dir.vec")
@@ -98,6 +99,7 @@ func TestEmbedCacheEmbedsOnlyWhatChanged(t *testing.T) {
 }
 
 func TestEmbedCacheModelAndDimensionChanges(t *testing.T) {
+	t.Parallel()
 	srv := memdirtest.NewEmbedServer(t)
 	path := filepath.Join(t.TempDir(), "c.vec")
 	in := inputs("alpha beta", "gamma delta")
@@ -137,6 +139,7 @@ func TestEmbedCacheModelAndDimensionChanges(t *testing.T) {
 }
 
 func TestEmbedCacheBatchesAndProgress(t *testing.T) {
+	t.Parallel()
 	srv := memdirtest.NewEmbedServer(t)
 	e := newTestEmbedder(t, srv, "m", 0)
 	var texts []string
@@ -170,6 +173,7 @@ func TestEmbedCacheBatchesAndProgress(t *testing.T) {
 }
 
 func TestEmbedCacheCorruptFileIsRebuilt(t *testing.T) {
+	t.Parallel()
 	srv := memdirtest.NewEmbedServer(t)
 	e := newTestEmbedder(t, srv, "m", 0)
 	in := inputs("one text", "two texts")
@@ -208,6 +212,7 @@ func TestEmbedCacheCorruptFileIsRebuilt(t *testing.T) {
 }
 
 func TestEmbedCacheFailures(t *testing.T) {
+	t.Parallel()
 	texts := make([]string, 10)
 	for i := range texts {
 		texts[i] = fmt.Sprintf("text %d", i)
@@ -273,6 +278,7 @@ func (looseEmbedder) Embed(_ context.Context, texts []string) (*llm.Embedding, e
 // TestEmbedCacheMixedBatch checks that the cache rejects a batch of mixed
 // sizes itself, whatever the embedder lets through.
 func TestEmbedCacheMixedBatch(t *testing.T) {
+	t.Parallel()
 	_, _, err := openTestCache(t, filepath.Join(t.TempDir(), "c.vec")).Vectors(context.Background(), looseEmbedder{}, inputs("a", "b"), nil)
 	var ee *llm.EmbedError
 	if !errors.As(err, &ee) || ee.Embedder != "loose:m" || !strings.Contains(err.Error(), "vector 1 of a batch has 3 dimensions") {
@@ -281,6 +287,7 @@ func TestEmbedCacheMixedBatch(t *testing.T) {
 }
 
 func TestEmbedCacheCancelled(t *testing.T) {
+	t.Parallel()
 	srv := memdirtest.NewEmbedServer(t)
 	e := newTestEmbedder(t, srv, "m", 0)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -302,6 +309,7 @@ func TestEmbedCacheCancelled(t *testing.T) {
 // TestEmbedCacheSharedFile has several caches, as several processes would,
 // add different texts to one file at once: none loses another's vectors.
 func TestEmbedCacheSharedFile(t *testing.T) {
+	t.Parallel()
 	srv := memdirtest.NewEmbedServer(t)
 	e := newTestEmbedder(t, srv, "m", 0)
 	path := filepath.Join(t.TempDir(), "c.vec")
@@ -336,6 +344,7 @@ func TestEmbedCacheSharedFile(t *testing.T) {
 }
 
 func TestEmbedCachePrune(t *testing.T) {
+	t.Parallel()
 	srv := memdirtest.NewEmbedServer(t)
 	e := newTestEmbedder(t, srv, "m", 0)
 	path := filepath.Join(t.TempDir(), "c.vec")
@@ -355,6 +364,7 @@ func TestEmbedCachePrune(t *testing.T) {
 }
 
 func TestCosine(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		a, b []float32
 		want float64
@@ -375,6 +385,7 @@ func TestCosine(t *testing.T) {
 }
 
 func TestEmbedText(t *testing.T) {
+	t.Parallel()
 	if got, want := recall.EmbedText("Deploy", "how we  ship\tto prod", "Run make ship.\n\nThen watch."), "Deploy\n\nhow we ship to prod\n\nRun make ship. Then watch."; got != want {
 		t.Errorf("EmbedText = %q, want %q", got, want)
 	}
@@ -392,6 +403,7 @@ func TestEmbedText(t *testing.T) {
 }
 
 func TestDefaultEmbedCachePath(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	lookup := func(k string) (string, bool) {
 		if k == "MEMDIR_STATE_DIR" {
@@ -416,6 +428,7 @@ func TestDefaultEmbedCachePath(t *testing.T) {
 // TestFakeVectorRanksBySharedWords checks that the fake embedder is useful
 // for tests of ranking: a query is closest to the text it shares words with.
 func TestFakeVectorRanksBySharedWords(t *testing.T) {
+	t.Parallel()
 	srv := memdirtest.NewEmbedServer(t)
 	e := newTestEmbedder(t, srv, "m", 0)
 	docs := []string{"how to deploy the service to production", "the team lunch is on fridays", "database migrations run before tests"}
@@ -437,6 +450,7 @@ func TestFakeVectorRanksBySharedWords(t *testing.T) {
 }
 
 func TestEmbedQuery(t *testing.T) {
+	t.Parallel()
 	srv := memdirtest.NewEmbedServer(t)
 	e := newTestEmbedder(t, srv, "m", 0)
 	v, u, err := recall.EmbedQuery(context.Background(), e, "deploy to production")
@@ -464,6 +478,7 @@ func TestEmbedQuery(t *testing.T) {
 // the file as it goes, so an interrupted run (a killed process) keeps most
 // of its work.
 func TestEmbedCacheSavesDuringLongRuns(t *testing.T) {
+	t.Parallel()
 	srv := memdirtest.NewEmbedServer(t)
 	e := newTestEmbedder(t, srv, "m", 0)
 	path := filepath.Join(t.TempDir(), "c.vec")
@@ -487,6 +502,7 @@ func TestEmbedCacheSavesDuringLongRuns(t *testing.T) {
 }
 
 func TestModelServerServesEmbeddings(t *testing.T) {
+	t.Parallel()
 	models := memdirtest.NewModelServer(t)
 	embeds := memdirtest.NewEmbedServer(t)
 	models.ServeEmbeddings(embeds)

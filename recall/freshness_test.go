@@ -10,6 +10,7 @@ import (
 )
 
 func TestFreshness(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		age       time.Duration
@@ -48,6 +49,7 @@ func TestFreshness(t *testing.T) {
 // through the os.Root.
 
 func TestManifest(t *testing.T) {
+	t.Parallel()
 	at := func(h int) time.Time { return time.Date(2026, 3, 5, h, 0, 0, 0, time.UTC) }
 	hs := []memdir.Header{
 		{Path: "team/oncall.md", ModTime: at(11), Description: "pager rota", Type: memdir.TypeReference},

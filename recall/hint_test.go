@@ -16,6 +16,7 @@ import (
 // hint a refresh sees only its rotating share of them, with NoteEdit's
 // hint it sees them all at once.
 func TestRefreshEditHint(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("waits out the racy window")
 	}
@@ -92,6 +93,7 @@ func TestRefreshEditHint(t *testing.T) {
 // TestEditHintsExpire checks that hints older than hintTTL, torn lines and
 // garbage are ignored, and that a file with no live hint is removed.
 func TestEditHintsExpire(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	data := fmt.Sprintf("%d\told.md\nnonsense\n\tempty.md\n%d\tlive.md\n%d\tfuture.md\n%d\ttorn.md",
 		now.Add(-2*hintTTL).UnixNano(), now.Add(-time.Minute).UnixNano(), now.Add(time.Hour).UnixNano(), now.UnixNano())
@@ -117,6 +119,7 @@ func TestEditHintsExpire(t *testing.T) {
 // TestEditHintsBounded fills the hint file past its bound: it is rewritten
 // with the newest hints and stays under the bound.
 func TestEditHintsBounded(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cache := filepath.Join(t.TempDir(), "idx")
 	x := NewIndex(dir, &IndexOptions{CachePath: cache})

@@ -15,6 +15,7 @@ import (
 // memory vectors are cached so a second recall embeds only the query, and a
 // failing server leaves recall lexical, saying so.
 func TestRecallHybrid(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := modelFixture(t)
 	srv := memdirtest.NewEmbedServer(t)
@@ -61,6 +62,7 @@ func TestRecallHybrid(t *testing.T) {
 // with the query is ranked first, and so shown to a selector whose budget
 // holds one line, by similarity alone.
 func TestRecallHybridRanksWithoutSharedWords(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := modelFixture(t)
 	srv := memdirtest.NewEmbedServer(t)

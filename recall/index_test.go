@@ -97,6 +97,7 @@ func ageAll(tb testing.TB, dir string) {
 }
 
 func TestRecallIndexPersistsAndUpdatesIncrementally(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := corpusDir(t, 300)
 	ageAll(t, dir)
@@ -156,6 +157,7 @@ func TestRecallIndexPersistsAndUpdatesIncrementally(t *testing.T) {
 }
 
 func TestRecallIndexRebuildsDamagedOrForeignFiles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := corpusDir(t, 120)
 	ageAll(t, dir)
@@ -210,6 +212,7 @@ func TestRecallIndexRebuildsDamagedOrForeignFiles(t *testing.T) {
 // Several processes (here, indexes sharing one file) refreshing at once
 // while memories change: no error, and every one ends up right.
 func TestRecallIndexConcurrentRefresh(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := corpusDir(t, 150)
 	cache := filepath.Join(t.TempDir(), "idx")
@@ -240,6 +243,7 @@ func TestRecallIndexConcurrentRefresh(t *testing.T) {
 }
 
 func TestRecallIndexWatch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := corpusDir(t, 50)
 	ageAll(t, dir)
@@ -276,6 +280,7 @@ func TestRecallIndexWatch(t *testing.T) {
 // the memory is among its results, and by Refresh within ⌈files/512⌉
 // refreshes otherwise.
 func TestRecallIndexSeesInPlaceEdits(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := corpusDir(t, 2200)
 	ageAll(t, dir)
@@ -334,6 +339,7 @@ func TestRecallIndexSeesInPlaceEdits(t *testing.T) {
 // which would cost a pass over the directory each prompt): one damaged in
 // the file is found, the index rebuilt, and the right header returned.
 func TestRecallIndexNewestChecksWhatItReturns(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "memory")
 	os.MkdirAll(dir, 0o700)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestFit(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		max      int
@@ -41,6 +42,7 @@ func TestFit(t *testing.T) {
 // memory, within the cap) and as system reminders (no cap), with the
 // session's record of what went in.
 func TestInjectForms(t *testing.T) {
+	t.Parallel()
 	res := &Result{Memories: []Recalled{
 		{Path: "a.md", AbsPath: "/m/a.md", Header: "Memory: /m/a.md:", Content: "short"},
 		{Path: "b.md", AbsPath: "/m/b.md", Header: "Memory: /m/b.md:", Content: strings.Repeat("x", MaxContextChars)},

@@ -56,6 +56,7 @@ func models(tb testing.TB, srv *memdirtest.ModelServer) map[string]llm.Model {
 }
 
 func TestRecallWithModelSelector(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := modelFixture(t)
 	now := func() time.Time { return time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC) }
@@ -101,6 +102,7 @@ func TestRecallWithModelSelector(t *testing.T) {
 }
 
 func TestRecallFallsBackWhenTheModelFails(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := modelFixture(t)
 	for _, tc := range []struct {
@@ -130,6 +132,7 @@ func TestRecallFallsBackWhenTheModelFails(t *testing.T) {
 }
 
 func TestRecallSelectorCanChooseNothing(t *testing.T) {
+	t.Parallel()
 	d := modelFixture(t)
 	srv := memdirtest.NewModelServer(t)
 	srv.Enqueue(memdirtest.JSONReply(map[string]any{"selected_memories": []string{}}))
@@ -151,6 +154,7 @@ func TestRecallSelectorCanChooseNothing(t *testing.T) {
 // does, even when no memory shares a word with the query; the ranked ones
 // come first.
 func TestRecallSelectorSeesWhatClaudeCodeShows(t *testing.T) {
+	t.Parallel()
 	d, t0 := openManifestDir(t)
 	descs := []string{
 		"Release trains leave on Tuesdays; the blue/green script rolls them out",
@@ -203,6 +207,7 @@ func TestRecallSelectorSeesWhatClaudeCodeShows(t *testing.T) {
 // the first third of the budget in full and the rest by file name alone: at
 // Claude Code's cost, the selector sees far more than its 200 newest.
 func TestRecallTieredManifest(t *testing.T) {
+	t.Parallel()
 	d, t0 := openManifestDir(t)
 	const n = 900
 	for i := range n {

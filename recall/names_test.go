@@ -15,6 +15,7 @@ import (
 // scanning), checks the name in the file as it is now, and still refuses an
 // ambiguous name.
 func TestSaveFindsNameThroughRecallIndex(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, cache := openIndexedDir(t)
 	mustSave(t, d, &memdir.Memory{Path: "odd_file_name.md", Name: "deploy-rules", Description: "how we deploy", Type: memdir.TypeProject, Body: "v1"}, nil)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestIsShortQuery(t *testing.T) {
+	t.Parallel()
 	for q, want := range map[string]bool{
 		"": true, "   ": true, "deploy": true, "deploy?": true,
 		"how do we deploy": false, " two words ": false,
@@ -26,6 +27,7 @@ func TestIsShortQuery(t *testing.T) {
 }
 
 func TestReadForSurfacing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
@@ -81,6 +83,7 @@ func recallFixture(tb testing.TB, now time.Time) *memdir.Dir {
 }
 
 func TestRecallLexical(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	d := recallFixture(t, now)
@@ -152,6 +155,7 @@ func TestRecallLexical(t *testing.T) {
 }
 
 func TestRecallIndexRefreshAndCache(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	now := time.Now()
 	d := recallFixture(t, now)
@@ -193,6 +197,7 @@ func TestRecallIndexRefreshAndCache(t *testing.T) {
 }
 
 func TestRecallEmptyDirectory(t *testing.T) {
+	t.Parallel()
 	d := mustOpen(t)
 	res, err := Recall(context.Background(), d, "anything at all here", nil)
 	if err != nil || res.Method != MethodEmpty || len(res.Memories) != 0 {

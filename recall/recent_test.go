@@ -42,6 +42,7 @@ func openIndexedDir(tb testing.TB) (*memdir.Dir, string) {
 // list the directory; anything else that changed the directory, or a new
 // index file, sends the lookup back to listing.
 func TestSaveRecordsRecentSaves(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, cache := openIndexedDir(t)
 	for _, n := range []string{"one", "two", "three"} {

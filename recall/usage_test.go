@@ -46,6 +46,7 @@ func checkMtimes(t *testing.T, d *memdir.Dir, want map[string]time.Time) {
 }
 
 func TestRecallCountsSurfacedMemories(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, mtimes := usageFixture(t, 3)
 	entries, _ := os.ReadDir(d.Path())

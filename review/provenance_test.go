@@ -11,6 +11,7 @@ import (
 )
 
 func TestRecordProvenanceOutsideTheFile(t *testing.T) {
+	t.Parallel()
 	d, q, setNow := openWithReview(t)
 	setNow(func() time.Time { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC) })
 	content := []byte("---\nname: build\ndescription: how to build\nprovenance: {by: user, via: cli}\n---\n\nmake all\n")

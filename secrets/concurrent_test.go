@@ -13,6 +13,7 @@ import (
 // detector (go test -race -run TestConcurrentScan) it also shows that the
 // first scans may race each other.
 func TestConcurrentScan(t *testing.T) {
+	t.Parallel()
 	pos, _ := vectors()
 	const workers = 8
 	got := make([][][]Match, workers)

@@ -10,6 +10,7 @@ import (
 // A key id with its secret next to it, as in the credentials CSV the AWS
 // console offers: both are reported and both are redacted.
 func TestAWSKeyPair(t *testing.T) {
+	t.Parallel()
 	g := newGen()
 	id := "AKIA" + g.s(base32, 16)
 	secret := awsSecret(g)
@@ -38,6 +39,7 @@ func TestAWSKeyPair(t *testing.T) {
 
 // The URL rule redacts only the password: the user, host and path stay.
 func TestURLPasswordRedaction(t *testing.T) {
+	t.Parallel()
 	pw := "Zq8" + strings.Repeat("mK2", 4)
 	got := Redact("DATABASE_URL=postgres://app:" + pw + "@db.internal:5432/app and redis://:" + pw + "@cache:6379/0")
 	want := "DATABASE_URL=postgres://app:" + Marker + "@db.internal:5432/app and redis://:" + Marker + "@cache:6379/0"

@@ -25,6 +25,7 @@ import (
 // files are shuffled with a fixed seed and read until the cap, so the sample
 // is spread over every module and the same on every run.
 func TestCleanCorpus(t *testing.T) {
+	t.Parallel()
 	limit := int64(corpusBytes)
 	if testing.Short() {
 		limit = 4 << 20

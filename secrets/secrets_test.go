@@ -38,6 +38,7 @@ var contexts = []struct{ name, format string }{
 }
 
 func TestRules(t *testing.T) {
+	t.Parallel()
 	var ids []string
 	for _, r := range Rules() {
 		ids = append(ids, r.ID)
@@ -58,6 +59,7 @@ func TestRules(t *testing.T) {
 }
 
 func TestEveryRuleHasVectors(t *testing.T) {
+	t.Parallel()
 	pos, neg := vectors()
 	havePos, haveNeg := map[string]bool{}, map[string]bool{}
 	for _, p := range pos {
@@ -76,6 +78,7 @@ func TestEveryRuleHasVectors(t *testing.T) {
 // Scan looks only where a rule's keywords occur, so every keyword needs a
 // vector that shows the pattern matches around it.
 func TestEveryKeywordHasVector(t *testing.T) {
+	t.Parallel()
 	pos, _ := vectors()
 	for _, r := range Rules() {
 		for _, kw := range r.keywords {
@@ -94,6 +97,7 @@ func TestEveryKeywordHasVector(t *testing.T) {
 // its rule and nothing else, and Redact replaces the secret and keeps the
 // rest.
 func TestPositive(t *testing.T) {
+	t.Parallel()
 	pos, _ := vectors()
 	for _, p := range pos {
 		for _, c := range contexts {
@@ -118,6 +122,7 @@ func TestPositive(t *testing.T) {
 // TestNegative checks every near miss in every context: Scan finds nothing
 // and Redact changes nothing.
 func TestNegative(t *testing.T) {
+	t.Parallel()
 	_, neg := vectors()
 	for _, n := range neg {
 		for _, c := range contexts {
@@ -137,6 +142,7 @@ func TestNegative(t *testing.T) {
 // password, which may be shorter, is never matched when it holds the
 // marker's brackets.
 func TestSecretsAreLongerThanMarker(t *testing.T) {
+	t.Parallel()
 	pos, _ := vectors()
 	for _, p := range pos {
 		if p.rule == "url-password" {
@@ -152,6 +158,7 @@ func TestSecretsAreLongerThanMarker(t *testing.T) {
 }
 
 func TestSeveralSecrets(t *testing.T) {
+	t.Parallel()
 	pos, _ := vectors()
 	byName := map[string]positive{}
 	for _, p := range pos {
@@ -219,6 +226,7 @@ func TestSeveralSecrets(t *testing.T) {
 
 // A Match must be safe to print: nothing in it may come from the secret.
 func TestMatchOmitsSecret(t *testing.T) {
+	t.Parallel()
 	pos, _ := vectors()
 	for _, p := range pos {
 		printed := fmt.Sprintf("%#v", Scan(p.text()))
@@ -229,6 +237,7 @@ func TestMatchOmitsSecret(t *testing.T) {
 }
 
 func TestNoFalsePositivesInMarkdown(t *testing.T) {
+	t.Parallel()
 	doc := markdownDoc(250_000)
 	if got := Scan(doc); got != nil {
 		t.Errorf("Scan of the clean benchmark document = %v, want nil", got)
@@ -236,6 +245,7 @@ func TestNoFalsePositivesInMarkdown(t *testing.T) {
 }
 
 func TestLabel(t *testing.T) {
+	t.Parallel()
 	tests := map[string]string{
 		"aws-access-token":              "AWS Access Token",
 		"gcp-api-key":                   "GCP API Key",
@@ -298,6 +308,7 @@ func TestLabel(t *testing.T) {
 }
 
 func TestLabels(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		ms   []Match
 		want string

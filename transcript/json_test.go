@@ -14,6 +14,7 @@ import (
 )
 
 func TestReadMessagesJSON(t *testing.T) {
+	t.Parallel()
 	tr := readFixture(t, "messages.json")
 	if tr.Format != FormatJSON {
 		t.Errorf("format %q, want json", tr.Format)
@@ -54,6 +55,7 @@ func TestReadMessagesJSON(t *testing.T) {
 }
 
 func TestReadMessagesJSONErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, in, want string }{
 		{"not a list", `{"role":"user"}`, "decode message list"},
 		{"truncated", `[{"role":"user","content":"hi"}`, "decode message list"},
@@ -74,6 +76,7 @@ func TestReadMessagesJSONErrors(t *testing.T) {
 }
 
 func TestDetect(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		head string
 		want Format
@@ -94,6 +97,7 @@ func TestDetect(t *testing.T) {
 }
 
 func TestReadAny(t *testing.T) {
+	t.Parallel()
 	for name, want := range map[string]Format{"session.jsonl": FormatJSONL, "messages.json": FormatJSON} {
 		f, err := os.Open("testdata/" + name)
 		if err != nil {

@@ -78,6 +78,7 @@ func short(uuid string) string {
 }
 
 func TestSession(t *testing.T) {
+	t.Parallel()
 	tr := readFixture(t, "session.jsonl")
 
 	want := []summary{
@@ -157,6 +158,7 @@ func TestSession(t *testing.T) {
 }
 
 func TestSince(t *testing.T) {
+	t.Parallel()
 	tr := readFixture(t, "session.jsonl")
 	tests := []struct {
 		name  string
@@ -188,6 +190,7 @@ func TestSince(t *testing.T) {
 }
 
 func TestRecentTools(t *testing.T) {
+	t.Parallel()
 	tr := readFixture(t, "session.jsonl")
 	// Cut the conversation before the meta records: the last prompt is the
 	// first one, after which Read and Edit succeeded and Bash failed.
@@ -209,6 +212,7 @@ func TestRecentTools(t *testing.T) {
 }
 
 func TestCompaction(t *testing.T) {
+	t.Parallel()
 	tr := readFixture(t, "compaction.jsonl")
 	msgs := tr.Messages()
 	if len(msgs) != 12 {
@@ -257,6 +261,7 @@ func TestCompaction(t *testing.T) {
 }
 
 func TestRewind(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("testdata/rewind.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -301,6 +306,7 @@ func TestRewind(t *testing.T) {
 }
 
 func TestMalformed(t *testing.T) {
+	t.Parallel()
 	tr := readFixture(t, "malformed.jsonl")
 	wantSkipped := []struct {
 		line   int
@@ -376,6 +382,7 @@ func TestHugeLine(t *testing.T) {
 }
 
 func TestEdgeInputs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		in       string
@@ -415,6 +422,7 @@ func (r *failingReader) Read(p []byte) (int, error) {
 }
 
 func TestReadError(t *testing.T) {
+	t.Parallel()
 	_, err := Read(&failingReader{data: `{"type":"user"}` + "\n"})
 	if err == nil || !strings.Contains(err.Error(), "disk on fire") {
 		t.Errorf("Read error = %v, want the reader's error", err)
@@ -426,6 +434,7 @@ func TestReadError(t *testing.T) {
 }
 
 func TestStripWrappers(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"plain text", "plain text"},
 		{"fix it\n\n<system-reminder>\nfile opened\n</system-reminder>", "fix it"},

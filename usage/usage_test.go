@@ -12,6 +12,7 @@ import (
 )
 
 func TestUseLogRecordAndStats(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	u := New(filepath.Join(t.TempDir(), "uses", "d.log"), &Options{Now: func() time.Time { return now }})
@@ -67,6 +68,7 @@ func TestUseLogRecordAndStats(t *testing.T) {
 // TestUseLogCrashedCompaction: a fold left behind is counted exactly once,
 // whether the crash came before or after the summary was written.
 func TestUseLogCrashedCompaction(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	u := New(filepath.Join(t.TempDir(), "d.log"), nil)
 	if err := u.Record(ctx, Recall, "a.md", "b.md"); err != nil {
@@ -125,6 +127,7 @@ func TestUseLogCrashedCompaction(t *testing.T) {
 }
 
 func TestUseLogBadSummaryNamesTheFile(t *testing.T) {
+	t.Parallel()
 	u := New(filepath.Join(t.TempDir(), "d.log"), nil)
 	if err := os.WriteFile(u.SummaryPath(), []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
@@ -141,6 +144,7 @@ func TestUseLogBadSummaryNamesTheFile(t *testing.T) {
 // TestUseLogConcurrentGoroutines: 16 goroutines record at once while the
 // log is compacted every few KiB; no use is lost.
 func TestUseLogConcurrentGoroutines(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	u := New(filepath.Join(t.TempDir(), "d.log"), nil)
 	u.compactAt = 4 << 10

@@ -9,6 +9,7 @@ import (
 )
 
 func TestWriteFileReplaces(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	name := filepath.Join(dir, "a.md")
 	if err := WriteFile(name, []byte("one"), 0o600); err != nil {
@@ -56,6 +57,7 @@ func TestWriteFileFailureLeavesOriginal(t *testing.T) {
 }
 
 func TestMkdirAll(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "a", "b", "c")
 	if err := MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -70,6 +72,7 @@ func TestMkdirAll(t *testing.T) {
 }
 
 func TestWriteFileInRefusesEscape(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	inside := filepath.Join(base, "mem")
 	outside := filepath.Join(base, "outside")
@@ -99,6 +102,7 @@ func TestWriteFileInRefusesEscape(t *testing.T) {
 }
 
 func TestWriteFileLongName(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	name := strings.Repeat("n", 250) + ".md"
 	if err := WriteFile(filepath.Join(dir, name), []byte("x"), 0o600); err != nil {
@@ -117,6 +121,7 @@ func TestWriteFileLongName(t *testing.T) {
 // WriteMapped writes in pieces; the file must hold exactly the data, of any
 // length around the piece size, and replace the old file whole.
 func TestWriteMapped(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	name := filepath.Join(dir, "x.idx")
 	for _, n := range []int{0, 1, mappedChunk - 1, mappedChunk, mappedChunk + 1, 3*mappedChunk + 17} {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestAcquireExcludes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctx := context.Background()
 	var mu sync.Mutex
@@ -45,6 +46,7 @@ func TestAcquireExcludes(t *testing.T) {
 }
 
 func TestAcquireHonoursContext(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	l, err := Acquire(context.Background(), dir)
 	if err != nil {

@@ -42,6 +42,7 @@ func sample(t testing.TB) ([]byte, map[uint32][]byte) {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	b, secs := sample(t)
 	f, err := testFormat.Parse(b)
 	if err != nil {
@@ -83,6 +84,7 @@ func TestRoundTrip(t *testing.T) {
 
 // A frame inside a section of another, written in place by AddFunc.
 func TestNested(t *testing.T) {
+	t.Parallel()
 	inner := Format{Magic: "INNERFRM", Version: 1}
 	w := testFormat.NewWriter(nil)
 	w.Add(1, []byte("abc"))
@@ -117,6 +119,7 @@ func TestNested(t *testing.T) {
 }
 
 func TestWriterErrors(t *testing.T) {
+	t.Parallel()
 	w := testFormat.NewWriter(nil)
 	w.Add(2, nil)
 	w.Add(2, nil)
@@ -154,6 +157,7 @@ func TestWriterErrors(t *testing.T) {
 // Every byte of the header, the table and the padding is checked when the
 // file is parsed; every byte of a section when it is first used.
 func TestEveryByteIsChecked(t *testing.T) {
+	t.Parallel()
 	good, _ := sample(t)
 	f, _ := testFormat.Parse(good)
 	inSection := make([]bool, len(good))
@@ -195,6 +199,7 @@ func TestEveryByteIsChecked(t *testing.T) {
 // A damaged section fails when used, and keeps failing; the others and the
 // unchecked view still work.
 func TestLazyCheck(t *testing.T) {
+	t.Parallel()
 	b, secs := sample(t)
 	f, _ := testFormat.Parse(b)
 	s := &f.secs[4] // id 9
@@ -219,6 +224,7 @@ func TestLazyCheck(t *testing.T) {
 // What a reader says of files of another kind, version or machine, and of
 // the layouts memdir wrote before this package.
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	b, _ := sample(t)
 	other := func(edit func([]byte)) []byte {
 		c := aligned(b)
@@ -250,6 +256,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestOpen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.bin")
 	for round := range 2 { // a new file, then a replaced one
@@ -300,6 +307,7 @@ func TestOpen(t *testing.T) {
 }
 
 func TestView(t *testing.T) {
+	t.Parallel()
 	type rec struct {
 		A uint32
 		B uint16
@@ -326,6 +334,7 @@ func TestView(t *testing.T) {
 
 // checksum is hash/crc32's CRC-32C, whole or continued in pieces.
 func TestChecksum(t *testing.T) {
+	t.Parallel()
 	table := crc32.MakeTable(crc32.Castagnoli)
 	b := make([]byte, 300<<10)
 	for i := range b {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestEditKeepsOrderAndValues(t *testing.T) {
+	t.Parallel()
 	in := "\ufeff{\n  \"b\": 1e2,\n  \"a\": {\"x\": 1.50},\n  \"b\": 3\n}\n"
 	o, err := Parse([]byte(in))
 	if err != nil {
@@ -26,6 +27,7 @@ func TestEditKeepsOrderAndValues(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"[1]":           "not a JSON object (it is an array)",
 		"{\"a\":1,}":    "not valid JSON: line 1",

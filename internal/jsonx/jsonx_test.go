@@ -11,6 +11,7 @@ import (
 )
 
 func TestExtract(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		text string
@@ -46,6 +47,7 @@ func TestExtract(t *testing.T) {
 }
 
 func TestExtractErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		text     string
@@ -83,6 +85,7 @@ func TestExtractErrors(t *testing.T) {
 // TestExtractDegenerate checks that a reply made of thousands of openers is
 // answered (with an error) instead of being scanned once per opener.
 func TestExtractDegenerate(t *testing.T) {
+	t.Parallel()
 	text := "a " + strings.Repeat("{ x ", 50000)
 	if _, err := Extract(text); !errors.Is(err, ErrNoJSON) {
 		t.Fatalf("Extract(degenerate) error = %v, want ErrNoJSON", err)

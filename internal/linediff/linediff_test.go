@@ -10,6 +10,7 @@ import (
 func lines(s string) []string { return Split(s) }
 
 func TestSplitLines(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want []string
@@ -27,6 +28,7 @@ func TestSplitLines(t *testing.T) {
 }
 
 func TestLineStats(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		a, b           string
 		added, removed int
@@ -101,6 +103,7 @@ func checkScript(t *testing.T, a, b []string, ops []Op) {
 }
 
 func TestDiffIsMinimalOnRandomInputs(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	alphabet := []string{"a\n", "b\n", "c\n", "d\n", "}\n", "\n"}
 	gen := func() []string {
@@ -123,6 +126,7 @@ func TestDiffIsMinimalOnRandomInputs(t *testing.T) {
 }
 
 func TestUnified(t *testing.T) {
+	t.Parallel()
 	a := lines("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n")
 	b := lines("1\n2\nthree\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13")
 	ops, _ := Diff(a, b, 0)
@@ -152,6 +156,7 @@ func TestUnified(t *testing.T) {
 }
 
 func TestUnifiedFormat(t *testing.T) {
+	t.Parallel()
 	a := lines("1\n2\n3\n4\n")
 	b := lines("1\nzwei\n3\n4\n5\n")
 	ops, _ := Diff(a, b, 0)
@@ -170,6 +175,7 @@ func TestUnifiedFormat(t *testing.T) {
 }
 
 func TestDiffBudgetFallsBackToReplace(t *testing.T) {
+	t.Parallel()
 	var a, b []string
 	for i := range 3000 {
 		a = append(a, string(rune('a'+i%7))+"\n")

@@ -8,6 +8,7 @@ import (
 // TestSplitFrontmatterMatchesPattern checks the hand-written matcher against
 // Claude Code's regular expression on tricky inputs.
 func TestSplitFrontmatterMatchesPattern(t *testing.T) {
+	t.Parallel()
 	re := regexp.MustCompile(`\A---[\t\n\v\f\r ]*\n([\s\S]*?)---[\t\n\v\f\r ]*\n?`)
 	for _, s := range []string{
 		"---\nname: a\n---\nbody", "---\n\n\nname: a\n---\n\n\nbody", "--- \t\nname: a---b\n---\n",

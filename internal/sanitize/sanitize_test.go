@@ -7,6 +7,7 @@ import (
 )
 
 func TestSanitizePath(t *testing.T) {
+	t.Parallel()
 	deep := "/Users/alice/work/" + strings.Repeat("deeply-nested-folder/", 10) + "service"
 	cjk := "/home/bob/项目/" + strings.Repeat("模块/", 70) + "api"
 	for _, tc := range []struct {
@@ -44,6 +45,7 @@ func TestSanitizePath(t *testing.T) {
 }
 
 func TestSanitizePathLengthRule(t *testing.T) {
+	t.Parallel()
 	// 199 ASCII units plus one astral character: 201 units, so hashed.
 	in := strings.Repeat("a", 199) + "😀"
 	got := Path(in, Bun)
@@ -59,6 +61,7 @@ func TestSanitizePathLengthRule(t *testing.T) {
 }
 
 func TestWyhashSmallInputs(t *testing.T) {
+	t.Parallel()
 	// Every length class of the algorithm: empty, 1-3, 4-16, 17-47, 48+, and
 	// exact multiples of 48 (the loop runs while i+48 < n).
 	seen := map[uint64]int{}
