@@ -476,3 +476,71 @@ func TestApplyReviewRefusesTamperedReports(t *testing.T) {
 		t.Errorf("a tampered report removed a team memory: %v", err)
 	}
 }
+
+// TestReviewLexicalPairs covers the pair findings the planted world does
+// not: several groups of exact duplicates (reported in path order, a team
+// copy kept over a private one), near duplicates between two memories
+// (the older kept, whichever comes first) and between two instruction files, and near-identical
+// entries of one instruction file (left to its author).
+func TestReviewLexicalPairs(t *testing.T) {
+	base := t.TempDir()
+	src := promote.Sources{
+		MemoryDir:   filepath.Join(base, "memory"),
+		ProjectRoot: filepath.Join(base, "project"),
+		ConfigHome:  filepath.Join(base, "config"),
+	}
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	mem := func(name, body string) string {
+		return "---\nname: " + name + "\ndescription: " + name + "\ntype: user\n---\n\n" + body + "\n"
+	}
+	files := map[string]struct {
+		content string
+		age     time.Duration
+	}{
+		"memory/b_zebra.md":       {mem("zebra one", "Zebras graze on the savanna grass at dawn."), 3 * time.Hour},
+		"memory/b_zebra_copy.md":  {mem("zebra two", "Zebras graze on the savanna grass at dawn."), 2 * time.Hour},
+		"memory/a_kiwi.md":        {mem("kiwi one", "Kiwis forage for insects in leaf litter."), time.Hour},
+		"memory/team/kiwi.md":     {mem("kiwi team", "Kiwis forage for insects in leaf litter."), 2 * time.Hour},
+		"memory/team/MEMORY.md":   {"- [kiwi](kiwi.md) — kiwis\n", 0},
+		"memory/c_otter.md":       {mem("otter", "Sea otters hold hands while sleeping in kelp beds near Monterey bay."), time.Hour},
+		"memory/c_otter_older.md": {mem("otter older", "Sea otters hold hands while sleeping in kelp beds near Monterey."), 5 * time.Hour},
+		"memory/d_heron_old.md":   {mem("heron old", "Grey herons nest in tall trees beside the river estuary every spring."), 6 * time.Hour},
+		"memory/d_heron_young.md": {mem("heron young", "Grey herons nest in tall trees beside the river estuary each spring."), time.Hour},
+		"project/CLAUDE.md": {"- Compile protobuf schemas with buf generate before every release build.\n" +
+			"- Lint shell scripts with shellcheck in strict mode.\n- Lint shell scripts with shellcheck in strict mode please.\n", 0},
+		"config/CLAUDE.md": {"- Compile protobuf schemas with buf generate before every release.\n", 0},
+	}
+	for name, f := range files {
+		p := filepath.Join(base, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(f.content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mt := now.Add(-f.age)
+		if err := os.Chtimes(p, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := promote.Review(context.Background(), src, &promote.Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range rep.Items {
+		if it.Section == promote.SectionCleanup {
+			got = append(got, brief(it)+": "+it.Reason)
+		}
+	}
+	want := []string{
+		"C1 duplicate a_kiwi.md | team/kiwi.md -remove a_kiwi.md: holds the same text as team/kiwi.md",
+		"C2 duplicate b_zebra_copy.md | b_zebra.md -remove b_zebra_copy.md: holds the same text as b_zebra.md",
+		"C3 near-duplicate c_otter.md | c_otter_older.md -remove c_otter.md: says nearly the same as c_otter_older.md (similarity 0.79); merge anything it adds, then drop it",
+		"C4 near-duplicate d_heron_young.md | d_heron_old.md -remove d_heron_young.md: says nearly the same as d_heron_old.md (similarity 0.71); merge anything it adds, then drop it",
+		"C5 near-duplicate ~config/CLAUDE.md:1 | CLAUDE.md:1 (not applicable): two instruction files say nearly the same (similarity 0.88); keep it in one (memdir does not edit instruction files for you)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("cleanup items (-want +got):\n%s", diff)
+	}
+}
