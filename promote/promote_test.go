@@ -424,6 +424,12 @@ func TestReviewWithModel(t *testing.T) {
 		{"promoting an instruction", memdirtest.JSONReply(map[string]any{"items": []any{item("promotions", "to-claude-local-md", []string{refOf["CLAUDE.md:4"]}, "r", "", "x")}}), "not an auto memory"},
 		{"promotion without a rule", memdirtest.JSONReply(map[string]any{"items": []any{item("promotions", "to-claude-md", []string{refOf["feedback_commits.md"]}, " ", "", "x")}}), "needs a one-line rule"},
 		{"removing a team memory", memdirtest.JSONReply(map[string]any{"items": []any{item("cleanup", "duplicate", []string{refOf["team/grafana.md"]}, "", refOf["team/grafana.md"], "x")}}), "not an auto memory"},
+		{"unknown kind", memdirtest.JSONReply(map[string]any{"items": []any{item("cleanup", "merge", []string{refOf["feedback_commits.md"]}, "", "", "x")}}), `unknown kind "merge"`},
+		{"no refs", memdirtest.JSONReply(map[string]any{"items": []any{item("cleanup", "duplicate", []string{}, "", "", "x")}}), "it names no entry"},
+		{"removing outside its refs", memdirtest.JSONReply(map[string]any{"items": []any{item("cleanup", "duplicate", []string{refOf["feedback_gofmt_copy.md"]}, "", refOf["feedback_gofmt.md"], "x")}}), "is not one of its refs"},
+		{"removing an unknown ref", memdirtest.JSONReply(map[string]any{"items": []any{item("cleanup", "outdated", []string{refOf["project_freeze.md"]}, "", "M999", "x")}}), `remove "M999" is not one of its refs`},
+		{"items not a list", memdirtest.JSONReply(map[string]any{"items": "none"}), "does not match the schema"},
+		{"no items", memdirtest.JSONReply(map[string]any{"findings": []any{}}), `has no "items" list`},
 		{"not JSON", memdirtest.TextReply("I think everything is fine."), "no JSON"},
 		{"server error", memdirtest.ErrorReply(500, "overloaded"), "the model call failed"},
 	} {
@@ -440,6 +446,37 @@ func TestReviewWithModel(t *testing.T) {
 				t.Errorf("fallback report has %d items, the lexical one %d", len(rep.Items), len(lexical.Items))
 			}
 		})
+	}
+
+	// The other promotions, a removal, and an item without a reason.
+	srv.Enqueue(memdirtest.JSONReply(map[string]any{"items": []any{
+		item("promotions", "to-claude-local-md", []string{refOf["feedback_terse.md"]}, " Keep answers\nterse. ", "", "How this user works."),
+		item("promotions", "to-team", []string{refOf["reference_runbooks.md"]}, "", "", "Everyone needs the runbooks."),
+		item("cleanup", "outdated", []string{refOf["project_freeze.md"]}, "", " "+refOf["project_freeze.md"], "  "),
+		item("cleanup", "near-duplicate", []string{refOf["feedback_deploy.md"], refOf["CLAUDE.md:4"]}, "", "", "Said twice; nothing removed."),
+	}}))
+	rep, err = promote.Review(ctx, w.src, &promote.Options{Model: m, Now: func() time.Time { return w.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Method != promote.MethodByModel {
+		t.Fatalf("method %s, fallback %q", rep.Method, rep.Fallback)
+	}
+	got = nil
+	for _, it := range rep.Items[:4] {
+		got = append(got, brief(it)+": "+it.Rule+": "+it.Reason)
+	}
+	want = []string{
+		"P1 to-claude-local-md feedback_terse.md -> CLAUDE.local.md: Keep answers terse.: How this user works.",
+		"P2 to-team reference_runbooks.md -> reference_runbooks.md: : Everyone needs the runbooks.",
+		"C1 outdated project_freeze.md -remove project_freeze.md: : (the model gave no reason)",
+		"C2 near-duplicate feedback_deploy.md | CLAUDE.md:4 (not applicable): : Said twice; nothing removed.",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("model report (-want +got):\n%s", diff)
+	}
+	if p2, _ := rep.Item("P2"); p2.Target != "team/reference_runbooks.md" {
+		t.Errorf("P2 target = %q", p2.Target)
 	}
 }
 
