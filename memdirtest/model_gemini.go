@@ -55,87 +55,119 @@ type geminiContent struct {
 	Parts []geminiPart `json:"parts"`
 }
 
+// geminiRequest is the body of a generateContent request, the fields the
+// fake reads.
+type geminiRequest struct {
+	Contents          []geminiContent `json:"contents"`
+	SystemInstruction json.RawMessage `json:"systemInstruction"`
+	Tools             []struct {
+		FunctionDeclarations []struct {
+			Name                 string          `json:"name"`
+			Description          string          `json:"description"`
+			Parameters           json.RawMessage `json:"parameters"`
+			ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema"`
+		} `json:"functionDeclarations"`
+	} `json:"tools"`
+	ToolConfig *struct {
+		FunctionCallingConfig *struct {
+			Mode                 string   `json:"mode"`
+			AllowedFunctionNames []string `json:"allowedFunctionNames"`
+		} `json:"functionCallingConfig"`
+	} `json:"toolConfig"`
+	GenerationConfig *struct {
+		MaxOutputTokens    int             `json:"maxOutputTokens"`
+		ResponseSchema     json.RawMessage `json:"responseSchema"`
+		ResponseJSONSchema json.RawMessage `json:"responseJsonSchema"`
+	} `json:"generationConfig"`
+}
+
 func (geminiWire) decode(body []byte, req *ModelRequest) error {
-	var in struct {
-		Contents          []geminiContent `json:"contents"`
-		SystemInstruction json.RawMessage `json:"systemInstruction"`
-		Tools             []struct {
-			FunctionDeclarations []struct {
-				Name                 string          `json:"name"`
-				Description          string          `json:"description"`
-				Parameters           json.RawMessage `json:"parameters"`
-				ParametersJSONSchema json.RawMessage `json:"parametersJsonSchema"`
-			} `json:"functionDeclarations"`
-		} `json:"tools"`
-		ToolConfig *struct {
-			FunctionCallingConfig *struct {
-				Mode                 string   `json:"mode"`
-				AllowedFunctionNames []string `json:"allowedFunctionNames"`
-			} `json:"functionCallingConfig"`
-		} `json:"toolConfig"`
-		GenerationConfig *struct {
-			MaxOutputTokens    int             `json:"maxOutputTokens"`
-			ResponseSchema     json.RawMessage `json:"responseSchema"`
-			ResponseJSONSchema json.RawMessage `json:"responseJsonSchema"`
-		} `json:"generationConfig"`
-	}
+	var in geminiRequest
 	if err := json.Unmarshal(body, &in); err != nil {
 		return err
 	}
 	if len(in.Contents) == 0 {
 		return fmt.Errorf("contents are required")
 	}
-	if sys := bytes.TrimSpace(in.SystemInstruction); len(sys) > 0 && string(sys) != "null" {
-		// A Content ({"parts": [...]}) or, as the SDK also accepts, a string.
-		if sys[0] == '"' {
-			if err := json.Unmarshal(sys, &req.System); err != nil {
-				return fmt.Errorf("systemInstruction: %w", err)
-			}
-		} else {
-			var c geminiContent
-			if err := json.Unmarshal(sys, &c); err != nil {
-				return fmt.Errorf("systemInstruction: %w", err)
-			}
-			var texts []string
-			for _, p := range c.Parts {
-				texts = append(texts, p.Text)
-			}
-			req.System = strings.Join(texts, "\n")
-		}
+	if err := decodeGeminiSystem(in.SystemInstruction, req); err != nil {
+		return err
 	}
 	for i, c := range in.Contents {
-		msg := llm.Message{Role: llm.RoleUser}
-		switch c.Role {
-		case "user", "", "function":
-		case "model":
-			msg.Role = llm.RoleAssistant
-		default:
-			return fmt.Errorf("contents[%d]: role %q is not supported by the fake", i, c.Role)
-		}
-		for _, p := range c.Parts {
-			switch {
-			case p.FunctionCall != nil:
-				id := p.FunctionCall.ID
-				if id == "" {
-					id = p.FunctionCall.Name
-				}
-				msg.Content = append(msg.Content, llm.Block{Type: llm.BlockToolUse, ToolUseID: id,
-					ToolName: p.FunctionCall.Name, Input: p.FunctionCall.Args})
-			case p.FunctionResponse != nil:
-				id := p.FunctionResponse.ID
-				if id == "" {
-					id = p.FunctionResponse.Name
-				}
-				msg.Content = append(msg.Content, llm.Block{Type: llm.BlockToolResult, ToolUseID: id,
-					Text: geminiResponseText(p.FunctionResponse.Response)})
-			case p.Thought:
-				// The model's thoughts, replayed: nothing a test asserts on.
-			default:
-				msg.Content = append(msg.Content, llm.TextBlock(p.Text))
-			}
+		msg, err := geminiMessage(i, c)
+		if err != nil {
+			return err
 		}
 		req.Messages = append(req.Messages, msg)
 	}
+	in.decodeConfig(req)
+	return nil
+}
+
+// decodeGeminiSystem sets req.System from a system instruction, if there
+// is one: a Content ({"parts": [...]}) or, as the SDK also accepts, a
+// string.
+func decodeGeminiSystem(raw json.RawMessage, req *ModelRequest) error {
+	sys := bytes.TrimSpace(raw)
+	if len(sys) == 0 || string(sys) == "null" {
+		return nil
+	}
+	if sys[0] == '"' {
+		if err := json.Unmarshal(sys, &req.System); err != nil {
+			return fmt.Errorf("systemInstruction: %w", err)
+		}
+		return nil
+	}
+	var c geminiContent
+	if err := json.Unmarshal(sys, &c); err != nil {
+		return fmt.Errorf("systemInstruction: %w", err)
+	}
+	var texts []string
+	for _, p := range c.Parts {
+		texts = append(texts, p.Text)
+	}
+	req.System = strings.Join(texts, "\n")
+	return nil
+}
+
+// geminiMessage is content i as a neutral message: the model's is the
+// assistant's, any other the user's, with thoughts left out.
+func geminiMessage(i int, c geminiContent) (llm.Message, error) {
+	msg := llm.Message{Role: llm.RoleUser}
+	switch c.Role {
+	case "user", "", "function":
+	case "model":
+		msg.Role = llm.RoleAssistant
+	default:
+		return llm.Message{}, fmt.Errorf("contents[%d]: role %q is not supported by the fake", i, c.Role)
+	}
+	for _, p := range c.Parts {
+		switch {
+		case p.FunctionCall != nil:
+			id := p.FunctionCall.ID
+			if id == "" {
+				id = p.FunctionCall.Name
+			}
+			msg.Content = append(msg.Content, llm.Block{Type: llm.BlockToolUse, ToolUseID: id,
+				ToolName: p.FunctionCall.Name, Input: p.FunctionCall.Args})
+		case p.FunctionResponse != nil:
+			id := p.FunctionResponse.ID
+			if id == "" {
+				id = p.FunctionResponse.Name
+			}
+			msg.Content = append(msg.Content, llm.Block{Type: llm.BlockToolResult, ToolUseID: id,
+				Text: geminiResponseText(p.FunctionResponse.Response)})
+		case p.Thought:
+			// The model's thoughts, replayed: nothing a test asserts on.
+		default:
+			msg.Content = append(msg.Content, llm.TextBlock(p.Text))
+		}
+	}
+	return msg, nil
+}
+
+// decodeConfig records the function declarations, the one function the
+// request forces, if any, the token limit and the response schema.
+func (in *geminiRequest) decodeConfig(req *ModelRequest) {
 	for _, t := range in.Tools {
 		for _, f := range t.FunctionDeclarations {
 			schema := f.ParametersJSONSchema
@@ -156,7 +188,6 @@ func (geminiWire) decode(body []byte, req *ModelRequest) error {
 			req.Schema = g.ResponseSchema
 		}
 	}
-	return nil
 }
 
 // geminiResponseText is a function response as tool-result text: its

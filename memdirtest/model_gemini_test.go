@@ -201,3 +201,45 @@ func TestGeminiErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestGeminiRecordsShortForms covers the forms TestGeminiRecordsRequests
+// leaves out: a system instruction given as a string, a function call
+// without an id, the older responseSchema, and a role left out; and the
+// bodies the fake refuses.
+func TestGeminiRecordsShortForms(t *testing.T) {
+	srv := memdirtest.StartModelServer() // no test to fail: malformed requests are part of it
+	defer srv.Close()
+	srv.Enqueue(memdirtest.TextReply("ok"))
+	body := `{"contents":[{"parts":[{"text":"hi"}]},{"role":"model","parts":[{"text":"calling"},{"functionCall":{"name":"glob","args":{"p":"*"}}}]},
+		{"role":"function","parts":[{"functionResponse":{"name":"glob","response":{"output":"a.txt"}}}]}],
+		"systemInstruction":"Be brief.","generationConfig":{"responseSchema":{"type":"OBJECT"}},
+		"toolConfig":{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":["glob","ls"]}}}`
+	if res, out := post(t, srv.GeminiBaseURL()+"/v1beta/models/gemini-2.5-pro:generateContent", body); res.StatusCode != 200 {
+		t.Fatalf("status %d: %s", res.StatusCode, out)
+	}
+	r := srv.LastRequest()
+	wantMessages := []llm.Message{
+		{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("hi")}},
+		{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("calling"), {Type: llm.BlockToolUse, ToolUseID: "glob", ToolName: "glob", Input: json.RawMessage(`{"p":"*"}`)}}},
+		{Role: llm.RoleUser, Content: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: "glob", Text: "a.txt"}}},
+	}
+	if diff := cmp.Diff(wantMessages, r.Messages); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	got := []any{r.Model, r.Stream, r.System, r.ToolChoice, r.MaxTokens, string(r.Schema)}
+	want := []any{"gemini-2.5-pro", false, "Be brief.", "", 0, `{"type":"OBJECT"}`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("model, stream, system, tool choice, max tokens, schema (-want +got):\n%s", diff)
+	}
+
+	for _, tt := range []struct{ body, says string }{
+		{`{"contents":`, "malformed request"},
+		{`{"contents":[{"parts":[{"text":"x"}]}],"systemInstruction":5}`, "systemInstruction: json: cannot unmarshal number"},
+		{`{"contents":[{"parts":[{"text":"x"}]},{"role":"tool","parts":[]}]}`, `contents[1]: role \"tool\" is not supported`},
+	} {
+		res, out := post(t, srv.GeminiBaseURL()+"/v1beta/models/m:generateContent", tt.body)
+		if res.StatusCode != 400 || !strings.Contains(out, tt.says) {
+			t.Errorf("%s: %d %s, want 400 saying %s", tt.body, res.StatusCode, out, tt.says)
+		}
+	}
+}

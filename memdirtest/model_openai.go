@@ -22,35 +22,42 @@ type openaiToolCall struct {
 	} `json:"function"`
 }
 
+// openaiRequest is the body of POST /v1/chat/completions, the fields the
+// fake reads.
+type openaiRequest struct {
+	Model               string          `json:"model"`
+	Stream              bool            `json:"stream"`
+	MaxTokens           int             `json:"max_tokens"`
+	MaxCompletionTokens int             `json:"max_completion_tokens"`
+	Messages            []openaiMessage `json:"messages"`
+	Tools               []struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	} `json:"tools"`
+	ToolChoice     json.RawMessage `json:"tool_choice"`
+	ResponseFormat *struct {
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+		} `json:"json_schema"`
+	} `json:"response_format"`
+}
+
+// openaiMessage is one message of a Chat Completions request.
+type openaiMessage struct {
+	Role       string           `json:"role"`
+	Content    json.RawMessage  `json:"content"`
+	ToolCalls  []openaiToolCall `json:"tool_calls"`
+	ToolCallID string           `json:"tool_call_id"`
+}
+
 func (openaiWire) decode(body []byte, req *ModelRequest) error {
-	var in struct {
-		Model               string `json:"model"`
-		Stream              bool   `json:"stream"`
-		MaxTokens           int    `json:"max_tokens"`
-		MaxCompletionTokens int    `json:"max_completion_tokens"`
-		Messages            []struct {
-			Role       string           `json:"role"`
-			Content    json.RawMessage  `json:"content"`
-			ToolCalls  []openaiToolCall `json:"tool_calls"`
-			ToolCallID string           `json:"tool_call_id"`
-		} `json:"messages"`
-		Tools []struct {
-			Type     string `json:"type"`
-			Function struct {
-				Name        string          `json:"name"`
-				Description string          `json:"description"`
-				Parameters  json.RawMessage `json:"parameters"`
-			} `json:"function"`
-		} `json:"tools"`
-		ToolChoice     json.RawMessage `json:"tool_choice"`
-		ResponseFormat *struct {
-			Type       string `json:"type"`
-			JSONSchema *struct {
-				Name   string          `json:"name"`
-				Schema json.RawMessage `json:"schema"`
-			} `json:"json_schema"`
-		} `json:"response_format"`
-	}
+	var in openaiRequest
 	if err := json.Unmarshal(body, &in); err != nil {
 		return err
 	}
@@ -59,53 +66,73 @@ func (openaiWire) decode(body []byte, req *ModelRequest) error {
 	}
 	req.Model, req.Stream = in.Model, in.Stream
 	req.MaxTokens = max(in.MaxTokens, in.MaxCompletionTokens)
+	system, err := decodeOpenAIMessages(req, in.Messages)
+	if err != nil {
+		return err
+	}
+	req.System = strings.Join(system, "\n\n")
+	return in.decodeTools(req)
+}
 
-	// Tool messages become tool_result blocks of one user message, and a user
-	// message right after them joins it: the neutral form of a turn that
-	// answers tool calls.
+// decodeOpenAIMessages adds the messages to req's and returns the texts
+// of the system and developer ones. Tool messages become tool_result
+// blocks of one user message, and a user message right after them joins
+// it: the neutral form of a turn that answers tool calls.
+func decodeOpenAIMessages(req *ModelRequest, msgs []openaiMessage) ([]string, error) {
 	var system []string
 	fromTools := false
-	for i, m := range in.Messages {
+	for i, m := range msgs {
 		text, err := textOf(m.Content)
 		if err != nil {
-			return fmt.Errorf("messages[%d]: %w", i, err)
+			return nil, fmt.Errorf("messages[%d]: %w", i, err)
 		}
-		last := len(req.Messages) - 1
 		switch m.Role {
 		case "system", "developer":
 			system = append(system, text)
-			continue
 		case "user":
-			if fromTools {
-				req.Messages[last].Content = append(req.Messages[last].Content, llm.TextBlock(text))
-			} else {
-				req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(text)}})
-			}
+			addUserBlock(req, llm.TextBlock(text), fromTools)
 			fromTools = false
 		case "tool":
-			b := llm.Block{Type: llm.BlockToolResult, ToolUseID: m.ToolCallID, Text: text}
-			if fromTools {
-				req.Messages[last].Content = append(req.Messages[last].Content, b)
-			} else {
-				req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: []llm.Block{b}})
-			}
+			addUserBlock(req, llm.Block{Type: llm.BlockToolResult, ToolUseID: m.ToolCallID, Text: text}, fromTools)
 			fromTools = true
 		case "assistant":
-			msg := llm.Message{Role: llm.RoleAssistant}
-			if text != "" {
-				msg.Content = append(msg.Content, llm.TextBlock(text))
-			}
-			for _, tc := range m.ToolCalls {
-				msg.Content = append(msg.Content, llm.Block{Type: llm.BlockToolUse, ToolUseID: tc.ID,
-					ToolName: tc.Function.Name, Input: json.RawMessage(tc.Function.Arguments)})
-			}
-			req.Messages = append(req.Messages, msg)
+			req.Messages = append(req.Messages, openaiAssistant(text, m.ToolCalls))
 			fromTools = false
 		default:
-			return fmt.Errorf("messages[%d]: role %q is not supported by the fake", i, m.Role)
+			return nil, fmt.Errorf("messages[%d]: role %q is not supported by the fake", i, m.Role)
 		}
 	}
-	req.System = strings.Join(system, "\n\n")
+	return system, nil
+}
+
+// addUserBlock adds b to the last message, the tool results it follows
+// when afterTools, else as a user message of its own.
+func addUserBlock(req *ModelRequest, b llm.Block, afterTools bool) {
+	if afterTools {
+		last := len(req.Messages) - 1
+		req.Messages[last].Content = append(req.Messages[last].Content, b)
+		return
+	}
+	req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: []llm.Block{b}})
+}
+
+// openaiAssistant is an assistant message: its text, if any, then its
+// tool calls.
+func openaiAssistant(text string, calls []openaiToolCall) llm.Message {
+	msg := llm.Message{Role: llm.RoleAssistant}
+	if text != "" {
+		msg.Content = append(msg.Content, llm.TextBlock(text))
+	}
+	for _, tc := range calls {
+		msg.Content = append(msg.Content, llm.Block{Type: llm.BlockToolUse, ToolUseID: tc.ID,
+			ToolName: tc.Function.Name, Input: json.RawMessage(tc.Function.Arguments)})
+	}
+	return msg
+}
+
+// decodeTools records the tools, the function the request forces, if
+// any, and the JSON schema it asks the reply to match.
+func (in *openaiRequest) decodeTools(req *ModelRequest) error {
 	for _, t := range in.Tools {
 		req.Tools = append(req.Tools, llm.Tool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: t.Function.Parameters})
 	}

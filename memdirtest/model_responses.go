@@ -40,28 +40,32 @@ type responsesItem struct {
 	Output    json.RawMessage `json:"output"`
 }
 
+// responsesRequest is the body of POST /v1/responses, the fields the fake
+// reads.
+type responsesRequest struct {
+	Model           string          `json:"model"`
+	Stream          bool            `json:"stream"`
+	Instructions    string          `json:"instructions"`
+	Input           json.RawMessage `json:"input"`
+	MaxOutputTokens int             `json:"max_output_tokens"`
+	Tools           []struct {
+		Type        string          `json:"type"`
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"tools"`
+	ToolChoice json.RawMessage `json:"tool_choice"`
+	Text       *struct {
+		Format *struct {
+			Type   string          `json:"type"`
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+		} `json:"format"`
+	} `json:"text"`
+}
+
 func (responsesWire) decode(body []byte, req *ModelRequest) error {
-	var in struct {
-		Model           string          `json:"model"`
-		Stream          bool            `json:"stream"`
-		Instructions    string          `json:"instructions"`
-		Input           json.RawMessage `json:"input"`
-		MaxOutputTokens int             `json:"max_output_tokens"`
-		Tools           []struct {
-			Type        string          `json:"type"`
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
-		} `json:"tools"`
-		ToolChoice json.RawMessage `json:"tool_choice"`
-		Text       *struct {
-			Format *struct {
-				Type   string          `json:"type"`
-				Name   string          `json:"name"`
-				Schema json.RawMessage `json:"schema"`
-			} `json:"format"`
-		} `json:"text"`
-	}
+	var in responsesRequest
 	if err := json.Unmarshal(body, &in); err != nil {
 		return err
 	}
@@ -69,77 +73,101 @@ func (responsesWire) decode(body []byte, req *ModelRequest) error {
 		return fmt.Errorf("model is required")
 	}
 	req.Model, req.Stream, req.MaxTokens = in.Model, in.Stream, in.MaxOutputTokens
-
-	var items []responsesItem
-	raw := bytes.TrimSpace(in.Input)
-	switch {
-	case len(raw) > 0 && raw[0] == '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return fmt.Errorf("input: %w", err)
-		}
-		items = []responsesItem{{Type: "message", Role: "user", Content: raw}}
-	case len(raw) > 0 && raw[0] == '[':
-		if err := json.Unmarshal(raw, &items); err != nil {
-			return fmt.Errorf("input: %w", err)
-		}
-	default:
-		return fmt.Errorf("input is required")
+	items, err := responsesInput(in.Input)
+	if err != nil {
+		return err
 	}
-
 	system := []string{}
 	if in.Instructions != "" {
 		system = append(system, in.Instructions)
 	}
-	// Consecutive items of one side join into one neutral message: an
-	// assistant message and the calls after it are one turn, tool outputs
-	// and the user text after them another.
-	add := func(role llm.Role, b llm.Block) {
-		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == role {
-			req.Messages[n-1].Content = append(req.Messages[n-1].Content, b)
-			return
-		}
-		req.Messages = append(req.Messages, llm.Message{Role: role, Content: []llm.Block{b}})
-	}
 	for i, it := range items {
-		typ := it.Type
-		if typ == "" && it.Role != "" {
-			typ = "message" // the short form {"role", "content"}
-		}
-		switch typ {
-		case "message":
-			text, err := textOf(it.Content)
-			if err != nil {
-				return fmt.Errorf("input[%d]: %w", i, err)
-			}
-			switch it.Role {
-			case "system", "developer":
-				system = append(system, text)
-			case "user":
-				add(llm.RoleUser, llm.TextBlock(text))
-			case "assistant":
-				add(llm.RoleAssistant, llm.TextBlock(text))
-			default:
-				return fmt.Errorf("input[%d]: role %q is not supported by the fake", i, it.Role)
-			}
-		case "function_call":
-			add(llm.RoleAssistant, llm.Block{Type: llm.BlockToolUse, ToolUseID: it.CallID, ToolName: it.Name, Input: json.RawMessage(it.Arguments)})
-		case "custom_tool_call":
-			arg, _ := json.Marshal(it.Input)
-			add(llm.RoleAssistant, llm.Block{Type: llm.BlockToolUse, ToolUseID: it.CallID, ToolName: it.Name, Input: arg})
-		case "function_call_output", "custom_tool_call_output":
-			text, err := textOf(it.Output)
-			if err != nil {
-				return fmt.Errorf("input[%d] output: %w", i, err)
-			}
-			add(llm.RoleUser, llm.Block{Type: llm.BlockToolResult, ToolUseID: it.CallID, Text: text})
-		case "reasoning":
-			// The model's own reasoning, replayed: nothing a test asserts on.
-		default:
-			return fmt.Errorf("input[%d]: item type %q is not supported by the fake", i, typ)
+		if system, err = decodeResponsesItem(req, system, i, it); err != nil {
+			return err
 		}
 	}
 	req.System = strings.Join(system, "\n\n")
+	return in.decodeTools(req)
+}
+
+// responsesInput returns the input items: a list as it is, a string as
+// one user message.
+func responsesInput(input json.RawMessage) ([]responsesItem, error) {
+	var items []responsesItem
+	raw := bytes.TrimSpace(input)
+	switch {
+	case len(raw) > 0 && raw[0] == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("input: %w", err)
+		}
+		items = []responsesItem{{Type: "message", Role: "user", Content: raw}}
+	case len(raw) > 0 && raw[0] == '[':
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return nil, fmt.Errorf("input: %w", err)
+		}
+	default:
+		return nil, fmt.Errorf("input is required")
+	}
+	return items, nil
+}
+
+// decodeResponsesItem adds input item i to req's messages, or, for a
+// system or developer message, its text to system, which it returns.
+func decodeResponsesItem(req *ModelRequest, system []string, i int, it responsesItem) ([]string, error) {
+	typ := it.Type
+	if typ == "" && it.Role != "" {
+		typ = "message" // the short form {"role", "content"}
+	}
+	switch typ {
+	case "message":
+		text, err := textOf(it.Content)
+		if err != nil {
+			return system, fmt.Errorf("input[%d]: %w", i, err)
+		}
+		switch it.Role {
+		case "system", "developer":
+			system = append(system, text)
+		case "user":
+			joinBlock(req, llm.RoleUser, llm.TextBlock(text))
+		case "assistant":
+			joinBlock(req, llm.RoleAssistant, llm.TextBlock(text))
+		default:
+			return system, fmt.Errorf("input[%d]: role %q is not supported by the fake", i, it.Role)
+		}
+	case "function_call":
+		joinBlock(req, llm.RoleAssistant, llm.Block{Type: llm.BlockToolUse, ToolUseID: it.CallID, ToolName: it.Name, Input: json.RawMessage(it.Arguments)})
+	case "custom_tool_call":
+		arg, _ := json.Marshal(it.Input)
+		joinBlock(req, llm.RoleAssistant, llm.Block{Type: llm.BlockToolUse, ToolUseID: it.CallID, ToolName: it.Name, Input: arg})
+	case "function_call_output", "custom_tool_call_output":
+		text, err := textOf(it.Output)
+		if err != nil {
+			return system, fmt.Errorf("input[%d] output: %w", i, err)
+		}
+		joinBlock(req, llm.RoleUser, llm.Block{Type: llm.BlockToolResult, ToolUseID: it.CallID, Text: text})
+	case "reasoning":
+		// The model's own reasoning, replayed: nothing a test asserts on.
+	default:
+		return system, fmt.Errorf("input[%d]: item type %q is not supported by the fake", i, typ)
+	}
+	return system, nil
+}
+
+// joinBlock adds b to req's messages. Consecutive items of one side join
+// into one neutral message: an assistant message and the calls after it
+// are one turn, tool outputs and the user text after them another.
+func joinBlock(req *ModelRequest, role llm.Role, b llm.Block) {
+	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == role {
+		req.Messages[n-1].Content = append(req.Messages[n-1].Content, b)
+		return
+	}
+	req.Messages = append(req.Messages, llm.Message{Role: role, Content: []llm.Block{b}})
+}
+
+// decodeTools records the function and custom tools, the tool the
+// request forces, if any, and the JSON schema it asks the reply to match.
+func (in *responsesRequest) decodeTools(req *ModelRequest) error {
 	for _, t := range in.Tools {
 		// Built-in tools (web_search, tool_search) have no name; they are
 		// in Body for a test that cares.

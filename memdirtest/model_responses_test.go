@@ -236,6 +236,10 @@ func TestResponsesMalformed(t *testing.T) {
 		{`{"model":"m"}`, "input is required"},
 		{`{"model":"m","input":[{"type":"hologram"}]}`, `item type \"hologram\"`},
 		{`{"model":"m","input":[{"role":"narrator","content":"x"}]}`, `role \"narrator\"`},
+		{`{"model":"m","input":[1]}`, "input: json: cannot unmarshal number"},
+		{`{"model":"m","input":[{"role":"user","content":"x"},{"type":"message","role":"user","content":5}]}`, "input[1]: json: cannot unmarshal number"},
+		{`{"model":"m","input":[{"type":"function_call_output","call_id":"c","output":{"text":"x"}}]}`, "input[0] output: json: cannot unmarshal object"},
+		{`{"model":"m","input":"x","tool_choice":{"type":"function","name":5}}`, "tool_choice: json: cannot unmarshal number"},
 	} {
 		res, body := post(t, srv.OpenAIBaseURL()+"/responses", tt.body)
 		if res.StatusCode != 400 || !strings.Contains(body, tt.says) || !strings.Contains(body, `"type":"invalid_request_error"`) {

@@ -233,3 +233,56 @@ func TestMidStreamError(t *testing.T) {
 		t.Errorf("plain request: status %d, want the HTTP error 529", res.StatusCode)
 	}
 }
+
+// TestOpenAIRecordsMore covers the Chat Completions forms TestRecordsRequests
+// leaves out: system and developer messages joined, an assistant message
+// with text and calls, tool results in a row, tools; and the requests the
+// fake refuses.
+func TestOpenAIRecordsMore(t *testing.T) {
+	srv := memdirtest.StartModelServer() // no test to fail: malformed requests are part of it
+	defer srv.Close()
+	srv.Enqueue(memdirtest.TextReply("ok"))
+	res, body := post(t, srv.OpenAIBaseURL()+"/chat/completions", `{"model":"m","max_tokens":11,"messages":[
+		{"role":"system","content":"S"},{"role":"user","content":"U1"},{"role":"developer","content":"D"},
+		{"role":"assistant","content":"let me see","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}},
+			{"id":"c2","type":"function","function":{"name":"g","arguments":"{}"}}]},
+		{"role":"tool","tool_call_id":"c1","content":"R1"},{"role":"tool","tool_call_id":"c2","content":[{"type":"text","text":"R2"}]},
+		{"role":"assistant","content":"done"},{"role":"user","content":"U2"}],
+		"tools":[{"type":"function","function":{"name":"f","description":"F","parameters":{"type":"object"}}},{"type":"function","function":{"name":"g"}}],
+		"tool_choice":"auto","response_format":{"type":"json_object"}}`)
+	if res.StatusCode != 200 {
+		t.Fatalf("status %d: %s", res.StatusCode, body)
+	}
+	r := srv.LastRequest()
+	wantMessages := []llm.Message{
+		{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("U1")}},
+		{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("let me see"),
+			{Type: llm.BlockToolUse, ToolUseID: "c1", ToolName: "f", Input: json.RawMessage(`{"a":1}`)},
+			{Type: llm.BlockToolUse, ToolUseID: "c2", ToolName: "g", Input: json.RawMessage(`{}`)}}},
+		{Role: llm.RoleUser, Content: []llm.Block{{Type: llm.BlockToolResult, ToolUseID: "c1", Text: "R1"}, {Type: llm.BlockToolResult, ToolUseID: "c2", Text: "R2"}}},
+		{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("done")}},
+		{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock("U2")}},
+	}
+	if diff := cmp.Diff(wantMessages, r.Messages); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	got := []any{r.System, r.MaxTokens, r.Tools, r.ToolChoice, r.SchemaName, string(r.Schema)}
+	want := []any{"S\n\nD", 11, []llm.Tool{{Name: "f", Description: "F", InputSchema: json.RawMessage(`{"type":"object"}`)}, {Name: "g"}}, "", "", ""}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("system, max tokens, tools, tool choice, schema (-want +got):\n%s", diff)
+	}
+
+	for _, tt := range []struct{ body, says string }{
+		{`{"model":`, "malformed request"},
+		{`{"messages":[{"role":"user","content":"x"}]}`, "model and messages are required"},
+		{`{"model":"m","messages":[]}`, "model and messages are required"},
+		{`{"model":"m","messages":[{"role":"user","content":"x"},{"role":"user","content":7}]}`, "messages[1]: json: cannot unmarshal number"},
+		{`{"model":"m","messages":[{"role":"narrator","content":"x"}]}`, `messages[0]: role \"narrator\" is not supported`},
+		{`{"model":"m","messages":[{"role":"user","content":"x"}],"tool_choice":{"function":{"name":5}}}`, "tool_choice: json: cannot unmarshal number"},
+	} {
+		res, body := post(t, srv.OpenAIBaseURL()+"/chat/completions", tt.body)
+		if res.StatusCode != 400 || !strings.Contains(body, tt.says) {
+			t.Errorf("%s: %d %s, want 400 saying %s", tt.body, res.StatusCode, body, tt.says)
+		}
+	}
+}

@@ -380,24 +380,48 @@ func endsSentence(s string) bool {
 	return strings.ContainsRune(".!?。！？", r)
 }
 
-// lexicalItems is the deterministic review.
+// lexicalItems is the deterministic review, in stages whose order matters:
+// each memory gets at most one cleanup or conflict item, and the first
+// stage to decide it wins: exact duplicates, then pairs on one topic, then
+// superseded and outdated memories. Every memory left is placed.
 func (rv *reviewer) lexicalItems() []Item {
-	var items []Item
-	// decided marks memories a cleanup or conflict item covers, so they are
-	// not also proposed for promotion.
-	decided := map[*reviewEntry]bool{}
-	paired := map[[2]*reviewEntry]bool{}
-	var mems []*reviewEntry
+	lr := &lexicalReview{reviewer: rv, decided: map[*reviewEntry]bool{}, paired: map[[2]*reviewEntry]bool{}}
 	for _, e := range rv.entries {
 		if e.isMemory() {
-			mems = append(mems, e)
+			lr.mems = append(lr.mems, e)
 		}
 	}
+	lr.sameBodies()
+	lr.alreadyStated()
+	for _, p := range topicPairs(rv.entries, conflictTopic) {
+		lr.topicPair(rv.entries[p.i], rv.entries[p.j], p.sim)
+	}
+	lr.stale()
+	for _, e := range lr.mems {
+		if !lr.decided[e] {
+			lr.items = append(lr.items, rv.placement(e))
+		}
+	}
+	return lr.items
+}
 
-	// Exact duplicates: memories with the same body, and memories whose
-	// statement is already an instruction.
+// lexicalReview is the state of one lexical review as its stages run.
+type lexicalReview struct {
+	*reviewer
+	mems  []*reviewEntry // the memories among the entries, in entry order
+	items []Item
+	// decided marks memories a cleanup or conflict item covers, so they are
+	// not also proposed for promotion.
+	decided map[*reviewEntry]bool
+	// paired marks pairs an exact-duplicate item already relates.
+	paired map[[2]*reviewEntry]bool
+}
+
+// sameBodies reports memories with the same body as another: each group
+// (in the order of its first path) keeps one memory and drops the rest.
+func (lr *lexicalReview) sameBodies() {
 	byBody := map[string][]*reviewEntry{}
-	for _, e := range mems {
+	for _, e := range lr.mems {
 		if e.bodySum != "" {
 			byBody[e.bodySum] = append(byBody[e.bodySum], e)
 		}
@@ -416,107 +440,125 @@ func (rv *reviewer) lexicalItems() []Item {
 			if e == keep {
 				continue
 			}
-			paired[pairKey(e, keep)] = true
-			items = append(items, rv.removal(KindDuplicate, e, keep, 1, "holds the same text as "+keep.label()))
-			decided[e] = true
+			lr.paired[pairKey(e, keep)] = true
+			lr.items = append(lr.items, lr.removal(KindDuplicate, e, keep, 1, "holds the same text as "+keep.label()))
+			lr.decided[e] = true
 		}
 	}
-	for _, e := range mems {
-		if decided[e] || e.norm == "" {
+}
+
+// alreadyStated reports memories whose statement is, normalised, the text
+// of an instruction entry (the first such entry).
+func (lr *lexicalReview) alreadyStated() {
+	for _, e := range lr.mems {
+		if lr.decided[e] || e.norm == "" {
 			continue
 		}
-		for _, r := range rv.entries {
+		for _, r := range lr.entries {
 			if !r.isMemory() && r.norm == e.norm {
-				paired[pairKey(e, r)] = true
-				items = append(items, rv.removal(KindDuplicate, e, r, 1, "already stated in "+r.label()))
-				decided[e] = true
+				lr.paired[pairKey(e, r)] = true
+				lr.items = append(lr.items, lr.removal(KindDuplicate, e, r, 1, "already stated in "+r.label()))
+				lr.decided[e] = true
 				break
 			}
 		}
 	}
+}
 
-	// Pairs on one topic: near duplicates and conflicts.
-	for _, p := range topicPairs(rv.entries, conflictTopic) {
-		a, b, sim := rv.entries[p.i], rv.entries[p.j], p.sim
-		if !a.isMemory() && !b.isMemory() && a.File == b.File {
-			continue // entries of one file are its author's business
-		}
-		if paired[pairKey(a, b)] || decided[a] && decided[b] {
-			continue
-		}
-		if term, ok := contradiction(a, b); ok {
-			items = append(items, conflictItem(a, b, sim, fmt.Sprintf("on the same topic, one negates %q and the other asserts it", term)))
-			decided[a], decided[b] = true, true
-			continue
-		}
-		if a.isMemory() && b.isMemory() && a.Type != b.Type && (sim >= rv.near || a.Name != "" && strings.EqualFold(a.Name, b.Name)) {
-			items = append(items, conflictItem(a, b, sim, fmt.Sprintf("the same memory saved as %s in %s and as %s in %s", typeWord(a.Type), a.label(), typeWord(b.Type), b.label())))
-			decided[a], decided[b] = true, true
-			continue
-		}
-		if sim < rv.near {
-			continue
-		}
-		switch {
-		case a.isMemory() && b.isMemory():
-			drop, keep := a, b
-			if keeper([]*reviewEntry{a, b}) == a {
-				drop, keep = b, a
-			}
-			items = append(items, rv.removal(KindNearDuplicate, drop, keep, sim, fmt.Sprintf("says nearly the same as %s (similarity %.2f); merge anything it adds, then drop it", keep.label(), sim)))
-			decided[drop] = true
-		case a.isMemory() || b.isMemory():
-			mem, rule := a, b
-			if !a.isMemory() {
-				mem, rule = b, a
-			}
-			items = append(items, rv.removal(KindNearDuplicate, mem, rule, sim, fmt.Sprintf("%s already says nearly the same (similarity %.2f)", rule.label(), sim)))
-			decided[mem] = true
-		default:
-			items = append(items, Item{Section: SectionCleanup, Kind: KindNearDuplicate, Subjects: subjects(a, b), Similarity: round2(sim),
-				Reason: fmt.Sprintf("two instruction files say nearly the same (similarity %.2f); keep it in one (memdir does not edit instruction files for you)", sim)})
-		}
+// topicPair judges two entries on one topic (a before b in entry order):
+// a conflict when one negates what the other asserts or one memory is
+// saved with two types, else a near duplicate when they are similar
+// enough. Entries of one instruction file, pairs already related, and
+// pairs both of whose entries are decided are left alone.
+func (lr *lexicalReview) topicPair(a, b *reviewEntry, sim float64) {
+	if !a.isMemory() && !b.isMemory() && a.File == b.File {
+		return // entries of one file are its author's business
 	}
+	if lr.paired[pairKey(a, b)] || lr.decided[a] && lr.decided[b] {
+		return
+	}
+	if term, ok := contradiction(a, b); ok {
+		lr.conflict(a, b, sim, fmt.Sprintf("on the same topic, one negates %q and the other asserts it", term))
+		return
+	}
+	if a.isMemory() && b.isMemory() && a.Type != b.Type && (sim >= lr.near || a.Name != "" && strings.EqualFold(a.Name, b.Name)) {
+		lr.conflict(a, b, sim, fmt.Sprintf("the same memory saved as %s in %s and as %s in %s", typeWord(a.Type), a.label(), typeWord(b.Type), b.label()))
+		return
+	}
+	if sim >= lr.near {
+		lr.nearDuplicate(a, b, sim)
+	}
+}
 
-	// Superseded and outdated memories.
-	today := time.Date(rv.now.Year(), rv.now.Month(), rv.now.Day(), 0, 0, 0, 0, time.UTC)
-	for _, e := range mems {
-		if decided[e] {
+// conflict reports a and b as contradicting each other and decides both.
+func (lr *lexicalReview) conflict(a, b *reviewEntry, sim float64, why string) {
+	lr.items = append(lr.items, conflictItem(a, b, sim, why))
+	lr.decided[a], lr.decided[b] = true, true
+}
+
+// nearDuplicate reports two entries that say nearly the same: of two
+// memories the keeper stays, a memory gives way to an instruction, and
+// two instruction files are only pointed out.
+func (lr *lexicalReview) nearDuplicate(a, b *reviewEntry, sim float64) {
+	switch {
+	case a.isMemory() && b.isMemory():
+		drop, keep := a, b
+		if keeper([]*reviewEntry{a, b}) == a {
+			drop, keep = b, a
+		}
+		lr.items = append(lr.items, lr.removal(KindNearDuplicate, drop, keep, sim, fmt.Sprintf("says nearly the same as %s (similarity %.2f); merge anything it adds, then drop it", keep.label(), sim)))
+		lr.decided[drop] = true
+	case a.isMemory() || b.isMemory():
+		mem, rule := a, b
+		if !a.isMemory() {
+			mem, rule = b, a
+		}
+		lr.items = append(lr.items, lr.removal(KindNearDuplicate, mem, rule, sim, fmt.Sprintf("%s already says nearly the same (similarity %.2f)", rule.label(), sim)))
+		lr.decided[mem] = true
+	default:
+		lr.items = append(lr.items, Item{Section: SectionCleanup, Kind: KindNearDuplicate, Subjects: subjects(a, b), Similarity: round2(sim),
+			Reason: fmt.Sprintf("two instruction files say nearly the same (similarity %.2f); keep it in one (memdir does not edit instruction files for you)", sim)})
+	}
+}
+
+// stale reports undecided memories marked superseded, and project
+// memories every date of which is before today (the calendar date of now
+// in its own zone).
+func (lr *lexicalReview) stale() {
+	today := time.Date(lr.now.Year(), lr.now.Month(), lr.now.Day(), 0, 0, 0, 0, time.UTC)
+	for _, e := range lr.mems {
+		if lr.decided[e] {
 			continue
 		}
 		if why := supersededMark(e); why != "" {
-			items = append(items, rv.removal(KindSuperseded, e, nil, 0, why))
-			decided[e] = true
+			lr.items = append(lr.items, lr.removal(KindSuperseded, e, nil, 0, why))
+			lr.decided[e] = true
 			continue
 		}
 		if e.Type != memdir.TypeProject {
 			continue
 		}
-		dates := mentionedDates(e.Text + "\n" + e.body)
-		if len(dates) == 0 {
-			continue
-		}
-		latest := dates[0]
-		for _, d := range dates[1:] {
-			if d.After(latest) {
-				latest = d
-			}
-		}
-		if latest.Before(today) {
+		if latest, ok := latestDate(e.Text + "\n" + e.body); ok && latest.Before(today) {
 			days := int(today.Sub(latest).Hours() / 24)
-			items = append(items, rv.removal(KindOutdated, e, nil, 0, fmt.Sprintf("a project memory whose every date is past (the latest, %s, was %d %s ago); check whether it still holds", latest.Format("2006-01-02"), days, pluralWord(days, "day", "days"))))
-			decided[e] = true
+			lr.items = append(lr.items, lr.removal(KindOutdated, e, nil, 0, fmt.Sprintf("a project memory whose every date is past (the latest, %s, was %d %s ago); check whether it still holds", latest.Format("2006-01-02"), days, pluralWord(days, "day", "days"))))
+			lr.decided[e] = true
 		}
 	}
+}
 
-	// Promotions, and what stays.
-	for _, e := range mems {
-		if decided[e] {
-			continue
-		}
-		items = append(items, rv.placement(e))
+// latestDate is the latest calendar date text names, if it names any.
+func latestDate(text string) (time.Time, bool) {
+	dates := mentionedDates(text)
+	if len(dates) == 0 {
+		return time.Time{}, false
 	}
-	return items
+	latest := dates[0]
+	for _, d := range dates[1:] {
+		if d.After(latest) {
+			latest = d
+		}
+	}
+	return latest, true
 }
 
 func round2(f float64) float64 { return math.Round(f*100) / 100 }

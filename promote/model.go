@@ -93,8 +93,55 @@ func (rv *reviewer) reviewRequest(userContext string, lexicalItems []Item) *llm.
 // unknown ref, puts a kind in the wrong section, promotes or removes
 // something other than an auto memory, or promotes without a rule makes
 // the whole answer unusable: a model that invents paths is not trusted
-// with the rest.
+// with the rest. Memories the answer leaves out are kept.
 func (rv *reviewer) modelItems(ctx context.Context, m llm.Model, userContext string, lexicalItems []Item) ([]Item, llm.Usage, error) {
+	reply, usage, err := rv.askModel(ctx, m, userContext, lexicalItems)
+	if err != nil {
+		return nil, usage, err
+	}
+	byRef := map[string]*reviewEntry{}
+	for _, e := range rv.entries {
+		byRef[e.Ref] = e
+	}
+	covered := map[*reviewEntry]bool{}
+	var items []Item
+	for n, r := range reply.Items {
+		it, es, err := rv.modelItem(r, byRef)
+		if err != nil {
+			return nil, usage, fmt.Errorf("the model's item %d is unusable: %v", n+1, err)
+		}
+		for _, e := range es {
+			covered[e] = true
+		}
+		items = append(items, it)
+	}
+	for _, e := range rv.entries {
+		if e.isMemory() && !covered[e] {
+			items = append(items, Item{Section: SectionNoAction, Kind: KindKeep, Subjects: subjects(e), Reason: "the model proposed nothing for it"})
+		}
+	}
+	return items, usage, nil
+}
+
+// modelReply is the answer reviewSchema asks for.
+type modelReply struct {
+	Items []modelReplyItem `json:"items"`
+}
+
+// modelReplyItem is one item of the model's answer, as the model wrote it.
+type modelReplyItem struct {
+	Section string   `json:"section"`
+	Kind    string   `json:"kind"`
+	Refs    []string `json:"refs"`
+	Rule    string   `json:"rule"`
+	Remove  string   `json:"remove"`
+	Reason  string   `json:"reason"`
+}
+
+// askModel sends the review request and decodes the answer. The usage
+// counts the call even when the model reports none, and is returned with
+// any error after the call.
+func (rv *reviewer) askModel(ctx context.Context, m llm.Model, userContext string, lexicalItems []Item) (*modelReply, llm.Usage, error) {
 	resp, err := m.Generate(ctx, rv.reviewRequest(userContext, lexicalItems))
 	if err != nil {
 		return nil, llm.Usage{}, fmt.Errorf("the model call failed: %w", err)
@@ -107,100 +154,100 @@ func (rv *reviewer) modelItems(ctx context.Context, m llm.Model, userContext str
 	if err != nil {
 		return nil, usage, fmt.Errorf("the model's answer is not JSON: %v", err)
 	}
-	var reply struct {
-		Items []struct {
-			Section string   `json:"section"`
-			Kind    string   `json:"kind"`
-			Refs    []string `json:"refs"`
-			Rule    string   `json:"rule"`
-			Remove  string   `json:"remove"`
-			Reason  string   `json:"reason"`
-		} `json:"items"`
-	}
+	var reply modelReply
 	if err := json.Unmarshal(raw, &reply); err != nil {
 		return nil, usage, fmt.Errorf("the model's answer does not match the schema: %v", err)
 	}
 	if reply.Items == nil {
 		return nil, usage, errors.New(`the model's answer has no "items" list`)
 	}
-	byRef := map[string]*reviewEntry{}
-	for _, e := range rv.entries {
-		byRef[e.Ref] = e
+	return &reply, usage, nil
+}
+
+// modelItem checks one item of the model's answer and returns it as a
+// report item, with the entries it names. The error says why the item is
+// unusable.
+func (rv *reviewer) modelItem(r modelReplyItem, byRef map[string]*reviewEntry) (Item, []*reviewEntry, error) {
+	kind := Kind(r.Kind)
+	section, ok := kindSection[kind]
+	if !ok {
+		return Item{}, nil, fmt.Errorf("unknown kind %q", r.Kind)
 	}
-	covered := map[*reviewEntry]bool{}
-	var items []Item
-	for n, r := range reply.Items {
-		bad := func(format string, args ...any) error {
-			return fmt.Errorf("the model's item %d is unusable: %s", n+1, fmt.Sprintf(format, args...))
-		}
-		kind := Kind(r.Kind)
-		section, ok := kindSection[kind]
+	if want := strings.ReplaceAll(string(section), "-", "_"); r.Section != want {
+		return Item{}, nil, fmt.Errorf("kind %q belongs in %s, not %q", r.Kind, want, r.Section)
+	}
+	if len(r.Refs) == 0 {
+		return Item{}, nil, errors.New("it names no entry")
+	}
+	var es []*reviewEntry
+	for _, ref := range r.Refs {
+		e, ok := byRef[strings.TrimSpace(ref)]
 		if !ok {
-			return nil, usage, bad("unknown kind %q", r.Kind)
+			return Item{}, nil, fmt.Errorf("unknown ref %q", ref)
 		}
-		if want := strings.ReplaceAll(string(section), "-", "_"); r.Section != want {
-			return nil, usage, bad("kind %q belongs in %s, not %q", r.Kind, want, r.Section)
-		}
-		if len(r.Refs) == 0 {
-			return nil, usage, bad("it names no entry")
-		}
-		var es []*reviewEntry
-		for _, ref := range r.Refs {
-			e, ok := byRef[strings.TrimSpace(ref)]
-			if !ok {
-				return nil, usage, bad("unknown ref %q", ref)
-			}
-			es = append(es, e)
-			covered[e] = true
-		}
-		reason := mdtext.OneLine(r.Reason)
-		if reason == "" {
-			reason = "(the model gave no reason)"
-		}
-		it := Item{Section: section, Kind: kind, Subjects: subjects(es...), Reason: reason}
-		first := es[0]
-		switch kind {
-		case KindToClaudeMD, KindToLocal, KindToTeam:
-			if first.Layer != LayerAuto {
-				return nil, usage, bad("%s promotes %s, which is not an auto memory", r.Kind, first.Ref)
-			}
-			if kind == KindToTeam {
-				if first.secret != "" {
-					it = Item{Section: SectionNoAction, Kind: KindKeep, Subjects: subjects(first), Reason: "the model proposed team memory, but it holds what looks like a credential (" + first.secret + "), so it must not be shared"}
-					break
-				}
-				it.Target, it.Applicable = memdir.TeamDirName+"/"+path.Base(first.Path), true
-				break
-			}
-			rule := mdtext.OneLine(r.Rule)
-			if rule == "" || utf8.RuneCountInString(rule) > 500 {
-				return nil, usage, bad("%s needs a one-line rule of at most 500 characters", r.Kind)
-			}
-			it.Rule, it.Applicable = rule, true
-			it.Target = rv.claudeMDTarget()
-			if kind == KindToLocal {
-				it.Target = rv.localTarget()
-			}
-		case KindDuplicate, KindNearDuplicate, KindOutdated, KindSuperseded:
-			if rm := strings.TrimSpace(r.Remove); rm != "" {
-				e, ok := byRef[rm]
-				if !ok || !containsEntry(es, e) {
-					return nil, usage, bad("remove %q is not one of its refs", rm)
-				}
-				if e.Layer != LayerAuto {
-					return nil, usage, bad("remove %q is not an auto memory", rm)
-				}
-				it.Remove, it.Applicable = e.Path, true
-			}
-		}
-		items = append(items, it)
+		es = append(es, e)
 	}
-	for _, e := range rv.entries {
-		if e.isMemory() && !covered[e] {
-			items = append(items, Item{Section: SectionNoAction, Kind: KindKeep, Subjects: subjects(e), Reason: "the model proposed nothing for it"})
-		}
+	reason := mdtext.OneLine(r.Reason)
+	if reason == "" {
+		reason = "(the model gave no reason)"
 	}
-	return items, usage, nil
+	it := Item{Section: section, Kind: kind, Subjects: subjects(es...), Reason: reason}
+	var err error
+	switch kind {
+	case KindToClaudeMD, KindToLocal, KindToTeam:
+		it, err = rv.modelPromotion(it, r, es[0])
+	case KindDuplicate, KindNearDuplicate, KindOutdated, KindSuperseded:
+		err = modelRemoval(&it, r.Remove, es, byRef)
+	}
+	if err != nil {
+		return Item{}, nil, err
+	}
+	return it, es, nil
+}
+
+// modelPromotion completes the promotion it of first, the entry the
+// model's item r names first: only an auto memory is promoted, one to team
+// memory only when it holds no credential (else it is kept), and one to
+// an instruction file only with a one-line rule.
+func (rv *reviewer) modelPromotion(it Item, r modelReplyItem, first *reviewEntry) (Item, error) {
+	if first.Layer != LayerAuto {
+		return Item{}, fmt.Errorf("%s promotes %s, which is not an auto memory", r.Kind, first.Ref)
+	}
+	if it.Kind == KindToTeam {
+		if first.secret != "" {
+			return Item{Section: SectionNoAction, Kind: KindKeep, Subjects: subjects(first), Reason: "the model proposed team memory, but it holds what looks like a credential (" + first.secret + "), so it must not be shared"}, nil
+		}
+		it.Target, it.Applicable = memdir.TeamDirName+"/"+path.Base(first.Path), true
+		return it, nil
+	}
+	rule := mdtext.OneLine(r.Rule)
+	if rule == "" || utf8.RuneCountInString(rule) > 500 {
+		return Item{}, fmt.Errorf("%s needs a one-line rule of at most 500 characters", r.Kind)
+	}
+	it.Rule, it.Applicable = rule, true
+	it.Target = rv.claudeMDTarget()
+	if it.Kind == KindToLocal {
+		it.Target = rv.localTarget()
+	}
+	return it, nil
+}
+
+// modelRemoval makes the cleanup item it remove the entry remove names,
+// if any: it must be one of the item's entries es, and an auto memory.
+func modelRemoval(it *Item, remove string, es []*reviewEntry, byRef map[string]*reviewEntry) error {
+	rm := strings.TrimSpace(remove)
+	if rm == "" {
+		return nil
+	}
+	e, ok := byRef[rm]
+	if !ok || !containsEntry(es, e) {
+		return fmt.Errorf("remove %q is not one of its refs", rm)
+	}
+	if e.Layer != LayerAuto {
+		return fmt.Errorf("remove %q is not an auto memory", rm)
+	}
+	it.Remove, it.Applicable = e.Path, true
+	return nil
 }
 
 func containsEntry(es []*reviewEntry, e *reviewEntry) bool {

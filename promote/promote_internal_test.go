@@ -16,6 +16,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/mdtext"
+	"github.com/memdir/memdir/llm"
 )
 
 func TestSplitInstructions(t *testing.T) {
@@ -111,6 +112,28 @@ func TestAppendRule(t *testing.T) {
 		if got := string(appendRule([]byte(tc.old), "r")); got != tc.want {
 			t.Errorf("appendRule(%q) = %q, want %q", tc.old, got, tc.want)
 		}
+	}
+}
+
+// cannedModel answers every request with the same response.
+type cannedModel struct{ resp *llm.Response }
+
+func (m cannedModel) Generate(context.Context, *llm.Request) (*llm.Response, error) {
+	return m.resp, nil
+}
+
+// TestModelItemsAnswerNotJSON checks, with a model that reports no usage
+// (the adapters count the call themselves), that the call is counted and
+// an answer with no JSON in it is refused before anything else is checked.
+func TestModelItemsAnswerNotJSON(t *testing.T) {
+	rv := &reviewer{entries: []*reviewEntry{{Subject: Subject{Ref: "M1", Layer: LayerAuto, Path: "a.md"}}}}
+	m := cannedModel{&llm.Response{Content: []llm.Block{llm.TextBlock("Everything looks fine.")}}}
+	items, usage, err := rv.modelItems(context.Background(), m, "", nil)
+	if err == nil || !strings.HasPrefix(err.Error(), "the model's answer is not JSON: ") || items != nil {
+		t.Errorf("items %v, err %v; want the answer refused as not JSON", items, err)
+	}
+	if usage.Calls != 1 {
+		t.Errorf("usage %+v; want the call counted", usage)
 	}
 }
 

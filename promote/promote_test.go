@@ -424,6 +424,12 @@ func TestReviewWithModel(t *testing.T) {
 		{"promoting an instruction", memdirtest.JSONReply(map[string]any{"items": []any{item("promotions", "to-claude-local-md", []string{refOf["CLAUDE.md:4"]}, "r", "", "x")}}), "not an auto memory"},
 		{"promotion without a rule", memdirtest.JSONReply(map[string]any{"items": []any{item("promotions", "to-claude-md", []string{refOf["feedback_commits.md"]}, " ", "", "x")}}), "needs a one-line rule"},
 		{"removing a team memory", memdirtest.JSONReply(map[string]any{"items": []any{item("cleanup", "duplicate", []string{refOf["team/grafana.md"]}, "", refOf["team/grafana.md"], "x")}}), "not an auto memory"},
+		{"unknown kind", memdirtest.JSONReply(map[string]any{"items": []any{item("cleanup", "merge", []string{refOf["feedback_commits.md"]}, "", "", "x")}}), `unknown kind "merge"`},
+		{"no refs", memdirtest.JSONReply(map[string]any{"items": []any{item("cleanup", "duplicate", []string{}, "", "", "x")}}), "it names no entry"},
+		{"removing outside its refs", memdirtest.JSONReply(map[string]any{"items": []any{item("cleanup", "duplicate", []string{refOf["feedback_gofmt_copy.md"]}, "", refOf["feedback_gofmt.md"], "x")}}), "is not one of its refs"},
+		{"removing an unknown ref", memdirtest.JSONReply(map[string]any{"items": []any{item("cleanup", "outdated", []string{refOf["project_freeze.md"]}, "", "M999", "x")}}), `remove "M999" is not one of its refs`},
+		{"items not a list", memdirtest.JSONReply(map[string]any{"items": "none"}), "does not match the schema"},
+		{"no items", memdirtest.JSONReply(map[string]any{"findings": []any{}}), `has no "items" list`},
 		{"not JSON", memdirtest.TextReply("I think everything is fine."), "no JSON"},
 		{"server error", memdirtest.ErrorReply(500, "overloaded"), "the model call failed"},
 	} {
@@ -440,6 +446,37 @@ func TestReviewWithModel(t *testing.T) {
 				t.Errorf("fallback report has %d items, the lexical one %d", len(rep.Items), len(lexical.Items))
 			}
 		})
+	}
+
+	// The other promotions, a removal, and an item without a reason.
+	srv.Enqueue(memdirtest.JSONReply(map[string]any{"items": []any{
+		item("promotions", "to-claude-local-md", []string{refOf["feedback_terse.md"]}, " Keep answers\nterse. ", "", "How this user works."),
+		item("promotions", "to-team", []string{refOf["reference_runbooks.md"]}, "", "", "Everyone needs the runbooks."),
+		item("cleanup", "outdated", []string{refOf["project_freeze.md"]}, "", " "+refOf["project_freeze.md"], "  "),
+		item("cleanup", "near-duplicate", []string{refOf["feedback_deploy.md"], refOf["CLAUDE.md:4"]}, "", "", "Said twice; nothing removed."),
+	}}))
+	rep, err = promote.Review(ctx, w.src, &promote.Options{Model: m, Now: func() time.Time { return w.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Method != promote.MethodByModel {
+		t.Fatalf("method %s, fallback %q", rep.Method, rep.Fallback)
+	}
+	got = nil
+	for _, it := range rep.Items[:4] {
+		got = append(got, brief(it)+": "+it.Rule+": "+it.Reason)
+	}
+	want = []string{
+		"P1 to-claude-local-md feedback_terse.md -> CLAUDE.local.md: Keep answers terse.: How this user works.",
+		"P2 to-team reference_runbooks.md -> reference_runbooks.md: : Everyone needs the runbooks.",
+		"C1 outdated project_freeze.md -remove project_freeze.md: : (the model gave no reason)",
+		"C2 near-duplicate feedback_deploy.md | CLAUDE.md:4 (not applicable): : Said twice; nothing removed.",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("model report (-want +got):\n%s", diff)
+	}
+	if p2, _ := rep.Item("P2"); p2.Target != "team/reference_runbooks.md" {
+		t.Errorf("P2 target = %q", p2.Target)
 	}
 }
 
@@ -474,5 +511,73 @@ func TestApplyReviewRefusesTamperedReports(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(w.src.MemoryDir, "team", "grafana.md")); err != nil {
 		t.Errorf("a tampered report removed a team memory: %v", err)
+	}
+}
+
+// TestReviewLexicalPairs covers the pair findings the planted world does
+// not: several groups of exact duplicates (reported in path order, a team
+// copy kept over a private one), near duplicates between two memories
+// (the older kept, whichever comes first) and between two instruction files, and near-identical
+// entries of one instruction file (left to its author).
+func TestReviewLexicalPairs(t *testing.T) {
+	base := t.TempDir()
+	src := promote.Sources{
+		MemoryDir:   filepath.Join(base, "memory"),
+		ProjectRoot: filepath.Join(base, "project"),
+		ConfigHome:  filepath.Join(base, "config"),
+	}
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	mem := func(name, body string) string {
+		return "---\nname: " + name + "\ndescription: " + name + "\ntype: user\n---\n\n" + body + "\n"
+	}
+	files := map[string]struct {
+		content string
+		age     time.Duration
+	}{
+		"memory/b_zebra.md":       {mem("zebra one", "Zebras graze on the savanna grass at dawn."), 3 * time.Hour},
+		"memory/b_zebra_copy.md":  {mem("zebra two", "Zebras graze on the savanna grass at dawn."), 2 * time.Hour},
+		"memory/a_kiwi.md":        {mem("kiwi one", "Kiwis forage for insects in leaf litter."), time.Hour},
+		"memory/team/kiwi.md":     {mem("kiwi team", "Kiwis forage for insects in leaf litter."), 2 * time.Hour},
+		"memory/team/MEMORY.md":   {"- [kiwi](kiwi.md) — kiwis\n", 0},
+		"memory/c_otter.md":       {mem("otter", "Sea otters hold hands while sleeping in kelp beds near Monterey bay."), time.Hour},
+		"memory/c_otter_older.md": {mem("otter older", "Sea otters hold hands while sleeping in kelp beds near Monterey."), 5 * time.Hour},
+		"memory/d_heron_old.md":   {mem("heron old", "Grey herons nest in tall trees beside the river estuary every spring."), 6 * time.Hour},
+		"memory/d_heron_young.md": {mem("heron young", "Grey herons nest in tall trees beside the river estuary each spring."), time.Hour},
+		"project/CLAUDE.md": {"- Compile protobuf schemas with buf generate before every release build.\n" +
+			"- Lint shell scripts with shellcheck in strict mode.\n- Lint shell scripts with shellcheck in strict mode please.\n", 0},
+		"config/CLAUDE.md": {"- Compile protobuf schemas with buf generate before every release.\n", 0},
+	}
+	for name, f := range files {
+		p := filepath.Join(base, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(f.content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mt := now.Add(-f.age)
+		if err := os.Chtimes(p, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := promote.Review(context.Background(), src, &promote.Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range rep.Items {
+		if it.Section == promote.SectionCleanup {
+			got = append(got, brief(it)+": "+it.Reason)
+		}
+	}
+	want := []string{
+		"C1 duplicate a_kiwi.md | team/kiwi.md -remove a_kiwi.md: holds the same text as team/kiwi.md",
+		"C2 duplicate b_zebra_copy.md | b_zebra.md -remove b_zebra_copy.md: holds the same text as b_zebra.md",
+		"C3 near-duplicate c_otter.md | c_otter_older.md -remove c_otter.md: says nearly the same as c_otter_older.md (similarity 0.79); merge anything it adds, then drop it",
+		"C4 near-duplicate d_heron_young.md | d_heron_old.md -remove d_heron_young.md: says nearly the same as d_heron_old.md (similarity 0.71); merge anything it adds, then drop it",
+		"C5 near-duplicate ~config/CLAUDE.md:1 | CLAUDE.md:1 (not applicable): two instruction files say nearly the same (similarity 0.88); keep it in one (memdir does not edit instruction files for you)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("cleanup items (-want +got):\n%s", diff)
 	}
 }

@@ -35,7 +35,7 @@ func BenchmarkCheck2KB(b *testing.B) {
 // process: compiling, splitting and indexing the rule table.
 func BenchmarkPrepareRules(b *testing.B) {
 	for b.Loop() {
-		rs, ts := splitRules(baseRules()), splitRules(baseTightRules())
+		rs, ts := splitRules(phraseRuleTable), splitRules(tightRuleTable)
 		newLitIndex(rs)
 		newLitIndex(ts)
 	}

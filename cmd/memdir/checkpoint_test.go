@@ -158,6 +158,19 @@ func TestCheckpointCLIErrors(t *testing.T) {
 		{[]string{"list", "extra", "--session", "s"}, cli.ExitUsage, "no arguments"},
 		{[]string{"list", "--dry-run", "--session", "s"}, cli.ExitUsage, "--dry-run"},
 		{[]string{"resume", "--session", "s"}, cli.ExitUsage, "--from"},
+		{[]string{"list", "--from", "old", "--session", "s"}, cli.ExitUsage, "--from is required by resume and applies to nothing else"},
+		{[]string{"list", "--message", "m", "--session", "s"}, cli.ExitUsage, "checkpoint list takes no --message"},
+		{[]string{"resume", "--from", "old", "--message", "m", "--session", "s"}, cli.ExitUsage, "checkpoint resume takes no --message"},
+		{[]string{"rewind", "--message", "m", "--stat", "--session", "s"}, cli.ExitUsage, "--stat applies to diff only"},
+		{[]string{"track", "a", "b", "--message", "m", "--session", "s"}, cli.ExitUsage, "checkpoint track takes one FILE, got 2 arguments"},
+		// The checks run in order: subcommand, arguments, --message,
+		// --dry-run, --stat, --from, then the session.
+		{[]string{"frob", "extra"}, cli.ExitUsage, `unknown subcommand "frob"`},
+		{[]string{"list", "extra", "--message", "m"}, cli.ExitUsage, `checkpoint list takes no arguments, got ["extra"]`},
+		{[]string{"diff", "--dry-run", "--from", "old"}, cli.ExitUsage, "needs --message"},
+		{[]string{"diff", "--message", "m", "--dry-run", "--stat", "--from", "old"}, cli.ExitUsage, "--dry-run applies to rewind only"},
+		{[]string{"rewind", "--message", "m", "--stat", "--from", "old"}, cli.ExitUsage, "--stat applies to diff only"},
+		{[]string{"diff", "--message", "m", "--from", "old"}, cli.ExitUsage, "--from is required by resume"},
 		{[]string{"list", "--session", "../x"}, cli.ExitInvalid, "session id"},
 		{[]string{"list", "--session", "nobody"}, cli.ExitNotFound, "no checkpoints for session nobody"},
 		{[]string{"rewind", "--message", "nope", "--session", "s"}, cli.ExitNotFound, `"nope"`},
@@ -206,5 +219,51 @@ func TestCheckpointCLIHelpNamesSessionSource(t *testing.T) {
 	out, _, code := w.run(t, "--help")
 	if code != 0 || !strings.Contains(out, "$MEMDIR_SESSION_ID") || !strings.Contains(out, "$CLAUDE_SESSION_ID") || !strings.Contains(out, "Exit status") {
 		t.Errorf("help (exit %d):\n%s", code, out)
+	}
+}
+
+// TestCheckpointCLIPartialRewindAndResume: a rewind that leaves a file
+// alone, and a resume that cannot carry a backup over, still report what
+// they did and then exit non-zero naming the files.
+func TestCheckpointCLIPartialRewindAndResume(t *testing.T) {
+	w := newCheckpointWorld(t)
+	w.write(t, "f", "one\n")
+	w.write(t, "g", "one\n")
+	w.must(t, "track", "f", "--message", "m1", "--session", "s")
+	w.must(t, "track", "g", "--message", "m1", "--session", "s")
+	w.write(t, "g", "two\n")
+	if err := os.Remove(filepath.Join(w.project, "f")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(w.project, "g"), filepath.Join(w.project, "f")); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := w.run(t, "rewind", "--message", "m1", "--session", "s")
+	if code != cli.ExitInvalid || !strings.Contains(out, "restore  g  +1 -1") || !strings.Contains(out, "  skipped  f: ") ||
+		!strings.Contains(errOut, `rewind to "m1" was partial: f: `) {
+		t.Errorf("partial rewind: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if got := w.read(t, "g"); got != "one\n" {
+		t.Errorf("g after the partial rewind: %q", got)
+	}
+
+	w.write(t, "h", "one\n")
+	w.must(t, "track", "h", "--message", "m1", "--session", "old")
+	dir := filepath.Join(w.config(), "file-history", "old")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != checkpoint.LogName {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	out, errOut, code = w.run(t, "resume", "--from", "old", "--session", "new")
+	if code != cli.ExitFailure || !strings.Contains(out, "resumed session new from old: 0 snapshots (1 dropped)") ||
+		!strings.Contains(errOut, "1 backup could not be carried over:\n  h: ") {
+		t.Errorf("resume without its backups: exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
 }

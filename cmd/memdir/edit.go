@@ -144,118 +144,193 @@ func editTemplate(name string, t memdir.Type) []byte {
 	return b.Bytes()
 }
 
+// editMemory runs memdir edit on the memory name refers to (a new one of
+// type t when none does), as one journal run: the file and its index
+// line are recorded, the editor runs, and what it left is checked,
+// placed and indexed.
 func editMemory(ctx context.Context, env *cli.Env, d *memdir.Dir, name string, t memdir.Type, team bool) (*editResult, error) {
 	rel, exists, err := editTarget(ctx, d, name, t, team)
 	if err != nil {
 		return nil, err
 	}
 	indexRel, link := memdir.IndexFor(rel)
-	isTeam := indexRel != memdir.EntrypointName
-	ix, err := d.ReadIndex(isTeam)
+	e := &memoryEdit{d: d, rel: rel, exists: exists, isTeam: indexRel != memdir.EntrypointName, indexRel: indexRel, link: link}
+	ix, err := d.ReadIndex(e.isTeam)
 	if err != nil {
 		return nil, err
 	}
-	res := &editResult{Path: rel}
-	copyFile, keepCopy := "", false
-	defer func() {
-		if copyFile != "" && !keepCopy {
-			os.RemoveAll(filepath.Dir(copyFile))
-		}
-	}()
+	e.res = &editResult{Path: rel}
+	defer e.removeCopy()
 	// The run spans the editor session without the directory lock, which
 	// would stall every other writer while the user types; each write takes
 	// it (editIndex, placeTeamFile, removeTeamFile).
 	run, err := d.Change(ctx, "edit", &memdir.ChangeOptions{Unlocked: true}, func(rec *memdir.Recorder) error {
-		rec.SetSummary("edit " + rel)
-		if err := rec.Before(rel); err != nil {
+		if err := e.record(rec, ix); err != nil {
 			return err
 		}
-		var lines []string
-		for _, e := range ix.Find(link) {
-			lines = append(lines, e.String())
-		}
-		rec.NoteIndexLines(rel, lines)
-		var template []byte
-		file := d.Abs(rel)
-		if isTeam {
-			// A team file is edited as a copy outside team/: a sync watcher
-			// must not push a half-written file, and what the user saves is
-			// checked for secrets before it reaches team/.
-			if file, template, err = teamEditCopy(d, rel, exists, name, t); err != nil {
-				return err
-			}
-			copyFile = file
-		} else if !exists {
-			template = editTemplate(nameForTemplate(name), t)
-			created, err := d.CreateExclusive(rel, template)
-			if err != nil {
-				return err
-			}
-			res.Created = created
-			if !created {
-				template = nil // someone else created it meanwhile: edit theirs
-			}
-		}
-		before, _ := os.ReadFile(file)
-		if err := runEditor(ctx, env, file); err != nil {
-			if res.Created {
-				if cur, rerr := os.ReadFile(file); rerr == nil && bytes.Equal(cur, template) {
-					os.Remove(file)
-				}
-			}
+		if err := e.prepare(name, t); err != nil {
 			return err
 		}
-		after, err := os.ReadFile(file)
-		created := res.Created || isTeam && !exists
+		before, _ := os.ReadFile(e.file)
+		if err := e.openEditor(ctx, env); err != nil {
+			return err
+		}
+		after, err := os.ReadFile(e.file)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			res.Outcome = "removed"
-			if isTeam && exists {
-				if err := removeTeamFile(ctx, d, rel); err != nil {
-					return err
-				}
-			}
-			return editIndex(ctx, d, indexRel, func(ix *memdir.Index) bool { return len(ix.Remove(link)) > 0 }, res)
+			return e.removed(ctx)
 		case err != nil:
-			return fmt.Errorf("read %s after editing: %w", file, err)
-		case created && bytes.Equal(after, template):
-			res.Outcome = "discarded"
-			if isTeam {
-				return nil
-			}
-			if err := os.Remove(file); err != nil {
-				return fmt.Errorf("remove the unfilled template %s: %w", file, err)
-			}
-			return nil
-		case !created && bytes.Equal(after, before):
-			res.Outcome = "unchanged"
+			return fmt.Errorf("read %s after editing: %w", e.file, err)
+		case e.isNew() && bytes.Equal(after, e.template):
+			return e.discard()
+		case !e.isNew() && bytes.Equal(after, before):
+			e.res.Outcome = "unchanged"
 		default:
-			res.Outcome = "saved"
+			e.res.Outcome = "saved"
 		}
-		if isTeam && res.Outcome == "saved" {
-			if err := memdir.CheckTeamContent(rel, after); err != nil {
-				keepCopy = true
-				return fmt.Errorf("%w; %s is unchanged and your edited text is kept outside team memory in %s", err, d.Abs(rel), file)
-			}
-			if res.Created, err = placeTeamFile(ctx, d, rel, after, exists); err != nil {
-				keepCopy = true
-				return fmt.Errorf("%w; your edited text is kept in %s", err, file)
-			}
-		}
-		m := checkEdited(after, res)
-		if m == nil {
-			return nil
-		}
-		line := memdir.IndexEntry{Title: m.Name, File: link, Hook: m.Description}.String()
-		return editIndex(ctx, d, indexRel, func(ix *memdir.Index) bool { return ix.Upsert(link, line) }, res)
+		return e.save(ctx, after)
 	})
 	if err != nil {
 		return nil, err
 	}
 	if run != nil && len(run.ChangedFiles()) > 0 {
-		res.RunID = run.ID
+		e.res.RunID = run.ID
 	}
-	return res, nil
+	return e.res, nil
+}
+
+// A memoryEdit is one memdir edit of the memory at rel.
+type memoryEdit struct {
+	d        *memdir.Dir
+	rel      string
+	exists   bool   // the memory existed before the edit
+	isTeam   bool   // it is a team memory
+	indexRel string // the index that lists it
+	link     string // its link in that index
+	res      *editResult
+	// file is what the editor opens: the memory itself, or a team
+	// memory's private copy (copyFile too), which keepCopy keeps after
+	// the edit.
+	file, copyFile string
+	keepCopy       bool
+	// template is what a new file held before the editor opened it; nil
+	// for an existing memory.
+	template []byte
+}
+
+// record notes the file and its index lines as they are, for undo.
+func (e *memoryEdit) record(rec *memdir.Recorder, ix *memdir.Index) error {
+	rec.SetSummary("edit " + e.rel)
+	if err := rec.Before(e.rel); err != nil {
+		return err
+	}
+	var lines []string
+	for _, ie := range ix.Find(e.link) {
+		lines = append(lines, ie.String())
+	}
+	rec.NoteIndexLines(e.rel, lines)
+	return nil
+}
+
+// prepare sets the file the editor opens. A team file is edited as a
+// copy outside team/: a sync watcher must not push a half-written file,
+// and what the user saves is checked for secrets before it reaches team/.
+// A new private memory is created from the template, unless someone else
+// created it meanwhile: then theirs is edited.
+func (e *memoryEdit) prepare(name string, t memdir.Type) error {
+	e.file = e.d.Abs(e.rel)
+	if e.isTeam {
+		var err error
+		if e.file, e.template, err = teamEditCopy(e.d, e.rel, e.exists, name, t); err != nil {
+			return err
+		}
+		e.copyFile = e.file
+		return nil
+	}
+	if e.exists {
+		return nil
+	}
+	e.template = editTemplate(nameForTemplate(name), t)
+	created, err := e.d.CreateExclusive(e.rel, e.template)
+	if err != nil {
+		return err
+	}
+	e.res.Created = created
+	if !created {
+		e.template = nil
+	}
+	return nil
+}
+
+// openEditor runs the editor on the file. When it fails on a file this
+// edit created, the file goes if it still holds the template.
+func (e *memoryEdit) openEditor(ctx context.Context, env *cli.Env) error {
+	err := runEditor(ctx, env, e.file)
+	if err != nil && e.res.Created {
+		if cur, rerr := os.ReadFile(e.file); rerr == nil && bytes.Equal(cur, e.template) {
+			os.Remove(e.file)
+		}
+	}
+	return err
+}
+
+// isNew reports whether the editor was given a new file: one this edit
+// created, or a new team memory's copy.
+func (e *memoryEdit) isNew() bool { return e.res.Created || e.isTeam && !e.exists }
+
+// removed handles a file the editor deleted: a team memory goes from
+// team/ too, and the index line goes.
+func (e *memoryEdit) removed(ctx context.Context) error {
+	e.res.Outcome = "removed"
+	if e.isTeam && e.exists {
+		if err := removeTeamFile(ctx, e.d, e.rel); err != nil {
+			return err
+		}
+	}
+	return editIndex(ctx, e.d, e.indexRel, func(ix *memdir.Index) bool { return len(ix.Remove(e.link)) > 0 }, e.res)
+}
+
+// discard removes a new file the editor left as the template (a team
+// memory's copy goes with its directory).
+func (e *memoryEdit) discard() error {
+	e.res.Outcome = "discarded"
+	if e.isTeam {
+		return nil
+	}
+	if err := os.Remove(e.file); err != nil {
+		return fmt.Errorf("remove the unfilled template %s: %w", e.file, err)
+	}
+	return nil
+}
+
+// save places a saved team memory's text in team/, if it holds no secret
+// (else the copy is kept), checks the memory, and writes its index line
+// when name and description allow.
+func (e *memoryEdit) save(ctx context.Context, after []byte) error {
+	if e.isTeam && e.res.Outcome == "saved" {
+		if err := memdir.CheckTeamContent(e.rel, after); err != nil {
+			e.keepCopy = true
+			return fmt.Errorf("%w; %s is unchanged and your edited text is kept outside team memory in %s", err, e.d.Abs(e.rel), e.file)
+		}
+		var err error
+		if e.res.Created, err = placeTeamFile(ctx, e.d, e.rel, after, e.exists); err != nil {
+			e.keepCopy = true
+			return fmt.Errorf("%w; your edited text is kept in %s", err, e.file)
+		}
+	}
+	m := checkEdited(after, e.res)
+	if m == nil {
+		return nil
+	}
+	line := memdir.IndexEntry{Title: m.Name, File: e.link, Hook: m.Description}.String()
+	return editIndex(ctx, e.d, e.indexRel, func(ix *memdir.Index) bool { return ix.Upsert(e.link, line) }, e.res)
+}
+
+// removeCopy removes a team memory's private copy, unless it is kept.
+func (e *memoryEdit) removeCopy() {
+	if e.copyFile != "" && !e.keepCopy {
+		os.RemoveAll(filepath.Dir(e.copyFile))
+	}
 }
 
 // nameForTemplate turns what the user typed into a memory name: a path

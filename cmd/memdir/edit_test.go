@@ -266,3 +266,96 @@ func TestEditTemplateEditorFailureAndRemoval(t *testing.T) {
 		}
 	}
 }
+
+// TestEditOutcomes covers the outcomes the other edit tests leave out: a
+// file left as it was, a private memory the editor deletes or turns into
+// something unreadable, a new private memory whose editor fails (the
+// template goes unless it was written to), a new team memory left as the
+// template, and a team memory someone else creates during the edit.
+func TestEditOutcomes(t *testing.T) {
+	w := newMemWorld(t)
+	dir := w.memDir(t)
+	w.ok(t, "save", "--name", "grafana", "--type", "reference", "--description", "where the dashboards are", "--body", "grafana.internal")
+	w.ok(t, "save", "--name", "oncall", "--type", "reference", "--description", "pager rota", "--body", "PagerDuty")
+	index := filepath.Join(dir, "MEMORY.md")
+	if err := os.WriteFile(index, []byte("- [grafana](reference_grafana.md) — stale hook\n- [oncall](reference_oncall.md) — pager rota\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(body string, args ...string) (string, string, int) {
+		t.Helper()
+		script, _ := fakeEditor(t, body)
+		w.vars["VISUAL"] = script
+		return w.run(t, append([]string{"edit"}, args...)...)
+	}
+
+	// Unchanged, but its index line is brought in step with the file.
+	out, errOut, code := edit("exit 0", "grafana")
+	if code != 0 || !strings.Contains(out, filepath.Join(dir, "reference_grafana.md")+" is unchanged; its MEMORY.md line was brought in step.") {
+		t.Errorf("unchanged: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if got := memdirtest.ReadFile(t, index); !strings.HasPrefix(got, "- [grafana](reference_grafana.md) — where the dashboards are\n") {
+		t.Errorf("MEMORY.md = %q", got)
+	}
+	out, _, _ = edit("exit 0", "grafana")
+	if !strings.HasSuffix(strings.SplitN(out, "\n", 2)[0], " is unchanged.") {
+		t.Errorf("unchanged, index in step: %q", out)
+	}
+
+	// A private memory the editor deletes goes from the index too.
+	out, errOut, code = edit(`rm "$f"`, "oncall")
+	if code != 0 || !strings.Contains(out, "The editor removed "+filepath.Join(dir, "reference_oncall.md")+"; its MEMORY.md line is gone too.") {
+		t.Errorf("removed: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if got := memdirtest.ReadFile(t, index); strings.Contains(got, "oncall") {
+		t.Errorf("MEMORY.md = %q", got)
+	}
+
+	// A file the editor turns into a directory cannot be read back.
+	_, errOut, code = edit(`rm "$f"; mkdir "$f"`, "grafana")
+	if code != cli.ExitFailure || !strings.Contains(errOut, "read "+filepath.Join(dir, "reference_grafana.md")+" after editing: ") {
+		t.Errorf("unreadable after editing: exit %d, %q", code, errOut)
+	}
+	os.Remove(filepath.Join(dir, "reference_grafana.md"))
+
+	// A failing editor on a new private memory: the template goes, unless
+	// the editor wrote to it first.
+	if _, errOut, code := edit("exit 3", "scratch"); code != cli.ExitFailure || !strings.Contains(errOut, "failed on "+filepath.Join(dir, "scratch.md")) {
+		t.Errorf("failing editor: exit %d, %q", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "scratch.md")); !os.IsNotExist(err) {
+		t.Errorf("the template of a failed edit stayed: %v", err)
+	}
+	if _, _, code := edit(`echo half-written >> "$f"; exit 3`, "scratch"); code != cli.ExitFailure {
+		t.Errorf("failing editor after writing: exit %d", code)
+	}
+	if got := memdirtest.ReadFile(t, filepath.Join(dir, "scratch.md")); !strings.HasSuffix(got, "half-written\n") {
+		t.Errorf("what a failing editor wrote is gone: %q", got)
+	}
+
+	// A new team memory left as the template is not created.
+	out, errOut, code = edit("exit 0", "--team", "runbooks")
+	if code != 0 || !strings.Contains(out, "Nothing saved: "+filepath.Join(dir, "team", "runbooks.md")+" was left as the template") {
+		t.Errorf("team template: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "team", "runbooks.md")); !os.IsNotExist(err) {
+		t.Errorf("an unfilled team template was created: %v", err)
+	}
+
+	// A new team memory someone else creates meanwhile is not overwritten;
+	// the edited text is kept aside.
+	theirs := "---\nname: runbooks\ndescription: theirs\ntype: reference\n---\n\nTheirs.\n"
+	body := writeWith("---\nname: runbooks\ndescription: mine\ntype: reference\n---\n\nMine.\n") +
+		"\nmkdir -p '" + filepath.Join(dir, "team") + "'\nprintf '%s' '" + theirs + "' > '" + filepath.Join(dir, "team", "runbooks.md") + "'"
+	_, errOut, code = edit(body, "--team", "runbooks")
+	if code != cli.ExitExists || !strings.Contains(errOut, "was created by someone else while you edited") || !strings.Contains(errOut, "your edited text is kept in ") {
+		t.Fatalf("team memory created meanwhile: exit %d, %q", code, errOut)
+	}
+	kept := strings.TrimSpace(errOut[strings.LastIndex(errOut, " kept in ")+len(" kept in "):])
+	if got := memdirtest.ReadFile(t, kept); !strings.Contains(got, "Mine.") {
+		t.Errorf("the edited text kept at %s = %q", kept, got)
+	}
+	os.RemoveAll(filepath.Dir(kept))
+	if got := memdirtest.ReadFile(t, filepath.Join(dir, "team", "runbooks.md")); got != theirs {
+		t.Errorf("their team memory became %q", got)
+	}
+}

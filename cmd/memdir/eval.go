@@ -160,13 +160,49 @@ type evalMethodStat struct {
 	Report    *evalset.Report `json:"report,omitempty"`
 }
 
+// run evaluates every method at one directory size: the set, and
+// distractors newer than all of it, in a temporary directory, with every
+// query recalled through it. A recall error does not stop the run: the
+// first one is returned with it.
 func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun, error) {
-	set := ev.set
 	tmp, err := os.MkdirTemp("", "memdir-eval-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
+	ed, err := ev.openDir(ctx, tmp, distractors)
+	if err != nil {
+		return nil, err
+	}
+	run := &recallEvalRun{Distractors: distractors, Size: ed.idx.Len()}
+	run.Methods = append(run.Methods, ed.answered(ctx, "lexical", nil, nil))
+	if ev.embedder != nil {
+		run.Methods = append(run.Methods, ed.answered(ctx, "hybrid", nil, ev.embedder))
+	}
+	run.Methods = append(run.Methods, ed.selectorShown(ctx))
+	if ev.model != nil {
+		run.Methods = append(run.Methods, ed.answered(ctx, "selector (model)", ev.model, ev.embedder))
+	}
+	run.Methods = append(run.Methods, ed.newestBaseline())
+	return run, ed.recallErr
+}
+
+// evalDir is the memory directory of one run, indexed, with what the
+// methods share.
+type evalDir struct {
+	*recallEval
+	d             *memdir.Dir
+	idx           *recall.Index
+	cache         *recall.EmbedCache // nil without an embedder
+	totalRelevant int                // relevant memories, summed over queries
+	recallErr     error              // the first recall error
+}
+
+// openDir writes the set, and distractors memories newer than all of it,
+// into tmp/memory, opens and indexes that directory, and opens an
+// embedding cache when there is an embedder.
+func (ev *recallEval) openDir(ctx context.Context, tmp string, distractors int) (*evalDir, error) {
+	set := ev.set
 	dir := filepath.Join(tmp, "memory")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, err
@@ -187,89 +223,94 @@ func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun,
 	if _, err := idx.Refresh(ctx); err != nil {
 		return nil, err
 	}
-	var cache *recall.EmbedCache
+	ed := &evalDir{recallEval: ev, d: d, idx: idx}
 	if ev.embedder != nil {
-		if cache, err = recall.OpenEmbedCache(filepath.Join(tmp, "vectors")); err != nil {
+		if ed.cache, err = recall.OpenEmbedCache(filepath.Join(tmp, "vectors")); err != nil {
 			return nil, err
 		}
 	}
-	now := func() time.Time { return evalRef }
-	run := &recallEvalRun{Distractors: distractors, Size: idx.Len()}
-	var recallErr error
-	recallQuery := func(q string, model llm.Model, emb llm.Embedder) *recall.Result {
-		res, err := recall.Recall(ctx, d, q, &recall.Options{
-			Index: idx, Model: model, Embedder: emb, EmbedCache: cache, EmbedOptions: ev.embedOpts,
-			ManifestTokens: ev.manifestTokens, Now: now, NoCount: true, ShowManifest: true,
-		})
-		if err != nil && recallErr == nil {
-			recallErr = err
-		}
-		if res == nil {
-			return &recall.Result{}
-		}
-		return res
-	}
-	totalRelevant := 0
 	for _, q := range set.Queries {
-		totalRelevant += len(q.Relevant)
+		ed.totalRelevant += len(q.Relevant)
 	}
-	// answered scores a method that answers queries itself; shown, when
-	// set, is filled with the selector's view of each query.
-	answered := func(name string, model llm.Model, emb llm.Embedder) *evalMethodStat {
-		st := &evalMethodStat{Method: name}
-		var usage llm.Usage
-		var shown, tokens float64
-		rep := evalset.Evaluate(set, func(q string) []string {
-			res := recallQuery(q, model, emb)
-			usage.Add(res.Usage)
-			usage.Add(res.EmbedUsage)
-			if model != nil {
-				tokens += float64(res.ManifestTokens)
-				shown += float64(countRelevant(set, q, res.Shortlist))
-			}
-			var out []string
-			for _, m := range res.Memories {
-				out = append(out, m.Path)
-			}
-			return out
-		}, &evalset.Options{Ks: []int{5}})
-		st.Recall5, st.Precision, st.MRR, st.NoneEmpty = new(rep.Recall[5]), new(rep.Precision[5]), new(rep.MRR), new(rep.NoneEmpty)
-		if model != nil {
-			st.Shown = new(shown / float64(max(totalRelevant, 1)))
-			st.Tokens = tokens / float64(max(len(set.Queries), 1))
-		}
-		if usage != (llm.Usage{}) {
-			st.Usage = &usage
-		}
-		st.Report = rep
-		return st
-	}
-	run.Methods = append(run.Methods, answered("lexical", nil, nil))
-	if ev.embedder != nil {
-		run.Methods = append(run.Methods, answered("hybrid", nil, ev.embedder))
-	}
+	return ed, nil
+}
 
-	// The selector's view, without calling a model: what an oracle
-	// selector could pick from.
+// recallQuery runs query q through recall with the model and embedder given
+// (either may be nil). On an error it keeps the first and returns what
+// recall returned, or an empty result.
+func (ed *evalDir) recallQuery(ctx context.Context, q string, model llm.Model, emb llm.Embedder) *recall.Result {
+	res, err := recall.Recall(ctx, ed.d, q, &recall.Options{
+		Index: ed.idx, Model: model, Embedder: emb, EmbedCache: ed.cache, EmbedOptions: ed.embedOpts,
+		ManifestTokens: ed.manifestTokens, Now: evalNow, NoCount: true, ShowManifest: true,
+	})
+	if err != nil && ed.recallErr == nil {
+		ed.recallErr = err
+	}
+	if res == nil {
+		return &recall.Result{}
+	}
+	return res
+}
+
+// evalNow is the clock of every recall an evaluation runs.
+func evalNow() time.Time { return evalRef }
+
+// answered scores a method that answers queries itself. With a model, it
+// also reports the selector's view of each query: the relevant memories it
+// was shown and the manifest tokens.
+func (ed *evalDir) answered(ctx context.Context, name string, model llm.Model, emb llm.Embedder) *evalMethodStat {
+	set := ed.set
+	st := &evalMethodStat{Method: name}
+	var usage llm.Usage
+	var shown, tokens float64
+	rep := evalset.Evaluate(set, func(q string) []string {
+		res := ed.recallQuery(ctx, q, model, emb)
+		usage.Add(res.Usage)
+		usage.Add(res.EmbedUsage)
+		if model != nil {
+			tokens += float64(res.ManifestTokens)
+			shown += float64(countRelevant(set, q, res.Shortlist))
+		}
+		var out []string
+		for _, m := range res.Memories {
+			out = append(out, m.Path)
+		}
+		return out
+	}, &evalset.Options{Ks: []int{5}})
+	st.Recall5, st.Precision, st.MRR, st.NoneEmpty = new(rep.Recall[5]), new(rep.Precision[5]), new(rep.MRR), new(rep.NoneEmpty)
+	if model != nil {
+		st.Shown = ed.shownShare(shown)
+		st.Tokens = tokens / ed.queries()
+	}
+	if usage != (llm.Usage{}) {
+		st.Usage = &usage
+	}
+	st.Report = rep
+	return st
+}
+
+// selectorShown is the selector's view, without calling a model: what an
+// oracle selector could pick from.
+func (ed *evalDir) selectorShown(ctx context.Context) *evalMethodStat {
 	sel := &evalMethodStat{Method: "selector (shown)"}
 	var shown, tokens, lines, full float64
-	for _, q := range set.Queries {
-		res := recallQuery(q.Query, nil, ev.embedder)
-		shown += float64(countRelevant(set, q.Query, res.Shortlist))
+	for _, q := range ed.set.Queries {
+		res := ed.recallQuery(ctx, q.Query, nil, ed.embedder)
+		shown += float64(countRelevant(ed.set, q.Query, res.Shortlist))
 		tokens += float64(res.ManifestTokens)
 		lines += float64(len(res.Shortlist))
 		full += float64(res.FullLines)
 	}
-	nq := float64(max(len(set.Queries), 1))
-	sel.Shown = new(shown / float64(max(totalRelevant, 1)))
+	nq := ed.queries()
+	sel.Shown = ed.shownShare(shown)
 	sel.Tokens, sel.Lines, sel.FullLines = tokens/nq, lines/nq, full/nq
-	run.Methods = append(run.Methods, sel)
-	if ev.model != nil {
-		run.Methods = append(run.Methods, answered("selector (model)", ev.model, ev.embedder))
-	}
+	return sel
+}
 
-	// Claude Code: the manifest of the 200 newest files, whatever the query.
-	newest := idx.Headers()
+// newestBaseline is Claude Code's view: the manifest of the 200 newest
+// files, whatever the query.
+func (ed *evalDir) newestBaseline() *evalMethodStat {
+	newest := ed.idx.Headers()
 	if len(newest) > memdir.MaxScanFiles {
 		newest = newest[:memdir.MaxScanFiles]
 	}
@@ -278,16 +319,23 @@ func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun,
 		newestPaths = append(newestPaths, h.Path)
 	}
 	base := &evalMethodStat{Method: "claude-code newest 200"}
-	shown = 0
-	for _, q := range set.Queries {
-		shown += float64(countRelevant(set, q.Query, newestPaths))
+	var shown float64
+	for _, q := range ed.set.Queries {
+		shown += float64(countRelevant(ed.set, q.Query, newestPaths))
 	}
-	base.Shown = new(shown / float64(max(totalRelevant, 1)))
+	base.Shown = ed.shownShare(shown)
 	base.Tokens = float64((len(recall.Manifest(newest)) + 3) / 4) // every line with its newline, as BaselineTokens
 	base.Lines, base.FullLines = float64(len(newest)), float64(len(newest))
-	run.Methods = append(run.Methods, base)
-	return run, recallErr
+	return base
 }
+
+// shownShare is shown as a share of all relevant memories.
+func (ed *evalDir) shownShare(shown float64) *float64 {
+	return new(shown / float64(max(ed.totalRelevant, 1)))
+}
+
+// queries is the number of queries to average over (at least 1).
+func (ed *evalDir) queries() float64 { return float64(max(len(ed.set.Queries), 1)) }
 
 // countRelevant counts the relevant files of query q among paths.
 func countRelevant(set *evalset.Set, q string, paths []string) int {

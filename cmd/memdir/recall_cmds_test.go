@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/llm"
@@ -155,6 +158,64 @@ func TestEvalCommandHybrid(t *testing.T) {
 		t.Error("no embeddings request reached the server")
 	}
 	t.Logf("\n%s", out)
+}
+
+// TestEvalCommandWithModel: with --model, eval also scores the model
+// selector's own picks, with the manifest it was sent and the tokens the
+// model used. The fake model picks the first file of each manifest.
+func TestEvalCommandWithModel(t *testing.T) {
+	w := newMemWorld(t)
+	srv := memdirtest.NewModelServer(t)
+	firstFile := regexp.MustCompile(`[a-z0-9_-]+\.md`)
+	srv.Handle(func(req *memdirtest.ModelRequest) memdirtest.ModelReply {
+		var picks []string
+		if f := firstFile.FindString(req.Messages[0].Content[0].Text); f != "" {
+			picks = append(picks, f)
+		}
+		reply := memdirtest.JSONReply(map[string]any{"selected_memories": picks})
+		reply.Usage = llm.Usage{InputTokens: 100, OutputTokens: 10}
+		return reply
+	})
+	w.vars["ANTHROPIC_BASE_URL"] = srv.AnthropicBaseURL()
+	w.vars["ANTHROPIC_API_KEY"] = "test-key"
+	file, _ := filepath.Abs("../../testdata/eval/recall-oss.json")
+	out := w.ok(t, "eval", "recall", file, "--json", "--distractors", "0", "--model", "anthropic:claude-sonnet-4-5")
+	var rep struct {
+		Queries int `json:"queries"`
+		Runs    []struct {
+			Methods []struct {
+				Method  string    `json:"method"`
+				Recall5 *float64  `json:"recall_at_5"`
+				Shown   *float64  `json:"shown_to_selector"`
+				Tokens  float64   `json:"manifest_tokens_per_query"`
+				Usage   llm.Usage `json:"usage"`
+			} `json:"methods"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 1 {
+		t.Fatalf("%d runs, want 1", len(rep.Runs))
+	}
+	var names []string
+	for _, m := range rep.Runs[0].Methods {
+		names = append(names, m.Method)
+	}
+	if diff := cmp.Diff([]string{"lexical", "selector (shown)", "selector (model)", "claude-code newest 200"}, names); diff != "" {
+		t.Fatalf("methods (-want +got):\n%s", diff)
+	}
+	lex, shown, model := rep.Runs[0].Methods[0], rep.Runs[0].Methods[1], rep.Runs[0].Methods[2]
+	if lex.Shown != nil || lex.Tokens != 0 || lex.Usage != (llm.Usage{}) {
+		t.Errorf("lexical reports a selector: %+v", lex)
+	}
+	if model.Recall5 == nil || model.Shown == nil || *model.Shown != *shown.Shown || model.Tokens != shown.Tokens || model.Tokens == 0 {
+		t.Errorf("the model selector's figures %+v do not match what it was shown %+v", model, shown)
+	}
+	calls := len(srv.Requests())
+	if model.Usage.InputTokens != 100*calls || model.Usage.OutputTokens != 10*calls || calls == 0 || calls > rep.Queries {
+		t.Errorf("usage %+v over %d model calls for %d queries", model.Usage, calls, rep.Queries)
+	}
 }
 
 func TestPromptCommand(t *testing.T) {

@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/config"
 	"github.com/memdir/memdir/doctor"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/review"
 	"github.com/memdir/memdir/team"
 )
 
@@ -135,6 +137,35 @@ func (o *syncOptions) Declare(fs *flag.FlagSet) {
 }
 
 func runSync(ctx context.Context, env *cli.Env, o *syncOptions, args []string) error {
+	if err := checkSyncArgs(o, args); err != nil {
+		return err
+	}
+	action := args[0]
+	logger := slog.New(slog.DiscardHandler)
+	if o.verbose {
+		logger = slog.New(slog.NewTextHandler(env.Stderr, nil))
+	}
+	s, err := newSyncer(env, &o.lf, syncConfig{url: o.serverURL, token: o.token, repo: o.repo, teamDir: o.teamDir, local: action == "resolve"}, logger)
+	if err != nil {
+		return err
+	}
+	switch action {
+	case "pull":
+		return s.pull(ctx, env, o.asJSON)
+	case "push":
+		return s.push(ctx, env, o.asJSON)
+	case "status":
+		return s.status(ctx, env, o.asJSON)
+	case "resolve":
+		return s.resolve(ctx, env, args[1], o.resolution(), o.asJSON)
+	default:
+		return s.watch(ctx, env, o.asJSON, o.debounce)
+	}
+}
+
+// checkSyncArgs checks that args name an action with the arguments it
+// takes, and that resolve chooses exactly one side.
+func checkSyncArgs(o *syncOptions, args []string) error {
 	if len(args) == 0 {
 		return cli.Usagef("sync needs one of pull, push, status, watch, resolve")
 	}
@@ -160,62 +191,60 @@ func runSync(ctx context.Context, env *cli.Env, o *syncOptions, args []string) e
 	default:
 		return cli.Usagef("unknown sync action %q: want pull, push, status, watch or resolve", action)
 	}
-	logger := slog.New(slog.DiscardHandler)
-	if o.verbose {
-		logger = slog.New(slog.NewTextHandler(env.Stderr, nil))
+	return nil
+}
+
+// resolution is the side resolve's flags choose.
+func (o *syncOptions) resolution() team.Resolution {
+	switch {
+	case o.theirs:
+		return team.ResolveTheirs
+	case o.edit:
+		return team.ResolveText
 	}
-	s, err := newSyncer(env, &o.lf, syncConfig{url: o.serverURL, token: o.token, repo: o.repo, teamDir: o.teamDir, local: action == "resolve"}, logger)
+	return team.ResolveOurs
+}
+
+// pull runs sync pull. After a failure it shows what was done before it,
+// if anything: a refused pull prints its error only.
+func (s *syncer) pull(ctx context.Context, env *cli.Env, asJSON bool) error {
+	res, err := s.client.Pull(ctx, false)
+	if res != nil && (err == nil || len(res.Written)+len(res.Merged)+len(res.Conflicts) > 0) {
+		if perr := cli.Emit(env, asJSON, res, func(w io.Writer) error { printPull(w, s.repo, res); return nil }); err == nil {
+			err = perr
+		}
+	}
+	if err == nil && len(res.Conflicts) > 0 {
+		return &cli.ExitError{Code: cli.ExitExists}
+	}
+	if err == nil && len(res.Skipped) > 0 {
+		return &cli.ExitError{Code: cli.ExitProblems}
+	}
+	return err
+}
+
+// push runs sync push. After a failure it shows what was done before it,
+// if anything; an empty result would read "nothing to push".
+func (s *syncer) push(ctx context.Context, env *cli.Env, asJSON bool) error {
+	res, err := s.client.Push(ctx)
+	if res != nil && (err == nil || len(res.Pushed)+len(res.Skipped)+len(res.Pulled)+len(res.Merged)+len(res.Conflicts) > 0) {
+		if perr := cli.Emit(env, asJSON, res, func(w io.Writer) error { printPush(w, s.repo, res); return nil }); err == nil {
+			err = perr
+		}
+	}
+	if err == nil && len(res.Conflicts) > 0 {
+		return &cli.ExitError{Code: cli.ExitExists}
+	}
+	return err
+}
+
+// status runs sync status.
+func (s *syncer) status(ctx context.Context, env *cli.Env, asJSON bool) error {
+	st, err := s.client.Status(ctx)
 	if err != nil {
 		return err
 	}
-	switch action {
-	case "pull":
-		res, err := s.client.Pull(ctx, false)
-		// After a failure, show what was done before it, if
-		// anything: a refused pull prints its error only.
-		if res != nil && (err == nil || len(res.Written)+len(res.Merged)+len(res.Conflicts) > 0) {
-			if perr := cli.Emit(env, o.asJSON, res, func(w io.Writer) error { printPull(w, s.repo, res); return nil }); err == nil {
-				err = perr
-			}
-		}
-		if err == nil && len(res.Conflicts) > 0 {
-			return &cli.ExitError{Code: cli.ExitExists}
-		}
-		if err == nil && len(res.Skipped) > 0 {
-			return &cli.ExitError{Code: cli.ExitProblems}
-		}
-		return err
-	case "push":
-		res, err := s.client.Push(ctx)
-		// After a failure, show what was done before it, if
-		// anything; an empty result would read "nothing to push".
-		if res != nil && (err == nil || len(res.Pushed)+len(res.Skipped)+len(res.Pulled)+len(res.Merged)+len(res.Conflicts) > 0) {
-			if perr := cli.Emit(env, o.asJSON, res, func(w io.Writer) error { printPush(w, s.repo, res); return nil }); err == nil {
-				err = perr
-			}
-		}
-		if err == nil && len(res.Conflicts) > 0 {
-			return &cli.ExitError{Code: cli.ExitExists}
-		}
-		return err
-	case "status":
-		st, err := s.client.Status(ctx)
-		if err != nil {
-			return err
-		}
-		return cli.Emit(env, o.asJSON, st, func(w io.Writer) error { printStatus(w, st); return nil })
-	case "resolve":
-		how := team.ResolveOurs
-		switch {
-		case o.theirs:
-			how = team.ResolveTheirs
-		case o.edit:
-			how = team.ResolveText
-		}
-		return s.resolve(ctx, env, args[1], how, o.asJSON)
-	default:
-		return s.watch(ctx, env, o.asJSON, o.debounce)
-	}
+	return cli.Emit(env, asJSON, st, func(w io.Writer) error { printStatus(w, st); return nil })
 }
 
 type syncConfig struct {
@@ -234,57 +263,29 @@ type syncer struct {
 	rec     *memdir.Recorder
 }
 
+// newSyncer builds the syncer of one sync command: the server and token
+// (none needed for a local action), the team directory, the store that
+// journals and screens what is pulled, the repository, and the client.
 func newSyncer(env *cli.Env, lf *locationFlags, cfg syncConfig, log *slog.Logger) (*syncer, error) {
 	conf, err := loadConfig(env)
 	if err != nil {
 		return nil, err
 	}
-	base := firstNonEmpty(cfg.url, conf.Team.URL.Value)
-	if base == "" && !cfg.local {
-		return nil, fmt.Errorf("no team memory server: pass --url, set MEMDIR_TEAM_URL or team.url in the config file: %w", memdir.ErrInvalid)
-	}
-	token := firstNonEmpty(cfg.token, conf.Team.Token.Value)
-	if token == "" && !cfg.local {
-		return nil, team.ErrNoToken
+	base, token, err := syncServer(cfg, conf)
+	if err != nil {
+		return nil, err
 	}
 	s := &syncer{}
-	// The journal records paths relative to the memory directory, or to
-	// the team directory itself when --team-dir names one directly.
-	var root string
-	if cfg.teamDir != "" {
-		s.teamDir = cfg.teamDir
-		if !filepath.IsAbs(s.teamDir) {
-			s.teamDir = filepath.Join(env.Cwd, s.teamDir)
-		}
-		root = s.teamDir
-	} else {
-		if root, _, err = lf.path(env); err != nil {
-			return nil, err
-		}
-		s.teamDir = filepath.Join(root, memdir.TeamDirName)
+	root, err := s.locateTeamDir(env, lf, cfg.teamDir)
+	if err != nil {
+		return nil, err
 	}
 	dir, queue, err := openStore(env, root, &memdir.Options{Logger: log})
 	if err != nil {
 		return nil, err
 	}
 	s.dir = dir
-	s.repo = firstNonEmpty(cfg.repo, conf.Team.Repo.Value)
-	if s.repo == "" {
-		project := env.Cwd
-		if lf.project != "" {
-			project = lf.project
-			if !filepath.IsAbs(project) {
-				project = filepath.Join(env.Cwd, project)
-			}
-		}
-		if s.repo, err = team.RepoFromGit(project); err != nil {
-			return nil, err
-		}
-	}
-	if r, ok := team.GitHubRepo("https://" + strings.TrimPrefix(s.repo, "https://")); ok && strings.Contains(s.repo, "github.com") {
-		s.repo = r // github.com/owner/name, as the config file may say
-	}
-	if s.repo, err = team.NormalizeRepo(s.repo); err != nil {
+	if s.repo, err = syncRepo(env, lf, firstNonEmpty(cfg.repo, conf.Team.Repo.Value)); err != nil {
 		return nil, err
 	}
 	var repos team.Repos = noServer{}
@@ -293,6 +294,74 @@ func newSyncer(env *cli.Env, lf *locationFlags, cfg syncConfig, log *slog.Logger
 			return nil, err
 		}
 	}
+	s.client, err = team.NewClient(repos, s.repo, s.teamDir, s.clientOptions(env, queue, base, log))
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// syncServer returns the server's base URL and the token, flag over
+// configuration; an action that is not local needs both.
+func syncServer(cfg syncConfig, conf *config.Config) (base, token string, err error) {
+	base = firstNonEmpty(cfg.url, conf.Team.URL.Value)
+	if base == "" && !cfg.local {
+		return "", "", fmt.Errorf("no team memory server: pass --url, set MEMDIR_TEAM_URL or team.url in the config file: %w", memdir.ErrInvalid)
+	}
+	token = firstNonEmpty(cfg.token, conf.Team.Token.Value)
+	if token == "" && !cfg.local {
+		return "", "", team.ErrNoToken
+	}
+	return base, token, nil
+}
+
+// locateTeamDir sets the team directory, --team-dir (from the working
+// directory) or team/ under the memory directory, and returns the
+// directory the journal records paths under: the memory directory, or the
+// team directory itself when --team-dir names one directly.
+func (s *syncer) locateTeamDir(env *cli.Env, lf *locationFlags, teamDir string) (string, error) {
+	if teamDir != "" {
+		s.teamDir = teamDir
+		if !filepath.IsAbs(s.teamDir) {
+			s.teamDir = filepath.Join(env.Cwd, s.teamDir)
+		}
+		return s.teamDir, nil
+	}
+	root, _, err := lf.path(env)
+	if err != nil {
+		return "", err
+	}
+	s.teamDir = filepath.Join(root, memdir.TeamDirName)
+	return root, nil
+}
+
+// syncRepo is repo normalised, or, when repo is empty, the repository of
+// the project's git remote (--project, else the working directory).
+func syncRepo(env *cli.Env, lf *locationFlags, repo string) (string, error) {
+	if repo == "" {
+		project := env.Cwd
+		if lf.project != "" {
+			project = lf.project
+			if !filepath.IsAbs(project) {
+				project = filepath.Join(env.Cwd, project)
+			}
+		}
+		var err error
+		if repo, err = team.RepoFromGit(project); err != nil {
+			return "", err
+		}
+	}
+	if r, ok := team.GitHubRepo("https://" + strings.TrimPrefix(repo, "https://")); ok && strings.Contains(repo, "github.com") {
+		repo = r // github.com/owner/name, as the config file may say
+	}
+	return team.NormalizeRepo(repo)
+}
+
+// clientOptions are the team client's options: the journal and lock
+// around every write, and the screening and provenance of what a pull
+// writes, through queue, with base ("none" without one) and the
+// repository as the entries' origin.
+func (s *syncer) clientOptions(env *cli.Env, queue *review.Queue, base string, log *slog.Logger) *team.ClientOptions {
 	server := base
 	if server == "" {
 		server = "none"
@@ -303,10 +372,10 @@ func newSyncer(env *cli.Env, lf *locationFlags, cfg syncConfig, log *slog.Logger
 		return &memdir.Provenance{By: memdir.BySync, Server: server + "/" + s.repo, Version: team.EntryChecksum(content)}
 	}
 	relOf := func(abs string) (string, error) {
-		rel, err := filepath.Rel(dir.Path(), abs)
+		rel, err := filepath.Rel(s.dir.Path(), abs)
 		return filepath.ToSlash(rel), err
 	}
-	s.client, err = team.NewClient(repos, s.repo, s.teamDir, &team.ClientOptions{
+	return &team.ClientOptions{
 		BeforeWrite: s.beforeWrite, Wrap: s.wrap, LookupEnv: env.LookupEnv, Now: env.Now, Logger: log,
 		Screen: func(abs, old string, exists bool, content string) error {
 			rel, err := relOf(abs)
@@ -330,11 +399,7 @@ func newSyncer(env *cli.Env, lf *locationFlags, cfg syncConfig, log *slog.Logger
 			}
 			return queue.RecordProvenance(rel, []byte(content), origin(content))
 		},
-	})
-	if err != nil {
-		return nil, err
 	}
-	return s, nil
 }
 
 // syncConflictFindings reports, as doctor findings, the open team sync

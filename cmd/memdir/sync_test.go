@@ -199,6 +199,13 @@ func TestSyncTeamDirFlagAndRepoFlag(t *testing.T) {
 	if !strings.Contains(out, "Pushed 1 entry to other/repo in 1 request") {
 		t.Errorf("push output:\n%s", out)
 	}
+	// A relative --team-dir is taken from the working directory; -v logs
+	// to stderr.
+	writeFile(t, filepath.Join(w.project, "shared", "b.md"), "B")
+	out, errOut, code := w.run(t, "sync", "push", "-v", "--team-dir", "shared", "--repo", "other/repo", "--url", srv.URL)
+	if code != 0 || !strings.Contains(out, "Pushed 1 entry to other/repo in 1 request") || !strings.Contains(errOut, "level=INFO msg=pushed repo=other/repo entries=1") {
+		t.Errorf("push -v from a relative --team-dir: exit %d\n%s\n%s", code, out, errOut)
+	}
 }
 
 func TestSyncConfigurationErrors(t *testing.T) {
@@ -222,6 +229,13 @@ func TestSyncConfigurationErrors(t *testing.T) {
 		{"no action", nil, []string{"sync"}, cli.ExitUsage, "pull, push, status, watch"},
 		{"bad action", nil, []string{"sync", "merge"}, cli.ExitUsage, "merge"},
 		{"agent", nil, []string{"sync", "pull", "--agent", "x"}, cli.ExitUsage, "agent"},
+		{"extra argument", nil, []string{"sync", "pull", "now"}, cli.ExitUsage, "sync pull takes no arguments"},
+		{"resolve without a key", nil, []string{"sync", "resolve", "--ours"}, cli.ExitUsage, "sync resolve needs one KEY"},
+		{"resolve without a side", nil, []string{"sync", "resolve", "a.md"}, cli.ExitUsage, "exactly one of --ours, --theirs, --edit"},
+		{"resolve with two sides", nil, []string{"sync", "resolve", "a.md", "--ours", "--edit"}, cli.ExitUsage, "exactly one of --ours, --theirs, --edit"},
+		{"resolve needs no server", map[string]string{"MEMDIR_TEAM_URL": "", "MEMDIR_TEAM_TOKEN": ""}, []string{"sync", "resolve", "a.md", "--theirs"}, cli.ExitNotFound, "a.md"},
+		{"bad url flag", nil, []string{"sync", "status", "--url", "ftp://x"}, cli.ExitInvalid, "http"},
+		{"relative project", nil, []string{"sync", "status", "--project", "."}, cli.ExitOK, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

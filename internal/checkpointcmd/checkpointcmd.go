@@ -100,50 +100,43 @@ func (f *options) Declare(fs *flag.FlagSet) {
 	fs.BoolVar(&f.stat, "stat", false, "diff: print line counts per file, not the patches")
 }
 
+// A subcommand is one of checkpoint's subcommands: the arguments and
+// --message it takes, and what it does.
+type subcommand struct {
+	args    int  // arguments after the subcommand's name
+	message bool // --message is required; without it, refused
+	run     func(ctx context.Context, c *invocation) error
+}
+
+// subcommands are checkpoint's subcommands by name.
+var subcommands = map[string]*subcommand{
+	"track":    {args: 1, message: true, run: runTrack},
+	"snapshot": {message: true, run: runSnapshot},
+	"list":     {run: runList},
+	"diff":     {message: true, run: runDiff},
+	"rewind":   {message: true, run: runRewind},
+	"resume":   {run: runResume},
+}
+
+// An invocation is one run of a subcommand on a session's history.
+type invocation struct {
+	env     *cli.Env
+	f       *options
+	h       *checkpoint.History
+	session string
+	args    []string // the subcommand's arguments
+}
+
+// run checks the usage, opens the session's history and runs the
+// subcommand on it.
 func run(ctx context.Context, env *cli.Env, f *options, args []string) error {
-	if len(args) == 0 {
-		return cli.Usagef("missing subcommand: track, snapshot, list, diff, rewind or resume")
+	sub, err := checkUsage(f, args)
+	if err != nil {
+		return err
 	}
-	sub, rest := args[0], args[1:]
-	wantArgs := 0
-	if sub == "track" {
-		wantArgs = 1
-	}
-	switch sub {
-	case "track", "snapshot", "list", "diff", "rewind", "resume":
-	default:
-		return cli.Usagef("unknown subcommand %q: want track, snapshot, list, diff, rewind or resume", sub)
-	}
-	if len(rest) != wantArgs {
-		if wantArgs == 1 {
-			return cli.Usagef("checkpoint track takes one FILE, got %d arguments", len(rest))
-		}
-		return cli.Usagef("checkpoint %s takes no arguments, got %q", sub, rest)
-	}
-	needMessage := sub == "track" || sub == "snapshot" || sub == "diff" || sub == "rewind"
-	if needMessage && f.message == "" {
-		return cli.Usagef("checkpoint %s needs --message", sub)
-	}
-	if !needMessage && f.message != "" {
-		return cli.Usagef("checkpoint %s takes no --message", sub)
-	}
-	if f.dryRun && sub != "rewind" {
-		return cli.Usagef("--dry-run applies to rewind only")
-	}
-	if f.stat && sub != "diff" {
-		return cli.Usagef("--stat applies to diff only")
-	}
-	if (f.from != "") != (sub == "resume") {
-		return cli.Usagef("--from is required by resume and applies to nothing else")
-	}
-	session := f.session
-	for _, v := range cli.SessionEnvVars {
-		if session == "" {
-			session = env.Getenv(v)
-		}
-	}
-	if session == "" {
-		return cli.Usagef("no session id: pass --session or set $%s", strings.Join(cli.SessionEnvVars, " or $"))
+	session, err := sessionID(env, f.session)
+	if err != nil {
+		return err
 	}
 	configHome, err := claudedir.Config(env.LookupEnv)
 	if err != nil {
@@ -153,70 +146,143 @@ func run(ctx context.Context, env *cli.Env, f *options, args []string) error {
 	if err != nil {
 		return err
 	}
-	switch sub {
-	case "track":
-		r, err := h.Track(ctx, rest[0], f.message)
-		if err != nil {
-			return err
+	return sub.run(ctx, &invocation{env: env, f: f, h: h, session: session, args: args[1:]})
+}
+
+// checkUsage returns the subcommand args[0] names, after checking, in this
+// order, that it exists, that it has the arguments and --message it takes,
+// and that --dry-run, --stat and --from are given only where they apply.
+func checkUsage(f *options, args []string) (*subcommand, error) {
+	if len(args) == 0 {
+		return nil, cli.Usagef("missing subcommand: track, snapshot, list, diff, rewind or resume")
+	}
+	name, rest := args[0], args[1:]
+	sub, ok := subcommands[name]
+	if !ok {
+		return nil, cli.Usagef("unknown subcommand %q: want track, snapshot, list, diff, rewind or resume", name)
+	}
+	if len(rest) != sub.args {
+		if sub.args == 1 {
+			return nil, cli.Usagef("checkpoint %s takes one FILE, got %d arguments", name, len(rest))
 		}
-		return cli.Emit(env, f.json, r, func(w io.Writer) error { printCheckpointTrack(w, r); return nil })
-	case "snapshot":
-		r, err := h.Snapshot(ctx, f.message)
-		if err != nil {
-			return err
+		return nil, cli.Usagef("checkpoint %s takes no arguments, got %q", name, rest)
+	}
+	if sub.message && f.message == "" {
+		return nil, cli.Usagef("checkpoint %s needs --message", name)
+	}
+	if !sub.message && f.message != "" {
+		return nil, cli.Usagef("checkpoint %s takes no --message", name)
+	}
+	if f.dryRun && name != "rewind" {
+		return nil, cli.Usagef("--dry-run applies to rewind only")
+	}
+	if f.stat && name != "diff" {
+		return nil, cli.Usagef("--stat applies to diff only")
+	}
+	if (f.from != "") != (name == "resume") {
+		return nil, cli.Usagef("--from is required by resume and applies to nothing else")
+	}
+	return sub, nil
+}
+
+// sessionID is the session flag's value, else the first session
+// environment variable set.
+func sessionID(env *cli.Env, flag string) (string, error) {
+	session := flag
+	for _, v := range cli.SessionEnvVars {
+		if session == "" {
+			session = env.Getenv(v)
 		}
-		if err := cli.Emit(env, f.json, r, func(w io.Writer) error { printCheckpointSnapshot(w, r); return nil }); err != nil {
-			return err
+	}
+	if session == "" {
+		return "", cli.Usagef("no session id: pass --session or set $%s", strings.Join(cli.SessionEnvVars, " or $"))
+	}
+	return session, nil
+}
+
+func runTrack(ctx context.Context, c *invocation) error {
+	r, err := c.h.Track(ctx, c.args[0], c.f.message)
+	if err != nil {
+		return err
+	}
+	return cli.Emit(c.env, c.f.json, r, func(w io.Writer) error { printCheckpointTrack(w, r); return nil })
+}
+
+// runSnapshot reports the snapshot, then fails if some files kept their
+// previous version.
+func runSnapshot(ctx context.Context, c *invocation) error {
+	r, err := c.h.Snapshot(ctx, c.f.message)
+	if err != nil {
+		return err
+	}
+	if err := cli.Emit(c.env, c.f.json, r, func(w io.Writer) error { printCheckpointSnapshot(w, r); return nil }); err != nil {
+		return err
+	}
+	if perr := r.Err(); perr != nil {
+		return fmt.Errorf("snapshot %d was recorded, but %s their previous version: %w", r.Snapshot.Sequence, cli.Plural(len(r.Problems), "file kept", "files kept"), perr)
+	}
+	return nil
+}
+
+func runList(ctx context.Context, c *invocation) error {
+	all, err := c.h.Snapshots(ctx)
+	if err != nil {
+		return err
+	}
+	if all == nil {
+		all = []checkpoint.Snapshot{}
+	}
+	return cli.Emit(c.env, c.f.json, all, func(w io.Writer) error { printCheckpointList(w, all); return nil })
+}
+
+func runDiff(ctx context.Context, c *invocation) error {
+	r, err := c.h.Diff(ctx, c.f.message)
+	if err != nil {
+		return err
+	}
+	return cli.Emit(c.env, c.f.json, r, func(w io.Writer) error {
+		printCheckpointDiff(w, c.env.Stderr, c.env.Command, r, c.f.stat)
+		return nil
+	})
+}
+
+// runRewind reports a rewind, partial or not, then fails if it was
+// partial.
+func runRewind(ctx context.Context, c *invocation) error {
+	r, err := c.h.Rewind(ctx, c.f.message, &checkpoint.RewindOptions{DryRun: c.f.dryRun})
+	if r == nil {
+		return err
+	}
+	if serr := cli.Emit(c.env, c.f.json, r, func(w io.Writer) error { printCheckpointRewind(w, r, c.env.Command, c.session); return nil }); serr != nil {
+		return serr
+	}
+	if err != nil {
+		return fmt.Errorf("rewind to %q was partial: %w", c.f.message, err)
+	}
+	return nil
+}
+
+// runResume reports the resume, then fails naming the backups it could
+// not carry over.
+func runResume(ctx context.Context, c *invocation) error {
+	r, err := c.h.ResumeFrom(ctx, c.f.from)
+	if err != nil {
+		return err
+	}
+	err = cli.Emit(c.env, c.f.json, r, func(w io.Writer) error {
+		fmt.Fprintf(w, "resumed session %s from %s: %s (%d dropped); backups: %d linked, %d copied, %d already present\n",
+			c.session, r.From, cli.Plural(r.Snapshots, "snapshot", "snapshots"), r.Dropped, r.Linked, r.Copied, r.Present)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(r.Problems) > 0 {
+		errs := make([]string, len(r.Problems))
+		for i, p := range r.Problems {
+			errs[i] = p.Error()
 		}
-		if perr := r.Err(); perr != nil {
-			return fmt.Errorf("snapshot %d was recorded, but %s their previous version: %w", r.Snapshot.Sequence, cli.Plural(len(r.Problems), "file kept", "files kept"), perr)
-		}
-	case "list":
-		all, err := h.Snapshots(ctx)
-		if err != nil {
-			return err
-		}
-		if all == nil {
-			all = []checkpoint.Snapshot{}
-		}
-		return cli.Emit(env, f.json, all, func(w io.Writer) error { printCheckpointList(w, all); return nil })
-	case "diff":
-		r, err := h.Diff(ctx, f.message)
-		if err != nil {
-			return err
-		}
-		return cli.Emit(env, f.json, r, func(w io.Writer) error { printCheckpointDiff(w, env.Stderr, env.Command, r, f.stat); return nil })
-	case "rewind":
-		r, err := h.Rewind(ctx, f.message, &checkpoint.RewindOptions{DryRun: f.dryRun})
-		if r == nil {
-			return err
-		}
-		if serr := cli.Emit(env, f.json, r, func(w io.Writer) error { printCheckpointRewind(w, r, env.Command, session); return nil }); serr != nil {
-			return serr
-		}
-		if err != nil {
-			return fmt.Errorf("rewind to %q was partial: %w", f.message, err)
-		}
-	case "resume":
-		r, err := h.ResumeFrom(ctx, f.from)
-		if err != nil {
-			return err
-		}
-		err = cli.Emit(env, f.json, r, func(w io.Writer) error {
-			fmt.Fprintf(w, "resumed session %s from %s: %s (%d dropped); backups: %d linked, %d copied, %d already present\n",
-				session, r.From, cli.Plural(r.Snapshots, "snapshot", "snapshots"), r.Dropped, r.Linked, r.Copied, r.Present)
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if len(r.Problems) > 0 {
-			errs := make([]string, len(r.Problems))
-			for i, p := range r.Problems {
-				errs[i] = p.Error()
-			}
-			return fmt.Errorf("%s could not be carried over:\n  %s", cli.Plural(len(errs), "backup", "backups"), strings.Join(errs, "\n  "))
-		}
+		return fmt.Errorf("%s could not be carried over:\n  %s", cli.Plural(len(errs), "backup", "backups"), strings.Join(errs, "\n  "))
 	}
 	return nil
 }
