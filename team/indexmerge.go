@@ -45,104 +45,134 @@ func MergeIndex(base, local, server string, localHas, serverHas func(file string
 // caller keeps it: [Client] records a conflict on the whole index then,
 // as it does for any key both sides changed on the same lines.
 func MergeIndexConflicts(base, local, server string, localHas, serverHas func(file string) bool) (merged string, conflicts []string) {
-	type line struct{ id, text string }
-	parse := func(s string) ([]line, map[string]string) {
-		ix := memdir.ParseIndex([]byte(s))
-		var out []line
-		byID := map[string]string{}
-		for _, l := range ix.Lines() {
-			id := "text:" + l
-			if e, ok := memdir.ParseIndexLine(l); ok && e.Path() != "" && e.Path() != "." {
-				id = "link:" + e.Path()
-			}
-			if _, dup := byID[id]; dup && strings.HasPrefix(id, "link:") {
-				// A repeated pointer line stays as it is, matched by text.
-				id = "text:" + l
-			}
-			out = append(out, line{id, l})
-			if _, seen := byID[id]; !seen {
-				byID[id] = l
-			}
-		}
-		return out, byID
+	m := &indexMerge{localHas: localHas, serverHas: serverHas, placed: map[string]bool{}}
+	_, m.baseBy = parseIndexLines(base)
+	loc, _ := parseIndexLines(local)
+	srv, srvBy := parseIndexLines(server)
+	m.mergeLocal(loc, srvBy)
+	m.insertServer(srv)
+	if len(m.out) == 0 {
+		return "", m.conflicts
 	}
-	_, baseBy := parse(base)
-	loc, _ := parse(local)
-	srv, srvBy := parse(server)
-	file := func(id string) string { return path.Clean(strings.TrimPrefix(id, "link:")) }
+	return strings.Join(m.out, "\n") + "\n", m.conflicts
+}
 
-	var out []string
-	placed := map[string]bool{}
+// indexLine is one line of a MEMORY.md with what identifies it across the
+// three versions: its link target for a pointer line ("link:file"), its
+// text for anything else ("text:line").
+type indexLine struct{ id, text string }
+
+// parseIndexLines splits an index into identified lines, and maps each id
+// to the text of its first line.
+func parseIndexLines(s string) ([]indexLine, map[string]string) {
+	ix := memdir.ParseIndex([]byte(s))
+	var out []indexLine
+	byID := map[string]string{}
+	for _, l := range ix.Lines() {
+		id := "text:" + l
+		if e, ok := memdir.ParseIndexLine(l); ok && e.Path() != "" && e.Path() != "." {
+			id = "link:" + e.Path()
+		}
+		if _, dup := byID[id]; dup && strings.HasPrefix(id, "link:") {
+			// A repeated pointer line stays as it is, matched by text.
+			id = "text:" + l
+		}
+		out = append(out, indexLine{id, l})
+		if _, seen := byID[id]; !seen {
+			byID[id] = l
+		}
+	}
+	return out, byID
+}
+
+// indexMerge is one three-way merge of MEMORY.md.
+type indexMerge struct {
+	baseBy              map[string]string
+	localHas, serverHas func(file string) bool
+	out                 []string
+	placed              map[string]bool
+	conflicts           []string
+}
+
+func linkFile(id string) string { return path.Clean(strings.TrimPrefix(id, "link:")) }
+
+// mergeLocal keeps the local lines in their order, each as the server
+// changed it, dropping those whose file the server deleted; a pointer line
+// both sides changed to different texts is a conflict (the server's text
+// is kept, the caller keeps yours).
+func (m *indexMerge) mergeLocal(loc []indexLine, srvBy map[string]string) {
 	for _, l := range loc {
 		text := l.text
-		if st, onServer := srvBy[l.id]; onServer && strings.HasPrefix(l.id, "link:") && st != text {
-			bt, inBase := baseBy[l.id]
+		st, onServer := srvBy[l.id]
+		isLink := strings.HasPrefix(l.id, "link:")
+		if onServer && isLink && st != text {
+			bt, inBase := m.baseBy[l.id]
 			if !inBase || bt != text && bt != st {
-				conflicts = append(conflicts, file(l.id)) // both changed it
+				m.conflicts = append(m.conflicts, linkFile(l.id)) // both changed it
 			}
 			if !inBase || bt == text || bt != st {
 				text = st // the server changed it (or both did)
 			}
 		}
-		if _, onServer := srvBy[l.id]; !onServer && strings.HasPrefix(l.id, "link:") {
-			if _, inBase := baseBy[l.id]; inBase && !serverHas(file(l.id)) {
+		if !onServer && isLink {
+			if _, inBase := m.baseBy[l.id]; inBase && !m.serverHas(linkFile(l.id)) {
 				continue // the server deleted the file and its line
 			}
 		}
-		out = append(out, text)
-		placed[l.id] = true
+		m.out = append(m.out, text)
+		m.placed[l.id] = true
 	}
-	// Server lines the local side lacks, each after its server predecessor.
-	after := func(prevID string) int {
-		if prevID == "" {
-			return -1
-		}
-		for i := len(out) - 1; i >= 0; i-- {
-			if idOf(out[i]) == prevID {
-				return i
-			}
-		}
-		return -2
-	}
+}
+
+// insertServer adds the server lines the local side lacks, each after its
+// server predecessor, leaving out what the local side deleted on purpose.
+func (m *indexMerge) insertServer(srv []indexLine) {
 	prev := ""
 	for _, l := range srv {
-		if placed[l.id] {
+		if m.placed[l.id] {
 			prev = l.id
 			continue
 		}
 		if strings.TrimSpace(l.text) == "" {
 			continue
 		}
-		if _, inBase := baseBy[l.id]; inBase && strings.HasPrefix(l.id, "link:") && !localHas(file(l.id)) {
+		_, inBase := m.baseBy[l.id]
+		if inBase && strings.HasPrefix(l.id, "link:") && !m.localHas(linkFile(l.id)) {
 			continue // deleted here on purpose
 		}
-		if _, inBase := baseBy[l.id]; inBase && strings.HasPrefix(l.id, "text:") {
+		if inBase && strings.HasPrefix(l.id, "text:") {
 			continue // prose the local side removed
 		}
-		at := after(prev)
-		switch {
-		case at == -2:
-			// The predecessor is not in the result: append, before any
-			// trailing blank lines.
-			at = len(out) - 1
-			for at >= 0 && strings.TrimSpace(out[at]) == "" {
-				at--
-			}
-		case at == -1:
-			// First on the server: after a leading heading, if any.
-			for at+1 < len(out) && !isPointer(out[at+1]) &&
-				(strings.TrimSpace(out[at+1]) == "" || strings.HasPrefix(out[at+1], "#")) {
-				at++
-			}
-		}
-		out = append(out[:at+1], append([]string{l.text}, out[at+1:]...)...)
-		placed[l.id] = true
+		at := m.insertAt(prev)
+		m.out = append(m.out[:at+1], append([]string{l.text}, m.out[at+1:]...)...)
+		m.placed[l.id] = true
 		prev = l.id
 	}
-	if len(out) == 0 {
-		return "", conflicts
+}
+
+// insertAt returns the index of the result line a server line goes after:
+// its server predecessor; or, for the first line on the server, after a
+// leading heading; or, when the predecessor is not in the result, the last
+// line before any trailing blank lines.
+func (m *indexMerge) insertAt(prevID string) int {
+	if prevID != "" {
+		for i := len(m.out) - 1; i >= 0; i-- {
+			if idOf(m.out[i]) == prevID {
+				return i
+			}
+		}
+		at := len(m.out) - 1
+		for at >= 0 && strings.TrimSpace(m.out[at]) == "" {
+			at--
+		}
+		return at
 	}
-	return strings.Join(out, "\n") + "\n", conflicts
+	at := -1
+	for at+1 < len(m.out) && !isPointer(m.out[at+1]) &&
+		(strings.TrimSpace(m.out[at+1]) == "" || strings.HasPrefix(m.out[at+1], "#")) {
+		at++
+	}
+	return at
 }
 
 func isPointer(l string) bool {
