@@ -543,7 +543,8 @@ func (d *Dir) writeSavePair(root *os.Root, rec *Recorder, w *saveWrite, indexRel
 			}
 		}
 		if err := atomicfile.WriteFileIn(root, w.rel, w.content, 0o600); err != nil {
-			return err
+			// The file is as it was (the write replaces it atomically).
+			return abandonPending(root, err)
 		}
 		crashPoint("save:file")
 	}
@@ -962,7 +963,7 @@ func (d *Dir) Remove(ctx context.Context, ref string, opts *RemoveOptions) (*Rem
 			return err
 		}
 		if err := root.Remove(rel); err != nil {
-			return fmt.Errorf("remove memory %s: %w", rel, err)
+			return abandonPending(root, fmt.Errorf("remove memory %s: %w", rel, err))
 		}
 		if err := atomicfile.SyncDirIn(root, path.Dir(rel)); err != nil {
 			return err
@@ -1080,6 +1081,15 @@ type renameMove struct {
 // edits: a line compaction moved to the overflow file is renamed there
 // when the memory stays in its area, and removed from there otherwise.
 func (d *Dir) planRename(root *os.Root, from, to string) (*renameMove, error) {
+	if fi, err := root.Lstat(from); err != nil || !fi.Mode().IsRegular() {
+		// Behind a link out of the directory, gone, or not a file: refused
+		// before anything is recorded or moved.
+		why := "it is not a regular file"
+		if err != nil {
+			why = err.Error()
+		}
+		return nil, fmt.Errorf("rename %s to %s: %s cannot be moved inside the memory directory (%s): %w", from, to, from, why, ErrInvalid)
+	}
 	if _, err := root.Lstat(to); err == nil {
 		return nil, fmt.Errorf("rename %s to %s: the destination %w", from, to, ErrExists)
 	}
@@ -1147,7 +1157,8 @@ func (d *Dir) moveMemory(root *os.Root, rec *Recorder, mv *renameMove) error {
 		return err
 	}
 	if err := root.Rename(mv.from, mv.to); err != nil {
-		return fmt.Errorf("rename %s to %s: %w", mv.from, mv.to, err)
+		// Nothing moved: the record would only stand in the way.
+		return abandonPending(root, fmt.Errorf("rename %s to %s: %w", mv.from, mv.to, err))
 	}
 	if err := atomicfile.SyncDirIn(root, path.Dir(mv.to)); err != nil {
 		return err

@@ -25,6 +25,11 @@ import (
 // Claude Code, scans and the memory tool never see it.
 const PendingName = ".memdir-pending.json"
 
+// PendingAsideName is where a pending record that cannot be acted on (it
+// does not parse, or names a path the directory cannot reach) is set
+// aside, so that it never blocks the directory; doctor reports it.
+const PendingAsideName = ".memdir-pending.aside.json"
+
 // pendingChange is the content of PendingName: what the pair of writes is
 // to leave behind, so that it can be finished without the dead process.
 type pendingChange struct {
@@ -115,6 +120,15 @@ func endPending(root *os.Root) error {
 	return nil
 }
 
+// abandonPending removes the record of a change whose first step failed,
+// so that nothing happened, and returns err.
+func abandonPending(root *os.Root, err error) error {
+	if rerr := endPending(root); rerr != nil {
+		return fmt.Errorf("%w (and %v)", err, rerr)
+	}
+	return err
+}
+
 // readPending returns the change recorded in the directory, or nil.
 func readPending(root *os.Root) (*pendingChange, error) {
 	data, _, err := memfile.ReadRooted(root, PendingName, 1<<20)
@@ -183,11 +197,40 @@ func (d *Dir) PendingChange() (string, error) {
 func (d *Dir) finishPending(root *os.Root) error {
 	c, err := readPending(root)
 	if err != nil {
-		return fmt.Errorf("%s, which records a change a killed memdir process left unfinished, is unreadable (%v); move it aside and run 'memdir doctor --fix' to repair the index", d.Abs(PendingName), err)
+		return d.setPendingAside(root, err)
 	}
 	if c == nil {
 		return nil
 	}
+	edits, err := pendingEdits(root, c)
+	if err != nil {
+		return d.setPendingAside(root, err)
+	}
+	return d.applyPending(root, c, edits)
+}
+
+// setPendingAside moves a pending record that cannot be acted on out of
+// the way (to PendingAsideName, replacing an older one), so that it never
+// blocks the directory: what it was about is for doctor to report and
+// repair from the files.
+func (d *Dir) setPendingAside(root *os.Root, why error) error {
+	if err := root.Rename(PendingName, PendingAsideName); err != nil {
+		return fmt.Errorf("%s, which records a change a killed memdir process left unfinished, cannot be finished (%v) nor set aside: %w", d.Abs(PendingName), why, err)
+	}
+	d.log.Warn("set aside a record of an unfinished change that cannot be finished", "record", d.Abs(PendingAsideName), "why", why)
+	return nil
+}
+
+// pendingEdit is an index edit that finishes a pending change.
+type pendingEdit struct {
+	indexRel string
+	apply    func(*Index) bool
+}
+
+// pendingEdits decides, from the memory files as they are, which index
+// edits finish the recorded change: none when the change never started.
+// An error means the record names files the directory cannot reach.
+func pendingEdits(root *os.Root, c *pendingChange) ([]pendingEdit, error) {
 	exists := func(rel string) (bool, error) {
 		_, err := root.Lstat(rel)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -195,44 +238,47 @@ func (d *Dir) finishPending(root *os.Root) error {
 		}
 		return err == nil, err
 	}
-	type edit struct {
-		indexRel string
-		apply    func(*Index) bool
-	}
-	var edits []edit
+	var edits []pendingEdit
 	switch c.Op {
 	case "save":
 		data, _, err := memfile.ReadRooted(root, c.Path, MaxMemoryFileBytes)
 		if err == nil && memfile.ContentSum(data) == c.Sum {
-			edits = append(edits, edit{c.Index, func(ix *Index) bool { return ix.Upsert(c.Link, c.Line) }})
+			edits = append(edits, pendingEdit{c.Index, func(ix *Index) bool { return ix.Upsert(c.Link, c.Line) }})
 		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("finish the unfinished save of %s: %w", c.Path, err)
+			return nil, fmt.Errorf("finish the unfinished save of %s: %w", c.Path, err)
 		}
 	case "remove":
 		ok, err := exists(c.Path)
 		if err != nil {
-			return fmt.Errorf("finish the unfinished removal of %s: %w", c.Path, err)
+			return nil, fmt.Errorf("finish the unfinished removal of %s: %w", c.Path, err)
 		}
 		if !ok {
-			edits = append(edits, edit{c.Index, func(ix *Index) bool { return len(ix.Remove(c.Link)) > 0 }})
+			edits = append(edits, pendingEdit{c.Index, func(ix *Index) bool { return len(ix.Remove(c.Link)) > 0 }})
 		}
 	case "rename":
 		fromOK, err := exists(c.Path)
 		if err != nil {
-			return fmt.Errorf("finish the unfinished rename of %s: %w", c.Path, err)
+			return nil, fmt.Errorf("finish the unfinished rename of %s: %w", c.Path, err)
 		}
 		toOK, err := exists(c.To)
 		if err != nil {
-			return fmt.Errorf("finish the unfinished rename of %s: %w", c.Path, err)
+			return nil, fmt.Errorf("finish the unfinished rename of %s: %w", c.Path, err)
 		}
 		if !fromOK && toOK {
 			edits = append(edits,
-				edit{c.Index, func(ix *Index) bool { return len(ix.Remove(c.Link)) > 0 }},
-				edit{c.ToIndex, func(ix *Index) bool { return ix.Upsert(c.ToLink, c.Line) }})
+				pendingEdit{c.Index, func(ix *Index) bool { return len(ix.Remove(c.Link)) > 0 }},
+				pendingEdit{c.ToIndex, func(ix *Index) bool { return ix.Upsert(c.ToLink, c.Line) }})
 		}
 	}
 
+	return edits, nil
+}
+
+// applyPending makes the edits that finish c, journaled in the run of the
+// process that died (or a "recover" run), and removes the record.
+func (d *Dir) applyPending(root *os.Root, c *pendingChange, edits []pendingEdit) error {
 	rec, resumed := d.journal.resume(c.Run, d.path)
+	var err error
 	if rec == nil {
 		if rec, err = d.journal.Begin("recover", d.path); err != nil {
 			return fmt.Errorf("finish the unfinished %s of %s: journal: %w", c.Op, c.Path, err)

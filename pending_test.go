@@ -300,19 +300,6 @@ func TestUndoOfAKilledRunFinishesItFirst(t *testing.T) {
 	})
 }
 
-func TestUnreadablePendingRecordIsReported(t *testing.T) {
-	t.Parallel()
-	d := mustOpen(t)
-	mustSave(t, d, &Memory{Name: "n", Description: "d", Type: TypeUser, Body: "b"}, nil)
-	if err := os.WriteFile(d.Abs(PendingName), []byte("{"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, err := d.Save(context.Background(), &Memory{Name: "m", Description: "d", Type: TypeUser, Body: "b"}, nil)
-	if err == nil || !strings.Contains(err.Error(), PendingName) || !strings.Contains(err.Error(), "move it aside") {
-		t.Errorf("save with a broken pending record: %v", err)
-	}
-}
-
 // checkConsistent fails the test unless every memory of the directory has
 // exactly one index line and every index line points at a memory.
 func checkConsistent(tb testing.TB, d *Dir) {

@@ -76,9 +76,13 @@ func Check(ctx context.Context, d *memdir.Dir) (*Report, error) {
 
 	what, err := d.PendingChange()
 	if err != nil {
-		add(Finding{Kind: FindUnfinished, Path: memdir.PendingName, Message: err.Error() + "; move it aside, then 'memdir doctor --fix' repairs the index from the files"})
+		add(Finding{Kind: FindUnfinished, Path: memdir.PendingName, Message: err.Error() + "; the next change to the directory sets it aside, and 'memdir doctor --fix' repairs the index from the files"})
 	} else if what != "" {
 		add(Finding{Kind: FindUnfinished, Path: memdir.PendingName, Message: "a memdir process was killed in the middle of " + what + ", so the memory and its index line may be out of step; the next change to the directory finishes it", Fix: "finish the " + what})
+	}
+	if _, err := os.Lstat(d.Abs(memdir.PendingAsideName)); err == nil {
+		add(Finding{Kind: FindUnfinished, Path: memdir.PendingAsideName, Message: "a record of a change a killed memdir process left unfinished could not be finished (it does not parse, or names a file the directory cannot reach) and was set aside; the index may be out of step with the memories",
+			Fix: "repair the index from the files and remove the record"})
 	}
 
 	for _, p := range scan.Problems {
@@ -386,6 +390,8 @@ func (f *fixer) apply(rep *Report, opts *FixOptions) error {
 			err = f.dropLines(fd.Path)
 		case FindTempFile:
 			err = f.tempFile(fd)
+		case FindUnfinished:
+			err = f.pendingAside(fd)
 		case FindPermissions:
 			err = f.permissions(fd)
 		}
@@ -470,6 +476,19 @@ func (f *fixer) tempFile(fd Finding) error {
 	ok, err := removeTempFile(f.root, f.rec, fd.Path)
 	if err == nil && ok {
 		f.did("removed %s, a temporary file a killed write left", fd.Path)
+	}
+	return err
+}
+
+// pendingAside removes, journaled, the record of an unfinished change the
+// store set aside: the other fixes repair the index from the files.
+func (f *fixer) pendingAside(fd Finding) error {
+	if fd.Path != memdir.PendingAsideName {
+		return nil // a pending change: taking the lock finished it
+	}
+	ok, err := removeTempFile(f.root, f.rec, fd.Path)
+	if err == nil && ok {
+		f.did("removed %s, a record of an unfinished change set aside, after repairing the index from the files", fd.Path)
 	}
 	return err
 }

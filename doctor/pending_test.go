@@ -58,3 +58,53 @@ func TestCheckAndFixAnUnfinishedChange(t *testing.T) {
 		t.Errorf("doctor still finds %s %s: %s", f.Kind, f.Path, f.Message)
 	}
 }
+
+// A record the store set aside (it could not act on it) is reported, and
+// Fix repairs the index from the files and removes it, undoably.
+func TestFixRemovesASetAsideRecord(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := mustOpen(t)
+	mustSave(t, d, &memdir.Memory{Name: "kept", Description: "an earlier memory", Type: memdir.TypeUser, Body: "b"}, nil)
+	if err := os.WriteFile(d.Abs(memdir.PendingName), []byte("{garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A memory written by hand while the record stood: unindexed.
+	content := (&memdir.Memory{Name: "loose", Description: "written by hand", Type: memdir.TypeUser, Body: "x"}).Format()
+	if err := os.WriteFile(d.Abs("user_loose.md"), content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.WithLock(ctx, func() error { return nil }); err != nil {
+		t.Fatalf("the lock with a bad record: %v", err)
+	}
+	rep, err := Check(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var aside bool
+	for _, f := range rep.Findings {
+		aside = aside || f.Kind == FindUnfinished && f.Path == memdir.PendingAsideName && f.Fix != ""
+	}
+	if !aside {
+		t.Fatalf("doctor does not report the record set aside: %+v", rep.Findings)
+	}
+	res, err := Fix(ctx, d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(d.Abs(memdir.PendingAsideName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s is still there after the fix: %v (actions %q)", memdir.PendingAsideName, err, res.Actions)
+	}
+	if !strings.Contains(readString(t, d.Abs(memdir.EntrypointName)), "(user_loose.md)") {
+		t.Errorf("the fix did not index the memory written meanwhile")
+	}
+	for _, f := range res.Remaining.Findings {
+		t.Errorf("doctor still finds %s %s: %s", f.Kind, f.Path, f.Message)
+	}
+	if _, err := d.Undo(ctx, res.RunID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(d.Abs(memdir.PendingAsideName)); err != nil || string(got) != "{garbage" {
+		t.Errorf("undo of the fix: the record is %q, %v", got, err)
+	}
+}
