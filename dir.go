@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/memdir/memdir/anchors"
 	"github.com/memdir/memdir/internal/atomicfile"
@@ -413,7 +414,29 @@ func checkSave(m *Memory) error {
 	if bytes.IndexByte([]byte(m.Body), 0) >= 0 {
 		return fmt.Errorf("save memory %q: the body contains NUL bytes; memories are text: %w", m.Name, ErrInvalid)
 	}
+	for _, f := range []struct{ field, text string }{{"name", m.Name}, {"description", m.Description}, {"type", m.RawType}, {"body", m.Body}} {
+		if err := checkUTF8("save memory: the "+f.field, f.text); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// checkUTF8 refuses text that is not valid UTF-8, saying where the first
+// bad byte is; what names the text.
+func checkUTF8(what, text string) error {
+	if utf8.ValidString(text) {
+		return nil
+	}
+	i := 0
+	for i < len(text) {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		if r == utf8.RuneError && n == 1 {
+			break
+		}
+		i += n
+	}
+	return fmt.Errorf("%s is not valid UTF-8 text (byte %d is 0x%02x); memories are text: %w", what, i+1, text[i], ErrInvalid)
 }
 
 // savePath is the file a Save writes: the memory's own Path, or the file of
@@ -452,6 +475,9 @@ func (d *Dir) prepareSave(root *os.Root, m *Memory, opts *SaveOptions, w *saveWr
 		if prev, _ := ParseMemory(old); m.front == nil {
 			m.front = prev.front
 		}
+	}
+	if key, bad := invalidUTF8Key(m.front); bad {
+		return fmt.Errorf("save memory %s: the frontmatter key %q is not valid UTF-8 text; fix the file by hand: %w", w.rel, key, ErrInvalid)
 	}
 	w.old = old
 	w.saved = *m

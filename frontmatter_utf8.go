@@ -2,6 +2,7 @@ package memdir
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -95,3 +96,45 @@ func literalRunes(node *yaml.Node) (*yaml.Node, func([]byte) []byte) {
 }
 
 func isStandIn(r rune) bool { return r >= 0xE000 && r <= 0xF8FF }
+
+// invalidUTF8Key returns the first key of the mapping node whose key or
+// value (at any depth) is not valid UTF-8 text, and whether there is one.
+func invalidUTF8Key(front *yaml.Node) (string, bool) {
+	if front == nil {
+		return "", false
+	}
+	var bad func(n *yaml.Node) bool
+	bad = func(n *yaml.Node) bool {
+		if n == nil {
+			return false
+		}
+		if !utf8.ValidString(n.Value) {
+			return true
+		}
+		for _, c := range n.Content {
+			if bad(c) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := 0; i+1 < len(front.Content); i += 2 {
+		if bad(front.Content[i]) || bad(front.Content[i+1]) {
+			return strings.ToValidUTF8(front.Content[i].Value, "\uFFFD"), true
+		}
+	}
+	return "", false
+}
+
+// validUTF8 replaces, in place, every invalid UTF-8 sequence in the
+// node's text (at any depth) with U+FFFD, so that it encodes: the YAML
+// encoder refuses invalid text.
+func validUTF8(n *yaml.Node) {
+	if n == nil {
+		return
+	}
+	n.Value = strings.ToValidUTF8(n.Value, "\uFFFD")
+	for _, c := range n.Content {
+		validUTF8(c)
+	}
+}

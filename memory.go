@@ -364,12 +364,17 @@ func (m *Memory) Format() []byte {
 			front.Content = append(front.Content, k, v)
 		}
 	}
+	if _, bad := invalidUTF8Key(front); bad {
+		// Save refuses such text; for other callers it is made valid
+		// rather than refused by the encoder.
+		validUTF8(front)
+	}
 	var fm bytes.Buffer
 	front, restore := literalRunes(front)
 	enc := yaml.NewEncoder(&fm)
 	enc.SetIndent(2)
 	if err := enc.Encode(front); err != nil {
-		// Nodes built from strings always encode; a failure here is a bug.
+		// Nodes of valid strings always encode; a failure here is a bug.
 		panic(fmt.Sprintf("memdir: encoding frontmatter: %v", err))
 	}
 	enc.Close()

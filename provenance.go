@@ -60,9 +60,19 @@ func (p *Provenance) Automatic() bool { return p != nil && p.By != ByUser }
 func (p *Provenance) Validate() error {
 	switch p.By {
 	case ByUser, ByAgent, ByExtraction, ByDream, BySync:
-		return nil
+	default:
+		return fmt.Errorf("provenance: by %q is not one of user, agent, extraction, dream, sync: %w", p.By, ErrInvalid)
 	}
-	return fmt.Errorf("provenance: by %q is not one of user, agent, extraction, dream, sync: %w", p.By, ErrInvalid)
+	fields := []struct{ name, value string }{{"via", p.Via}, {"session", p.Session}, {"position", p.Position}, {"server", p.Server}, {"version", p.Version}, {"at", p.At}}
+	for _, u := range p.Untrusted {
+		fields = append(fields, struct{ name, value string }{"untrusted", u})
+	}
+	for _, f := range fields {
+		if err := checkUTF8("provenance: the "+f.name, f.value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // String is a short human description: "extraction (session 5f1c, position 42), untrusted: WebFetch".
@@ -119,8 +129,8 @@ func (m *Memory) SetProvenance(p *Provenance) {
 		return
 	}
 	var v yaml.Node
-	if err := v.Encode(p); err != nil {
-		// A struct of strings always encodes.
+	if err := v.Encode(p.validText()); err != nil {
+		// A struct of valid strings always encodes.
 		panic(fmt.Sprintf("memdir: encoding provenance: %v", err))
 	}
 	v.Style = yaml.FlowStyle
@@ -130,6 +140,23 @@ func (m *Memory) SetProvenance(p *Provenance) {
 		}
 	}
 	m.front.Content = append(m.front.Content, strNode(ProvenanceKey), &v)
+}
+
+// validText is p with any invalid UTF-8 made valid (Validate refuses it;
+// other callers get U+FFFD in its place, not a failure).
+func (p *Provenance) validText() *Provenance {
+	q := *p
+	for _, s := range []*string{&q.By, &q.Via, &q.Session, &q.Position, &q.Server, &q.Version, &q.At} {
+		*s = strings.ToValidUTF8(*s, "\uFFFD")
+	}
+	q.Untrusted = make([]string, len(p.Untrusted))
+	for i, u := range p.Untrusted {
+		q.Untrusted[i] = strings.ToValidUTF8(u, "\uFFFD")
+	}
+	if len(q.Untrusted) == 0 {
+		q.Untrusted = nil
+	}
+	return &q
 }
 
 // StampProvenance returns content with p recorded in its frontmatter, for
