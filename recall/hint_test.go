@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -47,18 +46,32 @@ func TestRefreshEditHint(t *testing.T) {
 	// hints stats exactly one of them.
 	edit := func(i int) {
 		t.Helper()
-		if err := os.WriteFile(path(i), []byte(body(i, "zebraquux"+strconv.Itoa(i))), 0o600); err != nil {
+		if err := os.WriteFile(path(i), []byte(body(i, word(i))), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for i := range k {
+	picked := make([]int, k)
+	seen := map[int]bool{}
+	loaded := NewIndex(dir, &IndexOptions{CachePath: cache, Now: later})
+	loaded.Refresh(ctx)
+	for _, f := range loaded.files {
+		r := int(f.rotationKey() % uint64(k))
+		if !seen[r] {
+			seen[r] = true
+			fmt.Sscanf(filepath.Base(f.path), "m%05d.md", &picked[r])
+		}
+	}
+	if len(seen) != k {
+		t.Fatalf("the files fall in %d of the %d residues of the rotation", len(seen), k)
+	}
+	for _, i := range picked {
 		edit(i)
 	}
 	st, err := NewIndex(dir, &IndexOptions{CachePath: cache, Now: later}).Refresh(ctx)
 	if err != nil || st.Read != 1 {
 		t.Fatalf("refresh without hints: %+v, %v; want 1 of the %d edited files read", st, err, k)
 	}
-	for i := range k {
+	for _, i := range picked {
 		ok, err := NewIndex(dir, &IndexOptions{CachePath: cache, Now: later}).NoteEdit(path(i))
 		if !ok || err != nil {
 			t.Fatalf("NoteEdit(%s) = %v, %v", path(i), ok, err)
@@ -72,8 +85,8 @@ func TestRefreshEditHint(t *testing.T) {
 	if _, err := x.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for i := range k {
-		hits, _ := x.Search("zebraquux"+strconv.Itoa(i), 5)
+	for _, i := range picked {
+		hits, _ := x.Search(word(i), 5)
 		if len(hits) == 0 || !strings.HasSuffix(hits[0].ID, fmt.Sprintf("m%05d.md", i)) {
 			t.Fatalf("search for file %d's new word: %v", i, hits)
 		}

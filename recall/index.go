@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"hash/fnv"
 	"io"
 	"io/fs"
 	"os"
@@ -204,8 +205,10 @@ func (x *Index) RefreshAll(ctx context.Context) (*RefreshStats, error) {
 }
 
 // statShare returns which of n known files in unchanged directories this
-// refresh stats: all, or every k-th from a rotating start kept beside the
-// cache file (or in memory).
+// refresh stats: all, or those of one of k residues of their rotation key,
+// the residue turning with a cursor kept beside the cache file (or in
+// memory), so that every file is stat-ed within k refreshes whatever is
+// added or removed meanwhile.
 func (x *Index) statShare(n int, all bool) func(i int) bool {
 	if all || n <= recallStatBudget {
 		return func(int) bool { return true }
@@ -224,7 +227,22 @@ func (x *Index) statShare(n int, all bool) func(i int) bool {
 		// share the next refresh checks.
 		os.WriteFile(x.cachePath+".cursor", []byte{byte(c), byte(c >> 8), byte(c >> 16), byte(c >> 24)}, 0o600)
 	}
-	return func(i int) bool { return i%k == slot }
+	// By a key of the file that stays as the table changes (its inode, or
+	// a hash of its path where there is none), not by its position:
+	// files added or removed before it would move a position along with
+	// the rotation, and it would never come round.
+	return func(i int) bool { return int(x.files[i].rotationKey()%uint64(k)) == slot }
+}
+
+// rotationKey places a file in the refresh's rotation: its inode, or a
+// hash of its path where stat gives none.
+func (f *recallFile) rotationKey() uint64 {
+	if f.stamp.Ino != 0 {
+		return f.stamp.Ino
+	}
+	h := fnv.New64a()
+	h.Write(strBytes(f.path))
+	return h.Sum64()
 }
 
 func (x *Index) reset() {
