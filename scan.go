@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/memdir/memdir/internal/safeopen"
 )
 
 // MaxScanFiles is how many memories Claude Code's scan returns: the newest 200.
@@ -201,7 +203,7 @@ func scanFile(root *os.Root, rel string, buf []byte) (Header, []Problem, bool, [
 	fail := func(kind ProblemKind, msg string) (Header, []Problem, bool, []byte) {
 		return h, []Problem{{Path: rel, Kind: kind, Message: msg, Skipped: true}}, false, buf
 	}
-	f, err := root.Open(rel)
+	f, _, err := safeopen.OpenIn(root, rel)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			// Removed since the walk, or a dangling symlink.

@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
+	"github.com/memdir/memdir/internal/safeopen"
 	"github.com/memdir/memdir/internal/statedir"
 	"github.com/memdir/memdir/llm"
 )
@@ -436,7 +436,7 @@ func (c *EmbedCache) refresh() error {
 // readGeneration reads the generation from the file's header; ok is false
 // when there is no file or no valid header.
 func (c *EmbedCache) readGeneration() (gen uint64, ok bool, err error) {
-	f, err := os.Open(c.path)
+	f, _, err := safeopen.Open(c.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, false, nil
 	}
@@ -455,7 +455,7 @@ func (c *EmbedCache) readGeneration() (gen uint64, ok bool, err error) {
 // cannot be decoded is treated as one too, and replaced on the next write.
 func (c *EmbedCache) load() error {
 	c.loaded = true
-	data, err := os.ReadFile(c.path)
+	data, err := safeopen.ReadFile(c.path, 1<<40)
 	if errors.Is(err, fs.ErrNotExist) {
 		c.gen, c.sections = 0, nil
 		return nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/internal/safeopen"
 )
 
 // Edit hints. A file rewritten in place leaves its directory's
@@ -50,7 +51,7 @@ func (x *Index) NoteEdit(path string) (bool, error) {
 		return false, fmt.Errorf("recall index hint %s: %w", hintPath, err)
 	}
 	line := strconv.FormatInt(x.now().UnixNano(), 10) + "\t" + rel + "\n"
-	f, err := os.OpenFile(hintPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := safeopen.OpenAppend(hintPath, 0o600)
 	if err != nil {
 		return false, fmt.Errorf("recall index hint %s: %w", hintPath, err)
 	}
@@ -89,7 +90,7 @@ func (x *Index) hintRel(path string) (string, bool) {
 
 // rewriteHints replaces the hint file with its live hints and line.
 func (x *Index) rewriteHints(hintPath, line string) error {
-	data, _ := os.ReadFile(hintPath)
+	data, _ := safeopen.ReadFile(hintPath, 2*hintMaxBytes)
 	live := liveHints(data, x.now())
 	// Keep the newest hints that fit half the budget, written oldest
 	// first as appends would have left them.
@@ -144,7 +145,7 @@ func (x *Index) editHints() map[string]bool {
 		return nil
 	}
 	hintPath := x.cachePath + ".hint"
-	f, err := os.Open(hintPath)
+	f, _, err := safeopen.Open(hintPath)
 	if err != nil {
 		return nil
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
+	"github.com/memdir/memdir/internal/safeopen"
 	"github.com/memdir/memdir/internal/statedir"
 	"github.com/memdir/memdir/lexical"
 )
@@ -215,7 +216,7 @@ func (x *Index) statShare(n int, all bool) func(i int) bool {
 	}
 	k := (n + recallStatBudget - 1) / recallStatBudget
 	if x.cachePath != "" {
-		if b, err := os.ReadFile(x.cachePath + ".cursor"); err == nil && len(b) == 4 {
+		if b, err := safeopen.ReadFile(x.cachePath+".cursor", 4); err == nil && len(b) == 4 {
 			x.cursor = uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 		}
 	}
@@ -225,7 +226,7 @@ func (x *Index) statShare(n int, all bool) func(i int) bool {
 		c := x.cursor
 		// Derived and advisory: a torn or lost write only changes which
 		// share the next refresh checks.
-		os.WriteFile(x.cachePath+".cursor", []byte{byte(c), byte(c >> 8), byte(c >> 16), byte(c >> 24)}, 0o600)
+		replaceAdvisory(x.cachePath+".cursor", []byte{byte(c), byte(c >> 8), byte(c >> 16), byte(c >> 24)})
 	}
 	// By a key of the file that stays as the table changes (its inode, or
 	// a hash of its path where there is none), not by its position:
@@ -583,7 +584,7 @@ func readRecallFile(root *os.Root, rel string, hr *memdir.HeaderReader) (recallF
 		return f, "", probs
 	}
 	f.name, f.desc, f.typ = h.Name, h.Description, h.Type
-	file, err := root.Open(rel)
+	file, _, err := safeopen.OpenIn(root, rel)
 	if err != nil {
 		f.bad = true
 		return f, "", []memdir.Problem{{Path: rel, Kind: memdir.ProblemRead, Message: err.Error(), Skipped: true}}

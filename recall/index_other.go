@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"unsafe"
+
+	"github.com/memdir/memdir/internal/safeopen"
 )
 
 type statDir struct{ dir string }
@@ -30,7 +32,7 @@ func (d *statDir) stat(rel string) (s fileStamp, isDir, isReg bool, err error) {
 
 // mapFile reads a file into 8-byte aligned memory.
 func mapFile(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := safeopen.ReadFile(path, 1<<40)
 	if err != nil || len(data) == 0 {
 		return nil, os.ErrInvalid
 	}

@@ -5,6 +5,7 @@ package recall
 import (
 	"os"
 
+	"github.com/memdir/memdir/internal/safeopen"
 	"golang.org/x/sys/unix"
 )
 
@@ -41,15 +42,11 @@ func (d *statDir) stat(rel string) (s fileStamp, isDir, isReg bool, err error) {
 // mapFile maps a file read-only. The mapping is never undone: strings the
 // index hands out point into it.
 func mapFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, fi, err := safeopen.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	if fi.Size() == 0 || fi.Size() > 1<<40 {
 		return nil, os.ErrInvalid
 	}

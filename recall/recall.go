@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 	"unicode"
@@ -16,6 +15,7 @@ import (
 	"github.com/memdir/memdir/anchors"
 	"github.com/memdir/memdir/internal/jsonx"
 	"github.com/memdir/memdir/internal/mdtext"
+	"github.com/memdir/memdir/internal/safeopen"
 	"github.com/memdir/memdir/lexical"
 	"github.com/memdir/memdir/llm"
 )
@@ -222,7 +222,7 @@ func recallHeader(r Recalled) string {
 // readForSurfacing reads a memory cut to MaxLines lines and
 // MaxBytes bytes, ending at a line break, with a note when cut.
 func readForSurfacing(abs string) (string, bool, error) {
-	f, err := os.Open(abs)
+	f, _, err := safeopen.Open(abs)
 	if err != nil {
 		return "", false, err
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unsafe"
+
+	"github.com/memdir/memdir/internal/safeopen"
 )
 
 // The recent-saves record (<cache>.recent) lets a save find a memory by name
@@ -84,7 +86,7 @@ func checkRecallHeader(data []byte) (*recallDiskHeader, []byte, bool) {
 
 // readRecent returns the record, or nil when there is none that decodes.
 func (x *Index) readRecent() *recentState {
-	data, err := os.ReadFile(x.recentPath())
+	data, err := safeopen.ReadFile(x.recentPath(), 16<<20)
 	if err != nil {
 		return nil
 	}
@@ -241,11 +243,18 @@ func (x *Index) writeRecent(rs *recentState) {
 	if err != nil {
 		return
 	}
+	replaceAdvisory(x.recentPath(), data)
+}
+
+// replaceAdvisory replaces the small advisory file at p (the cursor, the
+// recent-saves record) with data by rename, so that it is never written
+// through whatever stands at p (a symbolic link, a FIFO), without fsync:
+// a lost or torn write only costs the next refresh a little work.
+func replaceAdvisory(p string, data []byte) {
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return
 	}
-	p := x.recentPath()
 	tmp := filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".tmp-"+hex.EncodeToString(b[:]))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {

@@ -11,8 +11,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/memdir/memdir/internal/checkpointcmd"
 	"github.com/memdir/memdir/internal/cli"
@@ -30,7 +28,7 @@ on every user turn and before every edit. Wherever the manual below says
 
 func main() {
 	cli.ShortLivedGC()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := cli.SignalContext(cli.SignalGrace)
 	code := Main(ctx, os.Args[1:], cli.OSEnv())
 	stop()
 	os.Exit(code)

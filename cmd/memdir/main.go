@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/checkpointcmd"
@@ -100,7 +98,7 @@ func main() {
 		// Started on every prompt and tool call; see cli.ShortLivedGC.
 		cli.ShortLivedGC()
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := cli.SignalContext(cli.SignalGrace)
 	code := Main(ctx, os.Args[1:], osEnv())
 	stop()
 	os.Exit(code)

@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"unsafe"
+
+	"github.com/memdir/memdir/internal/safeopen"
 )
 
 // Open maps the file at path read-only (reads it into 8-byte aligned memory
@@ -55,15 +57,11 @@ func (ft Format) ReadFile(path string) (*File, error) {
 // openRegular opens path for reading, refusing anything but a regular file
 // of a size that fits in memory.
 func openRegular(path string) (*os.File, int, error) {
-	f, err := os.Open(path)
+	f, fi, err := safeopen.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}
-	fi, err := f.Stat()
-	switch {
-	case err == nil && !fi.Mode().IsRegular():
-		err = errors.New("not a regular file")
-	case err == nil && fi.Size() > math.MaxInt-7:
+	if fi.Size() > math.MaxInt-7 {
 		err = errors.New("too large")
 	}
 	if err != nil {

@@ -13,23 +13,22 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/memdir/memdir/internal/errs"
+	"github.com/memdir/memdir/internal/safeopen"
 )
 
 // ReadRooted reads a file inside root, refusing non-regular files and
 // files over max bytes. A missing file returns fs.ErrNotExist.
 func ReadRooted(root *os.Root, rel string, max int64) ([]byte, fs.FileInfo, error) {
-	f, err := root.Open(rel)
+	f, fi, err := safeopen.OpenIn(root, rel)
+	if errors.Is(err, safeopen.ErrNotRegular) {
+		return nil, nil, fmt.Errorf("%s is not a regular file: %w", rel, errs.ErrInvalid)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fi, fmt.Errorf("%s is not a regular file", rel)
-	}
 	if fi.Size() > max {
 		return nil, fi, fmt.Errorf("%s is %s, over the %s limit for a memory file: split it into smaller memories", rel, FormatSize(int(fi.Size())), FormatSize(int(max)))
 	}
