@@ -17,8 +17,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/memdir/memdir/internal/errs"
@@ -307,20 +309,70 @@ func (p *Program) PrintHelp(w io.Writer, c *Command) {
 }
 
 // WriteJSON writes v as indented JSON, the --json output of every command.
+// Every JSON a command prints goes through WriteJSON, WriteJSONLine or
+// Emit, so that a test can see each value (SetJSONHook).
 func WriteJSON(w io.Writer, v any) error {
+	seen(v)
+	return writeJSON(w, v, true)
+}
+
+// WriteJSONLine writes v as one line of JSON, for output that is a stream
+// of values (sync watch --json) or a single line another program reads (a
+// Claude Code hook's answer).
+func WriteJSONLine(w io.Writer, v any) error {
+	seen(v)
+	return writeJSON(w, v, false)
+}
+
+func writeJSON(w io.Writer, v any, indent bool) error {
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	if indent {
+		enc.SetIndent("", "  ")
+	}
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
 
 // Emit prints a command's result on standard output: v as JSON (WriteJSON)
 // when asJSON is set, for --json, and otherwise whatever text writes to w.
+// The JSON hook sees v either way: the text is the same result.
 func Emit(env *Env, asJSON bool, v any, text func(w io.Writer) error) error {
+	seen(v)
 	if asJSON {
-		return WriteJSON(env.Stdout, v)
+		return writeJSON(env.Stdout, v, true)
 	}
 	return text(env.Stdout)
+}
+
+// JSONHook is told of each value given to WriteJSON, WriteJSONLine and
+// Emit, with the file and line of the call.
+type JSONHook func(v any, file string, line int)
+
+var jsonHook atomic.Pointer[JSONHook]
+
+// SetJSONHook makes hook see every value the JSON functions of this
+// package are given, until restore is called: the tests of a program use
+// it to check the types of everything its commands print. nil removes
+// the hook.
+func SetJSONHook(hook JSONHook) (restore func()) {
+	var old *JSONHook
+	if hook == nil {
+		old = jsonHook.Swap(nil)
+	} else {
+		old = jsonHook.Swap(&hook)
+	}
+	return func() { jsonHook.Store(old) }
+}
+
+// seen tells the hook of v and of the call to the exported function
+// that called seen.
+func seen(v any) {
+	h := jsonHook.Load()
+	if h == nil {
+		return
+	}
+	_, file, line, _ := runtime.Caller(2)
+	(*h)(v, file, line)
 }
 
 // Plural is "1 file" or "3 files".

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -92,5 +94,33 @@ func TestExitCodeOf(t *testing.T) {
 		if got := p.ExitCodeOf(tt.err); got != tt.want {
 			t.Errorf("ExitCodeOf(%v) = %d, want %d", tt.err, got, tt.want)
 		}
+	}
+}
+
+// The JSON hook sees every value printed as JSON, and what Emit is given
+// for text output too, with the line that gave it.
+func TestJSONHook(t *testing.T) {
+	type call struct {
+		v    any
+		file string
+		line int
+	}
+	var got []call
+	restore := SetJSONHook(func(v any, file string, line int) { got = append(got, call{v, filepath.Base(file), line}) })
+	var out bytes.Buffer
+	env := &Env{Stdout: &out}
+	_, _, line, _ := runtime.Caller(0)
+	Emit(env, false, 1, func(io.Writer) error { return nil })
+	Emit(env, true, 2, nil)
+	WriteJSON(&out, 3)
+	WriteJSONLine(&out, []int{4})
+	restore()
+	WriteJSON(&out, 5)
+	want := []call{{1, "cli_test.go", line + 1}, {2, "cli_test.go", line + 2}, {3, "cli_test.go", line + 3}, {[]int{4}, "cli_test.go", line + 4}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(call{})); diff != "" {
+		t.Errorf("hook saw (-want +got):\n%s", diff)
+	}
+	if want := "2\n3\n[4]\n5\n"; out.String() != want {
+		t.Errorf("printed %q, want %q", out.String(), want)
 	}
 }
