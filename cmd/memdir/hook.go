@@ -137,7 +137,10 @@ func runHook(ctx context.Context, env *cli.Env, f *hookOptions, args []string) e
 	if err != nil {
 		return &cli.ExitError{Code: cli.ExitFailure, Msg: err.Error()}
 	}
-	return out.Write(env.Stdout)
+	if out.Empty() {
+		return nil
+	}
+	return cli.WriteJSONLine(env.Stdout, out)
 }
 
 // hookHandler wires the hook's behaviour (package hooks) to the command's

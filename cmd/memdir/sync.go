@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -487,7 +486,7 @@ func (s *syncer) watch(ctx context.Context, env *cli.Env, asJSON bool, debounce 
 			if err != nil {
 				ev["error"] = err.Error()
 			}
-			writeJSONLine(env.Stdout, ev)
+			cli.WriteJSONLine(env.Stdout, ev)
 			return
 		}
 		if err != nil {
@@ -523,13 +522,6 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
-}
-
-// writeJSONLine writes v as one line of JSON (watch --json).
-func writeJSONLine(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }
 
 func printPull(w io.Writer, repo string, r *team.PullResult) {
