@@ -100,13 +100,10 @@ func (w *walker) walk(t reflect.Type) {
 	case reflect.Struct:
 		for i := range t.NumField() {
 			f := t.Field(i)
-			if !f.IsExported() {
+			if !encoded(f) {
 				continue
 			}
 			tag := f.Tag.Get("json")
-			if tag == "-" {
-				continue
-			}
 			name, _, _ := strings.Cut(tag, ",")
 			if name == "" && f.Anonymous {
 				w.walk(f.Type) // embedded: its fields are promoted
@@ -121,6 +118,23 @@ func (w *walker) walk(t reflect.Type) {
 			w.walk(f.Type)
 		}
 	}
+}
+
+// encoded reports whether encoding/json writes f: an exported field, or
+// an embedded struct (or pointer to one) whose fields it promotes, unless
+// tagged "-".
+func encoded(f reflect.StructField) bool {
+	if f.Tag.Get("json") == "-" {
+		return false
+	}
+	if f.IsExported() {
+		return true
+	}
+	t := f.Type
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return f.Anonymous && t.Kind() == reflect.Struct
 }
 
 // walkValue walks the types held in the interfaces inside v.
@@ -152,7 +166,7 @@ func (w *walker) walkValue(v reflect.Value) {
 		}
 	case reflect.Struct:
 		for i := range v.NumField() {
-			if f := v.Type().Field(i); f.IsExported() && f.Tag.Get("json") != "-" {
+			if encoded(v.Type().Field(i)) {
 				w.walkValue(v.Field(i))
 			}
 		}
@@ -164,12 +178,17 @@ func (w *walker) marshaled(v reflect.Value) {
 	if (v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface) && v.IsNil() {
 		return
 	}
+	name := v.Type().String()
 	if v.Kind() != reflect.Pointer && v.CanAddr() {
 		v = v.Addr() // as encoding/json does, for a method on the pointer
 	}
+	if !v.CanInterface() {
+		w.bad[name+" (MarshalJSON): not checked, being inside an embedded unexported type"] = true
+		return
+	}
 	data, err := json.Marshal(v.Interface())
 	if err != nil {
-		w.bad[v.Type().String()+" (MarshalJSON): "+err.Error()] = true
+		w.bad[name+" (MarshalJSON): "+err.Error()] = true
 		return
 	}
 	var doc any
@@ -182,7 +201,7 @@ func (w *walker) marshaled(v reflect.Value) {
 		case map[string]any:
 			for k, e := range x {
 				if !IsSnake(k) && !Foreign[k] {
-					w.bad[v.Type().String()+" (MarshalJSON): "+k] = true
+					w.bad[name+" (MarshalJSON): "+k] = true
 				}
 				keys(e)
 			}
@@ -227,7 +246,7 @@ func (w *walker) findInterface(t reflect.Type) bool {
 		return t != rawMessage && w.holdsInterface(t.Elem())
 	case reflect.Struct:
 		for i := range t.NumField() {
-			if f := t.Field(i); f.IsExported() && f.Tag.Get("json") != "-" && w.holdsInterface(f.Type) {
+			if f := t.Field(i); encoded(f) && w.holdsInterface(f.Type) {
 				return true
 			}
 		}

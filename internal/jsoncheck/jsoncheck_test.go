@@ -79,3 +79,20 @@ func TestBadKeysMarshalJSON(t *testing.T) {
 		t.Errorf("BadKeys(nil *own) = %q, want none", got)
 	}
 }
+
+type promoted struct {
+	Fine string `json:"fine"`
+	Bad  string `json:"Bad"`
+}
+
+// encoding/json promotes the fields of embedded unexported structs.
+func TestBadKeysEmbeddedUnexported(t *testing.T) {
+	type out struct {
+		promoted
+		*inner
+	}
+	want := []string{"jsoncheck.inner.Bad: badKey", "jsoncheck.promoted.Bad: Bad"}
+	if diff := cmp.Diff(want, BadKeys(out{})); diff != "" {
+		t.Errorf("BadKeys (-want +got):\n%s", diff)
+	}
+}
