@@ -415,6 +415,13 @@ func (s *syncer) journaled(ctx context.Context, kind, root string, fn func() (st
 	return err
 }
 
+// syncResolveJSON is 'memdir sync resolve --json'.
+type syncResolveJSON struct {
+	Key        string `json:"key"`
+	Path       string `json:"path"`
+	Resolution string `json:"resolution"` // ours, theirs or edit
+}
+
 // resolve finishes a conflict as one journaled run: of the memory
 // directory when it writes team/KEY, of the conflict directory when it
 // removes your saved copy (--theirs), so that 'memdir undo' reopens it.
@@ -464,7 +471,7 @@ func (s *syncer) resolve(ctx context.Context, env *cli.Env, key string, how team
 	if err != nil {
 		return err
 	}
-	out := map[string]any{"key": key, "path": cf.Path, "resolution": map[team.Resolution]string{team.ResolveOurs: "ours", team.ResolveTheirs: "theirs", team.ResolveText: "edit"}[how]}
+	out := syncResolveJSON{Key: key, Path: cf.Path, Resolution: map[team.Resolution]string{team.ResolveOurs: "ours", team.ResolveTheirs: "theirs", team.ResolveText: "edit"}[how]}
 	return cli.Emit(env, asJSON, out, func(w io.Writer) error {
 		switch how {
 		case team.ResolveTheirs:
@@ -478,13 +485,23 @@ func (s *syncer) resolve(ctx context.Context, env *cli.Env, key string, how team
 	})
 }
 
+// syncWatchEvent is one line of 'memdir sync watch --json'.
+type syncWatchEvent struct {
+	Time  string `json:"time"`
+	Event string `json:"event"` // pull or push
+	// Result is the *team.PullResult or *team.PushResult, null after a
+	// failure.
+	Result any    `json:"result"`
+	Error  string `json:"error,omitempty"`
+}
+
 func (s *syncer) watch(ctx context.Context, env *cli.Env, asJSON bool, debounce time.Duration) error {
 	res, err := s.client.Pull(ctx, false)
 	report := func(kind string, v any, err error, text func(io.Writer)) {
 		if asJSON {
-			ev := map[string]any{"time": env.Now().UTC().Format(time.RFC3339), "event": kind, "result": v}
+			ev := syncWatchEvent{Time: env.Now().UTC().Format(time.RFC3339), Event: kind, Result: v}
 			if err != nil {
-				ev["error"] = err.Error()
+				ev.Error = err.Error()
 			}
 			cli.WriteJSONLine(env.Stdout, ev)
 			return
