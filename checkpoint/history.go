@@ -77,13 +77,13 @@ type counters struct{ read, written, logRead, logWritten atomic.Int64 }
 type Stats struct {
 	// BytesRead is content read from tracked files and backups. A snapshot
 	// of unchanged files adds nothing to it.
-	BytesRead int64 `json:"bytesRead"`
+	BytesRead int64 `json:"bytes_read"`
 	// BytesWritten is content written to backups and restored files.
-	BytesWritten int64 `json:"bytesWritten"`
+	BytesWritten int64 `json:"bytes_written"`
 	// LogBytesRead and LogBytesWritten count the state log and the state
 	// file beside it.
-	LogBytesRead    int64 `json:"logBytesRead"`
-	LogBytesWritten int64 `json:"logBytesWritten"`
+	LogBytesRead    int64 `json:"log_bytes_read"`
+	LogBytesWritten int64 `json:"log_bytes_written"`
 }
 
 // Stats returns the byte counters.
@@ -423,7 +423,7 @@ type TrackResult struct {
 	Backup Backup `json:"backup"`
 	// AlreadyTracked is true when the latest snapshot already had the file,
 	// in which case nothing was written.
-	AlreadyTracked bool `json:"alreadyTracked"`
+	AlreadyTracked bool `json:"already_tracked"`
 	// Sequence is the snapshot the file was added to.
 	Sequence int `json:"sequence"`
 }

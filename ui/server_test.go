@@ -697,14 +697,14 @@ func TestTeam(t *testing.T) {
 	w2 = withTeam(t, w2, &ui.Team{Client: c, Repos: store, Repo: "acme/widgets", Server: "sqlite"})
 	v = w2.get("/api/team", 200)
 	st := v["status"].(map[string]any)
-	if v["configured"] != true || len(st["localOnly"].([]any)) != 2 || st["serverEmpty"] != true {
+	if v["configured"] != true || len(st["local_only"].([]any)) != 2 || st["server_empty"] != true {
 		t.Fatalf("status before a push: %v", v)
 	}
 	if _, err := c.Push(ctx); err != nil {
 		t.Fatal(err)
 	}
 	st = w2.get("/api/team", 200)["status"].(map[string]any)
-	if len(st["localOnly"].([]any)) != 0 || st["inSync"].(float64) != 2 {
+	if len(st["local_only"].([]any)) != 0 || st["in_sync"].(float64) != 2 {
 		t.Errorf("status after a push: %v", st)
 	}
 	h := w2.get("/api/team/history?key=reference_rota.md", 200)
@@ -765,7 +765,7 @@ func TestCheckpoints(t *testing.T) {
 	}
 	r := w.get("/api/checkpoints/rewind?session=s-mine&message=turn-1", 200)
 	rep := r["report"].(map[string]any)
-	if rep["dryRun"] != true || len(rep["changes"].([]any)) != 1 {
+	if rep["dry_run"] != true || len(rep["changes"].([]any)) != 1 {
 		t.Errorf("rewind dry run: %v", r)
 	}
 	if got, _ := os.ReadFile(f); string(got) != "package main\n\nfunc main() {}\n" {

@@ -177,7 +177,7 @@ func TestSameAsMemdirCheckpoint(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("memdir-checkpoint differs from memdir checkpoint (-memdir +memdir-checkpoint):\n%s", diff)
 	}
-	for _, s := range []string{"snapshot 3 for message t3", "\"undoMessageId\"", "would rewind to snapshot", "+1 -1", "exit 2", "exit 3", "exit 4"} {
+	for _, s := range []string{"snapshot 3 for message t3", "\"undo_message_id\"", "would rewind to snapshot", "+1 -1", "exit 2", "exit 3", "exit 4"} {
 		if !strings.Contains(got, s) {
 			t.Errorf("the session's transcript lacks %q, so the comparison proves less than it should:\n%s", s, got)
 		}

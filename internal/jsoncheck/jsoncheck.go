@@ -25,6 +25,9 @@ var Foreign = map[string]bool{
 	"autoMemoryEnabled": true, "autoMemoryDirectory": true, "autoDreamEnabled": true,
 	// Claude Code's hook protocol (a hook's standard output).
 	"hookSpecificOutput": true, "hookEventName": true, "additionalContext": true, "systemMessage": true,
+	// Claude Code's file history (FileHistorySnapshot, FileHistoryBackup),
+	// which memdir checkpoint prints as it stores them.
+	"messageId": true, "trackedFileBackups": true, "backupFileName": true, "backupTime": true,
 }
 
 var snake = regexp.MustCompile(`^[a-z0-9]+(_[a-z0-9]+)*$`)

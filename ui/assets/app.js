@@ -466,11 +466,11 @@ async function pageTeam(view) {
       h('h2', {}, `${title} (${keys.length})`), keys.length ? h('ul', {}, keys.map(k => h('li', {}, h('code', {}, k)))) : h('p', { class: 'muted' }, 'none'));
     view.append(h('div', { class: 'card', id: 'team-status' },
       h('dl', { class: 'kv' }, h('dt', {}, 'Repository'), h('dd', {}, st.repo), h('dt', {}, 'Server'), h('dd', {}, t.server),
-        h('dt', {}, 'Server version'), h('dd', {}, st.serverEmpty ? 'empty: nothing pushed yet' : String(st.version)),
-        h('dt', {}, 'In sync'), h('dd', {}, String(st.inSync)))),
+        h('dt', {}, 'Server version'), h('dd', {}, st.server_empty ? 'empty: nothing pushed yet' : String(st.version)),
+        h('dt', {}, 'In sync'), h('dd', {}, String(st.in_sync)))),
     h('div', { class: 'two' },
-      list('Ahead: only here (a push uploads them)', st.localOnly, 'team-ahead'),
-      list('Behind: only on the server (a pull creates them)', st.serverOnly, 'team-behind')),
+      list('Ahead: only here (a push uploads them)', st.local_only, 'team-ahead'),
+      list('Behind: only on the server (a pull creates them)', st.server_only, 'team-behind')),
     list('Conflicting: different here and on the server', st.modified, 'team-modified'),
     st.skipped.length ? h('div', { class: 'card warnings' }, h('h2', {}, 'Skipped'), st.skipped.map(s => h('div', {}, `${s.key || s.path}: ${s.reason}`))) : '');
   }
@@ -507,7 +507,7 @@ async function pageCheckpoints(view) {
     try {
       if (kind === 'diff') {
         const r = await api.get('/api/checkpoints/diff', { session, message });
-        out.appendChild(h('h2', {}, `Changes since snapshot ${r.sequence} (${r.messageId}); ${r.unchanged} unchanged`));
+        out.appendChild(h('h2', {}, `Changes since snapshot ${r.sequence} (${r.message_id}); ${r.unchanged} unchanged`));
         if (!r.files.length) out.appendChild(h('p', { class: 'muted' }, 'Nothing changed since.'));
         for (const f of r.files) {
           out.appendChild(h('div', {}, h('strong', {}, f.path), ` ${f.status} +${f.added} −${f.removed}`));
