@@ -10,6 +10,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -309,8 +310,8 @@ func (p *Program) PrintHelp(w io.Writer, c *Command) {
 }
 
 // WriteJSON writes v as indented JSON, the --json output of every command.
-// Every JSON a command prints goes through WriteJSON, WriteJSONLine or
-// Emit, so that a test can see each value (SetJSONHook).
+// Every JSON a command prints goes through WriteJSON, WriteJSONLine,
+// WriteOwnJSON or Emit, so that a test can see each value (SetJSONHook).
 func WriteJSON(w io.Writer, v any) error {
 	seen(v)
 	return writeJSON(w, v, true)
@@ -322,6 +323,39 @@ func WriteJSON(w io.Writer, v any) error {
 func WriteJSONLine(w io.Writer, v any) error {
 	seen(v)
 	return writeJSON(w, v, false)
+}
+
+// WriteOwnJSON writes v as WriteJSON does, through write: a command's own
+// encoder of v, for output too large for encoding/json's reflection and
+// second indenting pass, which must print exactly what WriteJSON prints.
+// A nil write (v holds what the own encoder cannot write) is WriteJSON.
+// While a JSON hook is set (in tests) both run and a difference is an
+// error, so every test of the command checks the encoder.
+func WriteOwnJSON(w io.Writer, v any, write func(w io.Writer) error) error {
+	seen(v)
+	switch {
+	case write == nil:
+		return writeJSON(w, v, true)
+	case jsonHook.Load() == nil:
+		return write(w)
+	}
+	var own, std bytes.Buffer
+	if err := write(&own); err != nil {
+		return err
+	}
+	if err := writeJSON(&std, v, true); err != nil {
+		return err
+	}
+	if !bytes.Equal(own.Bytes(), std.Bytes()) {
+		o, s := own.Bytes(), std.Bytes()
+		i := 0
+		for i < len(o) && i < len(s) && o[i] == s[i] {
+			i++
+		}
+		return fmt.Errorf("the command's own JSON encoder differs from encoding/json at byte %d: %q, want %q", i, o[max(0, i-40):min(len(o), i+40)], s[max(0, i-40):min(len(s), i+40)])
+	}
+	_, err := w.Write(own.Bytes())
+	return err
 }
 
 func writeJSON(w io.Writer, v any, indent bool) error {
@@ -344,8 +378,8 @@ func Emit(env *Env, asJSON bool, v any, text func(w io.Writer) error) error {
 	return text(env.Stdout)
 }
 
-// JSONHook is told of each value given to WriteJSON, WriteJSONLine and
-// Emit, with the file and line of the call.
+// JSONHook is told of each value given to WriteJSON, WriteJSONLine,
+// WriteOwnJSON and Emit, with the file and line of the call.
 type JSONHook func(v any, file string, line int)
 
 var jsonHook atomic.Pointer[JSONHook]

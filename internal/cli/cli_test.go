@@ -124,3 +124,26 @@ func TestJSONHook(t *testing.T) {
 		t.Errorf("printed %q, want %q", out.String(), want)
 	}
 }
+
+// A command's own encoder is checked against encoding/json while a hook
+// is set.
+func TestWriteOwnJSON(t *testing.T) {
+	v := map[string]int{"a": 1}
+	right := func(w io.Writer) error { _, err := io.WriteString(w, "{\n  \"a\": 1\n}\n"); return err }
+	wrong := func(w io.Writer) error { _, err := io.WriteString(w, "{\"a\":1}\n"); return err }
+	var out bytes.Buffer
+	if err := WriteOwnJSON(&out, v, wrong); err != nil || out.String() != "{\"a\":1}\n" {
+		t.Errorf("without a hook: %v, %q; want the encoder's output", err, out.String())
+	}
+	defer SetJSONHook(func(any, string, int) {})()
+	for _, write := range []func(io.Writer) error{right, nil} {
+		out.Reset()
+		if err := WriteOwnJSON(&out, v, write); err != nil || out.String() != "{\n  \"a\": 1\n}\n" {
+			t.Errorf("with a hook: %v, %q", err, out.String())
+		}
+	}
+	out.Reset()
+	if err := WriteOwnJSON(&out, v, wrong); err == nil || out.Len() != 0 {
+		t.Errorf("a wrong encoder with a hook: %v, printed %q; want an error and nothing printed", err, out.String())
+	}
+}
