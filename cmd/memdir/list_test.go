@@ -103,6 +103,7 @@ func TestListJSONMatchesEncodingJSON(t *testing.T) {
 // bench/run compares the whole process with a plain read of each file's
 // first 30 lines.
 func BenchmarkListJSON(b *testing.B) {
+	withoutJSONHook(b)
 	set, err := evalset.Load("../../testdata/eval/recall-dev.json")
 	if err != nil {
 		b.Fatal(err)
