@@ -181,6 +181,10 @@ type Program struct {
 	// exit code. It is asked after usage errors, explicit exit codes and
 	// interruption, before the sentinel errors; nil knows none.
 	ExitCode func(err error) (code int, ok bool)
+	// Remedy returns msg, the message of err, with the advice the program
+	// gives on the errors it holds (the libraries' errors state what went
+	// wrong; the program says what to run about it). nil adds none.
+	Remedy func(err error, msg string) string
 	// Intro is printed before a command's manual.
 	Intro string
 }
@@ -239,7 +243,11 @@ func (p *Program) Run(ctx context.Context, c *Command, args []string, env *Env) 
 	code := p.ExitCodeOf(err)
 	var ee *ExitError
 	if !errors.As(err, &ee) || ee.Msg != "" {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", p.line(c), err)
+		msg := err.Error()
+		if p.Remedy != nil {
+			msg = p.Remedy(err, msg)
+		}
+		fmt.Fprintf(env.Stderr, "%s: %s\n", p.line(c), msg)
 	}
 	if code == ExitUsage {
 		help := "'" + p.Name + " help " + c.Name + "'"

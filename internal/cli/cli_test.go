@@ -147,3 +147,16 @@ func TestWriteOwnJSON(t *testing.T) {
 		t.Errorf("a wrong encoder with a hook: %v, printed %q; want an error and nothing printed", err, out.String())
 	}
 }
+
+// The program's remedies are added to the message it prints.
+func TestRunRemedy(t *testing.T) {
+	p := &Program{Name: "memdir", Remedy: func(err error, msg string) string {
+		if errors.Is(err, errs.ErrNotFound) {
+			return msg + " (see 'memdir list')"
+		}
+		return msg
+	}}
+	if _, errOut, code := runEcho(p, "fail", "x"); errOut != "memdir echo: echo x: not found (see 'memdir list')\n" || code != ExitNotFound {
+		t.Errorf("exit %d, printed %q", code, errOut)
+	}
+}
