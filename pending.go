@@ -183,7 +183,7 @@ func (d *Dir) PendingChange() (string, error) {
 func (d *Dir) finishPending(root *os.Root) error {
 	c, err := readPending(root)
 	if err != nil {
-		return fmt.Errorf("%s, which records a change a killed memdir process left unfinished, is unreadable (%v); move it aside and run 'memdir doctor --fix' to repair the index", d.Abs(PendingName), err)
+		return &PendingUnreadableError{Path: d.Abs(PendingName), Err: err}
 	}
 	if c == nil {
 		return nil

@@ -734,8 +734,22 @@ func (h *History) findLast(st *state, messageID string) (*Snapshot, error) {
 			return st.snapshots[i], nil
 		}
 	}
-	return nil, fmt.Errorf("no snapshot for message %q in session %s (it may have been evicted; see 'memdir checkpoint list'): %w", messageID, h.session, errs.ErrNotFound)
+	return nil, &NoSnapshotError{MessageID: messageID, Session: h.session}
 }
+
+// NoSnapshotError reports a message id no retained snapshot of the
+// session has: it never had one, or its snapshots were evicted. It wraps
+// memdir's ErrNotFound.
+type NoSnapshotError struct {
+	MessageID string
+	Session   string
+}
+
+func (e *NoSnapshotError) Error() string {
+	return fmt.Sprintf("no snapshot for message %q in session %s (it may have been evicted): %v", e.MessageID, e.Session, errs.ErrNotFound)
+}
+
+func (e *NoSnapshotError) Unwrap() error { return errs.ErrNotFound }
 
 // trackedKeys returns every tracking path in the retained snapshots, sorted.
 func trackedKeys(st *state) []string {

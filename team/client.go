@@ -1123,7 +1123,7 @@ func (c *Client) ConflictTexts(ctx context.Context, key string) (base, yours, th
 }
 
 // ErrNoConflict reports that the key has no open conflict.
-var ErrNoConflict = fmt.Errorf("no open sync conflict on this key (see 'memdir sync status'): %w", memdir.ErrNotFound)
+var ErrNoConflict = fmt.Errorf("no open sync conflict on this key: %w", memdir.ErrNotFound)
 
 func (c *Client) findConflict(st *syncState, key string) (*Conflict, error) {
 	for _, cf := range c.openConflicts(st) {

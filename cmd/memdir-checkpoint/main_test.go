@@ -59,6 +59,15 @@ func TestMainHelpVersionUsage(t *testing.T) {
 	if _, errOut, code := run(t, home, dir, "list", "--session", "nobody"); code != cli.ExitNotFound || !strings.Contains(errOut, "no checkpoints for session nobody") {
 		t.Errorf("list of an unknown session: exit %d, %q", code, errOut)
 	}
+	// The checkpoint package says the snapshot is missing; the program
+	// says where to look.
+	if _, errOut, code := run(t, home, dir, "snapshot", "--session", "s", "--message", "m"); code != cli.ExitOK {
+		t.Fatalf("snapshot: exit %d, %q", code, errOut)
+	}
+	_, errOut, code = run(t, home, dir, "diff", "--session", "s", "--message", "nope")
+	if want := "memdir-checkpoint: no snapshot for message \"nope\" in session s (it may have been evicted; see 'memdir checkpoint list'): not found\n"; code != cli.ExitNotFound || errOut != want {
+		t.Errorf("diff of an unknown message: exit %d, %q; want %q", code, errOut, want)
+	}
 }
 
 func TestMainSnapshotTrackRewind(t *testing.T) {

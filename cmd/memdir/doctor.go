@@ -120,6 +120,7 @@ func runDoctor(ctx context.Context, env *cli.Env, o *doctorOptions, args []strin
 		return err
 	}
 	rep.Findings = append(rep.Findings, conflicts...)
+	adviseFindings(rep.Findings)
 	suggestions := []doctor.Finding{}
 	if o.unusedDays > 0 {
 		if suggestions, err = doctor.Unused(ctx, d, o.unusedDays, env.Now()); err != nil {

@@ -69,7 +69,7 @@ func runIndex(ctx context.Context, env *cli.Env, o *indexOptions, args []string)
 		path = d.Abs(filepath.Join(memdir.TeamDirName, memdir.EntrypointName))
 	}
 	return cli.Emit(env, o.asJSON, indexJSON{
-		Path: path, Exists: exists, Text: text, indexStatusJSON: newIndexStatusJSON(st), Warning: st.Warning(),
+		Path: path, Exists: exists, Text: text, indexStatusJSON: newIndexStatusJSON(st), Warning: indexWarning(st),
 	}, func(stdout io.Writer) error {
 		if !exists {
 			fmt.Fprintf(env.Stderr, "%s does not exist yet: agents load no index.\n", path)
@@ -78,7 +78,7 @@ func runIndex(ctx context.Context, env *cli.Env, o *indexOptions, args []string)
 		if text != "" {
 			fmt.Fprintln(stdout, text)
 		}
-		if w := st.Warning(); w != "" {
+		if w := indexWarning(st); w != "" {
 			fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 		}
 		return nil

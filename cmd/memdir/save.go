@@ -150,7 +150,7 @@ func runSave(ctx context.Context, env *cli.Env, o *saveOptions, args []string) e
 	// A person's own save is never held, only warned about.
 	findings := screen.Check(o.name + "\n" + o.desc + "\n" + text)
 	warnScreen(env, res.Path, findings)
-	warning := res.Index.Warning()
+	warning := indexWarning(res.Index)
 	if findings == nil {
 		findings = []screen.Finding{}
 	}

@@ -311,7 +311,9 @@ func newSyncer(env *cli.Env, lf *locationFlags, cfg syncConfig, log *slog.Logger
 			if err != nil {
 				return err
 			}
-			return queue.ScreenWrite(rel, []byte(old), exists, []byte(content), origin(content))
+			// The client keeps the error's text as the skipped key's
+			// detail: give it memdir's advice (a held write's review).
+			return withAdvice(queue.ScreenWrite(rel, []byte(old), exists, []byte(content), origin(content)))
 		},
 		// The file stays the server's byte for byte (a provenance line would
 		// make the next push upload it, and teammates' pulls rewrite it), so
@@ -501,13 +503,13 @@ func (s *syncer) watch(ctx context.Context, env *cli.Env, asJSON bool, debounce 
 		if asJSON {
 			ev := syncWatchEvent{Time: env.Now().UTC().Format(time.RFC3339), Event: kind, Result: v}
 			if err != nil {
-				ev.Error = err.Error()
+				ev.Error = advise(err)
 			}
 			cli.WriteJSONLine(env.Stdout, ev)
 			return
 		}
 		if err != nil {
-			fmt.Fprintf(env.Stdout, "%s %s failed: %v\n", env.Now().Format(time.TimeOnly), kind, err)
+			fmt.Fprintf(env.Stdout, "%s %s failed: %s\n", env.Now().Format(time.TimeOnly), kind, advise(err))
 			return
 		}
 		if text != nil {
