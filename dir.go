@@ -886,7 +886,7 @@ func (d *Dir) Resolve(ctx context.Context, ref string) (string, error) {
 	if _, err := CleanMemoryFilePath(ref); err != nil && strings.HasSuffix(ref, ".md") {
 		return "", err
 	}
-	return "", fmt.Errorf("memory %q: %w in %s (see 'memdir list')", ref, ErrNotFound, d.path)
+	return "", &MemoryNotFoundError{Ref: ref, Dir: d.path}
 }
 
 // Get reads a memory by reference (see Resolve).

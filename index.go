@@ -267,16 +267,16 @@ type IndexStatus struct {
 // Truncated reports whether loading drops part of the index.
 func (s IndexStatus) Truncated() bool { return s.LineTruncated || s.CharTruncated }
 
-// Warning describes an over-limit index for a person, or "" when the index
-// fits.
+// Warning describes an over-limit index for a person: how much of it
+// agents do not see. It is "" when the index fits.
 func (s IndexStatus) Warning() string {
 	switch {
 	case s.LineTruncated && s.CharTruncated:
-		return fmt.Sprintf("MEMORY.md has %d lines and %s; only the first %d lines and %s are loaded, so agents do not see the rest ('memdir doctor --fix --compact' can shorten it)", s.Lines, FormatFileSize(s.Chars), MaxIndexLines, FormatFileSize(MaxIndexChars))
+		return fmt.Sprintf("MEMORY.md has %d lines and %s; only the first %d lines and %s are loaded, so agents do not see the rest", s.Lines, FormatFileSize(s.Chars), MaxIndexLines, FormatFileSize(MaxIndexChars))
 	case s.LineTruncated:
-		return fmt.Sprintf("MEMORY.md has %d lines; only the first %d are loaded, so agents do not see the last %d ('memdir doctor --fix --compact' can shorten it)", s.Lines, MaxIndexLines, s.Lines-MaxIndexLines)
+		return fmt.Sprintf("MEMORY.md has %d lines; only the first %d are loaded, so agents do not see the last %d", s.Lines, MaxIndexLines, s.Lines-MaxIndexLines)
 	case s.CharTruncated:
-		return fmt.Sprintf("MEMORY.md is %s; only the first %s are loaded, so agents do not see the rest ('memdir doctor --fix --compact' can shorten it)", FormatFileSize(s.Chars), FormatFileSize(MaxIndexChars))
+		return fmt.Sprintf("MEMORY.md is %s; only the first %s are loaded, so agents do not see the rest", FormatFileSize(s.Chars), FormatFileSize(MaxIndexChars))
 	}
 	return ""
 }

@@ -515,7 +515,7 @@ func (j *Journal) Run(id string) (*JournalRun, error) {
 	}
 	switch len(match) {
 	case 0:
-		return nil, fmt.Errorf("run %q: %w (see 'memdir log')", id, ErrNotFound)
+		return nil, &RunNotFoundError{ID: id}
 	case 1:
 		return match[0], nil
 	}

@@ -77,13 +77,13 @@ type counters struct{ read, written, logRead, logWritten atomic.Int64 }
 type Stats struct {
 	// BytesRead is content read from tracked files and backups. A snapshot
 	// of unchanged files adds nothing to it.
-	BytesRead int64 `json:"bytesRead"`
+	BytesRead int64 `json:"bytes_read"`
 	// BytesWritten is content written to backups and restored files.
-	BytesWritten int64 `json:"bytesWritten"`
+	BytesWritten int64 `json:"bytes_written"`
 	// LogBytesRead and LogBytesWritten count the state log and the state
 	// file beside it.
-	LogBytesRead    int64 `json:"logBytesRead"`
-	LogBytesWritten int64 `json:"logBytesWritten"`
+	LogBytesRead    int64 `json:"log_bytes_read"`
+	LogBytesWritten int64 `json:"log_bytes_written"`
 }
 
 // Stats returns the byte counters.
@@ -423,7 +423,7 @@ type TrackResult struct {
 	Backup Backup `json:"backup"`
 	// AlreadyTracked is true when the latest snapshot already had the file,
 	// in which case nothing was written.
-	AlreadyTracked bool `json:"alreadyTracked"`
+	AlreadyTracked bool `json:"already_tracked"`
 	// Sequence is the snapshot the file was added to.
 	Sequence int `json:"sequence"`
 }
@@ -734,8 +734,22 @@ func (h *History) findLast(st *state, messageID string) (*Snapshot, error) {
 			return st.snapshots[i], nil
 		}
 	}
-	return nil, fmt.Errorf("no snapshot for message %q in session %s (it may have been evicted; see 'memdir checkpoint list'): %w", messageID, h.session, errs.ErrNotFound)
+	return nil, &NoSnapshotError{MessageID: messageID, Session: h.session}
 }
+
+// NoSnapshotError reports a message id no retained snapshot of the
+// session has: it never had one, or its snapshots were evicted. It wraps
+// memdir's ErrNotFound.
+type NoSnapshotError struct {
+	MessageID string
+	Session   string
+}
+
+func (e *NoSnapshotError) Error() string {
+	return fmt.Sprintf("no snapshot for message %q in session %s (it may have been evicted): %v", e.MessageID, e.Session, errs.ErrNotFound)
+}
+
+func (e *NoSnapshotError) Unwrap() error { return errs.ErrNotFound }
 
 // trackedKeys returns every tracking path in the retained snapshots, sorted.
 func trackedKeys(st *state) []string {

@@ -43,10 +43,10 @@ type FileChange struct {
 
 // RewindReport says what Rewind did or, on a dry run, would do.
 type RewindReport struct {
-	MessageID string `json:"messageId"`
+	MessageID string `json:"message_id"`
 	// Sequence is the snapshot rewound to: the last one for MessageID.
 	Sequence  int          `json:"sequence"`
-	DryRun    bool         `json:"dryRun"`
+	DryRun    bool         `json:"dry_run"`
 	Changes   []FileChange `json:"changes"`
 	Unchanged int          `json:"unchanged"`
 	// Skipped lists tracked files left alone: refused (a link, not a plain
@@ -57,7 +57,7 @@ type RewindReport struct {
 	// UndoMessageID names the snapshot of the files taken just before they
 	// were changed: rewinding to it undoes this rewind. Empty on a dry run
 	// and when nothing needed changing.
-	UndoMessageID string `json:"undoMessageId,omitempty"`
+	UndoMessageID string `json:"undo_message_id,omitempty"`
 }
 
 // Err joins the skipped and failed files into one error, or returns nil.
@@ -297,7 +297,7 @@ type FileDiff struct {
 
 // DiffReport is what changed in the tracked files since a snapshot.
 type DiffReport struct {
-	MessageID string       `json:"messageId"`
+	MessageID string       `json:"message_id"`
 	Sequence  int          `json:"sequence"`
 	Files     []FileDiff   `json:"files"`
 	Unchanged int          `json:"unchanged"`

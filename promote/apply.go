@@ -13,6 +13,16 @@ import (
 	"github.com/memdir/memdir/internal/memfile"
 )
 
+// NoItemError reports an item id the review does not have. It wraps
+// memdir.ErrNotFound.
+type NoItemError struct{ ID string }
+
+func (e *NoItemError) Error() string {
+	return fmt.Sprintf("apply: the review has no item %q: %v", e.ID, memdir.ErrNotFound)
+}
+
+func (e *NoItemError) Unwrap() error { return memdir.ErrNotFound }
+
 // ApplyOptions adjust Apply.
 type ApplyOptions struct {
 	// KeepMemory keeps a memory promoted to CLAUDE.md or CLAUDE.local.md
@@ -61,7 +71,7 @@ func Apply(ctx context.Context, d *memdir.Dir, rep *Report, ids []string, opts *
 	for _, id := range ids {
 		it, ok := rep.Item(id)
 		if !ok {
-			return nil, fmt.Errorf("apply: the review has no item %q (see 'memdir promote'): %w", id, memdir.ErrNotFound)
+			return nil, &NoItemError{ID: id}
 		}
 		if !it.Applicable {
 			return nil, fmt.Errorf("apply %s: a %s item is for you to decide; memdir cannot carry it out: %w", it.ID, it.Kind, memdir.ErrInvalid)

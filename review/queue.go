@@ -35,7 +35,8 @@ const (
 var ErrHeld = errors.New("held for review")
 
 // HeldError is returned when a write was put in the review queue instead of
-// into memory.
+// into memory, where a person may accept or reject it (Queue.Accept,
+// Queue.Reject).
 type HeldError struct {
 	ID       string
 	Path     string
@@ -49,8 +50,8 @@ func (e *HeldError) Error() string {
 			rules = append(rules, f.Rule)
 		}
 	}
-	return fmt.Sprintf("write to %s held for review as %s: the content looks like a prompt injection (%s); a person can run 'memdir review show %s', then accept or reject it",
-		e.Path, e.ID, strings.Join(rules, ", "), e.ID)
+	return fmt.Sprintf("write to %s held for review as %s: the content looks like a prompt injection (%s)",
+		e.Path, e.ID, strings.Join(rules, ", "))
 }
 
 func (e *HeldError) Is(target error) bool { return target == ErrHeld }

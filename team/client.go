@@ -178,7 +178,7 @@ type Skip struct {
 	Path   string `json:"path,omitempty"`
 	Reason string `json:"reason"`
 	Detail string `json:"detail,omitempty"`
-	RuleID string `json:"ruleId,omitempty"`
+	RuleID string `json:"rule_id,omitempty"`
 	Label  string `json:"label,omitempty"`
 }
 
@@ -201,7 +201,7 @@ type Conflict struct {
 // PullResult reports a pull.
 type PullResult struct {
 	// NotModified: the server answered 304; nothing was read or written.
-	NotModified bool `json:"notModified"`
+	NotModified bool `json:"not_modified"`
 	// Empty: the server has no team memory for the repository (404).
 	Empty    bool   `json:"empty"`
 	Version  int64  `json:"version,omitempty"`
@@ -262,13 +262,13 @@ type SyncResult struct {
 // either.
 type Status struct {
 	Repo    string `json:"repo"`
-	TeamDir string `json:"teamDir"`
+	TeamDir string `json:"team_dir"`
 	// ServerEmpty: the server has no team memory for the repository.
-	ServerEmpty bool   `json:"serverEmpty"`
+	ServerEmpty bool   `json:"server_empty"`
 	Version     int64  `json:"version,omitempty"`
 	Checksum    string `json:"checksum,omitempty"`
 	// LocalOnly: files a push would upload as new keys.
-	LocalOnly []string `json:"localOnly"`
+	LocalOnly []string `json:"local_only"`
 	// Modified: keys changed locally since the last sync, and not on the
 	// server: a push uploads them.
 	Modified []string `json:"modified"`
@@ -280,10 +280,10 @@ type Status struct {
 	// merges them, or records a conflict.
 	BothChanged []string `json:"both_changed"`
 	// ServerOnly: keys a pull would create locally.
-	ServerOnly []string `json:"serverOnly"`
+	ServerOnly []string `json:"server_only"`
 	// Conflicts: unresolved conflicts ('memdir sync resolve').
 	Conflicts []Conflict `json:"conflicts"`
-	InSync    int        `json:"inSync"`
+	InSync    int        `json:"in_sync"`
 	Skipped   []Skip     `json:"skipped"`
 }
 
@@ -1186,7 +1186,7 @@ func (c *Client) ConflictTexts(ctx context.Context, key string) (base, yours, th
 }
 
 // ErrNoConflict reports that the key has no open conflict.
-var ErrNoConflict = fmt.Errorf("no open sync conflict on this key (see 'memdir sync status'): %w", memdir.ErrNotFound)
+var ErrNoConflict = fmt.Errorf("no open sync conflict on this key: %w", memdir.ErrNotFound)
 
 func (c *Client) findConflict(st *syncState, key string) (*Conflict, error) {
 	for _, cf := range c.openConflicts(st) {

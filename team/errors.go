@@ -173,7 +173,7 @@ func IsPermanent(err error) bool {
 
 // Configuration errors of a client; both are permanent.
 var (
-	ErrNoToken = fmt.Errorf("no team memory token: pass --token or set MEMDIR_TEAM_TOKEN (create one with 'memdir serve token create'): %w", memdir.ErrInvalid)
+	ErrNoToken = fmt.Errorf("no team memory token: %w", memdir.ErrInvalid)
 	ErrNoRepo  = fmt.Errorf("no repository: pass --repo owner/name (it defaults to the github.com remote \"origin\" of the project): %w", memdir.ErrInvalid)
 )
 

@@ -179,10 +179,10 @@ func (o *HistoryOptions) HistoryBefore() int64 {
 type Token struct {
 	ID        string     `json:"id"`
 	Repo      string     `json:"repo"`
-	ReadOnly  bool       `json:"readOnly"`
+	ReadOnly  bool       `json:"read_only"`
 	Name      string     `json:"name,omitempty"`
-	CreatedAt time.Time  `json:"createdAt"`
-	RevokedAt *time.Time `json:"revokedAt,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
 }
 
 // tokenPrefix marks memdir tokens, so secret scanners and people can tell

@@ -16,7 +16,7 @@ import (
 	"github.com/memdir/memdir/internal/cli"
 )
 
-var program = &cli.Program{Name: "memdir-checkpoint", Single: true, Intro: intro}
+var program = &cli.Program{Name: "memdir-checkpoint", Single: true, Intro: intro, Remedy: checkpointcmd.Remedy}
 
 // intro heads --help: the manual that follows is memdir checkpoint's.
 const intro = `memdir-checkpoint is 'memdir checkpoint' in a binary that starts without

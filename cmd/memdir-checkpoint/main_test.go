@@ -59,6 +59,15 @@ func TestMainHelpVersionUsage(t *testing.T) {
 	if _, errOut, code := run(t, home, dir, "list", "--session", "nobody"); code != cli.ExitNotFound || !strings.Contains(errOut, "no checkpoints for session nobody") {
 		t.Errorf("list of an unknown session: exit %d, %q", code, errOut)
 	}
+	// The checkpoint package says the snapshot is missing; the program
+	// says where to look.
+	if _, errOut, code := run(t, home, dir, "snapshot", "--session", "s", "--message", "m"); code != cli.ExitOK {
+		t.Fatalf("snapshot: exit %d, %q", code, errOut)
+	}
+	_, errOut, code = run(t, home, dir, "diff", "--session", "s", "--message", "nope")
+	if want := "memdir-checkpoint: no snapshot for message \"nope\" in session s (it may have been evicted; see 'memdir checkpoint list'): not found\n"; code != cli.ExitNotFound || errOut != want {
+		t.Errorf("diff of an unknown message: exit %d, %q; want %q", code, errOut, want)
+	}
 }
 
 func TestMainSnapshotTrackRewind(t *testing.T) {
@@ -177,7 +186,7 @@ func TestSameAsMemdirCheckpoint(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("memdir-checkpoint differs from memdir checkpoint (-memdir +memdir-checkpoint):\n%s", diff)
 	}
-	for _, s := range []string{"snapshot 3 for message t3", "\"undoMessageId\"", "would rewind to snapshot", "+1 -1", "exit 2", "exit 3", "exit 4"} {
+	for _, s := range []string{"snapshot 3 for message t3", "\"undo_message_id\"", "would rewind to snapshot", "+1 -1", "exit 2", "exit 3", "exit 4"} {
 		if !strings.Contains(got, s) {
 			t.Errorf("the session's transcript lacks %q, so the comparison proves less than it should:\n%s", s, got)
 		}

@@ -111,6 +111,12 @@ type agentRow struct {
 	Snapshot    *agentmem.Status  `json:"snapshot,omitempty"`
 }
 
+// agentListJSON is 'memdir agent list --json'.
+type agentListJSON struct {
+	Agents   []agentRow `json:"agents"`
+	Warnings []string   `json:"warnings"`
+}
+
 func agentList(ctx context.Context, env *cli.Env, loc *locate.Location, asJSON bool) error {
 	defs, warnings, err := agentmem.LoadDefs(loc)
 	if err != nil {
@@ -149,7 +155,7 @@ func agentList(ctx context.Context, env *cli.Env, loc *locate.Location, asJSON b
 	if warnings == nil {
 		warnings = []string{}
 	}
-	return cli.Emit(env, asJSON, map[string]any{"agents": rows, "warnings": warnings}, func(out io.Writer) error {
+	return cli.Emit(env, asJSON, agentListJSON{Agents: rows, Warnings: warnings}, func(out io.Writer) error {
 		for _, w := range warnings {
 			fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 		}

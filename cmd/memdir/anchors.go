@@ -102,7 +102,7 @@ func anchorsCheck(ctx context.Context, env *cli.Env, d *memdir.Dir, asJSON bool)
 	if stale == nil {
 		stale = []doctor.StaleMemory{}
 	}
-	if err := cli.Emit(env, asJSON, map[string]any{"project": d.ProjectRoot(), "stale": stale}, func(w io.Writer) error {
+	if err := cli.Emit(env, asJSON, anchorsCheckJSON{Project: d.ProjectRoot(), Stale: stale}, func(w io.Writer) error {
 		for _, m := range stale {
 			fmt.Fprintf(w, "%s\n", m.Path)
 			for _, a := range m.Anchors {
@@ -120,6 +120,12 @@ func anchorsCheck(ctx context.Context, env *cli.Env, d *memdir.Dir, asJSON bool)
 		return &cli.ExitError{Code: cli.ExitProblems}
 	}
 	return nil
+}
+
+// anchorsCheckJSON is 'memdir anchors check --json'.
+type anchorsCheckJSON struct {
+	Project string               `json:"project"`
+	Stale   []doctor.StaleMemory `json:"stale"`
 }
 
 func anchorRef(a anchors.Anchor) string {

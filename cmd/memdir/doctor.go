@@ -120,16 +120,16 @@ func runDoctor(ctx context.Context, env *cli.Env, o *doctorOptions, args []strin
 		return err
 	}
 	rep.Findings = append(rep.Findings, conflicts...)
+	adviseFindings(rep.Findings)
 	suggestions := []doctor.Finding{}
 	if o.unusedDays > 0 {
 		if suggestions, err = doctor.Unused(ctx, d, o.unusedDays, env.Now()); err != nil {
 			return err
 		}
 	}
-	out := map[string]any{"dir": rep.Dir, "memories": rep.Memories, "findings": rep.Findings, "suggestions": suggestions}
+	out := doctorJSON{Dir: rep.Dir, Memories: rep.Memories, Findings: rep.Findings, Suggestions: suggestions}
 	if fixed != nil {
-		out["actions"] = fixed.Actions
-		out["run"] = fixed.RunID
+		out.doctorFixJSON = &doctorFixJSON{Actions: fixed.Actions, Run: fixed.RunID}
 	}
 	if err := cli.Emit(env, o.asJSON, out, func(w io.Writer) error {
 		printDoctor(env, rep, fixed, o.fix)
@@ -144,6 +144,21 @@ func runDoctor(ctx context.Context, env *cli.Env, o *doctorOptions, args []strin
 		return &cli.ExitError{Code: cli.ExitProblems}
 	}
 	return nil
+}
+
+// doctorJSON is 'memdir doctor --json'; --fix adds what it did.
+type doctorJSON struct {
+	Dir         string           `json:"dir"`
+	Memories    int              `json:"memories"`
+	Findings    []doctor.Finding `json:"findings"`
+	Suggestions []doctor.Finding `json:"suggestions"`
+	*doctorFixJSON
+}
+
+// doctorFixJSON is what 'memdir doctor --fix --json' adds.
+type doctorFixJSON struct {
+	Actions []string `json:"actions"`
+	Run     string   `json:"run"`
 }
 
 func printDoctor(env *cli.Env, rep *doctor.Report, fixed *doctor.FixResult, fixing bool) {

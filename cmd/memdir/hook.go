@@ -128,16 +128,19 @@ func runHook(ctx context.Context, env *cli.Env, f *hookOptions, args []string) e
 	in, err := hooks.ParseInput(env.Stdin)
 	if err != nil {
 		// Exit 1 whatever the error: Claude Code reads 2 as "block".
-		return &cli.ExitError{Code: cli.ExitFailure, Msg: err.Error()}
+		return &cli.ExitError{Code: cli.ExitFailure, Msg: advise(err)}
 	}
 	out, run, err := hookHandler(env, f).Handle(ctx, in)
 	for _, w := range run.Warnings {
 		fmt.Fprintf(env.Stderr, "memdir hook: %s\n", w)
 	}
 	if err != nil {
-		return &cli.ExitError{Code: cli.ExitFailure, Msg: err.Error()}
+		return &cli.ExitError{Code: cli.ExitFailure, Msg: advise(err)}
 	}
-	return out.Write(env.Stdout)
+	if out.Empty() {
+		return nil
+	}
+	return cli.WriteJSONLine(env.Stdout, out)
 }
 
 // hookHandler wires the hook's behaviour (package hooks) to the command's
@@ -177,7 +180,7 @@ func hookHandler(env *cli.Env, f *hookOptions) *hooks.Handler {
 func pullTeam(ctx context.Context, env *cli.Env, f *hookOptions, r *hooks.Run, cwd string) {
 	cfg, err := f.mf.config(env)
 	if err != nil {
-		r.Warn("team memory not pulled: %v", err)
+		r.Warn("team memory not pulled: %s", advise(err))
 		return
 	}
 	if !cfg.Team.URL.Set() || !cfg.Team.Token.Set() {
@@ -186,11 +189,11 @@ func pullTeam(ctx context.Context, env *cli.Env, f *hookOptions, r *hooks.Run, c
 	lf := locationFlags{project: cwd}
 	s, err := newSyncer(env, &lf, syncConfig{url: cfg.Team.URL.Value, token: cfg.Team.Token.Value, repo: cfg.Team.Repo.Value}, slog.New(slog.DiscardHandler))
 	if errors.Is(err, team.ErrNoRepo) {
-		r.Note("team memory not pulled: %v", err)
+		r.Note("team memory not pulled: %s", advise(err))
 		return
 	}
 	if err != nil {
-		r.Warn("team memory not pulled: %v", err)
+		r.Warn("team memory not pulled: %s", advise(err))
 		return
 	}
 	res, err := s.client.Pull(ctx, false)
@@ -198,7 +201,7 @@ func pullTeam(ctx context.Context, env *cli.Env, f *hookOptions, r *hooks.Run, c
 		if ctx.Err() == context.DeadlineExceeded {
 			err = fmt.Errorf("no answer within %s: %w", f.pullTimeout, err)
 		}
-		r.Warn("team memory pull for %s failed: %v", s.repo, err)
+		r.Warn("team memory pull for %s failed: %s", s.repo, advise(err))
 		return
 	}
 	var b strings.Builder
@@ -213,18 +216,18 @@ func pullTeam(ctx context.Context, env *cli.Env, f *hookOptions, r *hooks.Run, c
 func configureHookRecall(env *cli.Env, f *hookOptions, r *hooks.Run, opts *recall.Options, dir string) {
 	cfg, err := f.mf.config(env)
 	if err != nil {
-		r.Warn("recall on the defaults, without a model: %v", err)
+		r.Warn("recall on the defaults, without a model: %s", advise(err))
 		return
 	}
 	opts.ManifestTokens = cfg.ManifestTokens()
 	if e, cache, err := recallEmbedder(env, cfg, dir); err != nil {
-		r.Warn("recall without embeddings: %v", err)
+		r.Warn("recall without embeddings: %s", advise(err))
 	} else if e != nil {
 		opts.Embedder, opts.EmbedCache, opts.EmbedOptions = e, cache, cfg.EmbedOptions()
 	}
 	m, err := f.mf.model(cfg) // nil with --no-model
 	if err != nil {
-		r.Warn("recall without a model: %v", err)
+		r.Warn("recall without a model: %s", advise(err))
 		return
 	}
 	if m != nil {

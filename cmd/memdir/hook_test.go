@@ -613,6 +613,7 @@ func TestHookBadInput(t *testing.T) {
 // short by the surfaced set or the budget. bench/run measures the same
 // hook as a new process, the user's real case.
 func BenchmarkHookUserPromptSubmit(b *testing.B) {
+	withoutJSONHook(b)
 	set, err := evalset.Load("../../testdata/eval/recall-dev.json")
 	if err != nil {
 		b.Fatal(err)

@@ -41,6 +41,16 @@ func (o *indexOptions) Declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print the loaded text and its measurements as JSON")
 }
 
+// indexJSON is 'memdir index --json': the text Claude Code loads and its
+// measurements.
+type indexJSON struct {
+	Path   string `json:"path"`
+	Exists bool   `json:"exists"`
+	Text   string `json:"text"`
+	indexStatusJSON
+	Warning string `json:"warning"`
+}
+
 func runIndex(ctx context.Context, env *cli.Env, o *indexOptions, args []string) error {
 	if len(args) > 0 {
 		return cli.Usagef("index takes no arguments")
@@ -58,10 +68,8 @@ func runIndex(ctx context.Context, env *cli.Env, o *indexOptions, args []string)
 	if o.lf.team {
 		path = d.Abs(filepath.Join(memdir.TeamDirName, memdir.EntrypointName))
 	}
-	return cli.Emit(env, o.asJSON, map[string]any{
-		"path": path, "exists": exists, "text": text, "lines": st.Lines, "chars": st.Chars,
-		"truncated": st.Truncated(), "line_truncated": st.LineTruncated, "char_truncated": st.CharTruncated,
-		"warning": st.Warning(),
+	return cli.Emit(env, o.asJSON, indexJSON{
+		Path: path, Exists: exists, Text: text, indexStatusJSON: newIndexStatusJSON(st), Warning: indexWarning(st),
 	}, func(stdout io.Writer) error {
 		if !exists {
 			fmt.Fprintf(env.Stderr, "%s does not exist yet: agents load no index.\n", path)
@@ -70,7 +78,7 @@ func runIndex(ctx context.Context, env *cli.Env, o *indexOptions, args []string)
 		if text != "" {
 			fmt.Fprintln(stdout, text)
 		}
-		if w := st.Warning(); w != "" {
+		if w := indexWarning(st); w != "" {
 			fmt.Fprintf(env.Stderr, "warning: %s\n", w)
 		}
 		return nil

@@ -111,9 +111,14 @@ func runList(ctx context.Context, env *cli.Env, o *listOptions, args []string) e
 			u := uses.Get(h.Path)
 			items = append(items, listItem{h, memdir.MemoryAge(h.ModTime, now), u.Uses, u.LastUsed})
 		}
-		return writeListJSON(env.Stdout, &listJSON{
+		out := &listJSON{
 			Dir: d.Path(), Memories: items, Matched: matched, Total: res.Total, Problems: res.Problems, UsesSince: uses.Since,
-		})
+		}
+		var write func(io.Writer) error // encoding/json, which reports what the own encoder cannot write
+		if listJSONFast(out) {
+			write = func(w io.Writer) error { return writeListJSON(w, out) }
+		}
+		return cli.WriteOwnJSON(env.Stdout, out, write)
 	}
 	if res.Total == 0 && !d.Exists() {
 		fmt.Fprintf(env.Stderr, "No memories yet: %s does not exist. Save one with 'memdir save'.\n", d.Path())
@@ -181,8 +186,8 @@ type listItem struct {
 	LastUsed time.Time `json:"last_used,omitzero"`
 }
 
-// listJSON is the output of list --json. Its fields are in the order
-// writeJSON prints a map's keys (sorted).
+// listJSON is the output of list --json. Its fields are in alphabetical
+// order, as the map it once was printed them; writeListJSON follows it.
 type listJSON struct {
 	Dir       string           `json:"dir"`
 	Matched   int              `json:"matched"`
@@ -192,21 +197,25 @@ type listJSON struct {
 	UsesSince time.Time        `json:"uses_since,omitzero"`
 }
 
-// writeListJSON writes what writeJSON writes for out, byte for byte, but
-// appends each memory's fields itself: reflection, and writeJSON's second
-// pass over the output to indent it, cost more than reading the files at
-// 20,000 memories. A time encoding/json would refuse (a year past 9999)
-// falls back to writeJSON, which reports it.
-func writeListJSON(w io.Writer, out *listJSON) error {
+// listJSONFast reports whether writeListJSON can write out: not when a
+// time is one encoding/json would refuse (a year past 9999), which it
+// must then report.
+func listJSONFast(out *listJSON) bool {
 	for i := range out.Memories {
 		it := &out.Memories[i]
 		if !jsonTimeOK(it.ModTime) || !jsonTimeOK(it.LastUsed) {
-			return cli.WriteJSON(w, out)
+			return false
 		}
 	}
-	if !jsonTimeOK(out.UsesSince) {
-		return cli.WriteJSON(w, out)
-	}
+	return jsonTimeOK(out.UsesSince)
+}
+
+// writeListJSON writes what cli.WriteJSON writes for out, byte for byte
+// (cli.WriteOwnJSON checks it in tests), but appends each memory's fields
+// itself: reflection, and WriteJSON's second pass over the output to
+// indent it, cost more than reading the files at 20,000 memories (see
+// docs/performance.md). It needs listJSONFast(out).
+func writeListJSON(w io.Writer, out *listJSON) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	b := make([]byte, 0, 64<<10)
 	b = append(b, "{\n  \"dir\": "...)

@@ -16,7 +16,9 @@ import (
 )
 
 // TestListJSONMatchesEncodingJSON checks that list --json's own encoder
-// writes exactly what writeJSON writes for the same output.
+// writes exactly what cli.WriteJSON wrote for the map list --json once
+// printed, on tricky strings and times (cli.WriteOwnJSON compares it with
+// encoding/json in every other test too).
 func TestListJSONMatchesEncodingJSON(t *testing.T) {
 	tricky := []string{
 		"", "plain", `quote " and \ backslash`, "tab\tnew\nline\rcr\bback\fform", "\x00\x01\x1f\x7f",
@@ -69,16 +71,21 @@ func TestListJSONMatchesEncodingJSON(t *testing.T) {
 		{"all", listJSON{Dir: tricky[5], Memories: items, Matched: len(items), Total: len(items) + 3, Problems: probs, UsesSince: base}},
 		{"far year", listJSON{Dir: "/m", Memories: []listItem{{Header: memdir.Header{Path: "x.md", ModTime: time.Date(10001, 1, 1, 0, 0, 0, 0, time.UTC)}}}}},
 	} {
-		// What list printed before: a map of its fields through writeJSON.
+		// What list printed before: a map of its fields through cli.WriteJSON.
 		m := map[string]any{"dir": c.out.Dir, "memories": c.out.Memories, "matched": c.out.Matched, "total": c.out.Total, "problems": c.out.Problems}
 		if !c.out.UsesSince.IsZero() {
 			m["uses_since"] = c.out.UsesSince
 		}
 		var want, got bytes.Buffer
 		werr := cli.WriteJSON(&want, m)
-		gerr := writeListJSON(&got, &c.out)
+		var gerr error
+		if listJSONFast(&c.out) {
+			gerr = writeListJSON(&got, &c.out)
+		} else {
+			gerr = cli.WriteJSON(&got, &c.out)
+		}
 		if (werr == nil) != (gerr == nil) {
-			t.Fatalf("%s: errors differ: writeJSON %v, writeListJSON %v", c.name, werr, gerr)
+			t.Fatalf("%s: errors differ: WriteJSON %v, writeListJSON %v", c.name, werr, gerr)
 		}
 		if werr == nil && !bytes.Equal(want.Bytes(), got.Bytes()) {
 			w, g := want.String(), got.String()
@@ -96,6 +103,7 @@ func TestListJSONMatchesEncodingJSON(t *testing.T) {
 // bench/run compares the whole process with a plain read of each file's
 // first 30 lines.
 func BenchmarkListJSON(b *testing.B) {
+	withoutJSONHook(b)
 	set, err := evalset.Load("../../testdata/eval/recall-dev.json")
 	if err != nil {
 		b.Fatal(err)

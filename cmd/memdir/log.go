@@ -62,6 +62,17 @@ func (o *logOptions) Declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 }
 
+// logJSON is 'memdir log --json'.
+type logJSON struct {
+	Journal string               `json:"journal"`
+	Runs    []*memdir.JournalRun `json:"runs"`
+}
+
+// logAppendJSON is 'memdir log append --json': the daily log written.
+type logAppendJSON struct {
+	Path string `json:"path"`
+}
+
 func runLog(ctx context.Context, env *cli.Env, o *logOptions, args []string) error {
 	d, _, err := o.lf.open(env)
 	if err != nil {
@@ -94,7 +105,7 @@ func runLog(ctx context.Context, env *cli.Env, o *logOptions, args []string) err
 	if runs == nil {
 		runs = []*memdir.JournalRun{}
 	}
-	return cli.Emit(env, o.asJSON, map[string]any{"journal": j.Dir(), "runs": runs}, func(w io.Writer) error {
+	return cli.Emit(env, o.asJSON, logJSON{Journal: j.Dir(), Runs: runs}, func(w io.Writer) error {
 		if len(runs) == 0 {
 			fmt.Fprintf(env.Stderr, "The journal of %s is empty.\n", d.Path())
 			return nil
@@ -178,7 +189,7 @@ func logAppend(env *cli.Env, j *memdir.Journal, dir string, words []string, asJS
 	if err != nil {
 		return err
 	}
-	return cli.Emit(env, asJSON, map[string]string{"path": path}, func(w io.Writer) error {
+	return cli.Emit(env, asJSON, logAppendJSON{Path: path}, func(w io.Writer) error {
 		fmt.Fprintln(w, path)
 		return nil
 	})

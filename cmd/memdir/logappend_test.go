@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/memdirtest"
 )
@@ -52,5 +54,31 @@ func TestLogAppend(t *testing.T) {
 		if code != tc.code || !strings.Contains(errOut, tc.want) {
 			t.Errorf("memdir %s: exit %d, %q; want %d and %q", strings.Join(tc.args, " "), code, errOut, tc.code, tc.want)
 		}
+	}
+}
+
+// log show prints one run: as text, as the run's JSON record, and an
+// unknown id is not found.
+func TestLogShow(t *testing.T) {
+	w := newMemWorld(t)
+	w.ok(t, "log", "append", "first")
+	var log logJSON
+	if err := json.Unmarshal([]byte(w.ok(t, "log", "--json")), &log); err != nil || len(log.Runs) != 1 {
+		t.Fatalf("log --json: %v, %d runs", err, len(log.Runs))
+	}
+	id := log.Runs[0].ID
+	out := w.ok(t, "log", "show", id)
+	for _, want := range []string{"run      " + id + "\n", "kind     " + log.Runs[0].Kind + "\n", "files:\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log show does not say %q:\n%s", want, out)
+		}
+	}
+	var run memdir.JournalRun
+	if err := json.Unmarshal([]byte(w.ok(t, "log", "show", id, "--json")), &run); err != nil || run.ID != id || len(run.Files) != 1 {
+		t.Errorf("log show --json: %v, %+v", err, run)
+	}
+	_, errOut, code := w.run(t, "log", "show", "20260101T000000.000000-00000000")
+	if want := "memdir log: run \"20260101T000000.000000-00000000\": not found (see 'memdir log')\n"; code != cli.ExitNotFound || errOut != want {
+		t.Errorf("log show of an unknown run: exit %d, %q; want %d, %q", code, errOut, cli.ExitNotFound, want)
 	}
 }

@@ -27,8 +27,9 @@ func osEnv() *cli.Env {
 }
 
 // program is memdir as the command framework sees it: model and embedding
-// failures exit 9 and a refused secret 4, besides the framework's own table.
-var program = &cli.Program{Name: "memdir", ExitCode: func(err error) (int, bool) {
+// failures exit 9 and a refused secret 4, besides the framework's own
+// table, and errors are printed with memdir's advice (remedy.go).
+var program = &cli.Program{Name: "memdir", Remedy: adviseMsg, ExitCode: func(err error) (int, bool) {
 	var me *llm.ModelError
 	var emb *llm.EmbedError
 	switch {

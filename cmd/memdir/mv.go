@@ -41,6 +41,14 @@ func (o *mvOptions) Declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
 }
 
+// mvJSON is 'memdir mv --json' (docs/json.md).
+type mvJSON struct {
+	From    string `json:"from"`
+	To      string `json:"to"`
+	AbsPath string `json:"abs_path"`
+	RunID   string `json:"run_id"`
+}
+
 func runMv(ctx context.Context, env *cli.Env, o *mvOptions, args []string) error {
 	if len(args) != 2 {
 		return cli.Usagef("mv takes two names: OLD NEW")
@@ -53,8 +61,8 @@ func runMv(ctx context.Context, env *cli.Env, o *mvOptions, args []string) error
 	if err != nil {
 		return err
 	}
-	return cli.Emit(env, o.asJSON, map[string]any{
-		"from": res.From, "to": res.To, "abs_path": d.Abs(res.To), "run_id": res.RunID,
+	return cli.Emit(env, o.asJSON, mvJSON{
+		From: res.From, To: res.To, AbsPath: d.Abs(res.To), RunID: res.RunID,
 	}, func(w io.Writer) error {
 		fmt.Fprintf(w, "Renamed %s to %s. Undo with: memdir undo %s\n", res.From, res.To, res.RunID)
 		return nil

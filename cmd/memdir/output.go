@@ -6,9 +6,14 @@ import (
 
 // indexStatusJSON is a MEMORY.md measurement in --json output, with the
 // field names 'memdir index --json' uses.
-func indexStatusJSON(st memdir.IndexStatus) map[string]any {
-	return map[string]any{
-		"lines": st.Lines, "chars": st.Chars, "truncated": st.Truncated(),
-		"line_truncated": st.LineTruncated, "char_truncated": st.CharTruncated,
-	}
+type indexStatusJSON struct {
+	Lines         int  `json:"lines"`
+	Chars         int  `json:"chars"`
+	Truncated     bool `json:"truncated"`
+	LineTruncated bool `json:"line_truncated"`
+	CharTruncated bool `json:"char_truncated"`
+}
+
+func newIndexStatusJSON(st memdir.IndexStatus) indexStatusJSON {
+	return indexStatusJSON{Lines: st.Lines, Chars: st.Chars, Truncated: st.Truncated(), LineTruncated: st.LineTruncated, CharTruncated: st.CharTruncated}
 }

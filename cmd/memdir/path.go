@@ -9,6 +9,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/locate"
 )
 
 var pathCmd = &cli.Command{
@@ -53,6 +54,28 @@ func (o *pathOptions) Declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print the location as JSON")
 }
 
+// pathJSON is 'memdir path --json': the directory, and how it was found
+// unless --dir named it.
+type pathJSON struct {
+	Path string `json:"path"`
+	*pathLocationJSON
+}
+
+// pathLocationJSON is how the directory was located.
+type pathLocationJSON struct {
+	Source        locate.DirSource `json:"source"`
+	SourceDetail  string           `json:"source_detail"`
+	Enabled       bool             `json:"enabled"`
+	EnabledReason string           `json:"enabled_reason"`
+	ProjectRoot   string           `json:"project_root"`
+	GitRoot       string           `json:"git_root"`
+	CanonicalRoot string           `json:"canonical_root"`
+	ConfigHome    string           `json:"config_home"`
+	TranscriptDir string           `json:"transcript_dir"`
+	Explain       []string         `json:"explain"`
+	Warnings      []string         `json:"warnings"`
+}
+
 func runPath(ctx context.Context, env *cli.Env, o *pathOptions, args []string) error {
 	if len(args) > 0 {
 		return cli.Usagef("path takes no arguments")
@@ -65,19 +88,13 @@ func runPath(ctx context.Context, env *cli.Env, o *pathOptions, args []string) e
 	if o.lf.team {
 		out = filepath.Join(p, memdir.TeamDirName) + string(filepath.Separator)
 	}
-	v := map[string]any{"path": out}
+	v := pathJSON{Path: out}
 	if loc != nil {
-		v["source"] = loc.Source
-		v["source_detail"] = loc.SourceDetail
-		v["enabled"] = loc.Enabled
-		v["enabled_reason"] = loc.EnabledReason
-		v["project_root"] = loc.ProjectRoot
-		v["git_root"] = loc.GitRoot
-		v["canonical_root"] = loc.CanonicalRoot
-		v["config_home"] = loc.ConfigHome
-		v["transcript_dir"] = loc.TranscriptDir()
-		v["explain"] = loc.Explain
-		v["warnings"] = loc.Warnings
+		v.pathLocationJSON = &pathLocationJSON{
+			Source: loc.Source, SourceDetail: loc.SourceDetail, Enabled: loc.Enabled, EnabledReason: loc.EnabledReason,
+			ProjectRoot: loc.ProjectRoot, GitRoot: loc.GitRoot, CanonicalRoot: loc.CanonicalRoot, ConfigHome: loc.ConfigHome,
+			TranscriptDir: loc.TranscriptDir(), Explain: loc.Explain, Warnings: loc.Warnings,
+		}
 	}
 	return cli.Emit(env, o.asJSON, v, func(stdout io.Writer) error {
 		fmt.Fprintln(stdout, out)

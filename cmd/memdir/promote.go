@@ -211,6 +211,11 @@ func reviewHeadline(it promote.Item) string {
 	return head
 }
 
+// promoteApplyJSON is 'memdir promote apply --json'.
+type promoteApplyJSON struct {
+	Applied []promote.AppliedItem `json:"applied"`
+}
+
 func promoteApply(ctx context.Context, env *cli.Env, dir, reviewFile string, ids []string, keep, asJSON bool) error {
 	rep, err := promote.LoadReport(reviewFile)
 	if errors.Is(err, memdir.ErrNotFound) {
@@ -227,7 +232,7 @@ func promoteApply(ctx context.Context, env *cli.Env, dir, reviewFile string, ids
 	if done == nil {
 		done = []promote.AppliedItem{}
 	}
-	if jerr := cli.Emit(env, asJSON, map[string]any{"applied": done}, func(w io.Writer) error {
+	if jerr := cli.Emit(env, asJSON, promoteApplyJSON{Applied: done}, func(w io.Writer) error {
 		run := ""
 		for _, a := range done {
 			fmt.Fprintf(w, "%s: %s.\n", a.ID, a.Done)

@@ -65,6 +65,12 @@ func (o *reviewOptions) Declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
 }
 
+// reviewListJSON is 'memdir review list --json'.
+type reviewListJSON struct {
+	ReviewDir string              `json:"review_dir"`
+	Items     []*review.HeldWrite `json:"items"`
+}
+
 func runReview(ctx context.Context, env *cli.Env, o *reviewOptions, args []string) error {
 	// Flags may follow the subcommand: parse what is left.
 	if len(args) > 0 {
@@ -94,7 +100,7 @@ func runReview(ctx context.Context, env *cli.Env, o *reviewOptions, args []strin
 		if items == nil {
 			items = []*review.HeldWrite{}
 		}
-		return cli.Emit(env, o.asJSON, map[string]any{"review_dir": q.Dir(), "items": items}, func(w io.Writer) error {
+		return cli.Emit(env, o.asJSON, reviewListJSON{ReviewDir: q.Dir(), Items: items}, func(w io.Writer) error {
 			if len(items) == 0 {
 				fmt.Fprintln(w, "No writes held for review.")
 				return nil

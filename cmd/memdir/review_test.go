@@ -103,11 +103,13 @@ func TestSyncPullHoldsSuspiciousEntries(t *testing.T) {
 	bob := newTeamWorld(t)
 	bob.vars["MEMDIR_TEAM_URL"] = srv.URL
 	bob.vars["MEMDIR_TEAM_TOKEN"] = srv.Token(t, "acme/widgets", true)
+	var pulled string
 	for range 2 {
 		out, errOut, code := bob.run(t, "sync", "pull")
 		if code != cli.ExitProblems || !strings.Contains(out, "skipped  deploy.md: held: write to team/deploy.md held for review") {
 			t.Fatalf("pull: exit %d\n%s%s", code, out, errOut)
 		}
+		pulled = out
 	}
 	if _, err := os.Stat(filepath.Join(bob.teamDir(), "deploy.md")); !os.IsNotExist(err) {
 		t.Fatalf("held entry written: %v", err)
@@ -123,6 +125,11 @@ func TestSyncPullHoldsSuspiciousEntries(t *testing.T) {
 	}
 	if len(list.Items) != 1 || list.Items[0].Path != "team/deploy.md" || list.Items[0].Provenance.By != memdir.BySync || !strings.Contains(list.Items[0].Provenance.Server, "acme/widgets") || list.Items[0].Provenance.Version == "" {
 		t.Fatalf("held items = %+v", list.Items)
+	}
+	// The CLI says what a person can do about it; the review package's
+	// error only that it was held.
+	if want := "skipped  deploy.md: held: write to team/deploy.md held for review as " + list.Items[0].ID + ": the content looks like a prompt injection (" + ruleNames(list.Items[0].Findings) + "); a person can run 'memdir review show " + list.Items[0].ID + "', then accept or reject it\n"; !strings.Contains(pulled, want) {
+		t.Errorf("pull printed:\n%s\nwant the line\n%s", pulled, want)
 	}
 	bob.ok(t, "review", "accept", list.Items[0].ID)
 	if got, _ := os.ReadFile(filepath.Join(bob.teamDir(), "deploy.md")); string(got) != hostile {

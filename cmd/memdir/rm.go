@@ -38,6 +38,14 @@ func (o *rmOptions) Declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
 }
 
+// rmJSON is 'memdir rm --json' (docs/json.md).
+type rmJSON struct {
+	Path       string   `json:"path"`
+	AbsPath    string   `json:"abs_path"`
+	IndexLines []string `json:"index_lines"`
+	RunID      string   `json:"run_id"`
+}
+
 func runRm(ctx context.Context, env *cli.Env, o *rmOptions, args []string) error {
 	if len(args) != 1 {
 		return cli.Usagef("rm takes one memory name")
@@ -54,8 +62,8 @@ func runRm(ctx context.Context, env *cli.Env, o *rmOptions, args []string) error
 	if lines == nil {
 		lines = []string{}
 	}
-	return cli.Emit(env, o.asJSON, map[string]any{
-		"path": res.Path, "abs_path": d.Abs(res.Path), "index_lines": lines, "run_id": res.RunID,
+	return cli.Emit(env, o.asJSON, rmJSON{
+		Path: res.Path, AbsPath: d.Abs(res.Path), IndexLines: lines, RunID: res.RunID,
 	}, func(w io.Writer) error {
 		fmt.Fprintf(w, "Removed %s", res.Path)
 		if n := len(res.IndexLines); n > 0 {

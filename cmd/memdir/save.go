@@ -93,6 +93,18 @@ func (o *saveOptions) Declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
 }
 
+// saveJSON is 'memdir save --json' (docs/json.md).
+type saveJSON struct {
+	Path           string           `json:"path"`
+	AbsPath        string           `json:"abs_path"`
+	Created        bool             `json:"created"`
+	Changed        bool             `json:"changed"`
+	RunID          string           `json:"run_id"`
+	Index          indexStatusJSON  `json:"index"`
+	IndexWarning   string           `json:"index_warning"`
+	ScreenFindings []screen.Finding `json:"screen_findings"`
+}
+
 func runSave(ctx context.Context, env *cli.Env, o *saveOptions, args []string) error {
 	if len(args) > 0 {
 		return cli.Usagef("save takes no arguments (did you mean --body %q?)", strings.Join(args, " "))
@@ -138,13 +150,13 @@ func runSave(ctx context.Context, env *cli.Env, o *saveOptions, args []string) e
 	// A person's own save is never held, only warned about.
 	findings := screen.Check(o.name + "\n" + o.desc + "\n" + text)
 	warnScreen(env, res.Path, findings)
-	warning := res.Index.Warning()
+	warning := indexWarning(res.Index)
 	if findings == nil {
 		findings = []screen.Finding{}
 	}
-	return cli.Emit(env, o.asJSON, map[string]any{
-		"path": res.Path, "abs_path": d.Abs(res.Path), "created": res.Created, "changed": res.Changed,
-		"run_id": res.RunID, "index": indexStatusJSON(res.Index), "index_warning": warning, "screen_findings": findings,
+	return cli.Emit(env, o.asJSON, saveJSON{
+		Path: res.Path, AbsPath: d.Abs(res.Path), Created: res.Created, Changed: res.Changed,
+		RunID: res.RunID, Index: newIndexStatusJSON(res.Index), IndexWarning: warning, ScreenFindings: findings,
 	}, func(w io.Writer) error {
 		state := "updated"
 		switch {

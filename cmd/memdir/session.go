@@ -242,9 +242,15 @@ type sessionNotesJSON struct {
 	State     session.State     `json:"state"`
 }
 
+// sessionPathJSON is 'memdir session --path --json'.
+type sessionPathJSON struct {
+	SessionID string `json:"session_id"`
+	Path      string `json:"path"`
+}
+
 func sessionNotes(env *cli.Env, n *session.Notes, f *sessionOptions) error {
 	if f.path {
-		return cli.Emit(env, f.json, map[string]string{"session_id": n.SessionID(), "path": n.Path()}, func(w io.Writer) error {
+		return cli.Emit(env, f.json, sessionPathJSON{SessionID: n.SessionID(), Path: n.Path()}, func(w io.Writer) error {
 			fmt.Fprintln(w, n.Path())
 			return nil
 		})

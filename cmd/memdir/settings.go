@@ -160,6 +160,14 @@ func parseSettingsArgs(args []string) ([]locate.SettingsUpdate, map[string]*bool
 	return ups, want, nil
 }
 
+// settingsSetJSON is 'memdir settings set --json': the settings in force
+// afterwards, and the journal run when the file changed.
+type settingsSetJSON struct {
+	Settings *locate.MemorySettings `json:"settings"`
+	Notes    []string               `json:"notes"`
+	RunID    string                 `json:"run_id,omitempty"`
+}
+
 func settingsSet(ctx context.Context, env *cli.Env, lf *locationFlags, args []string, asJSON bool) error {
 	ups, want, err := parseSettingsArgs(args)
 	if err != nil {
@@ -191,12 +199,12 @@ func settingsSet(ctx context.Context, env *cli.Env, lf *locationFlags, args []st
 		notes = append(notes, fmt.Sprintf("%s is still %t: %s", v.Key, v.Value, settingOrigin(v)))
 	}
 	sort.Strings(notes)
-	out := map[string]any{"settings": ms, "notes": notes}
+	out := settingsSetJSON{Settings: ms, Notes: notes}
 	if notes == nil {
-		out["notes"] = []string{}
+		out.Notes = []string{}
 	}
 	if run != nil {
-		out["run_id"] = run.ID
+		out.RunID = run.ID
 	}
 	return cli.Emit(env, asJSON, out, func(w io.Writer) error {
 		if run == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"time"
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/cli"
@@ -43,6 +44,24 @@ func (o *showOptions) Declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print the parsed memory as JSON")
 }
 
+// showJSON is 'memdir show --json': the parsed memory.
+type showJSON struct {
+	Path        string      `json:"path"`
+	AbsPath     string      `json:"abs_path"`
+	Name        string      `json:"name"`
+	Description string      `json:"description"`
+	Type        memdir.Type `json:"type"`
+	RawType     string      `json:"raw_type"`
+	Body        string      `json:"body"`
+	// Metadata holds the frontmatter fields other than name, description
+	// and type: its keys are the file's.
+	Metadata   map[string]any     `json:"metadata"`
+	MTime      time.Time          `json:"mtime"`
+	Age        string             `json:"age"`
+	Freshness  string             `json:"freshness"`
+	Provenance *memdir.Provenance `json:"provenance"`
+}
+
 func runShow(ctx context.Context, env *cli.Env, o *showOptions, args []string) error {
 	if len(args) != 1 {
 		return cli.Usagef("show takes one memory name")
@@ -62,11 +81,11 @@ func runShow(ctx context.Context, env *cli.Env, o *showOptions, args []string) e
 		if perr != nil {
 			fmt.Fprintf(env.Stderr, "warning: %v\n", perr)
 		}
-		return cli.WriteJSON(env.Stdout, map[string]any{
-			"path": m.Path, "abs_path": d.Abs(m.Path), "name": m.Name, "description": m.Description,
-			"type": m.Type, "raw_type": m.RawType, "body": m.Body, "metadata": m.Metadata(),
-			"mtime": m.ModTime, "age": memdir.MemoryAge(m.ModTime, now),
-			"freshness": recall.FreshnessText(m.ModTime, now), "provenance": prov,
+		return cli.WriteJSON(env.Stdout, showJSON{
+			Path: m.Path, AbsPath: d.Abs(m.Path), Name: m.Name, Description: m.Description,
+			Type: m.Type, RawType: m.RawType, Body: m.Body, Metadata: m.Metadata(),
+			MTime: m.ModTime, Age: memdir.MemoryAge(m.ModTime, now),
+			Freshness: recall.FreshnessText(m.ModTime, now), Provenance: prov,
 		})
 	}
 	_, err = env.Stdout.Write(raw)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -382,7 +381,9 @@ func (s *syncer) clientOptions(env *cli.Env, queue *review.Queue, base string, l
 			if err != nil {
 				return err
 			}
-			return queue.ScreenWrite(rel, []byte(old), exists, []byte(content), origin(content))
+			// The client keeps the error's text as the skipped key's
+			// detail: give it memdir's advice (a held write's review).
+			return withAdvice(queue.ScreenWrite(rel, []byte(old), exists, []byte(content), origin(content)))
 		},
 		// The file stays the server's byte for byte (a provenance line would
 		// make the next push upload it, and teammates' pulls rewrite it), so
@@ -482,6 +483,13 @@ func (s *syncer) journaled(ctx context.Context, kind, root string, fn func() (st
 	return err
 }
 
+// syncResolveJSON is 'memdir sync resolve --json'.
+type syncResolveJSON struct {
+	Key        string `json:"key"`
+	Path       string `json:"path"`
+	Resolution string `json:"resolution"` // ours, theirs or edit
+}
+
 // resolve finishes a conflict as one journaled run: of the memory
 // directory when it writes team/KEY, of the conflict directory when it
 // removes your saved copy (--theirs), so that 'memdir undo' reopens it.
@@ -531,7 +539,7 @@ func (s *syncer) resolve(ctx context.Context, env *cli.Env, key string, how team
 	if err != nil {
 		return err
 	}
-	out := map[string]any{"key": key, "path": cf.Path, "resolution": map[team.Resolution]string{team.ResolveOurs: "ours", team.ResolveTheirs: "theirs", team.ResolveText: "edit"}[how]}
+	out := syncResolveJSON{Key: key, Path: cf.Path, Resolution: map[team.Resolution]string{team.ResolveOurs: "ours", team.ResolveTheirs: "theirs", team.ResolveText: "edit"}[how]}
 	return cli.Emit(env, asJSON, out, func(w io.Writer) error {
 		switch how {
 		case team.ResolveTheirs:
@@ -545,19 +553,29 @@ func (s *syncer) resolve(ctx context.Context, env *cli.Env, key string, how team
 	})
 }
 
+// syncWatchEvent is one line of 'memdir sync watch --json'.
+type syncWatchEvent struct {
+	Time  string `json:"time"`
+	Event string `json:"event"` // pull or push
+	// Result is the *team.PullResult or *team.PushResult, null after a
+	// failure.
+	Result any    `json:"result"`
+	Error  string `json:"error,omitempty"`
+}
+
 func (s *syncer) watch(ctx context.Context, env *cli.Env, asJSON bool, debounce time.Duration) error {
 	res, err := s.client.Pull(ctx, false)
 	report := func(kind string, v any, err error, text func(io.Writer)) {
 		if asJSON {
-			ev := map[string]any{"time": env.Now().UTC().Format(time.RFC3339), "event": kind, "result": v}
+			ev := syncWatchEvent{Time: env.Now().UTC().Format(time.RFC3339), Event: kind, Result: v}
 			if err != nil {
-				ev["error"] = err.Error()
+				ev.Error = advise(err)
 			}
-			writeJSONLine(env.Stdout, ev)
+			cli.WriteJSONLine(env.Stdout, ev)
 			return
 		}
 		if err != nil {
-			fmt.Fprintf(env.Stdout, "%s %s failed: %v\n", env.Now().Format(time.TimeOnly), kind, err)
+			fmt.Fprintf(env.Stdout, "%s %s failed: %s\n", env.Now().Format(time.TimeOnly), kind, advise(err))
 			return
 		}
 		if text != nil {
@@ -589,13 +607,6 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
-}
-
-// writeJSONLine writes v as one line of JSON (watch --json).
-func writeJSONLine(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }
 
 func printPull(w io.Writer, repo string, r *team.PullResult) {

@@ -150,7 +150,7 @@ func runUi(ctx context.Context, env *cli.Env, o *uiOptions, args []string) error
 func uiTeam(env *cli.Env, lf *locationFlags, logger *slog.Logger) (*ui.Team, string) {
 	s, err := newSyncer(env, lf, syncConfig{}, logger)
 	if err != nil {
-		return nil, strings.TrimSuffix(err.Error(), ": "+memdir.ErrInvalid.Error())
+		return nil, strings.TrimSuffix(advise(err), ": "+memdir.ErrInvalid.Error())
 	}
 	conf, err := loadConfig(env)
 	if err != nil {

@@ -72,6 +72,25 @@ func adapterRetries(cfg *config.Config) int {
 	return -1
 }
 
+// MissingKeyError reports a model on Anthropic's or OpenAI's own API
+// (Provider "anthropic" or "openai") with no key for it set; the message
+// names the variables to set. It wraps memdir.ErrInvalid.
+type MissingKeyError struct {
+	Provider string
+	Model    config.Setting
+}
+
+func (e *MissingKeyError) Error() string {
+	if e.Provider == "openai" {
+		return fmt.Sprintf("model %s (from %s) is served by api.openai.com, which needs a key, and OPENAI_API_KEY is not set; set it, or set OPENAI_BASE_URL for a local server that needs none: %v",
+			e.Model.Value, e.Model.Source, memdir.ErrInvalid)
+	}
+	return fmt.Sprintf("model %s (from %s) needs an Anthropic API key, and ANTHROPIC_API_KEY is not set (nor ANTHROPIC_AUTH_TOKEN); set it, or choose another model: %v",
+		e.Model.Value, e.Model.Source, memdir.ErrInvalid)
+}
+
+func (e *MissingKeyError) Unwrap() error { return memdir.ErrInvalid }
+
 // checkCredentials names the missing environment variable when the model is
 // on Anthropic's or OpenAI's own API and no key for it is set, so that the
 // user learns it before a request fails with a less telling error.
@@ -80,13 +99,11 @@ func checkCredentials(c *config.Config) error {
 	switch provider {
 	case "anthropic":
 		if !c.Anthropic.APIKey.Set() && !c.Anthropic.AuthToken.Set() && c.Anthropic.BaseURL.Value == config.DefaultAnthropicBaseURL {
-			return fmt.Errorf("model %s (from %s) needs an Anthropic API key, and ANTHROPIC_API_KEY is not set (nor ANTHROPIC_AUTH_TOKEN); set it, or choose another model (see 'memdir config'): %w",
-				c.Model.Value, c.Model.Source, memdir.ErrInvalid)
+			return &MissingKeyError{Provider: provider, Model: c.Model}
 		}
 	case "openai":
 		if !c.OpenAI.APIKey.Set() && c.OpenAI.BaseURL.Value == config.DefaultOpenAIBaseURL {
-			return fmt.Errorf("model %s (from %s) is served by api.openai.com, which needs a key, and OPENAI_API_KEY is not set; set it, or set OPENAI_BASE_URL for a local server that needs none (see 'memdir config'): %w",
-				c.Model.Value, c.Model.Source, memdir.ErrInvalid)
+			return &MissingKeyError{Provider: provider, Model: c.Model}
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ package checkpointcmd
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/memdir/memdir/checkpoint"
 	"github.com/memdir/memdir/internal/claudedir"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/internal/errs"
 )
 
 // Command is memdir checkpoint.
@@ -83,6 +85,22 @@ Examples:
   memdir checkpoint rewind --session $ID --message turn-1
   memdir checkpoint resume --from $OLD_ID --session $NEW_ID`,
 	Setup: cli.Setup(run),
+}
+
+// Remedy is the advice memdir checkpoint adds to the errors of package
+// checkpoint (a cli.Program's Remedy): where to find the snapshots that
+// are left. msg is err's message.
+func Remedy(err error, msg string) string {
+	var ns *checkpoint.NoSnapshotError
+	if !errors.As(err, &ns) {
+		return msg
+	}
+	fact := ns.Error()
+	tail := "): " + errs.ErrNotFound.Error()
+	if !strings.HasSuffix(fact, tail) {
+		return msg
+	}
+	return strings.Replace(msg, fact, strings.TrimSuffix(fact, tail)+"; see 'memdir checkpoint list'"+tail, 1)
 }
 
 // options holds the flag values of memdir checkpoint.

@@ -10,6 +10,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,8 +18,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/memdir/memdir/internal/errs"
@@ -178,6 +181,10 @@ type Program struct {
 	// exit code. It is asked after usage errors, explicit exit codes and
 	// interruption, before the sentinel errors; nil knows none.
 	ExitCode func(err error) (code int, ok bool)
+	// Remedy returns msg, the message of err, with the advice the program
+	// gives on the errors it holds (the libraries' errors state what went
+	// wrong; the program says what to run about it). nil adds none.
+	Remedy func(err error, msg string) string
 	// Intro is printed before a command's manual.
 	Intro string
 }
@@ -236,7 +243,11 @@ func (p *Program) Run(ctx context.Context, c *Command, args []string, env *Env) 
 	code := p.ExitCodeOf(err)
 	var ee *ExitError
 	if !errors.As(err, &ee) || ee.Msg != "" {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", p.line(c), err)
+		msg := err.Error()
+		if p.Remedy != nil {
+			msg = p.Remedy(err, msg)
+		}
+		fmt.Fprintf(env.Stderr, "%s: %s\n", p.line(c), msg)
 	}
 	if code == ExitUsage {
 		help := "'" + p.Name + " help " + c.Name + "'"
@@ -307,20 +318,103 @@ func (p *Program) PrintHelp(w io.Writer, c *Command) {
 }
 
 // WriteJSON writes v as indented JSON, the --json output of every command.
+// Every JSON a command prints goes through WriteJSON, WriteJSONLine,
+// WriteOwnJSON or Emit, so that a test can see each value (SetJSONHook).
 func WriteJSON(w io.Writer, v any) error {
+	seen(v)
+	return writeJSON(w, v, true)
+}
+
+// WriteJSONLine writes v as one line of JSON, for output that is a stream
+// of values (sync watch --json) or a single line another program reads (a
+// Claude Code hook's answer).
+func WriteJSONLine(w io.Writer, v any) error {
+	seen(v)
+	return writeJSON(w, v, false)
+}
+
+// WriteOwnJSON writes v as WriteJSON does, through write: a command's own
+// encoder of v, for output too large for encoding/json's reflection and
+// second indenting pass, which must print exactly what WriteJSON prints.
+// A nil write (v holds what the own encoder cannot write) is WriteJSON.
+// While a JSON hook is set (in tests) both run and a difference is an
+// error, so every test of the command checks the encoder.
+func WriteOwnJSON(w io.Writer, v any, write func(w io.Writer) error) error {
+	seen(v)
+	switch {
+	case write == nil:
+		return writeJSON(w, v, true)
+	case jsonHook.Load() == nil:
+		return write(w)
+	}
+	var own, std bytes.Buffer
+	if err := write(&own); err != nil {
+		return err
+	}
+	if err := writeJSON(&std, v, true); err != nil {
+		return err
+	}
+	if !bytes.Equal(own.Bytes(), std.Bytes()) {
+		o, s := own.Bytes(), std.Bytes()
+		i := 0
+		for i < len(o) && i < len(s) && o[i] == s[i] {
+			i++
+		}
+		return fmt.Errorf("the command's own JSON encoder differs from encoding/json at byte %d: %q, want %q", i, o[max(0, i-40):min(len(o), i+40)], s[max(0, i-40):min(len(s), i+40)])
+	}
+	_, err := w.Write(own.Bytes())
+	return err
+}
+
+func writeJSON(w io.Writer, v any, indent bool) error {
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	if indent {
+		enc.SetIndent("", "  ")
+	}
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
 
 // Emit prints a command's result on standard output: v as JSON (WriteJSON)
 // when asJSON is set, for --json, and otherwise whatever text writes to w.
+// The JSON hook sees v either way: the text is the same result.
 func Emit(env *Env, asJSON bool, v any, text func(w io.Writer) error) error {
+	seen(v)
 	if asJSON {
-		return WriteJSON(env.Stdout, v)
+		return writeJSON(env.Stdout, v, true)
 	}
 	return text(env.Stdout)
+}
+
+// JSONHook is told of each value given to WriteJSON, WriteJSONLine,
+// WriteOwnJSON and Emit, with the file and line of the call.
+type JSONHook func(v any, file string, line int)
+
+var jsonHook atomic.Pointer[JSONHook]
+
+// SetJSONHook makes hook see every value the JSON functions of this
+// package are given, until restore is called: the tests of a program use
+// it to check the types of everything its commands print. nil removes
+// the hook.
+func SetJSONHook(hook JSONHook) (restore func()) {
+	var old *JSONHook
+	if hook == nil {
+		old = jsonHook.Swap(nil)
+	} else {
+		old = jsonHook.Swap(&hook)
+	}
+	return func() { jsonHook.Store(old) }
+}
+
+// seen tells the hook of v and of the call to the exported function
+// that called seen.
+func seen(v any) {
+	h := jsonHook.Load()
+	if h == nil {
+		return
+	}
+	_, file, line, _ := runtime.Caller(2)
+	(*h)(v, file, line)
 }
 
 // Plural is "1 file" or "3 files".

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -92,5 +94,69 @@ func TestExitCodeOf(t *testing.T) {
 		if got := p.ExitCodeOf(tt.err); got != tt.want {
 			t.Errorf("ExitCodeOf(%v) = %d, want %d", tt.err, got, tt.want)
 		}
+	}
+}
+
+// The JSON hook sees every value printed as JSON, and what Emit is given
+// for text output too, with the line that gave it.
+func TestJSONHook(t *testing.T) {
+	type call struct {
+		v    any
+		file string
+		line int
+	}
+	var got []call
+	restore := SetJSONHook(func(v any, file string, line int) { got = append(got, call{v, filepath.Base(file), line}) })
+	var out bytes.Buffer
+	env := &Env{Stdout: &out}
+	_, _, line, _ := runtime.Caller(0)
+	Emit(env, false, 1, func(io.Writer) error { return nil })
+	Emit(env, true, 2, nil)
+	WriteJSON(&out, 3)
+	WriteJSONLine(&out, []int{4})
+	restore()
+	WriteJSON(&out, 5)
+	want := []call{{1, "cli_test.go", line + 1}, {2, "cli_test.go", line + 2}, {3, "cli_test.go", line + 3}, {[]int{4}, "cli_test.go", line + 4}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(call{})); diff != "" {
+		t.Errorf("hook saw (-want +got):\n%s", diff)
+	}
+	if want := "2\n3\n[4]\n5\n"; out.String() != want {
+		t.Errorf("printed %q, want %q", out.String(), want)
+	}
+}
+
+// A command's own encoder is checked against encoding/json while a hook
+// is set.
+func TestWriteOwnJSON(t *testing.T) {
+	v := map[string]int{"a": 1}
+	right := func(w io.Writer) error { _, err := io.WriteString(w, "{\n  \"a\": 1\n}\n"); return err }
+	wrong := func(w io.Writer) error { _, err := io.WriteString(w, "{\"a\":1}\n"); return err }
+	var out bytes.Buffer
+	if err := WriteOwnJSON(&out, v, wrong); err != nil || out.String() != "{\"a\":1}\n" {
+		t.Errorf("without a hook: %v, %q; want the encoder's output", err, out.String())
+	}
+	defer SetJSONHook(func(any, string, int) {})()
+	for _, write := range []func(io.Writer) error{right, nil} {
+		out.Reset()
+		if err := WriteOwnJSON(&out, v, write); err != nil || out.String() != "{\n  \"a\": 1\n}\n" {
+			t.Errorf("with a hook: %v, %q", err, out.String())
+		}
+	}
+	out.Reset()
+	if err := WriteOwnJSON(&out, v, wrong); err == nil || out.Len() != 0 {
+		t.Errorf("a wrong encoder with a hook: %v, printed %q; want an error and nothing printed", err, out.String())
+	}
+}
+
+// The program's remedies are added to the message it prints.
+func TestRunRemedy(t *testing.T) {
+	p := &Program{Name: "memdir", Remedy: func(err error, msg string) string {
+		if errors.Is(err, errs.ErrNotFound) {
+			return msg + " (see 'memdir list')"
+		}
+		return msg
+	}}
+	if _, errOut, code := runEcho(p, "fail", "x"); errOut != "memdir echo: echo x: not found (see 'memdir list')\n" || code != ExitNotFound {
+		t.Errorf("exit %d, printed %q", code, errOut)
 	}
 }
