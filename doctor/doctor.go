@@ -40,7 +40,8 @@ const (
 // Finding is one thing Check found.
 type Finding struct {
 	Kind FindingKind `json:"kind"`
-	// Path is the file concerned, relative to the directory.
+	// Path is the file concerned, relative to the directory; files of
+	// memdir's state outside it (reported by the CLI) are absolute.
 	Path    string `json:"path"`
 	Message string `json:"message"`
 	// Fix says what Fix would do, "" when it leaves this to a person.

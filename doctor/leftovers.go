@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/atomicfile"
 )
 
 // TempFileMinAge is how old a temporary file left by an atomic write must be
 // before 'doctor --fix' removes it: younger ones may belong to a write still
 // in progress in another process.
-const TempFileMinAge = 5 * time.Minute
+const TempFileMinAge = atomicfile.StaleAge
 
 // Finding kinds for leftovers.
 const (

@@ -542,6 +542,7 @@ func (c *EmbedCache) save(ctx context.Context, name string, dim int, fresh map[[
 	if err := atomicfile.WriteFile(c.path, encodeEmbedCache(gen, sections), 0o600); err != nil {
 		return 0, fmt.Errorf("embedding cache: %w", err)
 	}
+	removeLeftovers(c.path)
 	c.gen, c.sections, c.loaded = gen, sections, true
 	return pruned, nil
 }

@@ -4,15 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/openai"
@@ -515,5 +518,26 @@ func TestModelServerServesEmbeddings(t *testing.T) {
 	}
 	if len(embeds.Requests()) != 1 || len(models.Requests()) != 0 {
 		t.Errorf("embedding requests %d, model requests %d; want 1, 0", len(embeds.Requests()), len(models.Requests()))
+	}
+}
+
+func TestEmbedCacheWriteRemovesLeftTemporaryFiles(t *testing.T) {
+	t.Parallel()
+	srv := memdirtest.NewEmbedServer(t)
+	e := newTestEmbedder(t, srv, "embed-test", 0)
+	path := filepath.Join(t.TempDir(), "state", "embed", "dir.vec")
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	old, young := atomicfile.TempPrefix(path)+"111", atomicfile.TempPrefix(path)+"222"
+	for _, p := range []string{old, young} {
+		os.WriteFile(p, []byte("torn"), 0o600)
+	}
+	hour := time.Now().Add(-time.Hour)
+	os.Chtimes(old, hour, hour)
+	mustVectors(t, openTestCache(t, path), e, inputs("deploy with make ship"), nil)
+	if _, err := os.Stat(old); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a killed write's temporary file is still there (%v)", err)
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Errorf("a temporary file young enough to be in progress was removed: %v", err)
 	}
 }

@@ -1090,6 +1090,7 @@ func (x *Index) save() {
 		return
 	}
 	x.base = recallBase((*recallDiskHeader)(unsafe.Pointer(&data[0])))
+	removeLeftovers(stateFiles(x.cachePath)...)
 	if before, ok0 := strings.CutSuffix(x.cachePath, ".idx"); ok0 {
 		// The cache of earlier versions (a gob of every memory's text),
 		// superseded by this file.

@@ -5,15 +5,19 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/benchcorpus"
 )
 
@@ -377,4 +381,75 @@ func TestRecallIndexNewestChecksWhatItReturns(t *testing.T) {
 	if total != 20 || len(hs) != 3 || hs[0].Path != "m19.md" || hs[0].Description != "description number 19 of the set" {
 		t.Fatalf("Newest after damage: %d total, %+v", total, hs)
 	}
+}
+
+// plantTemps leaves, beside each of files, a temporary file as a write
+// killed an hour ago would, and one as a write still in progress would.
+func plantTemps(tb testing.TB, files ...string) (old, young []string) {
+	tb.Helper()
+	hour := time.Now().Add(-time.Hour)
+	for _, f := range files {
+		if err := os.MkdirAll(filepath.Dir(f), 0o700); err != nil {
+			tb.Fatal(err)
+		}
+		prefix := atomicfile.TempPrefix(f)
+		o, y := prefix+"123456", prefix+"654321"
+		for _, p := range []string{o, y} {
+			if err := os.WriteFile(p, []byte("a torn copy"), 0o600); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		os.Chtimes(o, hour, hour)
+		old, young = append(old, o), append(young, y)
+	}
+	return old, young
+}
+
+func TestIndexWriteRemovesLeftTemporaryFiles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := corpusDir(t, 20)
+	state := t.TempDir()
+	lookup := func(k string) (string, bool) {
+		if k == "MEMDIR_STATE_DIR" {
+			return state, true
+		}
+		return "", false
+	}
+	cache, err := DefaultIndexPath(dir, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, young := plantTemps(t, cache, cache+".cursor", cache+".recent", cache+".hint")
+	found, err := Leftovers(dir, lookup, false)
+	if err != nil || !cmp.Equal(sorted(found), sorted(old)) {
+		t.Fatalf("Leftovers = %v, %v; want %v", found, err, old)
+	}
+	if _, err := NewIndex(dir, &IndexOptions{CachePath: cache}).Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range old {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s is still there after the index was written (%v)", filepath.Base(p), err)
+		}
+	}
+	for _, p := range young {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s, young enough to be another process's write, was removed", filepath.Base(p))
+		}
+	}
+	// doctor --fix removes them without a write.
+	old, _ = plantTemps(t, cache)
+	if removed, err := Leftovers(dir, lookup, true); err != nil || !cmp.Equal(removed, old) {
+		t.Errorf("Leftovers(remove) = %v, %v; want %v", removed, err, old)
+	}
+	if found, _ := Leftovers(dir, lookup, false); len(found) != 0 {
+		t.Errorf("after removal Leftovers = %v", found)
+	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
 }

@@ -1,16 +1,13 @@
 package recall
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"unsafe"
 
+	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/safeopen"
 )
 
@@ -247,27 +244,7 @@ func (x *Index) writeRecent(rs *recentState) {
 }
 
 // replaceAdvisory replaces the small advisory file at p (the cursor, the
-// recent-saves record) with data by rename, so that it is never written
-// through whatever stands at p (a symbolic link, a FIFO), without fsync:
-// a lost or torn write only costs the next refresh a little work.
-func replaceAdvisory(p string, data []byte) {
-	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return
-	}
-	tmp := filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".tmp-"+hex.EncodeToString(b[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-}
+// recent-saves record) with data by rename, never through whatever stands
+// at p, without fsync: a lost or torn write only costs the next refresh a
+// little work.
+func replaceAdvisory(p string, data []byte) { atomicfile.ReplaceNoSync(p, data, 0o600) }

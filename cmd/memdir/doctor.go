@@ -8,6 +8,7 @@ import (
 
 	"github.com/memdir/memdir/doctor"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/recall"
 )
 
 var doctorCmd = &cli.Command{
@@ -120,6 +121,11 @@ func runDoctor(ctx context.Context, env *cli.Env, o *doctorOptions, args []strin
 		return err
 	}
 	rep.Findings = append(rep.Findings, conflicts...)
+	leftovers, err := stateLeftovers(env, d.Path(), fixed)
+	if err != nil {
+		return err
+	}
+	rep.Findings = append(rep.Findings, leftovers...)
 	adviseFindings(rep.Findings)
 	suggestions := []doctor.Finding{}
 	if o.unusedDays > 0 {
@@ -144,6 +150,26 @@ func runDoctor(ctx context.Context, env *cli.Env, o *doctorOptions, args []strin
 		return &cli.ExitError{Code: cli.ExitProblems}
 	}
 	return nil
+}
+
+// stateLeftovers reports the temporary files killed writes of the recall
+// index and embedding cache left in the state directory, or, when fixing,
+// removes them and adds what it removed to fixed's actions. They are torn
+// copies of derived data, so removing them needs no undo.
+func stateLeftovers(env *cli.Env, memDir string, fixed *doctor.FixResult) ([]doctor.Finding, error) {
+	found, err := recall.Leftovers(memDir, env.LookupEnv, fixed != nil)
+	if fixed != nil {
+		for _, p := range found {
+			fixed.Actions = append(fixed.Actions, fmt.Sprintf("removed %s, a temporary file a killed write of derived data left", p))
+		}
+		return nil, err
+	}
+	var out []doctor.Finding
+	for _, p := range found {
+		out = append(out, doctor.Finding{Kind: doctor.FindTempFile, Path: p, Fix: "remove it",
+			Message: "a torn copy of the recall index or embedding cache, left by a write that was killed; the file it was for is intact"})
+	}
+	return out, err
 }
 
 // doctorJSON is 'memdir doctor --json'; --fix adds what it did.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,8 +16,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/doctor"
+	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/locate"
+	"github.com/memdir/memdir/recall"
 )
 
 // memWorld is a sandbox for the memory commands: a home directory, a project
@@ -379,5 +383,30 @@ func TestUndoRevertsChangesOutsideTheMemoryDirectory(t *testing.T) {
 	out := w.ok(t, "undo")
 	if got, _ := os.ReadFile(settings); string(got) != original {
 		t.Errorf("after undo (%s): settings = %q, want %q", out, got, original)
+	}
+}
+
+func TestDoctorRemovesStateLeftovers(t *testing.T) {
+	w := newMemWorld(t)
+	dir := w.memDir(t)
+	w.ok(t, "save", "--name", "a", "--description", "first", "--type", "user", "--body", "same")
+	lookup := func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok }
+	idx, _ := recall.DefaultIndexPath(dir, lookup)
+	os.MkdirAll(filepath.Dir(idx), 0o700)
+	torn := atomicfile.TempPrefix(idx) + "4242"
+	os.WriteFile(torn, bytes.Repeat([]byte("x"), 2048), 0o600)
+	hour := time.Now().Add(-time.Hour)
+	os.Chtimes(torn, hour, hour)
+
+	out, _, code := w.run(t, "doctor")
+	if code != cli.ExitProblems || !strings.Contains(out, "temp-file") || !strings.Contains(out, torn) {
+		t.Fatalf("doctor exit %d, want a temp-file finding for %s:\n%s", code, torn, out)
+	}
+	out, _, code = w.run(t, "doctor", "--fix")
+	if code != 0 || !strings.Contains(out, "removed "+torn) {
+		t.Fatalf("doctor --fix exit %d:\n%s", code, out)
+	}
+	if _, err := os.Stat(torn); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s is still there: %v", torn, err)
 	}
 }

@@ -3,6 +3,8 @@
 package atomicfile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // createTemp is overridden by tests that simulate failures.
@@ -96,11 +99,14 @@ func commit(name string, f *os.File, data []byte, chunk int, perm fs.FileMode, r
 
 // tempName is the prefix of a temporary file for base: hidden, marked as a
 // temporary, and short enough that the random suffix never pushes it past the
-// 255-byte name limit however long base is.
+// 255-byte name limit however long base is. A long base keeps its first
+// bytes and a hash of the whole, so that files which share a long prefix
+// (a cache and its cursor) still have temporary names of their own.
 func tempName(base string) string {
 	const keep = 64
 	if len(base) > keep {
-		base = strings.ToValidUTF8(base[:keep], "")
+		sum := sha256.Sum256([]byte(base))
+		base = strings.ToValidUTF8(base[:keep-9], "") + "~" + hex.EncodeToString(sum[:4])
 	}
 	return "." + base + ".tmp-"
 }
@@ -158,4 +164,91 @@ func MkdirAll(dir string, perm fs.FileMode) error {
 		return err
 	}
 	return SyncDir(parent)
+}
+
+// StaleAge is how old a temporary file must be before it counts as left by
+// a killed write rather than one still in progress in another process.
+const StaleAge = 5 * time.Minute
+
+// Stale lists the temporary files a write of name left behind (killed
+// between creating and renaming them), those at least minAge old by now:
+// younger ones may belong to a write still in progress in another process.
+func Stale(name string, minAge time.Duration, now time.Time) ([]string, error) {
+	dir, base := filepath.Split(name)
+	if dir == "" {
+		dir = "."
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	prefix := tempName(base)
+	var out []string
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), prefix) || !e.Type().IsRegular() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) >= minAge {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out, nil
+}
+
+// RemoveStale removes what Stale lists and returns the paths removed; a
+// file it cannot remove is skipped, and the first error reported with what
+// was removed.
+func RemoveStale(name string, minAge time.Duration, now time.Time) ([]string, error) {
+	stale, err := Stale(name, minAge, now)
+	var removed []string
+	for _, p := range stale {
+		if rerr := os.Remove(p); rerr != nil {
+			if err == nil && !errors.Is(rerr, fs.ErrNotExist) {
+				err = rerr
+			}
+			continue
+		}
+		removed = append(removed, p)
+	}
+	return removed, err
+}
+
+// ReplaceNoSync replaces the file name with data by rename, as WriteFile
+// does, but without fsync: for small advisory files (a cursor, a record
+// of recent saves) whose loss in a power failure costs only a little
+// work. It never writes through what stands at name (a link, a FIFO).
+func ReplaceNoSync(name string, data []byte, perm fs.FileMode) error {
+	dir, base := filepath.Split(name)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, tempName(base)+"*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, name)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// TempPrefix is the path prefix of the temporary files a write of name
+// creates (for tests that plant what a killed write leaves).
+func TempPrefix(name string) string {
+	dir, base := filepath.Split(name)
+	return filepath.Join(dir, tempName(base))
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestWriteFileReplaces(t *testing.T) {
@@ -139,5 +140,33 @@ func TestWriteMapped(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("directory holds %d entries, want 1", len(entries))
+	}
+}
+
+func TestRemoveStale(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	name := filepath.Join(dir, "index.idx")
+	old := time.Now().Add(-time.Hour)
+	for _, n := range []string{".index.idx.tmp-1", ".index.idx.tmp-2", ".other.idx.tmp-1", "index.idx"} {
+		p := filepath.Join(dir, n)
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, old, old)
+	}
+	young := filepath.Join(dir, ".index.idx.tmp-3")
+	os.WriteFile(young, []byte("x"), 0o600)
+	removed, err := RemoveStale(name, 5*time.Minute, time.Now())
+	if err != nil || len(removed) != 2 {
+		t.Fatalf("RemoveStale = %v, %v; want the two old temporary files of index.idx", removed, err)
+	}
+	for _, n := range []string{".other.idx.tmp-1", "index.idx", ".index.idx.tmp-3"} {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			t.Errorf("%s was removed: %v", n, err)
+		}
+	}
+	if removed, err := RemoveStale(filepath.Join(t.TempDir(), "missing", "x"), 0, time.Now()); err != nil || removed != nil {
+		t.Errorf("RemoveStale in a missing directory = %v, %v", removed, err)
 	}
 }
