@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,4 +123,47 @@ func TestSaveRecordsRecentSaves(t *testing.T) {
 	if _, ok := lookup("five"); ok {
 		t.Fatal("a record of whole-second times was used")
 	}
+}
+
+// An edit in place that gives a memory another name, unseen by any
+// refresh, is missed by the next save of that name, which creates a file
+// beside it; the save after updates that file. Once a refresh has seen the
+// edit (a recall, the next prompt's hook), a save by the name refuses,
+// naming both files. docs/performance.md says so.
+func TestSaveAfterAnUnseenInPlaceRename(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d, cache := openIndexedDir(t)
+	mustSave(t, d, &memdir.Memory{Name: "first", Description: "filler", Type: memdir.TypeUser, Body: "x"}, nil)
+	mustSave(t, d, &memdir.Memory{Name: "old", Description: "to be renamed", Type: memdir.TypeUser, Body: "x"}, nil)
+	// An editor gives user_old.md the name "new", writing in place: the
+	// directory's time does not change.
+	dirTime := mtime(t, d.Path())
+	os.WriteFile(d.Abs("user_old.md"), []byte("---\nname: new\ndescription: renamed by hand\ntype: user\n---\nx\n"), 0o600)
+	os.Chtimes(d.Path(), dirTime, dirTime)
+
+	res := mustSave(t, d, &memdir.Memory{Name: "new", Description: "saved", Type: memdir.TypeUser, Body: "y"}, nil)
+	if !res.Created || res.Path != "user_new.md" {
+		t.Fatalf("first save = %+v, want user_new.md created beside the unseen rename", res)
+	}
+	res = mustSave(t, d, &memdir.Memory{Name: "new", Description: "saved again", Type: memdir.TypeUser, Body: "z"}, nil)
+	if res.Created || res.Path != "user_new.md" {
+		t.Fatalf("second save = %+v, want an update of user_new.md", res)
+	}
+	if _, err := NewIndex(d.Path(), &IndexOptions{CachePath: cache}).RefreshAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err := d.Save(ctx, &memdir.Memory{Name: "new", Description: "third", Type: memdir.TypeUser, Body: "w"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "user_new.md") || !strings.Contains(err.Error(), "user_old.md") {
+		t.Fatalf("save after a refresh saw both = %v, want a refusal naming both files", err)
+	}
+}
+
+func mtime(tb testing.TB, p string) time.Time {
+	tb.Helper()
+	fi, err := os.Stat(p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return fi.ModTime()
 }
