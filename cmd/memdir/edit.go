@@ -471,7 +471,7 @@ func reportEdit(env *cli.Env, d *memdir.Dir, res *editResult, name string, asJSO
 	}
 	if len(res.Errors) > 0 {
 		return fmt.Errorf("%s has %s, so its MEMORY.md line was not written; the file is kept as you wrote it: run 'memdir edit %s' again to fix it: %w",
-			d.Abs(res.Path), cli.Plural(len(res.Errors), "problem", "problems"), name, memdir.ErrInvalid)
+			d.Abs(res.Path), cli.Plural(len(res.Errors), "problem", "problems"), res.Path, memdir.ErrInvalid)
 	}
 	return nil
 }

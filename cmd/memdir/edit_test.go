@@ -121,7 +121,7 @@ func TestEditReportsProblems(t *testing.T) {
 		"problem: user_style.md: name is empty",
 		"problem: user_style.md: description is empty",
 		`warning: user_style.md: type "idea" is not user, feedback, project or reference`,
-		"has 2 problems, so its MEMORY.md line was not written; the file is kept as you wrote it: run 'memdir edit style' again",
+		"has 2 problems, so its MEMORY.md line was not written; the file is kept as you wrote it: run 'memdir edit user_style.md' again",
 	} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
@@ -147,6 +147,14 @@ func TestEditReportsProblems(t *testing.T) {
 	w.vars["VISUAL"] = script
 	if _, errOut, code := w.run(t, "edit", "user_style.md"); code != cli.ExitInvalid || !strings.Contains(errOut, "not valid YAML") {
 		t.Errorf("broken YAML: exit %d, %q", code, errOut)
+	}
+	// The command the error names opens the broken file, not a template.
+	fixed := "---\nname: style\ndescription: tabs\ntype: user\n---\nTabs.\n"
+	script, _ = fakeEditor(t, writeWith(fixed))
+	w.vars["VISUAL"] = script
+	w.ok(t, "edit", "user_style.md")
+	if got := memdirtest.ReadFile(t, filepath.Join(dir, "user_style.md")); got != fixed {
+		t.Errorf("after the named command the file is %q", got)
 	}
 }
 
