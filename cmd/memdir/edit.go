@@ -65,6 +65,7 @@ type editOptions struct {
 
 func (o *editOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, true)
+	o.lf.creates = true
 	fs.StringVar(&o.typ, "type", "", "type of a new memory: user, feedback, project or reference")
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")
 }

@@ -25,6 +25,9 @@ type locationFlags struct {
 	team    bool
 	agent   string
 	scope   string
+	// creates is set by the commands that create a missing --dir (those
+	// that save memories); the others refuse one, as a likely typo.
+	creates bool
 }
 
 const locationHelp = `Which directory: by default the project's auto-memory directory, found by
@@ -85,7 +88,8 @@ func (lf *locationFlags) path(env *cli.Env) (string, *locate.Location, error) {
 		if !filepath.IsAbs(d) {
 			d = filepath.Join(env.Cwd, d)
 		}
-		return filepath.Clean(d), nil, nil
+		d = filepath.Clean(d)
+		return d, nil, lf.checkDir(d)
 	}
 	loc, err := lf.locate(env)
 	if err != nil {
@@ -110,6 +114,23 @@ func (lf *locationFlags) path(env *cli.Env) (string, *locate.Location, error) {
 		return filepath.Clean(d), loc, nil
 	}
 	return filepath.Clean(loc.Dir), loc, nil
+}
+
+// checkDir refuses a --dir that is not a directory, and one that does not
+// exist unless the command creates it.
+func (lf *locationFlags) checkDir(d string) error {
+	fi, err := os.Stat(d)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && lf.creates:
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("--dir %s: no such directory (a save there creates it): %w", d, memdir.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("--dir %s: %w", d, err)
+	case !fi.IsDir():
+		return fmt.Errorf("--dir %s is not a directory: %w", d, memdir.ErrInvalid)
+	}
+	return nil
 }
 
 // open returns the store for the selected directory.

@@ -86,6 +86,7 @@ type mcpOptions struct {
 
 func (o *mcpOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, false)
+	o.lf.creates = true
 	o.mf = addModelFlags(fs, "recall ranks lexically even when a model is configured")
 	fs.BoolVar(&o.team, "team", false, "team memory on: save into team/, serve team/MEMORY.md, team prompt by default")
 	fs.StringVar(&o.httpAddr, "http", "", "serve streamable HTTP on `HOST:PORT` (loopback only) at /mcp instead of stdio")
@@ -190,7 +191,7 @@ func withMCP(ctx context.Context, env *cli.Env, h http.Handler, addr, dir string
 	if err != nil {
 		return nil, err
 	}
-	srv, d, err := newMCPServer(ctx, env, &locationFlags{dir: dir}, cfg, nil, false, logger)
+	srv, d, err := newMCPServer(ctx, env, &locationFlags{dir: dir, creates: true}, cfg, nil, false, logger)
 	if err != nil {
 		return nil, err
 	}

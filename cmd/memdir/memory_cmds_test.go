@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -408,5 +409,37 @@ func TestDoctorRemovesStateLeftovers(t *testing.T) {
 	}
 	if _, err := os.Stat(torn); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("%s is still there: %v", torn, err)
+	}
+}
+
+// A --dir that is missing or not a directory is refused by the commands
+// that read one, instead of reporting an empty directory; those that
+// create memories create it.
+func TestWrongDirIsRefused(t *testing.T) {
+	w := newMemWorld(t)
+	missing := filepath.Join(w.home, "nonexistent")
+	file := filepath.Join(w.home, "a-file")
+	os.WriteFile(file, []byte("x"), 0o600)
+	for _, args := range [][]string{
+		{"doctor"}, {"list"}, {"show", "x"}, {"recall", "deploy steps"}, {"log"}, {"index"}, {"undo"}, {"ui", "--addr", "127.0.0.1:0"},
+	} {
+		for _, dir := range []string{missing, file} {
+			full := append(slices.Clone(args[:1]), append([]string{"--dir", dir}, args[1:]...)...)
+			_, errOut, code := w.run(t, full...)
+			if code == 0 || !strings.Contains(errOut, dir) {
+				t.Errorf("memdir %s: exit %d, %q; want an error naming %s", strings.Join(full, " "), code, errOut, dir)
+			}
+		}
+	}
+	_, errOut, code := w.run(t, "doctor", "--dir", missing)
+	if code != cli.ExitNotFound || !strings.Contains(errOut, "no such directory") {
+		t.Errorf("doctor --dir missing: exit %d, %q", code, errOut)
+	}
+	if _, errOut, code := w.run(t, "save", "--dir", file, "--name", "n", "--description", "d", "--type", "user", "--body", "b"); code != cli.ExitInvalid || !strings.Contains(errOut, "not a directory") {
+		t.Errorf("save --dir FILE: exit %d, %q", code, errOut)
+	}
+	w.ok(t, "save", "--dir", missing, "--name", "n", "--description", "d", "--type", "user", "--body", "b")
+	if _, err := os.Stat(filepath.Join(missing, "user_n.md")); err != nil {
+		t.Errorf("save --dir did not create the directory: %v", err)
 	}
 }

@@ -84,6 +84,7 @@ type saveOptions struct {
 func (o *saveOptions) Declare(fs *flag.FlagSet) {
 	o.fs = fs
 	o.lf.register(fs, true)
+	o.lf.creates = true
 	fs.StringVar(&o.name, "name", "", "the memory's `NAME` (required)")
 	fs.StringVar(&o.desc, "description", "", "one line that says when the memory is relevant (required)")
 	fs.StringVar(&o.typ, "type", "", "user, feedback, project or reference (required)")
