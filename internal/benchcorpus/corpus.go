@@ -6,6 +6,7 @@
 package benchcorpus
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/doctor"
 	"github.com/memdir/memdir/internal/evalset"
 )
 
@@ -106,7 +109,30 @@ func half(s string, first bool) string {
 
 // Write writes memories 0..n-1 into dir (created if missing), file i
 // modified i minutes before Ref, and a MEMORY.md indexing the newest 150.
-func (c *Corpus) Write(dir string, n int) error {
+func (c *Corpus) Write(dir string, n int) error { return c.write(dir, n, 150) }
+
+// WriteIndexed is Write with every memory indexed, as a user's directory
+// is after memdir saved each memory and 'memdir doctor --fix --compact'
+// moved what MEMORY.md cannot hold into MEMORY-more.md: the newest lines
+// in MEMORY.md, under its limits, the rest in the overflow file.
+func (c *Corpus) WriteIndexed(ctx context.Context, dir string, n int) error {
+	if err := c.write(dir, n, n); err != nil {
+		return err
+	}
+	journal, err := os.MkdirTemp("", "benchcorpus-journal-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(journal)
+	d, err := memdir.Open(dir, &memdir.Options{Journal: memdir.NewJournal(journal, nil)})
+	if err != nil {
+		return err
+	}
+	_, err = doctor.Fix(ctx, d, &doctor.FixOptions{Compact: true})
+	return err
+}
+
+func (c *Corpus) write(dir string, n, indexed int) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -125,7 +151,7 @@ func (c *Corpus) Write(dir string, n int) error {
 		if err := os.Chtimes(p, mt, mt); err != nil {
 			return err
 		}
-		if i < 150 {
+		if i < indexed {
 			fmt.Fprintf(&ix, "- [%s](%s) — %s\n", m.Name, m.File, m.Description)
 		}
 	}
