@@ -8,6 +8,11 @@
 // settings.json edits that install and remove memdir's hooks ([Install],
 // [Uninstall]) while keeping every other key and hook.
 //
+// Codex CLI and Gemini CLI have hooks of the same kind under other event
+// names; [Agent] says how their events map onto Claude Code's, so one
+// Handler answers all three ([DecodeAgentInput]), and the answer names
+// the event as the program does.
+//
 // The protocol is documented in Claude Code's hooks reference; the parts
 // memdir relies on are:
 //
