@@ -1,0 +1,413 @@
+package hooks
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Codex CLI (0.169.0) keeps hooks in $CODEX_HOME/hooks.json, shaped as
+// Claude Code's settings ({"hooks": {"<Event>": [groups]}}, so [Install]
+// and [Uninstall] edit it), and runs a hook only when config.toml records
+// it as trusted: a table per handler,
+//
+//	[hooks.state."<hooks.json path>:<event_key>:<group>:<handler>"]
+//	trusted_hash = "sha256:…"
+//
+// where the key names the handler by its place in hooks.json and the hash
+// is of what it runs (see [CodexHookHash]). An untrusted hook is skipped
+// silently. memdir writes the records of its own handlers, and
+// [features] hooks = true when config.toml does not set it, in one
+// marked block at the end of config.toml, which [UninstallCodexConfig]
+// removes whole, so that the rest of the file keeps its bytes.
+const (
+	codexBlockBegin = "# >>> memdir hooks: written by 'memdir hooks install --agent codex'; 'memdir hooks uninstall --agent codex' removes it"
+	codexBlockEnd   = "# <<< memdir hooks"
+	// codexFeatureLine is added under an existing [features] table that
+	// does not set hooks.
+	codexFeatureLine = "hooks = true # memdir hooks install"
+)
+
+// codexNoMatcher are the events whose matchers Codex ignores, leaving them
+// out of the trust hash too.
+var codexNoMatcher = []string{"UserPromptSubmit", "Stop", "PreCompact", "PostCompact"}
+
+// CodexEventKey is the name an event has in Codex's hook keys:
+// UserPromptSubmit becomes user_prompt_submit.
+func CodexEventKey(event string) string {
+	var b strings.Builder
+	for i, r := range event {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// CodexTimeout is the timeout Codex gives a handler whose configured
+// timeout is secs (0 when unset): 600 when unset, at least 1, and at most
+// 3 for SessionEnd.
+func CodexTimeout(event string, secs int) int {
+	if secs <= 0 {
+		secs = 600
+	}
+	if event == SessionEnd {
+		secs = min(secs, 3)
+	}
+	return max(secs, 1)
+}
+
+// CodexHookHash is the trusted_hash Codex CLI (0.169.0) records for a
+// command hook: "sha256:" and the hex SHA-256 of the hook's identity as
+// compact JSON with sorted keys, without HTML escaping:
+//
+//	{"event_name":"pre_tool_use","hooks":[{"async":false,"command":"...","statusMessage":"...","timeout":30,"type":"command"}],"matcher":"..."}
+//
+// where matcher is left out when the group has none or the event ignores
+// matchers (UserPromptSubmit, Stop, PreCompact, PostCompact),
+// statusMessage when empty, and timeoutSec is the value after Codex's
+// adjustments ([CodexTimeout]). Any change to the hook changes the hash:
+// Codex then reports it "modified" and skips it until it is trusted again.
+func CodexHookHash(event, matcher, command string, timeoutSec int, statusMessage string) string {
+	handler := map[string]any{"type": "command", "command": command, "timeout": timeoutSec, "async": false}
+	if statusMessage != "" {
+		handler["statusMessage"] = statusMessage
+	}
+	id := map[string]any{"event_name": CodexEventKey(event), "hooks": []any{handler}}
+	if matcher != "" && !slices.Contains(codexNoMatcher, event) {
+		id["matcher"] = matcher
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(id); err != nil {
+		panic(err) // strings, ints and bools always encode
+	}
+	sum := sha256.Sum256(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// CodexTrust is the trust record of one handler.
+type CodexTrust struct {
+	Event string
+	// Key is the record's table name under hooks.state; Hash its
+	// trusted_hash.
+	Key, Hash string
+}
+
+// CodexTrustRecords returns the trust records memdir's handlers in
+// hooks.json data need, hooksPath being the file's absolute path as Codex
+// names it.
+func CodexTrustRecords(hooksPath string, data []byte) ([]CodexTrust, error) {
+	var out []CodexTrust
+	err := eachMemdirHandler(data, func(event string, group, handler int, matcher string, h json.RawMessage) {
+		var v struct {
+			Command       string          `json:"command"`
+			Timeout       json.RawMessage `json:"timeout"`
+			StatusMessage string          `json:"statusMessage"`
+		}
+		json.Unmarshal(h, &v)
+		var secs int
+		json.Unmarshal(v.Timeout, &secs)
+		out = append(out, CodexTrust{
+			Event: event,
+			Key:   fmt.Sprintf("%s:%s:%d:%d", hooksPath, CodexEventKey(event), group, handler),
+			Hash:  CodexHookHash(event, matcher, v.Command, CodexTimeout(event, secs), v.StatusMessage),
+		})
+	})
+	return out, err
+}
+
+// codexConfig is what memdir reads of config.toml.
+type codexConfig struct {
+	Features map[string]any `toml:"features"`
+	Hooks    struct {
+		State map[string]struct {
+			TrustedHash string `toml:"trusted_hash"`
+		} `toml:"state"`
+	} `toml:"hooks"`
+}
+
+func parseCodexConfig(data []byte) (*codexConfig, error) {
+	var c codexConfig
+	if _, err := toml.Decode(string(data), &c); err != nil {
+		return nil, fmt.Errorf("not valid TOML: %v", err)
+	}
+	return &c, nil
+}
+
+// CodexConfigStatus is what config.toml says about memdir's hooks.
+type CodexConfigStatus struct {
+	// FeatureHooks is the value of [features] hooks, nil when unset
+	// (Codex 0.169.0 runs hooks then).
+	FeatureHooks *bool
+	// Trusted maps each hooks.state key to its trusted_hash.
+	Trusted map[string]string
+}
+
+// ReadCodexConfig reads config.toml data for the status of memdir's hooks.
+func ReadCodexConfig(data []byte) (*CodexConfigStatus, error) {
+	c, err := parseCodexConfig(data)
+	if err != nil {
+		return nil, err
+	}
+	st := &CodexConfigStatus{Trusted: map[string]string{}}
+	if v, ok := c.Features["hooks"].(bool); ok {
+		st.FeatureHooks = &v
+	}
+	for k, v := range c.Hooks.State {
+		st.Trusted[k] = v.TrustedHash
+	}
+	return st, nil
+}
+
+// CodexConfigChanges says what InstallCodexConfig did besides writing the
+// trust records.
+type CodexConfigChanges struct {
+	// FeatureAdded is true when it set [features] hooks = true.
+	FeatureAdded bool
+	// Replaced lists trust records of memdir's handlers that were already
+	// in the file outside memdir's block (trusted in Codex, say) and were
+	// replaced.
+	Replaced []string
+	// Warnings are what the user must still do.
+	Warnings []string
+}
+
+// InstallCodexConfig returns config.toml data with memdir's block holding
+// records (and [features] hooks = true when the file does not set
+// features.hooks), replacing the block an earlier install wrote. Every
+// other line is kept as it is. Data that is not valid TOML is an error;
+// the caller must then leave the file alone.
+func InstallCodexConfig(data []byte, records []CodexTrust) ([]byte, *CodexConfigChanges, error) {
+	base, err := UninstallCodexConfig(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := parseCodexConfig(base)
+	if err != nil {
+		return nil, nil, err
+	}
+	ch := &CodexConfigChanges{}
+	for _, r := range records {
+		if _, ok := cfg.Hooks.State[r.Key]; ok {
+			if base, ok = cutTOMLTable(base, "hooks.state", r.Key); !ok {
+				return nil, nil, fmt.Errorf("hooks.state.%q is already set in a form memdir cannot replace; remove it and install again", r.Key)
+			}
+			ch.Replaced = append(ch.Replaced, r.Key)
+		}
+	}
+	var block strings.Builder
+	block.WriteString(codexBlockBegin + "\n")
+	switch v, set := cfg.Features["hooks"]; {
+	case set && v == false:
+		ch.Warnings = append(ch.Warnings, "config.toml sets [features] hooks = false, so Codex runs no hooks at all: set it to true")
+	case set:
+	case hasTOMLTableHeader(base, "features"):
+		base = insertAfterHeader(base, "features", codexFeatureLine)
+		ch.FeatureAdded = true
+	case cfg.Features != nil:
+		ch.Warnings = append(ch.Warnings, "config.toml defines features without a [features] table: add hooks = true to it if your Codex does not run hooks by default")
+	default:
+		block.WriteString("[features]\nhooks = true\n")
+		ch.FeatureAdded = true
+	}
+	for _, r := range records {
+		fmt.Fprintf(&block, "[hooks.state.%s]\ntrusted_hash = %s\n", tomlQuote(r.Key), tomlQuote(r.Hash))
+	}
+	block.WriteString(codexBlockEnd + "\n")
+	out := base
+	if len(out) > 0 {
+		out = append(out, '\n')
+	}
+	out = append(out, block.String()...)
+	got, err := ReadCodexConfig(out)
+	if err != nil {
+		return nil, nil, fmt.Errorf("memdir's trust records would make it invalid (%v)", err)
+	}
+	for _, r := range records {
+		if got.Trusted[r.Key] != r.Hash {
+			return nil, nil, fmt.Errorf("memdir's trust record for %s does not read back", r.Key)
+		}
+	}
+	return out, ch, nil
+}
+
+// UninstallCodexConfig returns config.toml data without what
+// InstallCodexConfig added: its block and the line it put under
+// [features]. After an install and an uninstall, the file holds the bytes
+// it held before. A block that is opened and never closed is an error:
+// memdir will not guess where it ends.
+func UninstallCodexConfig(data []byte) ([]byte, error) {
+	lines := strings.SplitAfter(string(data), "\n")
+	begin := slices.IndexFunc(lines, func(l string) bool { return strings.TrimSpace(l) == codexBlockBegin })
+	if begin >= 0 {
+		n := slices.IndexFunc(lines[begin:], func(l string) bool { return strings.TrimSpace(l) == codexBlockEnd })
+		if n < 0 {
+			return nil, fmt.Errorf("memdir's block (the line %q) has no end line %q: remove the block by hand", codexBlockBegin, codexBlockEnd)
+		}
+		before, after := strings.Join(lines[:begin], ""), strings.Join(lines[begin+n+1:], "")
+		if after == "" {
+			// Install put a newline before the block; what was written
+			// after the block keeps it, to stay on a line of its own.
+			before = strings.TrimSuffix(before, "\n")
+		}
+		lines = strings.SplitAfter(before+after, "\n")
+	}
+	lines = slices.DeleteFunc(lines, func(l string) bool { return strings.TrimSpace(l) == codexFeatureLine })
+	return []byte(strings.Join(lines, "")), nil
+}
+
+// tomlQuote writes s as a TOML basic string.
+func tomlQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// tableHeader returns the name a line's [table] header gives, split at
+// dots with quoted keys unquoted; nil when the line is not a table header.
+func tableHeader(line string) []string {
+	t := strings.TrimSpace(stripTOMLComment(line))
+	if !strings.HasPrefix(t, "[") || strings.HasPrefix(t, "[[") || !strings.HasSuffix(t, "]") {
+		return nil
+	}
+	t = strings.TrimSpace(t[1 : len(t)-1])
+	var parts []string
+	for t != "" {
+		var part string
+		switch t[0] {
+		case '"':
+			end := closingQuote(t)
+			if end < 0 {
+				return nil
+			}
+			u, err := strconv.Unquote(t[:end+1])
+			if err != nil {
+				return nil
+			}
+			part, t = u, t[end+1:]
+		case '\'':
+			end := strings.IndexByte(t[1:], '\'')
+			if end < 0 {
+				return nil
+			}
+			part, t = t[1:end+1], t[end+2:]
+		default:
+			end := strings.IndexByte(t, '.')
+			if end < 0 {
+				end = len(t)
+			}
+			part, t = strings.TrimSpace(t[:end]), t[end:]
+		}
+		parts = append(parts, part)
+		t = strings.TrimSpace(t)
+		if t != "" {
+			if t[0] != '.' {
+				return nil
+			}
+			t = strings.TrimSpace(t[1:])
+		}
+	}
+	return parts
+}
+
+// stripTOMLComment cuts a line at a # that is not inside a string.
+func stripTOMLComment(line string) string {
+	var quote byte
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case quote == '"' && c == '\\':
+			i++
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote == 0 && (c == '"' || c == '\''):
+			quote = c
+		case quote == 0 && c == '#':
+			return line[:i]
+		}
+	}
+	return line
+}
+
+// closingQuote returns the index of the quote closing the basic string s
+// starts with, -1 if none.
+func closingQuote(s string) int {
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return -1
+}
+
+func hasTOMLTableHeader(data []byte, name string) bool {
+	for l := range strings.Lines(string(data)) {
+		if h := tableHeader(l); strings.Join(h, ".") == name && len(h) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// insertAfterHeader adds line right after the [name] header.
+func insertAfterHeader(data []byte, name, line string) []byte {
+	var b strings.Builder
+	done := false
+	for l := range strings.Lines(string(data)) {
+		b.WriteString(l)
+		if !done && strings.Join(tableHeader(l), ".") == name {
+			if !strings.HasSuffix(l, "\n") {
+				b.WriteByte('\n')
+			}
+			b.WriteString(line + "\n")
+			done = true
+		}
+	}
+	return []byte(b.String())
+}
+
+// cutTOMLTable removes the table [<parent>.<key>] (its header and its
+// lines up to the next header); ok is false when there is no such header.
+func cutTOMLTable(data []byte, parent, key string) ([]byte, bool) {
+	want := append(strings.Split(parent, "."), key)
+	var b strings.Builder
+	cutting, found := false, false
+	for l := range strings.Lines(string(data)) {
+		if h := tableHeader(l); h != nil {
+			cutting = slices.Equal(h, want)
+			found = found || cutting
+		}
+		if !cutting {
+			b.WriteString(l)
+		}
+	}
+	return []byte(b.String()), found
+}
