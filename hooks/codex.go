@@ -133,7 +133,10 @@ func CodexTrustRecords(hooksPath string, data []byte) ([]CodexTrust, error) {
 // codexConfig is what memdir reads of config.toml.
 type codexConfig struct {
 	Features map[string]any `toml:"features"`
-	Hooks    struct {
+	Projects map[string]struct {
+		TrustLevel string `toml:"trust_level"`
+	} `toml:"projects"`
+	Hooks struct {
 		State map[string]struct {
 			TrustedHash string `toml:"trusted_hash"`
 		} `toml:"state"`
@@ -155,6 +158,9 @@ type CodexConfigStatus struct {
 	FeatureHooks *bool
 	// Trusted maps each hooks.state key to its trusted_hash.
 	Trusted map[string]string
+	// ProjectTrust maps projects to their trust_level: Codex reads a
+	// project's .codex/hooks.json only when it is "trusted".
+	ProjectTrust map[string]string
 }
 
 // ReadCodexConfig reads config.toml data for the status of memdir's hooks.
@@ -163,7 +169,10 @@ func ReadCodexConfig(data []byte) (*CodexConfigStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &CodexConfigStatus{Trusted: map[string]string{}}
+	st := &CodexConfigStatus{Trusted: map[string]string{}, ProjectTrust: map[string]string{}}
+	for p, v := range c.Projects {
+		st.ProjectTrust[p] = v.TrustLevel
+	}
 	if v, ok := c.Features["hooks"].(bool); ok {
 		st.FeatureHooks = &v
 	}
@@ -187,12 +196,80 @@ type CodexConfigChanges struct {
 }
 
 // InstallCodexConfig returns config.toml data with memdir's block holding
-// records (and [features] hooks = true when the file does not set
-// features.hooks), replacing the block an earlier install wrote. Every
-// other line is kept as it is. Data that is not valid TOML is an error;
-// the caller must then leave the file alone.
-func InstallCodexConfig(data []byte, records []CodexTrust) ([]byte, *CodexConfigChanges, error) {
-	base, err := UninstallCodexConfig(data)
+// records, the trust records of memdir's handlers in the hooks.json at
+// hooksPath, beside the block's records for other hooks.json files (a
+// project's, say), and [features] hooks = true when the file does not set
+// features.hooks. Every other line is kept as it is. Data that is not
+// valid TOML is an error; the caller must then leave the file alone.
+func InstallCodexConfig(data []byte, hooksPath string, records []CodexTrust) ([]byte, *CodexConfigChanges, error) {
+	kept, err := otherCodexRecords(data, hooksPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	kept = slices.DeleteFunc(kept, func(k CodexTrust) bool {
+		return slices.ContainsFunc(records, func(r CodexTrust) bool { return r.Key == k.Key })
+	})
+	return writeCodexConfig(data, append(kept, records...))
+}
+
+// UninstallCodexConfig returns config.toml data without the trust records
+// InstallCodexConfig wrote for the hooks.json at hooksPath. When the block
+// holds no other file's records, it goes with the line memdir put under
+// [features]: after an install and an uninstall, the file holds the bytes
+// it held before. A block that is opened and never closed is an error:
+// memdir will not guess where it ends.
+func UninstallCodexConfig(data []byte, hooksPath string) ([]byte, error) {
+	kept, err := otherCodexRecords(data, hooksPath)
+	if err != nil {
+		return nil, err
+	}
+	if len(kept) == 0 {
+		return removeCodexBlock(data)
+	}
+	out, _, err := writeCodexConfig(data, kept)
+	return out, err
+}
+
+// otherCodexRecords returns the records of memdir's block that are not
+// for the hooks.json at hooksPath, in the block's order.
+func otherCodexRecords(data []byte, hooksPath string) ([]CodexTrust, error) {
+	block, err := codexBlock(data)
+	if err != nil || block == "" {
+		return nil, err
+	}
+	st, err := ReadCodexConfig([]byte(block))
+	if err != nil {
+		return nil, fmt.Errorf("memdir's block: %w", err)
+	}
+	var out []CodexTrust
+	for l := range strings.Lines(block) {
+		h := tableHeader(l)
+		if len(h) != 3 || h[0] != "hooks" || h[1] != "state" || strings.HasPrefix(h[2], hooksPath+":") {
+			continue
+		}
+		out = append(out, CodexTrust{Key: h[2], Hash: st.Trusted[h[2]]})
+	}
+	return out, nil
+}
+
+// codexBlock returns the lines of memdir's block, "" when there is none.
+func codexBlock(data []byte) (string, error) {
+	lines := strings.SplitAfter(string(data), "\n")
+	begin := slices.IndexFunc(lines, func(l string) bool { return strings.TrimSpace(l) == codexBlockBegin })
+	if begin < 0 {
+		return "", nil
+	}
+	n := slices.IndexFunc(lines[begin:], func(l string) bool { return strings.TrimSpace(l) == codexBlockEnd })
+	if n < 0 {
+		return "", fmt.Errorf("memdir's block (the line %q) has no end line %q: remove the block by hand", codexBlockBegin, codexBlockEnd)
+	}
+	return strings.Join(lines[begin:begin+n+1], ""), nil
+}
+
+// writeCodexConfig writes memdir's block with records, replacing the one
+// there was (see InstallCodexConfig).
+func writeCodexConfig(data []byte, records []CodexTrust) ([]byte, *CodexConfigChanges, error) {
+	base, err := removeCodexBlock(data)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -245,12 +322,9 @@ func InstallCodexConfig(data []byte, records []CodexTrust) ([]byte, *CodexConfig
 	return out, ch, nil
 }
 
-// UninstallCodexConfig returns config.toml data without what
-// InstallCodexConfig added: its block and the line it put under
-// [features]. After an install and an uninstall, the file holds the bytes
-// it held before. A block that is opened and never closed is an error:
-// memdir will not guess where it ends.
-func UninstallCodexConfig(data []byte) ([]byte, error) {
+// removeCodexBlock returns config.toml data without memdir's block and
+// the line it put under [features].
+func removeCodexBlock(data []byte) ([]byte, error) {
 	lines := strings.SplitAfter(string(data), "\n")
 	begin := slices.IndexFunc(lines, func(l string) bool { return strings.TrimSpace(l) == codexBlockBegin })
 	if begin >= 0 {

@@ -46,9 +46,10 @@ func TestCodexTrustRecords(t *testing.T) {
 }
 
 func TestCodexConfigInstallUninstall(t *testing.T) {
+	const path = `/h/odd "dir"/hooks.json`
 	records := []CodexTrust{
-		{Key: "/h/.codex/hooks.json:user_prompt_submit:0:0", Hash: "sha256:aa"},
-		{Key: `/h/odd "dir"/hooks.json:stop:0:0`, Hash: "sha256:bb"},
+		{Key: path + ":user_prompt_submit:0:0", Hash: "sha256:aa"},
+		{Key: path + ":stop:0:0", Hash: "sha256:bb"},
 	}
 	tests := []struct {
 		name, in     string
@@ -63,11 +64,11 @@ func TestCodexConfigInstallUninstall(t *testing.T) {
 		{name: "hooks already on", in: "[features] # flags\nhooks = true\nplugins = false\n"},
 		{name: "hooks off", in: "[features]\nhooks = false\n", warn: "hooks = false"},
 		{name: "dotted features", in: "features.plugins = false\n", warn: "without a [features] table"},
-		{name: "record trusted in Codex", in: "[hooks.state.\"/h/.codex/hooks.json:user_prompt_submit:0:0\"]\ntrusted_hash = \"sha256:old\"\n\n[hooks.state.\"/h/other.json:stop:0:0\"]\ntrusted_hash = \"sha256:cc\"\n", featureAdded: true, replaced: 1},
+		{name: "record trusted in Codex", in: "[hooks.state.\"/h/odd \\\"dir\\\"/hooks.json:user_prompt_submit:0:0\"]\ntrusted_hash = \"sha256:old\"\n\n[hooks.state.\"/h/other.json:stop:0:0\"]\ntrusted_hash = \"sha256:cc\"\n", featureAdded: true, replaced: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, ch, err := InstallCodexConfig([]byte(tt.in), records)
+			out, ch, err := InstallCodexConfig([]byte(tt.in), path, records)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,10 +87,10 @@ func TestCodexConfigInstallUninstall(t *testing.T) {
 			if tt.warn == "" && (st.FeatureHooks == nil || !*st.FeatureHooks) {
 				t.Errorf("features.hooks not on:\n%s", out)
 			}
-			if again, _, err := InstallCodexConfig(out, records); err != nil || string(again) != string(out) {
+			if again, _, err := InstallCodexConfig(out, path, records); err != nil || string(again) != string(out) {
 				t.Errorf("a second install changed the file: %v\n%s", err, again)
 			}
-			back, err := UninstallCodexConfig(out)
+			back, err := UninstallCodexConfig(out, path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,13 +106,13 @@ func TestCodexConfigInstallUninstall(t *testing.T) {
 }
 
 func TestCodexConfigKeepsWhatFollowsTheBlock(t *testing.T) {
-	out, _, err := InstallCodexConfig([]byte("model = \"m\""), []CodexTrust{{Key: "k", Hash: "h"}})
+	out, _, err := InstallCodexConfig([]byte("model = \"m\""), "/h.json", []CodexTrust{{Key: "/h.json:stop:0:0", Hash: "h"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Codex trusting another hook appends its record after memdir's block.
 	out = append(out, "[hooks.state.\"other\"]\ntrusted_hash = \"x\"\n"...)
-	back, err := UninstallCodexConfig(out)
+	back, err := UninstallCodexConfig(out, "/h.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,15 +121,42 @@ func TestCodexConfigKeepsWhatFollowsTheBlock(t *testing.T) {
 	}
 }
 
+// TestCodexConfigTwoFiles: the user's hooks.json and a project's share
+// memdir's block; each uninstall takes its own records only.
+func TestCodexConfigTwoFiles(t *testing.T) {
+	orig := []byte("model = \"m\"\n")
+	user := []CodexTrust{{Key: "/h/.codex/hooks.json:stop:0:0", Hash: "sha256:u"}}
+	proj := []CodexTrust{{Key: "/src/app/.codex/hooks.json:stop:0:0", Hash: "sha256:p"}}
+	one, _, err := InstallCodexConfig(orig, "/h/.codex/hooks.json", user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, _, err := InstallCodexConfig(one, "/src/app/.codex/hooks.json", proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := ReadCodexConfig(two); len(st.Trusted) != 2 {
+		t.Fatalf("records %v:\n%s", st.Trusted, two)
+	}
+	back, err := UninstallCodexConfig(two, "/src/app/.codex/hooks.json")
+	if err != nil || string(back) != string(one) {
+		t.Errorf("after the project's uninstall (%v):\n%s\nwant\n%s", err, back, one)
+	}
+	back, err = UninstallCodexConfig(back, "/h/.codex/hooks.json")
+	if err != nil || string(back) != string(orig) {
+		t.Errorf("after both uninstalls (%v): %q", err, back)
+	}
+}
+
 func TestCodexConfigErrors(t *testing.T) {
-	if _, _, err := InstallCodexConfig([]byte("model = \n"), nil); err == nil || !strings.Contains(err.Error(), "not valid TOML") {
+	if _, _, err := InstallCodexConfig([]byte("model = \n"), "/h.json", nil); err == nil || !strings.Contains(err.Error(), "not valid TOML") {
 		t.Errorf("invalid TOML: %v", err)
 	}
-	if _, err := UninstallCodexConfig([]byte(codexBlockBegin + "\n[features]\n")); err == nil || !strings.Contains(err.Error(), "has no end line") {
+	if _, err := UninstallCodexConfig([]byte(codexBlockBegin+"\n[features]\n"), "/h.json"); err == nil || !strings.Contains(err.Error(), "has no end line") {
 		t.Errorf("unclosed block: %v", err)
 	}
-	in := "[hooks]\nstate = { \"k\" = { trusted_hash = \"x\" } }\n"
-	if _, _, err := InstallCodexConfig([]byte(in), []CodexTrust{{Key: "k", Hash: "h"}}); err == nil || !strings.Contains(err.Error(), "cannot replace") {
+	in := "[hooks]\nstate = { \"/h.json:stop:0:0\" = { trusted_hash = \"x\" } }\n"
+	if _, _, err := InstallCodexConfig([]byte(in), "/h.json", []CodexTrust{{Key: "/h.json:stop:0:0", Hash: "h"}}); err == nil || !strings.Contains(err.Error(), "cannot replace") {
 		t.Errorf("inline record: %v", err)
 	}
 }
