@@ -149,7 +149,7 @@ func runHooks(ctx context.Context, env *cli.Env, o *hooksOptions, args []string)
 	}
 	agent, err := hooks.ParseAgent(o.agent)
 	if err != nil {
-		return cli.Usagef("--agent: %v", err)
+		return cli.Usagef("--agent %q: want claude, codex or gemini", o.agent)
 	}
 	install := args[0] == "install"
 	n := 0
