@@ -1,17 +1,15 @@
 package hooks
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/memdir/memdir/internal/codextrust"
 )
 
 // Codex CLI (0.169.0) keeps hooks in $CODEX_HOME/hooks.json, shaped as
@@ -36,67 +34,20 @@ const (
 	codexFeatureLine = "hooks = true # memdir hooks install"
 )
 
-// codexNoMatcher are the events whose matchers Codex ignores, leaving them
-// out of the trust hash too.
-var codexNoMatcher = []string{"UserPromptSubmit", "Stop", "PreCompact", "PostCompact"}
-
 // CodexEventKey is the name an event has in Codex's hook keys:
 // UserPromptSubmit becomes user_prompt_submit.
-func CodexEventKey(event string) string {
-	var b strings.Builder
-	for i, r := range event {
-		if unicode.IsUpper(r) {
-			if i > 0 {
-				b.WriteByte('_')
-			}
-			r = unicode.ToLower(r)
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func CodexEventKey(event string) string { return codextrust.EventKey(event) }
 
 // CodexTimeout is the timeout Codex gives a handler whose configured
 // timeout is secs (0 when unset): 600 when unset, at least 1, and at most
 // 3 for SessionEnd.
-func CodexTimeout(event string, secs int) int {
-	if secs <= 0 {
-		secs = 600
-	}
-	if event == SessionEnd {
-		secs = min(secs, 3)
-	}
-	return max(secs, 1)
-}
+func CodexTimeout(event string, secs int) int { return codextrust.Timeout(event, secs) }
 
-// CodexHookHash is the trusted_hash Codex CLI (0.169.0) records for a
-// command hook: "sha256:" and the hex SHA-256 of the hook's identity as
-// compact JSON with sorted keys, without HTML escaping:
-//
-//	{"event_name":"pre_tool_use","hooks":[{"async":false,"command":"...","statusMessage":"...","timeout":30,"type":"command"}],"matcher":"..."}
-//
-// where matcher is left out when the group has none or the event ignores
-// matchers (UserPromptSubmit, Stop, PreCompact, PostCompact),
-// statusMessage when empty, and timeoutSec is the value after Codex's
-// adjustments ([CodexTimeout]). Any change to the hook changes the hash:
-// Codex then reports it "modified" and skips it until it is trusted again.
+// CodexHookHash is the trusted_hash Codex records for a command hook
+// (see codextrust.Hash): any change to the hook changes it, and Codex then
+// reports the hook "modified" and skips it until it is trusted again.
 func CodexHookHash(event, matcher, command string, timeoutSec int, statusMessage string) string {
-	handler := map[string]any{"type": "command", "command": command, "timeout": timeoutSec, "async": false}
-	if statusMessage != "" {
-		handler["statusMessage"] = statusMessage
-	}
-	id := map[string]any{"event_name": CodexEventKey(event), "hooks": []any{handler}}
-	if matcher != "" && !slices.Contains(codexNoMatcher, event) {
-		id["matcher"] = matcher
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(id); err != nil {
-		panic(err) // strings, ints and bools always encode
-	}
-	sum := sha256.Sum256(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return codextrust.Hash(event, matcher, command, timeoutSec, statusMessage)
 }
 
 // CodexTrust is the trust record of one handler.

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memdir/memdir/hooks"
+	"github.com/memdir/memdir/internal/codextrust"
 )
 
 // RequireAgentsEnv, set to 1, turns the skip of a test whose agent program
@@ -238,12 +238,12 @@ func (c *Codex) AddHook(tb testing.TB, h AgentHook) {
 	events := map[string][]any{}
 	trust := []string{}
 	for _, h := range c.hooks {
-		secs := hooks.CodexTimeout(h.Event, max(1, int(h.timeout().Round(time.Second)/time.Second)))
+		secs := codextrust.Timeout(h.Event, max(1, int(h.timeout().Round(time.Second)/time.Second)))
 		group := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": h.Command, "timeout": secs}}}
 		if h.Matcher != "" {
 			group["matcher"] = h.Matcher
 		}
-		key := fmt.Sprintf("%s:%s:%d:0", c.HooksPath(), hooks.CodexEventKey(h.Event), len(events[h.Event]))
+		key := fmt.Sprintf("%s:%s:%d:0", c.HooksPath(), codextrust.EventKey(h.Event), len(events[h.Event]))
 		events[h.Event] = append(events[h.Event], group)
 		if !h.Untrusted {
 			trust = append(trust, fmt.Sprintf("\n[hooks.state.%s]\ntrusted_hash = %s\n",
@@ -277,11 +277,12 @@ func (c *Codex) Sessions(tb testing.TB) []string {
 }
 
 // CodexHookHash is the trusted_hash Codex CLI (0.169.0) records for a
-// command hook it has been told to trust: see [hooks.CodexHookHash], which
-// memdir's installer uses and this package's tests check against hashes
-// Codex itself reported.
+// command hook it has been told to trust, under
+// [hooks.state."<hooks.json path>:<event_key>:<group>:<handler>"] in
+// config.toml. It is the hash memdir's installer writes (package hooks);
+// this package's tests check it against hashes Codex itself reported.
 func CodexHookHash(event, matcher, command string, timeoutSec int, statusMessage string) string {
-	return hooks.CodexHookHash(event, matcher, command, timeoutSec, statusMessage)
+	return codextrust.Hash(event, matcher, command, timeoutSec, statusMessage)
 }
 
 // Gemini is Gemini CLI (npm @google/gemini-cli) set up to run against a
