@@ -36,10 +36,14 @@ type agentFile struct {
 
 // changed reports whether the edit changes the file.
 func (f *agentFile) changed() bool {
-	if f.Remove {
+	switch {
+	case f.Remove:
 		return f.Exists
+	case !f.Exists:
+		// No file stays no file rather than an empty one.
+		return len(f.New) > 0
 	}
-	return !f.Exists || !bytes.Equal(f.New, f.Old)
+	return !bytes.Equal(f.New, f.Old)
 }
 
 // agentFileEdit is the result of editAgentFiles.
@@ -50,6 +54,9 @@ type agentFileEdit struct {
 	Runs []*memdir.JournalRun
 	// Backups are the .bak files written.
 	Backups []string
+	// Created are the directories made for the files (not there before:
+	// is the program installed?).
+	Created []string
 }
 
 // editAgentFiles reads the files at paths, lets compute set each one's
@@ -74,10 +81,15 @@ func editAgentFiles(ctx context.Context, j *memdir.Journal, summary string, path
 		}
 	}
 	slices.Sort(dirs)
+	ed := &agentFileEdit{Files: files}
 	if !dryRun {
+		// A directory that does not exist yet is created only if a file
+		// is written into it (uninstall on a machine without the program
+		// creates nothing).
 		for _, d := range dirs {
-			if err := atomicfile.MkdirAll(d, 0o700); err != nil {
-				return nil, fmt.Errorf("edit %s: %w", d, err)
+			if _, err := os.Stat(d); errors.Is(err, fs.ErrNotExist) {
+				ed.Created = append(ed.Created, d)
+				continue
 			}
 			lock, err := flock.Acquire(ctx, d)
 			if err != nil {
@@ -94,10 +106,11 @@ func editAgentFiles(ctx context.Context, j *memdir.Journal, summary string, path
 	if err := compute(files); err != nil {
 		return nil, err
 	}
-	ed := &agentFileEdit{Files: files}
 	if dryRun {
 		return ed, nil
 	}
+	created := ed.Created
+	ed.Created = nil
 	for _, d := range dirs {
 		var group []*agentFile
 		for _, f := range files {
@@ -107,6 +120,24 @@ func editAgentFiles(ctx context.Context, j *memdir.Journal, summary string, path
 		}
 		if len(group) == 0 {
 			continue
+		}
+		if slices.Contains(created, d) {
+			if err := atomicfile.MkdirAll(d, 0o700); err != nil {
+				return ed, fmt.Errorf("edit %s: %w", d, err)
+			}
+			lock, err := flock.Acquire(ctx, d)
+			if err != nil {
+				return ed, fmt.Errorf("lock %s: %w", d, err)
+			}
+			defer lock.Unlock()
+			ed.Created = append(ed.Created, d)
+			// What the directory holds now is what was read: nothing,
+			// unless another process created it meanwhile.
+			for _, f := range group {
+				if _, err := os.Lstat(f.Real); err == nil {
+					return ed, fmt.Errorf("%s appeared while memdir was editing it: run the command again", f.Real)
+				}
+			}
 		}
 		run, err := writeAgentFiles(j, summary, d, group, ed)
 		if err != nil {

@@ -164,6 +164,9 @@ func runHooks(ctx context.Context, env *cli.Env, o *hooksOptions, args []string)
 	if !install && (o.noCheckpoint || o.injectIndex || o.binary != "") {
 		return cli.Usagef("--no-checkpoint, --inject-index and --binary apply to install only")
 	}
+	if o.asJSON && args[0] != "status" {
+		return cli.Usagef("--json applies to status only")
+	}
 	if args[0] == "status" {
 		return runHooksStatus(env, o, agent)
 	}

@@ -344,6 +344,11 @@ func (a *agentHooks) report(env *cli.Env, ed *agentFileEdit, ch *agentChanges, i
 		}
 	}
 	var todo []string
+	for _, d := range ed.Created {
+		if a.project == "" {
+			todo = append(todo, fmt.Sprintf("%s did not exist, and memdir created it: is %s installed, and is this the directory it uses?", d, prog))
+		}
+	}
 	todo = append(todo, ch.warnings...)
 	if install {
 		todo = append(todo, a.stillToDo(env)...)

@@ -272,3 +272,23 @@ func TestHooksClaudeStatus(t *testing.T) {
 		t.Errorf("status:\n%s", out)
 	}
 }
+
+// TestHooksAgentNoProgram: uninstall where the program never was creates
+// nothing; install says it made the program's directory.
+func TestHooksAgentNoProgram(t *testing.T) {
+	w := newMemWorld(t)
+	paths := agentFiles(t, w, "codex")
+	if out := w.ok(t, "hooks", "uninstall", "--agent", "codex"); !strings.Contains(out, "nothing changed") {
+		t.Errorf("uninstall said:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Dir(paths[0])); !os.IsNotExist(err) {
+		t.Errorf("uninstall created %s: %v", filepath.Dir(paths[0]), err)
+	}
+	if _, errOut, code := w.run(t, "hooks", "install", "--agent", "codex", "--json"); code != cli.ExitUsage || !strings.Contains(errOut, "--json applies to status only") {
+		t.Errorf("install --json: exit %d, %q", code, errOut)
+	}
+	out := w.ok(t, "hooks", "install", "--agent", "gemini", "--binary", testBinary)
+	if !strings.Contains(out, filepath.Join(w.home, ".gemini")+" did not exist, and memdir created it: is Gemini CLI installed") {
+		t.Errorf("install said:\n%s", out)
+	}
+}
