@@ -97,9 +97,9 @@ input instead ('memdir hooks install --agent codex|gemini' writes them),
 and answer in the same JSON with the program's event name. Their events do
 the work of Claude Code's: Codex's SessionStart, UserPromptSubmit,
 PreToolUse (apply_patch: the files its patch names), Stop and SessionEnd;
-Gemini's SessionStart, BeforeAgent, BeforeTool (write_file, replace), AfterAgent
-and SessionEnd. The memory directory is the one Claude Code uses for the
-input's cwd. A checkpoint snapshot is named after Codex's turn_id; Gemini
+Gemini's SessionStart, BeforeAgent, BeforeTool (write_file, replace),
+AfterAgent and SessionEnd. The memory directory is the one Claude Code uses
+for the input's cwd. A checkpoint snapshot is named after Codex's turn_id; Gemini
 gives no turn id, so its snapshot is named gemini-<the BeforeAgent event's
 timestamp>. SessionEnd also starts an extraction (a session cut off
 mid-turn has no stop event; one that has finds nothing new).
