@@ -64,18 +64,11 @@ type CodexTrust struct {
 func CodexTrustRecords(hooksPath string, data []byte) ([]CodexTrust, error) {
 	var out []CodexTrust
 	err := eachMemdirHandler(data, func(event string, group, handler int, matcher string, h json.RawMessage) {
-		var v struct {
-			Command       string          `json:"command"`
-			Timeout       json.RawMessage `json:"timeout"`
-			StatusMessage string          `json:"statusMessage"`
-		}
-		json.Unmarshal(h, &v)
-		var secs int
-		json.Unmarshal(v.Timeout, &secs)
+		v := decodeHandler(h)
 		out = append(out, CodexTrust{
 			Event: event,
 			Key:   fmt.Sprintf("%s:%s:%d:%d", hooksPath, CodexEventKey(event), group, handler),
-			Hash:  CodexHookHash(event, matcher, v.Command, CodexTimeout(event, secs), v.StatusMessage),
+			Hash:  CodexHookHash(event, matcher, v.Command, CodexTimeout(event, v.timeout), v.StatusMessage),
 		})
 	})
 	return out, err

@@ -303,17 +303,27 @@ func Compact(data []byte) ([]byte, error) {
 func Installed(data []byte) ([]Entry, error) {
 	var out []Entry
 	err := eachMemdirHandler(data, func(event string, group, handler int, matcher string, h json.RawMessage) {
-		var v struct {
-			Command string          `json:"command"`
-			Timeout json.RawMessage `json:"timeout"`
-			Name    string          `json:"name"`
-		}
-		json.Unmarshal(h, &v)
-		var timeout int
-		json.Unmarshal(v.Timeout, &timeout)
-		out = append(out, Entry{Event: event, Matcher: matcher, Command: v.Command, Timeout: timeout, Name: v.Name})
+		v := decodeHandler(h)
+		out = append(out, Entry{Event: event, Matcher: matcher, Command: v.Command, Timeout: v.timeout, Name: v.Name})
 	})
 	return out, err
+}
+
+// handlerFields are the keys of a command handler memdir reads back.
+type handlerFields struct {
+	Command       string          `json:"command"`
+	Timeout       json.RawMessage `json:"timeout"`
+	Name          string          `json:"name"`
+	StatusMessage string          `json:"statusMessage"`
+	// timeout is Timeout as a whole number, 0 when absent or not one.
+	timeout int
+}
+
+func decodeHandler(h json.RawMessage) handlerFields {
+	var v handlerFields
+	json.Unmarshal(h, &v)
+	json.Unmarshal(v.Timeout, &v.timeout)
+	return v
 }
 
 // eachMemdirHandler calls fn for every memdir handler of a settings file,

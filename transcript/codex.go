@@ -1,7 +1,6 @@
 package transcript
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -69,7 +68,7 @@ type codexItem struct {
 func ReadCodex(r io.Reader) (*Transcript, error) {
 	c := &codexBuilder{t: &Transcript{Format: FormatCodex, Types: map[string]int{}}}
 	n, err := scanLines(r, c.line, func(n int) {
-		c.skip(n, fmt.Sprintf("line longer than %d bytes", maxLineBytes))
+		c.t.skip(n, fmt.Sprintf("line longer than %d bytes", maxLineBytes))
 	})
 	if err != nil {
 		return nil, err
@@ -84,35 +83,15 @@ type codexBuilder struct {
 	model string
 }
 
-func (c *codexBuilder) skip(n int, reason string) {
-	c.t.Skipped = append(c.t.Skipped, SkippedLine{Line: n, Reason: reason})
-}
-
 func (c *codexBuilder) line(n int, text []byte, complete bool) {
-	if n == 1 {
-		text = bytes.TrimPrefix(text, []byte("\uFEFF"))
-	}
-	if len(text) == 0 {
-		c.skip(n, "blank")
-		return
-	}
 	var l codexLine
-	err := errNotObject
-	if text[0] == '{' {
-		err = json.Unmarshal(text, &l)
-	}
-	if err != nil {
-		reason := "invalid JSON: " + err.Error()
-		if !complete {
-			reason = "partial last line: " + reason
-		}
-		c.skip(n, reason)
+	if !decodeLine(c.t, n, text, complete, &l) {
 		return
 	}
 	var it codexItem
 	if len(l.Payload) > 0 && l.Payload[0] == '{' {
 		if err := json.Unmarshal(l.Payload, &it); err != nil {
-			c.skip(n, l.Type+" line: payload: "+err.Error())
+			c.t.skip(n, l.Type+" line: payload: "+err.Error())
 			return
 		}
 	}

@@ -1,7 +1,6 @@
 package transcript
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -69,7 +68,7 @@ var geminiInjected = []string{"session_context", "hook_context"}
 func ReadGemini(r io.Reader) (*Transcript, error) {
 	g := &geminiBuilder{t: &Transcript{Format: FormatGemini, Types: map[string]int{}}, byID: map[string]int{}}
 	n, err := scanLines(r, g.line, func(n int) {
-		g.skip(n, fmt.Sprintf("line longer than %d bytes", maxLineBytes))
+		g.t.skip(n, fmt.Sprintf("line longer than %d bytes", maxLineBytes))
 	})
 	if err != nil {
 		return nil, err
@@ -90,29 +89,9 @@ type geminiBuilder struct {
 	byID    map[string]int // message id → index in records
 }
 
-func (g *geminiBuilder) skip(n int, reason string) {
-	g.t.Skipped = append(g.t.Skipped, SkippedLine{Line: n, Reason: reason})
-}
-
 func (g *geminiBuilder) line(n int, text []byte, complete bool) {
-	if n == 1 {
-		text = bytes.TrimPrefix(text, []byte("\uFEFF"))
-	}
-	if len(text) == 0 {
-		g.skip(n, "blank")
-		return
-	}
 	var l geminiLine
-	err := errNotObject
-	if text[0] == '{' {
-		err = json.Unmarshal(text, &l)
-	}
-	if err != nil {
-		reason := "invalid JSON: " + err.Error()
-		if !complete {
-			reason = "partial last line: " + reason
-		}
-		g.skip(n, reason)
+	if !decodeLine(g.t, n, text, complete, &l) {
 		return
 	}
 	switch {
@@ -123,7 +102,7 @@ func (g *geminiBuilder) line(n int, text []byte, complete bool) {
 			for _, raw := range l.Set.Messages {
 				var rec geminiRecord
 				if err := json.Unmarshal(raw, &rec); err != nil {
-					g.skip(n, "$set message: "+err.Error())
+					g.t.skip(n, "$set message: "+err.Error())
 					continue
 				}
 				g.put(n, rec)

@@ -97,6 +97,37 @@ func scanLines(r io.Reader, line func(n int, text []byte, complete bool), tooLon
 	}
 }
 
+// decodeLine decodes one trimmed line of a JSON-lines file into v; when it
+// cannot, it lists the line in t.Skipped with the reason (blank, not a JSON
+// object, invalid JSON, which on a last line with no newline is a partial
+// line a writer may still be in the middle of) and returns false.
+func decodeLine(t *Transcript, n int, text []byte, complete bool, v any) bool {
+	if n == 1 {
+		text = bytes.TrimPrefix(text, []byte("\uFEFF"))
+	}
+	if len(text) == 0 {
+		t.skip(n, "blank")
+		return false
+	}
+	err := errNotObject
+	if text[0] == '{' {
+		err = json.Unmarshal(text, v)
+	}
+	if err != nil {
+		reason := "invalid JSON: " + err.Error()
+		if !complete {
+			reason = "partial last line: " + reason
+		}
+		t.skip(n, reason)
+		return false
+	}
+	return true
+}
+
+func (t *Transcript) skip(n int, reason string) {
+	t.Skipped = append(t.Skipped, SkippedLine{Line: n, Reason: reason})
+}
+
 // discardLine skips the rest of an over-long line.
 func discardLine(br *bufio.Reader) error {
 	for {
@@ -125,9 +156,7 @@ func newBuilder() *builder {
 	}
 }
 
-func (b *builder) skip(line int, reason string) {
-	b.t.Skipped = append(b.t.Skipped, SkippedLine{Line: line, Reason: reason})
-}
+func (b *builder) skip(line int, reason string) { b.t.skip(line, reason) }
 
 // line takes one trimmed line. complete is false for a last line with no
 // newline, which a writer may still be in the middle of.

@@ -354,19 +354,4 @@ func (e *settingsEdit) apply(ctx context.Context, env *cli.Env, d *memdir.Dir) e
 }
 
 // summary lists the events per kind of change.
-func (e *settingsEdit) summary() string {
-	c := e.changes
-	var parts []string
-	for _, p := range []struct {
-		what   string
-		events []string
-	}{{"added", c.Added}, {"updated", c.Updated}, {"unchanged", c.Unchanged}, {"removed", c.Removed}} {
-		if len(p.events) > 0 {
-			parts = append(parts, p.what+": "+strings.Join(p.events, ", "))
-		}
-	}
-	if len(parts) == 0 {
-		return "no memdir hooks"
-	}
-	return strings.Join(parts, "; ")
-}
+func (e *settingsEdit) summary() string { return hookChangesSummary(e.changes) }
