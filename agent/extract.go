@@ -338,8 +338,15 @@ func contains(list []string, s string) bool {
 }
 
 // writeTools are the tools whose calls, when they target the memory
-// directory, mean the conversation saved memories itself.
-var writeTools = map[string]bool{"Write": true, "Edit": true, "MultiEdit": true, "NotebookEdit": true}
+// directory, mean the conversation saved memories itself: Claude Code's
+// and Gemini CLI's (write_file, replace), which name the file in
+// file_path. Codex CLI's apply_patch names its files in the patch.
+var writeTools = map[string]bool{"Write": true, "Edit": true, "MultiEdit": true, "NotebookEdit": true, "write_file": true, "replace": true}
+
+// patchFileRe matches the lines of an apply_patch patch that name a file.
+var patchFileRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$`)
+})
 
 // memoryWrite returns the memory path that an assistant message among msgs
 // wrote, or "" when none did: Claude Code's Write and Edit tools on a file
@@ -359,10 +366,18 @@ func (e *Extractor) memoryWrite(msgs []transcript.Message) string {
 				NotebookPath string `json:"notebook_path"`
 				Command      string `json:"command"`
 				Path         string `json:"path"`
+				Input        string `json:"input"`
 			}
 			json.Unmarshal(b.Input, &in)
 			name := b.ToolName
 			switch {
+			case name == "apply_patch":
+				for _, m := range patchFileRe().FindAllStringSubmatch(in.Input+"\n"+in.Command, -1) {
+					p := strings.TrimSpace(m[1] + m[2])
+					if filepath.IsAbs(p) && strings.HasPrefix(filepath.Clean(p)+string(filepath.Separator), dir) {
+						return p
+					}
+				}
 			case writeTools[name]:
 				p := in.FilePath
 				if p == "" {

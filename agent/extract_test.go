@@ -193,6 +193,21 @@ func TestExtractSkipsWhenConversationWroteMemory(t *testing.T) {
 	if len(w.srv.Requests()) != 0 {
 		t.Error("the model was called although the conversation saved the memory itself")
 	}
+	// Gemini CLI's write_file and Codex CLI's apply_patch count too.
+	for _, tool := range []struct {
+		name  string
+		input map[string]string
+	}{
+		{"write_file", map[string]string{"file_path": w.dir.Abs("user_editor.md"), "content": "x"}},
+		{"apply_patch", map[string]string{"input": "*** Begin Patch\n*** Add File: " + w.dir.Abs("user_editor.md") + "\n+x\n*** End Patch\n"}},
+	} {
+		msgs := conv("remember that I use vim", "")
+		msgs[0].UUID, msgs[1].UUID = tool.name+"-1", tool.name+"-2"
+		msgs[1].Content = []llm.Block{{Type: llm.BlockToolUse, ToolUseID: "w1", ToolName: tool.name, Input: json.RawMessage(mustJSON(tool.input))}}
+		if res, err := e.Extract(context.Background(), agent.Source{Messages: msgs}); err != nil || !res.Skipped || !strings.Contains(res.Reason, "already wrote to memory") {
+			t.Errorf("%s of a memory: %+v, %v", tool.name, res, err)
+		}
+	}
 	// A write elsewhere is not a memory write: the extraction runs.
 	w.srv.Enqueue(memdirtest.TextReply("nothing"))
 	msgs := write("Edit", filepath.Join(t.TempDir(), "main.go"))

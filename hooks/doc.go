@@ -8,6 +8,15 @@
 // settings.json edits that install and remove memdir's hooks ([Install],
 // [Uninstall]) while keeping every other key and hook.
 //
+// Codex CLI and Gemini CLI have hooks of the same kind under other event
+// names; [Agent] says how their events map onto Claude Code's, so one
+// Handler answers all three ([DecodeAgentInput]), and the answer names
+// the event as the program does. Their configuration is edited with the
+// same care: Codex's hooks.json with [Install] and the trust records its
+// config.toml needs with [InstallCodexConfig]; Gemini's settings.json with
+// [InstallGemini]; [Restore] undoes an install byte for byte when nothing
+// else changed since.
+//
 // The protocol is documented in Claude Code's hooks reference; the parts
 // memdir relies on are:
 //

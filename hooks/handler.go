@@ -100,6 +100,10 @@ func (h *Handler) Handle(ctx context.Context, in *Input) (*Output, *Run, error) 
 		}
 		out.SystemMessage, _ = Truncate("memdir: "+strings.Join(r.Warnings, "; "), MaxContextChars, "…")
 	}
+	if out != nil && out.HookSpecificOutput != nil && in.AgentEvent != "" {
+		// The answer names the event as the program does (BeforeAgent).
+		out.HookSpecificOutput.HookEventName = in.AgentEvent
+	}
 	return out, r, nil
 }
 
@@ -292,7 +296,7 @@ func (h *Handler) history(r *Run) (*checkpoint.History, error) {
 // problems are warnings: failing the hook would lose the recalled context.
 func (h *Handler) snapshot(ctx context.Context, r *Run) {
 	if r.In.PromptID == "" {
-		r.Warn("no checkpoint snapshot: the hook input has no prompt_id")
+		r.Warn("no checkpoint snapshot: the hook input has no %s", promptIDField(r.In.Agent))
 		return
 	}
 	hist, err := h.history(r)
@@ -311,29 +315,44 @@ func (h *Handler) snapshot(ctx context.Context, r *Run) {
 }
 
 func (h *Handler) preToolUse(ctx context.Context, r *Run) error {
-	path, edits, err := r.In.EditedFile()
+	paths, edits, err := r.In.EditedFiles()
 	if !edits || err != nil {
 		return err
 	}
-	h.hintEdit(r, path)
+	for _, p := range paths {
+		h.hintEdit(r, p)
+	}
 	if h.NoCheckpoint {
 		return nil
 	}
 	if r.In.PromptID == "" {
-		return fmt.Errorf("hook input: field prompt_id is missing, so %s cannot be checkpointed before %s (the edit goes ahead): %w", path, r.In.ToolName, memdir.ErrInvalid)
+		return fmt.Errorf("hook input: field %s is missing, so %s cannot be checkpointed before %s (the edit goes ahead): %w", promptIDField(r.In.Agent), strings.Join(paths, ", "), r.In.ToolName, memdir.ErrInvalid)
 	}
 	hist, err := h.history(r)
 	if err != nil {
 		return err
 	}
-	res, err := hist.Track(ctx, path, r.In.PromptID)
-	if err != nil {
-		return fmt.Errorf("checkpoint of %s before %s failed (the edit goes ahead without a backup): %w", path, r.In.ToolName, err)
-	}
-	if !res.AlreadyTracked {
-		r.Note("tracked %s (version %d) in snapshot %d", res.Path, res.Backup.Version, res.Sequence)
+	for _, p := range paths {
+		res, err := hist.Track(ctx, p, r.In.PromptID)
+		if err != nil {
+			return fmt.Errorf("checkpoint of %s before %s failed (the edit goes ahead without a backup): %w", p, r.In.ToolName, err)
+		}
+		if !res.AlreadyTracked {
+			r.Note("tracked %s (version %d) in snapshot %d", res.Path, res.Backup.Version, res.Sequence)
+		}
 	}
 	return nil
+}
+
+// promptIDField names the input field a prompt id comes from.
+func promptIDField(a Agent) string {
+	switch a {
+	case Codex:
+		return "turn_id"
+	case Gemini:
+		return "timestamp"
+	}
+	return "prompt_id"
 }
 
 // hintEdit tells the recall index when the tool is about to write a memory
@@ -359,23 +378,41 @@ func (h *Handler) hintEdit(r *Run, path string) {
 
 func (h *Handler) stop(r *Run) error {
 	if r.In.StopHookActive {
-		r.Note("stop_hook_active is true: Claude is continuing because of a Stop hook; nothing to do")
+		r.Note("stop_hook_active is true: the agent is continuing because of a stop hook; nothing to do")
 		return nil
 	}
 	d, _, err := h.locate(r)
 	if err != nil || d == nil {
 		return err
 	}
+	return h.extract(r)
+}
+
+// extract starts the background extraction of the input's transcript
+// ('memdir extract' tells its format from its content), when a model is
+// configured.
+func (h *Handler) extract(r *Run) error {
 	if ok, err := h.modelConfigured(r, "extraction"); !ok || err != nil {
 		return err
 	}
 	return h.spawn(r, "extract", "--transcript", r.In.TranscriptPath, "--session", r.In.SessionID, "--project", r.In.Cwd)
 }
 
+// sessionEnd starts consolidation. For Codex and Gemini it first starts
+// an extraction too: a session that ends in the middle of a turn has no
+// stop event, and one that does finds nothing new (the extraction's
+// cursor is past it), so this costs no model call.
 func (h *Handler) sessionEnd(r *Run) error {
 	d, loc, err := h.locate(r)
 	if err != nil || d == nil {
 		return err
+	}
+	if r.In.Agent != Claude && r.In.Agent != "" {
+		if r.In.TranscriptPath == "" || !filepath.IsAbs(r.In.TranscriptPath) {
+			r.Note("no extraction at session end: field transcript_path is %q, not an absolute path", r.In.TranscriptPath)
+		} else if err := h.extract(r); err != nil {
+			return err
+		}
 	}
 	if on, why := loc.AutoDreamEnabled(); !on {
 		r.Note("consolidation not started: auto-dream is off (%s)", why)

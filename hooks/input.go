@@ -44,7 +44,10 @@ var EditTools = []string{"Edit", "Write", "MultiEdit", "NotebookEdit"}
 const MaxInputBytes = 64 << 20
 
 // Input is the JSON object Claude Code writes to a hook's standard input.
-// Fields memdir does not use are kept in Raw.
+// Codex CLI and Gemini CLI send objects of the same kind, which
+// [DecodeAgentInput] reads into it: their events are then named as Claude
+// Code's (see [Input.AgentEvent]). Fields memdir does not use are kept in
+// Raw.
 type Input struct {
 	// Common to every event.
 	SessionID      string `json:"session_id"`
@@ -79,6 +82,21 @@ type Input struct {
 	// SessionEnd: clear, resume, logout, prompt_input_exit or other.
 	Reason string `json:"reason,omitempty"`
 
+	// TurnID is Codex's id of the user turn (UserPromptSubmit, PreToolUse,
+	// Stop); it becomes PromptID.
+	TurnID string `json:"turn_id,omitempty"`
+	// Timestamp is when Gemini CLI fired the event (ISO 8601).
+	Timestamp string `json:"timestamp,omitempty"`
+	// PromptResponse is Gemini's AfterAgent text of the answer (not
+	// always exact: the transcript has the exact one).
+	PromptResponse string `json:"prompt_response,omitempty"`
+
+	// Agent is the program that sent the input; AgentEvent is its own name
+	// for the event (BeforeAgent for Gemini's UserPromptSubmit), which its
+	// answer must carry. Neither is part of the JSON.
+	Agent      Agent  `json:"-"`
+	AgentEvent string `json:"-"`
+
 	// Raw is the whole object as read.
 	Raw json.RawMessage `json:"-"`
 }
@@ -88,7 +106,11 @@ type Input struct {
 // UserPromptSubmit, PreToolUse, Stop, SessionEnd) the fields memdir needs
 // are present and well formed. Errors wrap memdir.ErrInvalid and name the
 // field.
-func ParseInput(r io.Reader) (*Input, error) {
+func ParseInput(r io.Reader) (*Input, error) { return ParseAgentInput(Claude, r) }
+
+// ParseAgentInput is ParseInput for the input agent a sends (see
+// [DecodeAgentInput]).
+func ParseAgentInput(a Agent, r io.Reader) (*Input, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxInputBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("hook input: read standard input: %w", err)
@@ -96,14 +118,21 @@ func ParseInput(r io.Reader) (*Input, error) {
 	if len(data) > MaxInputBytes {
 		return nil, fmt.Errorf("hook input is larger than %d bytes: %w", MaxInputBytes, memdir.ErrInvalid)
 	}
-	return DecodeInput(data)
+	return DecodeAgentInput(a, data)
 }
 
 // DecodeInput is ParseInput on bytes already read.
-func DecodeInput(data []byte) (*Input, error) {
+func DecodeInput(data []byte) (*Input, error) { return DecodeAgentInput(Claude, data) }
+
+// DecodeAgentInput reads the hook input a of the agent programs sent: for
+// Claude, as [DecodeInput]; for Codex and Gemini, the same object with
+// their own event names and fields, which it maps onto Claude Code's (see
+// [Agent]), then checks as DecodeInput does. Errors wrap memdir.ErrInvalid
+// and name the field.
+func DecodeAgentInput(a Agent, data []byte) (*Input, error) {
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
-		return nil, fmt.Errorf("hook input is empty: memdir hook reads the JSON object Claude Code writes to a hook's standard input: %w", memdir.ErrInvalid)
+		return nil, fmt.Errorf("hook input is empty: memdir hook reads the JSON object %s writes to a hook's standard input: %w", a.Program(), memdir.ErrInvalid)
 	}
 	if trimmed[0] != '{' {
 		return nil, fmt.Errorf("hook input is not a JSON object (it begins %q): %w", prefix(trimmed, 20), memdir.ErrInvalid)
@@ -117,6 +146,10 @@ func DecodeInput(data []byte) (*Input, error) {
 		return nil, fmt.Errorf("hook input holds more than one JSON value: %w", memdir.ErrInvalid)
 	}
 	in.Raw = json.RawMessage(trimmed)
+	in.Agent, in.AgentEvent = a, in.HookEventName
+	if err := in.adapt(); err != nil {
+		return nil, fmt.Errorf("hook input: %w: %w", err, memdir.ErrInvalid)
+	}
 	if err := in.check(); err != nil {
 		return nil, fmt.Errorf("hook input: %w: %w", err, memdir.ErrInvalid)
 	}
@@ -169,12 +202,6 @@ func Acts(event string) bool {
 }
 
 func (in *Input) check() error {
-	if in.HookEventName == "" {
-		return errors.New("field hook_event_name is missing")
-	}
-	if !slices.Contains(Events, in.HookEventName) {
-		return fmt.Errorf("field hook_event_name is %q, which is not a Claude Code hook event", in.HookEventName)
-	}
 	if !Acts(in.HookEventName) {
 		return nil
 	}
@@ -249,25 +276,32 @@ func (in *Input) EditedFile() (path string, ok bool, err error) {
 	if !slices.Contains(EditTools, in.ToolName) {
 		return "", false, nil
 	}
+	p, err := filePath(in.ToolName, in.ToolInput)
+	return p, true, err
+}
+
+// filePath returns the file a call of tool names in its input:
+// tool_input.file_path, or tool_input.notebook_path for NotebookEdit.
+func filePath(tool string, raw json.RawMessage) (string, error) {
 	var ti struct {
 		FilePath     *string `json:"file_path"`
 		NotebookPath *string `json:"notebook_path"`
 	}
-	if err := json.Unmarshal(in.ToolInput, &ti); err != nil {
-		return "", true, fmt.Errorf("hook input: field tool_input of %s: %s: %w", in.ToolName, describeJSONError(err), memdir.ErrInvalid)
+	if err := json.Unmarshal(raw, &ti); err != nil {
+		return "", fmt.Errorf("hook input: field tool_input of %s: %s: %w", tool, describeJSONError(err), memdir.ErrInvalid)
 	}
 	field, p := "tool_input.file_path", ti.FilePath
-	if in.ToolName == "NotebookEdit" && ti.NotebookPath != nil {
+	if tool == "NotebookEdit" && ti.NotebookPath != nil {
 		field, p = "tool_input.notebook_path", ti.NotebookPath
 	}
 	switch {
 	case p == nil || *p == "":
-		if in.ToolName == "NotebookEdit" {
+		if tool == "NotebookEdit" {
 			field = "tool_input.notebook_path"
 		}
-		return "", true, fmt.Errorf("hook input: field %s of the %s call is missing: %w", field, in.ToolName, memdir.ErrInvalid)
+		return "", fmt.Errorf("hook input: field %s of the %s call is missing: %w", field, tool, memdir.ErrInvalid)
 	case strings.ContainsRune(*p, 0):
-		return "", true, fmt.Errorf("hook input: field %s contains a NUL byte: %w", field, memdir.ErrInvalid)
+		return "", fmt.Errorf("hook input: field %s contains a NUL byte: %w", field, memdir.ErrInvalid)
 	}
-	return *p, true, nil
+	return *p, nil
 }

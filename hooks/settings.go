@@ -14,8 +14,12 @@ type Entry struct {
 	Event   string
 	Matcher string
 	Command string
-	// Timeout is in seconds; 0 leaves the key out (Claude Code's default).
+	// Timeout is in the program's unit (seconds for Claude Code and Codex,
+	// milliseconds for Gemini); 0 leaves the key out (the default).
 	Timeout int
+	// Name is the handler's name, for programs that name hooks (Gemini
+	// lists names to skip in hooksConfig.disabled); "" leaves the key out.
+	Name string
 }
 
 // Install returns the settings file data with memdir's handlers set to
@@ -254,6 +258,9 @@ func updateHandler(raw json.RawMessage, e Entry) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
+	if e.Name != "" {
+		h = h.Set("name", jsonobj.Value(e.Name))
+	}
 	h = h.Set("type", jsonobj.Value("command"))
 	h = h.Set("command", jsonobj.Value(e.Command))
 	if e.Timeout > 0 {
@@ -266,7 +273,11 @@ func updateHandler(raw json.RawMessage, e Entry) (json.RawMessage, error) {
 }
 
 func newGroup(e Entry) json.RawMessage {
-	h := jsonobj.Object{{Key: "type", Value: jsonobj.Value("command")}, {Key: "command", Value: jsonobj.Value(e.Command)}}
+	var h jsonobj.Object
+	if e.Name != "" {
+		h = append(h, jsonobj.Member{Key: "name", Value: jsonobj.Value(e.Name)})
+	}
+	h = append(h, jsonobj.Member{Key: "type", Value: jsonobj.Value("command")}, jsonobj.Member{Key: "command", Value: jsonobj.Value(e.Command)})
 	if e.Timeout > 0 {
 		h = append(h, jsonobj.Member{Key: "timeout", Value: jsonobj.Value(e.Timeout)})
 	}
@@ -283,4 +294,103 @@ func Compact(data []byte) ([]byte, error) {
 	var b bytes.Buffer
 	err := json.Compact(&b, bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
 	return b.Bytes(), err
+}
+
+// Installed returns memdir's handlers in a settings file (or Codex's
+// hooks.json), in file order, as the entries that would install them:
+// event, group matcher, command, timeout (0 when absent or not a whole
+// number) and name.
+func Installed(data []byte) ([]Entry, error) {
+	var out []Entry
+	err := eachMemdirHandler(data, func(event string, group, handler int, matcher string, h json.RawMessage) {
+		v := decodeHandler(h)
+		out = append(out, Entry{Event: event, Matcher: matcher, Command: v.Command, Timeout: v.timeout, Name: v.Name})
+	})
+	return out, err
+}
+
+// handlerFields are the keys of a command handler memdir reads back.
+type handlerFields struct {
+	Command       string          `json:"command"`
+	Timeout       json.RawMessage `json:"timeout"`
+	Name          string          `json:"name"`
+	StatusMessage string          `json:"statusMessage"`
+	// timeout is Timeout as a whole number, 0 when absent or not one.
+	timeout int
+}
+
+func decodeHandler(h json.RawMessage) handlerFields {
+	var v handlerFields
+	json.Unmarshal(h, &v)
+	json.Unmarshal(v.Timeout, &v.timeout)
+	return v
+}
+
+// eachMemdirHandler calls fn for every memdir handler of a settings file,
+// with its event, the indexes of its group in the event's list and of the
+// handler in the group's, and the group's matcher. Groups and handlers
+// that are not objects are skipped, as Install keeps them.
+func eachMemdirHandler(data []byte, fn func(event string, group, handler int, matcher string, h json.RawMessage)) error {
+	root, err := jsonobj.Parse(data)
+	if err != nil {
+		return err
+	}
+	raw, at, err := root.Get("hooks")
+	if err != nil || at < 0 {
+		return err
+	}
+	events, err := jsonobj.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("key hooks: %w", err)
+	}
+	for _, ev := range events {
+		groups, err := jsonobj.ParseArray(ev.Value)
+		if err != nil {
+			return fmt.Errorf("key hooks.%s: %w", ev.Key, err)
+		}
+		for gi, g := range groups {
+			group, err := jsonobj.Parse(g)
+			if err != nil {
+				continue
+			}
+			hraw, hat, err := group.Get("hooks")
+			if err != nil || hat < 0 {
+				continue
+			}
+			handlers, err := jsonobj.ParseArray(hraw)
+			if err != nil {
+				continue
+			}
+			for hi, h := range handlers {
+				if isMemdirHandler(h) {
+					fn(ev.Key, gi, hi, groupMatcher(group), h)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Restore undoes an install exactly when nothing else changed since: when
+// current is byte for byte what install makes of backup (the file before
+// memdir's last change of it, nil when there was none) with the handlers
+// current holds, and backup holds no memdir handler, the file is put back
+// as backup was, or removed when there was no backup (install created
+// it). ok is false otherwise, and the caller removes memdir's handlers
+// one by one instead.
+func Restore(current, backup []byte, hadBackup bool, install func(data []byte, entries []Entry) ([]byte, error)) (restored []byte, remove, ok bool) {
+	entries, err := Installed(current)
+	if err != nil || len(entries) == 0 {
+		return nil, false, false
+	}
+	if hadBackup {
+		if old, err := Installed(backup); err != nil || len(old) > 0 {
+			return nil, false, false
+		}
+	}
+	redo, err := install(backup, entries)
+	if err != nil || !bytes.Equal(redo, current) {
+		return nil, false, false
+	}
+	return backup, !hadBackup, true
 }

@@ -3,8 +3,6 @@ package memdirtest
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,7 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode"
+
+	"github.com/memdir/memdir/internal/codextrust"
 )
 
 // RequireAgentsEnv, set to 1, turns the skip of a test whose agent program
@@ -230,11 +229,6 @@ plugins = false
 // HooksPath is the hooks.json AddHook writes.
 func (c *Codex) HooksPath() string { return filepath.Join(c.CodexHome, "hooks.json") }
 
-// codexMaxTimeout is the longest timeout Codex lets an event's hooks have,
-// for the events that have a cap: Codex lowers a longer one (with a
-// warning), and the trust hash is of the lowered value.
-var codexMaxTimeout = map[string]int{"SessionEnd": 3}
-
 // AddHook adds h, in a matcher group of its own, to hooks.json and (unless
 // h.Untrusted) records it as trusted in config.toml, with the hash Codex
 // computes for it (see [CodexHookHash]). Both files are rewritten whole.
@@ -244,16 +238,12 @@ func (c *Codex) AddHook(tb testing.TB, h AgentHook) {
 	events := map[string][]any{}
 	trust := []string{}
 	for _, h := range c.hooks {
-		secs := int(h.timeout().Round(time.Second) / time.Second)
-		if limit, ok := codexMaxTimeout[h.Event]; ok {
-			secs = min(secs, limit)
-		}
-		secs = max(secs, 1)
+		secs := codextrust.Timeout(h.Event, max(1, int(h.timeout().Round(time.Second)/time.Second)))
 		group := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": h.Command, "timeout": secs}}}
 		if h.Matcher != "" {
 			group["matcher"] = h.Matcher
 		}
-		key := fmt.Sprintf("%s:%s:%d:0", c.HooksPath(), codexEventKey(h.Event), len(events[h.Event]))
+		key := fmt.Sprintf("%s:%s:%d:0", c.HooksPath(), codextrust.EventKey(h.Event), len(events[h.Event]))
 		events[h.Event] = append(events[h.Event], group)
 		if !h.Untrusted {
 			trust = append(trust, fmt.Sprintf("\n[hooks.state.%s]\ntrusted_hash = %s\n",
@@ -286,58 +276,14 @@ func (c *Codex) Sessions(tb testing.TB) []string {
 	return findFiles(tb, filepath.Join(c.CodexHome, "sessions"), "rollout-*.jsonl")
 }
 
-// codexEventKey is the name an event has in Codex's hook keys:
-// UserPromptSubmit becomes user_prompt_submit.
-func codexEventKey(event string) string {
-	var b strings.Builder
-	for i, r := range event {
-		if unicode.IsUpper(r) {
-			if i > 0 {
-				b.WriteByte('_')
-			}
-			r = unicode.ToLower(r)
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 // CodexHookHash is the trusted_hash Codex CLI (0.169.0) records for a
 // command hook it has been told to trust, under
 // [hooks.state."<hooks.json path>:<event_key>:<group>:<handler>"] in
-// config.toml: "sha256:" and the hex SHA-256 of the hook's identity as
-// compact JSON with sorted keys, without HTML escaping:
-//
-//	{"event_name":"pre_tool_use","hooks":[{"async":false,"command":"...","statusMessage":"...","timeout":30,"type":"command"}],"matcher":"..."}
-//
-// where matcher is left out when the group has none or the event ignores
-// matchers (UserPromptSubmit, Stop, PreCompact, PostCompact),
-// statusMessage when empty, and timeout is in seconds after Codex's own
-// adjustments (600 when unset, at least 1, at most 3 for SessionEnd). Any
-// change to the hook changes the hash: Codex then reports it "modified"
-// and skips it until it is trusted again.
+// config.toml. It is the hash memdir's installer writes (package hooks);
+// this package's tests check it against hashes Codex itself reported.
 func CodexHookHash(event, matcher, command string, timeoutSec int, statusMessage string) string {
-	handler := map[string]any{"type": "command", "command": command, "timeout": timeoutSec, "async": false}
-	if statusMessage != "" {
-		handler["statusMessage"] = statusMessage
-	}
-	id := map[string]any{"event_name": codexEventKey(event), "hooks": []any{handler}}
-	if matcher != "" && !codexNoMatcher[event] {
-		id["matcher"] = matcher
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(id); err != nil {
-		panic(err) // strings and ints always encode
-	}
-	sum := sha256.Sum256(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return codextrust.Hash(event, matcher, command, timeoutSec, statusMessage)
 }
-
-// codexNoMatcher are the events whose matchers Codex ignores, leaving them
-// out of the trust hash too.
-var codexNoMatcher = map[string]bool{"UserPromptSubmit": true, "Stop": true, "PreCompact": true, "PostCompact": true}
 
 // Gemini is Gemini CLI (npm @google/gemini-cli) set up to run against a
 // [ModelServer]: a home of its own whose ~/.gemini/settings.json selects

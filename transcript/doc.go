@@ -1,6 +1,7 @@
 // Package transcript reads conversations for memdir's background agents:
-// Claude Code's JSONL session logs (~/.claude/projects/<project>/<session>.jsonl)
-// and plain JSON lists of messages. Conversations come out as root-package
+// Claude Code's JSONL session logs (~/.claude/projects/<project>/<session>.jsonl),
+// Codex CLI's rollout files and Gemini CLI's chat files (see [ReadCodex],
+// [ReadGemini]), and plain JSON lists of messages. Conversations come out as root-package
 // types, [llm.Message] with text, tool_use and tool_result blocks, wrapped
 // in a [Message] that says where each sits in the session and what kind of
 // turn it is.
@@ -68,5 +69,15 @@
 // content as a string or a list of Anthropic content blocks. It is strict:
 // the file was written on purpose, so anything malformed is an error naming
 // the message. [Detect] and [ReadAny] (and [ReadFile]) pick the reader from
-// the first non-blank byte.
+// the first non-blank byte and, for JSON lines, from the first line's
+// keys.
+//
+// # Codex CLI and Gemini CLI
+//
+// Both write one JSON object a line and are read as defensively as
+// Claude Code's log (broken lines skipped and listed). Their
+// conversations have no branches: messages come in file order, each the
+// parent of the next, and only the user's text, the assistant's text and
+// tool calls with their results are kept; the instructions and context
+// blocks the programs add to the history are left out.
 package transcript

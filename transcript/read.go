@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +41,24 @@ func ReadFile(path string) (*Transcript, error) {
 // Types and otherwise ignored. Only a failure to read r is an error.
 func Read(r io.Reader) (*Transcript, error) {
 	b := newBuilder()
+	n, err := scanLines(r, b.line, func(n int) {
+		b.skip(n, fmt.Sprintf("line longer than %d bytes", maxLineBytes))
+	})
+	if err != nil {
+		return nil, err
+	}
+	t := b.finish()
+	t.Lines = n
+	return t, nil
+}
+
+// scanLines calls line for each line of r, numbered from 1 and trimmed of
+// surrounding whitespace; complete is false for a last line with no
+// newline, which a writer may still be in the middle of. A line longer
+// than maxLineBytes is not held in memory: tooLong gets its number
+// instead. It returns the number of lines; only a failure to read r is an
+// error. Every reader of a JSON-lines format shares it.
+func scanLines(r io.Reader, line func(n int, text []byte, complete bool), tooLong func(n int)) (int, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var long []byte // a line longer than the reader's buffer
 	lineNo := 0
@@ -48,9 +67,9 @@ func Read(r io.Reader) (*Transcript, error) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if len(long)+len(chunk) > maxLineBytes {
 				lineNo++
-				b.skip(lineNo, fmt.Sprintf("line longer than %d bytes", maxLineBytes))
+				tooLong(lineNo)
 				if err := discardLine(br); err != nil && !errors.Is(err, io.EOF) {
-					return nil, fmt.Errorf("read transcript: %w", err)
+					return 0, fmt.Errorf("read transcript: %w", err)
 				}
 				long = long[:0]
 				continue
@@ -59,26 +78,54 @@ func Read(r io.Reader) (*Transcript, error) {
 			continue
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("read transcript: %w", err)
+			return 0, fmt.Errorf("read transcript: %w", err)
 		}
-		line := chunk
+		text := chunk
 		if len(long) > 0 {
 			long = append(long, chunk...)
-			line = long
+			text = long
 		}
-		if len(line) > 0 {
+		if len(text) > 0 {
 			lineNo++
-			complete := line[len(line)-1] == '\n'
-			b.line(lineNo, bytes.TrimSpace(line), complete)
+			complete := text[len(text)-1] == '\n'
+			line(lineNo, bytes.TrimSpace(text), complete)
 		}
 		long = long[:0]
 		if err != nil { // io.EOF
-			break
+			return lineNo, nil
 		}
 	}
-	t := b.finish()
-	t.Lines = lineNo
-	return t, nil
+}
+
+// decodeLine decodes one trimmed line of a JSON-lines file into v; when it
+// cannot, it lists the line in t.Skipped with the reason (blank, not a JSON
+// object, invalid JSON, which on a last line with no newline is a partial
+// line a writer may still be in the middle of) and returns false.
+func decodeLine(t *Transcript, n int, text []byte, complete bool, v any) bool {
+	if n == 1 {
+		text = bytes.TrimPrefix(text, []byte("\uFEFF"))
+	}
+	if len(text) == 0 {
+		t.skip(n, "blank")
+		return false
+	}
+	err := errNotObject
+	if text[0] == '{' {
+		err = json.Unmarshal(text, v)
+	}
+	if err != nil {
+		reason := "invalid JSON: " + err.Error()
+		if !complete {
+			reason = "partial last line: " + reason
+		}
+		t.skip(n, reason)
+		return false
+	}
+	return true
+}
+
+func (t *Transcript) skip(n int, reason string) {
+	t.Skipped = append(t.Skipped, SkippedLine{Line: n, Reason: reason})
 }
 
 // discardLine skips the rest of an over-long line.
@@ -109,9 +156,7 @@ func newBuilder() *builder {
 	}
 }
 
-func (b *builder) skip(line int, reason string) {
-	b.t.Skipped = append(b.t.Skipped, SkippedLine{Line: line, Reason: reason})
-}
+func (b *builder) skip(line int, reason string) { b.t.skip(line, reason) }
 
 // line takes one trimmed line. complete is false for a last line with no
 // newline, which a writer may still be in the middle of.
@@ -336,25 +381,68 @@ func sortSkipped(s []SkippedLine) {
 }
 
 // Detect tells the format from the first bytes of a file: a JSON list
-// starts with '[', a JSONL log with '{'. Leading whitespace and a UTF-8
-// byte order mark are ignored. It returns "" when neither fits.
+// starts with '[', a JSON-lines file with '{'. Leading whitespace and a
+// UTF-8 byte order mark are ignored. The first line's keys tell the
+// JSON-lines formats apart: Codex CLI's rollout lines are {"timestamp",
+// "type", "payload"}, Gemini CLI's chat file opens with a header holding
+// "projectHash" (or with a message of type "gemini", or a "$set"), and
+// anything else is read as Claude Code's. It returns "" when neither
+// fits.
 func Detect(head []byte) Format {
 	head = bytes.TrimPrefix(head, []byte("\uFEFF"))
 	head = bytes.TrimLeft(head, " \t\r\n")
 	switch {
-	case len(head) == 0, head[0] == '{':
+	case len(head) == 0:
 		return FormatJSONL
+	case head[0] == '{':
+		return sniffJSONL(head)
 	case head[0] == '[':
 		return FormatJSON
 	}
 	return ""
 }
 
-// ReadAny reads a transcript in either format, choosing the reader with
-// [Detect]. An empty input is an empty JSONL transcript.
+// sniffJSONL tells the JSON-lines format from the keys of the first
+// object, as far as head holds it (a Codex session_meta line is long, but
+// its payload comes after the keys that tell).
+func sniffJSONL(head []byte) Format {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if _, err := dec.Token(); err != nil {
+		return FormatJSONL
+	}
+	keys := map[string]string{} // key → its value, when a string
+	for dec.More() {
+		tok, err := dec.Token()
+		key, ok := tok.(string)
+		if err != nil || !ok {
+			break
+		}
+		keys[key] = ""
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			break
+		}
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			keys[key] = s
+		}
+	}
+	has := func(k string) bool { _, ok := keys[k]; return ok }
+	switch {
+	case has("payload") && has("type") && !has("uuid"):
+		return FormatCodex
+	case has("projectHash") || has("$set") || keys["type"] == "gemini",
+		has("id") && keys["type"] == "user" && !has("uuid") && !has("message"):
+		return FormatGemini
+	}
+	return FormatJSONL
+}
+
+// ReadAny reads a transcript in any of the formats, choosing the reader
+// with [Detect]. An empty input is an empty JSONL transcript.
 func ReadAny(r io.Reader) (*Transcript, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	head, err := br.Peek(512)
+	head, err := br.Peek(4096)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return nil, fmt.Errorf("read transcript: %w", err)
 	}
@@ -363,7 +451,11 @@ func ReadAny(r io.Reader) (*Transcript, error) {
 		return Read(br)
 	case FormatJSON:
 		return ReadMessagesJSON(br)
+	case FormatCodex:
+		return ReadCodex(br)
+	case FormatGemini:
+		return ReadGemini(br)
 	}
 	first := strings.TrimSpace(string(head[:min(len(head), 40)]))
-	return nil, fmt.Errorf("unrecognised transcript format (starts %q): want a JSON list of messages or Claude Code JSONL: %w", first, memdir.ErrInvalid)
+	return nil, fmt.Errorf("unrecognised transcript format (starts %q): want a JSON list of messages, or the JSON lines of Claude Code, Codex CLI or Gemini CLI: %w", first, memdir.ErrInvalid)
 }

@@ -33,8 +33,8 @@ const (
 var hookCmd = &cli.Command{
 	NeverBlock: true,
 	Name:       "hook",
-	Args:       "[flags] < HOOK-INPUT.json",
-	Short:      "answer a Claude Code hook event (its JSON on standard input)",
+	Args:       "[--agent claude|codex|gemini] [flags] < HOOK-INPUT.json",
+	Short:      "answer a hook event of Claude Code, Codex CLI or Gemini CLI (its JSON on standard input)",
 	Long: `Hook is what Claude Code runs for memdir's hooks ('memdir hooks install' sets
 them up). It reads the hook's JSON input on standard input and acts on its
 hook_event_name. The memory directory is located from the input's cwd (the
@@ -92,6 +92,18 @@ input is malformed (the message names the field) or the event's main work
 failed. Never 2, which would make Claude Code block the prompt, the edit or
 the stop; only a malformed memdir command line (an unknown flag) exits 2.
 
+--agent codex and --agent gemini read Codex CLI's and Gemini CLI's hook
+input instead ('memdir hooks install --agent codex|gemini' writes them),
+and answer in the same JSON with the program's event name. Their events do
+the work of Claude Code's: Codex's SessionStart, UserPromptSubmit,
+PreToolUse (apply_patch: the files its patch names), Stop and SessionEnd;
+Gemini's SessionStart, BeforeAgent, BeforeTool (write_file, replace),
+AfterAgent and SessionEnd. The memory directory is the one Claude Code uses
+for the input's cwd. A checkpoint snapshot is named after Codex's turn_id; Gemini
+gives no turn id, so its snapshot is named gemini-<the BeforeAgent event's
+timestamp>. SessionEnd also starts an extraction (a session cut off
+mid-turn has no stop event; one that has finds nothing new).
+
 Configuration (model, team server) comes from 'memdir config'; the config
 flags below override it and are passed on to the background runs.
 
@@ -108,6 +120,7 @@ type hookOptions struct {
 	// set on it on to the background commands.
 	fs                        *flag.FlagSet
 	mf                        *modelFlags
+	agent                     string
 	noCheckpoint, injectIndex bool
 	modelTimeout, pullTimeout time.Duration
 }
@@ -115,6 +128,7 @@ type hookOptions struct {
 func (f *hookOptions) Declare(fs *flag.FlagSet) {
 	f.fs = fs
 	f.mf = addModelFlags(fs, "UserPromptSubmit: rank lexically even when a model is configured")
+	fs.StringVar(&f.agent, "agent", "claude", "the program sending the input: claude, codex or gemini")
 	fs.BoolVar(&f.noCheckpoint, "no-checkpoint", false, "take no checkpoint snapshots (UserPromptSubmit) and track no edits (PreToolUse)")
 	fs.BoolVar(&f.injectIndex, "inject-index", false, "SessionStart: give the model MEMORY.md as additional context")
 	fs.DurationVar(&f.modelTimeout, "model-timeout", hookModelTimeout, "UserPromptSubmit: wait at most `DURATION` for the model, then rank lexically")
@@ -125,7 +139,11 @@ func runHook(ctx context.Context, env *cli.Env, f *hookOptions, args []string) e
 	if len(args) > 0 {
 		return &cli.ExitError{Code: cli.ExitFailure, Msg: fmt.Sprintf("hook takes no arguments (got %q): it reads the hook's JSON input on standard input", args)}
 	}
-	in, err := hooks.ParseInput(env.Stdin)
+	agent, err := hooks.ParseAgent(f.agent)
+	if err != nil {
+		return &cli.ExitError{Code: cli.ExitFailure, Msg: err.Error()}
+	}
+	in, err := hooks.ParseAgentInput(agent, env.Stdin)
 	if err != nil {
 		// Exit 1 whatever the error: Claude Code reads 2 as "block".
 		return &cli.ExitError{Code: cli.ExitFailure, Msg: advise(err)}

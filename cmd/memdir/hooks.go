@@ -39,8 +39,8 @@ var editToolsMatcher = strings.Join(hooks.EditTools, "|")
 
 var hooksCmd = &cli.Command{
 	Name:  "hooks",
-	Args:  "install|uninstall [--user|--project|--local] [--no-checkpoint] [--inject-index] [--binary PATH] [--dry-run]",
-	Short: "add memdir's Claude Code hooks to a settings file, or remove them",
+	Args:  "install|uninstall|status [--agent claude|codex|gemini] [--user|--project|--local] [--no-checkpoint] [--inject-index] [--binary PATH] [--dry-run] [--json]",
+	Short: "add memdir's hooks to Claude Code's, Codex CLI's or Gemini CLI's configuration, or remove them",
 	Long: `Hooks install merges the handlers that run 'memdir hook' into a Claude Code
 settings file; hooks uninstall removes them again.
 
@@ -82,11 +82,39 @@ instead of writing it.
 Since the command holds this machine's path to memdir, a committed project
 file is better written with --binary memdir (found on each user's PATH).
 
+Hooks status lists memdir's handlers in the file and what would stop them
+from running (--json for a script).
+
+Codex CLI and Gemini CLI (--agent codex, --agent gemini) get the same
+hooks, running 'memdir hook --agent codex|gemini', in their own files:
+  Codex   $CODEX_HOME/hooks.json (default ~/.codex), or with --project the
+          project's .codex/hooks.json; SessionStart (with --inject-index:
+          Codex does not load MEMORY.md), UserPromptSubmit, PreToolUse
+          (matcher apply_patch), Stop, timeout 10, and SessionEnd, timeout
+          3 (Codex's cap). Codex skips a hook nobody trusted, without a
+          word, so install also writes a trust record per handler in
+          $CODEX_HOME/config.toml, with the hash Codex computes, and
+          [features] hooks = true when the file does not set it, all in
+          one marked block at its end.
+  Gemini  ~/.gemini/settings.json, or with --project the project's
+          .gemini/settings.json; SessionStart (--inject-index),
+          BeforeAgent, BeforeTool (matcher write_file|replace), AfterAgent
+          and SessionEnd, named "memdir", timeout 10000 ms; and
+          hooksConfig.enabled = true when the file does not set it.
+Every other key, line and hook is kept, each changed file is copied to
+FILE.bak first, the change is journaled ('memdir undo' reverts it), and
+running it again changes nothing. Uninstall removes what install wrote:
+when nothing else changed since, the files are put back byte for byte (a
+file install created is removed); otherwise memdir's handlers, trust
+records and block are removed one by one. --local is Claude Code's only.
+
 Examples:
   memdir hooks install
   memdir hooks install --project --binary memdir --dry-run
   memdir hooks install --no-checkpoint
-  memdir hooks uninstall`,
+  memdir hooks uninstall
+  memdir hooks install --agent codex
+  memdir hooks status --agent gemini`,
 	Setup: cli.Setup(runHooks),
 }
 
@@ -99,6 +127,8 @@ type hooksOptions struct {
 	injectIndex  bool
 	binary       string
 	dryRun       bool
+	agent        string
+	asJSON       bool
 }
 
 func (o *hooksOptions) Declare(fs *flag.FlagSet) {
@@ -109,11 +139,17 @@ func (o *hooksOptions) Declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.injectIndex, "inject-index", false, "install: SessionStart gives the model MEMORY.md as context")
 	fs.StringVar(&o.binary, "binary", "", "install: the memdir `PATH` the hooks run (default: this binary)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "print the resulting settings file instead of writing it")
+	fs.StringVar(&o.agent, "agent", "claude", "the program whose configuration to edit: claude, codex or gemini")
+	fs.BoolVar(&o.asJSON, "json", false, "status: print the status as JSON")
 }
 
 func runHooks(ctx context.Context, env *cli.Env, o *hooksOptions, args []string) error {
-	if len(args) != 1 || (args[0] != "install" && args[0] != "uninstall") {
-		return cli.Usagef("hooks needs one of install, uninstall")
+	if len(args) != 1 || (args[0] != "install" && args[0] != "uninstall" && args[0] != "status") {
+		return cli.Usagef("hooks needs one of install, uninstall, status")
+	}
+	agent, err := hooks.ParseAgent(o.agent)
+	if err != nil {
+		return cli.Usagef("--agent %q: want claude, codex or gemini", o.agent)
 	}
 	install := args[0] == "install"
 	n := 0
@@ -127,6 +163,15 @@ func runHooks(ctx context.Context, env *cli.Env, o *hooksOptions, args []string)
 	}
 	if !install && (o.noCheckpoint || o.injectIndex || o.binary != "") {
 		return cli.Usagef("--no-checkpoint, --inject-index and --binary apply to install only")
+	}
+	if o.asJSON && args[0] != "status" {
+		return cli.Usagef("--json applies to status only")
+	}
+	if args[0] == "status" {
+		return runHooksStatus(env, o, agent)
+	}
+	if agent != hooks.Claude {
+		return runAgentHooks(ctx, env, o, agent, install)
 	}
 	var lf locationFlags
 	d, loc, err := lf.open(env)
@@ -309,19 +354,4 @@ func (e *settingsEdit) apply(ctx context.Context, env *cli.Env, d *memdir.Dir) e
 }
 
 // summary lists the events per kind of change.
-func (e *settingsEdit) summary() string {
-	c := e.changes
-	var parts []string
-	for _, p := range []struct {
-		what   string
-		events []string
-	}{{"added", c.Added}, {"updated", c.Updated}, {"unchanged", c.Unchanged}, {"removed", c.Removed}} {
-		if len(p.events) > 0 {
-			parts = append(parts, p.what+": "+strings.Join(p.events, ", "))
-		}
-	}
-	if len(parts) == 0 {
-		return "no memdir hooks"
-	}
-	return strings.Join(parts, "; ")
-}
+func (e *settingsEdit) summary() string { return hookChangesSummary(e.changes) }

@@ -8,13 +8,14 @@ import (
 	"path/filepath"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/hooks"
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/locate"
 )
 
 var pathCmd = &cli.Command{
 	Name:  "path",
-	Args:  "[--explain] [--team] [--agent TYPE --scope S] [--json]",
+	Args:  "[--explain] [--team] [--agent TYPE --scope S] [--agent-cli claude|codex|gemini] [--json]",
 	Short: "print the project's memory directory",
 	Long: `Path prints the memory directory Claude Code uses for this project, with a
 trailing separator, exactly as Claude Code computes it:
@@ -32,26 +33,33 @@ trailing separator, exactly as Claude Code computes it:
 autoMemoryEnabled). --team prints the team directory, --agent TYPE --scope S
 an agent's memory directory. The directory need not exist yet.
 
+Codex CLI and Gemini CLI, through memdir's hooks, get the same directory as
+Claude Code for the project: --explain --agent-cli codex (or gemini, or
+claude) says how the program gets it and where its hooks are installed.
+
 ` + locationHelp + `
 
 Examples:
   memdir path
   memdir path --explain
-  memdir path --agent code-reviewer --scope project`,
+  memdir path --agent code-reviewer --scope project
+  memdir path --explain --agent-cli codex`,
 	Setup: cli.Setup(runPath),
 }
 
 // pathOptions holds the flag values of memdir path.
 type pathOptions struct {
-	lf      locationFlags
-	explain bool
-	asJSON  bool
+	lf       locationFlags
+	explain  bool
+	asJSON   bool
+	agentCLI string
 }
 
 func (o *pathOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, true)
 	fs.BoolVar(&o.explain, "explain", false, "say which rule chose the directory")
 	fs.BoolVar(&o.asJSON, "json", false, "print the location as JSON")
+	fs.StringVar(&o.agentCLI, "agent-cli", "", "with --explain: say how agent program `NAME` (claude, codex, gemini) gets the directory")
 }
 
 // pathJSON is 'memdir path --json': the directory, and how it was found
@@ -79,6 +87,14 @@ type pathLocationJSON struct {
 func runPath(ctx context.Context, env *cli.Env, o *pathOptions, args []string) error {
 	if len(args) > 0 {
 		return cli.Usagef("path takes no arguments")
+	}
+	if o.agentCLI != "" {
+		if _, err := hooks.ParseAgent(o.agentCLI); err != nil {
+			return cli.Usagef("--agent-cli %q: want claude, codex or gemini", o.agentCLI)
+		}
+		if o.lf.agent != "" {
+			return cli.Usagef("--agent-cli is about the project's directory, not an agent's memory (--agent)")
+		}
 	}
 	p, loc, err := o.lf.path(env)
 	if err != nil {
@@ -113,6 +129,10 @@ func runPath(ctx context.Context, env *cli.Env, o *pathOptions, args []string) e
 			}
 			if o.lf.agent != "" {
 				fmt.Fprintf(stdout, "  agent memory: %s scope of agent %q\n", o.lf.scope, o.lf.agent)
+			} else {
+				for _, line := range agentCLIExplain(env, o.agentCLI, loc) {
+					fmt.Fprintf(stdout, "  %s\n", line)
+				}
 			}
 		}
 		return nil
