@@ -104,8 +104,232 @@ func (p *pageProblems) take() []string {
 	return l
 }
 
-func TestUIInBrowser(t *testing.T) {
+// startUI runs memdir ui in-process with args and returns the URL it
+// prints; the server stops when the test ends.
+func startUI(t *testing.T, w *memWorld, args ...string) string {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	out := &lineWriter{lines: make(chan string, 4)}
+	var errb lineWriter
+	errb.lines = make(chan string, 100)
+	done := make(chan int, 1)
+	go func() {
+		env := &cli.Env{
+			Stdin: strings.NewReader(""), Stdout: out, Stderr: &errb,
+			LookupEnv: func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok },
+			Cwd:       w.project, Now: time.Now, StdinIsTerminal: true,
+		}
+		done <- Main(ctx, append([]string{"ui"}, args...), env)
+	}()
+	t.Cleanup(func() {
+		stop()
+		if code := <-done; code != 0 {
+			t.Errorf("memdir ui exited %d", code)
+		}
+	})
+	var url string
+	select {
+	case url = <-out.lines:
+	case code := <-done:
+		t.Fatalf("memdir ui exited %d before printing its URL: %s", code, errb.buf.String())
+	}
+	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.Contains(url, "/?token=") {
+		t.Fatalf("memdir ui printed %q, want its URL with the token", url)
+	}
+	return url
+}
+
+// browser is a headless Chromium with one tab, and the helpers the
+// browser tests drive it with.
+type browser struct {
+	t        *testing.T
+	ctx      context.Context
+	problems *pageProblems
+}
+
+// newBrowser starts Chromium with a window of width × height pixels; it
+// stops when the test ends.
+func newBrowser(t *testing.T, width, height int) *browser {
+	t.Helper()
 	chromium := chromiumPath(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:0:0],
+		chromedp.ExecPath(chromium),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-default-browser-check", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(width, height),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+
+	b := &browser{t: t, problems: &pageProblems{}}
+	dialogs := make(chan struct{}, 10)
+	listen := func(ev any) {
+		switch ev := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeAssert {
+				var args []string
+				for _, a := range ev.Args {
+					args = append(args, strings.TrimSpace(string(a.Value)+" "+a.Description))
+				}
+				b.problems.add("console.%s: %s", ev.Type, strings.Join(args, " "))
+			}
+		case *runtime.EventExceptionThrown:
+			d := ev.ExceptionDetails
+			desc := ""
+			if d.Exception != nil {
+				desc = d.Exception.Description
+			}
+			b.problems.add("uncaught exception: %s %s (%s:%d)", d.Text, desc, d.URL, d.LineNumber+1)
+		case *log.EventEntryAdded:
+			if ev.Entry.Level == log.EntryLevelError {
+				b.problems.add("browser log (%s): %s %s", ev.Entry.Source, ev.Entry.Text, ev.Entry.URL)
+			}
+		case *network.EventResponseReceived:
+			if ev.Response.Status >= 400 {
+				b.problems.add("HTTP %d for %s", ev.Response.Status, ev.Response.URL)
+			}
+		case *page.EventJavascriptDialogOpening:
+			// confirm() before a delete: accepted below, outside the
+			// event loop.
+			dialogs <- struct{}{}
+		}
+	}
+	var cancelBrowser context.CancelFunc
+	b.ctx, cancelBrowser = chromedp.NewContext(actx, chromedp.WithListener(listen))
+	t.Cleanup(cancelBrowser)
+	if err := chromedp.Do(b.ctx); err != nil {
+		t.Fatalf("start Chromium (%s): %v", chromium, err)
+	}
+	go func() {
+		for range dialogs {
+			chromedp.Call(b.ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+		}
+	}()
+	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// check fails the test if the page reported any problem so far.
+func (b *browser) check(name string) {
+	b.t.Helper()
+	if p := b.problems.take(); len(p) > 0 {
+		b.t.Fatalf("%s: the page reported problems:\n%s", name, strings.Join(p, "\n"))
+	}
+}
+
+// step runs browser actions and fails the test if they fail or the page
+// reported any problem meanwhile.
+func (b *browser) step(name string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	sctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(sctx, actions...); err != nil {
+		if buf, serr := chromedp.Run(b.ctx, chromedp.FullScreenshot(100)); serr == nil {
+			os.WriteFile(filepath.Join(screenshotDir, "FAILED.png"), buf, 0o644)
+		}
+		b.t.Fatalf("%s: %v (the page as it was: %s)\npage problems: %v", name, err, filepath.Join(screenshotDir, "FAILED.png"), b.problems.take())
+	}
+	b.check(name)
+}
+
+func (b *browser) eval(expr string) string {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		b.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+func (b *browser) count(sel string) int {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](fmt.Sprintf("document.querySelectorAll(%q).length", sel)))
+	if err != nil {
+		b.t.Fatalf("count %s: %v", sel, err)
+	}
+	return v
+}
+
+func (b *browser) text(sel string) string {
+	b.t.Helper()
+	return b.eval(fmt.Sprintf("(document.querySelector(%q)||{}).textContent||''", sel))
+}
+
+// need fails the test unless every element is on the page.
+func (b *browser) need(pageName string, sels ...string) {
+	b.t.Helper()
+	for _, sel := range append(sels, `#nav a[data-page="memories"]`, `#nav a[data-page="index"]`, `#nav a[data-page="activity"]`,
+		`#nav a[data-page="recall"]`, `#nav a[data-page="team"]`, `#nav a[data-page="checkpoints"]`, `#nav a[data-page="chart"]`, `#nav a[data-page="review"]`) {
+		if b.count(sel) == 0 {
+			b.t.Errorf("the %s page lacks %s", pageName, sel)
+		}
+	}
+}
+
+// noticeSays waits for the notice to say want.
+func (b *browser) noticeSays(want string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		expr := fmt.Sprintf(`((document.getElementById('notice-text')||{}).textContent||'').includes(%q)`, want)
+		if _, err := chromedp.Poll[bool](expr)(ctx, tg); err != nil {
+			says, _ := chromedp.Evaluate[string](`(document.getElementById('notice')||{}).textContent||''`)(context.WithoutCancel(ctx), tg)
+			return fmt.Errorf("notice %q never appeared (the notice says %q): %w", want, says, err)
+		}
+		return nil
+	})
+}
+
+// ready waits for a page to finish loading and checks it did not fail.
+func ready(pageName string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		sel := "#page-" + pageName + "[data-ready]"
+		if _, err := chromedp.WaitVisible(chromedp.CSS(sel))(ctx, tg); err != nil {
+			return err
+		}
+		state, err := chromedp.Evaluate[string](fmt.Sprintf("document.querySelector(%q).dataset.ready", sel))(ctx, tg)
+		if err != nil {
+			return err
+		}
+		if state != "true" {
+			msg, _ := chromedp.Evaluate[string](`(document.getElementById('page-error')||{}).textContent||''`)(ctx, tg)
+			return fmt.Errorf("page %s failed to load: %s", pageName, msg)
+		}
+		return nil
+	})
+}
+
+// shot writes a screenshot of the whole page to screenshotDir/name.png.
+func shot(name string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		buf, err := chromedp.FullScreenshot(100)(ctx, tg)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(screenshotDir, name+".png"), buf, 0o644)
+	})
+}
+
+// change sets a form field's value and fires its change event.
+func change(sel, value string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := chromedp.Evaluate[bool](fmt.Sprintf("(e => (e.value = %q, e.dispatchEvent(new Event('change'))))(document.querySelector(%q))", value, sel))(ctx, tg)
+		return err
+	})
+}
+
+func css(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+
+func TestUIInBrowser(t *testing.T) {
+	chromiumPath(t) // skips (or fails) before the setup when there is none
 	w := newMemWorld(t)
 	w.now = time.Now()
 	w.stdinTerminal = true
@@ -157,262 +381,76 @@ func TestUIInBrowser(t *testing.T) {
 	}
 	w.vars["MEMDIR_TEAM_URL"], w.vars["MEMDIR_TEAM_TOKEN"], w.vars["MEMDIR_TEAM_REPO"] = ts.URL, ts.Token(t, "acme/widgets", false), "acme/widgets"
 
-	// memdir ui, in-process, printing its URL.
-	ctx, stop := context.WithCancel(context.Background())
-	out := &lineWriter{lines: make(chan string, 4)}
-	var errb lineWriter
-	errb.lines = make(chan string, 100)
-	done := make(chan int, 1)
-	go func() {
-		env := &cli.Env{
-			Stdin: strings.NewReader(""), Stdout: out, Stderr: &errb,
-			LookupEnv: func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok },
-			Cwd:       w.project, Now: time.Now, StdinIsTerminal: true,
-		}
-		done <- Main(ctx, []string{"ui", "--no-model"}, env)
-	}()
-	t.Cleanup(func() {
-		stop()
-		if code := <-done; code != 0 {
-			t.Errorf("memdir ui exited %d", code)
-		}
-	})
-	var url string
-	select {
-	case url = <-out.lines:
-	case code := <-done:
-		t.Fatalf("memdir ui exited %d before printing its URL: %s", code, errb.buf.String())
-	}
-	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.Contains(url, "/?token=") {
-		t.Fatalf("memdir ui printed %q, want its URL with the token", url)
-	}
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:0:0],
-		chromedp.ExecPath(chromium),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-default-browser-check", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-
-	problems := &pageProblems{}
-	dialogs := make(chan struct{}, 10)
-	listen := func(ev any) {
-		switch ev := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeAssert {
-				var args []string
-				for _, a := range ev.Args {
-					args = append(args, strings.TrimSpace(string(a.Value)+" "+a.Description))
-				}
-				problems.add("console.%s: %s", ev.Type, strings.Join(args, " "))
-			}
-		case *runtime.EventExceptionThrown:
-			d := ev.ExceptionDetails
-			desc := ""
-			if d.Exception != nil {
-				desc = d.Exception.Description
-			}
-			problems.add("uncaught exception: %s %s (%s:%d)", d.Text, desc, d.URL, d.LineNumber+1)
-		case *log.EventEntryAdded:
-			if ev.Entry.Level == log.EntryLevelError {
-				problems.add("browser log (%s): %s %s", ev.Entry.Source, ev.Entry.Text, ev.Entry.URL)
-			}
-		case *network.EventResponseReceived:
-			if ev.Response.Status >= 400 {
-				problems.add("HTTP %d for %s", ev.Response.Status, ev.Response.URL)
-			}
-		case *page.EventJavascriptDialogOpening:
-			// confirm() before a delete: accepted below, outside the
-			// event loop.
-			dialogs <- struct{}{}
-		}
-	}
-	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithListener(listen))
-	defer cancelBrowser()
-	if err := chromedp.Do(bctx); err != nil {
-		t.Fatalf("start Chromium (%s): %v", chromium, err)
-	}
-	go func() {
-		for range dialogs {
-			chromedp.Call(bctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
-		}
-	}()
-	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-
-	// check fails the test if the page reported any problem so far.
-	check := func(name string) {
-		t.Helper()
-		if p := problems.take(); len(p) > 0 {
-			t.Fatalf("%s: the page reported problems:\n%s", name, strings.Join(p, "\n"))
-		}
-	}
-	// step runs browser actions and fails the test if they fail or the page
-	// reported any problem meanwhile.
-	step := func(name string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(bctx, 60*time.Second)
-		defer cancel()
-		if err := chromedp.Do(sctx, actions...); err != nil {
-			if buf, serr := chromedp.Run(bctx, chromedp.FullScreenshot(100)); serr == nil {
-				os.WriteFile(filepath.Join(screenshotDir, "FAILED.png"), buf, 0o644)
-			}
-			t.Fatalf("%s: %v (the page as it was: %s)\npage problems: %v", name, err, filepath.Join(screenshotDir, "FAILED.png"), problems.take())
-		}
-		check(name)
-	}
-	eval := func(expr string) string {
-		t.Helper()
-		v, err := chromedp.Run(bctx, chromedp.Evaluate[string](expr))
-		if err != nil {
-			t.Fatalf("evaluate %s: %v", expr, err)
-		}
-		return v
-	}
-	count := func(sel string) int {
-		t.Helper()
-		v, err := chromedp.Run(bctx, chromedp.Evaluate[int](fmt.Sprintf("document.querySelectorAll(%q).length", sel)))
-		if err != nil {
-			t.Fatalf("count %s: %v", sel, err)
-		}
-		return v
-	}
-	text := func(sel string) string {
-		t.Helper()
-		return eval(fmt.Sprintf("(document.querySelector(%q)||{}).textContent||''", sel))
-	}
-	// ready waits for a page to finish loading and checks it did not fail.
-	ready := func(pageName string) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			sel := "#page-" + pageName + "[data-ready]"
-			if _, err := chromedp.WaitVisible(chromedp.CSS(sel))(ctx, tg); err != nil {
-				return err
-			}
-			state, err := chromedp.Evaluate[string](fmt.Sprintf("document.querySelector(%q).dataset.ready", sel))(ctx, tg)
-			if err != nil {
-				return err
-			}
-			if state != "true" {
-				msg, _ := chromedp.Evaluate[string](`(document.getElementById('page-error')||{}).textContent||''`)(ctx, tg)
-				return fmt.Errorf("page %s failed to load: %s", pageName, msg)
-			}
-			return nil
-		})
-	}
-	shot := func(name string) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			buf, err := chromedp.FullScreenshot(100)(ctx, tg)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(filepath.Join(screenshotDir, name+".png"), buf, 0o644)
-		})
-	}
-	noticeSays := func(want string) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			expr := fmt.Sprintf(`((document.getElementById('notice-text')||{}).textContent||'').includes(%q)`, want)
-			if _, err := chromedp.Poll[bool](expr)(ctx, tg); err != nil {
-				return fmt.Errorf("notice %q never appeared (the notice says %q): %w", want, text("#notice"), err)
-			}
-			return nil
-		})
-	}
-	change := func(sel, value string) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := chromedp.Evaluate[bool](fmt.Sprintf("(e => (e.value = %q, e.dispatchEvent(new Event('change'))))(document.querySelector(%q))", value, sel))(ctx, tg)
-			return err
-		})
-	}
-	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
-	// need fails the test unless every element is on the page.
-	need := func(pageName string, sels ...string) {
-		t.Helper()
-		for _, sel := range append(sels, `#nav a[data-page="memories"]`, `#nav a[data-page="index"]`, `#nav a[data-page="activity"]`,
-			`#nav a[data-page="recall"]`, `#nav a[data-page="team"]`, `#nav a[data-page="checkpoints"]`, `#nav a[data-page="chart"]`, `#nav a[data-page="review"]`) {
-			if count(sel) == 0 {
-				t.Errorf("the %s page lacks %s", pageName, sel)
-			}
-		}
-	}
+	url := startUI(t, w, "--no-model")
+	b := newBrowser(t, 1280, 900)
 
 	// Memories: every memory listed.
-	step("open the printed URL and list memories", chromedp.Navigate(url), ready("memories"))
-	need("memories", "#memory-list", "#search-input", "#search-button", "#filter-type", "#filter-area", "#new-memory")
-	if n := count("#memory-list tbody tr"); n != 5 {
+	b.step("open the printed URL and list memories", chromedp.Navigate(url), ready("memories"))
+	b.need("memories", "#memory-list", "#search-input", "#search-button", "#filter-type", "#filter-area", "#new-memory")
+	if n := b.count("#memory-list tbody tr"); n != 5 {
 		t.Fatalf("the memories page lists %d memories, want 5", n)
 	}
-	if loc := eval("location.href"); strings.Contains(loc, "token=") {
+	if loc := b.eval("location.href"); strings.Contains(loc, "token=") {
 		t.Errorf("after sign-in the address still holds the token: %s", loc)
 	}
-	step("filter by area", change("#filter-area", "team"))
-	if n := count("#memory-list tbody tr"); n != 1 {
+	b.step("filter by area", change("#filter-area", "team"))
+	if n := b.count("#memory-list tbody tr"); n != 1 {
 		t.Errorf("the team filter shows %d memories, want 1", n)
 	}
-	step("search through recall",
+	b.step("search through recall",
 		change("#filter-area", ""),
 		chromedp.SendKeys(css("#search-input"), "database tests mocks"),
 		chromedp.Click(css("#search-button")),
 		chromedp.WaitVisible(css("#search-result")),
 		shot("memories"))
-	if method, results := text("#search-method"), text("#search-result"); method != "lexical" || !strings.Contains(results, "feedback_testing_policy.md") {
+	if method, results := b.text("#search-method"), b.text("#search-result"); method != "lexical" || !strings.Contains(results, "feedback_testing_policy.md") {
 		t.Errorf("search: method %q, results %q; want lexical and feedback_testing_policy.md", method, results)
 	}
 
 	// A memory: rendered, nothing from its body live.
-	step("open a memory",
+	b.step("open a memory",
 		chromedp.Click(css(`#memory-list a[href="#/memory/feedback_testing_policy.md"]`)),
 		ready("memory"), shot("memory"))
-	need("memory", "#memory-title", "#memory-body", "#frontmatter", "#index-line", "#history", "#freshness",
+	b.need("memory", "#memory-title", "#memory-body", "#frontmatter", "#index-line", "#history", "#freshness",
 		"#edit-button", "#rename-button", "#team-button", "#delete-button")
-	if strong, scripts, body := text("#memory-body strong"), count("#memory-body script, #memory-body [onerror]"), text("#memory-body"); strong != "Postgres" || scripts != 0 || !strings.Contains(body, "<script>alert('body')</script>") {
+	if strong, scripts, body := b.text("#memory-body strong"), b.count("#memory-body script, #memory-body [onerror]"), b.text("#memory-body"); strong != "Postgres" || scripts != 0 || !strings.Contains(body, "<script>alert('body')</script>") {
 		t.Errorf("memory body: strong %q, %d script elements, text %q; want Markdown rendered and the script shown as text", strong, scripts, body)
 	}
-	if fm := text("#frontmatter"); !strings.Contains(fm, "type: feedback") {
+	if fm := b.text("#frontmatter"); !strings.Contains(fm, "type: feedback") {
 		t.Errorf("frontmatter shown as %q", fm)
 	}
-	if line := text("#index-line"); !strings.Contains(line, "(feedback_testing_policy.md)") {
+	if line := b.text("#index-line"); !strings.Contains(line, "(feedback_testing_policy.md)") {
 		t.Errorf("index line shown as %q", line)
 	}
 
 	// Edit it and see the file change on disk.
 	file := filepath.Join(mem, "feedback_testing_policy.md")
 	edited := "---\nname: testing-policy\ndescription: integration tests hit a real database, never mocks\ntype: feedback\n---\n\nUse the docker-compose Postgres, version 17.\n"
-	step("edit the memory",
+	b.step("edit the memory",
 		chromedp.Click(css("#edit-button")),
 		chromedp.WaitVisible(css("#editor")),
 		chromedp.SetValue(css("#editor"), edited),
 		chromedp.Click(css("#save-button")),
-		noticeSays("Saved feedback_testing_policy.md"),
+		b.noticeSays("Saved feedback_testing_policy.md"),
 		ready("memory"))
 	if got, err := os.ReadFile(file); err != nil || string(got) != edited {
 		t.Fatalf("after saving in the page the file holds %q (%v), want the edited content", got, err)
 	}
-	if n := count("#history li"); n != 2 {
+	if n := b.count("#history li"); n != 2 {
 		t.Errorf("the memory's history lists %d runs after an edit, want 2 (save, edit)", n)
 	}
 
 	// Delete it, then undo.
-	step("delete the memory",
+	b.step("delete the memory",
 		chromedp.Click(css("#delete-button")),
-		noticeSays("Deleted feedback_testing_policy.md"),
+		b.noticeSays("Deleted feedback_testing_policy.md"),
 		ready("memories"))
 	if _, err := os.Stat(file); !os.IsNotExist(err) {
 		t.Fatalf("after deleting in the page, %s: %v; want it gone", file, err)
 	}
-	step("undo the delete",
+	b.step("undo the delete",
 		chromedp.Click(css("#undo-button")),
-		noticeSays("Undone"),
+		b.noticeSays("Undone"),
 		ready("memories"))
 	if got, err := os.ReadFile(file); err != nil || string(got) != edited {
 		t.Fatalf("after undo the file holds %q (%v), want it back", got, err)
@@ -420,82 +458,82 @@ func TestUIInBrowser(t *testing.T) {
 
 	// Index health: a doctor fix.
 	base := strings.Split(url, "?")[0]
-	step("index health",
+	b.step("index health",
 		chromedp.Navigate(base+"#/index"), ready("index"),
 		chromedp.WaitVisible(css(`.fix-button[data-kind="unindexed"][data-path="project_release_freeze.md"]`)),
 		shot("index-health"))
-	need("index health", ".index-card svg", "#findings", "#fix-all", "#compact")
-	step("doctor fix",
+	b.need("index health", ".index-card svg", "#findings", "#fix-all", "#compact")
+	b.step("doctor fix",
 		chromedp.Click(css(`.fix-button[data-kind="unindexed"]`)),
-		noticeSays("project_release_freeze.md"),
+		b.noticeSays("project_release_freeze.md"),
 		ready("index"))
 	if ix, _ := os.ReadFile(filepath.Join(mem, "MEMORY.md")); !strings.Contains(string(ix), "(project_release_freeze.md)") {
 		t.Errorf("after the doctor fix MEMORY.md is\n%s\nwant a line for project_release_freeze.md", ix)
 	}
-	if n := count(`.fix-button[data-kind="unindexed"]`); n != 0 {
+	if n := b.count(`.fix-button[data-kind="unindexed"]`); n != 0 {
 		t.Errorf("after the fix the page still offers %d unindexed fixes", n)
 	}
 
 	// Recall preview.
-	step("recall preview",
+	b.step("recall preview",
 		chromedp.Click(css(`#nav a[data-page="recall"]`)), ready("recall"),
 		chromedp.SendKeys(css("#prompt-input"), "why do the integration tests need a real Postgres database?"),
 		chromedp.Click(css("#preview-button")),
 		chromedp.WaitVisible(css("#selector-manifest")),
 		shot("recall-preview"))
-	need("recall preview", "#prompt-input", "#preview-button", "#preview-result", "#injected", "#claude-manifest")
-	if injected, selector := text("#injected"), text("#selector-manifest"); !strings.Contains(injected, "feedback_testing_policy.md") || !strings.Contains(selector, "input tokens") {
+	b.need("recall preview", "#prompt-input", "#preview-button", "#preview-result", "#injected", "#claude-manifest")
+	if injected, selector := b.text("#injected"), b.text("#selector-manifest"); !strings.Contains(injected, "feedback_testing_policy.md") || !strings.Contains(selector, "input tokens") {
 		t.Errorf("recall preview: injected %q, selector %q", injected, selector)
 	}
 
 	// Activity: expand a run to its diff.
-	step("activity",
+	b.step("activity",
 		chromedp.Click(css(`#nav a[data-page="activity"]`)), ready("activity"),
 		chromedp.Click(css(`#runs > li:nth-child(2) details summary`)),
 		chromedp.WaitVisible(css(`#runs > li:nth-child(2) pre.diff`)),
 		shot("activity"))
-	need("activity", "#runs", "#runs .undo-run")
-	if n := count("#runs > li"); n < 8 {
+	b.need("activity", "#runs", "#runs .undo-run")
+	if n := b.count("#runs > li"); n < 8 {
 		t.Errorf("activity lists %d runs, want at least 8 (4 saves, edit, delete, undo, doctor)", n)
 	}
 
-	step("team",
+	b.step("team",
 		chromedp.Click(css(`#nav a[data-page="team"]`)), ready("team"),
 		chromedp.SendKeys(css("#history-key"), "runbook.md"),
 		chromedp.Click(css("#history-button")),
 		chromedp.WaitVisible(css("#team-history table")),
 		shot("team"))
-	need("team", "#team-status", "#team-ahead", "#team-behind", "#team-modified", "#history-key", "#history-button")
-	if st, ahead, behind := text("#team-status"), text("#team-ahead"), text("#team-behind"); !strings.Contains(st, "acme/widgets") ||
+	b.need("team", "#team-status", "#team-ahead", "#team-behind", "#team-modified", "#history-key", "#history-button")
+	if st, ahead, behind := b.text("#team-status"), b.text("#team-ahead"), b.text("#team-behind"); !strings.Contains(st, "acme/widgets") ||
 		!strings.Contains(ahead, "project_oncall.md") || !strings.Contains(behind, "runbook.md") {
 		t.Errorf("team status %q, ahead %q, behind %q", st, ahead, behind)
 	}
-	if h := text("#team-history"); !strings.Contains(h, "written") {
+	if h := b.text("#team-history"); !strings.Contains(h, "written") {
 		t.Errorf("runbook.md's server history: %q", h)
 	}
 
-	step("checkpoints",
+	b.step("checkpoints",
 		chromedp.Click(css(`#nav a[data-page="checkpoints"]`)), ready("checkpoints"),
 		chromedp.Click(css(`.session[data-session="s-browser"] tr[data-message="turn-1"] .cp-diff`)),
 		chromedp.WaitVisible(css("#checkpoint-result pre.diff")))
-	need("checkpoints", "#sessions", ".session .cp-diff", ".session .cp-rewind")
-	if s := text("#checkpoint-result pre.diff"); !strings.Contains(s, "+func main() {}") {
+	b.need("checkpoints", "#sessions", ".session .cp-diff", ".session .cp-rewind")
+	if s := b.text("#checkpoint-result pre.diff"); !strings.Contains(s, "+func main() {}") {
 		t.Errorf("checkpoint diff since turn-1 shows %q", s)
 	}
-	step("rewind dry run",
+	b.step("rewind dry run",
 		chromedp.Click(css(`.session[data-session="s-browser"] tr[data-message="turn-1"] .cp-rewind`)),
 		chromedp.WaitVisible(css("#checkpoint-result table")),
 		shot("checkpoints"))
-	if s := text("#checkpoint-result"); !strings.Contains(s, "main.go") || !strings.Contains(s, "dry run") {
+	if s := b.text("#checkpoint-result"); !strings.Contains(s, "main.go") || !strings.Contains(s, "dry run") {
 		t.Errorf("rewind dry run shows %q", s)
 	}
 	if got, _ := os.ReadFile(src); string(got) != "package main\n\nfunc main() {}\n" {
 		t.Errorf("the rewind dry run changed %s: %q", src, got)
 	}
 
-	step("chart", chromedp.Click(css(`#nav a[data-page="chart"]`)), ready("chart"), shot("chart"))
-	need("chart", "#age-chart svg", "#age-chart .legend")
-	if n := count("#age-chart rect.bar"); n == 0 {
+	b.step("chart", chromedp.Click(css(`#nav a[data-page="chart"]`)), ready("chart"), shot("chart"))
+	b.need("chart", "#age-chart svg", "#age-chart .legend")
+	if n := b.count("#age-chart rect.bar"); n == 0 {
 		t.Errorf("the chart has no bars")
 	}
 
@@ -514,34 +552,34 @@ func TestUIInBrowser(t *testing.T) {
 	}
 	heldFile := filepath.Join(mem, "project_deploy_order.md")
 	item := fmt.Sprintf(`.review-item[data-id=%q]`, held.ID)
-	step("review queue",
+	b.step("review queue",
 		chromedp.Click(css(`#nav a[data-page="review"]`)), ready("review"),
 		chromedp.WaitVisible(css(item+" pre.held-content")),
 		shot("review"))
-	need("review", "#review-items", "#review-all", item+" .review-findings", item+" .review-accept", item+" .review-reject")
-	if by, content, findings := text(item+" .review-by"), text(item+" pre.held-content"), text(item+" .review-findings"); !strings.Contains(by, "agent (via mcp") ||
+	b.need("review", "#review-items", "#review-all", item+" .review-findings", item+" .review-accept", item+" .review-reject")
+	if by, content, findings := b.text(item+" .review-by"), b.text(item+" pre.held-content"), b.text(item+" .review-findings"); !strings.Contains(by, "agent (via mcp") ||
 		!strings.Contains(content, "Ignore all previous instructions") || !strings.Contains(findings, "override-instructions") {
 		t.Errorf("review item: by %q, findings %q, content %q", by, findings, content)
 	}
 	if _, err := os.Stat(heldFile); !os.IsNotExist(err) {
 		t.Fatalf("before the accept %s: %v; want it absent", heldFile, err)
 	}
-	step("accept the held write",
+	b.step("accept the held write",
 		chromedp.Click(css(item+" .review-accept")),
-		noticeSays("Accepted "+held.ID),
+		b.noticeSays("Accepted "+held.ID),
 		ready("review"))
 	if got, err := os.ReadFile(heldFile); err != nil || !strings.Contains(string(got), "Deploy the API before the worker.") {
 		t.Fatalf("after accepting in the page %s holds %q (%v), want the held memory", heldFile, got, err)
 	}
-	if n := count(".review-item"); n != 0 {
+	if n := b.count(".review-item"); n != 0 {
 		t.Errorf("after the accept the queue still shows %d items", n)
 	}
 	if it, err := q.Get(held.ID); err != nil || it.State != review.Accepted || it.RunID == "" {
 		t.Errorf("the held write after the accept: %+v (%v), want accepted with a journal run", it, err)
 	}
-	step("undo the accept", chromedp.Click(css("#undo-button")), noticeSays("Undone"), ready("review"))
+	b.step("undo the accept", chromedp.Click(css("#undo-button")), b.noticeSays("Undone"), ready("review"))
 	if _, err := os.Stat(heldFile); !os.IsNotExist(err) {
 		t.Errorf("after undoing the accept %s: %v; want it gone again", heldFile, err)
 	}
-	check("the end")
+	b.check("the end")
 }
