@@ -160,7 +160,7 @@ func New(d *memdir.Dir, addr string, opts *Options) (*Server, error) {
 	}
 	s.review = s.opts.Review
 	if s.review == nil {
-		if s.review, err = review.New(d.Path(), &review.Options{Now: s.now, Logger: s.log}); err != nil {
+		if s.review, err = review.New(d.Path(), &review.Options{Journal: d.Journal(), Now: s.now, Logger: s.log}); err != nil {
 			return nil, fmt.Errorf("ui: %w", err)
 		}
 	}

@@ -59,15 +59,22 @@ func newWorld(t *testing.T, opts *ui.Options) *world {
 	if opts.Checkpoints == nil {
 		opts.Checkpoints = &ui.Checkpoints{ConfigHome: w.config, Project: w.project}
 	}
+	w.start(opts)
+	return w
+}
+
+// start serves w.d with opts and signs in as the page does.
+func (w *world) start(opts *ui.Options) {
+	w.t.Helper()
+	var err error
 	w.srv, err = ui.New(w.d, addr, opts)
 	if err != nil {
-		t.Fatal(err)
+		w.t.Fatal(err)
 	}
 	w.h = w.srv.Handler()
-	// Sign in as the page does.
 	rec := w.raw(httptest.NewRequest("GET", "http://"+addr+"/?token="+w.srv.Token(), nil))
 	if rec.Code != http.StatusSeeOther {
-		t.Fatalf("sign-in: %d %s", rec.Code, rec.Body)
+		w.t.Fatalf("sign-in: %d %s", rec.Code, rec.Body)
 	}
 	for _, c := range rec.Result().Cookies() {
 		if c.Name == ui.CookieName {
@@ -75,9 +82,8 @@ func newWorld(t *testing.T, opts *ui.Options) *world {
 		}
 	}
 	if w.cookie == nil {
-		t.Fatal("sign-in set no cookie")
+		w.t.Fatal("sign-in set no cookie")
 	}
-	return w
 }
 
 func (w *world) raw(r *http.Request) *httptest.ResponseRecorder {

@@ -581,5 +581,18 @@ func TestUIInBrowser(t *testing.T) {
 	if _, err := os.Stat(heldFile); !os.IsNotExist(err) {
 		t.Errorf("after undoing the accept %s: %v; want it gone again", heldFile, err)
 	}
+	// The write is out of memory again, so the item is to decide again.
+	b.step("the undone accept is pending again", chromedp.WaitVisible(css(item+" .review-reject")), shot("review-undone"))
+	if state, undone := b.eval(fmt.Sprintf("document.querySelector(%q).dataset.state", item)), b.text(item+" .review-undone"); state != review.Pending ||
+		!strings.Contains(undone, "undone by run") || b.count(item+" .review-accept") != 1 {
+		t.Errorf("after undoing the accept the item is %q (%q), want pending with accept and reject, saying the accept was undone", state, undone)
+	}
+	b.step("reject it after all", chromedp.Click(css(item+" .review-reject")), b.noticeSays("Rejected "+held.ID), ready("review"))
+	if it, err := q.Get(held.ID); err != nil || it.State != review.Rejected {
+		t.Errorf("the held write after undoing the accept and rejecting it: %+v (%v), want rejected", it, err)
+	}
+	if _, err := os.Stat(heldFile); !os.IsNotExist(err) {
+		t.Errorf("after the reject %s: %v; want it absent", heldFile, err)
+	}
 	b.check("the end")
 }
