@@ -455,6 +455,19 @@ func TestUIInBrowser(t *testing.T) {
 	if got, err := os.ReadFile(file); err != nil || string(got) != edited {
 		t.Fatalf("after undo the file holds %q (%v), want it back", got, err)
 	}
+	// The notice no longer offers the undo it did: a second click would
+	// redo the delete, so that button says Redo.
+	if undo, redo := b.count("#undo-button"), b.text("#redo-button"); undo != 0 || redo != "Redo" {
+		t.Errorf("after the undo the notice offers %d Undo buttons and a button %q; want Redo alone", undo, redo)
+	}
+	b.step("redo the delete", chromedp.Click(css("#redo-button")), b.noticeSays("Redone"), ready("memories"))
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Fatalf("after the redo %s: %v; want it deleted again", file, err)
+	}
+	b.step("undo the redo", chromedp.Click(css("#undo-button")), b.noticeSays("Undone"), ready("memories"))
+	if got, err := os.ReadFile(file); err != nil || string(got) != edited {
+		t.Fatalf("after undoing the redo the file holds %q (%v), want it back", got, err)
+	}
 
 	// Index health: a doctor fix.
 	base := strings.Split(url, "?")[0]

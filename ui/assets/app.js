@@ -11,28 +11,41 @@ let info = {};
 
 // ---------- notices with Undo ----------
 
-function showNotice(text, run, isError) {
+// showNotice replaces the notice with the outcome of an action. With run it
+// offers to undo that run; with redo, run is itself an undo, so undoing it
+// redoes what it undid, and the button says so.
+function showNotice(text, { run, redo, error } = {}) {
   clear(notice);
   notice.hidden = false;
-  notice.className = 'notice' + (isError ? ' error' : '');
+  notice.className = 'notice' + (error ? ' error' : '');
   notice.appendChild(h('span', { id: 'notice-text', class: 'grow' }, text));
   if (run) {
     notice.appendChild(h('button', {
-      id: 'undo-button', class: 'primary', onclick: async () => {
-        try {
-          const r = await api.post('/api/undo', { run });
-          showNotice(`Undone (run ${r.run}).`, r.run);
-          route();
-        } catch (e) { fail(e); }
-      },
-    }, 'Undo'));
+      id: redo ? 'redo-button' : 'undo-button', class: 'primary', onclick: () => undo(run, redo),
+    }, redo ? 'Redo' : 'Undo'));
   }
   notice.appendChild(h('button', { onclick: () => { notice.hidden = true; } }, 'Dismiss'));
 }
 
 function fail(e) {
-  let text = e.message || String(e);
-  showNotice(text, null, true);
+  showNotice(e.message || String(e), { error: true });
+}
+
+// undo undoes a journal run (redo says the run is itself an undo), asking
+// first when files changed since, and offers the opposite in the notice:
+// Redo after an undo, Undo after a redo.
+async function undo(run, redo) {
+  let r;
+  try {
+    r = await api.post('/api/undo', { run });
+  } catch (e) {
+    if (e.status !== 409 || !confirm(e.message + '\n\nUndo anyway, replacing those later changes (the undo is itself journaled)?')) return fail(e);
+    try {
+      r = await api.post('/api/undo', { run, force: true });
+    } catch (e2) { return fail(e2); }
+  }
+  showNotice(redo ? `Redone (run ${r.run} undid the undo ${run}).` : `Undone (run ${r.run} undid ${run}).`, { run: r.run, redo: !redo });
+  route();
 }
 
 // ---------- router ----------
@@ -179,7 +192,7 @@ function createForm() {
     e.preventDefault();
     try {
       const r = await api.post('/api/memory/create', { name: name.value, description: desc.value, type: type.value, team: team.checked, body: body.value });
-      showNotice(`Created ${r.path}.` + (r.index_warning ? ' ' + r.index_warning : ''), r.run);
+      showNotice(`Created ${r.path}.` + (r.index_warning ? ' ' + r.index_warning : ''), { run: r.run });
       location.hash = '#/memory/' + encodeURIComponent(r.path);
     } catch (err) { fail(err); }
   });
@@ -209,7 +222,7 @@ async function pageMemory(view, path) {
             clear(msgs);
             try {
               const r = await api.post('/api/memory/save', { path: m.path, content: ta.value, sha: m.sha });
-              showNotice(r.changed ? `Saved ${r.path}.` + (r.warnings.length ? ' Warnings: ' + r.warnings.join('; ') : '') : `${r.path} is unchanged.`, r.run);
+              showNotice(r.changed ? `Saved ${r.path}.` + (r.warnings.length ? ' Warnings: ' + r.warnings.join('; ') : '') : `${r.path} is unchanged.`, { run: r.run });
               route();
             } catch (e) {
               if (e.body && e.body.errors) msgs.append(...e.body.errors.map(x => h('div', { class: 'errors' }, x)));
@@ -226,14 +239,14 @@ async function pageMemory(view, path) {
     if (!to || to === m.path) return;
     try {
       const r = await api.post('/api/memory/rename', { path: m.path, to });
-      showNotice(`Renamed ${r.from} to ${r.to}.`, r.run);
+      showNotice(`Renamed ${r.from} to ${r.to}.`, { run: r.run });
       location.hash = '#/memory/' + encodeURIComponent(r.to);
     } catch (e) { fail(e); }
   };
   const toTeam = async () => {
     try {
       const r = await api.post('/api/memory/move-to-team', { path: m.path });
-      showNotice(`Moved ${r.from} to ${r.to}.`, r.run);
+      showNotice(`Moved ${r.from} to ${r.to}.`, { run: r.run });
       location.hash = '#/memory/' + encodeURIComponent(r.to);
     } catch (e) { fail(e); }
   };
@@ -241,7 +254,7 @@ async function pageMemory(view, path) {
     if (!confirm(`Delete ${m.path} and its MEMORY.md line? The journal keeps it, so Undo brings it back.`)) return;
     try {
       const r = await api.post('/api/memory/delete', { path: m.path });
-      showNotice(`Deleted ${r.path}.`, r.run);
+      showNotice(`Deleted ${r.path}.`, { run: r.run });
       location.hash = '#/memories';
     } catch (e) { fail(e); }
   };
@@ -295,22 +308,8 @@ function runHeader(run) {
     h('button', {
       class: 'undo-run', 'data-run': run.id, disabled: !!run.undone_by || !run.inside,
       title: run.inside ? null : "changed files outside the memory directory: undo it with 'memdir undo " + run.id + "'",
-      onclick: async () => {
-        try {
-          const r = await api.post('/api/undo', { run: run.id });
-          showNotice(`Undid run ${run.id} (new run ${r.run}).`, r.run);
-          route();
-        } catch (e) {
-          if (e.status === 409 && confirm(e.message + '\n\nUndo anyway, replacing those later changes (the undo is itself journaled)?')) {
-            try {
-              const r = await api.post('/api/undo', { run: run.id, force: true });
-              showNotice(`Undid run ${run.id} (new run ${r.run}).`, r.run);
-              route();
-            } catch (e2) { fail(e2); }
-          } else fail(e);
-        }
-      },
-    }, 'Undo'));
+      onclick: () => undo(run.id, !!run.undoes),
+    }, run.undoes ? 'Redo' : 'Undo'));
 }
 
 // ---------- Index health ----------
@@ -343,7 +342,7 @@ async function pageIndex(view) {
         onclick: async () => {
           try {
             const r = await api.post('/api/doctor/fix', single ? { kind: f.kind, path: f.path } : { compact: !!f.compact_only });
-            showNotice(r.actions.length ? r.actions.join('; ') : 'Nothing to change.', r.run);
+            showNotice(r.actions.length ? r.actions.join('; ') : 'Nothing to change.', { run: r.run });
             route();
           } catch (e) { fail(e); }
         },
@@ -357,7 +356,7 @@ async function pageIndex(view) {
   const fixAll = async compact => {
     try {
       const r = await api.post('/api/doctor/fix', { compact });
-      showNotice(r.actions.length ? r.actions.join('; ') : 'Nothing to change.', r.run);
+      showNotice(r.actions.length ? r.actions.join('; ') : 'Nothing to change.', { run: r.run });
       route();
     } catch (e) { fail(e); }
   };
@@ -566,7 +565,7 @@ async function pageReview(view, arg) {
     if (accept && !confirm(`Accept the held write to ${it.path}? Its content goes into memory, where agents will read it (Undo reverts it).`)) return;
     try {
       const r = await api.post(accept ? '/api/review/accept' : '/api/review/reject', { id: it.id });
-      showNotice(accept ? `Accepted ${it.id}: wrote ${r.item.path}.` : `Rejected ${it.id}: ${r.item.path} was not written; the item is kept.`, r.run);
+      showNotice(accept ? `Accepted ${it.id}: wrote ${r.item.path}.` : `Rejected ${it.id}: ${r.item.path} was not written; the item is kept.`, { run: r.run });
       route();
     } catch (e) { fail(e); }
   };
