@@ -225,8 +225,10 @@ async function pageMemory(view, path) {
               showNotice(r.changed ? `Saved ${r.path}.` + (r.warnings.length ? ' Warnings: ' + r.warnings.join('; ') : '') : `${r.path} is unchanged.`, { run: r.run });
               route();
             } catch (e) {
+              // The outcome replaces the notice of the save before; the
+              // editor lists each check that failed.
+              fail(e);
               if (e.body && e.body.errors) msgs.append(...e.body.errors.map(x => h('div', { class: 'errors' }, x)));
-              else msgs.appendChild(h('div', { class: 'errors' }, e.message));
             }
           },
         }, 'Save'),
