@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +27,7 @@ import (
 	"github.com/memdir/memdir/review"
 	"github.com/memdir/memdir/team"
 	"github.com/memdir/memdir/team/sqlite"
+	"github.com/memdir/memdir/ui"
 )
 
 // RequireBrowserEnv, set to 1 (as .ci/run does), turns the browser test's
@@ -636,6 +639,85 @@ func TestUIInBrowser(t *testing.T) {
 	}
 	if _, err := os.Stat(heldFile); !os.IsNotExist(err) {
 		t.Errorf("after the reject %s: %v; want it absent", heldFile, err)
+	}
+	b.check("the end")
+}
+
+// serveUI serves d with opts on a loopback port, as memdir ui does, and
+// returns the URL to open; the server stops when the test ends.
+func serveUI(t *testing.T, d *memdir.Dir, opts *ui.Options) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := ui.New(d, ln.Addr().String(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serveListener(ctx, ln, srv.Handler(), slog.New(slog.DiscardHandler)) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("serve the UI: %v", err)
+		}
+	})
+	return srv.URL(ln.Addr().String())
+}
+
+// scaleMemories is how many memories TestUIInBrowserAtScale writes: more
+// than the 200 index lines Claude Code loads.
+const scaleMemories = 300
+
+// TestUIInBrowserAtScale looks at the pages with a directory of
+// scaleMemories memories, with long names, in a window 800 pixels wide.
+func TestUIInBrowserAtScale(t *testing.T) {
+	chromiumPath(t)
+	w := newMemWorld(t)
+	mem := w.memDir(t)
+	if err := os.MkdirAll(mem, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// Written around memdir (a save journals a run): the files, one
+	// MEMORY.md line each, ages spread unevenly over the chart's buckets.
+	var index strings.Builder
+	ages := []int{0, 0, 0, 3, 12, 45, 200, 400}
+	for i := range scaleMemories {
+		name := fmt.Sprintf("reconciliation-worker-%03d", i)
+		file := fmt.Sprintf("project_reconciliation_worker_%03d.md", i)
+		if i%10 == 0 {
+			// Names as long as an agent makes them.
+			name = fmt.Sprintf("payments-reconciliation-worker-recovery-after-failed-batch-%03d", i)
+			file = fmt.Sprintf("project_payments_reconciliation_worker_recovery_after_failed_batch_%03d.md", i)
+		}
+		writeFile(t, filepath.Join(mem, file), fmt.Sprintf("---\nname: %s\ndescription: how reconciliation worker %d recovers after a failed nightly settlement batch\ntype: project\n---\n\nRestart worker %d after the batch window.\n", name, i, i))
+		fmt.Fprintf(&index, "- [%s](%s) — how worker %d recovers after a failed batch\n", name, file, i)
+		old := time.Now().Add(-time.Duration(ages[i%len(ages)]) * 24 * time.Hour)
+		if err := os.Chtimes(filepath.Join(mem, file), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(mem, "MEMORY.md"), index.String())
+	lookup := func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok }
+	d, q, err := review.Open(mem, &memdir.Options{LookupEnv: lookup}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := serveUI(t, d, &ui.Options{Review: q, Checkpoints: &ui.Checkpoints{ConfigHome: filepath.Join(w.home, ".claude"), Project: w.project}})
+	b := newBrowser(t, 800, 900)
+
+	b.step("list the memories at 800 pixels", chromedp.Navigate(url), ready("memories"), shot("memories-800"))
+	if n := b.count("#memory-list tbody tr"); n != scaleMemories {
+		t.Fatalf("the memories page lists %d memories, want %d", n, scaleMemories)
+	}
+	// Nothing wider than the window: no sideways scrolling of any page.
+	for _, p := range []string{"memories", "index", "activity", "recall", "team", "checkpoints", "chart", "review"} {
+		b.step("the "+p+" page at 800 pixels", chromedp.Navigate(strings.Split(url, "?")[0]+"#/"+p), ready(p))
+		if over := b.eval(`String(document.documentElement.scrollWidth - document.documentElement.clientWidth)`); over != "0" {
+			t.Errorf("at 800 pixels the %s page is %s pixels wider than the window", p, over)
+		}
 	}
 	b.check("the end")
 }

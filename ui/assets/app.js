@@ -1,7 +1,7 @@
 // memdir ui: a hash-routed single page. Each page fetches what it shows from
 // /api/ and builds its DOM with text nodes (see dom.js).
 
-import { h, clear, typeBadge, areaBadge, when, diffView, gauge } from './dom.js';
+import { h, clear, typeBadge, areaBadge, when, diffView, gauge, breakable } from './dom.js';
 import * as api from './api.js';
 import { ageChart } from './chart.js';
 
@@ -107,10 +107,10 @@ async function pageMemories(view) {
       if (areaSel.value && (areaSel.value === 'team') !== m.team) continue;
       n++;
       tbody.appendChild(h('tr', { 'data-path': m.path },
-        h('td', {}, h('a', { href: '#/memory/' + encodeURIComponent(m.path), class: 'memory-link' }, m.name || m.path),
-          h('div', { class: 'muted' }, h('code', {}, m.path))),
+        h('td', {}, h('a', { href: '#/memory/' + encodeURIComponent(m.path), class: 'memory-link' }, breakable(m.name || m.path)),
+          h('div', { class: 'muted' }, h('code', {}, breakable(m.path)))),
         h('td', {}, typeBadge(m.type)),
-        h('td', {}, areaBadge(m.team)),
+        h('td', { class: 'col-area' }, areaBadge(m.team)),
         h('td', { title: when(m.mtime) }, m.age),
         h('td', {}, m.description || h('span', { class: 'warnings' }, 'no description')),
         h('td', {}, m.indexed ? '✓' : h('span', { class: 'warnings', title: 'no MEMORY.md line' }, 'not indexed'))));
@@ -138,9 +138,9 @@ async function pageMemories(view) {
       h('button', { id: 'new-memory', onclick: () => view.appendChild(createForm()) }, 'New memory')),
     data.problems.length ? h('div', { class: 'card warnings' }, h('strong', {}, 'Files that could not be read: '),
       data.problems.map(p => h('div', {}, `${p.path}: ${p.message}`))) : '',
-    h('table', { id: 'memory-list' },
-      h('thead', {}, h('tr', {}, ['Memory', 'Type', 'Area', 'Age', 'Description', 'Index'].map(t => h('th', {}, t)))),
-      tbody));
+    h('div', { class: 'table-wrap' }, h('table', { id: 'memory-list' },
+      h('thead', {}, h('tr', {}, ['Memory', 'Type', 'Area', 'Age', 'Description', 'Index'].map(t => h('th', { class: t === 'Area' ? 'col-area' : null }, t)))),
+      tbody)));
   if (!data.memories.length) view.appendChild(h('p', { class: 'muted' }, 'No memories yet in ' + data.dir + '.'));
   render();
 }
@@ -164,7 +164,7 @@ function recallView(r, id) {
   box.appendChild(h('table', { class: 'recall-table' },
     h('thead', {}, h('tr', {}, ['Memory', 'Score', 'Why', 'Age'].map(t => h('th', {}, t)))),
     h('tbody', {}, r.memories.map(m => h('tr', { 'data-path': m.path },
-      h('td', {}, h('a', { href: '#/memory/' + encodeURIComponent(m.path) }, m.path)),
+      h('td', {}, h('a', { href: '#/memory/' + encodeURIComponent(m.path) }, breakable(m.path))),
       h('td', { class: 'num' }, m.score ? m.score.toFixed(2) : '—'),
       h('td', {}, m.reason),
       h('td', {}, m.age, m.freshness ? h('div', { class: 'warnings' }, m.freshness) : ''))))));
