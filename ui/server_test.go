@@ -345,6 +345,23 @@ func TestMemoriesListsEveryMemory(t *testing.T) {
 	if m := byPath["loose.md"]; m == nil || m["indexed"] != false || m["has_frontmatter"] != false {
 		t.Errorf("loose memory: %v", m)
 	}
+	// MEMORY.md has 205 lines: Claude Code loads the first 200, so the
+	// last memories are indexed but not loaded.
+	for _, c := range []struct {
+		path   string
+		line   float64
+		loaded bool
+	}{
+		{"project_m000.md", 1, true},
+		{"project_m199.md", 200, true},
+		{"project_m200.md", 201, false},
+		{"project_m204.md", 205, false},
+		{"team/reference_rota.md", 1, true},
+	} {
+		if m := byPath[c.path]; m == nil || m["indexed"] != true || m["index_line"] != c.line || m["index_loaded"] != c.loaded {
+			t.Errorf("%s: %v; want indexed at line %v, loaded %v", c.path, m, c.line, c.loaded)
+		}
+	}
 }
 
 func TestSearch(t *testing.T) {

@@ -712,6 +712,14 @@ func TestUIInBrowserAtScale(t *testing.T) {
 	if n := b.count("#memory-list tbody tr"); n != scaleMemories {
 		t.Fatalf("the memories page lists %d memories, want %d", n, scaleMemories)
 	}
+	// Claude Code loads the first 200 lines of MEMORY.md: the memories
+	// indexed further down are marked, apart from those it loads.
+	cut := "#memory-list tbody tr .index-cut"
+	if n, loaded, past := b.count(cut), b.text(`#memory-list tr[data-path="project_reconciliation_worker_005.md"] .index-mark`),
+		b.text(`#memory-list tr[data-path="project_reconciliation_worker_251.md"] .index-cut`); n != scaleMemories-200 ||
+		!strings.Contains(loaded, "✓") || !strings.Contains(past, "not loaded") {
+		t.Errorf("%d memories marked past the index cut, want %d; a memory on line 6 is marked %q, one on line 252 %q", n, scaleMemories-200, loaded, past)
+	}
 	// Nothing wider than the window: no sideways scrolling of any page.
 	for _, p := range []string{"memories", "index", "activity", "recall", "team", "checkpoints", "chart", "review"} {
 		b.step("the "+p+" page at 800 pixels", chromedp.Navigate(strings.Split(url, "?")[0]+"#/"+p), ready(p))

@@ -113,7 +113,7 @@ async function pageMemories(view) {
         h('td', { class: 'col-area' }, areaBadge(m.team)),
         h('td', { title: when(m.mtime) }, m.age),
         h('td', {}, m.description || h('span', { class: 'warnings' }, 'no description')),
-        h('td', {}, m.indexed ? '✓' : h('span', { class: 'warnings', title: 'no MEMORY.md line' }, 'not indexed'))));
+        h('td', {}, indexMark(m))));
     }
     count.textContent = `${n} shown of ${data.memories.length}`;
   };
@@ -143,6 +143,20 @@ async function pageMemories(view) {
       tbody)));
   if (!data.memories.length) view.appendChild(h('p', { class: 'muted' }, 'No memories yet in ' + data.dir + '.'));
   render();
+}
+
+// indexMark says how MEMORY.md lists a memory: loaded, past the cut Claude
+// Code loads, or not at all.
+function indexMark(m) {
+  const file = (m.team ? 'team/' : '') + 'MEMORY.md';
+  if (!m.indexed) return h('span', { class: 'warnings', title: 'no ' + file + ' line' }, 'not indexed');
+  if (!m.index_loaded) {
+    return h('span', {
+      class: 'index-cut badge cut',
+      title: `Line ${m.index_line} of ${file} is past what Claude Code loads (${info.limits.lines} lines, ${info.limits.chars.toLocaleString()} characters): agents find this memory only by searching. Compact the index on the Index health page.`,
+    }, `line ${m.index_line}: not loaded`);
+  }
+  return h('span', { class: 'index-mark', title: `line ${m.index_line} of ${file}` }, '✓');
 }
 
 function recallView(r, id) {
