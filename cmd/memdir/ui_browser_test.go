@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
@@ -149,6 +151,8 @@ type browser struct {
 	t        *testing.T
 	ctx      context.Context
 	problems *pageProblems
+	// paused receives the requests holdRequests holds.
+	paused chan *fetch.EventRequestPaused
 }
 
 // newBrowser starts Chromium with a window of width × height pixels; it
@@ -173,7 +177,7 @@ func newBrowser(t *testing.T, width, height int) *browser {
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancelAlloc)
 
-	b := &browser{t: t, problems: &pageProblems{}}
+	b := &browser{t: t, problems: &pageProblems{}, paused: make(chan *fetch.EventRequestPaused, 10)}
 	dialogs := make(chan struct{}, 10)
 	listen := func(ev any) {
 		switch ev := ev.(type) {
@@ -200,6 +204,8 @@ func newBrowser(t *testing.T, width, height int) *browser {
 			if ev.Response.Status >= 400 {
 				b.problems.add("HTTP %d for %s", ev.Response.Status, ev.Response.URL)
 			}
+		case *fetch.EventRequestPaused:
+			b.paused <- ev
 		case *page.EventJavascriptDialogOpening:
 			// confirm() before a delete: accepted below, outside the
 			// event loop.
@@ -221,6 +227,37 @@ func newBrowser(t *testing.T, width, height int) *browser {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// holdRequests holds the page's requests to URLs matching pattern (* is
+// any text) until release; waitHeld waits for one to be held.
+func (b *browser) holdRequests(pattern string) {
+	b.t.Helper()
+	if _, err := chromedp.Call(b.ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: pattern}}}); err != nil {
+		b.t.Fatalf("hold requests to %s: %v", pattern, err)
+	}
+}
+
+func (b *browser) waitHeld(what string) *fetch.EventRequestPaused {
+	b.t.Helper()
+	select {
+	case ev := <-b.paused:
+		return ev
+	case <-time.After(30 * time.Second):
+		b.t.Fatalf("%s: the page made no request to hold", what)
+		return nil
+	}
+}
+
+// release lets the held request go on and holds no more.
+func (b *browser) release(ev *fetch.EventRequestPaused) {
+	b.t.Helper()
+	if _, err := chromedp.Call(b.ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID}); err != nil {
+		b.t.Fatalf("release %s: %v", ev.Request.URL, err)
+	}
+	if _, err := chromedp.Call(b.ctx, fetch.Disable, cdp.Empty{}); err != nil {
+		b.t.Fatalf("stop holding requests: %v", err)
+	}
 }
 
 // check fails the test if the page reported any problem so far but those
@@ -720,9 +757,26 @@ func TestUIInBrowserAtScale(t *testing.T) {
 		!strings.Contains(loaded, "✓") || !strings.Contains(past, "not loaded") {
 		t.Errorf("%d memories marked past the index cut, want %d; a memory on line 6 is marked %q, one on line 252 %q", n, scaleMemories-200, loaded, past)
 	}
+	// While a page's data loads, the page says so, even when that takes
+	// long (a delete, then the list of every memory).
+	base := strings.Split(url, "?")[0]
+	gone := "project_reconciliation_worker_005.md"
+	b.step("open a memory", chromedp.Navigate(base+"#/memory/"+gone), ready("memory"))
+	b.holdRequests("*/api/memories*")
+	b.step("delete it", chromedp.Click(css("#delete-button")))
+	held := b.waitHeld("the memory list after a delete")
+	b.step("the list loading", chromedp.WaitVisible(css("#page-memories #page-loading")), shot("loading"))
+	if s := b.text("#page-loading"); !strings.Contains(s, "Loading") {
+		t.Errorf("while the memory list loads the page says %q", s)
+	}
+	b.release(held)
+	b.step("the list loaded", ready("memories"), b.noticeSays("Deleted "+gone))
+	if n, loading := b.count("#memory-list tbody tr"), b.count("#page-loading"); n != scaleMemories-1 || loading != 0 {
+		t.Errorf("after the delete the page lists %d memories, %d loading notes; want %d and none", n, loading, scaleMemories-1)
+	}
 	// Nothing wider than the window: no sideways scrolling of any page.
 	for _, p := range []string{"memories", "index", "activity", "recall", "team", "checkpoints", "chart", "review"} {
-		b.step("the "+p+" page at 800 pixels", chromedp.Navigate(strings.Split(url, "?")[0]+"#/"+p), ready(p))
+		b.step("the "+p+" page at 800 pixels", chromedp.Navigate(base+"#/"+p), ready(p))
 		if over := b.eval(`String(document.documentElement.scrollWidth - document.documentElement.clientWidth)`); over != "0" {
 			t.Errorf("at 800 pixels the %s page is %s pixels wider than the window", p, over)
 		}

@@ -62,6 +62,12 @@ const pages = {
   review: pageReview,
 };
 
+// pageTitles name what a page is loading.
+const pageTitles = {
+  memories: 'memories', memory: 'the memory', index: 'index health', activity: 'the journal', recall: 'recall preview',
+  team: 'team status', checkpoints: 'checkpoints', chart: 'the chart', review: 'the review queue',
+};
+
 async function route() {
   const hash = location.hash.replace(/^#\/?/, '') || 'memories';
   const slash = hash.indexOf('/');
@@ -71,14 +77,21 @@ async function route() {
   for (const a of document.querySelectorAll('#nav a')) {
     a.classList.toggle('active', a.dataset.page === (name === 'memory' ? 'memories' : name));
   }
-  const view = h('div', { id: 'page-' + (pages[name] ? name : 'memories') });
-  clear(main).appendChild(view);
+  const view = h('div', { id: 'page-' + (pages[name] ? name : 'memories'), 'aria-busy': 'true' });
+  // Until the page's data is in, it says so (a list of hundreds of
+  // memories can take seconds); the page adds itself below, at once.
+  const loading = h('p', { id: 'page-loading', class: 'loading muted', role: 'status' }, 'Loading ' + (pageTitles[name] || 'memories') + '…');
+  clear(main).append(view);
+  view.append(loading);
   try {
     await page(view, arg);
     view.dataset.ready = 'true';
   } catch (e) {
     view.appendChild(h('p', { class: 'errors', id: 'page-error' }, e.message || String(e)));
     view.dataset.ready = 'error';
+  } finally {
+    loading.remove();
+    view.removeAttribute('aria-busy');
   }
 }
 
