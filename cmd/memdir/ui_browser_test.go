@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -704,6 +705,39 @@ func serveUI(t *testing.T, d *memdir.Dir, opts *ui.Options) string {
 	return srv.URL(ln.Addr().String())
 }
 
+// roundTicks reports whether ticks (space-separated) are 0, step, 2·step, …
+// with a step of 1, 2 or 5 times a power of ten, at most 7 of them, the
+// last at least max.
+func roundTicks(ticks, max string) bool {
+	f := strings.Fields(ticks)
+	top, err := strconv.Atoi(max)
+	if len(f) < 2 || len(f) > 7 || err != nil {
+		return false
+	}
+	var v []int
+	for _, s := range f {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return false
+		}
+		v = append(v, n)
+	}
+	step := v[1] - v[0]
+	if step <= 0 {
+		return false
+	}
+	for i, n := range v {
+		if n != i*step {
+			return false
+		}
+	}
+	m := step
+	for m%10 == 0 {
+		m /= 10
+	}
+	return (m == 1 || m == 2 || m == 5) && v[len(v)-1] >= top
+}
+
 // scaleMemories is how many memories TestUIInBrowserAtScale writes: more
 // than the 200 index lines Claude Code loads.
 const scaleMemories = 300
@@ -779,6 +813,23 @@ func TestUIInBrowserAtScale(t *testing.T) {
 		b.step("the "+p+" page at 800 pixels", chromedp.Navigate(base+"#/"+p), ready(p))
 		if over := b.eval(`String(document.documentElement.scrollWidth - document.documentElement.clientWidth)`); over != "0" {
 			t.Errorf("at 800 pixels the %s page is %s pixels wider than the window", p, over)
+		}
+	}
+	b.step("the chart at 800 pixels", shot("chart-800"))
+
+	// The chart fills its card, whatever the window, with round ticks.
+	for _, width := range []int64{800, 1280} {
+		name := fmt.Sprintf("chart-%d", width)
+		b.step(name, chromedp.EmulateViewport(width, 900), chromedp.Navigate(base+"#/chart"), ready("chart"), shot(name))
+		fill := b.eval(`(() => { const c = document.getElementById('age-chart'), s = c.querySelector('svg');
+			return String(s.getBoundingClientRect().width / (c.clientWidth - parseFloat(getComputedStyle(c).paddingLeft) - parseFloat(getComputedStyle(c).paddingRight))); })()`)
+		if f, err := strconv.ParseFloat(fill, 64); err != nil || f < 0.95 {
+			t.Errorf("%s: the chart is %s of its card's width, want all of it", name, fill)
+		}
+		ticks := b.eval(`Array.from(document.querySelectorAll('#age-chart svg text[text-anchor="end"]'), e => e.textContent).join(' ')`)
+		bars := b.eval(`String(Math.max(...Array.from(document.querySelectorAll('#age-chart svg text[text-anchor="middle"]'), e => Number(e.textContent)).filter(n => !isNaN(n))))`)
+		if !roundTicks(ticks, bars) {
+			t.Errorf("%s: the chart's ticks are %q for a tallest bar of %s; want 0 and round steps (1, 2 or 5 times a power of ten) up to it", name, ticks, bars)
 		}
 	}
 	b.check("the end")

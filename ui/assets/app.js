@@ -569,9 +569,22 @@ async function pageCheckpoints(view) {
 
 async function pageChart(view) {
   const data = await api.get('/api/memories');
+  const card = h('div', { class: 'card chart', id: 'age-chart' });
   view.append(h('h1', {}, 'Memories by age and type'),
-    h('p', { class: 'muted' }, `${data.memories.length} memories, by when each file was last modified.`),
-    h('div', { class: 'card chart', id: 'age-chart' }, ageChart(data.memories)));
+    h('p', { class: 'muted' }, `${data.memories.length} memories, by when each file was last modified.`), card);
+  // Drawn at the card's width, and again when that changes (a resized
+  // window, a scroll bar that comes or goes).
+  let drawn = -1;
+  const draw = () => {
+    const cs = getComputedStyle(card);
+    const width = card.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    if (width === drawn) return;
+    drawn = width;
+    clear(card).append(...ageChart(data.memories, width));
+  };
+  draw();
+  const watch = new ResizeObserver(() => (card.isConnected ? draw() : watch.disconnect()));
+  watch.observe(card);
 }
 
 // ---------- Review queue ----------
