@@ -648,6 +648,15 @@ func TestUIInBrowser(t *testing.T) {
 	if _, err := os.Stat(heldFile); !os.IsNotExist(err) {
 		t.Fatalf("before the accept %s: %v; want it absent", heldFile, err)
 	}
+	// The held write is suspicious: rejecting it is the safe choice, so
+	// that is the primary button, and accepting it does not look like it.
+	bg := func(sel string) string {
+		return b.eval(fmt.Sprintf("getComputedStyle(document.querySelector(%q)).backgroundColor", sel))
+	}
+	if accept, reject, primary := bg(item+" .review-accept"), bg(item+" .review-reject"), bg("#nav a.active"); b.count(item+" .review-reject.primary") != 1 ||
+		b.count(item+" .review-accept.primary") != 0 || accept == primary || reject != primary {
+		t.Errorf("review buttons: accept %s, reject %s, the primary colour %s; want reject primary and accept not", accept, reject, primary)
+	}
 	b.step("accept the held write",
 		chromedp.Click(css(item+" .review-accept")),
 		b.noticeSays("Accepted "+held.ID),

@@ -628,9 +628,11 @@ async function pageReview(view, arg) {
         h('td', {}, h('code', {}, f.excerpt), h('div', { class: 'muted' }, f.about)))))),
     h('details', { open: it.state === 'pending' }, h('summary', {}, 'Held content (hidden characters shown as <U+XXXX>)'),
       h('pre', { class: 'held-content scroll' }, it.visible)),
+    // Screening flagged the write: keeping it out is the safe choice, so
+    // that is the primary button; accepting it looks like a caution.
     it.state === 'pending' ? h('div', { class: 'row' },
-      h('button', { class: 'review-accept primary', onclick: () => decide(it, true) }, 'Accept: write it'),
-      h('button', { class: 'review-reject danger', onclick: () => decide(it, false) }, 'Reject')) : ''))));
+      h('button', { class: 'review-reject primary', onclick: () => decide(it, false) }, 'Reject: keep it out'),
+      h('button', { class: 'review-accept caution', onclick: () => decide(it, true) }, 'Accept: write it')) : ''))));
 }
 
 // ---------- start ----------
