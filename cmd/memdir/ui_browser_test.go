@@ -384,6 +384,16 @@ func change(sel, value string) chromedp.Action[chromedp.Void] {
 
 func css(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 
+// until waits for a JavaScript expression to be true.
+func until(expr string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		if _, err := chromedp.Poll[bool](expr)(ctx, tg); err != nil {
+			return fmt.Errorf("waiting for %s: %w", expr, err)
+		}
+		return nil
+	})
+}
+
 func TestUIInBrowser(t *testing.T) {
 	chromiumPath(t) // skips (or fails) before the setup when there is none
 	w := newMemWorld(t)
@@ -461,6 +471,18 @@ func TestUIInBrowser(t *testing.T) {
 		shot("memories"))
 	if method, results := b.text("#search-method"), b.text("#search-result"); method != "lexical" || !strings.Contains(results, "feedback_testing_policy.md") {
 		t.Errorf("search: method %q, results %q; want lexical and feedback_testing_policy.md", method, results)
+	}
+	// Old memories: each row is marked stale, the warning is said once.
+	b.step("search for old memories",
+		chromedp.SetValue(css("#search-input"), "grafana board for deploys, data scientist"),
+		chromedp.Click(css("#search-button")),
+		until(`document.querySelectorAll('#search-result tbody tr').length >= 2`),
+		shot("memories-stale"))
+	const warning = "It records what was true when it was written"
+	marks, said := b.count("#search-result tbody tr .stale"), strings.Count(b.text("#search-result"), warning)
+	hover := b.eval(`(document.querySelector('#search-result tr[data-path="user_role.md"] .stale')||{}).title||''`)
+	if marks != 2 || b.count(`#search-result tr[data-path="reference_deploy_dashboard.md"] .stale`) != 1 || said != 1 || !strings.Contains(hover, "40 days old. "+warning) {
+		t.Errorf("two old memories found: %d marked stale, the warning said %d times, user_role.md's mark's hover text %q; want both marked, the warning once, in full on hover", marks, said, hover)
 	}
 
 	// A memory: rendered, nothing from its body live.

@@ -188,13 +188,21 @@ function recallView(r, id) {
     box.appendChild(h('p', { class: 'muted' }, 'No memory was chosen.'));
     return box;
   }
+  // The staleness warning is the same for every old memory but its age:
+  // each row gets a mark with its own on hover, the table the text once.
+  const stale = r.memories.filter(m => m.freshness);
   box.appendChild(h('table', { class: 'recall-table' },
     h('thead', {}, h('tr', {}, ['Memory', 'Score', 'Why', 'Age'].map(t => h('th', {}, t)))),
     h('tbody', {}, r.memories.map(m => h('tr', { 'data-path': m.path },
       h('td', {}, h('a', { href: '#/memory/' + encodeURIComponent(m.path) }, breakable(m.path))),
       h('td', { class: 'num' }, m.score ? m.score.toFixed(2) : '—'),
       h('td', {}, m.reason),
-      h('td', {}, m.age, m.freshness ? h('div', { class: 'warnings' }, m.freshness) : ''))))));
+      h('td', { class: 'nowrap' }, m.age, m.freshness ? [' ', h('span', { class: 'badge stale', title: m.freshness }, 'stale')] : ''))))));
+  if (stale.length) {
+    box.appendChild(h('p', { class: 'stale-legend muted' }, h('span', { class: 'badge stale' }, 'stale'),
+      ` ${stale.length === 1 ? 'This memory is' : `These ${stale.length} memories are`} older than a day, so the agent reads each with a warning (its own age on hover): `,
+      h('q', { class: 'warnings' }, stale[0].freshness)));
+  }
   return box;
 }
 
