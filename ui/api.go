@@ -202,7 +202,12 @@ func (s *Server) apiSearch(r *http.Request) (*recall.Result, error) {
 	opts := s.recallOptions()
 	opts.AllowShortQueries = true
 	opts.Max = 20
-	return recall.Recall(r.Context(), s.d, q, opts)
+	res, err := recall.Recall(r.Context(), s.d, q, opts)
+	if err != nil {
+		return nil, err
+	}
+	wordsForTerms(res)
+	return res, nil
 }
 
 // cleanRef checks a memory path from a request.
@@ -991,6 +996,7 @@ func (s *Server) apiPreview(r *http.Request) (*previewResponse, error) {
 		return nil, err
 	}
 	inj := recall.Inject(s.d.Path(), res, nil)
+	wordsForTerms(res)
 	out := &previewResponse{Result: res, Injected: inj.Text, Included: inj.Included, MaxChars: recall.MaxContextChars}
 
 	// The selector's manifest: what a model is shown for this prompt.

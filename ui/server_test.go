@@ -374,6 +374,18 @@ func TestSearch(t *testing.T) {
 	if v["method"] != "lexical" || len(ms) != 1 || ms[0].(map[string]any)["path"] != "feedback_testing.md" || ms[0].(map[string]any)["reason"] == "" {
 		t.Errorf("search: %v", v)
 	}
+	// Why a memory was found is said in words, not the index's stems
+	// (databas, test, mock): the memory's own, else the query's.
+	for _, c := range []struct{ query, why string }{
+		{"database tests mocks", "lexical match on database, tests, mocks"},
+		{"mocking the databases", "lexical match on mocks, database"},
+		{"Explaining GO", "lexical match on Explain, Go"},
+	} {
+		ms := w.get("/api/search?q="+url.QueryEscape(c.query), 200)["memories"].([]any)
+		if len(ms) == 0 || ms[0].(map[string]any)["reason"] != c.why {
+			t.Errorf("search %q: %v; want the first found %q", c.query, ms, c.why)
+		}
+	}
 }
 
 func TestMemory(t *testing.T) {

@@ -472,6 +472,10 @@ func TestUIInBrowser(t *testing.T) {
 	if method, results := b.text("#search-method"), b.text("#search-result"); method != "lexical" || !strings.Contains(results, "feedback_testing_policy.md") {
 		t.Errorf("search: method %q, results %q; want lexical and feedback_testing_policy.md", method, results)
 	}
+	// Why each was found, in the memory's words (the index has stems).
+	if why := b.text(`#search-result tr[data-path="feedback_testing_policy.md"]`); !strings.Contains(why, "lexical match on database, tests, mocks") {
+		t.Errorf("search: the testing policy's row says %q; want why in the memory's words: database, tests, mocks", why)
+	}
 	// Old memories: each row is marked stale, the warning is said once.
 	b.step("search for old memories",
 		chromedp.SetValue(css("#search-input"), "grafana board for deploys, data scientist"),
