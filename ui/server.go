@@ -33,6 +33,7 @@
 package ui
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
@@ -83,6 +84,16 @@ type Team struct {
 	Repos team.Repos
 	// Repo is the repository ("owner/name"); Server the base URL shown.
 	Repo, Server string
+	// Tokens, when set, names the server's tokens for its history: the
+	// protocol's history names each version's author by token id only.
+	// Nil shows ids, unless Repos is itself a store that lists its tokens
+	// (a team.Store at hand).
+	Tokens TokenLister
+}
+
+// TokenLister lists a team server's tokens, as [team.Tokens] does.
+type TokenLister interface {
+	ListTokens(ctx context.Context) ([]team.Token, error)
 }
 
 // Checkpoints says where the project's file-history sessions live.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/checkpoint"
+	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/review"
 	"github.com/memdir/memdir/team"
 	"github.com/memdir/memdir/team/sqlite"
@@ -751,6 +752,55 @@ func TestTeam(t *testing.T) {
 	}
 	if h := w2.get("/api/team/history?key=never.md", 200); len(h["versions"].([]any)) != 0 {
 		t.Errorf("history of an unknown key: %v", h)
+	}
+}
+
+// TestTeamHistoryNamesAuthors: the protocol's history names each version's
+// author by token id; the page shows the token's name when it can list the
+// server's tokens, and otherwise the id, saying where the name is.
+func TestTeamHistoryNamesAuthors(t *testing.T) {
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "team.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ts := memdirtest.NewTeamServer(t, store, nil)
+	secret, tok, err := team.IssueToken(ctx, store, "acme/widgets", false, "alice's laptop", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, err := team.NewRemote(ts.URL, secret, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(t, nil)
+	w.save("rota", "who is on call", memdir.TypeReference, "pager", true)
+	c, err := team.NewClient(remote, "acme/widgets", filepath.Join(w.dir, "team"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Push(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		team  *ui.Team
+		want  string // the author's name, "" for none
+		about string // in authors, where the names come from
+	}{
+		{"the server's tokens at hand", &ui.Team{Client: c, Repos: remote, Tokens: store, Repo: "acme/widgets"}, "alice's laptop", "token list"},
+		{"only the protocol", &ui.Team{Client: c, Repos: remote, Repo: "acme/widgets"}, "", "memdir serve token list"},
+	} {
+		h := withTeam(t, w, tc.team).get("/api/team/history?key=reference_rota.md", 200)
+		vs, _ := h["versions"].([]any)
+		if len(vs) != 1 {
+			t.Fatalf("%s: history %v", tc.name, h)
+		}
+		v := vs[0].(map[string]any)
+		if name, _ := v["author_name"].(string); v["author"] != tok.ID || name != tc.want || !strings.Contains(h["authors"].(string), tc.about) {
+			t.Errorf("%s: author %v, author_name %q, authors %q; want %s, %q and a note naming %q", tc.name, v["author"], name, h["authors"], tok.ID, tc.want, tc.about)
+		}
 	}
 }
 

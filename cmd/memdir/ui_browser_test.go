@@ -621,6 +621,11 @@ func TestUIInBrowser(t *testing.T) {
 	if h := b.text("#team-history"); !strings.Contains(h, "written") {
 		t.Errorf("runbook.md's server history: %q", h)
 	}
+	// memdir ui speaks the protocol, whose history gives a token id: the
+	// page shows it and says where the token's name is.
+	if author, note := b.text("#team-history tbody .author"), b.text("#team-history .authors"); !strings.HasPrefix(author, "tok_") || !strings.Contains(note, "memdir serve token list") {
+		t.Errorf("runbook.md's author shown as %q, with the note %q; want the token id and where its name is", author, note)
+	}
 
 	b.step("checkpoints",
 		chromedp.Click(css(`#nav a[data-page="checkpoints"]`)), ready("checkpoints"),
@@ -811,7 +816,37 @@ func TestUIInBrowserAtScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := serveUI(t, d, &ui.Options{Review: q, Checkpoints: &ui.Checkpoints{ConfigHome: filepath.Join(w.home, ".claude"), Project: w.project}})
+	// A team server whose tokens the page can list, and a teammate's push
+	// with a token named alice.
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "team.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ts := memdirtest.NewTeamServer(t, store, nil)
+	secret, _, err := team.IssueToken(ctx, store, "acme/widgets", false, "alice", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, err := team.NewRemote(ts.URL, secret, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mate := filepath.Join(t.TempDir(), "team")
+	writeFile(t, filepath.Join(mate, "runbook.md"), "---\nname: runbook\ndescription: the settlement runbook\ntype: reference\n---\n\nRestart the worker first.\n")
+	if mc, err := team.NewClient(alice, "acme/widgets", mate, nil); err != nil {
+		t.Fatal(err)
+	} else if _, err := mc.Push(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ours := ts.Remote(t, "acme/widgets", false, nil)
+	client, err := team.NewClient(ours, "acme/widgets", filepath.Join(mem, "team"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := serveUI(t, d, &ui.Options{Review: q, Checkpoints: &ui.Checkpoints{ConfigHome: filepath.Join(w.home, ".claude"), Project: w.project},
+		Team: &ui.Team{Client: client, Repos: ours, Tokens: store, Repo: "acme/widgets", Server: ts.URL}})
 	b := newBrowser(t, 800, 900)
 
 	b.step("list the memories at 800 pixels", chromedp.Navigate(url), ready("memories"), shot("memories-800"))
@@ -851,6 +886,18 @@ func TestUIInBrowserAtScale(t *testing.T) {
 		}
 	}
 	b.step("the chart at 800 pixels", shot("chart-800"))
+
+	// With the server's tokens at hand, a version's author is the token's
+	// name.
+	b.step("a key's history",
+		chromedp.Navigate(base+"#/team"), ready("team"),
+		chromedp.SendKeys(css("#history-key"), "runbook.md"),
+		chromedp.Click(css("#history-button")),
+		chromedp.WaitVisible(css("#team-history table")),
+		shot("team-names"))
+	if author, hover := b.text("#team-history tbody .author"), b.eval(`(document.querySelector('#team-history tbody .author [title]')||{}).title||''`); author != "alice" || !strings.HasPrefix(hover, "token tok_") {
+		t.Errorf("runbook.md's author shown as %q (hover %q), want alice, with the token's id on hover", author, hover)
+	}
 
 	// The chart fills its card, whatever the window, with round ticks.
 	for _, width := range []int64{800, 1280} {

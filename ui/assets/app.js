@@ -518,9 +518,14 @@ async function pageTeam(view) {
       const r = await api.get('/api/team/history', { key: key.value.trim() });
       if (!r.available) { out.appendChild(h('p', {}, 'Server history is not available: ', r.reason)); return; }
       if (!r.versions.length) { out.appendChild(h('p', { class: 'muted' }, r.reason || `No version on the server changed ${r.key}.`)); return; }
-      out.appendChild(h('table', {}, h('thead', {}, h('tr', {}, ['Version', 'When', 'Change', 'Author', 'Entries'].map(x => h('th', {}, x)))),
+      // The author is a token: its name when the server's token list is at
+      // hand, else its id, and the note says where the name is.
+      const author = v => v.author_name ? h('span', { title: 'token ' + v.author }, v.author_name)
+        : v.author ? h('code', { title: r.authors }, v.author) : '—';
+      out.append(h('table', {}, h('thead', {}, h('tr', {}, ['Version', 'When', 'Change', 'Author', 'Entries'].map(x => h('th', {}, x)))),
         h('tbody', {}, r.versions.map(v => h('tr', {}, h('td', { class: 'num' }, v.version), h('td', {}, when(v.last_modified)),
-          h('td', {}, (v.deleted || []).includes(r.key) ? 'deleted' : 'written'), h('td', {}, v.author || '—'), h('td', { class: 'num' }, v.entry_count))))));
+          h('td', {}, (v.deleted || []).includes(r.key) ? 'deleted' : 'written'), h('td', { class: 'author' }, author(v)), h('td', { class: 'num' }, v.entry_count))))),
+      r.authors ? h('p', { class: 'muted authors' }, 'Authors: ', r.authors, '.') : '');
     } catch (e) { out.appendChild(h('p', { class: 'errors' }, e.message)); }
   };
   view.append(h('h2', {}, "A key's server history"),
