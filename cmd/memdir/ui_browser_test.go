@@ -565,6 +565,8 @@ func TestUIInBrowser(t *testing.T) {
 	if got, err := os.ReadFile(file); err != nil || string(got) != edited {
 		t.Fatalf("after undoing the redo the file holds %q (%v), want it back", got, err)
 	}
+	// That last undo undid a redo of an undo: undoing it redoes the delete.
+	lastUndo, _, _ := strings.Cut(strings.TrimPrefix(b.text("#notice-text"), "Undone (run "), " ")
 
 	// Index health: a doctor fix.
 	base := strings.Split(url, "?")[0]
@@ -605,6 +607,10 @@ func TestUIInBrowser(t *testing.T) {
 	b.need("activity", "#runs", "#runs .undo-run")
 	if n := b.count("#runs > li"); n < 8 {
 		t.Errorf("activity lists %d runs, want at least 8 (4 saves, edit, delete, undo, doctor)", n)
+	}
+	// Each run's button says what undoing it does.
+	if newest, last := b.text("#runs > li:first-child .undo-run"), b.text(fmt.Sprintf("#runs > li[data-run=%q] .undo-run", lastUndo)); newest != "Undo" || last != "Redo" {
+		t.Errorf("activity: the doctor fix's button says %q, the last undo's (%s) %q; want Undo and Redo", newest, lastUndo, last)
 	}
 
 	b.step("team",
@@ -877,6 +883,15 @@ func TestUIInBrowserAtScale(t *testing.T) {
 	b.step("the list loaded", ready("memories"), b.noticeSays("Deleted "+gone))
 	if n, loading := b.count("#memory-list tbody tr"), b.count("#page-loading"); n != scaleMemories-1 || loading != 0 {
 		t.Errorf("after the delete the page lists %d memories, %d loading notes; want %d and none", n, loading, scaleMemories-1)
+	}
+	// Undone, then redone: in the activity list the redo's button undoes
+	// it again, so it says Undo.
+	b.step("undo the delete", chromedp.Click(css("#undo-button")), b.noticeSays("Undone"), ready("memories"))
+	b.step("redo it", chromedp.Click(css("#redo-button")), b.noticeSays("Redone"), ready("memories"))
+	redo, _, _ := strings.Cut(strings.TrimPrefix(b.text("#notice-text"), "Redone (run "), " ")
+	b.step("the activity list", chromedp.Navigate(base+"#/activity"), ready("activity"))
+	if label := b.text(fmt.Sprintf("#runs > li[data-run=%q] .undo-run", redo)); label != "Undo" {
+		t.Errorf("activity: the redo's (%s) button says %q, want Undo", redo, label)
 	}
 	// Nothing wider than the window: no sideways scrolling of any page.
 	for _, p := range []string{"memories", "index", "activity", "recall", "team", "checkpoints", "chart", "review"} {

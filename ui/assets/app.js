@@ -324,14 +324,24 @@ async function pageMemory(view, path) {
 
 function historyView(history) {
   if (!history.length) return h('p', { class: 'muted', id: 'history' }, 'No journaled change to this file.');
+  const byId = new Map(history.map(({ run }) => [run.id, run]));
   return h('ul', { class: 'timeline', id: 'history' }, history.map(({ run, diff }) =>
     h('li', { class: run.undone_by ? 'undone' : '' },
-      runHeader(run),
+      runHeader(run, byId),
       diff && diff.patch ? h('details', {}, h('summary', {}, `diff: +${diff.added} −${diff.removed}`), diffView(diff.patch))
         : diff && diff.note ? h('div', { class: 'muted' }, diff.note) : '')));
 }
 
-function runHeader(run) {
+// isUndo reports whether run is in effect an undo, following the runs it
+// undid through byId: an undo of an undo is a redo.
+function isUndo(run, byId) {
+  let n = 0;
+  for (let r = run; r && r.undoes && n < 64; r = byId.get(r.undoes)) n++;
+  return n % 2 === 1;
+}
+
+function runHeader(run, byId) {
+  const redo = isUndo(run, byId);
   const tokens = run.usage && (run.usage.input_tokens || run.usage.output_tokens)
     ? h('span', { class: 'muted' }, ` · ${run.usage.input_tokens.toLocaleString()} tokens in, ${run.usage.output_tokens.toLocaleString()} out (${run.usage.calls} calls)`) : '';
   return h('div', { class: 'row' },
@@ -345,8 +355,8 @@ function runHeader(run) {
     h('button', {
       class: 'undo-run', 'data-run': run.id, disabled: !!run.undone_by || !run.inside,
       title: run.inside ? null : "changed files outside the memory directory: undo it with 'memdir undo " + run.id + "'",
-      onclick: () => undo(run.id, !!run.undoes),
-    }, run.undoes ? 'Redo' : 'Undo'));
+      onclick: () => undo(run.id, redo),
+    }, redo ? 'Redo' : 'Undo'));
 }
 
 // ---------- Index health ----------
@@ -419,6 +429,7 @@ async function pageActivity(view) {
     view.appendChild(h('p', { class: 'muted', id: 'runs' }, 'The journal is empty.'));
     return;
   }
+  const byId = new Map(data.runs.map(r => [r.id, r]));
   let inTok = 0, outTok = 0;
   for (const r of data.runs) if (r.usage) { inTok += r.usage.input_tokens; outTok += r.usage.output_tokens; }
   view.appendChild(h('p', {}, `${data.runs.length} runs; model tokens used by extraction and dream runs: ${inTok.toLocaleString()} in, ${outTok.toLocaleString()} out.`));
@@ -438,7 +449,7 @@ async function pageActivity(view) {
         }
       } catch (e) { body.appendChild(h('p', { class: 'errors' }, e.message)); }
     });
-    return h('li', { class: run.undone_by ? 'undone' : '', 'data-run': run.id }, runHeader(run), run.error ? h('div', { class: 'errors' }, run.error) : '', det);
+    return h('li', { class: run.undone_by ? 'undone' : '', 'data-run': run.id }, runHeader(run, byId), run.error ? h('div', { class: 'errors' }, run.error) : '', det);
   })));
 }
 
