@@ -794,65 +794,14 @@ func TestUIInBrowserAtScale(t *testing.T) {
 	chromiumPath(t)
 	w := newMemWorld(t)
 	mem := w.memDir(t)
-	if err := os.MkdirAll(mem, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	// Written around memdir (a save journals a run): the files, one
-	// MEMORY.md line each, ages spread unevenly over the chart's buckets.
-	var index strings.Builder
-	ages := []int{0, 0, 0, 3, 12, 45, 200, 400}
-	for i := range scaleMemories {
-		name := fmt.Sprintf("reconciliation-worker-%03d", i)
-		file := fmt.Sprintf("project_reconciliation_worker_%03d.md", i)
-		if i%10 == 0 {
-			// Names as long as an agent makes them.
-			name = fmt.Sprintf("payments-reconciliation-worker-recovery-after-failed-batch-%03d", i)
-			file = fmt.Sprintf("project_payments_reconciliation_worker_recovery_after_failed_batch_%03d.md", i)
-		}
-		writeFile(t, filepath.Join(mem, file), fmt.Sprintf("---\nname: %s\ndescription: how reconciliation worker %d recovers after a failed nightly settlement batch\ntype: project\n---\n\nRestart worker %d after the batch window.\n", name, i, i))
-		fmt.Fprintf(&index, "- [%s](%s) — how worker %d recovers after a failed batch\n", name, file, i)
-		old := time.Now().Add(-time.Duration(ages[i%len(ages)]) * 24 * time.Hour)
-		if err := os.Chtimes(filepath.Join(mem, file), old, old); err != nil {
-			t.Fatal(err)
-		}
-	}
-	writeFile(t, filepath.Join(mem, "MEMORY.md"), index.String())
+	writeScaleMemories(t, mem)
 	lookup := func(k string) (string, bool) { v, ok := w.vars[k]; return v, ok }
 	d, q, err := review.Open(mem, &memdir.Options{LookupEnv: lookup}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A team server whose tokens the page can list, and a teammate's push
-	// with a token named alice.
-	ctx := context.Background()
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "team.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	ts := memdirtest.NewTeamServer(t, store, nil)
-	secret, _, err := team.IssueToken(ctx, store, "acme/widgets", false, "alice", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	alice, err := team.NewRemote(ts.URL, secret, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mate := filepath.Join(t.TempDir(), "team")
-	writeFile(t, filepath.Join(mate, "runbook.md"), "---\nname: runbook\ndescription: the settlement runbook\ntype: reference\n---\n\nRestart the worker first.\n")
-	if mc, err := team.NewClient(alice, "acme/widgets", mate, nil); err != nil {
-		t.Fatal(err)
-	} else if _, err := mc.Push(ctx); err != nil {
-		t.Fatal(err)
-	}
-	ours := ts.Remote(t, "acme/widgets", false, nil)
-	client, err := team.NewClient(ours, "acme/widgets", filepath.Join(mem, "team"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	url := serveUI(t, d, &ui.Options{Review: q, Checkpoints: &ui.Checkpoints{ConfigHome: filepath.Join(w.home, ".claude"), Project: w.project},
-		Team: &ui.Team{Client: client, Repos: ours, Tokens: store, Repo: "acme/widgets", Server: ts.URL}})
+		Team: aliceTeam(t, mem)})
 	b := newBrowser(t, 800, 900)
 
 	b.step("list the memories at 800 pixels", chromedp.Navigate(url), ready("memories"), shot("memories-800"))
@@ -930,4 +879,64 @@ func TestUIInBrowserAtScale(t *testing.T) {
 		}
 	}
 	b.check("the end")
+}
+
+// writeScaleMemories writes scaleMemories memories into mem around memdir
+// (a save journals a run): the files, one MEMORY.md line each, every tenth
+// with a name as long as agents make them, ages spread unevenly over the
+// chart's buckets.
+func writeScaleMemories(t *testing.T, mem string) {
+	t.Helper()
+	var index strings.Builder
+	ages := []int{0, 0, 0, 3, 12, 45, 200, 400}
+	for i := range scaleMemories {
+		name := fmt.Sprintf("reconciliation-worker-%03d", i)
+		file := fmt.Sprintf("project_reconciliation_worker_%03d.md", i)
+		if i%10 == 0 {
+			name = fmt.Sprintf("payments-reconciliation-worker-recovery-after-failed-batch-%03d", i)
+			file = fmt.Sprintf("project_payments_reconciliation_worker_recovery_after_failed_batch_%03d.md", i)
+		}
+		writeFile(t, filepath.Join(mem, file), fmt.Sprintf("---\nname: %s\ndescription: how reconciliation worker %d recovers after a failed nightly settlement batch\ntype: project\n---\n\nRestart worker %d after the batch window.\n", name, i, i))
+		fmt.Fprintf(&index, "- [%s](%s) — how worker %d recovers after a failed batch\n", name, file, i)
+		old := time.Now().Add(-time.Duration(ages[i%len(ages)]) * 24 * time.Hour)
+		if err := os.Chtimes(filepath.Join(mem, file), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(mem, "MEMORY.md"), index.String())
+}
+
+// aliceTeam starts a team server whose tokens the page can list, where a
+// teammate pushed runbook.md with a token named alice, and returns it for
+// the memory directory mem.
+func aliceTeam(t *testing.T, mem string) *ui.Team {
+	t.Helper()
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "team.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ts := memdirtest.NewTeamServer(t, store, nil)
+	secret, _, err := team.IssueToken(ctx, store, "acme/widgets", false, "alice", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, err := team.NewRemote(ts.URL, secret, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mate := filepath.Join(t.TempDir(), "team")
+	writeFile(t, filepath.Join(mate, "runbook.md"), "---\nname: runbook\ndescription: the settlement runbook\ntype: reference\n---\n\nRestart the worker first.\n")
+	if mc, err := team.NewClient(alice, "acme/widgets", mate, nil); err != nil {
+		t.Fatal(err)
+	} else if _, err := mc.Push(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ours := ts.Remote(t, "acme/widgets", false, nil)
+	client, err := team.NewClient(ours, "acme/widgets", filepath.Join(mem, "team"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &ui.Team{Client: client, Repos: ours, Tokens: store, Repo: "acme/widgets", Server: ts.URL}
 }

@@ -166,7 +166,7 @@ function indexMark(m) {
   if (!m.index_loaded) {
     return h('span', {
       class: 'index-cut badge cut',
-      title: `Line ${m.index_line} of ${file} is past what Claude Code loads (${info.limits.lines} lines, ${info.limits.chars.toLocaleString()} characters): agents find this memory only by searching. Compact the index on the Index health page.`,
+      title: `Claude Code does not load line ${m.index_line} of ${file}: it loads the first ${info.limits.lines} lines and ${info.limits.chars.toLocaleString()} characters, HTML comments left out. Agents find this memory only by searching; compact the index on the Index health page.`,
     }, `line ${m.index_line}: not loaded`);
   }
   return h('span', { class: 'index-mark', title: `line ${m.index_line} of ${file}` }, '✓');
