@@ -102,7 +102,8 @@ type Options struct {
 	LookupEnv memdir.LookupEnvFunc
 	// Journal is the memory directory's journal, where the queue finds
 	// whether an accept was undone since; nil means the directory's
-	// default journal (memdir.DefaultJournalDir, with LookupEnv).
+	// default journal (memdir.DefaultJournalDir, with LookupEnv), if the
+	// environment names a state directory. [Open] gives the directory's.
 	Journal *memdir.Journal
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -159,11 +160,16 @@ func New(memoryDir string, opts *Options) (*Queue, error) {
 		lookup = os.LookupEnv
 	}
 	if q.journal == nil {
+		// A queue in a directory of its own asks nothing of the
+		// environment: without a state directory it has no journal to
+		// read, and takes accepts as they are.
 		jdir, err := memdir.DefaultJournalDir(q.memoryDir, lookup)
-		if err != nil {
+		if err != nil && opts.Dir == "" {
 			return nil, fmt.Errorf("review queue of %s: %w", q.memoryDir, err)
 		}
-		q.journal = memdir.NewJournal(jdir, q.now)
+		if err == nil {
+			q.journal = memdir.NewJournal(jdir, q.now)
+		}
 	}
 	if opts.Dir != "" {
 		if q.dir, err = filepath.Abs(opts.Dir); err != nil {
@@ -400,7 +406,7 @@ const maxUndoChain = 64
 // names a redo, and so on, so an odd chain of undos leaves the write out
 // of memory. A run the journal no longer has leaves the item as it is.
 func (q *Queue) checkUndone(it *HeldWrite) {
-	if it.State != Accepted || it.RunID == "" {
+	if it.State != Accepted || it.RunID == "" || q.journal == nil {
 		return
 	}
 	undone, by, id := false, "", it.RunID

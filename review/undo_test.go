@@ -126,3 +126,22 @@ func holdDeploy(tb testing.TB, d *memdir.Dir) *HeldError {
 	}
 	return held
 }
+
+// TestQueueWithoutStateDir: a queue kept in a directory of its own works
+// in an environment where no state directory can be found, as it did
+// before it read the journal.
+func TestQueueWithoutStateDir(t *testing.T) {
+	t.Parallel()
+	bad := func(k string) (string, bool) {
+		if k == "XDG_STATE_HOME" {
+			return "relative/state", true // refused: not absolute
+		}
+		return "", false
+	}
+	if _, err := New(t.TempDir(), &Options{Dir: t.TempDir(), LookupEnv: bad}); err != nil {
+		t.Fatalf("New with a queue directory and no state directory: %v", err)
+	}
+	if _, err := New(t.TempDir(), &Options{LookupEnv: bad}); err == nil {
+		t.Fatal("New with neither a queue directory nor a state directory succeeded")
+	}
+}
