@@ -76,9 +76,16 @@ type HeldWrite struct {
 	Findings   []screen.Finding   `json:"findings"`
 	State      string             `json:"state"`
 	Queued     time.Time          `json:"queued"`
-	Decided    *time.Time         `json:"decided,omitempty"`
+	// Decided is when the item was accepted or rejected; nil while it is
+	// pending.
+	Decided *time.Time `json:"decided,omitempty"`
 	// RunID is the journal run of an accepted write.
 	RunID string `json:"run_id,omitempty"`
+	// UndoneBy is set when the accept's run (RunID) was undone since, by
+	// this journal run: the write is out of memory again, so the item is
+	// pending again, to accept or reject anew. It is read from the journal,
+	// never stored.
+	UndoneBy string `json:"undone_by,omitempty"`
 }
 
 // DefaultDir returns where the review queue of a memory directory lives:
@@ -94,6 +101,11 @@ type Options struct {
 	Dir string
 	// LookupEnv finds the default directory; nil means os.LookupEnv.
 	LookupEnv memdir.LookupEnvFunc
+	// Journal is the memory directory's journal, where the queue finds
+	// whether an accept was undone since; nil means the directory's
+	// default journal (memdir.DefaultJournalDir, with LookupEnv), if the
+	// environment names a state directory. [Open] gives the directory's.
+	Journal *memdir.Journal
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger receives debug logs; nil discards them.
@@ -107,7 +119,9 @@ type Options struct {
 // nothing in it is ever loaded into a model's context. A person lists the
 // items, then accepts one (the write is performed, journaled, and can be
 // undone like any other) or rejects it (the item is kept, marked rejected,
-// so there is a record).
+// so there is a record). An accepted item whose run is undone (by 'memdir
+// undo', the UI, anything that undoes runs) is pending again: the queue reads
+// that from the directory's journal, so every reader of the queue agrees.
 //
 // A Queue is the memory directory's [memdir.Guard]: give it as
 // [memdir.Options].Guard (or open both with [Open]) and every automatic
@@ -118,6 +132,7 @@ type Options struct {
 type Queue struct {
 	dir       string
 	memoryDir string
+	journal   *memdir.Journal
 	now       func() time.Time
 	log       *slog.Logger
 }
@@ -134,22 +149,34 @@ func New(memoryDir string, opts *Options) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("review queue of %s: %w", memoryDir, err)
 	}
-	q := &Queue{memoryDir: filepath.Clean(abs), now: opts.Now, log: opts.Logger}
+	q := &Queue{memoryDir: filepath.Clean(abs), journal: opts.Journal, now: opts.Now, log: opts.Logger}
 	if q.now == nil {
 		q.now = time.Now
 	}
 	if q.log == nil {
 		q.log = slog.New(slog.DiscardHandler)
 	}
+	lookup := opts.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	if q.journal == nil {
+		// A queue in a directory of its own asks nothing of the
+		// environment: without a state directory it has no journal to
+		// read, and takes accepts as they are.
+		jdir, err := memdir.DefaultJournalDir(q.memoryDir, lookup)
+		if err != nil && opts.Dir == "" {
+			return nil, fmt.Errorf("review queue of %s: %w", q.memoryDir, err)
+		}
+		if err == nil {
+			q.journal = memdir.NewJournal(jdir, q.now)
+		}
+	}
 	if opts.Dir != "" {
 		if q.dir, err = filepath.Abs(opts.Dir); err != nil {
 			return nil, fmt.Errorf("review queue %s: %w", opts.Dir, err)
 		}
 		return q, nil
-	}
-	lookup := opts.LookupEnv
-	if lookup == nil {
-		lookup = os.LookupEnv
 	}
 	if q.dir, err = DefaultDir(q.memoryDir, lookup); err != nil {
 		return nil, fmt.Errorf("review queue of %s: %w", q.memoryDir, err)
@@ -159,8 +186,8 @@ func New(memoryDir string, opts *Options) (*Queue, error) {
 
 // Open opens the memory directory at dir with its review queue as its
 // guard: the usual way to open a directory that automatic writers use.
-// opts.Guard is replaced; the queue takes opts' clock, environment and
-// logger.
+// opts.Guard is replaced; the queue takes opts' clock, environment, logger
+// and the directory's journal.
 func Open(dir string, opts *memdir.Options, qopts *Options) (*memdir.Dir, *Queue, error) {
 	var o memdir.Options
 	if opts != nil {
@@ -187,6 +214,9 @@ func Open(dir string, opts *memdir.Options, qopts *Options) (*memdir.Dir, *Queue
 	d, err := memdir.Open(dir, &o)
 	if err != nil {
 		return nil, nil, err
+	}
+	if qopts == nil || qopts.Journal == nil {
+		q.journal = d.Journal()
 	}
 	return d, q, nil
 }
@@ -365,11 +395,40 @@ func (q *Queue) read(id string) (*HeldWrite, error) {
 	if it.ID != id {
 		return nil, fmt.Errorf("review item %s: id field %q does not match the file name", p, it.ID)
 	}
+	q.checkUndone(&it)
 	return &it, nil
 }
 
-// decide loads a pending item under the queue lock and hands it to fn,
-// then saves the state fn left.
+// maxUndoChain bounds how far checkUndone follows undos of undos.
+const maxUndoChain = 64
+
+// checkUndone makes an accepted item pending again when the journal says
+// its run was undone: the run's UndoneBy names the undo, whose own UndoneBy
+// names a redo, and so on, so an odd chain of undos leaves the write out
+// of memory. A run the journal no longer has leaves the item as it is.
+func (q *Queue) checkUndone(it *HeldWrite) {
+	if it.State != Accepted || it.RunID == "" || q.journal == nil {
+		return
+	}
+	undone, by, id := false, "", it.RunID
+	for range maxUndoChain {
+		run, err := q.journal.Run(id)
+		if err != nil || run.ID != id || run.UndoneBy == "" {
+			break
+		}
+		undone, id = !undone, run.UndoneBy
+		if undone {
+			by = id
+		}
+	}
+	if undone {
+		it.State, it.UndoneBy, it.Decided = Pending, by, nil
+	}
+}
+
+// decide loads a pending item (an accepted one whose run was undone
+// included) under the queue lock and hands it to fn, then saves the state
+// fn left.
 func (q *Queue) decide(ctx context.Context, id string, fn func(it *HeldWrite) error) (*HeldWrite, error) {
 	if !validID(id) {
 		return nil, fmt.Errorf("review item %q: not a review id: %w", id, memdir.ErrNotFound)
@@ -398,7 +457,8 @@ func (q *Queue) decide(ctx context.Context, id string, fn func(it *HeldWrite) er
 // item is kept as a record.
 func (q *Queue) Reject(ctx context.Context, id string) (*HeldWrite, error) {
 	return q.decide(ctx, id, func(it *HeldWrite) error {
-		it.State = Rejected
+		// The record of an undone accept, if any, goes: the journal keeps it.
+		it.State, it.RunID, it.UndoneBy = Rejected, "", ""
 		return nil
 	})
 }
@@ -423,7 +483,7 @@ func (q *Queue) Accept(ctx context.Context, d *memdir.Dir, id string) (*HeldWrit
 		if err != nil {
 			return err
 		}
-		it.State = Accepted
+		it.State, it.RunID, it.UndoneBy = Accepted, "", ""
 		if run != nil {
 			it.RunID = run.ID
 		}

@@ -117,7 +117,12 @@ type memoryItem struct {
 	Age         string    `json:"age"`
 	Size        int64     `json:"size"`
 	Indexed     bool      `json:"indexed"`
-	Frontmatter bool      `json:"has_frontmatter"`
+	// IndexLine is the line of its MEMORY.md that indexes the memory (0
+	// when none does); IndexLoaded says whether Claude Code loads that
+	// line, which it does not past the 200-line or 25,000-character cut.
+	IndexLine   int  `json:"index_line,omitempty"`
+	IndexLoaded bool `json:"index_loaded"`
+	Frontmatter bool `json:"has_frontmatter"`
 }
 
 // memoriesResponse lists every memory of the directory.
@@ -134,23 +139,48 @@ func (s *Server) apiMemories(r *http.Request) (*memoriesResponse, error) {
 		return nil, err
 	}
 	idx := map[bool]*memdir.Index{}
+	lines := map[bool][]string{}
+	loaded := map[bool]map[string]bool{}
 	for _, team := range []bool{false, true} {
 		if idx[team], err = s.d.ReadIndex(team); err != nil {
 			return nil, err
 		}
+		lines[team], loaded[team] = idx[team].Lines(), loadedLines(idx[team])
 	}
 	now := s.now()
 	items := make([]memoryItem, 0, len(res.Memories))
 	for _, h := range res.Memories {
 		indexRel, link := memdir.IndexFor(h.Path)
 		team := indexRel != memdir.EntrypointName
-		items = append(items, memoryItem{
+		it := memoryItem{
 			Path: h.Path, Name: h.Name, Description: h.Description, Type: string(h.Type), RawType: h.RawType,
 			Team: team, ModTime: h.ModTime, AgeDays: memdir.AgeDays(h.ModTime, now), Age: memdir.MemoryAge(h.ModTime, now),
-			Size: h.Size, Indexed: len(idx[team].Find(link)) > 0, Frontmatter: h.HasFrontmatter,
-		})
+			Size: h.Size, Frontmatter: h.HasFrontmatter,
+		}
+		if entries := idx[team].Find(link); len(entries) > 0 {
+			it.Indexed, it.IndexLine = true, entries[0].Line
+			for _, e := range entries {
+				if loaded[team][strings.TrimSpace(lines[team][e.Line-1])] {
+					it.IndexLine, it.IndexLoaded = e.Line, true
+					break
+				}
+			}
+		}
+		items = append(items, it)
 	}
 	return &memoriesResponse{Dir: s.d.Path(), Total: res.Total, Memories: items, Problems: nonNil(res.Problems)}, nil
+}
+
+// loadedLines returns the lines of ix, space-trimmed, that Claude Code
+// loads: MEMORY.md as memdir.LoadIndexText cuts it (frontmatter and HTML
+// comments out, then the first 200 lines and 25,000 characters).
+func loadedLines(ix *memdir.Index) map[string]bool {
+	text, _ := memdir.LoadIndexText(ix.Bytes())
+	out := map[string]bool{}
+	for line := range strings.SplitSeq(text, "\n") {
+		out[strings.TrimSpace(line)] = true
+	}
+	return out
 }
 
 func nonNil[T any](v []T) []T {
@@ -172,7 +202,12 @@ func (s *Server) apiSearch(r *http.Request) (*recall.Result, error) {
 	opts := s.recallOptions()
 	opts.AllowShortQueries = true
 	opts.Max = 20
-	return recall.Recall(r.Context(), s.d, q, opts)
+	res, err := recall.Recall(r.Context(), s.d, q, opts)
+	if err != nil {
+		return nil, err
+	}
+	wordsForTerms(res)
+	return res, nil
 }
 
 // cleanRef checks a memory path from a request.
@@ -961,6 +996,7 @@ func (s *Server) apiPreview(r *http.Request) (*previewResponse, error) {
 		return nil, err
 	}
 	inj := recall.Inject(s.d.Path(), res, nil)
+	wordsForTerms(res)
 	out := &previewResponse{Result: res, Injected: inj.Text, Included: inj.Included, MaxChars: recall.MaxContextChars}
 
 	// The selector's manifest: what a model is shown for this prompt.

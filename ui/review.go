@@ -31,6 +31,9 @@ type reviewItem struct {
 	Queued  time.Time  `json:"queued"`
 	Decided *time.Time `json:"decided,omitempty"`
 	RunID   string     `json:"run_id,omitempty"`
+	// UndoneBy names the run that undid the accept RunID: the item is
+	// pending again.
+	UndoneBy string `json:"undone_by,omitempty"`
 	// By is the provenance in words; Provenance the record itself.
 	By         string             `json:"by"`
 	Provenance *memdir.Provenance `json:"provenance"`
@@ -44,7 +47,7 @@ type reviewItem struct {
 func newReviewItem(it *review.HeldWrite) reviewItem {
 	out := reviewItem{
 		ID: it.ID, Path: it.Path, Op: it.Op, State: it.State, Existed: it.Existed,
-		Queued: it.Queued, Decided: it.Decided, RunID: it.RunID,
+		Queued: it.Queued, Decided: it.Decided, RunID: it.RunID, UndoneBy: it.UndoneBy,
 		By: it.Provenance.String(), Provenance: it.Provenance,
 		Findings: make([]reviewFinding, 0, len(it.Findings)),
 		Content:  it.Content, Visible: review.ShowHidden(it.Content),

@@ -33,6 +33,7 @@
 package ui
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
@@ -83,6 +84,16 @@ type Team struct {
 	Repos team.Repos
 	// Repo is the repository ("owner/name"); Server the base URL shown.
 	Repo, Server string
+	// Tokens, when set, names the server's tokens for its history: the
+	// protocol's history names each version's author by token id only.
+	// Nil shows ids, unless Repos is itself a store that lists its tokens
+	// (a team.Store at hand).
+	Tokens TokenLister
+}
+
+// TokenLister lists a team server's tokens, as [team.Tokens] does.
+type TokenLister interface {
+	ListTokens(ctx context.Context) ([]team.Token, error)
 }
 
 // Checkpoints says where the project's file-history sessions live.
@@ -160,7 +171,7 @@ func New(d *memdir.Dir, addr string, opts *Options) (*Server, error) {
 	}
 	s.review = s.opts.Review
 	if s.review == nil {
-		if s.review, err = review.New(d.Path(), &review.Options{Now: s.now, Logger: s.log}); err != nil {
+		if s.review, err = review.New(d.Path(), &review.Options{Journal: d.Journal(), Now: s.now, Logger: s.log}); err != nil {
 			return nil, fmt.Errorf("ui: %w", err)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/checkpoint"
+	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/review"
 	"github.com/memdir/memdir/team"
 	"github.com/memdir/memdir/team/sqlite"
@@ -59,15 +60,22 @@ func newWorld(t *testing.T, opts *ui.Options) *world {
 	if opts.Checkpoints == nil {
 		opts.Checkpoints = &ui.Checkpoints{ConfigHome: w.config, Project: w.project}
 	}
+	w.start(opts)
+	return w
+}
+
+// start serves w.d with opts and signs in as the page does.
+func (w *world) start(opts *ui.Options) {
+	w.t.Helper()
+	var err error
 	w.srv, err = ui.New(w.d, addr, opts)
 	if err != nil {
-		t.Fatal(err)
+		w.t.Fatal(err)
 	}
 	w.h = w.srv.Handler()
-	// Sign in as the page does.
 	rec := w.raw(httptest.NewRequest("GET", "http://"+addr+"/?token="+w.srv.Token(), nil))
 	if rec.Code != http.StatusSeeOther {
-		t.Fatalf("sign-in: %d %s", rec.Code, rec.Body)
+		w.t.Fatalf("sign-in: %d %s", rec.Code, rec.Body)
 	}
 	for _, c := range rec.Result().Cookies() {
 		if c.Name == ui.CookieName {
@@ -75,9 +83,8 @@ func newWorld(t *testing.T, opts *ui.Options) *world {
 		}
 	}
 	if w.cookie == nil {
-		t.Fatal("sign-in set no cookie")
+		w.t.Fatal("sign-in set no cookie")
 	}
-	return w
 }
 
 func (w *world) raw(r *http.Request) *httptest.ResponseRecorder {
@@ -339,6 +346,23 @@ func TestMemoriesListsEveryMemory(t *testing.T) {
 	if m := byPath["loose.md"]; m == nil || m["indexed"] != false || m["has_frontmatter"] != false {
 		t.Errorf("loose memory: %v", m)
 	}
+	// MEMORY.md has 205 lines: Claude Code loads the first 200, so the
+	// last memories are indexed but not loaded.
+	for _, c := range []struct {
+		path   string
+		line   float64
+		loaded bool
+	}{
+		{"project_m000.md", 1, true},
+		{"project_m199.md", 200, true},
+		{"project_m200.md", 201, false},
+		{"project_m204.md", 205, false},
+		{"team/reference_rota.md", 1, true},
+	} {
+		if m := byPath[c.path]; m == nil || m["indexed"] != true || m["index_line"] != c.line || m["index_loaded"] != c.loaded {
+			t.Errorf("%s: %v; want indexed at line %v, loaded %v", c.path, m, c.line, c.loaded)
+		}
+	}
 }
 
 func TestSearch(t *testing.T) {
@@ -350,6 +374,18 @@ func TestSearch(t *testing.T) {
 	ms := v["memories"].([]any)
 	if v["method"] != "lexical" || len(ms) != 1 || ms[0].(map[string]any)["path"] != "feedback_testing.md" || ms[0].(map[string]any)["reason"] == "" {
 		t.Errorf("search: %v", v)
+	}
+	// Why a memory was found is said in words, not the index's stems
+	// (databas, test, mock): the memory's own, else the query's.
+	for _, c := range []struct{ query, why string }{
+		{"database tests mocks", "lexical match on database, tests, mocks"},
+		{"mocking the databases", "lexical match on mocks, database"},
+		{"Explaining GO", "lexical match on Explain, Go"},
+	} {
+		ms := w.get("/api/search?q="+url.QueryEscape(c.query), 200)["memories"].([]any)
+		if len(ms) == 0 || ms[0].(map[string]any)["reason"] != c.why {
+			t.Errorf("search %q: %v; want the first found %q", c.query, ms, c.why)
+		}
 	}
 }
 
@@ -716,6 +752,55 @@ func TestTeam(t *testing.T) {
 	}
 	if h := w2.get("/api/team/history?key=never.md", 200); len(h["versions"].([]any)) != 0 {
 		t.Errorf("history of an unknown key: %v", h)
+	}
+}
+
+// TestTeamHistoryNamesAuthors: the protocol's history names each version's
+// author by token id; the page shows the token's name when it can list the
+// server's tokens, and otherwise the id, saying where the name is.
+func TestTeamHistoryNamesAuthors(t *testing.T) {
+	ctx := context.Background()
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "team.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ts := memdirtest.NewTeamServer(t, store, nil)
+	secret, tok, err := team.IssueToken(ctx, store, "acme/widgets", false, "alice's laptop", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, err := team.NewRemote(ts.URL, secret, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(t, nil)
+	w.save("rota", "who is on call", memdir.TypeReference, "pager", true)
+	c, err := team.NewClient(remote, "acme/widgets", filepath.Join(w.dir, "team"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Push(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		team  *ui.Team
+		want  string // the author's name, "" for none
+		about string // in authors, where the names come from
+	}{
+		{"the server's tokens at hand", &ui.Team{Client: c, Repos: remote, Tokens: store, Repo: "acme/widgets"}, "alice's laptop", "token list"},
+		{"only the protocol", &ui.Team{Client: c, Repos: remote, Repo: "acme/widgets"}, "", "memdir serve token list"},
+	} {
+		h := withTeam(t, w, tc.team).get("/api/team/history?key=reference_rota.md", 200)
+		vs, _ := h["versions"].([]any)
+		if len(vs) != 1 {
+			t.Fatalf("%s: history %v", tc.name, h)
+		}
+		v := vs[0].(map[string]any)
+		if name, _ := v["author_name"].(string); v["author"] != tok.ID || name != tc.want || !strings.Contains(h["authors"].(string), tc.about) {
+			t.Errorf("%s: author %v, author_name %q, authors %q; want %s, %q and a note naming %q", tc.name, v["author"], name, h["authors"], tok.ID, tc.want, tc.about)
+		}
 	}
 }
 

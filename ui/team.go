@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"slices"
@@ -90,6 +91,9 @@ type teamHistoryResponse struct {
 	Reason   string        `json:"reason,omitempty"`
 	// Scanned is how many of the server's versions were looked through.
 	Scanned int `json:"scanned,omitempty"`
+	// Authors says where the authors' names come from, or why only their
+	// token ids are known.
+	Authors string `json:"authors,omitempty"`
 }
 
 // teamVersion is a team.VersionInfo, one version on the server.
@@ -100,7 +104,10 @@ type teamVersion struct {
 	EntryCount   int       `json:"entry_count"`
 	Changed      []string  `json:"changed"`
 	Deleted      []string  `json:"deleted,omitempty"`
-	Author       string    `json:"author,omitempty"`
+	// Author is the id of the token that wrote the version, AuthorName
+	// that token's name when the page can learn it (see Team.Tokens).
+	Author     string `json:"author,omitempty"`
+	AuthorName string `json:"author_name,omitempty"`
 }
 
 // apiTeamHistory lists the server's versions that changed or deleted one
@@ -121,14 +128,40 @@ func (s *Server) apiTeamHistory(r *http.Request) (*teamHistoryResponse, error) {
 	if err != nil {
 		return &teamHistoryResponse{Key: key, Reason: "the server did not give its history: " + err.Error()}, nil
 	}
+	names, about := s.tokenNames(r.Context())
 	out := []teamVersion{}
 	for _, v := range versions {
 		if slices.Contains(v.Changed, key) || slices.Contains(v.Deleted, key) {
 			out = append(out, teamVersion{
 				Version: v.Version, Checksum: v.Checksum, LastModified: v.LastModified, EntryCount: v.EntryCount,
-				Changed: v.Changed, Deleted: v.Deleted, Author: v.Author,
+				Changed: v.Changed, Deleted: v.Deleted, Author: v.Author, AuthorName: names[v.Author],
 			})
 		}
 	}
-	return &teamHistoryResponse{Available: true, Key: key, Versions: out, Scanned: len(versions)}, nil
+	return &teamHistoryResponse{Available: true, Key: key, Versions: out, Scanned: len(versions), Authors: about}, nil
+}
+
+// tokenNames returns the names of the team server's tokens by id, and says
+// where they come from or why there are none: the protocol's history gives
+// a token's id only, and its name is in the server's token list.
+func (s *Server) tokenNames(ctx context.Context) (map[string]string, string) {
+	const where = "the server's history names each author by token id; the name is in the server's token list ('memdir serve token list' where the server runs)"
+	tokens := s.opts.Team.Tokens
+	if tokens == nil {
+		tokens, _ = s.opts.Team.Repos.(TokenLister)
+	}
+	if tokens == nil {
+		return nil, where
+	}
+	list, err := tokens.ListTokens(ctx)
+	if err != nil {
+		return nil, where + ", which could not be read: " + err.Error()
+	}
+	names := map[string]string{}
+	for _, t := range list {
+		if t.Name != "" {
+			names[t.ID] = t.Name
+		}
+	}
+	return names, "names from the server's token list"
 }

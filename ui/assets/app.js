@@ -1,7 +1,7 @@
 // memdir ui: a hash-routed single page. Each page fetches what it shows from
 // /api/ and builds its DOM with text nodes (see dom.js).
 
-import { h, clear, typeBadge, areaBadge, when, diffView, gauge } from './dom.js';
+import { h, clear, typeBadge, areaBadge, when, diffView, gauge, breakable } from './dom.js';
 import * as api from './api.js';
 import { ageChart } from './chart.js';
 
@@ -11,28 +11,41 @@ let info = {};
 
 // ---------- notices with Undo ----------
 
-function showNotice(text, run, isError) {
+// showNotice replaces the notice with the outcome of an action. With run it
+// offers to undo that run; with redo, run is itself an undo, so undoing it
+// redoes what it undid, and the button says so.
+function showNotice(text, { run, redo, error } = {}) {
   clear(notice);
   notice.hidden = false;
-  notice.className = 'notice' + (isError ? ' error' : '');
+  notice.className = 'notice' + (error ? ' error' : '');
   notice.appendChild(h('span', { id: 'notice-text', class: 'grow' }, text));
   if (run) {
     notice.appendChild(h('button', {
-      id: 'undo-button', class: 'primary', onclick: async () => {
-        try {
-          const r = await api.post('/api/undo', { run });
-          showNotice(`Undone (run ${r.run}).`, r.run);
-          route();
-        } catch (e) { fail(e); }
-      },
-    }, 'Undo'));
+      id: redo ? 'redo-button' : 'undo-button', class: 'primary', onclick: () => undo(run, redo),
+    }, redo ? 'Redo' : 'Undo'));
   }
   notice.appendChild(h('button', { onclick: () => { notice.hidden = true; } }, 'Dismiss'));
 }
 
 function fail(e) {
-  let text = e.message || String(e);
-  showNotice(text, null, true);
+  showNotice(e.message || String(e), { error: true });
+}
+
+// undo undoes a journal run (redo says the run is itself an undo), asking
+// first when files changed since, and offers the opposite in the notice:
+// Redo after an undo, Undo after a redo.
+async function undo(run, redo) {
+  let r;
+  try {
+    r = await api.post('/api/undo', { run });
+  } catch (e) {
+    if (e.status !== 409 || !confirm(e.message + '\n\nUndo anyway, replacing those later changes (the undo is itself journaled)?')) return fail(e);
+    try {
+      r = await api.post('/api/undo', { run, force: true });
+    } catch (e2) { return fail(e2); }
+  }
+  showNotice(redo ? `Redone (run ${r.run} undid the undo ${run}).` : `Undone (run ${r.run} undid ${run}).`, { run: r.run, redo: !redo });
+  route();
 }
 
 // ---------- router ----------
@@ -49,6 +62,12 @@ const pages = {
   review: pageReview,
 };
 
+// pageTitles name what a page is loading.
+const pageTitles = {
+  memories: 'memories', memory: 'the memory', index: 'index health', activity: 'the journal', recall: 'recall preview',
+  team: 'team status', checkpoints: 'checkpoints', chart: 'the chart', review: 'the review queue',
+};
+
 async function route() {
   const hash = location.hash.replace(/^#\/?/, '') || 'memories';
   const slash = hash.indexOf('/');
@@ -58,14 +77,21 @@ async function route() {
   for (const a of document.querySelectorAll('#nav a')) {
     a.classList.toggle('active', a.dataset.page === (name === 'memory' ? 'memories' : name));
   }
-  const view = h('div', { id: 'page-' + (pages[name] ? name : 'memories') });
-  clear(main).appendChild(view);
+  const view = h('div', { id: 'page-' + (pages[name] ? name : 'memories'), 'aria-busy': 'true' });
+  // Until the page's data is in, it says so (a list of hundreds of
+  // memories can take seconds); the page adds itself below, at once.
+  const loading = h('p', { id: 'page-loading', class: 'loading muted', role: 'status' }, 'Loading ' + (pageTitles[name] || 'memories') + '…');
+  clear(main).append(view);
+  view.append(loading);
   try {
     await page(view, arg);
     view.dataset.ready = 'true';
   } catch (e) {
     view.appendChild(h('p', { class: 'errors', id: 'page-error' }, e.message || String(e)));
     view.dataset.ready = 'error';
+  } finally {
+    loading.remove();
+    view.removeAttribute('aria-busy');
   }
 }
 
@@ -94,13 +120,13 @@ async function pageMemories(view) {
       if (areaSel.value && (areaSel.value === 'team') !== m.team) continue;
       n++;
       tbody.appendChild(h('tr', { 'data-path': m.path },
-        h('td', {}, h('a', { href: '#/memory/' + encodeURIComponent(m.path), class: 'memory-link' }, m.name || m.path),
-          h('div', { class: 'muted' }, h('code', {}, m.path))),
+        h('td', {}, h('a', { href: '#/memory/' + encodeURIComponent(m.path), class: 'memory-link' }, breakable(m.name || m.path)),
+          h('div', { class: 'muted' }, h('code', {}, breakable(m.path)))),
         h('td', {}, typeBadge(m.type)),
-        h('td', {}, areaBadge(m.team)),
+        h('td', { class: 'col-area' }, areaBadge(m.team)),
         h('td', { title: when(m.mtime) }, m.age),
         h('td', {}, m.description || h('span', { class: 'warnings' }, 'no description')),
-        h('td', {}, m.indexed ? '✓' : h('span', { class: 'warnings', title: 'no MEMORY.md line' }, 'not indexed'))));
+        h('td', {}, indexMark(m))));
     }
     count.textContent = `${n} shown of ${data.memories.length}`;
   };
@@ -125,11 +151,25 @@ async function pageMemories(view) {
       h('button', { id: 'new-memory', onclick: () => view.appendChild(createForm()) }, 'New memory')),
     data.problems.length ? h('div', { class: 'card warnings' }, h('strong', {}, 'Files that could not be read: '),
       data.problems.map(p => h('div', {}, `${p.path}: ${p.message}`))) : '',
-    h('table', { id: 'memory-list' },
-      h('thead', {}, h('tr', {}, ['Memory', 'Type', 'Area', 'Age', 'Description', 'Index'].map(t => h('th', {}, t)))),
-      tbody));
+    h('div', { class: 'table-wrap' }, h('table', { id: 'memory-list' },
+      h('thead', {}, h('tr', {}, ['Memory', 'Type', 'Area', 'Age', 'Description', 'Index'].map(t => h('th', { class: t === 'Area' ? 'col-area' : null }, t)))),
+      tbody)));
   if (!data.memories.length) view.appendChild(h('p', { class: 'muted' }, 'No memories yet in ' + data.dir + '.'));
   render();
+}
+
+// indexMark says how MEMORY.md lists a memory: loaded, past the cut Claude
+// Code loads, or not at all.
+function indexMark(m) {
+  const file = (m.team ? 'team/' : '') + 'MEMORY.md';
+  if (!m.indexed) return h('span', { class: 'warnings', title: 'no ' + file + ' line' }, 'not indexed');
+  if (!m.index_loaded) {
+    return h('span', {
+      class: 'index-cut badge cut',
+      title: `Claude Code does not load line ${m.index_line} of ${file}: it loads the first ${info.limits.lines} lines and ${info.limits.chars.toLocaleString()} characters, HTML comments left out. Agents find this memory only by searching; compact the index on the Index health page.`,
+    }, `line ${m.index_line}: not loaded`);
+  }
+  return h('span', { class: 'index-mark', title: `line ${m.index_line} of ${file}` }, '✓');
 }
 
 function recallView(r, id) {
@@ -148,13 +188,21 @@ function recallView(r, id) {
     box.appendChild(h('p', { class: 'muted' }, 'No memory was chosen.'));
     return box;
   }
+  // The staleness warning is the same for every old memory but its age:
+  // each row gets a mark with its own on hover, the table the text once.
+  const stale = r.memories.filter(m => m.freshness);
   box.appendChild(h('table', { class: 'recall-table' },
     h('thead', {}, h('tr', {}, ['Memory', 'Score', 'Why', 'Age'].map(t => h('th', {}, t)))),
     h('tbody', {}, r.memories.map(m => h('tr', { 'data-path': m.path },
-      h('td', {}, h('a', { href: '#/memory/' + encodeURIComponent(m.path) }, m.path)),
+      h('td', {}, h('a', { href: '#/memory/' + encodeURIComponent(m.path) }, breakable(m.path))),
       h('td', { class: 'num' }, m.score ? m.score.toFixed(2) : '—'),
       h('td', {}, m.reason),
-      h('td', {}, m.age, m.freshness ? h('div', { class: 'warnings' }, m.freshness) : ''))))));
+      h('td', { class: 'nowrap' }, m.age, m.freshness ? [' ', h('span', { class: 'badge stale', title: m.freshness }, 'stale')] : ''))))));
+  if (stale.length) {
+    box.appendChild(h('p', { class: 'stale-legend muted' }, h('span', { class: 'badge stale' }, 'stale'),
+      ` ${stale.length === 1 ? 'This memory is' : `These ${stale.length} memories are`} older than a day, so the agent reads each with a warning (its own age on hover): `,
+      h('q', { class: 'warnings' }, stale[0].freshness)));
+  }
   return box;
 }
 
@@ -179,7 +227,7 @@ function createForm() {
     e.preventDefault();
     try {
       const r = await api.post('/api/memory/create', { name: name.value, description: desc.value, type: type.value, team: team.checked, body: body.value });
-      showNotice(`Created ${r.path}.` + (r.index_warning ? ' ' + r.index_warning : ''), r.run);
+      showNotice(`Created ${r.path}.` + (r.index_warning ? ' ' + r.index_warning : ''), { run: r.run });
       location.hash = '#/memory/' + encodeURIComponent(r.path);
     } catch (err) { fail(err); }
   });
@@ -209,11 +257,13 @@ async function pageMemory(view, path) {
             clear(msgs);
             try {
               const r = await api.post('/api/memory/save', { path: m.path, content: ta.value, sha: m.sha });
-              showNotice(r.changed ? `Saved ${r.path}.` + (r.warnings.length ? ' Warnings: ' + r.warnings.join('; ') : '') : `${r.path} is unchanged.`, r.run);
+              showNotice(r.changed ? `Saved ${r.path}.` + (r.warnings.length ? ' Warnings: ' + r.warnings.join('; ') : '') : `${r.path} is unchanged.`, { run: r.run });
               route();
             } catch (e) {
+              // The outcome replaces the notice of the save before; the
+              // editor lists each check that failed.
+              fail(e);
               if (e.body && e.body.errors) msgs.append(...e.body.errors.map(x => h('div', { class: 'errors' }, x)));
-              else msgs.appendChild(h('div', { class: 'errors' }, e.message));
             }
           },
         }, 'Save'),
@@ -226,14 +276,14 @@ async function pageMemory(view, path) {
     if (!to || to === m.path) return;
     try {
       const r = await api.post('/api/memory/rename', { path: m.path, to });
-      showNotice(`Renamed ${r.from} to ${r.to}.`, r.run);
+      showNotice(`Renamed ${r.from} to ${r.to}.`, { run: r.run });
       location.hash = '#/memory/' + encodeURIComponent(r.to);
     } catch (e) { fail(e); }
   };
   const toTeam = async () => {
     try {
       const r = await api.post('/api/memory/move-to-team', { path: m.path });
-      showNotice(`Moved ${r.from} to ${r.to}.`, r.run);
+      showNotice(`Moved ${r.from} to ${r.to}.`, { run: r.run });
       location.hash = '#/memory/' + encodeURIComponent(r.to);
     } catch (e) { fail(e); }
   };
@@ -241,7 +291,7 @@ async function pageMemory(view, path) {
     if (!confirm(`Delete ${m.path} and its MEMORY.md line? The journal keeps it, so Undo brings it back.`)) return;
     try {
       const r = await api.post('/api/memory/delete', { path: m.path });
-      showNotice(`Deleted ${r.path}.`, r.run);
+      showNotice(`Deleted ${r.path}.`, { run: r.run });
       location.hash = '#/memories';
     } catch (e) { fail(e); }
   };
@@ -274,14 +324,24 @@ async function pageMemory(view, path) {
 
 function historyView(history) {
   if (!history.length) return h('p', { class: 'muted', id: 'history' }, 'No journaled change to this file.');
+  const byId = new Map(history.map(({ run }) => [run.id, run]));
   return h('ul', { class: 'timeline', id: 'history' }, history.map(({ run, diff }) =>
     h('li', { class: run.undone_by ? 'undone' : '' },
-      runHeader(run),
+      runHeader(run, byId),
       diff && diff.patch ? h('details', {}, h('summary', {}, `diff: +${diff.added} −${diff.removed}`), diffView(diff.patch))
         : diff && diff.note ? h('div', { class: 'muted' }, diff.note) : '')));
 }
 
-function runHeader(run) {
+// isUndo reports whether run is in effect an undo, following the runs it
+// undid through byId: an undo of an undo is a redo.
+function isUndo(run, byId) {
+  let n = 0;
+  for (let r = run; r && r.undoes && n < 64; r = byId.get(r.undoes)) n++;
+  return n % 2 === 1;
+}
+
+function runHeader(run, byId) {
+  const redo = isUndo(run, byId);
   const tokens = run.usage && (run.usage.input_tokens || run.usage.output_tokens)
     ? h('span', { class: 'muted' }, ` · ${run.usage.input_tokens.toLocaleString()} tokens in, ${run.usage.output_tokens.toLocaleString()} out (${run.usage.calls} calls)`) : '';
   return h('div', { class: 'row' },
@@ -295,22 +355,8 @@ function runHeader(run) {
     h('button', {
       class: 'undo-run', 'data-run': run.id, disabled: !!run.undone_by || !run.inside,
       title: run.inside ? null : "changed files outside the memory directory: undo it with 'memdir undo " + run.id + "'",
-      onclick: async () => {
-        try {
-          const r = await api.post('/api/undo', { run: run.id });
-          showNotice(`Undid run ${run.id} (new run ${r.run}).`, r.run);
-          route();
-        } catch (e) {
-          if (e.status === 409 && confirm(e.message + '\n\nUndo anyway, replacing those later changes (the undo is itself journaled)?')) {
-            try {
-              const r = await api.post('/api/undo', { run: run.id, force: true });
-              showNotice(`Undid run ${run.id} (new run ${r.run}).`, r.run);
-              route();
-            } catch (e2) { fail(e2); }
-          } else fail(e);
-        }
-      },
-    }, 'Undo'));
+      onclick: () => undo(run.id, redo),
+    }, redo ? 'Redo' : 'Undo'));
 }
 
 // ---------- Index health ----------
@@ -343,7 +389,7 @@ async function pageIndex(view) {
         onclick: async () => {
           try {
             const r = await api.post('/api/doctor/fix', single ? { kind: f.kind, path: f.path } : { compact: !!f.compact_only });
-            showNotice(r.actions.length ? r.actions.join('; ') : 'Nothing to change.', r.run);
+            showNotice(r.actions.length ? r.actions.join('; ') : 'Nothing to change.', { run: r.run });
             route();
           } catch (e) { fail(e); }
         },
@@ -357,7 +403,7 @@ async function pageIndex(view) {
   const fixAll = async compact => {
     try {
       const r = await api.post('/api/doctor/fix', { compact });
-      showNotice(r.actions.length ? r.actions.join('; ') : 'Nothing to change.', r.run);
+      showNotice(r.actions.length ? r.actions.join('; ') : 'Nothing to change.', { run: r.run });
       route();
     } catch (e) { fail(e); }
   };
@@ -383,6 +429,7 @@ async function pageActivity(view) {
     view.appendChild(h('p', { class: 'muted', id: 'runs' }, 'The journal is empty.'));
     return;
   }
+  const byId = new Map(data.runs.map(r => [r.id, r]));
   let inTok = 0, outTok = 0;
   for (const r of data.runs) if (r.usage) { inTok += r.usage.input_tokens; outTok += r.usage.output_tokens; }
   view.appendChild(h('p', {}, `${data.runs.length} runs; model tokens used by extraction and dream runs: ${inTok.toLocaleString()} in, ${outTok.toLocaleString()} out.`));
@@ -402,7 +449,7 @@ async function pageActivity(view) {
         }
       } catch (e) { body.appendChild(h('p', { class: 'errors' }, e.message)); }
     });
-    return h('li', { class: run.undone_by ? 'undone' : '', 'data-run': run.id }, runHeader(run), run.error ? h('div', { class: 'errors' }, run.error) : '', det);
+    return h('li', { class: run.undone_by ? 'undone' : '', 'data-run': run.id }, runHeader(run, byId), run.error ? h('div', { class: 'errors' }, run.error) : '', det);
   })));
 }
 
@@ -482,9 +529,14 @@ async function pageTeam(view) {
       const r = await api.get('/api/team/history', { key: key.value.trim() });
       if (!r.available) { out.appendChild(h('p', {}, 'Server history is not available: ', r.reason)); return; }
       if (!r.versions.length) { out.appendChild(h('p', { class: 'muted' }, r.reason || `No version on the server changed ${r.key}.`)); return; }
-      out.appendChild(h('table', {}, h('thead', {}, h('tr', {}, ['Version', 'When', 'Change', 'Author', 'Entries'].map(x => h('th', {}, x)))),
+      // The author is a token: its name when the server's token list is at
+      // hand, else its id, and the note says where the name is.
+      const author = v => v.author_name ? h('span', { title: 'token ' + v.author }, v.author_name)
+        : v.author ? h('code', { title: r.authors }, v.author) : '—';
+      out.append(h('table', {}, h('thead', {}, h('tr', {}, ['Version', 'When', 'Change', 'Author', 'Entries'].map(x => h('th', {}, x)))),
         h('tbody', {}, r.versions.map(v => h('tr', {}, h('td', { class: 'num' }, v.version), h('td', {}, when(v.last_modified)),
-          h('td', {}, (v.deleted || []).includes(r.key) ? 'deleted' : 'written'), h('td', {}, v.author || '—'), h('td', { class: 'num' }, v.entry_count))))));
+          h('td', {}, (v.deleted || []).includes(r.key) ? 'deleted' : 'written'), h('td', { class: 'author' }, author(v)), h('td', { class: 'num' }, v.entry_count))))),
+      r.authors ? h('p', { class: 'muted authors' }, 'Authors: ', r.authors, '.') : '');
     } catch (e) { out.appendChild(h('p', { class: 'errors' }, e.message)); }
   };
   view.append(h('h2', {}, "A key's server history"),
@@ -541,9 +593,22 @@ async function pageCheckpoints(view) {
 
 async function pageChart(view) {
   const data = await api.get('/api/memories');
+  const card = h('div', { class: 'card chart', id: 'age-chart' });
   view.append(h('h1', {}, 'Memories by age and type'),
-    h('p', { class: 'muted' }, `${data.memories.length} memories, by when each file was last modified.`),
-    h('div', { class: 'card chart', id: 'age-chart' }, ageChart(data.memories)));
+    h('p', { class: 'muted' }, `${data.memories.length} memories, by when each file was last modified.`), card);
+  // Drawn at the card's width, and again when that changes (a resized
+  // window, a scroll bar that comes or goes).
+  let drawn = -1;
+  const draw = () => {
+    const cs = getComputedStyle(card);
+    const width = card.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    if (width === drawn) return;
+    drawn = width;
+    clear(card).append(...ageChart(data.memories, width));
+  };
+  draw();
+  const watch = new ResizeObserver(() => (card.isConnected ? draw() : watch.disconnect()));
+  watch.observe(card);
 }
 
 // ---------- Review queue ----------
@@ -566,7 +631,7 @@ async function pageReview(view, arg) {
     if (accept && !confirm(`Accept the held write to ${it.path}? Its content goes into memory, where agents will read it (Undo reverts it).`)) return;
     try {
       const r = await api.post(accept ? '/api/review/accept' : '/api/review/reject', { id: it.id });
-      showNotice(accept ? `Accepted ${it.id}: wrote ${r.item.path}.` : `Rejected ${it.id}: ${r.item.path} was not written; the item is kept.`, r.run);
+      showNotice(accept ? `Accepted ${it.id}: wrote ${r.item.path}.` : `Rejected ${it.id}: ${r.item.path} was not written; the item is kept.`, { run: r.run });
       route();
     } catch (e) { fail(e); }
   };
@@ -576,7 +641,9 @@ async function pageReview(view, arg) {
       h('dt', {}, 'Held'), h('dd', {}, when(it.queued), ' · ', h('code', {}, it.id)),
       h('dt', {}, 'Written by'), h('dd', { class: 'review-by' }, it.by),
       h('dt', {}, 'Would'), h('dd', {}, (it.existed ? 'replace ' : 'create ') + it.path + (it.op === 'save' ? ' (a memory save, with its MEMORY.md line)' : ' (the whole file, as written)')),
-      it.decided ? [h('dt', {}, 'Decided'), h('dd', {}, when(it.decided), it.run_id ? [' · run ', h('code', {}, it.run_id)] : '')] : ''),
+      it.decided ? [h('dt', {}, 'Decided'), h('dd', {}, when(it.decided), it.run_id ? [' · run ', h('code', {}, it.run_id)] : '')] : '',
+      it.undone_by ? [h('dt', {}, 'Accepted before'), h('dd', { class: 'review-undone warnings' }, 'in run ', h('code', {}, it.run_id),
+        ', then undone by run ', h('code', {}, it.undone_by), ': the write is out of memory again; accept or reject it anew.')] : ''),
     h('table', { class: 'review-findings' },
       h('thead', {}, h('tr', {}, ['Rule', 'Line', 'What matched'].map(t => h('th', {}, t)))),
       h('tbody', {}, it.findings.map(f => h('tr', {},
@@ -585,9 +652,11 @@ async function pageReview(view, arg) {
         h('td', {}, h('code', {}, f.excerpt), h('div', { class: 'muted' }, f.about)))))),
     h('details', { open: it.state === 'pending' }, h('summary', {}, 'Held content (hidden characters shown as <U+XXXX>)'),
       h('pre', { class: 'held-content scroll' }, it.visible)),
+    // Screening flagged the write: keeping it out is the safe choice, so
+    // that is the primary button; accepting it looks like a caution.
     it.state === 'pending' ? h('div', { class: 'row' },
-      h('button', { class: 'review-accept primary', onclick: () => decide(it, true) }, 'Accept: write it'),
-      h('button', { class: 'review-reject danger', onclick: () => decide(it, false) }, 'Reject')) : ''))));
+      h('button', { class: 'review-reject primary', onclick: () => decide(it, false) }, 'Reject: keep it out'),
+      h('button', { class: 'review-accept caution', onclick: () => decide(it, true) }, 'Accept: write it')) : ''))));
 }
 
 // ---------- start ----------

@@ -39,6 +39,12 @@ export function clear(el) {
   return el;
 }
 
+// breakable returns text (a path, a name) with a break opportunity after
+// each _ / - and ., so a long file name wraps between its words.
+export function breakable(text) {
+  return String(text).split(/(?<=[_/.-])/).flatMap((part, i) => i ? [h('wbr'), part] : [part]);
+}
+
 export function typeBadge(type) {
   return h('span', { class: 'badge ' + (type || 'none') }, type || 'untyped');
 }
