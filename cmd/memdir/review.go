@@ -148,6 +148,9 @@ func printHeld(env *cli.Env, it *review.HeldWrite) {
 	if it.Decided != nil {
 		fmt.Fprintf(w, "Decided:  %s\n", it.Decided.Format("2006-01-02 15:04:05 MST"))
 	}
+	if it.UndoneBy != "" {
+		fmt.Fprintf(w, "Undone:   its accept (%s) was undone by %s; decide again\n", it.RunID, it.UndoneBy)
+	}
 	fmt.Fprintln(w, "Findings:")
 	for _, f := range it.Findings {
 		fmt.Fprintf(w, "  line %d  %s: %q\n", f.Line, f.Rule, f.Excerpt)

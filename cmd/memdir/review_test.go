@@ -90,6 +90,11 @@ func TestReviewCommand(t *testing.T) {
 	if got := w.ok(t, "review"); got != "No writes held for review.\n" {
 		t.Errorf("pending after decisions = %q", got)
 	}
+	// Undoing the accept puts the item back in the queue, and show says why.
+	w.ok(t, "undo", acc.RunID)
+	if show := w.ok(t, "review", "show", ids[0]); !strings.Contains(show, "State:    pending") || !strings.Contains(show, "its accept ("+acc.RunID+") was undone by ") {
+		t.Errorf("show after the accept was undone:\n%s", show)
+	}
 }
 
 func TestSyncPullHoldsSuspiciousEntries(t *testing.T) {
