@@ -5,9 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -24,25 +26,40 @@ import (
 
 var evalCmd = &cli.Command{
 	Name:  "eval",
-	Args:  "recall FILE [--distractors N,...] [--model M] [--json]",
+	Args:  "recall FILE... [--distractors N,...] [--model M] [--by-tag] [--json]",
 	Short: "measure recall quality on a labelled set",
 	Long: `Eval measures how well recall finds the memories that matter. 'memdir eval
 recall FILE' reads a labelled set (the format of testdata/eval/recall-dev.json:
 memories with file, name, description, type, body and age_days; queries with
 the files relevant to each), writes the memories into a temporary directory
 with modification times from age_days, and runs every query through memdir's
-recall, end to end, once per directory size (--distractors). Per method it
-reports recall@5, precision@5, MRR, the share of queries with nothing relevant
-answered with nothing, the share of relevant memories shown to the model
-selector (pooled over queries), and the manifest tokens sent per query:
+recall, end to end, once per directory size (--distractors). A LoCoMo file
+(the conversational benchmark's JSON) is read as one set per conversation,
+each in a directory of its own: a memory per observation, dated by its
+session; a question's relevant memories are those citing its evidence, and
+its adversarial questions have none. Several files, or a LoCoMo file, are
+scored per set and pooled (each query counts once).
 
-  lexical      recall without a model: the ranking and its relevance rule;
-  hybrid       the same with embeddings fused in (only with an embedder);
+Per method it reports recall@5, precision@5, MRR, the share of queries with
+nothing relevant answered with nothing (none→empty) and of those with
+something relevant answered with nothing (ans→empty: silence separates only
+when none→empty is well above it), the share of relevant memories shown to
+the model selector (pooled over queries), and the manifest tokens per query:
+
+  ranking      the ranking's own top 5, before any rule decides to answer less;
+  lexical      recall without a model: the ranking and its answer rule;
+  hybrid       the same with embeddings fused in (only with an embedder),
+               with its ranking's top 5 as "hybrid ranking";
+  fts5-porter  SQLite FTS5 with the porter stemmer, BM25 over name,
+               description and body, the query's words OR-ed: a baseline;
   selector     what the model selector is shown: the manifest filled to the
                token budget (recall.manifest_tokens); with --model, the
                model's own picks are scored too (this calls the model once
                per query and reports its token usage);
   claude-code  Claude Code's manifest of the 200 newest files, the baseline.
+
+--by-tag adds recall@5, MRR and the empty-answer rates per query tag (the
+bracketed tags that start a query's notes; LoCoMo's categories).
 
 --distractors N,... adds N synthetic memories, newer than every real one and
 recombined from the set's own sentences, so each relevant memory competes
@@ -51,6 +68,7 @@ directories. The default runs the set alone and under 1,880 distractors.
 
 Examples:
   memdir eval recall testdata/eval/recall-dev.json
+  memdir eval recall ../shared/eval/locomo-dev/locomo-dev.json --distractors 0 --by-tag
   memdir eval recall testdata/eval/recall-oss.json --distractors 0 --json
   memdir eval recall testdata/eval/recall-dev.json --model anthropic:claude-sonnet-4-5`,
 	Setup: cli.Setup(runEval),
@@ -60,18 +78,20 @@ Examples:
 type evalOptions struct {
 	distractors string
 	asJSON      bool
+	byTag       bool
 	mf          *modelFlags
 }
 
 func (o *evalOptions) Declare(fs *flag.FlagSet) {
 	fs.StringVar(&o.distractors, "distractors", "0,1880", "directory sizes to test: `N,...` synthetic memories added")
 	fs.BoolVar(&o.asJSON, "json", false, "print the report as JSON, with per-query details")
+	fs.BoolVar(&o.byTag, "by-tag", false, "also report the figures per query tag")
 	o.mf = addModelFlags(fs, "")
 }
 
 func runEval(ctx context.Context, env *cli.Env, o *evalOptions, args []string) error {
-	if len(args) != 2 || args[0] != "recall" {
-		return cli.Usagef("eval takes: recall FILE")
+	if len(args) < 2 || args[0] != "recall" {
+		return cli.Usagef("eval takes: recall FILE...")
 	}
 	var sizes []int
 	for f := range strings.SplitSeq(o.distractors, ",") {
@@ -81,28 +101,38 @@ func runEval(ctx context.Context, env *cli.Env, o *evalOptions, args []string) e
 		}
 		sizes = append(sizes, n)
 	}
-	p := args[1]
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(env.Cwd, p)
+	rep := &recallEvalReport{}
+	ev := &recallEval{}
+	for _, p := range args[1:] {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(env.Cwd, p)
+		}
+		sets, dropped, err := evalset.LoadSets(p)
+		if err != nil {
+			return fmt.Errorf("%w: %w", err, memdir.ErrInvalid)
+		}
+		rep.Files = append(rep.Files, p)
+		rep.Dropped += dropped
+		ev.sets = append(ev.sets, sets...)
+		for _, s := range sets {
+			rep.Memories += len(s.Memories)
+			rep.Queries += len(s.Queries)
+		}
 	}
-	set, err := evalset.Load(p)
-	if err != nil {
-		return fmt.Errorf("%w: %w", err, memdir.ErrInvalid)
-	}
+	rep.File, rep.Sets = rep.Files[0], len(ev.sets)
 	cfg, err := o.mf.config(env)
 	if err != nil {
 		return err
 	}
-	ev := &recallEval{set: set, manifestTokens: cfg.ManifestTokens()}
+	ev.manifestTokens = cfg.ManifestTokens()
 	if ev.model, err = o.mf.model(cfg); err != nil {
 		return err
 	}
 	if err := ev.configureEmbedder(ctx, env, cfg); err != nil {
 		return err
 	}
-	rep := &recallEvalReport{File: p, Memories: len(set.Memories), Queries: len(set.Queries)}
 	for _, n := range sizes {
-		run, err := ev.run(ctx, n)
+		run, err := ev.run(ctx, n, o.byTag)
 		if err != nil {
 			return err
 		}
@@ -118,7 +148,7 @@ func runEval(ctx context.Context, env *cli.Env, o *evalOptions, args []string) e
 var evalRef = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 type recallEval struct {
-	set            *evalset.Set
+	sets           []*evalset.Set
 	model          llm.Model
 	embedder       llm.Embedder
 	embedOpts      *recall.EmbedOptions
@@ -126,10 +156,18 @@ type recallEval struct {
 }
 
 type recallEvalReport struct {
-	File     string           `json:"file"`
-	Memories int              `json:"memories"`
-	Queries  int              `json:"queries"`
-	Runs     []*recallEvalRun `json:"runs"`
+	// File is the first of Files, the labelled sets read.
+	File  string   `json:"file"`
+	Files []string `json:"files"`
+	// Sets counts the sets (a LoCoMo file holds one per conversation),
+	// each evaluated in a directory of its own and pooled.
+	Sets     int `json:"sets"`
+	Memories int `json:"memories"`
+	Queries  int `json:"queries"`
+	// Dropped counts LoCoMo questions left out: no observation cites
+	// their evidence.
+	Dropped int              `json:"dropped_questions,omitempty"`
+	Runs    []*recallEvalRun `json:"runs"`
 }
 
 // recallEvalRun is the evaluation at one directory size.
@@ -147,6 +185,9 @@ type evalMethodStat struct {
 	Precision *float64 `json:"precision_at_5,omitempty"`
 	MRR       *float64 `json:"mrr,omitempty"`
 	NoneEmpty *float64 `json:"none_empty,omitempty"`
+	// AnswerableEmpty is the share of queries with a relevant memory
+	// answered with nothing.
+	AnswerableEmpty *float64 `json:"answerable_empty,omitempty"`
 	// Shown is the share of all relevant memories (pooled over queries)
 	// that the model selector is shown; nil for methods without a selector.
 	Shown *float64 `json:"shown_to_selector,omitempty"`
@@ -158,39 +199,153 @@ type evalMethodStat struct {
 	FullLines float64         `json:"full_lines_per_query,omitempty"`
 	Usage     *llm.Usage      `json:"usage,omitempty"`
 	Report    *evalset.Report `json:"report,omitempty"`
+	// ByTag has the figures per query tag, with --by-tag.
+	ByTag map[string]*evalTagStat `json:"by_tag,omitempty"`
 }
 
-// run evaluates every method at one directory size: the set, and
-// distractors newer than all of it, in a temporary directory, with every
-// query recalled through it. A recall error does not stop the run: the
-// first one is returned with it.
-func (ev *recallEval) run(ctx context.Context, distractors int) (*recallEvalRun, error) {
+// evalTagStat is one method's figures over the queries of one tag.
+type evalTagStat struct {
+	Queries         int     `json:"queries"`
+	WithRelevant    int     `json:"with_relevant"`
+	Recall5         float64 `json:"recall_at_5"`
+	MRR             float64 `json:"mrr"`
+	NoneEmpty       float64 `json:"none_empty"`
+	AnswerableEmpty float64 `json:"answerable_empty"`
+}
+
+// setReport fills the figures of st from rep.
+func (st *evalMethodStat) setReport(rep *evalset.Report, byTag bool) {
+	st.Recall5, st.Precision, st.MRR = new(rep.Recall[5]), new(rep.Precision[5]), new(rep.MRR)
+	st.NoneEmpty, st.AnswerableEmpty = new(rep.NoneEmpty), new(rep.AnswerableEmpty)
+	st.Report = rep
+	if byTag {
+		st.ByTag = map[string]*evalTagStat{}
+		for t, r := range rep.ByTag() {
+			st.ByTag[t] = &evalTagStat{Queries: r.Queries, WithRelevant: r.WithRelevant, Recall5: r.Recall[5], MRR: r.MRR, NoneEmpty: r.NoneEmpty, AnswerableEmpty: r.AnswerableEmpty}
+		}
+	}
+}
+
+// run evaluates every method at one directory size, over every set: each
+// set and distractors newer than all of it in a temporary directory of its
+// own, with every query recalled through it; the figures are pooled over
+// the sets. A recall error does not stop the run: the first one is
+// returned with it.
+func (ev *recallEval) run(ctx context.Context, distractors int, byTag bool) (*recallEvalRun, error) {
+	run := &recallEvalRun{Distractors: distractors}
+	var parts []*evalParts
+	var firstErr error
+	for _, set := range ev.sets {
+		p, size, err := ev.runSet(ctx, set, distractors)
+		if err != nil {
+			return nil, err
+		}
+		if firstErr == nil {
+			firstErr = p.recallErr
+		}
+		run.Size += size
+		parts = append(parts, p)
+	}
+	run.Methods = poolParts(parts, byTag)
+	return run, firstErr
+}
+
+// evalParts is one set's evaluation: a report per answering method, and
+// the sums the selector rows average.
+type evalParts struct {
+	names   []string
+	reports map[string]*evalset.Report
+	stats   map[string]*evalMethodStat // the rows without a report of their own
+	// Pooled sums: relevant memories shown, manifest tokens, lines and
+	// full lines, per row; relevant memories and queries of the set.
+	shown, tokens, lines, full map[string]float64
+	usage                      map[string]*llm.Usage
+	relevant, queries          float64
+	recallErr                  error
+}
+
+func (ev *recallEval) runSet(ctx context.Context, set *evalset.Set, distractors int) (*evalParts, int, error) {
 	tmp, err := os.MkdirTemp("", "memdir-eval-")
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer os.RemoveAll(tmp)
-	ed, err := ev.openDir(ctx, tmp, distractors)
+	ed, err := ev.openDir(ctx, set, tmp, distractors)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	run := &recallEvalRun{Distractors: distractors, Size: ed.idx.Len()}
-	run.Methods = append(run.Methods, ed.answered(ctx, "lexical", nil, nil))
+	p := &evalParts{reports: map[string]*evalset.Report{}, stats: map[string]*evalMethodStat{},
+		shown: map[string]float64{}, tokens: map[string]float64{}, lines: map[string]float64{}, full: map[string]float64{},
+		usage: map[string]*llm.Usage{}, relevant: float64(ed.totalRelevant), queries: float64(len(set.Queries))}
+	ed.answered(ctx, p, "lexical", nil, nil)
 	if ev.embedder != nil {
-		run.Methods = append(run.Methods, ed.answered(ctx, "hybrid", nil, ev.embedder))
+		ed.answered(ctx, p, "hybrid", nil, ev.embedder)
 	}
-	run.Methods = append(run.Methods, ed.selectorShown(ctx))
+	if err := ed.fts5(p); err != nil {
+		return nil, 0, err
+	}
+	ed.selectorShown(ctx, p)
 	if ev.model != nil {
-		run.Methods = append(run.Methods, ed.answered(ctx, "selector (model)", ev.model, ev.embedder))
+		ed.answered(ctx, p, "selector (model)", ev.model, ev.embedder)
 	}
-	run.Methods = append(run.Methods, ed.newestBaseline())
-	return run, ed.recallErr
+	ed.newestBaseline(p)
+	p.recallErr = ed.recallErr
+	return p, ed.idx.Len(), nil
 }
 
-// evalDir is the memory directory of one run, indexed, with what the
+// poolParts pools the sets' figures into one row per method, in the order
+// the methods were run.
+func poolParts(parts []*evalParts, byTag bool) []*evalMethodStat {
+	var out []*evalMethodStat
+	for _, name := range parts[0].names {
+		st := &evalMethodStat{Method: name}
+		var reps []*evalset.Report
+		var shown, tokens, lines, full, relevant, queries float64
+		var usage llm.Usage
+		withShown := false
+		for _, p := range parts {
+			if r := p.reports[name]; r != nil {
+				reps = append(reps, r)
+			}
+			if s, ok := p.shown[name]; ok {
+				shown += s
+				withShown = true
+			}
+			tokens, lines, full = tokens+p.tokens[name], lines+p.lines[name], full+p.full[name]
+			relevant, queries = relevant+p.relevant, queries+p.queries
+			if u := p.usage[name]; u != nil {
+				usage.Add(*u)
+			}
+		}
+		if len(reps) > 0 {
+			st.setReport(evalset.Pool(reps...), byTag)
+		}
+		if withShown {
+			st.Shown = new(shown / max(relevant, 1))
+		}
+		queries = max(queries, 1)
+		st.Tokens, st.Lines, st.FullLines = tokens/queries, lines/queries, full/queries
+		if usage != (llm.Usage{}) {
+			st.Usage = &usage
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// add registers a row of p.
+func (p *evalParts) add(name string) {
+	if !slices.Contains(p.names, name) {
+		p.names = append(p.names, name)
+	}
+}
+
+// evalDir is the memory directory of one set, indexed, with what the
 // methods share.
 type evalDir struct {
 	*recallEval
+	set           *evalset.Set
+	ref           time.Time
 	d             *memdir.Dir
 	idx           *recall.Index
 	cache         *recall.EmbedCache // nil without an embedder
@@ -201,17 +356,20 @@ type evalDir struct {
 // openDir writes the set, and distractors memories newer than all of it,
 // into tmp/memory, opens and indexes that directory, and opens an
 // embedding cache when there is an embedder.
-func (ev *recallEval) openDir(ctx context.Context, tmp string, distractors int) (*evalDir, error) {
-	set := ev.set
+func (ev *recallEval) openDir(ctx context.Context, set *evalset.Set, tmp string, distractors int) (*evalDir, error) {
+	ref := evalRef
+	if set.Reference != nil {
+		ref = *set.Reference
+	}
 	dir := filepath.Join(tmp, "memory")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, err
 	}
-	if err := set.WriteDir(dir, evalRef); err != nil {
+	if err := set.WriteDir(dir, ref); err != nil {
 		return nil, err
 	}
 	if distractors > 0 {
-		if err := writeDistractors(dir, set, distractors); err != nil {
+		if err := writeDistractors(dir, set, distractors, ref); err != nil {
 			return nil, err
 		}
 	}
@@ -223,7 +381,7 @@ func (ev *recallEval) openDir(ctx context.Context, tmp string, distractors int) 
 	if _, err := idx.Refresh(ctx); err != nil {
 		return nil, err
 	}
-	ed := &evalDir{recallEval: ev, d: d, idx: idx}
+	ed := &evalDir{recallEval: ev, set: set, ref: ref, d: d, idx: idx}
 	if ev.embedder != nil {
 		if ed.cache, err = recall.OpenEmbedCache(filepath.Join(tmp, "vectors")); err != nil {
 			return nil, err
@@ -241,7 +399,7 @@ func (ev *recallEval) openDir(ctx context.Context, tmp string, distractors int) 
 func (ed *evalDir) recallQuery(ctx context.Context, q string, model llm.Model, emb llm.Embedder) *recall.Result {
 	res, err := recall.Recall(ctx, ed.d, q, &recall.Options{
 		Index: ed.idx, Model: model, Embedder: emb, EmbedCache: ed.cache, EmbedOptions: ed.embedOpts,
-		ManifestTokens: ed.manifestTokens, Now: evalNow, NoCount: true, ShowManifest: true,
+		ManifestTokens: ed.manifestTokens, Now: func() time.Time { return ed.ref }, NoCount: true, ShowManifest: true,
 	})
 	if err != nil && ed.recallErr == nil {
 		ed.recallErr = err
@@ -252,64 +410,65 @@ func (ed *evalDir) recallQuery(ctx context.Context, q string, model llm.Model, e
 	return res
 }
 
-// evalNow is the clock of every recall an evaluation runs.
-func evalNow() time.Time { return evalRef }
-
-// answered scores a method that answers queries itself. With a model, it
-// also reports the selector's view of each query: the relevant memories it
-// was shown and the manifest tokens.
-func (ed *evalDir) answered(ctx context.Context, name string, model llm.Model, emb llm.Embedder) *evalMethodStat {
+// answered scores a method that answers queries itself, and, without a
+// model, its ranking's own top 5 (row "<name> ranking"; "ranking" for the
+// lexical one). With a model, it also reports the selector's view of each
+// query: the relevant memories it was shown and the manifest tokens.
+func (ed *evalDir) answered(ctx context.Context, p *evalParts, name string, model llm.Model, emb llm.Embedder) {
 	set := ed.set
-	st := &evalMethodStat{Method: name}
+	rankName := name + " ranking"
+	if name == "lexical" {
+		rankName = "ranking"
+	}
 	var usage llm.Usage
-	var shown, tokens float64
+	top := map[string][]string{}
+	next := 0 // Evaluate asks the set's queries in order
 	rep := evalset.Evaluate(set, func(q string) []string {
+		query := relevantQuery(set, &next, q)
 		res := ed.recallQuery(ctx, q, model, emb)
 		usage.Add(res.Usage)
 		usage.Add(res.EmbedUsage)
 		if model != nil {
-			tokens += float64(res.ManifestTokens)
-			shown += float64(countRelevant(set, q, res.Shortlist))
+			p.tokens[name] += float64(res.ManifestTokens)
+			p.shown[name] += float64(countRelevant(query.Relevant, res.Shortlist))
 		}
+		top[q] = res.Shortlist[:min(recall.MaxMemories, res.Ranked, len(res.Shortlist))]
 		var out []string
 		for _, m := range res.Memories {
 			out = append(out, m.Path)
 		}
 		return out
 	}, &evalset.Options{Ks: []int{5}})
-	st.Recall5, st.Precision, st.MRR, st.NoneEmpty = new(rep.Recall[5]), new(rep.Precision[5]), new(rep.MRR), new(rep.NoneEmpty)
-	if model != nil {
-		st.Shown = ed.shownShare(shown)
-		st.Tokens = tokens / ed.queries()
+	if model == nil {
+		p.add(rankName)
+		p.reports[rankName] = evalset.Evaluate(set, func(q string) []string { return top[q] }, &evalset.Options{Ks: []int{5}})
 	}
+	p.add(name)
+	p.reports[name] = rep
 	if usage != (llm.Usage{}) {
-		st.Usage = &usage
+		p.usage[name] = &usage
 	}
-	st.Report = rep
-	return st
 }
 
 // selectorShown is the selector's view, without calling a model: what an
 // oracle selector could pick from.
-func (ed *evalDir) selectorShown(ctx context.Context) *evalMethodStat {
-	sel := &evalMethodStat{Method: "selector (shown)"}
-	var shown, tokens, lines, full float64
+func (ed *evalDir) selectorShown(ctx context.Context, p *evalParts) {
+	const name = "selector (shown)"
+	p.add(name)
+	p.shown[name] += 0
 	for _, q := range ed.set.Queries {
 		res := ed.recallQuery(ctx, q.Query, nil, ed.embedder)
-		shown += float64(countRelevant(ed.set, q.Query, res.Shortlist))
-		tokens += float64(res.ManifestTokens)
-		lines += float64(len(res.Shortlist))
-		full += float64(res.FullLines)
+		p.shown[name] += float64(countRelevant(q.Relevant, res.Shortlist))
+		p.tokens[name] += float64(res.ManifestTokens)
+		p.lines[name] += float64(len(res.Shortlist))
+		p.full[name] += float64(res.FullLines)
 	}
-	nq := ed.queries()
-	sel.Shown = ed.shownShare(shown)
-	sel.Tokens, sel.Lines, sel.FullLines = tokens/nq, lines/nq, full/nq
-	return sel
 }
 
 // newestBaseline is Claude Code's view: the manifest of the 200 newest
 // files, whatever the query.
-func (ed *evalDir) newestBaseline() *evalMethodStat {
+func (ed *evalDir) newestBaseline(p *evalParts) {
+	const name = "claude-code newest 200"
 	newest := ed.idx.Headers()
 	if len(newest) > memdir.MaxScanFiles {
 		newest = newest[:memdir.MaxScanFiles]
@@ -318,50 +477,48 @@ func (ed *evalDir) newestBaseline() *evalMethodStat {
 	for _, h := range newest {
 		newestPaths = append(newestPaths, h.Path)
 	}
-	base := &evalMethodStat{Method: "claude-code newest 200"}
-	var shown float64
+	p.add(name)
+	p.shown[name] += 0
 	for _, q := range ed.set.Queries {
-		shown += float64(countRelevant(ed.set, q.Query, newestPaths))
+		p.shown[name] += float64(countRelevant(q.Relevant, newestPaths))
 	}
-	base.Shown = ed.shownShare(shown)
-	base.Tokens = float64((len(recall.Manifest(newest)) + 3) / 4) // every line with its newline, as BaselineTokens
-	base.Lines, base.FullLines = float64(len(newest)), float64(len(newest))
-	return base
+	nq := float64(len(ed.set.Queries))
+	p.tokens[name] += nq * float64((len(recall.Manifest(newest))+3)/4) // every line with its newline, as BaselineTokens
+	p.lines[name] += nq * float64(len(newest))
+	p.full[name] += nq * float64(len(newest))
 }
-
-// shownShare is shown as a share of all relevant memories.
-func (ed *evalDir) shownShare(shown float64) *float64 {
-	return new(shown / float64(max(ed.totalRelevant, 1)))
-}
-
-// queries is the number of queries to average over (at least 1).
-func (ed *evalDir) queries() float64 { return float64(max(len(ed.set.Queries), 1)) }
 
 // countRelevant counts the relevant files of query q among paths.
-func countRelevant(set *evalset.Set, q string, paths []string) int {
-	in := map[string]bool{}
-	for _, p := range paths {
-		in[p] = true
-	}
+func countRelevant(relevant, paths []string) int {
 	n := 0
-	for _, qq := range set.Queries {
-		if qq.Query != q {
-			continue
+	for _, r := range relevant {
+		if slices.Contains(paths, r) {
+			n++
 		}
-		for _, r := range qq.Relevant {
-			if in[r] {
-				n++
-			}
-		}
-		break
 	}
 	return n
+}
+
+// relevantQuery returns the query of set that Evaluate is asking about:
+// the one at *next when its text is q (as it is, queries being asked in
+// order), else the first with that text; *next moves past it. Two
+// questions of a set may share a text and not their relevant memories.
+func relevantQuery(set *evalset.Set, next *int, q string) evalset.Query {
+	i := *next
+	if i >= len(set.Queries) || set.Queries[i].Query != q {
+		i = slices.IndexFunc(set.Queries, func(x evalset.Query) bool { return x.Query == q })
+	}
+	if i < 0 {
+		return evalset.Query{}
+	}
+	*next = i + 1
+	return set.Queries[i]
 }
 
 // writeDistractors adds n memories, newer than every real one, whose text is
 // recombined from the set's own sentences: realistic competition for the
 // ranker, and for the newest-200 baseline.
-func writeDistractors(dir string, set *evalset.Set, n int) error {
+func writeDistractors(dir string, set *evalset.Set, n int, ref time.Time) error {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var sentences, descs []string
 	for _, m := range set.Memories {
@@ -393,7 +550,7 @@ func writeDistractors(dir string, set *evalset.Set, n int) error {
 			return err
 		}
 		// Newer than every real memory (the newest real one is age 0).
-		mt := evalRef.Add(time.Duration(i+1) * time.Minute)
+		mt := ref.Add(time.Duration(i+1) * time.Minute)
 		if err := os.Chtimes(p, mt, mt); err != nil {
 			return err
 		}
@@ -412,23 +569,56 @@ func secondHalf(s string) string {
 }
 
 func (r *recallEvalReport) print(w io.Writer) {
-	fmt.Fprintf(w, "Recall evaluation of %s: %s, %s\n", filepath.Base(r.File), cli.Plural(r.Memories, "memory", "memories"), cli.Plural(r.Queries, "query", "queries"))
+	sets := ""
+	if r.Sets > 1 {
+		sets = fmt.Sprintf(" in %d sets, each in a directory of its own, pooled", r.Sets)
+	}
+	names := make([]string, len(r.Files))
+	for i, f := range r.Files {
+		names[i] = filepath.Base(f)
+	}
+	fmt.Fprintf(w, "Recall evaluation of %s: %s, %s%s\n", strings.Join(names, ", "), cli.Plural(r.Memories, "memory", "memories"), cli.Plural(r.Queries, "query", "queries"), sets)
+	if r.Dropped > 0 {
+		fmt.Fprintf(w, "(%s left out: no observation cites their evidence)\n", cli.Plural(r.Dropped, "question", "questions"))
+	}
 	for _, run := range r.Runs {
 		fmt.Fprintf(w, "\n%s", cli.Plural(run.Size, "memory", "memories"))
 		if run.Distractors > 0 {
-			fmt.Fprintf(w, " (the set + %d newer distractors)", run.Distractors)
+			fmt.Fprintf(w, " (the sets + %d newer distractors each)", run.Distractors)
 		}
 		fmt.Fprintln(w, ":")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "method\trecall@5\tprecision@5\tMRR\tnone→empty\tshown to selector\ttokens/query\tlines (full)\t")
+		fmt.Fprintln(tw, "method\trecall@5\tprecision@5\tMRR\tnone→empty\tans→empty\tshown to selector\ttokens/query\tlines (full)\t")
 		for _, m := range run.Methods {
 			lines := "-"
 			if m.Lines > 0 {
 				lines = fmt.Sprintf("%.0f (%.0f)", m.Lines, m.FullLines)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t\n", m.Method, fmtOpt(m.Recall5), fmtOpt(m.Precision), fmtOpt(m.MRR), fmtOpt(m.NoneEmpty), fmtOpt(m.Shown), m.Tokens, lines)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t\n", m.Method, fmtOpt(m.Recall5), fmtOpt(m.Precision), fmtOpt(m.MRR), fmtOpt(m.NoneEmpty), fmtOpt(m.AnswerableEmpty), fmtOpt(m.Shown), m.Tokens, lines)
 		}
 		tw.Flush()
+		for _, m := range run.Methods {
+			if len(m.ByTag) == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "\n%s by tag:\n", m.Method)
+			tags := slices.Sorted(maps.Keys(m.ByTag))
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "tag\tqueries\trecall@5\tMRR\tnone→empty\tans→empty\t")
+			for _, t := range tags {
+				s := m.ByTag[t]
+				rec, mrr, ans := "-", "-", "-"
+				if s.WithRelevant > 0 {
+					rec, mrr, ans = fmtOpt(&s.Recall5), fmtOpt(&s.MRR), fmtOpt(&s.AnswerableEmpty)
+				}
+				none := "-"
+				if s.Queries > s.WithRelevant {
+					none = fmtOpt(&s.NoneEmpty)
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", t, s.Queries, rec, mrr, none, ans)
+			}
+			tw.Flush()
+		}
 	}
 }
 

@@ -17,9 +17,12 @@ import (
 
 // Set is a labelled recall set.
 type Set struct {
-	Description string   `json:"description"`
-	Memories    []Memory `json:"memories"`
-	Queries     []Query  `json:"queries"`
+	Description string `json:"description"`
+	// Reference, when set, is the date the queries are asked and ages
+	// count back from; otherwise the evaluator's own reference date.
+	Reference *time.Time `json:"reference,omitempty"`
+	Memories  []Memory   `json:"memories"`
+	Queries   []Query    `json:"queries"`
 }
 
 // Memory is one memory file of the set.
@@ -85,6 +88,33 @@ func Load(path string) (*Set, error) {
 	return s, nil
 }
 
+// LoadSets reads the sets of a file: one for a set in this package's
+// format, one per conversation for a LoCoMo file (see ParseLoCoMo, whose
+// count of questions left out it returns).
+func LoadSets(path string) (sets []*Set, dropped int, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("load eval set: %w", err)
+	}
+	if IsLoCoMo(data) {
+		sets, dropped, err = ParseLoCoMo(data)
+	} else {
+		var s *Set
+		if s, err = Parse(data); err == nil {
+			sets = []*Set{s}
+		}
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("load eval set %s: %w", path, err)
+	}
+	for _, s := range sets {
+		if err := s.check(); err != nil {
+			return nil, 0, fmt.Errorf("load eval set %s (%s): %w", path, s.Description, err)
+		}
+	}
+	return sets, dropped, nil
+}
+
 // Parse decodes and checks a set: memory files are unique and non-empty,
 // query ids are unique, and every relevant file is one of the memories.
 func Parse(data []byte) (*Set, error) {
@@ -92,29 +122,38 @@ func Parse(data []byte) (*Set, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
 	}
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// check checks that memory files are unique and non-empty, query ids
+// unique, and every relevant file one of the memories.
+func (s *Set) check() error {
 	files := make(map[string]bool, len(s.Memories))
 	for i, m := range s.Memories {
 		if m.File == "" {
-			return nil, fmt.Errorf("memories[%d]: empty file", i)
+			return fmt.Errorf("memories[%d]: empty file", i)
 		}
 		if files[m.File] {
-			return nil, fmt.Errorf("memories[%d]: duplicate file %q", i, m.File)
+			return fmt.Errorf("memories[%d]: duplicate file %q", i, m.File)
 		}
 		files[m.File] = true
 	}
 	ids := make(map[string]bool, len(s.Queries))
 	for i, q := range s.Queries {
 		if q.ID == "" || ids[q.ID] {
-			return nil, fmt.Errorf("queries[%d]: missing or duplicate id %q", i, q.ID)
+			return fmt.Errorf("queries[%d]: missing or duplicate id %q", i, q.ID)
 		}
 		ids[q.ID] = true
 		for _, f := range q.Relevant {
 			if !files[f] {
-				return nil, fmt.Errorf("query %s: relevant file %q is not among the memories", q.ID, f)
+				return fmt.Errorf("query %s: relevant file %q is not among the memories", q.ID, f)
 			}
 		}
 	}
-	return &s, nil
+	return nil
 }
 
 // Newest returns up to n memory files, newest first (ties by file name):

@@ -2,6 +2,7 @@ package evalset
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -45,12 +46,13 @@ func TestEvaluate(t *testing.T) {
 		WithRelevant: 2,
 		NoRelevant:   2,
 		// q1: a.md at rank 2, b.md at rank 6; q2 answered nothing.
-		Recall:         map[int]float64{1: 0, 5: 0.25},
-		Precision:      map[int]float64{1: 0, 5: 0.1},
-		MRR:            0.25,
-		NoneEmpty:      0.5,
-		Answered:       1,
-		AnsweredRecall: map[int]float64{1: 0, 5: 0.5},
+		Recall:          map[int]float64{1: 0, 5: 0.25},
+		Precision:       map[int]float64{1: 0, 5: 0.1},
+		MRR:             0.25,
+		NoneEmpty:       0.5,
+		AnswerableEmpty: 0.5, // q2
+		Answered:        1,
+		AnsweredRecall:  map[int]float64{1: 0, 5: 0.5},
 	}
 	opt := cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) < 1e-12 })
 	got := *r
@@ -173,5 +175,70 @@ func TestWriteDir(t *testing.T) {
 	bad := &Set{Memories: []Memory{{File: "../escape.md"}}}
 	if err := bad.WriteDir(dir, ref); err == nil || !strings.Contains(err.Error(), "../escape.md") {
 		t.Errorf("WriteDir with an escaping path: error %v, want one naming it", err)
+	}
+}
+
+func TestPoolCountsEachQueryOnce(t *testing.T) {
+	set := tinySet()
+	answers := map[string][]string{"one": {"a.md"}, "four": {"a.md"}}
+	r := Evaluate(set, func(q string) []string { return answers[q] }, &Options{Ks: []int{5}})
+	pooled := Pool(r, r)
+	if pooled.Queries != 2*r.Queries || math.Abs(pooled.Recall[5]-r.Recall[5]) > 1e-12 || pooled.NoneEmpty != r.NoneEmpty {
+		t.Errorf("pooling a report with itself: %+v, want the same averages over twice the queries (%+v)", pooled, r)
+	}
+	for tag, tr := range r.ByTag() {
+		if tr.Queries == 0 || tag == "" {
+			t.Errorf("tag %q: %+v", tag, tr)
+		}
+	}
+}
+
+const tinyLoCoMo = `[{"sample_id": "conv-1",
+ "conversation": {"speaker_a": "Ann", "speaker_b": "Bo",
+   "session_1_date_time": "1:56 pm on 8 May, 2023", "session_2_date_time": "10:00 am on 25 May, 2023"},
+ "observation": {
+   "session_1_observation": {"Ann": [["Ann adopted a cat named Miso.", "D1:3"]], "Bo": [["Bo runs marathons.", ["D1:5", "D1:6"]]]},
+   "session_2_observation": {"Ann": [["Ann started a pottery class.", "D2:1"]]}},
+ "qa": [
+   {"question": "What is the name of Ann's cat?", "answer": "Miso", "evidence": ["D:1:3"], "category": 4},
+   {"question": "What sports does Bo do?", "answer": "running", "evidence": ["D1:06; D2:1"], "category": 1},
+   {"question": "What did Bo adopt?", "adversarial_answer": "a cat", "evidence": ["D1:3"], "category": 5},
+   {"question": "Where does Ann live?", "answer": "?", "evidence": ["D9:9"], "category": 4}]}]`
+
+func TestParseLoCoMo(t *testing.T) {
+	data := []byte(tinyLoCoMo)
+	if !IsLoCoMo(data) || IsLoCoMo([]byte(`{"memories": []}`)) {
+		t.Fatal("IsLoCoMo misjudges the shapes")
+	}
+	sets, dropped, err := ParseLoCoMo(data)
+	if err != nil || len(sets) != 1 || dropped != 1 {
+		t.Fatalf("ParseLoCoMo = %d sets, %d dropped, %v", len(sets), dropped, err)
+	}
+	s := sets[0]
+	if got := s.Reference.Format("2006-01-02"); got != "2023-05-26" {
+		t.Errorf("reference %s, want the day after the last session", got)
+	}
+	var files []string
+	for _, m := range s.Memories {
+		files = append(files, fmt.Sprintf("%s %s %d", m.File, m.Name, m.AgeDays))
+	}
+	want := []string{"s01_ann_01.md ann-adopted-cat-named-miso 18", "s01_bo_01.md bo-runs-marathons 18", "s02_ann_01.md ann-started-pottery-class 1"}
+	if diff := cmp.Diff(want, files); diff != "" {
+		t.Errorf("memories (-want +got):\n%s", diff)
+	}
+	var qs []string
+	for _, q := range s.Queries {
+		qs = append(qs, fmt.Sprintf("%s %v %v", q.ID, q.Relevant, q.Tags()))
+	}
+	wantQ := []string{
+		"conv-1-q001 [s01_ann_01.md] [single-hop]",
+		"conv-1-q002 [s01_bo_01.md s02_ann_01.md] [multi-hop]",
+		"conv-1-q003 [] [adversarial none]",
+	}
+	if diff := cmp.Diff(wantQ, qs); diff != "" {
+		t.Errorf("queries (-want +got):\n%s", diff)
+	}
+	if err := s.check(); err != nil {
+		t.Error(err)
 	}
 }

@@ -45,6 +45,9 @@ type Report struct {
 	// NoneEmpty is the share of no-relevant queries answered with nothing
 	// (1 when there are no such queries).
 	NoneEmpty float64 `json:"none_empty"`
+	// AnswerableEmpty is the share of queries with relevant files answered
+	// with nothing: silence separates when NoneEmpty is well above it.
+	AnswerableEmpty float64 `json:"answerable_empty"`
 	// Answered counts queries with relevant files that got a non-empty
 	// answer; AnsweredRecall[k] is Recall[k] over those queries only.
 	Answered       int             `json:"answered"`
@@ -71,53 +74,100 @@ type QueryResult struct {
 
 // Evaluate runs rank on every query of s and scores the answers.
 func Evaluate(s *Set, rank Ranker, opts *Options) *Report {
+	ks := cutoffs(opts)
+	maxK := ks[len(ks)-1]
+	var per []QueryResult
+	for _, q := range s.Queries {
+		per = append(per, scoreQuery(q, dedupe(rank(q.Query)), ks, maxK))
+	}
+	return aggregate(per, ks)
+}
+
+// Pool scores the queries of several reports (of the same cut-offs) as one
+// evaluation: each query counts once, whichever set it came from.
+func Pool(reports ...*Report) *Report {
+	var per []QueryResult
+	var ks []int
+	for _, r := range reports {
+		per = append(per, r.PerQuery...)
+		if ks == nil {
+			ks = r.Ks
+		}
+	}
+	if ks == nil {
+		ks = cutoffs(nil)
+	}
+	return aggregate(per, ks)
+}
+
+func cutoffs(opts *Options) []int {
 	ks := []int{5, 30}
 	if opts != nil && len(opts.Ks) > 0 {
 		ks = slices.Clone(opts.Ks)
 		slices.Sort(ks)
 		ks = slices.Compact(ks)
 	}
-	maxK := ks[len(ks)-1]
+	return ks
+}
+
+// scoreQuery scores one query's answer.
+func scoreQuery(q Query, ranked []string, ks []int, maxK int) QueryResult {
+	qr := QueryResult{ID: q.ID, Query: q.Query, Tags: q.Tags(), Relevant: q.Relevant, Ranked: ranked}
+	if len(q.Relevant) == 0 {
+		return qr
+	}
+	relevant := make(map[string]bool, len(q.Relevant))
+	for _, f := range q.Relevant {
+		relevant[f] = true
+	}
+	for i, f := range qr.Ranked {
+		if relevant[f] {
+			qr.Rank = i + 1
+			break
+		}
+	}
+	qr.Recall = make(map[int]float64, len(ks))
+	qr.Precision = make(map[int]float64, len(ks))
+	for _, k := range ks {
+		hits := 0
+		for _, f := range qr.Ranked[:min(k, len(qr.Ranked))] {
+			if relevant[f] {
+				hits++
+			}
+		}
+		qr.Recall[k] = float64(hits) / float64(len(relevant))
+		qr.Precision[k] = float64(hits) / float64(k)
+	}
+	top := qr.Ranked[:min(maxK, len(qr.Ranked))]
+	for _, f := range q.Relevant {
+		if !slices.Contains(top, f) {
+			qr.Missed = append(qr.Missed, f)
+		}
+	}
+	return qr
+}
+
+// aggregate averages per-query results into a report.
+func aggregate(per []QueryResult, ks []int) *Report {
 	r := &Report{
 		Ks:             ks,
-		Queries:        len(s.Queries),
+		Queries:        len(per),
 		Recall:         make(map[int]float64),
 		Precision:      make(map[int]float64),
 		AnsweredRecall: make(map[int]float64),
+		PerQuery:       per,
 	}
 	noneEmpty := 0
-	for _, q := range s.Queries {
-		qr := QueryResult{ID: q.ID, Query: q.Query, Tags: q.Tags(), Relevant: q.Relevant, Ranked: dedupe(rank(q.Query))}
-		if len(q.Relevant) == 0 {
+	for _, qr := range per {
+		if len(qr.Relevant) == 0 {
 			r.NoRelevant++
 			if len(qr.Ranked) == 0 {
 				noneEmpty++
 			}
-			r.PerQuery = append(r.PerQuery, qr)
 			continue
 		}
 		r.WithRelevant++
-		relevant := make(map[string]bool, len(q.Relevant))
-		for _, f := range q.Relevant {
-			relevant[f] = true
-		}
-		for i, f := range qr.Ranked {
-			if relevant[f] {
-				qr.Rank = i + 1
-				break
-			}
-		}
-		qr.Recall = make(map[int]float64, len(ks))
-		qr.Precision = make(map[int]float64, len(ks))
 		for _, k := range ks {
-			hits := 0
-			for _, f := range qr.Ranked[:min(k, len(qr.Ranked))] {
-				if relevant[f] {
-					hits++
-				}
-			}
-			qr.Recall[k] = float64(hits) / float64(len(relevant))
-			qr.Precision[k] = float64(hits) / float64(k)
 			r.Recall[k] += qr.Recall[k]
 			r.Precision[k] += qr.Precision[k]
 			if len(qr.Ranked) > 0 {
@@ -130,13 +180,6 @@ func Evaluate(s *Set, rank Ranker, opts *Options) *Report {
 		if qr.Rank > 0 {
 			r.MRR += 1 / float64(qr.Rank)
 		}
-		top := qr.Ranked[:min(maxK, len(qr.Ranked))]
-		for _, f := range q.Relevant {
-			if !slices.Contains(top, f) {
-				qr.Missed = append(qr.Missed, f)
-			}
-		}
-		r.PerQuery = append(r.PerQuery, qr)
 	}
 	for _, k := range ks {
 		r.Recall[k] = mean(r.Recall[k], r.WithRelevant)
@@ -148,7 +191,24 @@ func Evaluate(s *Set, rank Ranker, opts *Options) *Report {
 	if r.NoRelevant > 0 {
 		r.NoneEmpty = float64(noneEmpty) / float64(r.NoRelevant)
 	}
+	r.AnswerableEmpty = mean(float64(r.WithRelevant-r.Answered), r.WithRelevant)
 	return r
+}
+
+// ByTag scores the queries of each tag apart, for the tags the queries
+// carry (a query with several tags counts in each).
+func (r *Report) ByTag() map[string]*Report {
+	groups := map[string][]QueryResult{}
+	for _, q := range r.PerQuery {
+		for _, t := range q.Tags {
+			groups[t] = append(groups[t], q)
+		}
+	}
+	out := make(map[string]*Report, len(groups))
+	for t, per := range groups {
+		out[t] = aggregate(per, r.Ks)
+	}
+	return out
 }
 
 func mean(sum float64, n int) float64 {
