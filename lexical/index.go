@@ -58,6 +58,10 @@ type Options struct {
 	// ExpandWeight is the weight of the strongest feedback term, relative
 	// to a term the user typed once. Default 0.5.
 	ExpandWeight float64
+	// Coordination is the power of the share of the query's terms a
+	// document holds that scales its score (see the package doc).
+	// Default 0.25; negative disables it.
+	Coordination float64
 	// GlossaryWeight is the weight of an English↔Chinese glossary
 	// translation of a query term (see the package doc). Default
 	// GlossaryWeight; negative disables the glossary.
@@ -84,6 +88,7 @@ func (o *Options) withDefaults() Options {
 	def(&r.BodyWeight, 1)
 	def(&r.ExpandWeight, 0.5)
 	def(&r.GlossaryWeight, GlossaryWeight)
+	def(&r.Coordination, 0.25)
 	switch {
 	case r.Feedback == 0:
 		r.Feedback = 2

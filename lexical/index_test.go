@@ -256,7 +256,7 @@ func TestAnswer(t *testing.T) {
 		{ID: "a", Score: 10, Coverage: 0.6, Terms: []string{"deploy", "prod"}},
 		{ID: "b", Score: 5, Coverage: 0.3, Terms: []string{"deploy"}},
 		{ID: "c", Score: 2.5, Coverage: 0.3, Terms: []string{"prod"}},
-		{ID: "d", Score: 0.5, Coverage: 0.3, Terms: []string{"prod"}},
+		{ID: "d", Score: 0.4, Coverage: 0.3, Terms: []string{"prod"}},
 	}
 	feedbackOnly := []lexical.Hit{
 		{ID: "x", Score: 10, Coverage: 0},
@@ -268,10 +268,11 @@ func TestAnswer(t *testing.T) {
 		opts *lexical.AnswerOptions
 		want []string
 	}{
-		{"defaults keep hits above a tenth of the best", hits, nil, []string{"a", "b", "c"}},
+		{"defaults keep hits above a twentieth of the best", hits, nil, []string{"a", "b", "c"}},
 		{"max caps", hits, &lexical.AnswerOptions{Max: 2}, []string{"a", "b"}},
 		{"relative cut", hits, &lexical.AnswerOptions{MinRelative: 0.5}, []string{"a", "b"}},
 		{"low coverage means nothing relevant", hits, &lexical.AnswerOptions{MinCoverage: 0.7}, []string{}},
+		{"an anchored query is answered whatever its coverage", hits, &lexical.AnswerOptions{MinCoverage: 0.7, Anchored: true}, []string{"a", "b", "c"}},
 		{"a hit without a query term is never returned", feedbackOnly, nil, []string{"a"}},
 		{"only feedback hits means nothing relevant", feedbackOnly[:1], nil, []string{}},
 		{"no hits", nil, nil, []string{}},

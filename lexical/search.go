@@ -16,6 +16,7 @@ type searchScratch struct {
 	score   []float64 // by slot: the ranking score
 	orig    []float64 // by slot: the part of score due to the query itself
 	cov     []float64 // by slot: IDF weight of the query terms present
+	match   []uint16  // by slot: how many of the query's own terms it holds
 	seen    []bool    // by slot: touched by this search
 	touched []uint32
 	query   []queryTerm
@@ -70,9 +71,9 @@ func (x *Index) Search(query string, k int) []Hit {
 		maxScore += q.idf * w
 	}
 	if n := len(x.docs); cap(s.score) < n {
-		s.score, s.orig, s.cov, s.seen = make([]float64, n), make([]float64, n), make([]float64, n), make([]bool, n)
+		s.score, s.orig, s.cov, s.match, s.seen = make([]float64, n), make([]float64, n), make([]float64, n), make([]uint16, n), make([]bool, n)
 	} else {
-		s.score, s.orig, s.cov, s.seen = s.score[:n], s.orig[:n], s.cov[:n], s.seen[:n]
+		s.score, s.orig, s.cov, s.match, s.seen = s.score[:n], s.orig[:n], s.cov[:n], s.match[:n], s.seen[:n]
 	}
 	defer s.reset()
 
@@ -82,8 +83,15 @@ func (x *Index) Search(query string, k int) []Hit {
 		s.reset()
 		x.accumulate(s, &sc)
 	}
-
-	top := x.selectTop(s, k)
+	depth := k // k <= 0: every hit
+	if k > 0 {
+		depth = max(k, coordinationDepth)
+	}
+	top := x.selectTop(s, depth)
+	x.coordinate(s, top)
+	if k > 0 && len(top) > k {
+		top = top[:k]
+	}
 	hits := make([]Hit, len(top))
 	// One array backs every hit's Terms.
 	var terms []string
@@ -167,7 +175,7 @@ func (x *Index) parseQuery(s *searchScratch, query string) {
 
 func (s *searchScratch) reset() {
 	for _, slot := range s.touched {
-		s.score[slot], s.orig[slot], s.cov[slot], s.seen[slot] = 0, 0, 0, false
+		s.score[slot], s.orig[slot], s.cov[slot], s.match[slot], s.seen[slot] = 0, 0, 0, 0, false
 	}
 	s.touched = s.touched[:0]
 }
@@ -201,9 +209,51 @@ func (x *Index) accumulate(s *searchScratch, sc *scorer) {
 			if !q.added {
 				s.orig[p.doc] += v
 				s.cov[p.doc] += c
+				s.match[p.doc]++
 			}
 		}
 	}
+}
+
+// coordinationDepth is how many of the leading hits coordination re-orders:
+// it re-orders the head of the ranking and never changes which documents
+// reach it, so the shortlist a model is shown keeps what BM25 found.
+const coordinationDepth = 30
+
+// coordinate scales the score of each of top's leading coordinationDepth
+// hits by the share of the query's own terms (those some document holds)
+// it contains, raised to the power Options.Coordination, and re-sorts
+// them: BM25 adds terms up, so a short document holding one rare word the
+// question only uses in passing ("how long", "the third") can outscore one
+// holding the two words the question is about; coordination favours the
+// documents that hold more of the question.
+func (x *Index) coordinate(s *searchScratch, top []scored) {
+	c := x.opts.Coordination
+	if c <= 0 {
+		return
+	}
+	n := 0
+	for _, q := range s.query {
+		if !q.added && q.df > 0 {
+			n++
+		}
+	}
+	if n <= 1 {
+		return
+	}
+	head := top[:min(len(top), coordinationDepth)]
+	for i := range head {
+		if m := s.match[head[i].slot]; int(m) < n {
+			head[i].score *= math.Pow(float64(m)/float64(n), c)
+		}
+	}
+	sort.SliceStable(head, func(i, j int) bool {
+		a, b := head[i], head[j]
+		if a.score != b.score {
+			return a.score > b.score
+		}
+		return x.docs[a.slot].id < x.docs[b.slot].id
+	})
 }
 
 // scorer holds what BM25F needs per posting, computed once per search.
