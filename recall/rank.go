@@ -2,8 +2,12 @@ package recall
 
 import (
 	"cmp"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/lexical"
@@ -14,9 +18,13 @@ type rankedMemory struct {
 	h       memdir.Header
 	lex     lexical.Hit // zero when the memory is no lexical hit
 	lexRank int         // 1-based rank among lexical hits, 0 when none
-	cos     float64     // cosine similarity with the query, with embeddings
-	semRank int         // 1-based rank by cosine, 0 without embeddings
-	close   bool        // semantically close enough to be answered alone
+	// score is the lexical score the memory is ranked by: lex.Score times
+	// the re-scoring factors (see rerank).
+	score   float64
+	factors rerankFactors
+	cos     float64 // cosine similarity with the query, with embeddings
+	semRank int     // 1-based rank by cosine, 0 without embeddings
+	close   bool    // semantically close enough to be answered alone
 }
 
 // reason says why a memory was picked without a model.
@@ -61,7 +69,7 @@ func tokensOf(n int) int {
 // lexical answer (see [lexical.Answer]), and with embeddings also the
 // memories semantically close enough to stand on their own, in ranking
 // order, at most max.
-func answerRanked(ranked []rankedMemory, sem *semanticRanking, opts *lexical.AnswerOptions, max int) []rankedMemory {
+func answerRanked(ranked []rankedMemory, query string, sem *semanticRanking, opts *lexical.AnswerOptions, max int) []rankedMemory {
 	// Lexical hits keep their lexical order for the answer rule, whatever
 	// the fused order.
 	var lex []rankedMemory
@@ -74,6 +82,7 @@ func answerRanked(ranked []rankedMemory, sem *semanticRanking, opts *lexical.Ans
 	hits := make([]lexical.Hit, len(lex))
 	for i, r := range lex {
 		hits[i] = r.lex
+		hits[i].Score = r.score
 	}
 	o := lexical.AnswerOptions{Max: max}
 	if opts != nil {
@@ -82,6 +91,7 @@ func answerRanked(ranked []rankedMemory, sem *semanticRanking, opts *lexical.Ans
 			o.Max = max
 		}
 	}
+	o.Anchored = anchored(query, lex[:min(len(lex), o.Max)])
 	keep := map[string]bool{}
 	for _, h := range lexical.Answer(hits, &o) {
 		keep[h.ID] = true
@@ -96,4 +106,46 @@ func answerRanked(ranked []rankedMemory, sem *semanticRanking, opts *lexical.Ans
 		}
 	}
 	return out
+}
+
+// anchored reports whether the query names, with a capital letter past its
+// first word, a word of one of the leading memories' names ("What did
+// Caroline find on her walk?" and a memory named caroline-found-…): the
+// query is then about something the directory is known to record, and
+// the answer rule does not go silent on low coverage (see
+// [lexical.AnswerOptions.Anchored]). Capitalised words in coding prompts
+// are mostly tools and languages that no memory is named for unless it is
+// about them; docs/recall.md has the figures on both kinds of set.
+func anchored(query string, lead []rankedMemory) bool {
+	var names []string
+	for i, w := range capitalWord.FindAllString(query, -1) {
+		first, _ := utf8.DecodeRuneInString(w)
+		if i == 0 || !unicode.IsUpper(first) || strings.ToUpper(w) == w {
+			continue // a sentence's first word, a common word, an acronym (CI, S3)
+		}
+		w, _, _ = strings.Cut(w, "'")
+		w, _, _ = strings.Cut(w, "’")
+		names = append(names, strings.ToLower(w))
+	}
+	if len(names) == 0 {
+		return false
+	}
+	for _, r := range lead {
+		words := nameWords(r.h.Name + " " + strings.TrimSuffix(filepath.Base(r.h.Path), ".md"))
+		for _, n := range names {
+			if slices.Contains(words, n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var capitalWord = regexp.MustCompile(`\p{L}[\p{L}\p{N}'’-]*`)
+
+// nameWords splits a memory's name or file name into its lower-case words.
+func nameWords(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
 }

@@ -224,7 +224,7 @@ func (r *run) rank(ctx context.Context) error {
 		var bytes int
 		for i, h := range hits {
 			if !r.surfaced[h.ID] {
-				r.ranked = append(r.ranked, rankedMemory{h: headers[i], lex: h, lexRank: len(r.ranked) + 1})
+				r.ranked = append(r.ranked, rankedMemory{h: headers[i], lex: h, lexRank: len(r.ranked) + 1, score: h.Score, factors: noFactors})
 				// What the line costs in a tiered manifest (see manifest),
 				// the fullest a budget could hold.
 				bytes += manifestLineCost(headers[i], bytes >= r.budgetBytes/fullShare)
@@ -236,6 +236,7 @@ func (r *run) rank(ctx context.Context) error {
 		}
 		r.k *= 4
 	}
+	r.ranked = rerank(r.ranked, r.query, r.o.Now())
 	// The memories to fill the rest of the manifest with, newest first:
 	// the newest suffice for Claude Code's budget or less; a larger one
 	// may take any memory.
@@ -366,7 +367,7 @@ func (r *run) choose(ctx context.Context) ([]pick, error) {
 // answer is what the ranking answers alone (see answerRanked).
 func (r *run) answer() []pick {
 	var picks []pick
-	for _, m := range answerRanked(r.ranked, r.semantic, r.o.Lexical, r.o.Max) {
+	for _, m := range answerRanked(r.ranked, r.query, r.semantic, r.o.Lexical, r.o.Max) {
 		picks = append(picks, pick{m.h, m.lex.Score, m.reason()})
 	}
 	return picks

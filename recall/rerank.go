@@ -1,0 +1,189 @@
+package recall
+
+import (
+	"cmp"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The head of the lexical ranking is re-scored with what BM25 does not see
+// and a memory's header holds: the kind of answer a question asks for, and
+// the date it names against the memory's date. Each is a factor on the
+// lexical score; docs/recall.md has the figures they were chosen on.
+const (
+	// rerankDepth is how many of the leading lexical hits are re-scored;
+	// the rest keep their order below them.
+	rerankDepth = 30
+	// answerTypeBoost multiplies the score of a memory whose name or
+	// description holds the kind of answer the question asks for (a time
+	// for "when", a duration for "how long").
+	answerTypeBoost = 0.7
+	// dateBoost multiplies the score of a memory dated within the period
+	// the question names ("in May 2023", "on 9 November, 2022").
+	dateBoost = 0.6
+)
+
+// rerankFactors are the parts of a lexical score's re-scoring: multipliers,
+// 1 when they do not apply.
+type rerankFactors struct {
+	answerType, date float64
+}
+
+func (f rerankFactors) product() float64 { return f.answerType * f.date }
+
+// noFactors is the re-scoring of a memory the cues do not touch.
+var noFactors = rerankFactors{1, 1}
+
+// queryCues is what a query says besides its terms.
+type queryCues struct {
+	answer *regexp.Regexp // what the answer looks like, nil when unknown
+	when   *dateSpan      // the period the query names, nil when none
+}
+
+func parseCues(query string, now time.Time) queryCues {
+	return queryCues{answer: answerShape(query), when: namedDate(query, now)}
+}
+
+func (c queryCues) empty() bool { return c.answer == nil && c.when == nil }
+
+// rerank re-scores the leading hits of ranked (in lexical order) by the
+// query's cues and returns them re-sorted, the tail unchanged; each
+// memory's factors are kept with it.
+func rerank(ranked []rankedMemory, query string, now time.Time) []rankedMemory {
+	cues := parseCues(query, now)
+	if cues.empty() || len(ranked) < 2 {
+		return ranked
+	}
+	head := ranked[:min(rerankDepth, len(ranked))]
+	for i := range head {
+		r := &head[i]
+		r.factors = cues.factors(r)
+		r.score = r.lex.Score * r.factors.product()
+	}
+	slices.SortStableFunc(head, func(a, b rankedMemory) int { return cmp.Compare(b.score, a.score) })
+	for i := range head {
+		head[i].lexRank = i + 1
+	}
+	return ranked
+}
+
+func (c queryCues) factors(r *rankedMemory) rerankFactors {
+	f := noFactors
+	if c.answer != nil && c.answer.MatchString(r.h.Name+" \n "+r.h.Description) {
+		f.answerType = 1 + answerTypeBoost
+	}
+	if c.when != nil && !r.h.ModTime.IsZero() && c.when.contains(r.h.ModTime) {
+		f.date = 1 + dateBoost
+	}
+	return f
+}
+
+// Answer shapes: what a time and a duration look like in English
+// text. They are cues, not parsers: a memory that matches gets a nudge.
+var (
+	timeShape     = regexp.MustCompile(`(?i)\b(yesterday|today|tonight|tomorrow|ago|last|next|since|recently|week|weekend|month|year|morning|evening|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|spring|summer|autumn|fall|winter|(19|20)\d\d)\b`)
+	durationShape = regexp.MustCompile(`(?i)\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|several|a few|many)\s+(years?|months?|weeks?|days?|hours?|minutes?)\b|\bsince\b`)
+
+	whenQuestion     = regexp.MustCompile(`(?i)^\s*(when\b|what (year|month|day|date|time)\b|which (year|month|day|date)\b)`)
+	durationQuestion = regexp.MustCompile(`(?i)\bhow long\b`)
+)
+
+// answerShape is what the answer to an English question looks like: a
+// time for "when …?", a duration for "how long …?"; nil otherwise. (A
+// count for "how many …?" was tried and left out: numbers are everywhere
+// in a coding memory, and it cost the coding sets more than it gave.)
+func answerShape(q string) *regexp.Regexp {
+	switch {
+	case whenQuestion.MatchString(q):
+		return timeShape
+	case durationQuestion.MatchString(q):
+		return durationShape
+	}
+	return nil
+}
+
+// dateSpan is a period a query names: [from, to).
+type dateSpan struct{ from, to time.Time }
+
+func (d *dateSpan) contains(t time.Time) bool {
+	return !t.Before(d.from) && t.Before(d.to)
+}
+
+var (
+	monthNames = map[string]time.Month{
+		"january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
+		"august": 8, "september": 9, "october": 10, "november": 11, "december": 12,
+		"jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9, "oct": 10, "nov": 11, "dec": 12,
+	}
+	// "9 November, 2022", "November 9, 2022", "May 2023", "in March".
+	dayMonth  = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?([a-z]+)\.?,?(?:\s+((?:19|20)\d\d))?\b`)
+	monthDay  = regexp.MustCompile(`(?i)\b([a-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?(?:\s+((?:19|20)\d\d))?\b`)
+	monthYear = regexp.MustCompile(`(?i)\b(?:in|during|of|since|from|before|after|early|late|mid)?\s*([a-z]+)\.?,?\s+((?:19|20)\d\d)\b`)
+	inMonth   = regexp.MustCompile(`(?i)\b(?:in|during|early|late|mid|last|this|since)\s+([a-z]+)\b`)
+	bareYear  = regexp.MustCompile(`\b((?:19|20)\d\d)\b`)
+)
+
+// namedDate returns the period an English query names, if any: a day (and
+// the week after it, as memories are often written a few days after what
+// they record), a month, or a year. A month without a year is the latest
+// such month not after now. "May" counts as a month only with a day or a
+// year beside it, or after "in".
+func namedDate(q string, now time.Time) *dateSpan {
+	day := func(y int, m time.Month, d int) *dateSpan {
+		from := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+		return &dateSpan{from, from.AddDate(0, 0, 8)}
+	}
+	yearOr := func(s string, m time.Month) int {
+		if y, err := strconv.Atoi(s); err == nil {
+			return y
+		}
+		y := now.Year()
+		if m > now.Month() {
+			y--
+		}
+		return y
+	}
+	for _, m := range dayMonth.FindAllStringSubmatch(q, -1) {
+		if mon, ok := monthNames[strings.ToLower(m[2])]; ok {
+			if d, _ := strconv.Atoi(m[1]); d >= 1 && d <= 31 {
+				return day(yearOr(m[3], mon), mon, d)
+			}
+		}
+	}
+	for _, m := range monthDay.FindAllStringSubmatch(q, -1) {
+		if mon, ok := monthNames[strings.ToLower(m[1])]; ok {
+			if d, _ := strconv.Atoi(m[2]); d >= 1 && d <= 31 {
+				return day(yearOr(m[3], mon), mon, d)
+			}
+		}
+	}
+	month := func(y int, m time.Month) *dateSpan {
+		from := time.Date(y, m, 1, 0, 0, 0, 0, time.UTC)
+		return &dateSpan{from, from.AddDate(0, 1, 0)}
+	}
+	for _, m := range monthYear.FindAllStringSubmatch(q, -1) {
+		if mon, ok := monthNames[strings.ToLower(m[1])]; ok {
+			return month(yearOr(m[2], mon), mon)
+		}
+	}
+	for _, m := range inMonth.FindAllStringSubmatch(q, -1) {
+		// Full month names only: "in mar" is rarely March.
+		w := strings.ToLower(m[1])
+		if mon, ok := monthNames[w]; ok && (len(w) > 3 || w == "may") {
+			return month(yearOr("", mon), mon)
+		}
+	}
+	for _, m := range bareYear.FindAllStringSubmatchIndex(q, -1) {
+		// Not a part of a version, tag or ISO date ("2026.11.28-3").
+		if end := m[3]; end < len(q) && strings.ContainsRune(".-/_", rune(q[end])) || m[2] > 0 && strings.ContainsRune(".-/_", rune(q[m[2]-1])) {
+			continue
+		}
+		y, _ := strconv.Atoi(q[m[2]:m[3]])
+		from := time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC)
+		return &dateSpan{from, from.AddDate(1, 0, 0)}
+	}
+	return nil
+}
