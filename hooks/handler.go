@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/checkpoint"
+	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/locate"
 	"github.com/memdir/memdir/prompt"
 	"github.com/memdir/memdir/recall"
@@ -264,6 +266,9 @@ func (h *Handler) recallContext(ctx context.Context, r *Run, d *memdir.Dir, prom
 	if h.Log != nil {
 		io.WriteString(h.Log, res.Summary())
 	}
+	if res.VectorsMissing > 0 {
+		h.fillVectors(r, d)
+	}
 	inj := recall.Inject(d.Path(), res, nil)
 	for i, m := range res.Memories {
 		if !inj.Included[i] {
@@ -280,6 +285,38 @@ func (h *Handler) recallContext(ctx context.Context, r *Run, d *memdir.Dir, prom
 		r.Warn("recalled memories not recorded, so they may be shown again this session: %v", err)
 	}
 	return inj.Text, nil
+}
+
+// fillAgain is how long a background `memdir embed` started by a prompt
+// keeps later prompts from starting another: it embeds every memory
+// missing, saving as it goes, so one at a time is enough, and a run
+// killed midway is resumed by the next prompt after it.
+const fillAgain = 10 * time.Minute
+
+// fillVectors starts `memdir embed` in the background to fill the vectors
+// this prompt's recall did without, unless one was started less than
+// fillAgain ago (a marker beside the vector cache says when).
+func (h *Handler) fillVectors(r *Run, d *memdir.Dir) {
+	cache, err := recall.DefaultEmbedCachePath(d.Path(), h.LookupEnv)
+	if err != nil {
+		r.Warn("memory vectors not filled: %v", err)
+		return
+	}
+	marker := cache + ".filling"
+	if st, err := os.Lstat(marker); err == nil && st.Mode().IsRegular() && h.now().Sub(st.ModTime()) < fillAgain {
+		return
+	}
+	if err := atomicfile.MkdirAll(filepath.Dir(marker), 0o700); err != nil {
+		r.Warn("memory vectors not filled: %v", err)
+		return
+	}
+	if err := atomicfile.WriteFile(marker, []byte(h.now().UTC().Format(time.RFC3339)+"\n"), 0o600); err != nil {
+		r.Warn("memory vectors not filled: %v", err)
+		return
+	}
+	if err := h.spawn(r, "embed", "--dir", d.Path()); err != nil {
+		r.Warn("memory vectors not filled: %v", err)
+	}
 }
 
 // history returns the session's checkpoints; relative paths are taken

@@ -71,6 +71,45 @@ func FakeVector(text string, dim int) []float32 {
 	return out
 }
 
+// RandomVector is a vector that knows nothing: a unit vector drawn from
+// text's hash, the same for the same text, unrelated for any two texts. An
+// [EmbedServer] whose handler answers with it is an embedder that is
+// useless, to test that fusing it does no harm.
+func RandomVector(text string, dim int) []float32 {
+	if dim <= 0 {
+		dim = DefaultEmbedDim
+	}
+	h := fnv.New64a()
+	io.WriteString(h, text)
+	x := h.Sum64() | 1
+	v := make([]float64, dim)
+	var norm float64
+	for i := range v {
+		// xorshift64*, then a uniform in (-1, 1).
+		x ^= x >> 12
+		x ^= x << 25
+		x ^= x >> 27
+		v[i] = float64(int64(x*2685821657736338717)) / math.MaxInt64
+		norm += v[i] * v[i]
+	}
+	out := make([]float32, dim)
+	norm = math.Sqrt(norm)
+	for i := range v {
+		out[i] = float32(v[i] / norm)
+	}
+	return out
+}
+
+// RandomReply answers an [EmbedRequest] with [RandomVector] of each input.
+func RandomReply(req *EmbedRequest) EmbedReply {
+	dim := req.Dimensions
+	vecs := make([][]float32, len(req.Input))
+	for i, t := range req.Input {
+		vecs[i] = RandomVector(t, dim)
+	}
+	return EmbedReply{Vectors: vecs}
+}
+
 // FakeTokens is the token count an [EmbedServer] reports for a text: its
 // number of whitespace-separated words, at least 1.
 func FakeTokens(text string) int { return max(1, len(strings.Fields(text))) }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/recall"
@@ -21,7 +22,7 @@ func TestRecallHybrid(t *testing.T) {
 	srv := memdirtest.NewEmbedServer(t)
 	emb := newTestEmbedder(t, srv, "text-embedding-3-small", 0)
 	cache := openTestCache(t, filepath.Join(t.TempDir(), "vectors.vec"))
-	opts := &recall.Options{Embedder: emb, EmbedCache: cache, ShowManifest: true}
+	opts := &recall.Options{Embedder: emb, EmbedCache: cache, ShowManifest: true, EmbedMissing: true}
 
 	res, err := recall.Recall(ctx, d, "should integration tests mock the Postgres database?", opts)
 	if err != nil {
@@ -55,6 +56,64 @@ func TestRecallHybrid(t *testing.T) {
 	}
 	if !strings.Contains(res.Semantic, "lexical only") || !strings.Contains(res.Semantic, "500") || len(res.Memories) == 0 || res.Memories[0].Path != "feedback_db_tests.md" {
 		t.Errorf("fallback: semantic %q, memories %+v", res.Semantic, res.Memories)
+	}
+}
+
+// TestRecallNeverWaitsForMemoryVectors: on a cold vector cache a recall
+// embeds only the query; the memories without a vector rank lexically and
+// are counted, and once the cache holds them (as `memdir embed` fills it)
+// the rankings are fused. A query vector that does not come in time makes
+// the recall lexical, saying why.
+func TestRecallNeverWaitsForMemoryVectors(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := modelFixture(t)
+	srv := memdirtest.NewEmbedServer(t)
+	emb := newTestEmbedder(t, srv, "text-embedding-3-small", 0)
+	cache := openTestCache(t, filepath.Join(t.TempDir(), "vectors.vec"))
+	q := "should integration tests mock the Postgres database?"
+
+	res, err := recall.Recall(ctx, d, q, &recall.Options{Embedder: emb, EmbedCache: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(srv.Texts()); got != 1 {
+		t.Errorf("cold cache: %d texts embedded, want only the query", got)
+	}
+	if res.Method != recall.MethodLexical || res.VectorsMissing != 4 || len(res.Memories) == 0 || res.Memories[0].Path != "feedback_db_tests.md" {
+		t.Errorf("cold cache: method %s, %d missing, memories %+v; want lexical, 4 missing", res.Method, res.VectorsMissing, res.Memories)
+	}
+	if !strings.Contains(res.Summary(), "without a vector") && !strings.Contains(res.Semantic, "no memory has a vector") {
+		t.Errorf("the result does not say vectors are missing: %q / %q", res.Summary(), res.Semantic)
+	}
+
+	// Fill the cache, as memdir embed does.
+	if _, err := recall.Recall(ctx, d, q, &recall.Options{Embedder: emb, EmbedCache: cache, EmbedMissing: true}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = recall.Recall(ctx, d, q, &recall.Options{Embedder: emb, EmbedCache: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Method != recall.MethodHybrid || res.VectorsMissing != 0 || !strings.Contains(res.Summary(), "hybrid") {
+		t.Errorf("warm cache: method %s, %d missing, summary %q; want hybrid", res.Method, res.VectorsMissing, res.Summary())
+	}
+	if len(res.Memories) == 0 || res.Memories[0].ScoreParts == nil || res.Memories[0].ScoreParts.Fused == nil || *res.Memories[0].ScoreParts.Fused != res.Memories[0].Score {
+		t.Errorf("warm cache: the score is not the fused one with its parts: %+v", res.Memories)
+	}
+
+	// A query vector that comes too late.
+	srv.Enqueue(memdirtest.EmbedReply{Delay: 5 * time.Second})
+	before := len(srv.Texts())
+	res, err = recall.Recall(ctx, d, q, &recall.Options{Embedder: emb, EmbedCache: cache, QueryEmbedTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Method != recall.MethodLexical || !strings.Contains(res.EmbedError, "within 50ms") || !strings.Contains(res.Summary(), "embeddings took no part") {
+		t.Errorf("slow embedder: method %s, embed error %q, summary %q", res.Method, res.EmbedError, res.Summary())
+	}
+	if got := len(srv.Texts()) - before; got > 1 {
+		t.Errorf("slow embedder: %d texts sent, want the query alone", got)
 	}
 }
 

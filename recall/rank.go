@@ -22,6 +22,7 @@ type rankedMemory struct {
 	// the re-scoring factors (see rerank).
 	score   float64
 	factors rerankFactors
+	fused   float64 // the reciprocal-rank fusion score, with embeddings
 	cos     float64 // cosine similarity with the query, with embeddings
 	semRank int     // 1-based rank by cosine, 0 without embeddings
 	close   bool    // semantically close enough to be answered alone

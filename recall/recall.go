@@ -40,6 +40,7 @@ type Method string
 const (
 	MethodModel    Method = "model"    // the model selector chose
 	MethodLexical  Method = "lexical"  // no model configured: the lexical ranker chose
+	MethodHybrid   Method = "hybrid"   // no model configured: the lexical and cosine rankings fused chose
 	MethodFallback Method = "fallback" // the model call failed: the lexical ranker chose
 	MethodSkipped  Method = "skipped"  // nothing was looked up (see Reason)
 	MethodEmpty    Method = "empty"    // the directory holds no candidate memories
@@ -61,6 +62,17 @@ type Options struct {
 	// EmbedOptions tune the embedding of memories (the batch size); nil
 	// means the defaults.
 	EmbedOptions *EmbedOptions
+	// EmbedMissing embeds, during the recall, the memories EmbedCache has
+	// no vector for (an evaluation wants every vector). Otherwise a recall
+	// never waits for memory vectors: those missing rank lexically alone,
+	// Result.VectorsMissing counts them, and filling them is left to
+	// `memdir embed` (which the hook starts in the background) or to a
+	// long-lived process. Without an EmbedCache every memory is embedded.
+	EmbedMissing bool
+	// QueryEmbedTimeout bounds the wait for the query's vector (default
+	// DefaultQueryEmbedTimeout); past it recall ranks lexically and says
+	// why in Result.Semantic.
+	QueryEmbedTimeout time.Duration
 	// Index is a recall index to reuse (see NewIndex); nil builds one
 	// for this call, reading every memory.
 	Index *Index
@@ -116,8 +128,12 @@ type Recalled struct {
 	Age     string    `json:"age"`
 	// Freshness is the staleness warning, "" for memories a day old or less.
 	Freshness string `json:"freshness,omitempty"`
-	// Score is the lexical score (0 when the memory was not a lexical hit).
+	// Score is the score the memory was ranked by: the lexical one with
+	// its re-scoring factors, or the fused one when vectors were fused (0
+	// for a memory the model chose that no ranking reached).
 	Score float64 `json:"score"`
+	// ScoreParts are the parts Score is made of.
+	ScoreParts *ScoreParts `json:"score_parts,omitempty"`
 	// Reason says why it was chosen.
 	Reason string `json:"reason"`
 	// Header is the line that introduces the memory to the agent.
@@ -129,6 +145,20 @@ type Recalled struct {
 	// StaleAnchors are the project files the memory names that changed or
 	// went away since it was written (see docs/format.md, anchors).
 	StaleAnchors []anchors.Stale `json:"stale_anchors,omitempty"`
+}
+
+// ScoreParts break a recalled memory's score down. Lexical is the BM25F
+// score (with coordination, see package lexical); AnswerType and Date are
+// the re-scoring factors (1 when they do not apply); Cosine is the
+// similarity with the query and Trust the weight the cosine ranking had in
+// the fusion, Fused the reciprocal-rank score, when vectors were fused.
+type ScoreParts struct {
+	Lexical    float64  `json:"lexical"`
+	AnswerType float64  `json:"answer_type"`
+	Date       float64  `json:"date"`
+	Cosine     *float64 `json:"cosine,omitempty"`
+	Trust      *float64 `json:"trust,omitempty"`
+	Fused      *float64 `json:"fused,omitempty"`
 }
 
 // Render returns the memory as the agent sees it: header and content inside
@@ -171,6 +201,12 @@ type Result struct {
 	Semantic string `json:"semantic,omitempty"`
 	// EmbedUsage is the embedder's token usage for this recall.
 	EmbedUsage llm.Usage `json:"embed_usage"`
+	// VectorsMissing counts the candidates ranked without a vector because
+	// the cache lacked one (see Options.EmbedMissing).
+	VectorsMissing int `json:"vectors_missing,omitempty"`
+	// EmbedError is why embeddings took no part although an embedder is
+	// configured ("" when they did): the embedder's name and the error.
+	EmbedError string `json:"embed_error,omitempty"`
 	// Bytes is the size of the surfaced content, to add to SessionBytes.
 	Bytes int `json:"bytes"`
 }

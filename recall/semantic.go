@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/llm"
@@ -34,14 +35,49 @@ type semanticRanking struct {
 	usage    llm.Usage
 	stats    *EmbedStats
 	n        int
+	// missing counts the candidates ranked without a vector: the cache
+	// lacked one and the recall did not wait for it (Options.EmbedMissing).
+	missing int
+	// trust is the weight of the cosine ranking in the fusion (see trust).
+	trust float64
 }
 
-// rankSemantic embeds the query and the candidates (through the cache) and
-// ranks the candidates by cosine similarity.
+// DefaultQueryEmbedTimeout bounds the wait for the query's own vector; past
+// it recall ranks lexically and says why.
+const DefaultQueryEmbedTimeout = 2 * time.Second
+
+// rankSemantic embeds the query and ranks the candidates by cosine
+// similarity. The query's vector is waited for, within
+// Options.QueryEmbedTimeout; memory vectors come from the cache, and those
+// it lacks are embedded now only with Options.EmbedMissing (or without a
+// cache): otherwise those memories rank lexically alone and are counted in
+// missing, for a background run to fill.
 func rankSemantic(ctx context.Context, d *memdir.Dir, o *Options, idx *Index, query string, candidates []memdir.Header) (*semanticRanking, error) {
-	in, err := memoryEmbedInputs(ctx, d, o, idx, candidates)
+	timeout := o.QueryEmbedTimeout
+	if timeout <= 0 {
+		timeout = DefaultQueryEmbedTimeout
+	}
+	qctx, cancel := context.WithTimeout(ctx, timeout)
+	qv, qUsage, err := EmbedQuery(qctx, o.Embedder, query)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil && qctx.Err() == context.DeadlineExceeded {
+			err = fmt.Errorf("no vector for the query within %s from %s", timeout, o.Embedder.EmbedderName())
+		}
+		return nil, err
+	}
+	in, todo, err := embedInputKeys(o, idx, candidates)
 	if err != nil {
 		return nil, err
+	}
+	missing := 0
+	if len(todo) > 0 {
+		if o.EmbedCache != nil && !o.EmbedMissing {
+			missing = len(todo)
+			candidates, in = withoutIndexes(candidates, in, todo)
+		} else if err := readEmbedInputs(ctx, d, candidates, in, todo); err != nil {
+			return nil, err
+		}
 	}
 	var vecs [][]float32
 	var stats *EmbedStats
@@ -53,26 +89,44 @@ func rankSemantic(ctx context.Context, d *memdir.Dir, o *Options, idx *Index, qu
 	if err != nil {
 		return nil, err
 	}
-	qv, qUsage, err := EmbedQuery(ctx, o.Embedder, query)
-	if err != nil {
-		return nil, err
-	}
-	s := &semanticRanking{cos: make(map[string]float64, len(candidates)), stats: stats, n: len(candidates)}
+	s := &semanticRanking{cos: make(map[string]float64, len(candidates)), stats: stats, n: len(candidates), missing: missing}
 	s.usage = stats.Usage
 	s.usage.Add(qUsage)
 	var sum, sum2 float64
 	for i, h := range candidates {
+		if vecs[i] == nil {
+			continue // no text to embed
+		}
 		c := Cosine(qv, vecs[i])
 		s.cos[h.Path] = c
 		s.order = append(s.order, h.Path)
 		sum += c
 		sum2 += c * c
 	}
-	n := float64(len(candidates))
-	s.mean = sum / n
-	s.sd = math.Sqrt(max(0, sum2/n-s.mean*s.mean))
+	s.n = len(s.order)
+	if s.n > 0 {
+		n := float64(s.n)
+		s.mean = sum / n
+		s.sd = math.Sqrt(max(0, sum2/n-s.mean*s.mean))
+	}
 	slices.SortStableFunc(s.order, func(a, b string) int { return cmp.Compare(s.cos[b], s.cos[a]) })
 	return s, nil
+}
+
+// withoutIndexes returns hs and in without the elements at the (ascending)
+// indexes drop.
+func withoutIndexes(hs []memdir.Header, in []EmbedInput, drop []int) ([]memdir.Header, []EmbedInput) {
+	outH := make([]memdir.Header, 0, len(hs)-len(drop))
+	outIn := make([]EmbedInput, 0, len(hs)-len(drop))
+	j := 0
+	for i := range hs {
+		if j < len(drop) && drop[j] == i {
+			j++
+			continue
+		}
+		outH, outIn = append(outH, hs[i]), append(outIn, in[i])
+	}
+	return outH, outIn
 }
 
 // threshold is the cosine a memory needs to be answered on similarity
@@ -90,8 +144,10 @@ func (s *semanticRanking) threshold() float64 {
 }
 
 // fuse merges the lexical ranking with the cosine one by reciprocal rank
-// fusion and returns every candidate, best first.
+// fusion, the cosine ranking weighted by how far it can be trusted (see
+// trust), and returns every candidate, best first.
 func (s *semanticRanking) fuse(lex []rankedMemory, candidates []memdir.Header) []rankedMemory {
+	s.trust = s.agreement(lex)
 	out := make([]rankedMemory, 0, len(candidates))
 	out = append(out, lex...)
 	at := make(map[string]int, len(candidates))
@@ -101,32 +157,106 @@ func (s *semanticRanking) fuse(lex []rankedMemory, candidates []memdir.Header) [
 	for _, h := range candidates {
 		if _, ok := at[h.Path]; !ok {
 			at[h.Path] = len(out)
-			out = append(out, rankedMemory{h: h})
+			out = append(out, rankedMemory{h: h, factors: noFactors})
 		}
 	}
 	thr := s.threshold()
 	for i, p := range s.order {
 		r := &out[at[p]]
 		r.semRank, r.cos = i+1, s.cos[p]
-		r.close = r.cos >= thr && i < MaxMemories
+		// Similarity alone answers only when the cosine ranking is
+		// trusted: a useless embedder has its outliers too.
+		r.close = r.cos >= thr && i < MaxMemories && s.trust >= 0.5
 	}
-	score := func(r rankedMemory) float64 {
-		var f float64
+	for i := range out {
+		r := &out[i]
 		if r.lexRank > 0 {
-			f += 1 / float64(rrfK+r.lexRank)
+			r.fused += 1 / float64(rrfK+r.lexRank)
 		}
 		if r.semRank > 0 {
-			f += 1 / float64(rrfK+r.semRank)
+			r.fused += s.trust / float64(rrfK+r.semRank)
 		}
-		return f
 	}
-	slices.SortStableFunc(out, func(a, b rankedMemory) int { return cmp.Compare(score(b), score(a)) })
+	slices.SortStableFunc(out, func(a, b rankedMemory) int {
+		if c := cmp.Compare(b.fused, a.fused); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.cos, a.cos)
+	})
 	return out
+}
+
+// agreeDepth is how deep agreement between the rankings is measured.
+const agreeDepth = 10
+
+// agreement is the weight of the cosine ranking in the fusion, from 0 to
+// 1: how unlikely it is that the cosine ranking's head shares as many
+// memories with the lexical ranking's head by chance. Of n memories with
+// a vector, the lexical head holds l (its first agreeDepth hits with a
+// query term and a vector) and the cosine head k = agreeDepth; an overlap
+// of o has the hypergeometric tail p = P(X ≥ o). At p ≥ 0.1 (what a random
+// ranking reaches one query in ten) the weight is 0 and the lexical order
+// stands; at p ≤ 0.01 it is 1, plain reciprocal rank fusion; between, it
+// grows with −log10 p. A query no memory shares a word with has no lexical
+// head to agree with: there the cosine ranking is all there is, weight 1.
+func (s *semanticRanking) agreement(lex []rankedMemory) float64 {
+	k := min(agreeDepth, len(s.order))
+	var head []string
+	for _, r := range lex {
+		if len(head) == agreeDepth {
+			break
+		}
+		if _, ok := s.cos[r.h.Path]; ok && len(r.lex.Terms) > 0 {
+			head = append(head, r.h.Path)
+		}
+	}
+	if len(head) == 0 || k == 0 {
+		return 1
+	}
+	top := map[string]bool{}
+	for _, p := range s.order[:k] {
+		top[p] = true
+	}
+	o := 0
+	for _, p := range head {
+		if top[p] {
+			o++
+		}
+	}
+	p := hypergeomTail(s.n, len(head), k, o)
+	return min(1, max(0, -math.Log10(p)-1))
+}
+
+// hypergeomTail is P(X ≥ o) for X the number of marked items among k drawn
+// without replacement from n of which m are marked.
+func hypergeomTail(n, m, k, o int) float64 {
+	if o <= 0 {
+		return 1
+	}
+	lchoose := func(a, b int) float64 {
+		if b < 0 || b > a {
+			return math.Inf(-1)
+		}
+		la, _ := math.Lgamma(float64(a + 1))
+		lb, _ := math.Lgamma(float64(b + 1))
+		lab, _ := math.Lgamma(float64(a - b + 1))
+		return la - lb - lab
+	}
+	total := lchoose(n, k)
+	var p float64
+	for x := o; x <= min(m, k); x++ {
+		p += math.Exp(lchoose(m, x) + lchoose(n-m, k-x) - total)
+	}
+	return min(1, p)
 }
 
 func (s *semanticRanking) summary() string {
 	st := s.stats
-	return fmt.Sprintf("hybrid: lexical and cosine rankings fused (%d vectors cached, %d embedded)", st.Cached, st.Embedded)
+	msg := fmt.Sprintf("hybrid: lexical and cosine rankings fused, the cosine weighted %.2f by its agreement with the lexical (%d vectors cached, %d embedded", s.trust, st.Cached, st.Embedded)
+	if s.missing > 0 {
+		msg += fmt.Sprintf(", %d not yet: ranked lexically", s.missing)
+	}
+	return msg + ")"
 }
 
 func formatCos(c float64) string { return strconv.FormatFloat(c, 'f', 2, 64) }
@@ -146,11 +276,10 @@ func normalQuantile(p float64) float64 {
 	return (lo + hi) / 2
 }
 
-// memoryEmbedInputs returns the embedding input of each candidate, keyed by
-// its file's hash as the recall index knows it. Only the files whose vector
-// the cache lacks are read, for their text, so a recall whose memories are
-// all embedded reads no memory file.
-func memoryEmbedInputs(ctx context.Context, d *memdir.Dir, o *Options, idx *Index, candidates []memdir.Header) ([]EmbedInput, error) {
+// embedInputKeys returns the candidates' embedding inputs keyed by their
+// files' hashes as the recall index knows them, without text, and the
+// indexes of those the cache lacks (every one without a cache), ascending.
+func embedInputKeys(o *Options, idx *Index, candidates []memdir.Header) ([]EmbedInput, []int, error) {
 	hash := map[string]string{}
 	for _, e := range idx.Entries() {
 		hash[e.Path] = e.Hash
@@ -159,27 +288,29 @@ func memoryEmbedInputs(ctx context.Context, d *memdir.Dir, o *Options, idx *Inde
 	for i, h := range candidates {
 		in[i].Key = hash[h.Path]
 	}
+	if o.EmbedCache != nil {
+		todo, err := o.EmbedCache.Missing(o.Embedder, in)
+		return in, todo, err
+	}
 	todo := make([]int, len(in))
 	for i := range todo {
 		todo[i] = i
 	}
-	if o.EmbedCache != nil {
-		var err error
-		if todo, err = o.EmbedCache.Missing(o.Embedder, in); err != nil {
-			return nil, err
-		}
-	}
-	if len(todo) == 0 {
-		return in, nil
-	}
+	return in, todo, nil
+}
+
+// readEmbedInputs reads, for the inputs at todo, the memory files' text.
+// Only those files are read, so a recall whose memories are all embedded
+// reads no memory file.
+func readEmbedInputs(ctx context.Context, d *memdir.Dir, candidates []memdir.Header, in []EmbedInput, todo []int) error {
 	root, err := os.OpenRoot(d.Path())
 	if err != nil {
-		return nil, fmt.Errorf("recall: %w", err)
+		return fmt.Errorf("recall: %w", err)
 	}
 	defer root.Close()
 	for _, i := range todo {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		h := candidates[i]
 		data, err := root.ReadFile(h.Path)
@@ -188,7 +319,7 @@ func memoryEmbedInputs(ctx context.Context, d *memdir.Dir, o *Options, idx *Inde
 		}
 		in[i] = MemoryEmbedInput(h.Name, h.Description, data)
 	}
-	return in, nil
+	return nil
 }
 
 // embedUncached embeds every input, in batches, for a recall without an

@@ -96,7 +96,23 @@ type run struct {
 type pick struct {
 	h      memdir.Header
 	score  float64
+	parts  *ScoreParts
 	reason string
+}
+
+// scored returns the score m was ranked by, with its parts: the fused
+// score when vectors were fused, else the lexical one re-scored.
+func (r *run) scored(m rankedMemory) (float64, *ScoreParts) {
+	parts := &ScoreParts{Lexical: m.lex.Score, AnswerType: m.factors.answerType, Date: m.factors.date}
+	if parts.AnswerType == 0 {
+		parts.AnswerType, parts.Date = 1, 1
+	}
+	if r.semantic == nil {
+		return m.score, parts
+	}
+	cos, trust, fused := m.cos, r.semantic.trust, m.fused
+	parts.Cosine, parts.Trust, parts.Fused = &cos, &trust, &fused
+	return fused, parts
 }
 
 func newRun(d *memdir.Dir, query string, opts *Options) *run {
@@ -260,11 +276,18 @@ func (r *run) rank(ctx context.Context) error {
 	case err != nil:
 		r.log.Debug("recall: embeddings failed; ranking lexically", "err", err)
 		r.res.Semantic = "lexical only: the embedder failed: " + err.Error()
+		r.res.EmbedError = err.Error()
+	case sem.n == 0:
+		// Not one candidate has a vector yet: nothing to fuse.
+		r.res.Semantic = fmt.Sprintf("lexical only: no memory has a vector yet (%d missing; 'memdir embed' fills them)", sem.missing)
+		r.res.VectorsMissing = sem.missing
+		r.res.EmbedUsage = sem.usage
 	default:
 		r.semantic = sem
 		r.ranked = sem.fuse(r.ranked, candidates)
 		r.res.Semantic = sem.summary()
 		r.res.EmbedUsage = sem.usage
+		r.res.VectorsMissing = sem.missing
 	}
 	return nil
 }
@@ -339,6 +362,9 @@ func (r *run) choose(ctx context.Context) ([]pick, error) {
 	switch {
 	case r.o.Model == nil:
 		r.res.Method = MethodLexical
+		if r.semantic != nil {
+			r.res.Method = MethodHybrid
+		}
 		picks = r.answer()
 	case len(r.shown) == 0:
 		// Not one manifest line fits the budget: there is no call to make.
@@ -368,22 +394,28 @@ func (r *run) choose(ctx context.Context) ([]pick, error) {
 func (r *run) answer() []pick {
 	var picks []pick
 	for _, m := range answerRanked(r.ranked, r.query, r.semantic, r.o.Lexical, r.o.Max) {
-		picks = append(picks, pick{m.h, m.lex.Score, m.reason()})
+		score, parts := r.scored(m)
+		picks = append(picks, pick{m.h, score, parts, m.reason()})
 	}
 	return picks
 }
 
 // selected turns the model's choice into picks, in its order.
 func (r *run) selected(paths []string) []pick {
-	score := map[string]float64{}
+	ranked := map[string]rankedMemory{}
 	for _, m := range r.ranked {
-		score[m.h.Path] = m.lex.Score
+		ranked[m.h.Path] = m
 	}
 	var picks []pick
 	for _, p := range paths {
 		for _, h := range r.shown {
 			if h.Path == p {
-				picks = append(picks, pick{h, score[p], "selected by the model"})
+				var score float64
+				var parts *ScoreParts
+				if m, ok := ranked[p]; ok {
+					score, parts = r.scored(m)
+				}
+				picks = append(picks, pick{h, score, parts, "selected by the model"})
 			}
 		}
 	}
@@ -411,7 +443,7 @@ func (r *run) render(ctx context.Context, picks []pick) {
 		m := Recalled{
 			Path: p.h.Path, AbsPath: r.d.Abs(p.h.Path), ModTime: p.h.ModTime,
 			Age: memdir.MemoryAge(p.h.ModTime, now), Freshness: FreshnessText(p.h.ModTime, now),
-			Score: p.score, Reason: p.reason, Content: content, Truncated: truncated,
+			Score: p.score, ScoreParts: p.parts, Reason: p.reason, Content: content, Truncated: truncated,
 			StaleAnchors: memdir.StaleAnchors(ctx, []byte(content), memo),
 		}
 		m.Header = recallHeader(m)

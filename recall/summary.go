@@ -20,6 +20,8 @@ func (r *Result) Summary() string {
 		how = fmt.Sprintf("the model chose %s from a manifest of %d (%d ranked, ~%d tokens; Claude Code's would be ~%d)", plural(len(r.Memories), "memory", "memories"), len(r.Shortlist), r.Ranked, r.ManifestTokens, r.BaselineTokens)
 	case MethodLexical:
 		how = fmt.Sprintf("lexical ranking (no model configured) found %s", plural(len(r.Memories), "memory", "memories"))
+	case MethodHybrid:
+		how = fmt.Sprintf("hybrid ranking, lexical and embeddings (no model configured), found %s", plural(len(r.Memories), "memory", "memories"))
 	case MethodFallback:
 		how = fmt.Sprintf("lexical ranking found %s", plural(len(r.Memories), "memory", "memories"))
 	}
@@ -30,6 +32,12 @@ func (r *Result) Summary() string {
 	b.WriteByte('\n')
 	if r.Reason != "" {
 		fmt.Fprintf(&b, "note: %s\n", r.Reason)
+	}
+	switch {
+	case r.EmbedError != "":
+		fmt.Fprintf(&b, "note: embeddings took no part: %s\n", r.EmbedError)
+	case r.VectorsMissing > 0:
+		fmt.Fprintf(&b, "note: %s without a vector yet ranked lexically ('memdir embed' fills them)\n", plural(r.VectorsMissing, "memory", "memories"))
 	}
 	return b.String()
 }

@@ -398,7 +398,7 @@ func (ev *recallEval) openDir(ctx context.Context, set *evalset.Set, tmp string,
 // recall returned, or an empty result.
 func (ed *evalDir) recallQuery(ctx context.Context, q string, model llm.Model, emb llm.Embedder) *recall.Result {
 	res, err := recall.Recall(ctx, ed.d, q, &recall.Options{
-		Index: ed.idx, Model: model, Embedder: emb, EmbedCache: ed.cache, EmbedOptions: ed.embedOpts,
+		Index: ed.idx, Model: model, Embedder: emb, EmbedCache: ed.cache, EmbedOptions: ed.embedOpts, EmbedMissing: true,
 		ManifestTokens: ed.manifestTokens, Now: func() time.Time { return ed.ref }, NoCount: true, ShowManifest: true,
 	})
 	if err != nil && ed.recallErr == nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -457,6 +458,50 @@ func TestHookUserPromptSubmitRecallConfig(t *testing.T) {
 	}
 	if len(emb.Requests()) == 0 {
 		t.Errorf("the hook did not use the configured embedder")
+	}
+}
+
+// TestHookColdVectorCacheDoesNotWait: on the first prompt with an embedder
+// and no vectors cached (430 memories, an embedder at 50 ms a text, 21 s
+// of embedding on main), the hook sends the embedder only the query,
+// ranks lexically, says so, and starts 'memdir embed' in the background;
+// the next prompt does not start another.
+func TestHookColdVectorCacheDoesNotWait(t *testing.T) {
+	w := newHookWorld(t)
+	emb := memdirtest.NewEmbedServer(t)
+	emb.Handle(func(req *memdirtest.EmbedRequest) memdirtest.EmbedReply {
+		return memdirtest.EmbedReply{Delay: time.Duration(len(req.Input)) * 50 * time.Millisecond}
+	})
+	w.vars["MEMDIR_EMBED_MODEL"] = "openai:text-embedding-3-small"
+	w.vars["MEMDIR_EMBED_BASE_URL"] = emb.OpenAIBaseURL()
+	c, err := benchcorpus.Load("../../testdata/eval/recall-dev.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write(w.memDir(t), 430); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := w.hook(t, w.input(t, "user_prompt_submit", nil))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	texts := 0
+	for _, r := range emb.Requests() {
+		texts += len(r.Input)
+	}
+	if texts != 1 {
+		t.Errorf("the hook sent %d texts to the embedder, want the query alone", texts)
+	}
+	if !strings.Contains(errOut, "without a vector") && !strings.Contains(errOut, "no memory has a vector") {
+		t.Errorf("stderr does not say the vectors are missing:\n%s", errOut)
+	}
+	calls := w.spawns.take()
+	if len(calls) != 1 || calls[0].Args[0] != "embed" || !slices.Contains(calls[0].Args, w.memDir(t)) {
+		t.Fatalf("background runs %+v, want one 'memdir embed --dir %s'", calls, w.memDir(t))
+	}
+	w.hook(t, w.input(t, "user_prompt_submit", nil))
+	if calls := w.spawns.take(); len(calls) != 0 {
+		t.Errorf("a second prompt started %+v while the first fill runs", calls)
 	}
 }
 
