@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/mcpserver"
 	"github.com/memdir/memdir/memdirtest"
+	"github.com/memdir/memdir/openai"
 	"github.com/memdir/memdir/recall"
 )
 
@@ -178,5 +181,42 @@ func TestSessionsAreForgottenWhenTheyEnd(t *testing.T) {
 	// that (the test's own timeout bounds the wait).
 	for f.sessions.Len() != 0 {
 		waitABit()
+	}
+}
+
+// TestRecallToolFillsVectorsInTheBackground: the server's first recall on
+// a cold vector cache embeds only the query and ranks lexically; the server
+// fills the memories' vectors outside the call, so a later recall fuses.
+func TestRecallToolFillsVectorsInTheBackground(t *testing.T) {
+	srv := memdirtest.NewEmbedServer(t)
+	emb, err := openai.NewEmbedder(&openai.EmbedderOptions{Model: "text-embedding-3-small", BaseURL: srv.OpenAIBaseURL(), MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, err := recall.OpenEmbedCache(filepath.Join(t.TempDir(), "vectors.vec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, &mcpserver.Options{Embedder: emb, EmbedCache: cache})
+	memdirtest.WriteFiles(t, f.dir.Path(), recallFiles)
+	cs := f.connect(t)
+	query := map[string]any{"query": "should the integration tests mock the database?"}
+
+	var first mcpserver.RecallOutput
+	callOK(t, cs, "recall", query, &first)
+	if first.Method != "lexical" {
+		t.Errorf("cold cache: method %q, want lexical", first.Method)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for cache.Len(emb.EmbedderName()) < len(recallFiles) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server filled %d of %d vectors", cache.Len(emb.EmbedderName()), len(recallFiles))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var later mcpserver.RecallOutput
+	callOK(t, f.connect(t), "recall", query, &later)
+	if later.Method != "hybrid" {
+		t.Errorf("warm cache: method %q, want hybrid", later.Method)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -63,6 +64,8 @@ type server struct {
 	index    *recall.Index
 	sessions *Sessions
 	log      *slog.Logger
+	// filling is set while a background fill of memory vectors runs.
+	filling atomic.Bool
 }
 
 // New returns an MCP server for the memory directory d, with the memory,

@@ -281,6 +281,9 @@ func (s *server) recallTool(ctx context.Context, req *mcp.CallToolRequest, in Re
 	if err != nil {
 		return nil, out, fmt.Errorf("recall failed: %w", err)
 	}
+	if res.VectorsMissing > 0 {
+		s.fillVectors()
+	}
 	inj := recall.Inject(s.dir.Path(), res, &recall.InjectOptions{Reminders: true, MaxChars: -1})
 	for _, m := range res.Memories {
 		out.Memories = append(out.Memories, RecalledMemory{
@@ -345,4 +348,22 @@ func (s *server) forgetTool(ctx context.Context, _ *mcp.CallToolRequest, in Forg
 
 func textResult(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// fillVectors embeds, in the background and one fill at a time, the
+// memories a recall ranked without a vector: the server lives long enough
+// for the next recall to fuse them, and no call waits for it.
+func (s *server) fillVectors() {
+	if s.opts.EmbedCache == nil || !s.filling.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer s.filling.Store(false)
+		st, err := recall.FillVectors(context.Background(), s.dir, s.index, s.opts.Embedder, s.opts.EmbedCache, s.opts.EmbedOptions)
+		if err != nil {
+			s.log.Warn("memory vectors not filled", "err", err)
+			return
+		}
+		s.log.Debug("memory vectors filled", "embedded", st.Embedded)
+	}()
 }

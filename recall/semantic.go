@@ -358,3 +358,41 @@ func embedUncached(ctx context.Context, e llm.Embedder, in []EmbedInput) ([][]fl
 	}
 	return out, st, nil
 }
+
+// FillVectors embeds, into cache, the memories of the directory idx
+// indexes that it has no vector for: what recalls did without (see
+// Options.EmbedMissing). The work is done in batches saved as they go, so a
+// cancelled fill keeps most of what it did and the next one resumes. It is
+// for long-lived processes (the MCP server) to call outside any prompt; a
+// nil idx means one built for this call.
+func FillVectors(ctx context.Context, d *memdir.Dir, idx *Index, e llm.Embedder, cache *EmbedCache, opts *EmbedOptions) (*EmbedStats, error) {
+	if idx == nil {
+		idx = NewIndex(d.Path(), nil)
+	}
+	if _, err := idx.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	o := &Options{Embedder: e, EmbedCache: cache}
+	hs := idx.Headers()
+	in, todo, err := embedInputKeys(o, idx, hs)
+	if err != nil || len(todo) == 0 {
+		return &EmbedStats{}, err
+	}
+	if err := readEmbedInputs(ctx, d, hs, in, todo); err != nil {
+		return nil, err
+	}
+	hs, in = keepIndexes(hs, in, todo)
+	_, st, err := cache.Vectors(ctx, e, in, opts)
+	return st, err
+}
+
+// keepIndexes returns the elements of hs and in at the (ascending) indexes
+// keep.
+func keepIndexes(hs []memdir.Header, in []EmbedInput, keep []int) ([]memdir.Header, []EmbedInput) {
+	outH := make([]memdir.Header, 0, len(keep))
+	outIn := make([]EmbedInput, 0, len(keep))
+	for _, i := range keep {
+		outH, outIn = append(outH, hs[i]), append(outIn, in[i])
+	}
+	return outH, outIn
+}
