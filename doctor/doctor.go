@@ -290,6 +290,11 @@ type FixOptions struct {
 	// repeated pointer lines and collapses runs of blank lines, to bring
 	// MEMORY.md back under its load limits.
 	Compact bool
+	// Progress, when set, is told how the repair is getting on, for a
+	// progress line: stage "checking" (no counts) while the directory
+	// is examined, "repairing" with the findings handled of those found,
+	// and "checking the result" at the end.
+	Progress func(stage string, done, total int)
 }
 
 // FixResult reports what Fix did.
@@ -312,6 +317,10 @@ func Fix(ctx context.Context, d *memdir.Dir, opts *FixOptions) (*FixResult, erro
 		opts = &FixOptions{}
 	}
 	res := &FixResult{Actions: []string{}}
+	report := opts.Progress
+	if report == nil {
+		report = func(string, int, int) {}
+	}
 	if !d.Exists() {
 		rep, err := Check(ctx, d)
 		res.Remaining = rep
@@ -322,6 +331,7 @@ func Fix(ctx context.Context, d *memdir.Dir, opts *FixOptions) (*FixResult, erro
 		res.Actions = append(res.Actions, "finished the "+pending+" a killed process had left unfinished")
 	}
 	run, err := d.Change(ctx, "doctor", nil, func(rec *memdir.Recorder) error {
+		report("checking", 0, 0)
 		rep, err := Check(ctx, d)
 		if err != nil {
 			return err
@@ -332,7 +342,7 @@ func Fix(ctx context.Context, d *memdir.Dir, opts *FixOptions) (*FixResult, erro
 			return err
 		}
 		defer f.close()
-		return f.apply(rep, opts)
+		return f.apply(rep, opts, report)
 	})
 	if err != nil {
 		return nil, err
@@ -340,6 +350,7 @@ func Fix(ctx context.Context, d *memdir.Dir, opts *FixOptions) (*FixResult, erro
 	if run != nil && run.HasChanges() {
 		res.RunID = run.ID
 	}
+	report("checking the result", 0, 0)
 	if res.Remaining, err = Check(ctx, d); err != nil {
 		return nil, err
 	}
@@ -379,8 +390,9 @@ func (f *fixer) did(format string, args ...any) {
 
 // apply repairs what rep found, then compacts when asked, and writes the
 // indexes it changed.
-func (f *fixer) apply(rep *Report, opts *FixOptions) error {
-	for _, fd := range rep.Findings {
+func (f *fixer) apply(rep *Report, opts *FixOptions, report func(string, int, int)) error {
+	for i, fd := range rep.Findings {
+		report("repairing", i, len(rep.Findings))
 		var err error
 		switch fd.Kind {
 		case FindFrontmatter:
@@ -400,6 +412,7 @@ func (f *fixer) apply(rep *Report, opts *FixOptions) error {
 			return err
 		}
 	}
+	report("repairing", len(rep.Findings), len(rep.Findings))
 	if opts.Compact {
 		for _, indexRel := range []string{memdir.EntrypointName, memdir.TeamDirName + "/" + memdir.EntrypointName} {
 			if err := f.compact(indexRel); err != nil {

@@ -49,7 +49,9 @@ func newMemWorld(tb testing.TB) *memWorld {
 		}
 	}
 	w.project, _ = filepath.EvalSymlinks(w.project)
-	w.vars = map[string]string{"HOME": w.home, "MEMDIR_STATE_DIR": w.state}
+	// No progress lines: a slow machine would otherwise add one to what
+	// a test reads on stderr (progress_test.go turns them on).
+	w.vars = map[string]string{"HOME": w.home, "MEMDIR_STATE_DIR": w.state, "MEMDIR_PROGRESS": "off"}
 	w.stdinTerminal = true
 	return w
 }
