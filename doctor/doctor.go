@@ -9,8 +9,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
@@ -229,17 +232,52 @@ func readIndexIfExists(d *memdir.Dir, rel string) (*memdir.Index, error) {
 }
 
 func checkDuplicates(d *memdir.Dir, mems []memdir.Header, add func(Finding)) error {
-	bySum := map[[32]byte][]string{}
+	// Identical files have the same size and the same frontmatter, which
+	// the scan read: only files that share both with another are read
+	// whole and hashed, in parallel. (Reading every file made doctor, and
+	// memdir status, cost twice a list.)
+	type sameness struct {
+		size                    int64
+		name, description, kind string
+	}
+	bySize := map[sameness][]memdir.Header{}
 	for _, h := range mems {
-		if h.Size > memdir.MaxMemoryFileBytes {
-			continue
+		if h.Size <= memdir.MaxMemoryFileBytes {
+			k := sameness{h.Size, h.Name, h.Description, h.RawType}
+			bySize[k] = append(bySize[k], h)
 		}
-		data, err := os.ReadFile(h.AbsPath)
-		if err != nil {
-			continue // reported by the scan
+	}
+	var candidates []memdir.Header
+	for _, hs := range bySize {
+		if len(hs) > 1 {
+			candidates = append(candidates, hs...)
 		}
-		s := sha256.Sum256(data)
-		bySum[s] = append(bySum[s], h.Path)
+	}
+	sums := make([][32]byte, len(candidates))
+	read := make([]bool, len(candidates))
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range min(max(4, 2*runtime.GOMAXPROCS(0)), len(candidates)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(candidates) {
+					return
+				}
+				data, err := os.ReadFile(candidates[i].AbsPath)
+				if err != nil {
+					continue // reported by the scan
+				}
+				sums[i], read[i] = sha256.Sum256(data), true
+			}
+		})
+	}
+	wg.Wait()
+	bySum := map[[32]byte][]string{}
+	for i, h := range candidates {
+		if read[i] {
+			bySum[sums[i]] = append(bySum[sums[i]], h.Path)
+		}
 	}
 	for _, paths := range bySum {
 		if len(paths) < 2 {
