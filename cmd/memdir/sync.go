@@ -88,7 +88,8 @@ file's team: section (see 'memdir config'):
             working directory (see 'memdir path --explain'), or from
             --project DIR, or under --dir DIR taken as the memory directory.
 
-` + progressHelp + ` (pull and push only)
+Pull and push show progress (status, watch and resolve do not).
+` + progressHelp + `
 
 Exit status: 5 when a pull or push recorded a conflict (resolve it), or a push
 kept meeting other writers (run it again); 6 when a pull skipped keys it could
