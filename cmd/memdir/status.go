@@ -449,9 +449,9 @@ func (st *statusJSON) services(env *cli.Env) error {
 		}
 		return v
 	}
-	st.Model = set(cfg.Model, "recall asks the model which memories help (otherwise it ranks by words alone); extract and dream write memories from sessions", setupModel)
-	st.Embedder = set(cfg.Embed.Model, "recall ranks by meaning as well as by words (semantic search)", setupEmbedder)
-	st.TeamServer = set(cfg.Team.URL, "team/ memories shared with teammates through 'memdir sync'", setupTeam)
+	st.Model = set(cfg.Model, "let recall ask a model which memories help (it ranks by words alone now) and let extract and dream write memories from sessions", setupModel)
+	st.Embedder = set(cfg.Embed.Model, "let recall rank by meaning as well as by words (semantic search)", setupEmbedder)
+	st.TeamServer = set(cfg.Team.URL, "share team/ memories with teammates through 'memdir sync'", setupTeam)
 	return nil
 }
 
@@ -552,7 +552,7 @@ func (st *statusJSON) print(w io.Writer, now time.Time) {
 		if s.v.Configured {
 			fmt.Fprintf(w, "%-12s %s (from %s)\n", s.name+":", s.v.Value, s.v.Source)
 		} else {
-			fmt.Fprintf(w, "%-12s none. It would add: %s.\n%-12s   %s\n", s.name+":", s.v.Adds, "", s.v.Setup)
+			fmt.Fprintf(w, "%-12s none; one would %s:\n%-12s   %s\n", s.name+":", s.v.Adds, "", s.v.Setup)
 		}
 	}
 	if len(st.Syncs) == 0 {

@@ -86,9 +86,13 @@ func TestStatusCounts(t *testing.T) {
 	w.ok(t, "hooks", "install", "--agent", "gemini", "--binary", "memdir")
 	w.vars["MEMDIR_EMBED_MODEL"] = "openai:nomic-embed-text"
 
+	before := w.everything(t)
 	var st statusJSON
 	if err := json.Unmarshal([]byte(w.ok(t, "status", "--json")), &st); err != nil {
 		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, w.everything(t)); diff != "" {
+		t.Errorf("status wrote something (-before +after):\n%s", diff)
 	}
 	wired := map[string]bool{}
 	for _, a := range st.Agents {
