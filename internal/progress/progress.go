@@ -69,8 +69,9 @@ type Reporter struct {
 	live    int  // width of the live line on a terminal, to erase it
 	stopped bool
 
-	quit chan struct{}
-	wg   sync.WaitGroup
+	quit     chan struct{}
+	wg       sync.WaitGroup
+	stopOnce sync.Once
 }
 
 // Start begins reporting the work named label ("sync pull", "embed") on w.
@@ -169,10 +170,12 @@ func (r *Reporter) Stop() {
 	if r == nil {
 		return
 	}
-	if r.quit != nil {
-		close(r.quit)
-		r.wg.Wait()
-	}
+	r.stopOnce.Do(func() {
+		if r.quit != nil {
+			close(r.quit)
+			r.wg.Wait()
+		}
+	})
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.stopped {

@@ -3,6 +3,7 @@ package progress
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,5 +81,53 @@ func TestCount(t *testing.T) {
 		if got := Count(n); got != want {
 			t.Errorf("Count(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// With a timer, as commands run it: stopping twice (a deferred Stop after
+// an early one) is harmless, and work stopped before the delay is silent.
+func TestStopTwiceWithATimer(t *testing.T) {
+	var b bytes.Buffer
+	r := Start(&b, "sync push", Options{Delay: time.Hour, Every: time.Millisecond})
+	r.Step("pushing", 1, 2)
+	r.Stop()
+	r.Stop()
+	if b.Len() != 0 {
+		t.Errorf("printed %q", b.String())
+	}
+}
+
+// lockedBuffer is a buffer the ticker writes while the test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// The timer shows the current state though the work reports nothing new
+// (a download): the test waits for the lines to come, however slowly,
+// and asserts nothing about when.
+func TestTimerShowsAStalledStep(t *testing.T) {
+	var b lockedBuffer
+	r := Start(&b, "sync pull", Options{Delay: time.Nanosecond, Every: time.Millisecond})
+	r.Step("downloading", 0, 0)
+	for strings.Count(b.String(), "sync pull: downloading") < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	r.Stop()
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "sync pull: downloading, done in ") {
+		t.Errorf("last line %q", last)
 	}
 }
