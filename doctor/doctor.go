@@ -9,8 +9,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
@@ -229,17 +232,52 @@ func readIndexIfExists(d *memdir.Dir, rel string) (*memdir.Index, error) {
 }
 
 func checkDuplicates(d *memdir.Dir, mems []memdir.Header, add func(Finding)) error {
-	bySum := map[[32]byte][]string{}
+	// Identical files have the same size and the same frontmatter, which
+	// the scan read: only files that share both with another are read
+	// whole and hashed, in parallel. (Reading every file made doctor, and
+	// memdir status, cost twice a list.)
+	type sameness struct {
+		size                    int64
+		name, description, kind string
+	}
+	bySize := map[sameness][]memdir.Header{}
 	for _, h := range mems {
-		if h.Size > memdir.MaxMemoryFileBytes {
-			continue
+		if h.Size <= memdir.MaxMemoryFileBytes {
+			k := sameness{h.Size, h.Name, h.Description, h.RawType}
+			bySize[k] = append(bySize[k], h)
 		}
-		data, err := os.ReadFile(h.AbsPath)
-		if err != nil {
-			continue // reported by the scan
+	}
+	var candidates []memdir.Header
+	for _, hs := range bySize {
+		if len(hs) > 1 {
+			candidates = append(candidates, hs...)
 		}
-		s := sha256.Sum256(data)
-		bySum[s] = append(bySum[s], h.Path)
+	}
+	sums := make([][32]byte, len(candidates))
+	read := make([]bool, len(candidates))
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range min(max(4, 2*runtime.GOMAXPROCS(0)), len(candidates)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(candidates) {
+					return
+				}
+				data, err := os.ReadFile(candidates[i].AbsPath)
+				if err != nil {
+					continue // reported by the scan
+				}
+				sums[i], read[i] = sha256.Sum256(data), true
+			}
+		})
+	}
+	wg.Wait()
+	bySum := map[[32]byte][]string{}
+	for i, h := range candidates {
+		if read[i] {
+			bySum[sums[i]] = append(bySum[sums[i]], h.Path)
+		}
 	}
 	for _, paths := range bySum {
 		if len(paths) < 2 {
@@ -290,6 +328,11 @@ type FixOptions struct {
 	// repeated pointer lines and collapses runs of blank lines, to bring
 	// MEMORY.md back under its load limits.
 	Compact bool
+	// Progress, when set, is told how the repair is getting on, for a
+	// progress line: stage "checking" (no counts) while the directory
+	// is examined, "repairing" with the findings handled of those found,
+	// and "checking the result" at the end.
+	Progress func(stage string, done, total int)
 }
 
 // FixResult reports what Fix did.
@@ -312,6 +355,10 @@ func Fix(ctx context.Context, d *memdir.Dir, opts *FixOptions) (*FixResult, erro
 		opts = &FixOptions{}
 	}
 	res := &FixResult{Actions: []string{}}
+	report := opts.Progress
+	if report == nil {
+		report = func(string, int, int) {}
+	}
 	if !d.Exists() {
 		rep, err := Check(ctx, d)
 		res.Remaining = rep
@@ -322,6 +369,7 @@ func Fix(ctx context.Context, d *memdir.Dir, opts *FixOptions) (*FixResult, erro
 		res.Actions = append(res.Actions, "finished the "+pending+" a killed process had left unfinished")
 	}
 	run, err := d.Change(ctx, "doctor", nil, func(rec *memdir.Recorder) error {
+		report("checking", 0, 0)
 		rep, err := Check(ctx, d)
 		if err != nil {
 			return err
@@ -332,7 +380,7 @@ func Fix(ctx context.Context, d *memdir.Dir, opts *FixOptions) (*FixResult, erro
 			return err
 		}
 		defer f.close()
-		return f.apply(rep, opts)
+		return f.apply(rep, opts, report)
 	})
 	if err != nil {
 		return nil, err
@@ -340,6 +388,7 @@ func Fix(ctx context.Context, d *memdir.Dir, opts *FixOptions) (*FixResult, erro
 	if run != nil && run.HasChanges() {
 		res.RunID = run.ID
 	}
+	report("checking the result", 0, 0)
 	if res.Remaining, err = Check(ctx, d); err != nil {
 		return nil, err
 	}
@@ -379,8 +428,9 @@ func (f *fixer) did(format string, args ...any) {
 
 // apply repairs what rep found, then compacts when asked, and writes the
 // indexes it changed.
-func (f *fixer) apply(rep *Report, opts *FixOptions) error {
-	for _, fd := range rep.Findings {
+func (f *fixer) apply(rep *Report, opts *FixOptions, report func(string, int, int)) error {
+	for i, fd := range rep.Findings {
+		report("repairing", i, len(rep.Findings))
 		var err error
 		switch fd.Kind {
 		case FindFrontmatter:
@@ -400,6 +450,7 @@ func (f *fixer) apply(rep *Report, opts *FixOptions) error {
 			return err
 		}
 	}
+	report("repairing", len(rep.Findings), len(rep.Findings))
 	if opts.Compact {
 		for _, indexRel := range []string{memdir.EntrypointName, memdir.TeamDirName + "/" + memdir.EntrypointName} {
 			if err := f.compact(indexRel); err != nil {

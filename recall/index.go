@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -132,6 +133,8 @@ type Index struct {
 	base string
 	// now is the clock the racy window and edit hints are judged by.
 	now func() time.Time
+	// progress is IndexOptions.Progress; nil reports nothing.
+	progress func(stage string, done, total int)
 }
 
 // IndexOptions adjust NewIndex; nil means an index kept in memory only.
@@ -144,6 +147,14 @@ type IndexOptions struct {
 	// after an hour); nil means time.Now. It must follow the file
 	// system's clock: tests move it forward to let time pass.
 	Now func() time.Time
+	// Progress, when set, is told how a refresh that reads files is
+	// getting on: stage "reading memories" with the files read of those
+	// to read (from several goroutines, so it must be safe for that),
+	// then "building the index" while the lexical index is built. A
+	// warm refresh reads nothing and reports nothing; the first build
+	// of a large directory, or a rebuild, is what takes long. The CLI
+	// passes its progress reporter (internal/progress).
+	Progress func(stage string, done, total int)
 }
 
 // NewIndex returns an index of the memory directory dir.
@@ -151,6 +162,7 @@ func NewIndex(dir string, opts *IndexOptions) *Index {
 	x := &Index{dir: filepath.Clean(dir), now: time.Now}
 	if opts != nil {
 		x.cachePath = opts.CachePath
+		x.progress = opts.Progress
 		if opts.Now != nil {
 			x.now = opts.Now
 		}
@@ -319,6 +331,9 @@ func (x *Index) refreshLocked(ctx context.Context, all bool) (*RefreshStats, err
 	}
 	// 4. Apply: in place when no file came or went.
 	dirty := len(removed) > 0 || len(stale) > 0 || !slices.Equal(w.dirs, x.dirs)
+	if x.progress != nil && len(stale) > 0 {
+		x.progress("building the index", 0, 0)
+	}
 	x.apply(st, stale, read, removed)
 	slices.SortFunc(w.dirs, func(a, b recallDir) int { return strings.Compare(a.rel, b.rel) })
 	x.dirs = w.dirs
@@ -424,6 +439,18 @@ func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...i
 	var wg sync.WaitGroup
 	var next int
 	var nmu sync.Mutex
+	report := func(int) {}
+	if x.progress != nil && len(stale) > 0 {
+		x.progress("reading memories", 0, len(stale))
+		var n atomic.Int64
+		report = func(int) {
+			// Every 64 files: often enough for a live line, rarely
+			// enough that the reporter's lock costs nothing.
+			if d := n.Add(1); d%64 == 0 || int(d) == len(stale) {
+				x.progress("reading memories", int(d), len(stale))
+			}
+		}
+	}
 	for w := 0; w < min(max(4, 2*runtime.GOMAXPROCS(0)), len(stale)); w++ {
 		wg.Go(func() {
 			var hr memdir.HeaderReader
@@ -439,6 +466,7 @@ func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...i
 				r.f, r.body, r.probs = readRecallFile(root, stale[i].rel, &hr)
 				r.f.stamp = stale[i].stamp
 				r.f.racy = racy(r.f.stamp.MTime, r.f.stamp.CTime)
+				report(i)
 			}
 		})
 	}

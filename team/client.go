@@ -67,6 +67,13 @@ type ClientOptions struct {
 	Now func() time.Time
 	// Logger receives progress lines; nil discards.
 	Logger *slog.Logger
+	// Progress, when set, is told how a pull or push is getting on, for
+	// a progress display: stage "downloading" while the server's entries
+	// arrive, "bringing in entries" with the keys reconciled of those
+	// received, "reading team/" while a push reads the local files, and
+	// "pushing" with the keys sent of those to send. Calls come from the
+	// goroutine running the pull or push.
+	Progress func(stage string, done, total int)
 }
 
 // Client syncs one team directory with one repository's team memory. It
@@ -355,6 +362,7 @@ func (c *Client) pull(ctx context.Context, useETag bool) (*PullResult, error) {
 		return res, err
 	}
 	defer unlock()
+	c.progress("downloading", 0, 0)
 	d, src, done, err := c.fetchEntries(ctx, st, opts)
 	switch {
 	case errors.Is(err, ErrNotModified):
@@ -401,10 +409,11 @@ func (c *Client) learn(d *Data) {
 // which files exist.
 func (c *Client) reconcileAll(ctx context.Context, st *syncState, src *entrySource, res *PullResult) error {
 	defer sortPullResult(res)
-	for _, key := range src.keys {
+	for i, key := range src.keys {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		c.progress("bringing in entries", i, len(src.keys))
 		server, err := src.content(key)
 		if err != nil {
 			return fmt.Errorf("pull %s: %w", c.repo, err)
@@ -413,7 +422,15 @@ func (c *Client) reconcileAll(ctx context.Context, st *syncState, src *entrySour
 			return err
 		}
 	}
+	c.progress("bringing in entries", len(src.keys), len(src.keys))
 	return nil
+}
+
+// progress reports to ClientOptions.Progress, if set.
+func (c *Client) progress(stage string, done, total int) {
+	if c.opts.Progress != nil {
+		c.opts.Progress(stage, done, total)
+	}
 }
 
 func sortPullResult(res *PullResult) {
@@ -743,6 +760,7 @@ func (c *Client) pushLocked(ctx context.Context, st *syncState, res *PushResult)
 	reconciledAt := "-"  // the etag whose entries were last brought in
 	var pullSkips []Skip // what bringing the server's entries in skipped
 	for attempt := 0; ; {
+		c.progress("reading team/", 0, 0)
 		local, skips, err := c.readLocal()
 		res.Skipped = append(skips, pullSkips...)
 		if err != nil {
@@ -781,6 +799,7 @@ func (c *Client) pushLocked(ctx context.Context, st *syncState, res *PushResult)
 		if len(both) > 0 && reconciledAt != c.etag {
 			// Both sides changed some key: bring the server's entries in
 			// (merging), then look again.
+			c.progress("downloading", 0, 0)
 			d, src, done, err := c.fetchEntries(ctx, st, nil)
 			if err != nil && !errors.Is(err, ErrNotFound) {
 				return fmt.Errorf("push %s: read the server's entries to merge: %w", c.repo, err)
@@ -869,7 +888,9 @@ func appendNew(list []string, add ...string) []string {
 // sendBatches PUTs delta in batches, updating the client's view of the
 // server and the bases after each success.
 func (c *Client) sendBatches(ctx context.Context, st *syncState, delta []string, local, sums map[string]string, res *PushResult, pushed map[string]bool) error {
+	sent := 0
 	for _, batch := range batches(delta, local) {
+		c.progress("pushing", sent, len(delta))
 		entries := make(map[string]string, len(batch))
 		for _, k := range batch {
 			entries[k] = local[k]
@@ -891,6 +912,8 @@ func (c *Client) sendBatches(ctx context.Context, st *syncState, delta []string,
 			}
 			pushed[k] = true
 		}
+		sent += len(batch)
+		c.progress("pushing", sent, len(delta))
 		res.Requests++
 		res.Version, res.Checksum = d.Version, d.Checksum
 		c.log.Info("pushed", "repo", c.repo, "entries", len(batch), "version", d.Version)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -191,4 +192,51 @@ func (st *syncState) save() error {
 // ever reads it.
 func SyncStateDir(teamDir string, lookup memdir.LookupEnvFunc) (string, error) {
 	return statedir.For(lookup, "team-sync", teamDir, "")
+}
+
+// SyncRecord is what the sync state of a team directory says about one
+// repository it was synced with.
+type SyncRecord struct {
+	Repo string
+	// At is when the state was last written: the end of the last pull
+	// or push (each writes it, whatever it changed).
+	At time.Time
+	// Keys counts the keys with a base: those synced at least once.
+	Keys int
+	// Conflicts counts the open conflicts.
+	Conflicts int
+}
+
+// SyncRecords reads the sync state of teamDir for every repository it was
+// synced with, sorted by repository, for a report (memdir status). It
+// takes no lock and writes nothing: the state file is replaced
+// atomically, so it is read whole, as of one pull or push. A state that
+// does not parse is left out; none at all is an empty list.
+func SyncRecords(teamDir string, lookup memdir.LookupEnvFunc) ([]SyncRecord, error) {
+	root, err := SyncStateDir(teamDir, lookup)
+	if err != nil {
+		return nil, err
+	}
+	paths, err := filepath.Glob(filepath.Join(root, "*", "*", "state.json"))
+	if err != nil {
+		return nil, err
+	}
+	out := []SyncRecord{}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var st syncState
+		if json.Unmarshal(data, &st) != nil || st.Format != syncStateFormat || st.Repo == "" {
+			continue
+		}
+		out = append(out, SyncRecord{Repo: st.Repo, At: fi.ModTime(), Keys: len(st.Bases), Conflicts: len(st.Conflicts)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Repo < out[j].Repo })
+	return out, nil
 }

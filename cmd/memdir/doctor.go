@@ -66,6 +66,8 @@ then 'memdir anchors refresh NAME'.
 
 Exit status 6 means problems remain.
 
+` + progressHelp + `
+
 ` + locationHelp + `
 
 Examples:
@@ -81,6 +83,7 @@ type doctorOptions struct {
 	fix        bool
 	compact    bool
 	asJSON     bool
+	quiet      bool
 	unusedDays int
 }
 
@@ -89,6 +92,7 @@ func (o *doctorOptions) Declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.fix, "fix", false, "repair what is safe to repair")
 	fs.BoolVar(&o.compact, "compact", false, "with --fix, also compact MEMORY.md")
 	fs.BoolVar(&o.asJSON, "json", false, "print the findings (and repairs) as JSON")
+	fs.BoolVar(&o.quiet, "quiet", false, "show no progress")
 	fs.IntVar(&o.unusedDays, "unused-days", doctor.DefaultUnusedDays, "suggest memories not surfaced for `N` days (0: no such suggestions)")
 }
 
@@ -108,12 +112,18 @@ func runDoctor(ctx context.Context, env *cli.Env, o *doctorOptions, args []strin
 	}
 	var rep *doctor.Report
 	var fixed *doctor.FixResult
+	prog := env.Progress("doctor", o.quiet || o.asJSON)
 	if o.fix {
-		if fixed, err = doctor.Fix(ctx, d, &doctor.FixOptions{Compact: o.compact}); err != nil {
-			return err
+		fixed, err = doctor.Fix(ctx, d, &doctor.FixOptions{Compact: o.compact, Progress: prog.Step})
+		if err == nil {
+			rep = fixed.Remaining
 		}
-		rep = fixed.Remaining
-	} else if rep, err = doctor.Check(ctx, d); err != nil {
+	} else {
+		prog.Step("checking", 0, 0)
+		rep, err = doctor.Check(ctx, d)
+	}
+	prog.Stop()
+	if err != nil {
 		return err
 	}
 	conflicts, err := syncConflictFindings(ctx, env, d.Path())

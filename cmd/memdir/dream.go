@@ -86,7 +86,7 @@ func runDream(ctx context.Context, env *cli.Env, o *dreamOptions, args []string)
 	enabled, _ := loc.AutoDreamEnabled()
 	res, err := agent.Dream(ctx, &agent.DreamOptions{
 		Model: model, Dir: d, TranscriptDir: loc.TranscriptDir(), CurrentSession: o.session,
-		Enabled: enabled, Force: o.force, StateDir: state, Now: env.Now, OnEvent: progress(env),
+		Enabled: enabled, Force: o.force, StateDir: state, Now: env.Now, OnEvent: agentProgress(env),
 	})
 	if err != nil {
 		return err

@@ -26,9 +26,10 @@ longer exist are dropped. Recall embeds what is missing by itself, so this
 command is optional: run it once after configuring a model, so that the
 first recall in a large directory does not wait for thousands of vectors.
 
-On a terminal, progress is shown on standard error. The summary counts
-memories found in the cache and embedded, the requests made and the tokens
-the provider counted.
+The summary counts memories found in the cache and embedded, the requests
+made and the tokens the provider counted.
+
+` + progressHelp + `
 
 The embedding model is set like the chat model: MEMDIR_EMBED_MODEL (or
 embed.model in the config file, or --embed-model) as openai:NAME, for
@@ -52,19 +53,21 @@ type embedOptions struct {
 	lf     locationFlags
 	mf     *modelFlags
 	asJSON bool
+	quiet  bool
 }
 
 func (o *embedOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, false)
 	o.mf = addModelFlags(fs, "")
 	fs.BoolVar(&o.asJSON, "json", false, "print the counts as JSON")
+	fs.BoolVar(&o.quiet, "quiet", false, "show no progress")
 }
 
 func runEmbed(ctx context.Context, env *cli.Env, o *embedOptions, args []string) error {
 	if len(args) > 0 {
 		return cli.Usagef("embed takes no arguments")
 	}
-	return embedAll(ctx, env, o.mf, &o.lf, o.asJSON)
+	return embedAll(ctx, env, o.mf, &o.lf, o.asJSON, o.quiet)
 }
 
 // embedReport is what `memdir embed` reports.
@@ -86,7 +89,7 @@ type embedReport struct {
 
 // embedAll fills the embedding cache of the directory lf names: memories it
 // lacks are embedded, vectors of changed or removed ones dropped.
-func embedAll(ctx context.Context, env *cli.Env, mf *modelFlags, lf *locationFlags, asJSON bool) error {
+func embedAll(ctx context.Context, env *cli.Env, mf *modelFlags, lf *locationFlags, asJSON, quiet bool) error {
 	cfg, err := mf.config(env)
 	if err != nil {
 		return err
@@ -127,13 +130,11 @@ func embedAll(ctx context.Context, env *cli.Env, mf *modelFlags, lf *locationFla
 	}
 	opts := cfg.EmbedOptions()
 	opts.Prune = true
-	var prog *progressLine
-	if env.StderrIsTerminal {
-		prog = &progressLine{w: env.Stderr, what: "embedding"}
-		opts.Progress = prog.update
-	}
+	prog := env.Progress("embed", quiet || asJSON)
+	prog.Step("embedding memories", 0, 0)
+	opts.Progress = prog.Update
 	_, st, err := cache.Vectors(ctx, e, in, opts)
-	prog.done()
+	prog.Stop()
 	if err != nil {
 		return err
 	}
@@ -178,27 +179,4 @@ func memoryEmbedInputs(d *memdir.Dir, hs []memdir.Header) ([]recall.EmbedInput, 
 		in = append(in, recall.MemoryEmbedInput(h.Name, h.Description, data))
 	}
 	return in, unread, nil
-}
-
-// progressLine shows "what done/total" on one terminal line, rewritten in
-// place. A nil *progressLine does nothing.
-type progressLine struct {
-	w     io.Writer
-	what  string
-	shown bool
-}
-
-func (p *progressLine) update(done, total int) {
-	if p == nil || total == 0 {
-		return
-	}
-	fmt.Fprintf(p.w, "\r%s %d/%d (%d%%)", p.what, done, total, done*100/total)
-	p.shown = true
-}
-
-// done ends the progress line, if one was shown.
-func (p *progressLine) done() {
-	if p != nil && p.shown {
-		fmt.Fprintln(p.w)
-	}
 }

@@ -107,7 +107,7 @@ func runExtract(ctx context.Context, env *cli.Env, o *extractOptions, args []str
 	}
 	e, err := agent.NewExtractor(&agent.ExtractOptions{
 		Model: model, Dir: d, StateDir: state, SessionID: id, Team: o.team, Every: o.every,
-		Load: load, Now: env.Now, OnEvent: progress(env),
+		Load: load, Now: env.Now, OnEvent: agentProgress(env),
 	})
 	if err != nil {
 		return err
@@ -148,9 +148,9 @@ func printExtract(env *cli.Env, d *memdir.Dir, r *agent.ExtractResult) {
 	fmt.Fprintln(env.Stderr)
 }
 
-// progress shows an agent's turns and tool calls on standard error when it
+// agentProgress shows an agent's turns and tool calls on standard error when it
 // is a terminal.
-func progress(env *cli.Env) func(agent.Event) {
+func agentProgress(env *cli.Env) func(agent.Event) {
 	if !env.StderrIsTerminal {
 		return nil
 	}

@@ -80,7 +80,10 @@ func runList(ctx context.Context, env *cli.Env, o *listOptions, args []string) e
 	if err != nil {
 		return err
 	}
+	prog := env.Progress("list", o.asJSON)
+	prog.Step("reading memories", 0, 0)
 	res, err := d.Scan(ctx, &memdir.ScanOptions{Limit: -1})
+	prog.Stop()
 	if err != nil {
 		return err
 	}

@@ -81,6 +81,7 @@ func init() {
 		sessionCmd,
 		settingsCmd,
 		showCmd,
+		statusCmd,
 		syncCmd,
 		uiCmd,
 		undoCmd,
@@ -108,8 +109,9 @@ func main() {
 // Main runs memdir with args (without the program name) and returns the exit code.
 func Main(ctx context.Context, args []string, env *cli.Env) int {
 	if len(args) == 0 {
-		printTopHelp(env.Stderr)
-		return cli.ExitUsage
+		// A newcomer's first command: where memory is and what to set
+		// up next, rather than a list of commands ('memdir help').
+		return program.Run(ctx, statusCmd, nil, env)
 	}
 	name := args[0]
 	switch name {
@@ -141,6 +143,7 @@ func printTopHelp(w io.Writer) {
 	fmt.Fprintf(w, `memdir: Claude Code compatible file-based memory for coding agents.
 
 Usage:
+  memdir                  what 'memdir status' shows: where memory is, what is set up
   memdir <command> [flags] [arguments]
 
 Commands:

@@ -37,7 +37,10 @@ Like Claude Code, recall skips empty and one-word queries (--all looks them
 up anyway) and stops once a session has surfaced 60 KB of memories (--used
 and --budget). Memories already shown (--surfaced) are not shown again.
 The lexical index is cached outside the memory directory, keyed on each
-file's path, size and modification time.
+file's path, size and modification time. Building it the first time in a
+large directory takes a while.
+
+` + progressHelp + `
 
 When auto memory is turned off (autoMemoryEnabled=false in settings, or
 CLAUDE_CODE_DISABLE_AUTO_MEMORY=1), recall refuses with exit 8, naming the
@@ -64,6 +67,7 @@ type recallOptions struct {
 	all      bool
 	noCache  bool
 	asJSON   bool
+	quiet    bool
 }
 
 func (o *recallOptions) Declare(fs *flag.FlagSet) {
@@ -77,6 +81,7 @@ func (o *recallOptions) Declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.all, "all", false, "look up empty and one-word queries too")
 	fs.BoolVar(&o.noCache, "no-cache", false, "do not read or write the lexical index cache")
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON: path, score, reason and freshness of each memory")
+	fs.BoolVar(&o.quiet, "quiet", false, "show no progress while the index is built")
 }
 
 func runRecall(ctx context.Context, env *cli.Env, o *recallOptions, args []string) error {
@@ -106,8 +111,12 @@ func runRecall(ctx context.Context, env *cli.Env, o *recallOptions, args []strin
 	if err != nil {
 		return err
 	}
+	idx, err := buildIndex(ctx, env, "recall", d.Path(), cache, o.quiet || o.asJSON)
+	if err != nil {
+		return err
+	}
 	opts := &recall.Options{
-		Model: model, Embedder: embedder, EmbedCache: embedCache, EmbedOptions: cfg.EmbedOptions(), Index: recall.NewIndex(d.Path(), &recall.IndexOptions{CachePath: cache}), Surfaced: o.surfaced,
+		Model: model, Embedder: embedder, EmbedCache: embedCache, EmbedOptions: cfg.EmbedOptions(), Index: idx, Surfaced: o.surfaced,
 		Max: o.maxN, ManifestTokens: cfg.ManifestTokens(), Budget: o.budget, SessionBytes: o.used,
 		AllowShortQueries: o.all, Now: env.Now, ShowManifest: true,
 	}
@@ -129,6 +138,20 @@ func runRecall(ctx context.Context, env *cli.Env, o *recallOptions, args []strin
 		printRecallSummary(env, res)
 		return nil
 	})
+}
+
+// buildIndex opens the recall index of dir (kept in cache, "" for none)
+// and brings it up to date, with progress on standard error while that
+// takes long: the first build in a large directory reads every file.
+// Refreshing it again (recall does) then costs about a millisecond.
+func buildIndex(ctx context.Context, env *cli.Env, label, dir, cache string, quiet bool) (*recall.Index, error) {
+	rep := env.Progress(label, quiet)
+	defer rep.Stop()
+	idx := recall.NewIndex(dir, &recall.IndexOptions{CachePath: cache, Progress: rep.Step})
+	if _, err := idx.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	return idx, nil
 }
 
 func printRecallSummary(env *cli.Env, res *recall.Result) {

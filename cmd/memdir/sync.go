@@ -17,6 +17,7 @@ import (
 	"github.com/memdir/memdir/config"
 	"github.com/memdir/memdir/doctor"
 	"github.com/memdir/memdir/internal/cli"
+	"github.com/memdir/memdir/internal/progress"
 	"github.com/memdir/memdir/review"
 	"github.com/memdir/memdir/team"
 )
@@ -87,6 +88,9 @@ file's team: section (see 'memdir config'):
             working directory (see 'memdir path --explain'), or from
             --project DIR, or under --dir DIR taken as the memory directory.
 
+Pull and push show progress (status, watch and resolve do not).
+` + progressHelp + `
+
 Exit status: 5 when a pull or push recorded a conflict (resolve it), or a push
 kept meeting other writers (run it again); 6 when a pull skipped keys it could
 not write (each is listed with the reason), including entries that
@@ -113,6 +117,7 @@ type syncOptions struct {
 	asJSON    bool
 	debounce  time.Duration
 	verbose   bool
+	quiet     bool
 	ours      bool
 	theirs    bool
 	edit      bool
@@ -130,6 +135,7 @@ func (o *syncOptions) Declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print results as JSON (watch: one JSON object per line)")
 	fs.DurationVar(&o.debounce, "debounce", 2*time.Second, "watch: quiet period before a push")
 	fs.BoolVar(&o.verbose, "v", false, "log each request and file to stderr")
+	fs.BoolVar(&o.quiet, "quiet", false, "pull, push: show no progress")
 	fs.BoolVar(&o.ours, "ours", false, "resolve: take your version")
 	fs.BoolVar(&o.theirs, "theirs", false, "resolve: keep the server's version")
 	fs.BoolVar(&o.edit, "edit", false, "resolve: merge the two by hand in $VISUAL or $EDITOR")
@@ -150,8 +156,12 @@ func runSync(ctx context.Context, env *cli.Env, o *syncOptions, args []string) e
 	}
 	switch action {
 	case "pull":
+		s.prog = env.Progress("sync pull", o.quiet || o.asJSON)
+		defer s.prog.Stop()
 		return s.pull(ctx, env, o.asJSON)
 	case "push":
+		s.prog = env.Progress("sync push", o.quiet || o.asJSON)
+		defer s.prog.Stop()
 		return s.push(ctx, env, o.asJSON)
 	case "status":
 		return s.status(ctx, env, o.asJSON)
@@ -208,6 +218,7 @@ func (o *syncOptions) resolution() team.Resolution {
 // if anything: a refused pull prints its error only.
 func (s *syncer) pull(ctx context.Context, env *cli.Env, asJSON bool) error {
 	res, err := s.client.Pull(ctx, false)
+	s.prog.Stop() // before the result
 	if res != nil && (err == nil || len(res.Written)+len(res.Merged)+len(res.Conflicts) > 0) {
 		if perr := cli.Emit(env, asJSON, res, func(w io.Writer) error { printPull(w, s.repo, res); return nil }); err == nil {
 			err = perr
@@ -226,6 +237,7 @@ func (s *syncer) pull(ctx context.Context, env *cli.Env, asJSON bool) error {
 // if anything; an empty result would read "nothing to push".
 func (s *syncer) push(ctx context.Context, env *cli.Env, asJSON bool) error {
 	res, err := s.client.Push(ctx)
+	s.prog.Stop() // before the result
 	if res != nil && (err == nil || len(res.Pushed)+len(res.Skipped)+len(res.Pulled)+len(res.Merged)+len(res.Conflicts) > 0) {
 		if perr := cli.Emit(env, asJSON, res, func(w io.Writer) error { printPush(w, s.repo, res); return nil }); err == nil {
 			err = perr
@@ -260,6 +272,8 @@ type syncer struct {
 	teamDir string
 	dir     *memdir.Dir // the directory the journal records paths under
 	rec     *memdir.Recorder
+	// prog shows the progress of a pull or push; nil shows none.
+	prog *progress.Reporter
 }
 
 // newSyncer builds the syncer of one sync command: the server and token
@@ -376,6 +390,7 @@ func (s *syncer) clientOptions(env *cli.Env, queue *review.Queue, base string, l
 	}
 	return &team.ClientOptions{
 		BeforeWrite: s.beforeWrite, Wrap: s.wrap, LookupEnv: env.LookupEnv, Now: env.Now, Logger: log,
+		Progress: func(stage string, done, total int) { s.prog.Step(stage, done, total) },
 		Screen: func(abs, old string, exists bool, content string) error {
 			rel, err := relOf(abs)
 			if err != nil {

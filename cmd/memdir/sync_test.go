@@ -62,6 +62,7 @@ func newTeamWorld(tb testing.TB) *teamWorld {
 		"HOME":             w.home,
 		"MEMDIR_STATE_DIR": filepath.Join(base, "state"),
 		"MEMDIR_DATA_DIR":  filepath.Join(base, "data"),
+		"MEMDIR_PROGRESS":  "off", // see newMemWorld
 	}
 	return w
 }

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/memdir/memdir/internal/errs"
+	"github.com/memdir/memdir/internal/progress"
 )
 
 // Env is what a command sees of the world outside it.
@@ -448,3 +449,48 @@ const Version = "0.1.0-dev"
 // SessionEnvVars are read, in order, by a command that needs a Claude Code
 // session id and was given no --session.
 var SessionEnvVars = []string{"MEMDIR_SESSION_ID", "CLAUDE_SESSION_ID"}
+
+// Progress starts the progress report of a long piece of work (see package
+// progress) on standard error: a live line when it is a terminal, a line
+// every few seconds otherwise, the first after a second, and nothing for
+// work done sooner. quiet (the command's --quiet, or --json, whose
+// readers want standard error for errors) returns nil, a Reporter that
+// shows nothing. Stop it when the work ends.
+//
+// MEMDIR_PROGRESS changes the timing: "off" shows nothing; a duration
+// ("2s", "30s") is the interval between lines when standard error is not
+// a terminal; "0" shows every step at once, with no delay and no timer
+// (what tests use).
+func (e *Env) Progress(label string, quiet bool) *progress.Reporter {
+	opts, on := e.progressOptions()
+	if quiet || !on {
+		return nil
+	}
+	return progress.Start(e.Stderr, label, opts)
+}
+
+// progressOptions are the Reporter options of e, and false when progress
+// is off.
+func (e *Env) progressOptions() (progress.Options, bool) {
+	opts := progress.Options{Terminal: e.StderrIsTerminal, Delay: progress.DefaultDelay, Every: progress.DefaultEvery}
+	if e.StderrIsTerminal {
+		opts.Every = progress.TerminalEvery
+	}
+	v := strings.TrimSpace(e.Getenv("MEMDIR_PROGRESS"))
+	switch {
+	case v == "":
+	case strings.EqualFold(v, "off") || strings.EqualFold(v, "false"):
+		return opts, false
+	case v == "0":
+		opts.Delay, opts.Every = 0, 0
+	default:
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return opts, true // a typo must not stop the command: the defaults
+		}
+		if !e.StderrIsTerminal {
+			opts.Every = d
+		}
+	}
+	return opts, true
+}
