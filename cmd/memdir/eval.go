@@ -20,13 +20,14 @@ import (
 	"github.com/memdir/memdir/config/provider"
 	"github.com/memdir/memdir/internal/cli"
 	"github.com/memdir/memdir/internal/evalset"
+	"github.com/memdir/memdir/internal/progress"
 	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/recall"
 )
 
 var evalCmd = &cli.Command{
 	Name:  "eval",
-	Args:  "recall FILE... [--distractors N,...] [--model M] [--by-tag] [--json]",
+	Args:  "recall FILE... [--distractors N,...] [--model M] [--by-tag] [--json] [--quiet]",
 	Short: "measure recall quality on a labelled set",
 	Long: `Eval measures how well recall finds the memories that matter. 'memdir eval
 recall FILE' reads a labelled set (the format of testdata/eval/recall-dev.json:
@@ -79,6 +80,7 @@ type evalOptions struct {
 	distractors string
 	asJSON      bool
 	byTag       bool
+	quiet       bool
 	mf          *modelFlags
 }
 
@@ -86,6 +88,7 @@ func (o *evalOptions) Declare(fs *flag.FlagSet) {
 	fs.StringVar(&o.distractors, "distractors", "0,1880", "directory sizes to test: `N,...` synthetic memories added")
 	fs.BoolVar(&o.asJSON, "json", false, "print the report as JSON, with per-query details")
 	fs.BoolVar(&o.byTag, "by-tag", false, "also report the figures per query tag")
+	fs.BoolVar(&o.quiet, "quiet", false, "show no progress on standard error")
 	o.mf = addModelFlags(fs, "")
 }
 
@@ -131,13 +134,17 @@ func runEval(ctx context.Context, env *cli.Env, o *evalOptions, args []string) e
 	if err := ev.configureEmbedder(ctx, env, cfg); err != nil {
 		return err
 	}
+	ev.prog = env.Progress("eval recall", o.quiet || o.asJSON)
+	ev.steps = len(sizes) * len(ev.sets)
 	for _, n := range sizes {
 		run, err := ev.run(ctx, n, o.byTag)
 		if err != nil {
+			ev.prog.Stop()
 			return err
 		}
 		rep.Runs = append(rep.Runs, run)
 	}
+	ev.prog.Stop()
 	return cli.Emit(env, o.asJSON, rep, func(w io.Writer) error {
 		rep.print(w)
 		return nil
@@ -153,6 +160,9 @@ type recallEval struct {
 	embedder       llm.Embedder
 	embedOpts      *recall.EmbedOptions
 	manifestTokens int
+	// prog reports the sets evaluated, done of steps (sets × sizes).
+	prog        *progress.Reporter
+	done, steps int
 }
 
 type recallEvalReport struct {
@@ -236,10 +246,13 @@ func (ev *recallEval) run(ctx context.Context, distractors int, byTag bool) (*re
 	var parts []*evalParts
 	var firstErr error
 	for _, set := range ev.sets {
+		ev.prog.Step(fmt.Sprintf("sets evaluated (+%d distractors)", distractors), ev.done, ev.steps)
 		p, size, err := ev.runSet(ctx, set, distractors)
 		if err != nil {
 			return nil, err
 		}
+		ev.done++
+		ev.prog.Step(fmt.Sprintf("sets evaluated (+%d distractors)", distractors), ev.done, ev.steps)
 		if firstErr == nil {
 			firstErr = p.recallErr
 		}

@@ -181,3 +181,20 @@ func TestProgressNeverInTheHook(t *testing.T) {
 		t.Errorf("progress from the hook:\nstdout: %s\nstderr: %s", out, errOut)
 	}
 }
+
+func TestProgressOfEval(t *testing.T) {
+	w := newMemWorld(t)
+	w.vars["MEMDIR_PROGRESS"] = "0"
+	file, _ := filepath.Abs("../../testdata/eval/recall-oss.json")
+	out, errOut, code := w.run(t, "eval", "recall", file, "--distractors", "0,100")
+	if code != 0 {
+		t.Fatalf("eval: exit %d\n%s", code, errOut)
+	}
+	wantProgress(t, "eval recall", out, errOut, "eval recall", "sets evaluated (+0 distractors) 0/2 (0%)", "sets evaluated (+100 distractors) 2/2 (100%)")
+	for _, quiet := range [][]string{{"--json"}, {"--quiet"}} {
+		args := append([]string{"eval", "recall", file, "--distractors", "0"}, quiet...)
+		if _, errOut, _ := w.run(t, args...); len(progressLines(errOut, "eval recall")) > 0 {
+			t.Errorf("eval %v shows progress:\n%s", quiet, errOut)
+		}
+	}
+}
