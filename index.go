@@ -1,6 +1,7 @@
 package memdir
 
 import (
+	"bytes"
 	"fmt"
 	"net/url"
 	"path"
@@ -471,11 +472,26 @@ func (ix *Index) indexPaths() {
 // written in the line as it is, so a line without it or a "%" links
 // elsewhere.
 func mayLink(line, file string) bool {
+	base, ok := linkBase(file)
+	return !ok || strings.Contains(line, base) || strings.IndexByte(line, '%') >= 0
+}
+
+// mayLinkData is mayLink for the raw content of an index file, before
+// ParseIndex: neither its byte order mark, its CRs nor invalid UTF-8 can
+// hide a target.
+func mayLinkData(data []byte, file string) bool {
+	base, ok := linkBase(file)
+	return !ok || bytes.Contains(data, []byte(base)) || bytes.IndexByte(data, '%') >= 0
+}
+
+// linkBase returns the last element of file, which a line linking file
+// without percent-encoding holds as it is; ok is false when it cannot tell.
+func linkBase(file string) (string, bool) {
 	base := path.Base(file)
-	if base == "." || base == "/" || base == ".." || strings.ContainsRune(base, utf8.RuneError) {
-		return true
+	if base == "." || base == "/" || base == ".." || strings.ContainsAny(base, "\r\n\ufeff\ufffd") {
+		return "", false
 	}
-	return strings.Contains(line, base) || strings.IndexByte(line, '%') >= 0
+	return base, true
 }
 
 // setLine replaces line i, keeping the parse and the maps in step.

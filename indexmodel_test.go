@@ -323,3 +323,51 @@ func TestMoveOverflowKeepsLinesAndOrder(t *testing.T) {
 		t.Error("the index does not link its overflow file")
 	}
 }
+
+// TestSaveFindsItsLineInTheOverflowFile saves memories whose lines
+// compaction moved to MEMORY-more.md, one written with percent-encoding,
+// and a new one: each line is edited where it is, and the save reports
+// MEMORY.md's state, not the overflow file's.
+func TestSaveFindsItsLineInTheOverflowFile(t *testing.T) {
+	t.Parallel()
+	d := mustOpen(t)
+	if err := d.Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	main := "- [More index entries](MEMORY-more.md) — more\n"
+	more := newOverflowIndex()
+	for i := range 300 {
+		f := fmt.Sprintf("user_m%03d.md", i)
+		more.Upsert(f, fmt.Sprintf("- [m%03d](%s) — old", i, f))
+		if err := os.WriteFile(d.Abs(f), fmt.Appendf(nil, "---\nname: m%03d\ndescription: old\ntype: user\n---\n", i), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	more.Upsert("user_a b.md", "- [a b](user_a%20b.md) — old")
+	if err := os.WriteFile(d.Abs(EntrypointName), []byte(main), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(d.Abs(OverflowIndexName), more.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []*Memory{
+		{Path: "user_m007.md", Name: "m007", Description: "new", Type: TypeUser},
+		{Path: "user_a b.md", Name: "a b", Description: "new", Type: TypeUser},
+	} {
+		res := mustSave(t, d, m, nil)
+		if res.Index.Truncated() || res.Index.Lines != 1 {
+			t.Errorf("save %s: Index = %+v, want MEMORY.md's one line", m.Path, res.Index)
+		}
+		if got := readString(t, d.Abs(EntrypointName)); got != main {
+			t.Errorf("save %s: MEMORY.md = %q, want it unchanged", m.Path, got)
+		}
+		ix := ParseIndex([]byte(readString(t, d.Abs(OverflowIndexName))))
+		if es := ix.Find(m.Path); len(es) != 1 || es[0].Hook != "new" {
+			t.Errorf("save %s: overflow entries %+v", m.Path, es)
+		}
+	}
+	mustSave(t, d, &Memory{Path: "user_new.md", Name: "new", Description: "d", Type: TypeUser}, nil)
+	if got, want := readString(t, d.Abs(EntrypointName)), main+"- [new](user_new.md) — d\n"; got != want {
+		t.Errorf("MEMORY.md = %q, want %q", got, want)
+	}
+}

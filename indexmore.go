@@ -49,10 +49,17 @@ func (d *Dir) overflowHolding(root *os.Root, indexRel, link string, ix *Index) (
 	if _, err := root.Lstat(oRel); err != nil {
 		return "", nil, false, nil
 	}
-	oix, err := d.readIndex(root, oRel)
-	if err != nil {
+	data, err := d.readIndexData(root, oRel)
+	if err != nil || data == nil {
 		return "", nil, false, err
 	}
+	// The overflow file of a large directory holds most of its lines;
+	// a new memory's save need not split and parse them to learn that
+	// none is its own.
+	if !mayLinkData(data, path.Clean(link)) {
+		return "", nil, false, nil
+	}
+	oix := ParseIndex(data)
 	if len(oix.Find(link)) == 0 {
 		return "", nil, false, nil
 	}
