@@ -446,8 +446,12 @@ func (ix *Index) find(file string) []int {
 		return ix.byPath[file]
 	}
 	var out []int
+	base, ok := linkBase(file)
+	if !ok {
+		base = ""
+	}
 	for i, l := range ix.lines {
-		if mayLink(l, file) {
+		if mayLink(l, base) {
 			if p := ix.at(i); p.state == isEntry && p.path == file {
 				out = append(out, i)
 			}
@@ -467,21 +471,43 @@ func (ix *Index) indexPaths() {
 	}
 }
 
-// mayLink reports whether line can hold a link to file (a clean path):
-// without percent-encoding, the last element of a link's cleaned target is
-// written in the line as it is, so a line without it or a "%" links
-// elsewhere.
-func mayLink(line, file string) bool {
-	base, ok := linkBase(file)
-	return !ok || strings.Contains(line, base) || strings.IndexByte(line, '%') >= 0
+// mayLink reports whether line can hold a link to file (a clean path)
+// whose last element is base (see linkBase): without percent-encoding, the
+// last element of a link's cleaned target is written in the line as it is,
+// so a line without it or a "%" links elsewhere.
+func mayLink(line, base string) bool {
+	return base == "" || strings.Contains(line, base) || strings.IndexByte(line, '%') >= 0
 }
 
 // mayLinkData is mayLink for the raw content of an index file, before
-// ParseIndex: neither its byte order mark, its CRs nor invalid UTF-8 can
-// hide a target.
+// ParseIndex (neither its byte order mark, its CRs nor invalid UTF-8 can
+// hide a target), made exact for the lines holding a "%" but not the name,
+// which are parsed: hooks mention percentages.
 func mayLinkData(data []byte, file string) bool {
 	base, ok := linkBase(file)
-	return !ok || bytes.Contains(data, []byte(base)) || bytes.IndexByte(data, '%') >= 0
+	if !ok || bytes.Contains(data, []byte(base)) {
+		return true
+	}
+	for off := 0; ; {
+		i := bytes.IndexByte(data[off:], '%')
+		if i < 0 {
+			return false
+		}
+		i += off
+		start := bytes.LastIndexByte(data[:i], '\n') + 1
+		end := len(data)
+		if j := bytes.IndexByte(data[i:], '\n'); j >= 0 {
+			end = i + j
+		}
+		line := string(data[start:end])
+		if start == 0 {
+			line = strings.TrimPrefix(line, "\ufeff")
+		}
+		if e, ok := ParseIndexLine(line); ok && e.Path() == file {
+			return true
+		}
+		off = end
+	}
 }
 
 // linkBase returns the last element of file, which a line linking file

@@ -371,3 +371,19 @@ func TestSaveFindsItsLineInTheOverflowFile(t *testing.T) {
 		t.Errorf("MEMORY.md = %q, want %q", got, want)
 	}
 }
+
+func TestMayLinkDataMatchesAParse(t *testing.T) {
+	t.Parallel()
+	data := "\ufeff- [P](p%20q.md) — 50% off\r\n- [A](a.md) — 10% more\n- [Pct](r%2Es.md)\n* [x](<t u.md>)\n"
+	ix := ParseIndex([]byte(data))
+	for _, f := range []string{"p q.md", "a.md", "r.s.md", "t u.md", "b.md", "q.md", "50.md", "r%2Es.md"} {
+		if want := len(ix.Find(f)) > 0; want && !mayLinkData([]byte(data), f) {
+			t.Errorf("mayLinkData(%q) = false, but a line links it", f)
+		}
+	}
+	for _, f := range []string{"b.md", "z.md", "50.md"} {
+		if mayLinkData([]byte(data), f) {
+			t.Errorf("mayLinkData(%q) = true, want false", f)
+		}
+	}
+}
