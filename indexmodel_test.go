@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -384,6 +385,45 @@ func TestMayLinkDataMatchesAParse(t *testing.T) {
 	for _, f := range []string{"b.md", "z.md", "50.md"} {
 		if mayLinkData([]byte(data), f) {
 			t.Errorf("mayLinkData(%q) = true, want false", f)
+		}
+	}
+}
+
+// TestOverflowMayHoldAcrossReads puts the lines looked for past the first
+// read of overflowMayHold's buffer, and a line longer than the buffer.
+func TestOverflowMayHoldAcrossReads(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := 0; b.Len() < 200<<10; i++ {
+		fmt.Fprintf(&b, "- [m%d](user_m%06d.md) — hook with 5%% of words, %d\n", i, i, i)
+	}
+	b.WriteString("- [late](late%20one.md) — x\n- [plain](plain.md)\n")
+	if err := os.WriteFile(filepath.Join(dir, "more.md"), []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	long := "- [long](long.md) — " + strings.Repeat("y", 70<<10) + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "long.md"), []byte(long), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	for _, tc := range []struct {
+		rel, file string
+		want      bool
+	}{
+		{"more.md", "late one.md", true},
+		{"more.md", "plain.md", true},
+		{"more.md", "user_m000003.md", true},
+		{"more.md", "absent.md", false},
+		{"long.md", "absent.md", true}, // cannot tell: the full read decides
+		{"missing.md", "absent.md", true},
+	} {
+		if got := overflowMayHold(root, tc.rel, tc.file); got != tc.want {
+			t.Errorf("overflowMayHold(%s, %s) = %v, want %v", tc.rel, tc.file, got, tc.want)
 		}
 	}
 }

@@ -1,12 +1,17 @@
 package memdir
 
 import (
+	"bytes"
+	"errors"
+	"io"
 	"os"
 	"path"
 	"sort"
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/memdir/memdir/internal/safeopen"
 )
 
 // OverflowIndexName is the file that takes the index lines compaction moves
@@ -49,21 +54,60 @@ func (d *Dir) overflowHolding(root *os.Root, indexRel, link string, ix *Index) (
 	if _, err := root.Lstat(oRel); err != nil {
 		return "", nil, false, nil
 	}
+	// The overflow file of a large directory holds most of its lines;
+	// a new memory's save need not read, split and parse them to learn
+	// that none is its own.
+	if !overflowMayHold(root, oRel, path.Clean(link)) {
+		return "", nil, false, nil
+	}
 	data, err := d.readIndexData(root, oRel)
 	if err != nil || data == nil {
 		return "", nil, false, err
-	}
-	// The overflow file of a large directory holds most of its lines;
-	// a new memory's save need not split and parse them to learn that
-	// none is its own.
-	if !mayLinkData(data, path.Clean(link)) {
-		return "", nil, false, nil
 	}
 	oix := ParseIndex(data)
 	if len(oix.Find(link)) == 0 {
 		return "", nil, false, nil
 	}
 	return oRel, oix, true, nil
+}
+
+// overflowMayHold reports whether the index file at rel may hold a line
+// for file (a clean path), reading it through a small buffer a run of
+// whole lines at a time (see mayLinkData). It answers true whenever it
+// cannot tell (a file it cannot read, too large, or a line longer than the
+// buffer), leaving the full read to report what is wrong.
+func overflowMayHold(root *os.Root, rel, file string) bool {
+	f, fi, err := safeopen.OpenIn(root, rel)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	if fi.Size() > 64<<20 {
+		return true
+	}
+	buf := make([]byte, 64<<10)
+	n := 0 // bytes of a partial line carried from the last read
+	for {
+		m, err := io.ReadFull(f, buf[n:])
+		n += m
+		eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		if err != nil && !eof {
+			return true
+		}
+		end := n
+		if !eof {
+			if end = bytes.LastIndexByte(buf[:n], '\n') + 1; end == 0 {
+				return true // one line fills the buffer
+			}
+		}
+		if mayLinkData(buf[:end], file) {
+			return true
+		}
+		if eof {
+			return false
+		}
+		n = copy(buf, buf[end:n])
+	}
 }
 
 // newOverflowIndex returns the text of a new overflow file: its frontmatter.
