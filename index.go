@@ -131,7 +131,7 @@ func shorten(s string, n int) string {
 //
 //	^\s*[-*+]\s+\[((?:\\.|[^\\\]])*)\]\(\s*(<[^>]*>|[^)\s]+(?:\([^)\s]*\)[^)\s]*)*)\s*\)\s*(?:(?:—|–|-{1,2}|:)\s*(.*))?$
 //
-// matches and captures (Go's leftmost-first semantics; index_test.go
+// matches and captures (Go's leftmost-first semantics; indexmodel_test.go
 // checks the two against each other): a regular expression per line was most
 // of what reading a large index cost.
 func ParseIndexLine(line string) (e IndexEntry, ok bool) {

@@ -171,7 +171,7 @@ func (b *bench) row(name string, r, ref result) {
 
 // wallRow is row for wall times.
 func (b *bench) wallRow(name string, r, ref result) {
-	fmt.Printf("%-44s %10.1f %10.1f %8.2f %8.0fMB  (wall)\n", name, ms(r.wall), ms(ref.wall), float64(r.wall)/float64(ref.wall), float64(r.rss)/1024)
+	fmt.Printf("%-44s %10.1f %10.1f %8.2f %10s\n", name, ms(r.wall), ms(ref.wall), float64(r.wall)/float64(ref.wall), "(wall)")
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
