@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,39 +13,30 @@ import (
 	"github.com/memdir/memdir/memdirtest"
 )
 
-// indexedCorpus returns a directory of n memories, every one indexed as a
-// user's directory is after 'memdir doctor --fix --compact' (the newest in
-// MEMORY.md, the rest in MEMORY-more.md), generated once per process into a
-// directory the caller copies before writing into it.
-func indexedCorpus(b *testing.B, n int) string {
-	b.Helper()
-	corpusMu.Lock()
-	defer corpusMu.Unlock()
-	if d, ok := corpusDirs[n]; ok {
-		return d
-	}
-	c, err := benchcorpus.Load("testdata/eval/recall-dev.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if corpusRoot == "" {
-		if corpusRoot, err = os.MkdirTemp("", "memdir-savebench-"); err != nil {
+// indexedCorpus returns a function giving a directory of n memories,
+// every one indexed as a user's directory is after 'memdir doctor --fix
+// --compact' (the newest in MEMORY.md, the rest in MEMORY-more.md),
+// written under root the first time it is asked for, for sub-benchmarks to
+// copy before writing into it.
+func indexedCorpus(root string, n int) func(b *testing.B) string {
+	var dir string
+	return func(b *testing.B) string {
+		b.Helper()
+		if dir != "" {
+			return dir
+		}
+		c, err := benchcorpus.Load("testdata/eval/recall-dev.json")
+		if err != nil {
 			b.Fatal(err)
 		}
+		d := filepath.Join(root, fmt.Sprint(n))
+		if err := c.WriteIndexed(context.Background(), d, n); err != nil {
+			b.Fatal(err)
+		}
+		dir = d
+		return dir
 	}
-	dir := filepath.Join(corpusRoot, fmt.Sprint(n))
-	if err := c.WriteIndexed(context.Background(), dir, n); err != nil {
-		b.Fatal(err)
-	}
-	corpusDirs[n] = dir
-	return dir
 }
-
-var (
-	corpusMu   sync.Mutex
-	corpusDirs = map[int]string{}
-	corpusRoot string
-)
 
 // copyCorpus copies the generated directory src into a new temporary
 // directory, for a benchmark that writes into it.
@@ -65,12 +55,13 @@ func copyCorpus(b *testing.B, src string) string {
 // rewrites an old memory whose line compaction moved into MEMORY-more.md.
 // What a save costs should not grow with n.
 func BenchmarkSaveIndexed(b *testing.B) {
+	root := b.TempDir()
 	for _, n := range []int{200, 2000, 20000} {
-		src := indexedCorpus(b, n)
+		src := indexedCorpus(root, n)
 		ctx := context.Background()
 		open := func(b *testing.B) *memdir.Dir {
 			b.Helper()
-			dir := copyCorpus(b, src)
+			dir := copyCorpus(b, src(b))
 			d, err := memdir.Open(dir, &memdir.Options{Journal: memdir.NewJournal(filepath.Join(filepath.Dir(dir), "journal"), nil), NoUses: true})
 			if err != nil {
 				b.Fatal(err)
