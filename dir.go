@@ -522,6 +522,7 @@ func (d *Dir) writeSave(root *os.Root, opts *SaveOptions, w *saveWrite) error {
 	if err != nil {
 		return err
 	}
+	main := ix
 	if inOverflow {
 		indexRel, ix = oRel, oix
 	}
@@ -549,7 +550,9 @@ func (d *Dir) writeSave(root *os.Root, opts *SaveOptions, w *saveWrite) error {
 	if err != nil {
 		return err
 	}
-	w.res.Index = ix.Status()
+	// The state of MEMORY.md itself, which agents load, not of the
+	// overflow file that took the line.
+	w.res.Index = main.Status()
 	return nil
 }
 
@@ -685,14 +688,23 @@ func (d *Dir) namedLike(ctx context.Context, name string, team bool, candidate s
 }
 
 func (d *Dir) readIndex(root *os.Root, indexRel string) (*Index, error) {
+	data, err := d.readIndexData(root, indexRel)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIndex(data), nil
+}
+
+// readIndexData reads the index file at indexRel: nil when there is none.
+func (d *Dir) readIndexData(root *os.Root, indexRel string) ([]byte, error) {
 	data, _, err := memfile.ReadRooted(root, indexRel, 64<<20)
 	if errors.Is(err, fs.ErrNotExist) {
-		return ParseIndex(nil), nil
+		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", d.Abs(indexRel), err)
 	}
-	return ParseIndex(data), nil
+	return data, nil
 }
 
 func (d *Dir) writeIndex(root *os.Root, indexRel string, ix *Index) error {

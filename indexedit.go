@@ -4,6 +4,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/memdir/memdir/internal/memfile"
 )
@@ -110,19 +111,17 @@ func pointerLine(root *os.Root, rel string) (string, error) {
 // Drop removes the pointer lines for which drop returns true, keeping every
 // other line as it is, and returns how many it removed.
 func (ix *Index) Drop(drop func(e IndexEntry) bool) int {
+	gone := make([]bool, len(ix.lines))
 	removed := 0
-	kept := ix.lines[:0:0]
-	for i, l := range ix.lines {
-		if e, ok := ParseIndexLine(l); ok {
-			e.Line = i + 1
-			if drop(e) {
-				removed++
-				continue
-			}
+	for i := range ix.lines {
+		if e, ok := ix.entry(i); ok && drop(e) {
+			gone[i] = true
+			removed++
 		}
-		kept = append(kept, l)
 	}
-	ix.lines = kept
+	if removed > 0 {
+		ix.deleteLines(func(i int) bool { return gone[i] })
+	}
 	return removed
 }
 
@@ -131,24 +130,30 @@ func (ix *Index) Drop(drop func(e IndexEntry) bool) int {
 // Headings and prose are kept as written.
 func (ix *Index) Compact() {
 	var out []string
-	pendingBlank := false
-	for _, l := range ix.lines {
+	var parsed []parsedLine
+	pendingBlank, prevEntry := false, false
+	for i, l := range ix.lines {
 		if strings.TrimSpace(l) == "" {
 			pendingBlank = len(out) > 0
 			continue
 		}
-		e, isEntry := ParseIndexLine(l)
+		p := *ix.at(i)
+		entry := p.state == isEntry
 		if pendingBlank {
-			_, prevEntry := ParseIndexLine(out[len(out)-1])
-			if !(isEntry && prevEntry) {
+			if !(entry && prevEntry) {
 				out = append(out, "")
+				parsed = append(parsed, parsedLine{state: notEntry})
 			}
 			pendingBlank = false
 		}
-		if isEntry && len([]rune(l)) > IndexLineTarget {
-			l = e.String()
+		if entry && utf8.RuneCountInString(l) > IndexLineTarget {
+			l = p.e.String()
+			p = parsedLine{}
+			_, entry = ParseIndexLine(l)
 		}
 		out = append(out, l)
+		parsed = append(parsed, p)
+		prevEntry = entry
 	}
-	ix.lines = out
+	*ix = Index{lines: out, parsed: parsed, trailingNewline: ix.trailingNewline}
 }

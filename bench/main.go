@@ -15,6 +15,13 @@
 //	          and what the snapshot adds to memdir hook, where Claude Code
 //	          users take it (hook minus hook --no-checkpoint) ÷ stat(1)
 //	list      memdir list --json ÷ a process reading 30 lines of each file
+//	ui        the UI's GET /api/memories (wall, from a client process) ÷
+//	          memdir list --json (wall), on the same directory, every
+//	          memory indexed
+//
+// The save and ui parts use directories with every memory indexed, as
+// 'memdir doctor --fix --compact' leaves them (MEMORY.md and
+// MEMORY-more.md); save at 200, 2,000 and 20,000 take turns run by run.
 //
 // Corpora are generated once into the cache directory (-cache) and reused.
 package main
@@ -25,7 +32,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,12 +55,17 @@ func main() {
 		floor(os.Args[2])
 		return
 	}
+	if len(os.Args) > 3 && os.Args[1] == "get" {
+		get(os.Args[2], os.Args[3])
+		return
+	}
 	memdirBin := flag.String("memdir", "", "the memdir binary to measure")
 	leanBin := flag.String("checkpoint", "", "the memdir-checkpoint binary to measure (default: memdir-checkpoint beside -memdir, when there)")
 	cache := flag.String("cache", filepath.Join(os.TempDir(), "memdir-bench"), "where generated corpora are kept")
 	evalPath := flag.String("eval", "testdata/eval/recall-dev.json", "the recall set the corpus is generated from")
 	runs := flag.Int("runs", 7, "runs per measurement (the median is reported)")
-	only := flag.String("only", "", "comma-separated parts to run: hook,recall,save,checkpoint,list (default all)")
+	only := flag.String("only", "", "comma-separated parts to run: hook,recall,save,checkpoint,list,ui (default all)")
+	uiSizes := flag.String("ui-sizes", "2000,20000", "corpus sizes for the UI listing")
 	sizesFlag := flag.String("recall-sizes", "2000,20000,100000", "corpus sizes for the recall comparison")
 	flag.Parse()
 	if *memdirBin == "" {
@@ -93,10 +108,15 @@ func main() {
 		}
 	}
 	if want("save") {
-		base := b.save(200)
-		b.row("save at 200 (reference)", base, base)
-		for _, n := range []int{2000, 20000} {
-			b.row(fmt.Sprintf("save at %d ÷ at 200", n), b.save(n), base)
+		sizes := []int{200, 2000, 20000}
+		var saves []func(int) *exec.Cmd
+		for _, n := range sizes {
+			saves = append(saves, b.save(n))
+		}
+		rs := b.interleave(saves...)
+		b.row("save at 200, all indexed (reference)", rs[0], rs[0])
+		for i, n := range sizes[1:] {
+			b.row(fmt.Sprintf("save at %d ÷ at 200, all indexed", n), rs[i+1], rs[0])
 		}
 	}
 	if want("checkpoint") {
@@ -113,6 +133,14 @@ func main() {
 		b.row("memdir --version ÷ stat(1)", c.version, c.stat)
 		b.row("checkpoint snapshot after 100, in-process ÷ stat(1)", c.inProcess, c.stat)
 		b.row("checkpoint snapshot after 100, in the hook ÷ stat(1)", c.inHook, c.stat)
+	}
+	if want("ui") {
+		for s := range strings.SplitSeq(*uiSizes, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(s))
+			check(err)
+			api, list := b.uiListing(n)
+			b.wallRow(fmt.Sprintf("UI GET /api/memories, %d ÷ list --json", n), api, list)
+		}
 	}
 	if want("list") {
 		for _, n := range []int{2000, 20000} {
@@ -141,6 +169,11 @@ func (b *bench) row(name string, r, ref result) {
 	fmt.Printf("%-44s %10.1f %10.1f %8.2f %8.0fMB\n", name, ms(r.cpu), ms(ref.cpu), float64(r.cpu)/float64(ref.cpu), float64(r.rss)/1024)
 }
 
+// wallRow is row for wall times.
+func (b *bench) wallRow(name string, r, ref result) {
+	fmt.Printf("%-44s %10.1f %10.1f %8.2f %10s\n", name, ms(r.wall), ms(ref.wall), float64(r.wall)/float64(ref.wall), "(wall)")
+}
+
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 func check(err error) {
@@ -164,10 +197,25 @@ func (b *bench) dir(n int) string {
 	return dir
 }
 
-// copyDir makes a fresh copy of a cached corpus, for measurements that
-// write into it.
+// indexedDir returns a cached corpus of n memories with every one
+// indexed, as 'memdir doctor --fix --compact' leaves a directory.
+func (b *bench) indexedDir(n int) string {
+	dir := filepath.Join(b.cache, fmt.Sprintf("corpus-indexed-%d", n))
+	done := dir + ".done"
+	if _, err := os.Stat(done); err == nil {
+		return dir
+	}
+	os.RemoveAll(dir)
+	fmt.Fprintf(os.Stderr, "bench: generating %d indexed memories in %s\n", n, dir)
+	check(b.corpus.WriteIndexed(context.Background(), dir, n))
+	check(os.WriteFile(done, nil, 0o600))
+	return dir
+}
+
+// copyDir makes a fresh copy of a cached corpus (every memory indexed),
+// for measurements that write into it.
 func (b *bench) copyDir(n int, name string) string {
-	src := b.dir(n)
+	src := b.indexedDir(n)
 	dst := filepath.Join(b.cache, name)
 	os.RemoveAll(dst)
 	check(exec.Command("cp", "-a", src, dst).Run())
@@ -344,16 +392,18 @@ rows = c.execute("select path, bm25(m, 0, 3.0, 2.0, 1.0) as s from m where m mat
 print(json.dumps(rows))
 `
 
-func (b *bench) save(n int) result {
+// save makes the commands of a save of a new memory into a copy of the
+// indexed corpus of n memories.
+func (b *bench) save(n int) func(int) *exec.Cmd {
 	dir := b.copyDir(n, fmt.Sprintf("save-%d", n))
 	env := b.isolatedEnv(fmt.Sprintf("save-%d", n))
-	return b.measureRuns(func(r int) *exec.Cmd {
+	return func(r int) *exec.Cmd {
 		cmd := exec.Command(b.bin, "save", "--dir", dir, "--name", fmt.Sprintf("bench-save-%d", r+1), "--type", "project",
 			"--description", "a memory the benchmark saves, with a description of usual length",
 			"--body", "Deploys go through the blue/green script; never kubectl apply by hand.")
 		cmd.Env = append(os.Environ(), env...)
 		return cmd
-	})
+	}
 }
 
 type checkpointResults struct {
@@ -476,4 +526,56 @@ func floor(dir string) {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// uiListing starts memdir ui on the indexed corpus of n memories and
+// measures GET /api/memories, made by a client process (this program's
+// "get"), against memdir list --json, both in wall time.
+func (b *bench) uiListing(n int) (api, list result) {
+	dir := b.indexedDir(n)
+	env := b.isolatedEnv(fmt.Sprintf("ui-%d", n))
+	cmd := exec.Command(b.bin, "ui", "--dir", dir, "--addr", "127.0.0.1:0", "--no-model")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	check(err)
+	check(cmd.Start())
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	check(err)
+	u, err := url.Parse(strings.TrimSpace(line))
+	check(err)
+	// Sign in as the page does: the token for the session cookie.
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(u.String())
+	check(err)
+	resp.Body.Close()
+	var cookie string
+	for _, c := range resp.Cookies() {
+		cookie = c.Name + "=" + c.Value
+	}
+	if cookie == "" {
+		check(fmt.Errorf("memdir ui at %s set no cookie (%s)", u.Host, resp.Status))
+	}
+	apiURL := "http://" + u.Host + "/api/memories"
+	rs := b.interleave(command(nil, b.self, "get", apiURL, cookie), command(env, b.bin, "list", "--dir", dir, "--json"))
+	return rs[0], rs[1]
+}
+
+// get fetches url with the cookie and fails unless the answer is 200.
+func get(rawURL, cookie string) {
+	req, err := http.NewRequest("GET", rawURL, nil)
+	check(err)
+	req.Header.Set("Cookie", cookie)
+	resp, err := http.DefaultClient.Do(req)
+	check(err)
+	defer resp.Body.Close()
+	n, err := io.Copy(io.Discard, resp.Body)
+	check(err)
+	if resp.StatusCode != http.StatusOK {
+		check(fmt.Errorf("GET %s: %s", rawURL, resp.Status))
+	}
+	fmt.Println(n)
 }

@@ -265,7 +265,7 @@ func (r *rule) run(v view, at []int, lineAt func(int) int) []Finding {
 				continue
 			}
 			_, end := sentence(s, i, i+1)
-			if loc := r.anchored.FindStringIndex(s[i:end]); loc != nil {
+			if loc := r.anchored().FindStringIndex(s[i:end]); loc != nil {
 				emit(i, i+loc[1])
 			}
 		}
@@ -276,7 +276,7 @@ func (r *rule) run(v view, at []int, lineAt func(int) int) []Finding {
 		spans = windows(s, at)
 	}
 	for _, sp := range spans {
-		for _, loc := range r.re.FindAllStringIndex(s[sp[0]:sp[1]], 20) {
+		for _, loc := range r.re().FindAllStringIndex(s[sp[0]:sp[1]], 20) {
 			emit(loc[0]+sp[0], loc[1]+sp[0])
 		}
 	}

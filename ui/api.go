@@ -138,14 +138,15 @@ func (s *Server) apiMemories(r *http.Request) (*memoriesResponse, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Each index is parsed once; Find then looks memories up through its
+	// map, so the listing is linear in the directory.
 	idx := map[bool]*memdir.Index{}
-	lines := map[bool][]string{}
 	loaded := map[bool]map[string]bool{}
 	for _, team := range []bool{false, true} {
 		if idx[team], err = s.d.ReadIndex(team); err != nil {
 			return nil, err
 		}
-		lines[team], loaded[team] = idx[team].Lines(), loadedLines(idx[team])
+		loaded[team] = loadedLines(idx[team])
 	}
 	now := s.now()
 	items := make([]memoryItem, 0, len(res.Memories))
@@ -160,7 +161,7 @@ func (s *Server) apiMemories(r *http.Request) (*memoriesResponse, error) {
 		if entries := idx[team].Find(link); len(entries) > 0 {
 			it.Indexed, it.IndexLine = true, entries[0].Line
 			for _, e := range entries {
-				if loaded[team][strings.TrimSpace(lines[team][e.Line-1])] {
+				if loaded[team][strings.TrimSpace(idx[team].Line(e.Line))] {
 					it.IndexLine, it.IndexLoaded = e.Line, true
 					break
 				}
@@ -290,7 +291,7 @@ func (s *Server) apiMemory(r *http.Request) (*memoryResponse, error) {
 	}
 	var lines []string
 	for _, e := range ix.Find(link) {
-		lines = append(lines, ix.Lines()[e.Line-1])
+		lines = append(lines, ix.Line(e.Line))
 	}
 	errs, warns := validate(data, team)
 	history, err := s.historyOf(m.Path)

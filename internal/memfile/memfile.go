@@ -5,6 +5,7 @@
 package memfile
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -32,11 +33,13 @@ func ReadRooted(root *os.Root, rel string, max int64) ([]byte, fs.FileInfo, erro
 	if fi.Size() > max {
 		return nil, fi, fmt.Errorf("%s is %s, over the %s limit for a memory file: split it into smaller memories", rel, FormatSize(int(fi.Size())), FormatSize(int(max)))
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
+	// Sized from the stat, so a large index is read without regrowing.
+	var buf bytes.Buffer
+	buf.Grow(int(min(fi.Size(), max)) + bytes.MinRead)
+	if _, err := buf.ReadFrom(io.LimitReader(f, max+1)); err != nil {
 		return nil, fi, err
 	}
-	return data, fi, nil
+	return buf.Bytes(), fi, nil
 }
 
 // ContentSum names content as the journal stores it: "sha256:" and the
