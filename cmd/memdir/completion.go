@@ -48,7 +48,7 @@ func runCompletion(ctx context.Context, env *cli.Env, o *completionOptions, args
 	case "fish":
 		writeFishCompletion(env.Stdout, spec)
 	default:
-		return cli.Usagef("completion: unknown shell %q: want bash, zsh or fish", args[0])
+		return cli.Usagef("unknown shell %q: want bash, zsh or fish", args[0])
 	}
 	return nil
 }
