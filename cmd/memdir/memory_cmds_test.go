@@ -216,7 +216,7 @@ func TestSaveCommandErrors(t *testing.T) {
 		{[]string{"save", "--name", "x", "--description", "d", "--type", "user", "--body", "b", "--file", "../escape.md"}, cli.ExitInvalid, "climbs out"},
 		{[]string{"save", "--name", "x", "--description", "d", "--type", "user", "--body", "b", "--file", "MEMORY.md"}, cli.ExitInvalid, "is the index"},
 		{[]string{"save", "stray", "--name", "x"}, cli.ExitUsage, "takes no arguments"},
-		{[]string{"save", "--bogus"}, cli.ExitUsage, "flag provided but not defined"},
+		{[]string{"save", "--bogus"}, cli.ExitUsage, "unknown flag --bogus"},
 	} {
 		_, errOut, code := w.run(t, tc.args...)
 		if code != tc.wantCode || !strings.Contains(errOut, tc.wantErr) {

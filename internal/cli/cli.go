@@ -20,6 +20,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -272,7 +273,7 @@ func (p *Program) run(ctx context.Context, c *Command, args []string, env *Env) 
 			p.PrintHelp(env.Stdout, c)
 			return flag.ErrHelp
 		}
-		return &usageError{err.Error()}
+		return &usageError{flagError(err.Error())}
 	}
 	e := *env
 	e.Command = p.line(c)
@@ -311,8 +312,7 @@ func (p *Program) PrintHelp(w io.Writer, c *Command) {
 	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
 	if hasFlags {
 		fmt.Fprintf(w, "\nFlags:\n")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
+		printFlags(w, fs)
 	}
 	fmt.Fprintf(w, "\n%s\n", ExitCodesHelp)
 }
@@ -448,3 +448,47 @@ const Version = "0.1.0-dev"
 // SessionEnvVars are read, in order, by a command that needs a Claude Code
 // session id and was given no --session.
 var SessionEnvVars = []string{"MEMDIR_SESSION_ID", "CLAUDE_SESSION_ID"}
+
+// printFlags lists fs's flags as flag.PrintDefaults does, but spelled
+// --name, as the usage lines and manuals spell them (the flag package
+// accepts both).
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	var b strings.Builder
+	fs.VisitAll(func(f *flag.Flag) {
+		b.WriteString("  --" + f.Name)
+		name, usage := flag.UnquoteUsage(f)
+		if name != "" {
+			b.WriteString(" " + name)
+		}
+		b.WriteString("\n    \t")
+		b.WriteString(strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if d := f.DefValue; d != "" && d != "0" && d != "false" && d != "0s" && d != "[]" {
+			if fmt.Sprintf("%T", f.Value) == "*flag.stringValue" {
+				d = strconv.Quote(d)
+			}
+			fmt.Fprintf(&b, " (default %s)", d)
+		}
+		b.WriteByte('\n')
+	})
+	io.WriteString(w, b.String())
+}
+
+// flagError rewords the flag package's parse errors to spell flags as
+// --name, as help does.
+func flagError(msg string) string {
+	for _, r := range [...]struct{ prefix, format string }{
+		{"flag provided but not defined: -", "unknown flag --%s"},
+		{"flag needs an argument: -", "flag --%s needs a value"},
+		{"bad flag syntax: ", "bad flag syntax: %s"},
+	} {
+		if rest, ok := strings.CutPrefix(msg, r.prefix); ok {
+			return fmt.Sprintf(r.format, rest)
+		}
+	}
+	if strings.HasPrefix(msg, "invalid ") {
+		if before, after, ok := strings.Cut(msg, " for flag -"); ok {
+			return before + " for --" + after
+		}
+	}
+	return msg
+}
