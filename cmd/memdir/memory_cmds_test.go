@@ -32,6 +32,8 @@ type memWorld struct {
 	now                  time.Time
 	stdin                string
 	stdinTerminal        bool
+	// columns, when set, makes standard output a terminal that wide.
+	columns int
 }
 
 func newMemWorld(tb testing.TB) *memWorld {
@@ -66,6 +68,9 @@ func (w *memWorld) run(tb testing.TB, args ...string) (stdout, stderr string, co
 		Cwd:             w.project,
 		Now:             func() time.Time { return w.now },
 		StdinIsTerminal: w.stdinTerminal,
+
+		StdoutIsTerminal: w.columns > 0,
+		StdoutColumns:    w.columns,
 	}
 	code = Main(context.Background(), args, env)
 	return out.String(), errb.String(), code

@@ -43,6 +43,11 @@ type Env struct {
 	StderrIsTerminal bool
 	// StdinIsTerminal is true when nobody is piping input in.
 	StdinIsTerminal bool
+	// StdoutIsTerminal is true when output goes to a terminal, where
+	// tables are fitted to its width; piped output keeps the full text.
+	StdoutIsTerminal bool
+	// StdoutColumns is the terminal's width in cells, 0 when unknown.
+	StdoutColumns int
 	// Command is how users call the running command ("memdir checkpoint",
 	// or "memdir-checkpoint"), for the commands it suggests; Program.Run
 	// sets it.
@@ -79,6 +84,8 @@ func OSEnv() *Env {
 		Now:              time.Now,
 		StderrIsTerminal: isTerm(os.Stderr),
 		StdinIsTerminal:  isTerm(os.Stdin),
+		StdoutIsTerminal: isTerm(os.Stdout),
+		StdoutColumns:    terminalColumns(os.Stdout),
 	}
 }
 
