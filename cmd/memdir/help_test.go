@@ -18,7 +18,7 @@ var helpFlags = map[string][]string{
 	"agent":      {"json", "keep", "project", "scope", "yes"},
 	"anchors":    {"agent", "dir", "json", "project", "scope"},
 	"checkpoint": {"dry-run", "from", "json", "message", "session", "stat"},
-	"completion": {},
+	"completion": {"agent", "dir", "project", "scope"},
 	"config":     {"anthropic-base-url", "embed-base-url", "embed-batch-size", "embed-dimensions", "embed-model", "json", "manifest-tokens", "max-retries", "model", "openai-base-url", "stream", "team-repo", "team-url", "timeout"},
 	"doctor":     {"agent", "compact", "dir", "fix", "json", "project", "scope", "unused-days"},
 	"dream":      {"agent", "anthropic-base-url", "dir", "force", "json", "max-retries", "model", "openai-base-url", "project", "scope", "session", "stream", "timeout"},
