@@ -14,7 +14,7 @@ import (
 
 var completionCmd = &cli.Command{
 	Name:  "completion",
-	Args:  "bash|zsh|fish",
+	Args:  "bash|zsh|fish | names [--dir DIR | --project DIR | --agent TYPE --scope S]",
 	Short: "print a shell completion script",
 	Long: `Completion prints a script that completes memdir's commands, their
 subcommands (sync pull, hooks install...), each command's flags, the values
