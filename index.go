@@ -663,13 +663,23 @@ func (s IndexStatus) Truncated() bool { return s.LineTruncated || s.CharTruncate
 // Warning describes an over-limit index for a person: how much of it
 // agents do not see. It is "" when the index fits.
 func (s IndexStatus) Warning() string {
+	if p := s.Problem(); p != "" {
+		return "MEMORY.md " + p
+	}
+	return ""
+}
+
+// Problem is Warning without the file's name, for a report that names
+// the file already ("team/MEMORY.md: the index has 210 lines; …"). It is
+// "" when the index fits.
+func (s IndexStatus) Problem() string {
 	switch {
 	case s.LineTruncated && s.CharTruncated:
-		return fmt.Sprintf("MEMORY.md has %d lines and %s; only the first %d lines and %s are loaded, so agents do not see the rest", s.Lines, FormatFileSize(s.Chars), MaxIndexLines, FormatFileSize(MaxIndexChars))
+		return fmt.Sprintf("has %d lines and %s; only the first %d lines and %s are loaded, so agents do not see the rest", s.Lines, FormatFileSize(s.Chars), MaxIndexLines, FormatFileSize(MaxIndexChars))
 	case s.LineTruncated:
-		return fmt.Sprintf("MEMORY.md has %d lines; only the first %d are loaded, so agents do not see the last %d", s.Lines, MaxIndexLines, s.Lines-MaxIndexLines)
+		return fmt.Sprintf("has %d lines; only the first %d are loaded, so agents do not see the last %d", s.Lines, MaxIndexLines, s.Lines-MaxIndexLines)
 	case s.CharTruncated:
-		return fmt.Sprintf("MEMORY.md is %s; only the first %s are loaded, so agents do not see the rest", FormatFileSize(s.Chars), FormatFileSize(MaxIndexChars))
+		return fmt.Sprintf("is %s; only the first %s are loaded, so agents do not see the rest", FormatFileSize(s.Chars), FormatFileSize(MaxIndexChars))
 	}
 	return ""
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/internal/errs"
 	"github.com/memdir/memdir/internal/memfile"
 	"github.com/memdir/memdir/llm"
 )
@@ -519,7 +520,14 @@ func (j *Journal) Run(id string) (*JournalRun, error) {
 	case 1:
 		return match[0], nil
 	}
-	return nil, fmt.Errorf("run id %q matches %d runs; give more of it: %w", id, len(match), ErrInvalid)
+	ids := make([]string, 0, 4)
+	for _, r := range match[:min(len(match), 3)] {
+		ids = append(ids, r.ID)
+	}
+	if len(match) > 3 {
+		ids = append(ids, "…")
+	}
+	return nil, errs.Unlabelled(ErrInvalid, "run id %q is ambiguous: it starts %d runs (%s); give more of it", id, len(match), strings.Join(ids, ", "))
 }
 
 // markUndone records on run that undo undid it.

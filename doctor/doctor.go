@@ -175,7 +175,7 @@ func checkIndex(d *memdir.Dir, team bool, mems []memdir.Header, add func(Finding
 	}
 	st := ix.Status()
 	if st.Truncated() {
-		add(Finding{Kind: FindIndexOverLimit, Path: indexRel, Message: st.Warning(), Fix: "compact: shorten long lines, drop repeated lines and blank runs, then move the lines of the least recently changed memories to " + oRel, CompactOnly: true})
+		add(Finding{Kind: FindIndexOverLimit, Path: indexRel, Message: "the index " + st.Problem(), Fix: "compact: shorten long lines, drop repeated lines and blank runs, then move the lines of the least recently changed memories to " + oRel, CompactOnly: true})
 	}
 	lines := ix.Lines()
 	for _, e := range ix.Entries() {

@@ -214,7 +214,7 @@ func patchFiles(tool string, raw json.RawMessage) ([]string, error) {
 		Command *string `json:"command"`
 	}
 	if err := json.Unmarshal(raw, &ti); err != nil {
-		return nil, fmt.Errorf("hook input: field tool_input of %s: %s: %w", tool, describeJSONError(err), memdir.ErrInvalid)
+		return nil, fmt.Errorf("hook input: field tool_input of %s: %s: %w", tool, describeJSONError(err, raw), memdir.ErrInvalid)
 	}
 	if ti.Command == nil {
 		return nil, fmt.Errorf("hook input: field tool_input.command of the %s call is missing: %w", tool, memdir.ErrInvalid)

@@ -140,7 +140,7 @@ func DecodeAgentInput(a Agent, data []byte) (*Input, error) {
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	var in Input
 	if err := dec.Decode(&in); err != nil {
-		return nil, fmt.Errorf("hook input is not valid JSON: %s: %w", describeJSONError(err), memdir.ErrInvalid)
+		return nil, fmt.Errorf("hook input is not valid JSON: %s: %w", describeJSONError(err, trimmed), memdir.ErrInvalid)
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("hook input holds more than one JSON value: %w", memdir.ErrInvalid)
@@ -156,14 +156,24 @@ func DecodeAgentInput(a Agent, data []byte) (*Input, error) {
 	return &in, nil
 }
 
-func describeJSONError(err error) string {
+// describeJSONError says what is wrong with the JSON data, without the
+// input's raw bytes: encoding/json shows a bad byte as the Latin-1
+// character of its value (0xff as 'ÿ'), so the offending byte is named
+// here by its escape instead.
+func describeJSONError(err error, data []byte) string {
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
 	switch {
 	case errors.As(err, &te) && te.Field != "":
 		return fmt.Sprintf("field %s is a JSON %s, want %s", te.Field, te.Value, jsonKind(te.Type.Kind().String()))
 	case errors.As(err, &se):
-		return fmt.Sprintf("%v at byte %d", se, se.Offset)
+		msg := se.Error()
+		if rest, ok := strings.CutPrefix(msg, "invalid character '"); ok && se.Offset >= 1 && se.Offset <= int64(len(data)) {
+			if _, after, ok := strings.Cut(rest, "' "); ok {
+				msg = "invalid " + quoteAt(data, int(se.Offset-1)) + " " + after
+			}
+		}
+		return fmt.Sprintf("%s at byte %d", msg, se.Offset)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return "it ends in the middle of a value"
 	}
@@ -288,7 +298,7 @@ func filePath(tool string, raw json.RawMessage) (string, error) {
 		NotebookPath *string `json:"notebook_path"`
 	}
 	if err := json.Unmarshal(raw, &ti); err != nil {
-		return "", fmt.Errorf("hook input: field tool_input of %s: %s: %w", tool, describeJSONError(err), memdir.ErrInvalid)
+		return "", fmt.Errorf("hook input: field tool_input of %s: %s: %w", tool, describeJSONError(err, raw), memdir.ErrInvalid)
 	}
 	field, p := "tool_input.file_path", ti.FilePath
 	if tool == "NotebookEdit" && ti.NotebookPath != nil {
@@ -304,4 +314,14 @@ func filePath(tool string, raw json.RawMessage) (string, error) {
 		return "", fmt.Errorf("hook input: field %s contains a NUL byte: %w", field, memdir.ErrInvalid)
 	}
 	return *p, nil
+}
+
+// quoteAt names the character starting at data[i] for a message: a valid
+// printable UTF-8 character quoted, any other byte by its escape.
+func quoteAt(data []byte, i int) string {
+	r, n := utf8.DecodeRune(data[i:])
+	if r == utf8.RuneError && n <= 1 || !unicode.IsPrint(r) {
+		return fmt.Sprintf("byte %q", data[i:i+1])
+	}
+	return "character '" + string(r) + "'"
 }

@@ -83,7 +83,7 @@ type configOptions struct {
 
 func (o *configOptions) Declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
-	o.mf = addModelFlags(fs, "")
+	o.mf = addConfigFlags(fs, "", keysAll)
 }
 
 func runConfig(ctx context.Context, env *cli.Env, o *configOptions, args []string) error {

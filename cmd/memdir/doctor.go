@@ -30,6 +30,9 @@ there, and what is unsafe:
   no-description        nothing for recall to judge relevance by
   unreadable            a file that cannot be read, or is binary
   duplicate-content     files with identical content
+  duplicate-name        memories of one area (private or team/) with the
+                        same frontmatter name: saving that name is refused
+                        until you merge them or rename one
   permissions           files or directories other users can read
   too-large             a file over 4 MB, which memdir neither indexes nor
                         recalls

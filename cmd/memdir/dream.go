@@ -53,7 +53,7 @@ type dreamOptions struct {
 
 func (o *dreamOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, false)
-	o.mf = addModelFlags(fs, "")
+	o.mf = addConfigFlags(fs, "", keysModel)
 	fs.BoolVar(&o.force, "force", false, "run now, whatever the time, session and enabled gates say")
 	fs.StringVar(&o.session, "session", "", "the current session `ID`, not counted by the session gate")
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON")

@@ -39,8 +39,6 @@ $MEMDIR_STATE_DIR/embed/<directory>.vec (see docs/format.md).
 
 ` + locationHelp + `
 
-` + cli.ExitCodesHelp + `
-
 Examples:
   MEMDIR_EMBED_MODEL=openai:text-embedding-3-small memdir embed
   memdir embed --embed-model openai:nomic-embed-text --embed-base-url http://localhost:11434/v1
@@ -58,7 +56,7 @@ type embedOptions struct {
 
 func (o *embedOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, false)
-	o.mf = addModelFlags(fs, "")
+	o.mf = addConfigFlags(fs, "", keysEmbed)
 	fs.BoolVar(&o.asJSON, "json", false, "print the counts as JSON")
 	fs.BoolVar(&o.quiet, "quiet", false, "show no progress")
 }

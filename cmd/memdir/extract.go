@@ -59,7 +59,7 @@ type extractOptions struct {
 func (o *extractOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, false)
 	o.lf.creates = true
-	o.mf = addModelFlags(fs, "")
+	o.mf = addConfigFlags(fs, "", keysModel)
 	fs.StringVar(&o.path, "transcript", "", "the conversation `FILE` (required)")
 	fs.StringVar(&o.session, "session", "", "the session `ID` (default: the transcript's file name)")
 	fs.IntVar(&o.every, "every", 1, "extract on every `N`th call")

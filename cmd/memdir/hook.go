@@ -127,7 +127,7 @@ type hookOptions struct {
 
 func (f *hookOptions) Declare(fs *flag.FlagSet) {
 	f.fs = fs
-	f.mf = addModelFlags(fs, "UserPromptSubmit: rank lexically even when a model is configured")
+	f.mf = addConfigFlags(fs, "UserPromptSubmit: rank lexically even when a model is configured", keysAll)
 	fs.StringVar(&f.agent, "agent", "claude", "the program sending the input: claude, codex or gemini")
 	fs.BoolVar(&f.noCheckpoint, "no-checkpoint", false, "take no checkpoint snapshots (UserPromptSubmit) and track no edits (PreToolUse)")
 	fs.BoolVar(&f.injectIndex, "inject-index", false, "SessionStart: give the model MEMORY.md as additional context")

@@ -140,7 +140,7 @@ func runList(ctx context.Context, env *cli.Env, o *listOptions, args []string) e
 		}
 		rows = append(rows, []string{t, memdir.MemoryAge(h.ModTime, now), strconv.Itoa(u.Uses), last, h.Path, h.Description})
 	}
-	if err := writeTable(env.Stdout, rows); err != nil {
+	if err := writeTable(env.Stdout, rows, &tableOptions{Width: tableWidth(env)}); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "%d of %s in %s", len(shown), cli.Plural(res.Total, "memory", "memories"), d.Path())

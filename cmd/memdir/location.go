@@ -44,7 +44,7 @@ func (lf *locationFlags) register(fs *flag.FlagSet, team bool) {
 	fs.StringVar(&lf.project, "project", "", "resolve the memory directory from `DIR` instead of the working directory")
 	fs.StringVar(&lf.dir, "dir", "", "use `DIR` as the memory directory, bypassing Claude Code's rules")
 	fs.StringVar(&lf.agent, "agent", "", "work on the memory of agent `TYPE` (with --scope)")
-	fs.StringVar(&lf.scope, "scope", "", "agent memory scope: user, project or local (with --agent)")
+	fs.StringVar(&lf.scope, "scope", "", "agent memory `SCOPE`: user, project or local (with --agent)")
 	if team {
 		fs.BoolVar(&lf.team, "team", false, "work on the team memory (team/ under the memory directory)")
 	}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/dailylog"
@@ -110,8 +110,7 @@ func runLog(ctx context.Context, env *cli.Env, o *logOptions, args []string) err
 			fmt.Fprintf(env.Stderr, "The journal of %s is empty.\n", d.Path())
 			return nil
 		}
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "RUN\tWHEN\tKIND\tFILES\tTOKENS\tSUMMARY")
+		rows := [][]string{{"RUN", "WHEN", "KIND", "FILES", "TOKENS", "SUMMARY"}}
 		for _, r := range runs {
 			tokens := "-"
 			if r.Usage != nil {
@@ -126,9 +125,9 @@ func runLog(ctx context.Context, env *cli.Env, o *logOptions, args []string) err
 			case r.State == memdir.RunOpen:
 				summary += " [interrupted]"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Start.In(env.Now().Location()).Format("2006-01-02 15:04"), r.Kind, len(r.ChangedFiles()), tokens, summary)
+			rows = append(rows, []string{r.ID, r.Start.In(env.Now().Location()).Format("2006-01-02 15:04"), string(r.Kind), strconv.Itoa(len(r.ChangedFiles())), tokens, summary})
 		}
-		return tw.Flush()
+		return writeTable(w, rows, &tableOptions{Width: tableWidth(env), Whole: []bool{true}})
 	})
 }
 

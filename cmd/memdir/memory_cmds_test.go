@@ -32,6 +32,8 @@ type memWorld struct {
 	now                  time.Time
 	stdin                string
 	stdinTerminal        bool
+	// columns, when set, makes standard output a terminal that wide.
+	columns int
 }
 
 func newMemWorld(tb testing.TB) *memWorld {
@@ -68,6 +70,9 @@ func (w *memWorld) run(tb testing.TB, args ...string) (stdout, stderr string, co
 		Cwd:             w.project,
 		Now:             func() time.Time { return w.now },
 		StdinIsTerminal: w.stdinTerminal,
+
+		StdoutIsTerminal: w.columns > 0,
+		StdoutColumns:    w.columns,
 	}
 	code = Main(context.Background(), args, env)
 	return out.String(), errb.String(), code
@@ -218,7 +223,7 @@ func TestSaveCommandErrors(t *testing.T) {
 		{[]string{"save", "--name", "x", "--description", "d", "--type", "user", "--body", "b", "--file", "../escape.md"}, cli.ExitInvalid, "climbs out"},
 		{[]string{"save", "--name", "x", "--description", "d", "--type", "user", "--body", "b", "--file", "MEMORY.md"}, cli.ExitInvalid, "is the index"},
 		{[]string{"save", "stray", "--name", "x"}, cli.ExitUsage, "takes no arguments"},
-		{[]string{"save", "--bogus"}, cli.ExitUsage, "flag provided but not defined"},
+		{[]string{"save", "--bogus"}, cli.ExitUsage, "unknown flag --bogus"},
 	} {
 		_, errOut, code := w.run(t, tc.args...)
 		if code != tc.wantCode || !strings.Contains(errOut, tc.wantErr) {

@@ -9,6 +9,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/config"
@@ -32,12 +33,50 @@ type modelFlags struct {
 	noModel bool
 }
 
-// addModelFlags declares the configuration flags on fs, and --no-model with
-// the help text noModelUsage unless that is empty.
+// configKeys is a set of groups of configuration keys, so that a command
+// declares the flags of only the keys it reads.
+type configKeys int
+
+const (
+	keysModel  configKeys = 1 << iota // model, timeout, max_retries, stream, the API base URLs
+	keysRecall                        // recall.manifest_tokens
+	keysEmbed                         // embed.*
+	keysTeam                          // team.*
+	keysAll    = keysModel | keysRecall | keysEmbed | keysTeam
+)
+
+// keyGroups is the groups that read the configuration key named name:
+// the embedder reads the attempt timeout, the retries and the OpenAI base
+// URL as the model does.
+func keyGroups(name string) configKeys {
+	switch {
+	case strings.HasPrefix(name, "embed."):
+		return keysEmbed
+	case strings.HasPrefix(name, "team."):
+		return keysTeam
+	case strings.HasPrefix(name, "recall."):
+		return keysRecall
+	case name == "timeout" || name == "max_retries" || name == "openai.base_url":
+		return keysModel | keysEmbed
+	}
+	return keysModel
+}
+
+// addModelFlags declares the flags of the keys recall reads (the model,
+// the selector's budget and the embedder) on fs, and --no-model with the
+// help text noModelUsage unless that is empty.
 func addModelFlags(fs *flag.FlagSet, noModelUsage string) *modelFlags {
+	return addConfigFlags(fs, noModelUsage, keysModel|keysRecall|keysEmbed)
+}
+
+// addConfigFlags declares the flags of the configuration keys in the
+// groups keys on fs, and --no-model with the help text noModelUsage
+// unless that is empty. A command declares only the groups it reads: a
+// flag it would ignore is worse than none.
+func addConfigFlags(fs *flag.FlagSet, noModelUsage string, keys configKeys) *modelFlags {
 	mf := &modelFlags{fs: fs}
 	for _, k := range config.Keys() {
-		if k.Flag == "" {
+		if k.Flag == "" || keys&keyGroups(k.Name) == 0 {
 			continue
 		}
 		usage := k.Usage + " (config key " + k.Name + ")"

@@ -86,7 +86,7 @@ func (o *promoteOptions) Declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.apply, "apply", false, "carry out the items whose ids follow, from the last review")
 	fs.BoolVar(&o.keep, "keep-memory", false, "with --apply: keep memories promoted to CLAUDE.md or CLAUDE.local.md")
 	fs.BoolVar(&o.asJSON, "json", false, "print the report (or what was applied) as JSON")
-	o.mf = addModelFlags(fs, "")
+	o.mf = addConfigFlags(fs, "", keysModel)
 }
 
 func runPromote(ctx context.Context, env *cli.Env, o *promoteOptions, args []string) error {

@@ -110,8 +110,8 @@ func runSave(ctx context.Context, env *cli.Env, o *saveOptions, args []string) e
 	if len(args) > 0 {
 		return cli.Usagef("save takes no arguments (did you mean --body %q?)", strings.Join(args, " "))
 	}
-	if o.name == "" || o.desc == "" || o.typ == "" {
-		return cli.Usagef("--name, --description and --type are required")
+	if missing := missingFlags(map[string]string{"--name": o.name, "--description": o.desc, "--type": o.typ}, "--name", "--description", "--type"); missing != "" {
+		return cli.Usagef("save needs %s (--name, --description and --type are required)", missing)
 	}
 	t := memdir.ParseType(o.typ)
 	if t == "" {
@@ -172,4 +172,22 @@ func runSave(ctx context.Context, env *cli.Env, o *saveOptions, args []string) e
 		}
 		return nil
 	})
+}
+
+// missingFlags names the flags of order whose value in set is empty, as
+// "--a", "--a and --b" or "--a, --b and --c"; "" when none is.
+func missingFlags(set map[string]string, order ...string) string {
+	var miss []string
+	for _, f := range order {
+		if set[f] == "" {
+			miss = append(miss, f)
+		}
+	}
+	switch len(miss) {
+	case 0:
+		return ""
+	case 1:
+		return miss[0]
+	}
+	return strings.Join(miss[:len(miss)-1], ", ") + " and " + miss[len(miss)-1]
 }

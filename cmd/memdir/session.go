@@ -105,7 +105,7 @@ func (f *sessionOptions) Declare(fs *flag.FlagSet) {
 	fs.IntVar(&f.compact.MinTextMessages, "min-text-messages", session.DefaultCompactMinTextMessages, "compact: least messages with text to keep (`N`)")
 	fs.IntVar(&f.compact.MaxTokens, "max-tokens", session.DefaultCompactMaxTokens, "compact: stop looking back once the kept messages hold `TOKENS`")
 	fs.IntVar(&f.compact.AutoCompactThreshold, "threshold", 0, "compact: fall back when the compacted context would reach `TOKENS` (0: no limit)")
-	f.mf = addModelFlags(fs, "")
+	f.mf = addConfigFlags(fs, "", keysModel)
 }
 
 func runSession(ctx context.Context, env *cli.Env, f *sessionOptions, args []string) error {

@@ -49,6 +49,9 @@ Pages (one click each from the navigation bar):
   Checkpoints    the project's file-history sessions and snapshots, per-file
                  diffs and a rewind dry run
   Chart          memories by age and type
+  Review         writes injection screening held back (see 'memdir help
+                 review'): who made each, the findings and the content;
+                 accept (journaled, with Undo) or reject
 
 Security: the server listens on loopback only (--addr must be 127.0.0.1, ::1
 or localhost). The printed URL carries a random token, valid for this run,
@@ -78,7 +81,7 @@ type uiOptions struct {
 
 func (o *uiOptions) Declare(fs *flag.FlagSet) {
 	o.lf.register(fs, false)
-	o.mf = addModelFlags(fs, "recall ranks lexically even when a model is configured")
+	o.mf = addConfigFlags(fs, "recall ranks lexically even when a model is configured", keysModel)
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:0", "listen on `HOST:PORT` (loopback only; port 0 picks a free one)")
 	fs.BoolVar(&o.open, "open", false, "open the page in the default browser")
 	fs.BoolVar(&o.verbose, "verbose", false, "log requests refused and debug details to standard error")

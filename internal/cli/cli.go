@@ -20,6 +20,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -43,6 +44,11 @@ type Env struct {
 	StderrIsTerminal bool
 	// StdinIsTerminal is true when nobody is piping input in.
 	StdinIsTerminal bool
+	// StdoutIsTerminal is true when output goes to a terminal, where
+	// tables are fitted to its width; piped output keeps the full text.
+	StdoutIsTerminal bool
+	// StdoutColumns is the terminal's width in cells, 0 when unknown.
+	StdoutColumns int
 	// Command is how users call the running command ("memdir checkpoint",
 	// or "memdir-checkpoint"), for the commands it suggests; Program.Run
 	// sets it.
@@ -79,6 +85,8 @@ func OSEnv() *Env {
 		Now:              time.Now,
 		StderrIsTerminal: isTerm(os.Stderr),
 		StdinIsTerminal:  isTerm(os.Stdin),
+		StdoutIsTerminal: isTerm(os.Stdout),
+		StdoutColumns:    terminalColumns(os.Stdout),
 	}
 }
 
@@ -273,7 +281,7 @@ func (p *Program) run(ctx context.Context, c *Command, args []string, env *Env) 
 			p.PrintHelp(env.Stdout, c)
 			return flag.ErrHelp
 		}
-		return &usageError{err.Error()}
+		return &usageError{flagError(err.Error())}
 	}
 	e := *env
 	e.Command = p.line(c)
@@ -312,8 +320,7 @@ func (p *Program) PrintHelp(w io.Writer, c *Command) {
 	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
 	if hasFlags {
 		fmt.Fprintf(w, "\nFlags:\n")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
+		printFlags(w, fs)
 	}
 	fmt.Fprintf(w, "\n%s\n", ExitCodesHelp)
 }
@@ -493,4 +500,48 @@ func (e *Env) progressOptions() (progress.Options, bool) {
 		}
 	}
 	return opts, true
+}
+
+// printFlags lists fs's flags as flag.PrintDefaults does, but spelled
+// --name, as the usage lines and manuals spell them (the flag package
+// accepts both).
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	var b strings.Builder
+	fs.VisitAll(func(f *flag.Flag) {
+		b.WriteString("  --" + f.Name)
+		name, usage := flag.UnquoteUsage(f)
+		if name != "" {
+			b.WriteString(" " + name)
+		}
+		b.WriteString("\n    \t")
+		b.WriteString(strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if d := f.DefValue; d != "" && d != "0" && d != "false" && d != "0s" && d != "[]" {
+			if fmt.Sprintf("%T", f.Value) == "*flag.stringValue" {
+				d = strconv.Quote(d)
+			}
+			fmt.Fprintf(&b, " (default %s)", d)
+		}
+		b.WriteByte('\n')
+	})
+	io.WriteString(w, b.String())
+}
+
+// flagError rewords the flag package's parse errors to spell flags as
+// --name, as help does.
+func flagError(msg string) string {
+	for _, r := range [...]struct{ prefix, format string }{
+		{"flag provided but not defined: -", "unknown flag --%s"},
+		{"flag needs an argument: -", "flag --%s needs a value"},
+		{"bad flag syntax: ", "bad flag syntax: %s"},
+	} {
+		if rest, ok := strings.CutPrefix(msg, r.prefix); ok {
+			return fmt.Sprintf(r.format, rest)
+		}
+	}
+	if strings.HasPrefix(msg, "invalid ") {
+		if before, after, ok := strings.Cut(msg, " for flag -"); ok {
+			return before + " for --" + after
+		}
+	}
+	return msg
 }

@@ -52,7 +52,7 @@ func TestRun(t *testing.T) {
 		{multi, []string{"--", "--json"}, "--json\n", "", ExitOK},
 		{multi, nil, "", "memdir echo: no words\nUsage: memdir echo [--json] WORD...\nRun 'memdir help echo' for details.\n", ExitUsage},
 		{single, nil, "", "memdir-echo: no words\nUsage: memdir-echo [--json] WORD...\nRun 'memdir-echo --help' for details.\n", ExitUsage},
-		{multi, []string{"--nope"}, "", "memdir echo: flag provided but not defined: -nope\nUsage: memdir echo [--json] WORD...\nRun 'memdir help echo' for details.\n", ExitUsage},
+		{multi, []string{"--nope"}, "", "memdir echo: unknown flag --nope\nUsage: memdir echo [--json] WORD...\nRun 'memdir help echo' for details.\n", ExitUsage},
 		{multi, []string{"fail", "x"}, "", "memdir echo: echo x: not found\n", ExitNotFound},
 	} {
 		out, errOut, code := runEcho(tt.p, tt.args...)
@@ -61,7 +61,7 @@ func TestRun(t *testing.T) {
 		}
 	}
 	out, _, code := runEcho(single, "--help")
-	if code != ExitOK || !strings.HasPrefix(out, "intro\nUsage: memdir-echo [--json] WORD...\n\nPrints its arguments.\n\nFlags:\n  -json\n") || !strings.HasSuffix(out, ExitCodesHelp+"\n") {
+	if code != ExitOK || !strings.HasPrefix(out, "intro\nUsage: memdir-echo [--json] WORD...\n\nPrints its arguments.\n\nFlags:\n  --json\n") || !strings.HasSuffix(out, ExitCodesHelp+"\n") {
 		t.Errorf("--help: exit %d:\n%s", code, out)
 	}
 }

@@ -5,7 +5,10 @@
 // memdir.ErrX; errors.Is matches either name.
 package errs
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 var (
 	// ErrNotFound reports that a memory, index entry or directory does not exist.
@@ -19,3 +22,16 @@ var (
 	// ErrDisabled reports that auto memory is turned off by the environment or settings.
 	ErrDisabled = errors.New("auto memory is disabled")
 )
+
+// Unlabelled returns an error whose message is format's alone and that
+// errors.Is matches to sentinel: for a message the sentinel's text would
+// end as a stray label ("…; give more of it: invalid").
+func Unlabelled(sentinel error, format string, args ...any) error {
+	return &unlabelled{err: fmt.Errorf(format, args...), sentinel: sentinel}
+}
+
+type unlabelled struct{ err, sentinel error }
+
+func (e *unlabelled) Error() string        { return e.err.Error() }
+func (e *unlabelled) Unwrap() error        { return e.err }
+func (e *unlabelled) Is(target error) bool { return target == e.sentinel }
