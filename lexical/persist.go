@@ -194,6 +194,9 @@ func (x *Index) Corrupt() bool { return x.damaged.Load() }
 // Accessors that work on both forms of the index.
 
 func (x *Index) numDocs() int {
+	if x.ov != nil {
+		return x.ov.live
+	}
 	if x.seg != nil {
 		return len(x.docs)
 	}
@@ -210,6 +213,10 @@ func (x *Index) lookup(term string) (uint32, bool) {
 	if i < len(d) && x.seg.str(d[i].TextOff, d[i].TextLen) == term {
 		return uint32(i), true
 	}
+	if x.ov != nil {
+		id, ok := x.ov.extra[term]
+		return id, ok
+	}
 	return 0, false
 }
 
@@ -218,7 +225,7 @@ func (x *Index) lookup(term string) (uint32, bool) {
 // term's UTF-8 starts at 0xE1 or above, so its last term decides; an index
 // built in memory answers true.
 func (x *Index) mayHoldCJK() bool {
-	if x.seg == nil {
+	if x.seg == nil || x.ov != nil && x.ov.cjk {
 		return true
 	}
 	d := x.seg.dict
@@ -234,6 +241,9 @@ func (x *Index) termText(id uint32) string {
 		return x.text[id]
 	}
 	if int(id) >= len(x.seg.dict) {
+		if x.ov != nil && int(id)-x.ov.nbTerms < len(x.ov.text) {
+			return x.ov.text[int(id)-x.ov.nbTerms]
+		}
 		return ""
 	}
 	t := &x.seg.dict[id]
@@ -244,23 +254,45 @@ func (x *Index) docFreq(id uint32) int32 {
 	if x.seg == nil {
 		return x.df[id]
 	}
-	if int(id) >= len(x.seg.dict) {
-		return 0
+	var n int32
+	if int(id) < len(x.seg.dict) {
+		n = int32(x.seg.dict[id].PostN)
 	}
-	return int32(x.seg.dict[id].PostN)
+	if x.ov != nil {
+		n += x.ov.df[id]
+	}
+	return n
 }
 
 func (x *Index) numericTerm(id uint32) bool {
 	if x.seg == nil {
 		return x.numeric[id]
 	}
-	return int(id) < len(x.seg.dict) && x.seg.dict[id].Numeric != 0
+	if int(id) >= len(x.seg.dict) {
+		return x.ov != nil && int(id)-x.ov.nbTerms < len(x.ov.numeric) && x.ov.numeric[int(id)-x.ov.nbTerms]
+	}
+	return x.seg.dict[id].Numeric != 0
 }
 
 func (x *Index) postingsOf(id uint32) []posting {
 	if x.seg == nil {
 		return x.postings[id]
 	}
+	if x.ov == nil {
+		return x.segPostings(id)
+	}
+	var base []posting
+	if int(id) < len(x.seg.dict) {
+		if base = x.segPostings(id); base == nil {
+			return nil // damaged
+		}
+	}
+	return x.ov.postings(id, base)
+}
+
+// segPostings returns the segment's postings of term id, checked on first
+// use.
+func (x *Index) segPostings(id uint32) []posting {
 	if int(id) >= len(x.seg.dict) {
 		return nil
 	}
@@ -277,7 +309,7 @@ func (x *Index) postingsOf(id uint32) []posting {
 		x.damaged.Store(true)
 		return nil
 	}
-	n := uint32(len(x.docs))
+	n := uint32(len(x.seg.docs))
 	prev := int64(-1)
 	for _, p := range ps {
 		if p.doc >= n || int64(p.doc) <= prev {
@@ -300,7 +332,7 @@ func (x *Index) docTermIDs(slot uint32) []uint32 {
 }
 
 func (x *Index) docTermsOK(slot uint32) bool {
-	if x.seg == nil {
+	if x.seg == nil || int(slot) >= len(x.seg.docs) {
 		return true
 	}
 	i := len(x.seg.dict) + int(slot)
@@ -315,45 +347,50 @@ func (x *Index) docTermsOK(slot uint32) bool {
 	return true
 }
 
-// thaw copies a loaded segment into the mutable form, so it can be updated.
+// thaw copies a loaded segment, and what was put over it, into the
+// mutable form.
 func (x *Index) thaw() {
-	seg := x.seg
-	if seg == nil {
+	if x.seg == nil {
 		return
 	}
-	nt := len(seg.dict)
+	nt := x.numTerms()
 	x.terms = make(map[string]uint32, nt)
 	x.text = make([]string, nt)
 	x.postings = make([][]posting, nt)
 	x.df = make([]int32, nt)
 	x.numeric = make([]bool, nt)
 	x.tf = make([][nFields]uint8, nt)
-	all := slices.Clone(seg.postings)
-	for i := range seg.dict {
-		t := &seg.dict[i]
-		text := strings.Clone(seg.str(t.TextOff, t.TextLen))
-		x.terms[text] = uint32(i)
+	for i := range nt {
+		id := uint32(i)
+		text := strings.Clone(x.termText(id))
+		x.terms[text] = id
 		x.text[i] = text
-		x.numeric[i] = t.Numeric != 0
-		if x.postingsOf(uint32(i)) == nil {
-			continue // damaged: dropped (and Corrupt reports it)
+		x.numeric[i] = x.numericTerm(id)
+		ps := x.postingsOf(id)
+		if ps == nil {
+			continue // damaged (Corrupt reports it), or no longer held
 		}
-		x.postings[i] = all[t.PostOff : t.PostOff+t.PostN : t.PostOff+t.PostN]
-		x.df[i] = int32(t.PostN)
+		x.postings[i] = slices.Clip(slices.Clone(ps))
+		x.df[i] = x.docFreq(id)
 	}
-	terms := slices.Clone(seg.docTerms)
 	x.ids = make(map[string]uint32, len(x.docs))
+	x.dead = 0
 	for i := range x.docs {
 		d := &x.docs[i]
-		sd := &seg.docs[i]
-		d.id = strings.Clone(d.id)
+		if !d.alive {
+			*d = docInfo{}
+			x.dead++
+			continue
+		}
 		ok := x.docTermsOK(uint32(i))
-		d.terms = terms[sd.TermsOff : sd.TermsOff : sd.TermsOff+sd.TermsN]
+		d.id = strings.Clone(d.id)
+		terms := d.terms
+		d.terms = make([]uint32, 0, len(terms))
 		x.ids[d.id] = uint32(i)
 		if !ok {
 			continue
 		}
-		for _, t := range terms[sd.TermsOff : sd.TermsOff+sd.TermsN] {
+		for _, t := range terms {
 			if int(t) < nt {
 				d.terms = append(d.terms, t)
 			} else {
@@ -361,7 +398,7 @@ func (x *Index) thaw() {
 			}
 		}
 	}
-	x.seg = nil
+	x.seg, x.ov = nil, nil
 }
 
 // WriteTo writes the index as a segment that [Load] opens in place: only
@@ -405,10 +442,7 @@ func (x *Index) marshal(b []byte) ([]byte, error) {
 		newSlot[os] = uint32(ns)
 	}
 	// Terms some live document holds, in text order.
-	nAll := len(x.text)
-	if x.seg != nil {
-		nAll = len(x.seg.dict)
-	}
+	nAll := x.numTerms()
 	var terms []uint32
 	for id := 0; id < nAll; id++ {
 		if x.docFreq(uint32(id)) > 0 {
