@@ -40,7 +40,12 @@ import (
 // segFormat is the segment's magic and version. Version 1 had a header of
 // its own before the tables; such a segment is refused like any other
 // version, and the index rebuilt.
-var segFormat = framed.Format{Magic: "MDLXSEG\x01", Version: 2}
+//
+// Version 3 added a checksum of each term's text (checked at each probe of
+// a dictionary search, so that damage there cannot make a term silently
+// missing) and one of every document ID (checked by Load); version 2
+// segments are refused like any other, and the index rebuilt.
+var segFormat = framed.Format{Magic: "MDLXSEG\x01", Version: 3}
 
 // The segment's section ids.
 const (
@@ -54,6 +59,9 @@ const (
 
 type segMeta struct {
 	TotalLen [nFields]int64
+	// IDsCRC is the CRC-32C of every document ID, in slot order, each
+	// followed by a zero byte.
+	IDsCRC, _ uint32
 }
 
 type segDoc struct {
@@ -68,7 +76,17 @@ type segTerm struct {
 	PostOff, PostN   uint32
 	Numeric          uint32
 	PostCRC          uint32
+	// TextCRC is the CRC-32C of the text and the Numeric field.
+	TextCRC, _ uint32
 }
+
+// textCRC covers a term's text and whether it is numeric.
+func textCRC(text string, numeric uint32) uint32 {
+	return crc32.Update(crc32.Checksum(strBytes(text), crcTable()), crcTable(), []byte{byte(numeric)})
+}
+
+// strBytes views s as bytes without copying; they are only read.
+func strBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // segment is the read-only, mapped form of an index.
 type segment struct {
@@ -127,10 +145,12 @@ func Load(data []byte, opts *Options) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadSegment, err)
 	}
-	seg.checked = make([]atomic.Uint32, (len(seg.dict)+len(seg.docs))/32+1)
+	seg.checked = make([]atomic.Uint32, (2*len(seg.dict)+len(seg.docs))/32+1)
 	blobLen, nDocTerms := uint64(len(seg.blob)), uint64(len(seg.docTerms))
 	x := &Index{opts: opts.withDefaults(), seg: seg, totalLen: meta.TotalLen}
 	x.docs = make([]docInfo, len(seg.docs))
+	var ids uint32
+	var zero [1]byte
 	for i := range seg.docs {
 		d := &seg.docs[i]
 		if uint64(d.IDOff)+uint64(d.IDLen) > blobLen || uint64(d.TermsOff)+uint64(d.TermsN) > nDocTerms {
@@ -145,6 +165,10 @@ func Load(data []byte, opts *Options) (*Index, error) {
 		if i > 0 && x.docs[i-1].id >= x.docs[i].id {
 			return nil, fmt.Errorf("%w: documents out of order", ErrBadSegment)
 		}
+		ids = crc32.Update(crc32.Update(ids, crcTable(), strBytes(x.docs[i].id)), crcTable(), zero[:])
+	}
+	if ids != meta.IDsCRC {
+		return nil, fmt.Errorf("%w: document IDs fail their checksum", ErrBadSegment)
 	}
 	return x, nil
 }
@@ -209,8 +233,10 @@ func (x *Index) lookup(term string) (uint32, bool) {
 		return id, ok
 	}
 	d := x.seg.dict
-	i := sort.Search(len(d), func(i int) bool { return x.seg.str(d[i].TextOff, d[i].TextLen) >= term })
-	if i < len(d) && x.seg.str(d[i].TextOff, d[i].TextLen) == term {
+	// Each probe's text is checked (once): damage there would otherwise
+	// send the search the wrong way and hide the term.
+	i := sort.Search(len(d), func(i int) bool { return x.probe(i) >= term })
+	if i < len(d) && x.probe(i) == term {
 		return uint32(i), true
 	}
 	if x.ov != nil {
@@ -234,6 +260,24 @@ func (x *Index) mayHoldCJK() bool {
 	}
 	last := x.seg.str(d[len(d)-1].TextOff, d[len(d)-1].TextLen)
 	return last != "" && last[0] >= 0xE1
+}
+
+// probe returns the text of the segment's term i for a dictionary search,
+// checking its checksum the first time (a bit per term, after those of
+// the posting lists and document term lists).
+func (x *Index) probe(i int) string {
+	t := &x.seg.dict[i]
+	text := x.seg.str(t.TextOff, t.TextLen)
+	bit := len(x.seg.dict) + len(x.seg.docs) + i
+	if x.seg.verified(bit) {
+		return text
+	}
+	if textCRC(text, t.Numeric) != t.TextCRC {
+		x.damaged.Store(true)
+		return text
+	}
+	x.seg.markVerified(bit)
+	return text
 }
 
 func (x *Index) termText(id uint32) string {
@@ -468,6 +512,7 @@ func (x *Index) marshal(b []byte) ([]byte, error) {
 		d := &x.docs[os]
 		sd := &docs[ns]
 		sd.IDOff, sd.IDLen = addStr(d.id)
+		meta.IDsCRC = crc32.Update(crc32.Update(meta.IDsCRC, crcTable(), []byte(d.id)), crcTable(), []byte{0})
 		sd.Len = d.len
 		sd.TermsOff = uint32(len(docTerms))
 		for _, t := range d.terms {
@@ -501,6 +546,7 @@ func (x *Index) marshal(b []byte) ([]byte, error) {
 		slices.SortFunc(ps, func(a, b posting) int { return cmp.Compare(a.doc, b.doc) })
 		st.PostN = uint32(len(ps))
 		st.PostCRC = termCRC(x.termText(ot), ps)
+		st.TextCRC = textCRC(x.termText(ot), st.Numeric)
 		if len(postings) > 1<<32-1 || len(blob) > 1<<32-1 {
 			return nil, errors.New("lexical: index too large to persist")
 		}
