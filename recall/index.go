@@ -347,14 +347,32 @@ func (x *Index) refreshLocked(ctx context.Context, all bool) (*RefreshStats, err
 		return x.refreshLocked(ctx, true)
 	}
 	// 3. Read new and changed files in parallel.
-	read, err := x.readStale(ctx, stale, racy)
+	// A first build puts each document into the lexical index as it is
+	// read and drops its body, so that the bodies of the whole directory
+	// are never held at once.
+	var built *lexical.Index
+	var sink func(r *readResult)
+	if x.lex == nil {
+		built = lexical.New(nil, nil)
+		sink = func(r *readResult) {
+			if !r.f.bad {
+				built.Put(lexical.Doc{ID: r.f.path, Name: r.f.name, Description: r.f.desc, Body: r.body})
+			}
+			r.body = ""
+		}
+	}
+	read, err := x.readStale(ctx, stale, racy, sink)
 	if err != nil {
 		return nil, err
+	}
+	if built != nil {
+		x.lex = built
+		x.delta = nil
 	}
 	// 4. Apply: in place when no file came or went. Only a change of what
 	// the index holds is written: a refresh that re-read racy files and
 	// found them as they were writes nothing.
-	dirty := x.apply(st, stale, read, removed)
+	dirty := x.apply(st, stale, read, removed, built != nil)
 	slices.SortFunc(w.dirs, func(a, b recallDir) int { return strings.Compare(a.rel, b.rel) })
 	dirty = dirty || !slices.Equal(w.dirs, x.dirs)
 	x.dirs = w.dirs
@@ -454,8 +472,9 @@ type readResult struct {
 	probs []memdir.Problem
 }
 
-// readStale reads the stale files in parallel.
-func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...int64) bool) ([]readResult, error) {
+// readStale reads the stale files in parallel. When sink is not nil, it
+// is called with each result once read, one at a time, in this goroutine.
+func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...int64) bool, sink func(*readResult)) ([]readResult, error) {
 	root, err := os.OpenRoot(x.dir)
 	if err != nil {
 		return nil, fmt.Errorf("recall index %s: %w", x.dir, err)
@@ -465,6 +484,10 @@ func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...i
 	var wg sync.WaitGroup
 	var next int
 	var nmu sync.Mutex
+	var done chan int
+	if sink != nil {
+		done = make(chan int, 64)
+	}
 	for w := 0; w < min(max(4, 2*runtime.GOMAXPROCS(0)), len(stale)); w++ {
 		wg.Go(func() {
 			var hr memdir.HeaderReader
@@ -480,8 +503,17 @@ func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...i
 				r.f, r.body, r.probs = readRecallFile(root, stale[i].rel, &hr)
 				r.f.stamp = stale[i].stamp
 				r.f.racy = racy(r.f.stamp.MTime, r.f.stamp.CTime)
+				if done != nil {
+					done <- i
+				}
 			}
 		})
+	}
+	if done != nil {
+		go func() { wg.Wait(); close(done) }()
+		for i := range done {
+			sink(&read[i])
+		}
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
@@ -500,13 +532,8 @@ func sameRecord(a, b *recallFile) bool {
 // updated in place (or built, the first time), and x.files gains the new
 // files and loses the removed ones, in path order. It reports whether any
 // record changed, noting each change for the delta file.
-func (x *Index) apply(st *RefreshStats, stale []staleFile, read []readResult, removed []int) bool {
-	build := x.lex == nil
-	if build {
-		x.delta = nil
-	}
+func (x *Index) apply(st *RefreshStats, stale []staleFile, read []readResult, removed []int, build bool) bool {
 	changed := len(removed) > 0
-	var docs []lexical.Doc
 	for _, i := range removed {
 		if !build && !x.files[i].bad {
 			x.lex.Remove(x.files[i].path)
@@ -544,16 +571,11 @@ func (x *Index) apply(st *RefreshStats, stale []staleFile, read []readResult, re
 			if !build && c.oi >= 0 {
 				x.lex.Remove(c.rel)
 			}
-		case build:
-			docs = append(docs, lexical.Doc{ID: r.f.path, Name: r.f.name, Description: r.f.desc, Body: r.body})
+		case build: // put as it was read (see refreshLocked)
 		default:
 			x.lex.Put(lexical.Doc{ID: r.f.path, Name: r.f.name, Description: r.f.desc, Body: r.body})
 		}
 		st.Read++
-	}
-	if build {
-		slices.SortFunc(docs, func(a, b lexical.Doc) int { return strings.Compare(a.ID, b.ID) })
-		x.lex = lexical.New(docs, nil)
 	}
 	if len(removed) == 0 && len(added) == 0 {
 		return changed
