@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"slices"
-	"strings"
 	"unsafe"
 
 	"github.com/memdir/memdir/internal/atomicfile"
@@ -328,21 +327,22 @@ func (x *Index) loadDelta() {
 		}
 	}
 	if adds > 0 || gone > 0 {
+		// Both are in path order: merge them, dropping what is gone.
 		files := make([]recallFile, 0, len(x.files)+adds-gone)
-		for i := range x.files {
-			if e, ok := x.delta[x.files[i].path]; !ok || !e.gone {
-				files = append(files, x.files[i])
-			}
-		}
+		j := 0
 		for i, p := range d.paths {
+			for j < len(x.files) && x.files[j].path < p {
+				files = append(files, x.files[j])
+				j++
+			}
+			if j < len(x.files) && x.files[j].path == p {
+				j++ // replaced in place above, or gone
+			}
 			if e := &d.entries[i]; !e.gone {
-				if _, ok := x.find(p); !ok {
-					files = append(files, e.f)
-				}
+				files = append(files, e.f)
 			}
 		}
-		slices.SortFunc(files, func(a, b recallFile) int { return strings.Compare(a.path, b.path) })
-		x.files = files
+		x.files = append(files, x.files[j:]...)
 	}
 	good := 0
 	for i := range x.files {
