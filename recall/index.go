@@ -445,10 +445,16 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 		case w.listed[parent]:
 			if !foundSet[f.path] {
 				removed = append(removed, i)
-			} else {
-				delete(foundSet, f.path)
-				check(f.path, i)
+				continue
 			}
+			delete(foundSet, f.path)
+			// A file with the inode the index read was not replaced by
+			// a rename: like a file of an unchanged directory, it is
+			// stat-ed only when racy, hinted or in the rotation's share.
+			if ino, ok := w.inos[f.path]; ok && ino == f.stamp.Ino && !f.racy && !share(i) && !hinted[f.path] {
+				continue
+			}
+			check(f.path, i)
 		case w.visited[parent]:
 			if f.racy || share(i) || hinted[f.path] {
 				check(f.path, i)
@@ -600,6 +606,8 @@ type dirWalk struct {
 	dirs            []recallDir
 	visited, listed map[string]bool
 	found           []string // memory files in listed directories
+	// inos holds the inode the listing gave each of them, where known.
+	inos map[string]uint64
 }
 
 // walkDirs stats every known directory of the tree and lists those whose
@@ -618,6 +626,7 @@ func (x *Index) walkDirs(sd *statDir, racy func(...int64) bool) dirWalk {
 	visited := map[string]bool{}
 	listed := map[string]bool{}
 	var found []string // memory files in listed directories
+	inos := map[string]uint64{}
 	var visit func(rel string)
 	visit = func(rel string) {
 		s, isDir, _, err := sd.stat(rel)
@@ -633,28 +642,30 @@ func (x *Index) walkDirs(sd *statDir, racy func(...int64) bool) dirWalk {
 			return
 		}
 		listed[rel] = true
-		// Unsorted, with the types getdents gives: no lstat per entry.
-		df, err := os.Open(filepath.Join(x.dir, filepath.FromSlash(rel)))
-		if err != nil {
+		// Unsorted, with the types and inodes getdents gives: no lstat
+		// per entry.
+		ents, err := listDir(filepath.Join(x.dir, filepath.FromSlash(rel)))
+		if err != nil && len(ents) == 0 {
 			return // an unreadable subdirectory is skipped, as a scan does
 		}
-		ents, _ := df.ReadDir(-1)
-		df.Close()
 		for _, e := range ents {
-			p := e.Name()
+			p := e.name
 			if rel != "." {
 				p = rel + "/" + p
 			}
 			switch {
-			case e.IsDir():
+			case e.isDir:
 				visit(p)
-			case strings.HasSuffix(p, ".md") && e.Name() != memdir.EntrypointName:
+			case strings.HasSuffix(p, ".md") && e.name != memdir.EntrypointName:
 				found = append(found, p)
+				if e.ino != 0 {
+					inos[p] = e.ino
+				}
 			}
 		}
 	}
 	visit(".")
-	return dirWalk{dirs, visited, listed, found}
+	return dirWalk{dirs, visited, listed, found, inos}
 }
 
 // readRecallFile reads a memory for the index: its header from the first 30
