@@ -335,7 +335,7 @@ const systemPython = "/usr/bin/python3"
 
 // indexedMax is the largest corpus indexedDir generates with every memory
 // indexed.
-const indexedMax = 20000
+const indexedMax = 2000
 
 // indexedDir returns a cached corpus of n memories, every one indexed in
 // MEMORY.md or its overflow (benchcorpus.WriteIndexed).
@@ -347,10 +347,10 @@ func (b *bench) indexedDir(n int) string {
 	}
 	os.RemoveAll(dir)
 	if n > indexedMax {
-		// doctor --compact's MEMORY.md handling is quadratic today (about
-		// 2.5 CPU minutes at 20,000): past this size the corpus has the
-		// newest 150 memories in MEMORY.md, which the recall index does
-		// not read anyway.
+		// doctor --compact's MEMORY.md handling is quadratic today (at
+		// 20,000 memories it had not finished after 7 CPU minutes): past
+		// this size the corpus has the newest 150 memories in MEMORY.md,
+		// which the recall index does not read anyway.
 		fmt.Fprintf(os.Stderr, "bench: generating %d memories (150 in MEMORY.md) in %s\n", n, dir)
 		check(b.corpus.Write(dir, n))
 		check(os.WriteFile(done, nil, 0o600))
