@@ -15,6 +15,12 @@
 //	          and what the snapshot adds to memdir hook, where Claude Code
 //	          users take it (hook minus hook --no-checkpoint) ÷ stat(1)
 //	list      memdir list --json ÷ a process reading 30 lines of each file
+//	prompt    memdir hook on every memory indexed (MEMORY.md and
+//	          MEMORY-more.md, as doctor --compact leaves them) ÷ memdir
+//	          --version, in the user's three cases: warm (nothing changed),
+//	          the first prompt after one memory was rewritten (by rename,
+//	          as memdir and editors write), and the first prompt ever (no
+//	          index: the state directory removed before each run)
 //	ui        the UI's GET /api/memories (wall, from a client process) ÷
 //	          memdir list --json (wall), on the same directory, every
 //	          memory indexed
@@ -67,6 +73,8 @@ func main() {
 	only := flag.String("only", "", "comma-separated parts to run: hook,recall,save,checkpoint,list,ui (default all)")
 	uiSizes := flag.String("ui-sizes", "2000,20000", "corpus sizes for the UI listing")
 	sizesFlag := flag.String("recall-sizes", "2000,20000,100000", "corpus sizes for the recall comparison")
+	promptSizes := flag.String("prompt-sizes", "200,2000,20000,100000", "corpus sizes for the prompt cases")
+	firstRuns := flag.Int("first-runs", 3, "runs of the first prompt ever (a full index build each)")
 	flag.Parse()
 	if *memdirBin == "" {
 		fmt.Fprintln(os.Stderr, "bench: -memdir is required")
@@ -91,6 +99,12 @@ func main() {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		check(err)
 		recallSizes = append(recallSizes, n)
+	}
+	var promptNs []int
+	for s := range strings.SplitSeq(*promptSizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		check(err)
+		promptNs = append(promptNs, n)
 	}
 	check(os.MkdirAll(b.cache, 0o700))
 	fmt.Printf("memdir bench: %s, %d runs each, median CPU (user+sys) per process\n\n", *memdirBin, b.runs)
@@ -140,6 +154,11 @@ func main() {
 			check(err)
 			api, list := b.uiListing(n)
 			b.wallRow(fmt.Sprintf("UI GET /api/memories, %d ÷ list --json", n), api, list)
+		}
+	}
+	if want("prompt") {
+		for _, n := range promptNs {
+			b.prompts(n, *firstRuns)
 		}
 	}
 	if want("list") {
@@ -326,7 +345,7 @@ func (b *bench) recall(n int) (mem, fts result) {
 	db := filepath.Join(b.cache, fmt.Sprintf("fts-%d.sqlite", n))
 	if _, err := os.Stat(db); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: building the FTS5 database for %d memories\n", n)
-		cmd := exec.Command("python3", "-c", ftsBuild, dir, db)
+		cmd := exec.Command(systemPython, "-c", ftsBuild, dir, db)
 		out, err := cmd.CombinedOutput()
 		check(errOut(err, out))
 	}
@@ -336,26 +355,79 @@ func (b *bench) recall(n int) (mem, fts result) {
 	for i := range qs {
 		qs[i] = b.query()
 	}
-	mem = b.measureSeq(env, qs, func(q string) []string {
+	argv := func(env []string, a func(string) []string) func(int) *exec.Cmd {
+		return func(r int) *exec.Cmd {
+			a := a(qs[r%len(qs)])
+			cmd := exec.Command(a[0], a[1:]...)
+			cmd.Env = append(os.Environ(), env...)
+			return cmd
+		}
+	}
+	// Taking turns, on the same query each round.
+	rs := b.interleave(argv(env, func(q string) []string {
 		return []string{b.bin, "recall", "--dir", dir, "--no-model", "--json", q}
-	})
-	fts = b.measureSeq(nil, qs, func(q string) []string {
+	}), argv(nil, func(q string) []string {
 		words := wordRE.FindAllString(q, -1)
 		for i, w := range words {
 			words[i] = `"` + w + `"`
 		}
-		return []string{"python3", "-c", ftsQuery, db, strings.Join(words, " OR ")}
-	})
-	return mem, fts
+		return []string{systemPython, "-c", ftsQuery, db, strings.Join(words, " OR ")}
+	}))
+	return rs[0], rs[1]
 }
 
-func (b *bench) measureSeq(env []string, qs []string, argv func(string) []string) result {
-	return b.measureRuns(func(r int) *exec.Cmd {
-		a := argv(qs[r%len(qs)])
-		cmd := exec.Command(a[0], a[1:]...)
-		cmd.Env = append(os.Environ(), env...)
-		return cmd
-	})
+// systemPython is the FTS5 reference's interpreter: the system's, named
+// explicitly, since a python3 found on PATH may be a version manager's
+// shim that costs ten times the interpreter's own start.
+const systemPython = "/usr/bin/python3"
+
+// prompts measures memdir hook's UserPromptSubmit on n memories, every
+// one indexed, against memdir --version, taking turns: warm, the first
+// prompt after one memory was rewritten, and the first prompt ever.
+func (b *bench) prompts(n, firstRuns int) {
+	dir := b.indexedDir(n)
+	env := append(b.isolatedEnv(fmt.Sprintf("prompt-%d", n)), "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE="+dir)
+	state := filepath.Join(b.cache, fmt.Sprintf("home-prompt-%d", n), "state")
+	i := 0
+	hook := func(prepare func()) func(int) *exec.Cmd {
+		return func(run int) *exec.Cmd {
+			if prepare != nil {
+				prepare()
+			}
+			i++
+			in, _ := json.Marshal(map[string]any{
+				"session_id": fmt.Sprintf("prompt-%d", i), "hook_event_name": "UserPromptSubmit",
+				"cwd": dir, "prompt": b.queries[run%len(b.queries)], "prompt_id": fmt.Sprintf("p%d", i),
+			})
+			cmd := exec.Command(b.bin, "hook")
+			cmd.Env = append(os.Environ(), env...)
+			cmd.Stdin = strings.NewReader(string(in))
+			return cmd
+		}
+	}
+	version := command(nil, b.bin, "--version")
+	// One memory rewritten by rename, as a save or an editor writes it; a
+	// new body each time so that its content changes.
+	edits := 0
+	victim := filepath.Join(dir, b.corpus.Memory(n/2, n).File)
+	orig, err := os.ReadFile(victim)
+	check(err)
+	rewrite := func() {
+		edits++
+		tmp := victim + ".tmp"
+		check(os.WriteFile(tmp, append(append([]byte{}, orig...), fmt.Sprintf("\nedited %d: the zebra crossing\n", edits)...), 0o600))
+		check(os.Rename(tmp, victim))
+	}
+	defer os.WriteFile(victim, orig, 0o600)
+	rs := b.interleave(hook(nil), version)
+	b.row(fmt.Sprintf("prompt warm, %d ÷ --version", n), rs[0], rs[1])
+	rs = b.interleave(hook(rewrite), version)
+	b.row(fmt.Sprintf("prompt after 1 memory rewritten, %d ÷ --version", n), rs[0], rs[1])
+	runs := b.runs
+	b.runs = firstRuns
+	rs = b.interleave(hook(func() { check(os.RemoveAll(state)) }), version)
+	b.runs = runs
+	b.row(fmt.Sprintf("prompt first ever (no index), %d ÷ --version", n), rs[0], rs[1])
 }
 
 func errOut(err error, out []byte) error {

@@ -2,8 +2,6 @@ package lexical
 
 import (
 	"math"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -148,6 +146,9 @@ type Index struct {
 	// (see Load); the mutable fields above except docs and totalLen are
 	// then empty until an update copies it into them.
 	seg *segment
+	// ov, when not nil, holds what was put and removed over seg since it
+	// was loaded (see overlay).
+	ov *overlay
 	// damaged is set when a loaded segment turned out to be corrupt.
 	damaged atomic.Bool
 
@@ -183,11 +184,7 @@ func (x *Index) Len() int {
 func (x *Index) Has(id string) bool {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	if x.seg != nil {
-		_, ok := slices.BinarySearchFunc(x.docs, id, func(d docInfo, id string) int { return strings.Compare(d.id, id) })
-		return ok
-	}
-	_, ok := x.ids[id]
+	_, ok := x.slotOf(id)
 	return ok
 }
 
@@ -195,7 +192,13 @@ func (x *Index) Has(id string) bool {
 func (x *Index) Put(doc Doc) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.thaw()
+	if x.seg != nil {
+		x.ovPut(doc)
+		if x.wantsThaw() {
+			x.thaw()
+		}
+		return
+	}
 	x.put(doc)
 }
 
@@ -203,10 +206,13 @@ func (x *Index) Put(doc Doc) {
 func (x *Index) Remove(id string) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.thaw()
-	slot, ok := x.ids[id]
+	slot, ok := x.slotOf(id)
 	if !ok {
 		return false
+	}
+	if x.seg != nil {
+		x.ovRemove(slot)
+		return true
 	}
 	x.remove(slot)
 	x.maybeCompact()

@@ -40,7 +40,12 @@ import (
 // segFormat is the segment's magic and version. Version 1 had a header of
 // its own before the tables; such a segment is refused like any other
 // version, and the index rebuilt.
-var segFormat = framed.Format{Magic: "MDLXSEG\x01", Version: 2}
+//
+// Version 3 added a checksum of each term's text (checked at each probe of
+// a dictionary search, so that damage there cannot make a term silently
+// missing) and one of every document ID (checked by Load); version 2
+// segments are refused like any other, and the index rebuilt.
+var segFormat = framed.Format{Magic: "MDLXSEG\x01", Version: 3}
 
 // The segment's section ids.
 const (
@@ -54,6 +59,9 @@ const (
 
 type segMeta struct {
 	TotalLen [nFields]int64
+	// IDsCRC is the CRC-32C of every document ID, in slot order, each
+	// followed by a zero byte.
+	IDsCRC, _ uint32
 }
 
 type segDoc struct {
@@ -68,7 +76,17 @@ type segTerm struct {
 	PostOff, PostN   uint32
 	Numeric          uint32
 	PostCRC          uint32
+	// TextCRC is the CRC-32C of the text and the Numeric field.
+	TextCRC, _ uint32
 }
+
+// textCRC covers a term's text and whether it is numeric.
+func textCRC(text string, numeric uint32) uint32 {
+	return crc32.Update(crc32.Checksum(strBytes(text), crcTable()), crcTable(), []byte{byte(numeric)})
+}
+
+// strBytes views s as bytes without copying; they are only read.
+func strBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // segment is the read-only, mapped form of an index.
 type segment struct {
@@ -127,10 +145,12 @@ func Load(data []byte, opts *Options) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadSegment, err)
 	}
-	seg.checked = make([]atomic.Uint32, (len(seg.dict)+len(seg.docs))/32+1)
+	seg.checked = make([]atomic.Uint32, (2*len(seg.dict)+len(seg.docs))/32+1)
 	blobLen, nDocTerms := uint64(len(seg.blob)), uint64(len(seg.docTerms))
 	x := &Index{opts: opts.withDefaults(), seg: seg, totalLen: meta.TotalLen}
 	x.docs = make([]docInfo, len(seg.docs))
+	var ids uint32
+	var zero [1]byte
 	for i := range seg.docs {
 		d := &seg.docs[i]
 		if uint64(d.IDOff)+uint64(d.IDLen) > blobLen || uint64(d.TermsOff)+uint64(d.TermsN) > nDocTerms {
@@ -145,6 +165,10 @@ func Load(data []byte, opts *Options) (*Index, error) {
 		if i > 0 && x.docs[i-1].id >= x.docs[i].id {
 			return nil, fmt.Errorf("%w: documents out of order", ErrBadSegment)
 		}
+		ids = crc32.Update(crc32.Update(ids, crcTable(), strBytes(x.docs[i].id)), crcTable(), zero[:])
+	}
+	if ids != meta.IDsCRC {
+		return nil, fmt.Errorf("%w: document IDs fail their checksum", ErrBadSegment)
 	}
 	return x, nil
 }
@@ -194,6 +218,9 @@ func (x *Index) Corrupt() bool { return x.damaged.Load() }
 // Accessors that work on both forms of the index.
 
 func (x *Index) numDocs() int {
+	if x.ov != nil {
+		return x.ov.live
+	}
 	if x.seg != nil {
 		return len(x.docs)
 	}
@@ -206,9 +233,15 @@ func (x *Index) lookup(term string) (uint32, bool) {
 		return id, ok
 	}
 	d := x.seg.dict
-	i := sort.Search(len(d), func(i int) bool { return x.seg.str(d[i].TextOff, d[i].TextLen) >= term })
-	if i < len(d) && x.seg.str(d[i].TextOff, d[i].TextLen) == term {
+	// Each probe's text is checked (once): damage there would otherwise
+	// send the search the wrong way and hide the term.
+	i := sort.Search(len(d), func(i int) bool { return x.probe(i) >= term })
+	if i < len(d) && x.probe(i) == term {
 		return uint32(i), true
+	}
+	if x.ov != nil {
+		id, ok := x.ov.extra[term]
+		return id, ok
 	}
 	return 0, false
 }
@@ -218,7 +251,7 @@ func (x *Index) lookup(term string) (uint32, bool) {
 // term's UTF-8 starts at 0xE1 or above, so its last term decides; an index
 // built in memory answers true.
 func (x *Index) mayHoldCJK() bool {
-	if x.seg == nil {
+	if x.seg == nil || x.ov != nil && x.ov.cjk {
 		return true
 	}
 	d := x.seg.dict
@@ -229,11 +262,32 @@ func (x *Index) mayHoldCJK() bool {
 	return last != "" && last[0] >= 0xE1
 }
 
+// probe returns the text of the segment's term i for a dictionary search,
+// checking its checksum the first time (a bit per term, after those of
+// the posting lists and document term lists).
+func (x *Index) probe(i int) string {
+	t := &x.seg.dict[i]
+	text := x.seg.str(t.TextOff, t.TextLen)
+	bit := len(x.seg.dict) + len(x.seg.docs) + i
+	if x.seg.verified(bit) {
+		return text
+	}
+	if textCRC(text, t.Numeric) != t.TextCRC {
+		x.damaged.Store(true)
+		return text
+	}
+	x.seg.markVerified(bit)
+	return text
+}
+
 func (x *Index) termText(id uint32) string {
 	if x.seg == nil {
 		return x.text[id]
 	}
 	if int(id) >= len(x.seg.dict) {
+		if x.ov != nil && int(id)-x.ov.nbTerms < len(x.ov.text) {
+			return x.ov.text[int(id)-x.ov.nbTerms]
+		}
 		return ""
 	}
 	t := &x.seg.dict[id]
@@ -244,23 +298,45 @@ func (x *Index) docFreq(id uint32) int32 {
 	if x.seg == nil {
 		return x.df[id]
 	}
-	if int(id) >= len(x.seg.dict) {
-		return 0
+	var n int32
+	if int(id) < len(x.seg.dict) {
+		n = int32(x.seg.dict[id].PostN)
 	}
-	return int32(x.seg.dict[id].PostN)
+	if x.ov != nil {
+		n += x.ov.df[id]
+	}
+	return n
 }
 
 func (x *Index) numericTerm(id uint32) bool {
 	if x.seg == nil {
 		return x.numeric[id]
 	}
-	return int(id) < len(x.seg.dict) && x.seg.dict[id].Numeric != 0
+	if int(id) >= len(x.seg.dict) {
+		return x.ov != nil && int(id)-x.ov.nbTerms < len(x.ov.numeric) && x.ov.numeric[int(id)-x.ov.nbTerms]
+	}
+	return x.seg.dict[id].Numeric != 0
 }
 
 func (x *Index) postingsOf(id uint32) []posting {
 	if x.seg == nil {
 		return x.postings[id]
 	}
+	if x.ov == nil {
+		return x.segPostings(id)
+	}
+	var base []posting
+	if int(id) < len(x.seg.dict) {
+		if base = x.segPostings(id); base == nil {
+			return nil // damaged
+		}
+	}
+	return x.ov.postings(id, base)
+}
+
+// segPostings returns the segment's postings of term id, checked on first
+// use.
+func (x *Index) segPostings(id uint32) []posting {
 	if int(id) >= len(x.seg.dict) {
 		return nil
 	}
@@ -277,7 +353,7 @@ func (x *Index) postingsOf(id uint32) []posting {
 		x.damaged.Store(true)
 		return nil
 	}
-	n := uint32(len(x.docs))
+	n := uint32(len(x.seg.docs))
 	prev := int64(-1)
 	for _, p := range ps {
 		if p.doc >= n || int64(p.doc) <= prev {
@@ -300,7 +376,7 @@ func (x *Index) docTermIDs(slot uint32) []uint32 {
 }
 
 func (x *Index) docTermsOK(slot uint32) bool {
-	if x.seg == nil {
+	if x.seg == nil || int(slot) >= len(x.seg.docs) {
 		return true
 	}
 	i := len(x.seg.dict) + int(slot)
@@ -315,45 +391,50 @@ func (x *Index) docTermsOK(slot uint32) bool {
 	return true
 }
 
-// thaw copies a loaded segment into the mutable form, so it can be updated.
+// thaw copies a loaded segment, and what was put over it, into the
+// mutable form.
 func (x *Index) thaw() {
-	seg := x.seg
-	if seg == nil {
+	if x.seg == nil {
 		return
 	}
-	nt := len(seg.dict)
+	nt := x.numTerms()
 	x.terms = make(map[string]uint32, nt)
 	x.text = make([]string, nt)
 	x.postings = make([][]posting, nt)
 	x.df = make([]int32, nt)
 	x.numeric = make([]bool, nt)
 	x.tf = make([][nFields]uint8, nt)
-	all := slices.Clone(seg.postings)
-	for i := range seg.dict {
-		t := &seg.dict[i]
-		text := strings.Clone(seg.str(t.TextOff, t.TextLen))
-		x.terms[text] = uint32(i)
+	for i := range nt {
+		id := uint32(i)
+		text := strings.Clone(x.termText(id))
+		x.terms[text] = id
 		x.text[i] = text
-		x.numeric[i] = t.Numeric != 0
-		if x.postingsOf(uint32(i)) == nil {
-			continue // damaged: dropped (and Corrupt reports it)
+		x.numeric[i] = x.numericTerm(id)
+		ps := x.postingsOf(id)
+		if ps == nil {
+			continue // damaged (Corrupt reports it), or no longer held
 		}
-		x.postings[i] = all[t.PostOff : t.PostOff+t.PostN : t.PostOff+t.PostN]
-		x.df[i] = int32(t.PostN)
+		x.postings[i] = slices.Clip(slices.Clone(ps))
+		x.df[i] = x.docFreq(id)
 	}
-	terms := slices.Clone(seg.docTerms)
 	x.ids = make(map[string]uint32, len(x.docs))
+	x.dead = 0
 	for i := range x.docs {
 		d := &x.docs[i]
-		sd := &seg.docs[i]
-		d.id = strings.Clone(d.id)
+		if !d.alive {
+			*d = docInfo{}
+			x.dead++
+			continue
+		}
 		ok := x.docTermsOK(uint32(i))
-		d.terms = terms[sd.TermsOff : sd.TermsOff : sd.TermsOff+sd.TermsN]
+		d.id = strings.Clone(d.id)
+		terms := d.terms
+		d.terms = make([]uint32, 0, len(terms))
 		x.ids[d.id] = uint32(i)
 		if !ok {
 			continue
 		}
-		for _, t := range terms[sd.TermsOff : sd.TermsOff+sd.TermsN] {
+		for _, t := range terms {
 			if int(t) < nt {
 				d.terms = append(d.terms, t)
 			} else {
@@ -361,7 +442,7 @@ func (x *Index) thaw() {
 			}
 		}
 	}
-	x.seg = nil
+	x.seg, x.ov = nil, nil
 }
 
 // WriteTo writes the index as a segment that [Load] opens in place: only
@@ -405,10 +486,7 @@ func (x *Index) marshal(b []byte) ([]byte, error) {
 		newSlot[os] = uint32(ns)
 	}
 	// Terms some live document holds, in text order.
-	nAll := len(x.text)
-	if x.seg != nil {
-		nAll = len(x.seg.dict)
-	}
+	nAll := x.numTerms()
 	var terms []uint32
 	for id := 0; id < nAll; id++ {
 		if x.docFreq(uint32(id)) > 0 {
@@ -434,6 +512,7 @@ func (x *Index) marshal(b []byte) ([]byte, error) {
 		d := &x.docs[os]
 		sd := &docs[ns]
 		sd.IDOff, sd.IDLen = addStr(d.id)
+		meta.IDsCRC = crc32.Update(crc32.Update(meta.IDsCRC, crcTable(), []byte(d.id)), crcTable(), []byte{0})
 		sd.Len = d.len
 		sd.TermsOff = uint32(len(docTerms))
 		for _, t := range d.terms {
@@ -467,6 +546,7 @@ func (x *Index) marshal(b []byte) ([]byte, error) {
 		slices.SortFunc(ps, func(a, b posting) int { return cmp.Compare(a.doc, b.doc) })
 		st.PostN = uint32(len(ps))
 		st.PostCRC = termCRC(x.termText(ot), ps)
+		st.TextCRC = textCRC(x.termText(ot), st.Numeric)
 		if len(postings) > 1<<32-1 || len(blob) > 1<<32-1 {
 			return nil, errors.New("lexical: index too large to persist")
 		}

@@ -36,7 +36,7 @@ func finishes(tb testing.TB, what string, fn func() error) {
 func TestStateFIFOsDoNotBlock(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	for _, ext := range []string{"", ".cursor", ".recent", ".hint"} {
+	for _, ext := range []string{"", ".cursor", ".recent", ".hint", ".delta"} {
 		t.Run("idx"+ext, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "memory")
 			os.MkdirAll(dir, 0o700)

@@ -131,6 +131,11 @@ type Index struct {
 	// base identifies the cache file when it holds what files and dirs
 	// do (see recallBase); empty otherwise.
 	base string
+	// delta holds what changed since the base file was written, by path,
+	// and deltaSum identifies the delta file that holds it (see
+	// delta.go); both empty when the base holds everything.
+	delta    map[string]*deltaEntry
+	deltaSum string
 	// now is the clock the racy window and edit hints are judged by.
 	now func() time.Time
 	// progress is IndexOptions.Progress; nil reports nothing.
@@ -227,25 +232,48 @@ func (x *Index) statShare(n int, all bool) func(i int) bool {
 		return func(int) bool { return true }
 	}
 	k := (n + recallStatBudget - 1) / recallStatBudget
-	if x.cachePath != "" {
-		if b, err := safeopen.ReadFile(x.cachePath+".cursor", 4); err == nil && len(b) == 4 {
-			x.cursor = uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
-		}
-	}
-	slot := int(x.cursor % uint32(k))
-	x.cursor++
-	if x.cachePath != "" {
-		c := x.cursor
-		// Derived and advisory: a torn or lost write only changes which
-		// share the next refresh checks.
-		replaceAdvisory(x.cachePath+".cursor", []byte{byte(c), byte(c >> 8), byte(c >> 16), byte(c >> 24)})
-	}
+	slot := int(x.advanceCursor() % uint32(k))
 	// By a key of the file that stays as the table changes (its inode, or
 	// a hash of its path where there is none), not by its position:
 	// files added or removed before it would move a position along with
 	// the rotation, and it would never come round.
 	return func(i int) bool { return int(x.files[i].rotationKey()%uint64(k)) == slot }
 }
+
+// advanceCursor returns the rotation's cursor and moves it on. Beside a
+// cache file the cursor is kept in .idx.cursor, so that it turns across
+// processes; it is advanced by writing its 4 bytes in place, not by
+// replacing the file: no temporary file, rename or directory change per
+// refresh, so a refresh that finds nothing new changes no file but
+// these 4 bytes of an advisory one. (Derived and advisory: a torn or lost
+// write only changes which share the next refresh checks.) The file is
+// created by atomic replace when missing or not 4 bytes long, and never
+// written through a symbolic link.
+func (x *Index) advanceCursor() uint32 {
+	if x.cachePath == "" {
+		x.cursor++
+		return x.cursor - 1
+	}
+	p := x.cachePath + ".cursor"
+	c := x.cursor
+	var b [4]byte
+	f, err := safeopen.OpenReadWrite(p)
+	if err == nil {
+		defer f.Close()
+		if n, _ := f.ReadAt(b[:], 0); n == 4 {
+			c = uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+		}
+	}
+	x.cursor = c + 1
+	if fi, serr := f.Stat(); err == nil && serr == nil && fi.Size() == 4 {
+		f.WriteAt(cursorBytes(x.cursor), 0)
+	} else {
+		replaceAdvisory(p, cursorBytes(x.cursor))
+	}
+	return c
+}
+
+func cursorBytes(c uint32) []byte { return []byte{byte(c), byte(c >> 8), byte(c >> 16), byte(c >> 24)} }
 
 // rotationKey places a file in the refresh's rotation: its inode, or a
 // hash of its path where stat gives none.
@@ -260,6 +288,7 @@ func (f *recallFile) rotationKey() uint64 {
 
 func (x *Index) reset() {
 	x.files, x.dirs, x.lex, x.damaged, x.base = nil, nil, nil, false, ""
+	x.delta, x.deltaSum = nil, ""
 }
 
 // fileOK verifies the strings of x.files[i] loaded from the cache file.
@@ -324,18 +353,43 @@ func (x *Index) refreshLocked(ctx context.Context, all bool) (*RefreshStats, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if x.damaged {
+		// An entry of the cache file failed its check: rebuild.
+		x.reset()
+		return x.refreshLocked(ctx, true)
+	}
 	// 3. Read new and changed files in parallel.
-	read, err := x.readStale(ctx, stale, racy)
+	// A first build puts each document into the lexical index as it is
+	// read and drops its body, so that the bodies of the whole directory
+	// are never held at once.
+	var built *lexical.Index
+	var sink func(r *readResult)
+	if x.lex == nil {
+		built = lexical.New(nil, nil)
+		sink = func(r *readResult) {
+			if !r.f.bad {
+				built.Put(lexical.Doc{ID: r.f.path, Name: r.f.name, Description: r.f.desc, Body: r.body})
+			}
+			r.body = ""
+		}
+	}
+	read, err := x.readStale(ctx, stale, racy, sink)
 	if err != nil {
 		return nil, err
 	}
-	// 4. Apply: in place when no file came or went.
-	dirty := len(removed) > 0 || len(stale) > 0 || !slices.Equal(w.dirs, x.dirs)
 	if x.progress != nil && len(stale) > 0 {
 		x.progress("building the index", 0, 0)
 	}
-	x.apply(st, stale, read, removed)
+	if built != nil {
+		x.lex = built
+		x.delta = nil
+	}
+	// 4. Apply: in place when no file came or went. Only a change of what
+	// the index holds is written: a refresh that re-read racy files and
+	// found them as they were writes nothing.
+	dirty := x.apply(st, stale, read, removed, built != nil)
 	slices.SortFunc(w.dirs, func(a, b recallDir) int { return strings.Compare(a.rel, b.rel) })
+	dirty = dirty || !slices.Equal(w.dirs, x.dirs)
 	x.dirs = w.dirs
 	st.Files = x.lex.Len()
 	if dirty && x.cachePath != "" {
@@ -372,13 +426,18 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 	check := func(rel string, oi int) {
 		s, _, isReg, err := sd.stat(rel)
 		if err != nil || !isReg {
-			if oi >= 0 {
+			// A path damaged in the cache file would look removed, and
+			// the memory would silently drop out: check it first.
+			if oi >= 0 && x.fileOK(oi) {
 				removed = append(removed, oi)
 			}
 			return
 		}
 		if oi >= 0 && x.files[oi].stamp == s && !x.files[oi].racy {
 			return
+		}
+		if oi >= 0 {
+			x.fileOK(oi)
 		}
 		stale = append(stale, staleFile{rel, oi, s})
 	}
@@ -401,10 +460,16 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 		case w.listed[parent]:
 			if !foundSet[f.path] {
 				removed = append(removed, i)
-			} else {
-				delete(foundSet, f.path)
-				check(f.path, i)
+				continue
 			}
+			delete(foundSet, f.path)
+			// A file with the inode the index read was not replaced by
+			// a rename: like a file of an unchanged directory, it is
+			// stat-ed only when racy, hinted or in the rotation's share.
+			if ino, ok := w.inos[f.path]; ok && ino == f.stamp.Ino && !f.racy && !share(i) && !hinted[f.path] {
+				continue
+			}
+			check(f.path, i)
 		case w.visited[parent]:
 			if f.racy || share(i) || hinted[f.path] {
 				check(f.path, i)
@@ -428,8 +493,9 @@ type readResult struct {
 	probs []memdir.Problem
 }
 
-// readStale reads the stale files in parallel.
-func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...int64) bool) ([]readResult, error) {
+// readStale reads the stale files in parallel. When sink is not nil, it
+// is called with each result once read, one at a time, in this goroutine.
+func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...int64) bool, sink func(*readResult)) ([]readResult, error) {
 	root, err := os.OpenRoot(x.dir)
 	if err != nil {
 		return nil, fmt.Errorf("recall index %s: %w", x.dir, err)
@@ -451,6 +517,10 @@ func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...i
 			}
 		}
 	}
+	var done chan int
+	if sink != nil {
+		done = make(chan int, 64)
+	}
 	for w := 0; w < min(max(4, 2*runtime.GOMAXPROCS(0)), len(stale)); w++ {
 		wg.Go(func() {
 			var hr memdir.HeaderReader
@@ -467,8 +537,17 @@ func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...i
 				r.f.stamp = stale[i].stamp
 				r.f.racy = racy(r.f.stamp.MTime, r.f.stamp.CTime)
 				report(i)
+				if done != nil {
+					done <- i
+				}
 			}
 		})
+	}
+	if done != nil {
+		go func() { wg.Wait(); close(done) }()
+		for i := range done {
+			sink(&read[i])
+		}
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
@@ -477,16 +556,23 @@ func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...i
 	return read, nil
 }
 
+// sameRecord reports whether two records of a file say the same.
+func sameRecord(a, b *recallFile) bool {
+	return a.path == b.path && a.name == b.name && a.desc == b.desc && a.typ == b.typ &&
+		a.stamp == b.stamp && a.hash == b.hash && a.racy == b.racy && a.bad == b.bad
+}
+
 // apply puts what a refresh found into the index: the lexical index is
 // updated in place (or built, the first time), and x.files gains the new
-// files and loses the removed ones, in path order.
-func (x *Index) apply(st *RefreshStats, stale []staleFile, read []readResult, removed []int) {
-	build := x.lex == nil
-	var docs []lexical.Doc
+// files and loses the removed ones, in path order. It reports whether any
+// record changed, noting each change for the delta file.
+func (x *Index) apply(st *RefreshStats, stale []staleFile, read []readResult, removed []int, build bool) bool {
+	changed := len(removed) > 0
 	for _, i := range removed {
 		if !build && !x.files[i].bad {
 			x.lex.Remove(x.files[i].path)
 		}
+		x.noteGone(x.files[i].path)
 		st.Removed++
 	}
 	var added []recallFile
@@ -498,6 +584,14 @@ func (x *Index) apply(st *RefreshStats, stale []staleFile, read []readResult, re
 			old = &x.files[c.oi]
 		}
 		unchanged := old != nil && !old.bad && !r.f.bad && old.hash == r.f.hash
+		if old != nil && sameRecord(old, &r.f) {
+			old.checked = old.checked || r.f.checked
+			continue // re-read (racy) and found as it was
+		}
+		changed = true
+		if !build {
+			x.noteFile(r.f, !unchanged, r.body)
+		}
 		if old != nil {
 			*old = r.f
 		} else {
@@ -511,19 +605,14 @@ func (x *Index) apply(st *RefreshStats, stale []staleFile, read []readResult, re
 			if !build && c.oi >= 0 {
 				x.lex.Remove(c.rel)
 			}
-		case build:
-			docs = append(docs, lexical.Doc{ID: r.f.path, Name: r.f.name, Description: r.f.desc, Body: r.body})
+		case build: // put as it was read (see refreshLocked)
 		default:
 			x.lex.Put(lexical.Doc{ID: r.f.path, Name: r.f.name, Description: r.f.desc, Body: r.body})
 		}
 		st.Read++
 	}
-	if build {
-		slices.SortFunc(docs, func(a, b lexical.Doc) int { return strings.Compare(a.ID, b.ID) })
-		x.lex = lexical.New(docs, nil)
-	}
 	if len(removed) == 0 && len(added) == 0 {
-		return
+		return changed
 	}
 	slices.Sort(removed)
 	files := make([]recallFile, 0, len(x.files)-len(removed)+len(added))
@@ -537,6 +626,7 @@ func (x *Index) apply(st *RefreshStats, stale []staleFile, read []readResult, re
 	files = append(files, added...)
 	slices.SortFunc(files, func(a, b recallFile) int { return strings.Compare(a.path, b.path) })
 	x.files = files
+	return changed
 }
 
 // dirWalk is what walkDirs found.
@@ -544,6 +634,8 @@ type dirWalk struct {
 	dirs            []recallDir
 	visited, listed map[string]bool
 	found           []string // memory files in listed directories
+	// inos holds the inode the listing gave each of them, where known.
+	inos map[string]uint64
 }
 
 // walkDirs stats every known directory of the tree and lists those whose
@@ -562,6 +654,7 @@ func (x *Index) walkDirs(sd *statDir, racy func(...int64) bool) dirWalk {
 	visited := map[string]bool{}
 	listed := map[string]bool{}
 	var found []string // memory files in listed directories
+	inos := map[string]uint64{}
 	var visit func(rel string)
 	visit = func(rel string) {
 		s, isDir, _, err := sd.stat(rel)
@@ -577,28 +670,30 @@ func (x *Index) walkDirs(sd *statDir, racy func(...int64) bool) dirWalk {
 			return
 		}
 		listed[rel] = true
-		// Unsorted, with the types getdents gives: no lstat per entry.
-		df, err := os.Open(filepath.Join(x.dir, filepath.FromSlash(rel)))
-		if err != nil {
+		// Unsorted, with the types and inodes getdents gives: no lstat
+		// per entry.
+		ents, err := listDir(filepath.Join(x.dir, filepath.FromSlash(rel)))
+		if err != nil && len(ents) == 0 {
 			return // an unreadable subdirectory is skipped, as a scan does
 		}
-		ents, _ := df.ReadDir(-1)
-		df.Close()
 		for _, e := range ents {
-			p := e.Name()
+			p := e.name
 			if rel != "." {
 				p = rel + "/" + p
 			}
 			switch {
-			case e.IsDir():
+			case e.isDir:
 				visit(p)
-			case strings.HasSuffix(p, ".md") && e.Name() != memdir.EntrypointName:
+			case strings.HasSuffix(p, ".md") && e.name != memdir.EntrypointName:
 				found = append(found, p)
+				if e.ino != 0 {
+					inos[p] = e.ino
+				}
 			}
 		}
 	}
 	visit(".")
-	return dirWalk{dirs, visited, listed, found}
+	return dirWalk{dirs, visited, listed, found, inos}
 }
 
 // readRecallFile reads a memory for the index: its header from the first 30
@@ -772,7 +867,7 @@ func (x *Index) lookupFresh(ctx context.Context, name string) ([]string, *recent
 		return out, nil, nil
 	}
 	defer root.Close()
-	rs := &recentState{Base: x.base}
+	rs := &recentState{Base: x.ident()}
 	for _, d := range w.dirs {
 		rs.Dirs = append(rs.Dirs, recentDir{d.rel, d.mtime})
 	}
@@ -906,34 +1001,44 @@ func (x *Index) recheck(paths []string) bool {
 	}
 	defer root.Close()
 	now := x.now().UnixNano()
-	changed := false
+	changed, dirty := false, false
 	var gone []int
 	for _, c := range changes {
 		old := &x.files[c.i]
 		if c.gone {
-			x.lex.Remove(old.path)
+			if !old.bad {
+				x.lex.Remove(old.path)
+			}
+			x.noteGone(old.path)
 			gone = append(gone, c.i)
-			changed = true
+			changed, dirty = true, true
 			continue
 		}
 		f, body, _ := readRecallFile(root, old.path, &memdir.HeaderReader{})
 		f.stamp = c.stamp
 		f.racy = now-max(c.stamp.MTime, c.stamp.CTime) < int64(racyWindow)
+		if sameRecord(old, &f) {
+			continue
+		}
+		dirty = true
+		doc := false
 		switch {
 		case f.bad:
 			changed = changed || !old.bad
+			doc = true
 			x.lex.Remove(old.path)
 		case old.bad || f.hash != old.hash:
-			changed = true
+			changed, doc = true, true
 			x.lex.Put(lexical.Doc{ID: f.path, Name: f.name, Description: f.desc, Body: body})
 		}
+		x.noteFile(f, doc, body)
 		*old = f
 	}
 	slices.Sort(gone)
 	for j := len(gone) - 1; j >= 0; j-- {
 		x.files = slices.Delete(x.files, gone[j], gone[j]+1)
 	}
-	if x.cachePath != "" {
+	if dirty && x.cachePath != "" {
 		x.save()
 	}
 	return changed
@@ -1096,20 +1201,33 @@ func (x *Index) load() {
 	}
 	x.files, x.dirs, x.lex = files, dirs, lex
 	x.base = recallBase(h)
+	x.loadDelta()
+	if x.lex != nil && x.lex.Corrupt() {
+		x.reset() // damage found replaying the delta: rebuild
+	}
 }
 
 // save writes the cache file atomically. It is derived data: when another
 // process holds the lock, or the write fails, the next refresh catches up.
+//
+// When few files changed since the base file was written, only the delta
+// file is written (see delta.go); otherwise the whole index, which
+// replaces both.
 func (x *Index) save() {
-	x.base = "" // until the file holds what x does
 	if err := atomicfile.MkdirAll(filepath.Dir(x.cachePath), 0o700); err != nil {
+		x.base = ""
 		return
 	}
 	lock, ok, err := flock.TryAcquire(x.cachePath + ".lock")
 	if err != nil || !ok {
+		x.base = "" // the files do not hold what x does
 		return
 	}
 	defer lock.Unlock()
+	if x.deltaFits() && x.saveDelta() {
+		return
+	}
+	x.base, x.delta, x.deltaSum = "", nil, "" // until the file holds what x does
 	data, err := x.marshal()
 	if err != nil {
 		return
@@ -1118,6 +1236,10 @@ func (x *Index) save() {
 		return
 	}
 	x.base = recallBase((*recallDiskHeader)(unsafe.Pointer(&data[0])))
+	// The new base holds what the delta did.
+	if err := os.Remove(x.deltaPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		x.base = ""
+	}
 	removeLeftovers(stateFiles(x.cachePath)...)
 	if before, ok0 := strings.CutSuffix(x.cachePath, ".idx"); ok0 {
 		// The cache of earlier versions (a gob of every memory's text),

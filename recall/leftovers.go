@@ -9,7 +9,7 @@ import (
 
 // stateFiles are the files recall keeps beside a cache path.
 func stateFiles(cachePath string) []string {
-	return []string{cachePath, cachePath + ".cursor", cachePath + ".recent", cachePath + ".hint"}
+	return []string{cachePath, cachePath + ".cursor", cachePath + ".recent", cachePath + ".hint", cachePath + ".delta"}
 }
 
 // removeLeftovers removes the temporary files killed writes of the files

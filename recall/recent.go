@@ -2,8 +2,11 @@ package recall
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -117,7 +120,20 @@ func (x *Index) lookupRecent(name string) (paths []string, rs *recentState, ok b
 	// not pile up mappings: the paths returned are copies.
 	defer unmapFile(data)
 	h, blob, ok := checkRecallHeader(data)
-	if !ok || recallBase(h) != rs.Base {
+	if !ok {
+		return nil, nil, false
+	}
+	// The delta file, when it extends this base, is part of what the
+	// record extends.
+	ident := recallBase(h)
+	var delta *deltaFile
+	switch d, err := readDelta(x.deltaPath()); {
+	case err == nil && d.base == ident:
+		delta, ident = d, ident+"+"+d.sum
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, nil, false
+	}
+	if ident != rs.Base {
 		return nil, nil, false
 	}
 	if dir, ok := strAt(blob, h.DirOff, h.DirLen); !ok || dir != x.dir {
@@ -148,6 +164,12 @@ func (x *Index) lookupRecent(name string) (paths []string, rs *recentState, ok b
 		if !ok || n != name {
 			continue
 		}
+		if delta != nil {
+			p, _ := strAt(blob, d.PathOff, d.PathLen)
+			if _, ok := slices.BinarySearch(delta.paths, p); ok {
+				continue // the delta says what it is now
+			}
+		}
 		f := recallFile{name: n}
 		var ok1, ok2 bool
 		f.path, ok1 = strAt(blob, d.PathOff, d.PathLen)
@@ -156,6 +178,13 @@ func (x *Index) lookupRecent(name string) (paths []string, rs *recentState, ok b
 			return nil, nil, false // damaged: the full lookup rebuilds it
 		}
 		paths = append(paths, strings.Clone(f.path))
+	}
+	if delta != nil {
+		for i, p := range delta.paths {
+			if e := &delta.entries[i]; !e.gone && !e.f.bad && e.f.name == name {
+				paths = append(paths, strings.Clone(p))
+			}
+		}
 	}
 	for _, f := range rs.Files {
 		if f.Name == name {

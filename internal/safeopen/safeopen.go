@@ -49,6 +49,18 @@ func OpenAppend(path string, perm fs.FileMode) (*os.File, error) {
 	return f, err
 }
 
+// OpenReadWrite opens the existing regular file at path for reading and
+// writing in place, without truncating it; it never follows a symbolic
+// link at path.
+func OpenReadWrite(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|nonBlock|noFollow, 0)
+	if err != nil {
+		return nil, err
+	}
+	f, _, err = checkRegular(f, path)
+	return f, err
+}
+
 func checkRegular(f *os.File, name string) (*os.File, fs.FileInfo, error) {
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
