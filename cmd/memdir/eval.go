@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/memdir/memdir"
@@ -146,7 +145,7 @@ func runEval(ctx context.Context, env *cli.Env, o *evalOptions, args []string) e
 	}
 	ev.prog.Stop()
 	return cli.Emit(env, o.asJSON, rep, func(w io.Writer) error {
-		rep.print(w)
+		rep.print(w, tableWidth(env))
 		return nil
 	})
 }
@@ -581,7 +580,18 @@ func secondHalf(s string) string {
 	return strings.Join(w[len(w)/2:], " ")
 }
 
-func (r *recallEvalReport) print(w io.Writer) {
+// evalColumns are the eval table's headers, each on two lines so that the
+// table fits 80 columns, and which of them hold figures (aligned right).
+var (
+	evalColumns  = []string{"method", "recall\n@5", "prec.\n@5", "MRR", "none→\nempty", "ans→\nempty", "shown", "tokens", "lines\n(full)"}
+	evalFigures  = []bool{false, true, true, true, true, true, true, true, true}
+	evalTagCols  = []string{"tag", "queries", "recall\n@5", "MRR", "none→\nempty", "ans→\nempty"}
+	evalTagRight = []bool{false, true, true, true, true, true}
+)
+
+// print writes the report as tables fitted to width terminal cells (0:
+// never cut).
+func (r *recallEvalReport) print(w io.Writer, width int) {
 	sets := ""
 	if r.Sets > 1 {
 		sets = fmt.Sprintf(" in %d sets, each in a directory of its own, pooled", r.Sets)
@@ -600,25 +610,22 @@ func (r *recallEvalReport) print(w io.Writer) {
 			fmt.Fprintf(w, " (the sets + %d newer distractors each)", run.Distractors)
 		}
 		fmt.Fprintln(w, ":")
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "method\trecall@5\tprecision@5\tMRR\tnone→empty\tans→empty\tshown to selector\ttokens/query\tlines (full)\t")
+		rows := [][]string{evalColumns}
 		for _, m := range run.Methods {
 			lines := "-"
 			if m.Lines > 0 {
 				lines = fmt.Sprintf("%.0f (%.0f)", m.Lines, m.FullLines)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t\n", m.Method, fmtOpt(m.Recall5), fmtOpt(m.Precision), fmtOpt(m.MRR), fmtOpt(m.NoneEmpty), fmtOpt(m.AnswerableEmpty), fmtOpt(m.Shown), m.Tokens, lines)
+			rows = append(rows, []string{evalLabel(m.Method), fmtOpt(m.Recall5), fmtOpt(m.Precision), fmtOpt(m.MRR), fmtOpt(m.NoneEmpty), fmtOpt(m.AnswerableEmpty), fmtOpt(m.Shown), fmt.Sprintf("%.0f", m.Tokens), lines})
 		}
-		tw.Flush()
+		writeTable(w, rows, &tableOptions{Width: width, Right: evalFigures})
 		for _, m := range run.Methods {
 			if len(m.ByTag) == 0 {
 				continue
 			}
 			fmt.Fprintf(w, "\n%s by tag:\n", m.Method)
-			tags := slices.Sorted(maps.Keys(m.ByTag))
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "tag\tqueries\trecall@5\tMRR\tnone→empty\tans→empty\t")
-			for _, t := range tags {
+			rows := [][]string{evalTagCols}
+			for _, t := range slices.Sorted(maps.Keys(m.ByTag)) {
 				s := m.ByTag[t]
 				rec, mrr, ans := "-", "-", "-"
 				if s.WithRelevant > 0 {
@@ -628,11 +635,17 @@ func (r *recallEvalReport) print(w io.Writer) {
 				if s.Queries > s.WithRelevant {
 					none = fmtOpt(&s.NoneEmpty)
 				}
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", t, s.Queries, rec, mrr, none, ans)
+				rows = append(rows, []string{t, strconv.Itoa(s.Queries), rec, mrr, none, ans})
 			}
-			tw.Flush()
+			writeTable(w, rows, &tableOptions{Width: width, Right: evalTagRight})
 		}
 	}
+}
+
+// evalLabel is a method's name in the table: the baseline's is shortened
+// so that the table fits 80 columns (--json has the full name).
+func evalLabel(method string) string {
+	return strings.Replace(method, "claude-code newest 200", "claude-code 200", 1)
 }
 
 func fmtOpt(f *float64) string {

@@ -235,7 +235,7 @@ func TestEvalCommandHybrid(t *testing.T) {
 	w.vars["MEMDIR_EMBED_BASE_URL"] = emb.OpenAIBaseURL()
 	file, _ := filepath.Abs("../../testdata/eval/recall-oss.json")
 	out := w.ok(t, "eval", "recall", file, "--distractors", "0")
-	for _, want := range []string{"lexical", "hybrid", "selector (shown)", "claude-code newest 200"} {
+	for _, want := range []string{"lexical", "hybrid", "selector (shown)", "claude-code 200"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}

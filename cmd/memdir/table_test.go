@@ -123,15 +123,14 @@ func TestListAndLogFitTheTerminal(t *testing.T) {
 // does it for eval (headers on two lines, numbers right-aligned): it fits
 // 80 columns without cutting a figure, where one-line headers took ~110.
 func TestTableFitsEvalRecall(t *testing.T) {
-	rows := [][]string{
-		{"method", "recall\n@5", "precision\n@5", "MRR", "none→\nempty", "shown to\nselector", "tokens/\nquery", "lines\n(full)"},
-		{"lexical", "0.812", "0.433", "0.774", "0.900", "-", "0", "-"},
-		{"manifest-200", "0.688", "0.375", "0.612", "1.000", "0.734", "5213", "176 (200)"},
-		{"llm+embed", "0.938", "0.512", "0.881", "0.950", "1.000", "12345", "200 (1200)"},
+	rows := [][]string{evalColumns,
+		{"ranking", "0.812", "0.433", "0.774", "0.000", "0.000", "-", "0", "-"},
+		{"hybrid ranking", "0.688", "0.375", "0.612", "1.000", "0.111", "-", "0", "-"},
+		{"selector (model)", "0.938", "0.512", "0.881", "0.950", "0.020", "1.000", "12345", "200 (1200)"},
+		{evalLabel("claude-code newest 200"), "-", "-", "-", "-", "-", "0.734", "5213", "176 (200)"},
 	}
 	var b bytes.Buffer
-	right := []bool{false, true, true, true, true, true, true, true}
-	if err := writeTable(&b, rows, &tableOptions{Width: 80, Right: right}); err != nil {
+	if err := writeTable(&b, rows, &tableOptions{Width: 80, Right: evalFigures}); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
@@ -139,7 +138,7 @@ func TestTableFitsEvalRecall(t *testing.T) {
 			t.Errorf("%q: %d cells", l, displayWidth(l))
 		}
 	}
-	if !strings.Contains(b.String(), "200 (1200)\n") || !strings.Contains(b.String(), "llm+embed") {
+	if !strings.Contains(b.String(), "200 (1200)\n") || !strings.Contains(b.String(), "claude-code 200") || !strings.Contains(b.String(), "selector (model)") {
 		t.Errorf("a figure was cut:\n%s", b.String())
 	}
 }
