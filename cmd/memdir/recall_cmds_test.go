@@ -147,40 +147,53 @@ func TestEvalCommandOnBothSets(t *testing.T) {
 // committed, is measured by hand with the same command).
 func TestAnswerRuleSeparates(t *testing.T) {
 	w := newMemWorld(t)
-	for _, name := range []string{"recall-dev.json", "recall-oss.json", "recall-app.json"} {
-		file, _ := filepath.Abs("../../testdata/eval/" + name)
-		out := w.ok(t, "eval", "recall", file, "--json", "--distractors", "0")
-		var rep struct {
-			Runs []struct {
-				Methods []struct {
-					Method          string  `json:"method"`
-					Recall5         float64 `json:"recall_at_5"`
-					NoneEmpty       float64 `json:"none_empty"`
-					AnswerableEmpty float64 `json:"answerable_empty"`
-				} `json:"methods"`
-			} `json:"runs"`
-		}
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
-			t.Fatal(err)
-		}
-		var ranking, answer *float64
-		var sep float64
-		for _, m := range rep.Runs[0].Methods {
-			switch m.Method {
-			case "ranking":
-				ranking = &m.Recall5
-			case "lexical":
-				answer, sep = &m.Recall5, m.NoneEmpty-m.AnswerableEmpty
-			}
-		}
-		if ranking == nil || answer == nil {
-			t.Fatalf("%s: no ranking or lexical row:\n%s", name, out)
-		}
-		t.Logf("%s: answer recall@5 %.3f, ranking's top 5 %.3f, silence separates by %.3f", name, *answer, *ranking, sep)
-		if *answer < *ranking-0.01 && sep < 0.15 {
-			t.Errorf("%s: the answer loses recall (%.3f against the ranking's %.3f) and its silence separates by only %.3f", name, *answer, *ranking, sep)
+	for _, name := range labelledSets {
+		by := evalMethods(t, w, name)
+		ranking, answer := by["ranking"], by["lexical"]
+		sep := answer.NoneEmpty - answer.AnswerableEmpty
+		t.Logf("%s: answer recall@5 %.3f, ranking's top 5 %.3f, silence separates by %.3f", name, answer.Recall5, ranking.Recall5, sep)
+		if answer.Recall5 < ranking.Recall5-0.01 && sep < 0.15 {
+			t.Errorf("%s: the answer loses recall (%.3f against the ranking's %.3f) and its silence separates by only %.3f", name, answer.Recall5, ranking.Recall5, sep)
 		}
 	}
+}
+
+// labelledSets are the recall sets in testdata/eval.
+var labelledSets = []string{"recall-dev.json", "recall-oss.json", "recall-app.json"}
+
+// evalRow is a method's figures in eval's JSON.
+type evalRow struct {
+	Method          string  `json:"method"`
+	Recall5         float64 `json:"recall_at_5"`
+	MRR             float64 `json:"mrr"`
+	NoneEmpty       float64 `json:"none_empty"`
+	AnswerableEmpty float64 `json:"answerable_empty"`
+}
+
+// evalMethods runs eval recall on a set of testdata/eval at its own size
+// and returns its rows by method (ranking and lexical are always there).
+func evalMethods(t *testing.T, w *memWorld, name string) map[string]evalRow {
+	t.Helper()
+	file, _ := filepath.Abs("../../testdata/eval/" + name)
+	out := w.ok(t, "eval", "recall", file, "--json", "--distractors", "0")
+	var rep struct {
+		Runs []struct {
+			Methods []evalRow `json:"methods"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]evalRow{}
+	for _, m := range rep.Runs[0].Methods {
+		by[m.Method] = m
+	}
+	for _, want := range []string{"ranking", "lexical"} {
+		if _, ok := by[want]; !ok {
+			t.Fatalf("%s: no %q row:\n%s", name, want, out)
+		}
+	}
+	return by
 }
 
 // TestFusionDoesNoHarmWithARandomEmbedder: an embedder that knows nothing
@@ -193,33 +206,16 @@ func TestFusionDoesNoHarmWithARandomEmbedder(t *testing.T) {
 	emb.Handle(memdirtest.RandomReply)
 	w.vars["MEMDIR_EMBED_MODEL"] = "openai:text-embedding-3-small"
 	w.vars["MEMDIR_EMBED_BASE_URL"] = emb.OpenAIBaseURL()
-	for _, name := range []string{"recall-dev.json", "recall-oss.json", "recall-app.json"} {
-		file, _ := filepath.Abs("../../testdata/eval/" + name)
-		out := w.ok(t, "eval", "recall", file, "--json", "--distractors", "0")
-		var rep struct {
-			Runs []struct {
-				Methods []struct {
-					Method  string  `json:"method"`
-					Recall5 float64 `json:"recall_at_5"`
-					MRR     float64 `json:"mrr"`
-				} `json:"methods"`
-			} `json:"runs"`
-		}
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
-			t.Fatal(err)
-		}
-		by := map[string][2]float64{}
-		for _, m := range rep.Runs[0].Methods {
-			by[m.Method] = [2]float64{m.Recall5, m.MRR}
-		}
+	for _, name := range labelledSets {
+		by := evalMethods(t, w, name)
 		for _, pair := range [][2]string{{"ranking", "hybrid ranking"}, {"lexical", "hybrid"}} {
-			lex, hyb, ok := by[pair[0]], by[pair[1]], true
-			if _, ok = by[pair[1]]; !ok {
-				t.Fatalf("%s: no %q row:\n%s", name, pair[1], out)
+			lex, hyb := by[pair[0]], by[pair[1]]
+			if hyb.Method == "" {
+				t.Fatalf("%s: no %q row", name, pair[1])
 			}
-			t.Logf("%s: %s recall@5 %.3f MRR %.3f; %s %.3f %.3f", name, pair[0], lex[0], lex[1], pair[1], hyb[0], hyb[1])
-			if hyb[0] < lex[0]-0.02 || hyb[1] < lex[1]-0.03 {
-				t.Errorf("%s: a random embedder costs %s recall@5 %.3f → %.3f, MRR %.3f → %.3f", name, pair[0], lex[0], hyb[0], lex[1], hyb[1])
+			t.Logf("%s: %s recall@5 %.3f MRR %.3f; %s %.3f %.3f", name, pair[0], lex.Recall5, lex.MRR, pair[1], hyb.Recall5, hyb.MRR)
+			if hyb.Recall5 < lex.Recall5-0.02 || hyb.MRR < lex.MRR-0.03 {
+				t.Errorf("%s: a random embedder costs %s recall@5 %.3f → %.3f, MRR %.3f → %.3f", name, pair[0], lex.Recall5, hyb.Recall5, lex.MRR, hyb.MRR)
 			}
 		}
 	}
