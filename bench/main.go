@@ -241,16 +241,11 @@ func (b *bench) copyDir(n int, name string) string {
 	return dst
 }
 
-// measureRuns runs b.runs+1 commands, the first a warm-up, each made by
-// next (given its run's number), and returns the median CPU and wall time
-// and the peak RSS of the measured ones. A failing command ends the
-// benchmark.
-func (b *bench) measureRuns(next func(run int) *exec.Cmd) result {
-	return b.interleave(next)[0]
-}
-
-// interleave is measureRuns for several commands at once, run in turn
-// within each round, so that a measurement and its reference see the same
+// interleave runs b.runs+1 rounds of commands, the first a warm-up, each
+// made by its next (given its run's number), and returns per command the
+// median CPU and wall time and the peak RSS of the measured runs; a
+// failing command ends the benchmark. The commands run in turn within
+// each round, so that a measurement and its reference see the same
 // load on a shared machine instead of one its quiet minute and the other
 // its busy one.
 func (b *bench) interleave(nexts ...func(run int) *exec.Cmd) []result {

@@ -381,18 +381,15 @@ func FillVectors(ctx context.Context, d *memdir.Dir, idx *Index, e llm.Embedder,
 	if err := readEmbedInputs(ctx, d, hs, in, todo); err != nil {
 		return nil, err
 	}
-	hs, in = keepIndexes(hs, in, todo)
-	_, st, err := cache.Vectors(ctx, e, in, opts)
+	_, st, err := cache.Vectors(ctx, e, keepIndexes(in, todo), opts)
 	return st, err
 }
 
-// keepIndexes returns the elements of hs and in at the (ascending) indexes
-// keep.
-func keepIndexes(hs []memdir.Header, in []EmbedInput, keep []int) ([]memdir.Header, []EmbedInput) {
-	outH := make([]memdir.Header, 0, len(keep))
-	outIn := make([]EmbedInput, 0, len(keep))
+// keepIndexes returns the elements of in at the indexes keep.
+func keepIndexes(in []EmbedInput, keep []int) []EmbedInput {
+	out := make([]EmbedInput, 0, len(keep))
 	for _, i := range keep {
-		outH, outIn = append(outH, hs[i]), append(outIn, in[i])
+		out = append(out, in[i])
 	}
-	return outH, outIn
+	return out
 }
