@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -23,11 +22,7 @@ func idOf(tb testing.TB, p string) (fileID, bool) {
 	if err != nil {
 		return fileID{}, false
 	}
-	var ino uint64
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		ino = uint64(st.Ino)
-	}
-	return fileID{ino, fi.ModTime(), fi.Size()}, true
+	return fileID{inodeOf(fi), fi.ModTime(), fi.Size()}, true
 }
 
 // A refresh that finds nothing new writes nothing; one that finds a few
