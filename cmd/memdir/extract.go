@@ -20,10 +20,14 @@ var extractCmd = &cli.Command{
 	Args:  "--transcript FILE [--session ID] [--every N] [--team] [--json]",
 	Short: "save memories from a conversation, in the background agent's way",
 	Long: `Extract reads a conversation and lets a model save what is worth remembering
-from it, as Claude Code's background extraction does after each answer.
+from it, as Claude Code's background extraction does after each answer. The
+hooks of Claude Code, Codex CLI and Gemini CLI run it at a session's end.
 
-FILE is a Claude Code session log (~/.claude/projects/<project>/<session>.jsonl)
-or a JSON list of messages ([{"role":"user","content":"..."}]). Only the
+FILE is a session log, its format told from its content: Claude Code's
+(~/.claude/projects/<project>/<session>.jsonl), Codex CLI's
+($CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<session>.jsonl), Gemini
+CLI's (~/.gemini/tmp/<project>/chats/session-<time>-<session>.jsonl), or a
+JSON list of messages ([{"role":"user","content":"..."}]). Only the
 messages after the last extraction of this session are read (the cursor is
 kept per session under memdir's state directory; after a compaction the whole
 conversation is read again). If the conversation itself already wrote memory
