@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -29,6 +30,19 @@ func TestPathAgentCLI(t *testing.T) {
 	w.ok(t, "hooks", "install", "--agent", "gemini", "--binary", testBinary)
 	if out := w.ok(t, "path", "--explain", "--agent-cli", "gemini"); !strings.Contains(out, "hooks: 5 memdir handlers in "+w.home+"/.gemini/settings.json") {
 		t.Errorf("path --explain --agent-cli gemini:\n%s", out)
+	}
+	var js struct {
+		Path     string `json:"path"`
+		AgentCLI *struct {
+			Name    string   `json:"name"`
+			Explain []string `json:"explain"`
+		} `json:"agent_cli"`
+	}
+	if err := json.Unmarshal([]byte(w.ok(t, "path", "--json", "--agent-cli", "gemini")), &js); err != nil {
+		t.Fatal(err)
+	}
+	if js.AgentCLI == nil || js.AgentCLI.Name != "gemini" || len(js.AgentCLI.Explain) != 2 || !strings.Contains(js.AgentCLI.Explain[1], "5 memdir handlers") {
+		t.Errorf("path --json --agent-cli gemini: %+v", js.AgentCLI)
 	}
 	if out := w.ok(t, "path", "--explain"); !strings.Contains(out, "Codex CLI and Gemini CLI get the same one through memdir's hooks") {
 		t.Errorf("path --explain:\n%s", out)

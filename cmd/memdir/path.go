@@ -62,6 +62,12 @@ func (o *pathOptions) Declare(fs *flag.FlagSet) {
 	fs.StringVar(&o.agentCLI, "agent-cli", "", "with --explain: say how agent program `NAME` (claude, codex, gemini) gets the directory")
 }
 
+// pathAgentJSON is how an agent program gets the directory.
+type pathAgentJSON struct {
+	Name    string   `json:"name"`
+	Explain []string `json:"explain"`
+}
+
 // pathJSON is 'memdir path --json': the directory, and how it was found
 // unless --dir named it.
 type pathJSON struct {
@@ -82,6 +88,9 @@ type pathLocationJSON struct {
 	TranscriptDir string           `json:"transcript_dir"`
 	Explain       []string         `json:"explain"`
 	Warnings      []string         `json:"warnings"`
+	// AgentCLI, with --agent-cli, says how that program gets the directory
+	// (the lines --explain prints for it).
+	AgentCLI *pathAgentJSON `json:"agent_cli,omitempty"`
 }
 
 func runPath(ctx context.Context, env *cli.Env, o *pathOptions, args []string) error {
@@ -110,6 +119,9 @@ func runPath(ctx context.Context, env *cli.Env, o *pathOptions, args []string) e
 			Source: loc.Source, SourceDetail: loc.SourceDetail, Enabled: loc.Enabled, EnabledReason: loc.EnabledReason,
 			ProjectRoot: loc.ProjectRoot, GitRoot: loc.GitRoot, CanonicalRoot: loc.CanonicalRoot, ConfigHome: loc.ConfigHome,
 			TranscriptDir: loc.TranscriptDir(), Explain: loc.Explain, Warnings: loc.Warnings,
+		}
+		if o.agentCLI != "" && o.lf.agent == "" {
+			v.AgentCLI = &pathAgentJSON{Name: o.agentCLI, Explain: agentCLIExplain(env, o.agentCLI, loc)}
 		}
 	}
 	return cli.Emit(env, o.asJSON, v, func(stdout io.Writer) error {
