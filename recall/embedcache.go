@@ -110,6 +110,11 @@ type EmbedCache struct {
 	file *framed.File
 	fi   os.FileInfo
 	lent bool
+	// retained is set once a mapping was kept after its file was
+	// replaced (see setFile); later loads read the file into memory, which
+	// the garbage collector frees when its vectors are dropped, so that a
+	// long-lived process keeps one old mapping at most, not one a write.
+	retained bool
 }
 
 // embedSection is one embedder's vectors in the mapped file. Its slices
@@ -565,7 +570,11 @@ func (c *EmbedCache) refresh() error {
 // is treated as one too, and replaced on the next write.
 func (c *EmbedCache) load(fi os.FileInfo) error {
 	c.loaded = true
-	f, err := embedFormat.Open(c.path)
+	open := embedFormat.Open
+	if c.retained || (c.file != nil && c.lent) {
+		open = embedFormat.ReadFile
+	}
+	f, err := open(c.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		c.setFile(nil, nil, nil)
@@ -593,10 +602,16 @@ func (c *EmbedCache) load(fi os.FileInfo) error {
 // setFile replaces the mapped file. The one it replaces is unmapped unless
 // vectors were handed out from it, which callers may still hold: that
 // mapping then lasts as long as the process (it is read-only, and its file
-// was replaced by rename, so it never changes).
+// was replaced by rename, so it never changes). A process keeps one such
+// mapping at most: once it kept one, it reads the file instead (see load),
+// as a hook or CLI call rarely does and a server after every write would.
 func (c *EmbedCache) setFile(f *framed.File, fi os.FileInfo, sections []*embedSection) {
-	if c.file != nil && c.file != f && !c.lent {
-		c.file.Close()
+	if c.file != nil && c.file != f {
+		if c.lent {
+			c.retained = true
+		} else {
+			c.file.Close()
+		}
 	}
 	c.file, c.fi, c.sections, c.lent = f, fi, sections, false
 }

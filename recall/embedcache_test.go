@@ -638,4 +638,18 @@ func TestEmbedCacheVectorsOutliveReplacement(t *testing.T) {
 	if after := fmt.Sprint(got); after != before {
 		t.Errorf("vectors changed under their holder: %s, were %s", after, before)
 	}
+	// Later replacements are read, not mapped (one kept mapping at most):
+	// the same answers.
+	got3, st := mustVectors(t, reader, e, inputs("three"), nil)
+	if st.Cached != 1 {
+		t.Fatalf("cached %d after the replacement, want 1", st.Cached)
+	}
+	before = fmt.Sprint(got3)
+	mustVectors(t, openTestCache(t, path), e, inputs("four"), nil)
+	if _, st := mustVectors(t, reader, e, inputs("three", "four"), nil); st.Cached != 2 || reader.Len("a:m") != 2 {
+		t.Errorf("after a second replacement: cached %d, holds %d; want 2, 2", st.Cached, reader.Len("a:m"))
+	}
+	if after := fmt.Sprint(got3); after != before {
+		t.Errorf("vectors read from a file changed: %s, were %s", after, before)
+	}
 }
