@@ -7,10 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -18,7 +19,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
-	"github.com/memdir/memdir/internal/safeopen"
+	"github.com/memdir/memdir/internal/framed"
 	"github.com/memdir/memdir/internal/statedir"
 	"github.com/memdir/memdir/llm"
 )
@@ -30,35 +31,39 @@ func DefaultEmbedCachePath(memoryDir string, lookup memdir.LookupEnvFunc) (strin
 	return statedir.For(lookup, "embed", memoryDir, ".vec")
 }
 
-// The cache file format, version 1 (docs/format.md has the normative text).
-// Every integer is little-endian.
+// The cache file is a framed file (package internal/framed, docs/format.md
+// has the normative text), format "MDEMBVEC" version 2. Section 0 lists the
+// embedders' sections and the file's generation, little-endian:
 //
-//	magic        8 bytes  "MDEMBVEC"
-//	version      uint32   1
-//	sections     uint32   number of sections
 //	generation   uint64   incremented by every write
-//	per section:
-//	  name_len   uint16, then name_len bytes: the embedder name
+//	sections     uint32   number of embedder sections, at most 4
+//	reserved     uint32   0
+//	per embedder section i (0, 1, …):
 //	  dim        uint32   floats per vector
 //	  count      uint32   vectors
 //	  generation uint64   the file generation that last wrote the section
-//	  keys       count × 32 bytes: SHA-256 content keys
-//	  vectors    count × dim × float32 (IEEE 754 bits), in key order
-//	crc          uint32   CRC-32C (Castagnoli) of every byte before it
+//	  name_len   uint16, then name_len bytes: the embedder name
 //
-// Why a flat file and not gob: a warm recall needs nothing from it, but a new
-// process (a hook, a CLI call) must load every vector before it can rank, and
-// 20,000 vectors of 1,536 floats are 123 MB. Read as two flat arrays per
-// section, that is one read, one checksum pass and one pass converting bits
-// to floats, with a few allocations per section; gob of per-entry
-// []float32 decodes through reflection and allocates per vector.
-// BenchmarkEmbedCache measured it five times faster to load than gob, with
-// a hundredth of the allocations (2,000 vectors: 61-80 ms against 410 ms, on
-// a shared two-core machine).
+// and embedder section i is in the framed sections 1+3i, 2+3i and 3+3i, in
+// the byte order of the machine that wrote it (the frame records it):
+//
+//	keys     count × 32 bytes: SHA-256 content keys, strictly ascending
+//	vectors  count × dim × float32, in the order of the keys
+//	sums     count × uint32: CRC-32C of each vector's bytes
+//
+// Why mapped and in place: a new process (a hook, a CLI call) needs the
+// vectors of a few candidates and of nothing else, but version 1 was one
+// flat file of every vector with one checksum over it, so every process
+// read and converted all of it (123 MB at 20,000 vectors of 1,536 floats,
+// most of a hybrid hook's cost). Version 2 is mapped: a reader checks the
+// small sections (keys and sums) by the frame's checksums, finds a key by
+// binary search over the keys, and checks each vector it uses against its
+// own sum, so it touches the pages of those vectors only. The vectors
+// section is used unverified (framed.File.Unverified) because checking its
+// frame checksum would read all of it.
 const (
 	embedCacheMagic   = "MDEMBVEC"
-	embedCacheVersion = 1
-	embedHeaderSize   = 24
+	embedCacheVersion = 2
 	// embedMaxSections bounds how many embedders' vectors one file keeps;
 	// the least recently written go first.
 	embedMaxSections = 4
@@ -68,6 +73,8 @@ const (
 	// embedMaxDim rejects nonsense dimensions when reading a file.
 	embedMaxDim = 1 << 16
 )
+
+var embedFormat = framed.Format{Magic: embedCacheMagic, Version: embedCacheVersion}
 
 var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
@@ -97,26 +104,116 @@ type EmbedCache struct {
 	loaded   bool
 	gen      uint64 // generation of the file as last read or written
 	sections []*embedSection
+	// file is the mapped cache file (nil when there is none or it could
+	// not be read), fi its status when mapped; lent is set once vectors
+	// viewing it were handed out.
+	file *framed.File
+	fi   os.FileInfo
+	lent bool
+	// retained is set once a mapping was kept after its file was
+	// replaced (see setFile); later loads read the file into memory, which
+	// the garbage collector frees when its vectors are dropped, so that a
+	// long-lived process keeps one old mapping at most, not one a write.
+	retained bool
 }
 
+// embedSection is one embedder's vectors in the mapped file. Its slices
+// view the mapping, which is read-only: nothing may write into them.
 type embedSection struct {
-	name  string
-	dim   int
-	gen   uint64
-	keys  [][32]byte
-	data  []float32 // len(keys) × dim
-	index map[[32]byte]int
+	name string
+	dim  int
+	gen  uint64
+	id   uint32 // framed id of the keys; the vectors and sums follow
+
+	// ready is set once the keys and sums were checked and viewed; bad
+	// when the section is damaged, which makes it count as empty.
+	ready, bad bool
+	keys       [][32]byte // ascending
+	vecs       []float32  // len(keys) × dim, unverified: see vector
+	sums       []uint32   // CRC-32C of each vector
+	// state is, per vector, whether its sum was checked (0 unchecked,
+	// 1 good, 2 bad); made on the first check.
+	state []uint8
+	// searches counts binary searches; past embedIndexAfter, index maps
+	// every key to its position, for a process that looks up many (the
+	// MCP server ranking every memory).
+	searches int
+	index    map[[32]byte]int
 }
 
-func (s *embedSection) vector(i int) []float32 {
-	return s.data[i*s.dim : (i+1)*s.dim : (i+1)*s.dim]
-}
+// embedIndexAfter is how many binary searches of a section are made before
+// its keys are put in a map: a hook looks up a few candidates, a server
+// asking for every vector again and again would search 20,000 times a call.
+const embedIndexAfter = 4096
 
-func (s *embedSection) buildIndex() {
-	s.index = make(map[[32]byte]int, len(s.keys))
-	for i, k := range s.keys {
-		s.index[k] = i
+// open views the keys, vectors and sums of s in f, checking the keys and
+// sums against the frame's checksums and the keys' order; on any failure
+// the section is bad.
+func (s *embedSection) open(f *framed.File) {
+	s.ready = true
+	s.bad = true
+	kb, err := f.Section(s.id)
+	if err != nil {
+		return
 	}
+	vb, err := f.Unverified(s.id + 1)
+	if err != nil {
+		return
+	}
+	sb, err := f.Section(s.id + 2)
+	if err != nil {
+		return
+	}
+	keys, ok1 := framed.View[[32]byte](kb)
+	vecs, ok2 := framed.View[float32](vb)
+	sums, ok3 := framed.View[uint32](sb)
+	if !ok1 || !ok2 || !ok3 || len(sums) != len(keys) || len(vecs) != len(keys)*s.dim {
+		return
+	}
+	for i := 1; i < len(keys); i++ {
+		if bytes.Compare(keys[i-1][:], keys[i][:]) >= 0 {
+			return
+		}
+	}
+	s.keys, s.vecs, s.sums, s.bad = keys, vecs, sums, false
+}
+
+// find returns the position of key k, by binary search.
+func (s *embedSection) find(k [32]byte) (int, bool) {
+	if s.index != nil {
+		i, ok := s.index[k]
+		return i, ok
+	}
+	if s.searches++; s.searches > embedIndexAfter {
+		s.index = make(map[[32]byte]int, len(s.keys))
+		for i, k := range s.keys {
+			s.index[k] = i
+		}
+		return s.find(k)
+	}
+	return sort.Find(len(s.keys), func(i int) int { return bytes.Compare(k[:], s.keys[i][:]) })
+}
+
+// vector returns the i'th vector, a view of the mapping, after checking it
+// against its sum the first time; ok is false when it fails, and the
+// section is then bad.
+func (s *embedSection) vector(i int) (v []float32, ok bool) {
+	v = s.vecs[i*s.dim : (i+1)*s.dim : (i+1)*s.dim]
+	if s.state == nil {
+		s.state = make([]uint8, len(s.keys))
+	}
+	switch s.state[i] {
+	case 1:
+		return v, true
+	case 0:
+		if crc32.Checksum(framed.Raw(v), castagnoli()) == s.sums[i] {
+			s.state[i] = 1
+			return v, true
+		}
+		s.state[i] = 2
+	}
+	s.bad = true
+	return nil, false
 }
 
 // OpenEmbedCache returns the cache kept in the file at path. The file is
@@ -155,7 +252,10 @@ func (c *EmbedCache) Len(name string) int {
 // once. An input found in the cache needs no Text (see Missing); one that is
 // not and whose text is empty or only white space gets a nil vector (Cosine
 // 0 with anything) and costs no call. The returned vectors are shared
-// with the cache and must not be modified.
+// with the cache and must not be modified: those found in the cache view
+// the mapped file, mapped read-only where the system maps files (a write
+// into one faults), and stay valid for as long as the process runs, even
+// after the file is replaced.
 //
 // When the embedder fails or answers with the wrong number of vectors or
 // mixed dimensions, the error is an *EmbedError and the vectors of the
@@ -215,19 +315,31 @@ func (v *vectorsRun) lookup() {
 	v.keys = make([][32]byte, len(v.in))
 	v.out = make([][]float32, len(v.in))
 	v.queued = map[[32]byte]bool{}
+	for i := range v.in {
+		v.keys[i] = v.in[i].key()
+	}
 	sec := v.c.section(v.name)
 	if sec != nil {
 		v.dim = sec.dim
-	}
-	for i := range v.in {
-		k := v.in[i].key()
-		v.keys[i] = k
-		if sec != nil {
-			if j, ok := sec.index[k]; ok {
-				v.out[i] = sec.vector(j)
+		for i, k := range v.keys {
+			if j, ok := sec.find(k); ok {
+				vec, ok := sec.vector(j)
+				if !ok { // damaged: the section counts as empty
+					clear(v.out)
+					v.st.Cached, v.dim, sec = 0, 0, nil
+					break
+				}
+				v.out[i] = vec
 				v.st.Cached++
-				continue
 			}
+		}
+		if v.st.Cached > 0 {
+			v.c.lent = true
+		}
+	}
+	for i, k := range v.keys {
+		if v.out[i] != nil {
+			continue
 		}
 		if strings.TrimSpace(v.in[i].Text) == "" {
 			continue // nothing to embed; servers reject empty input
@@ -381,20 +493,36 @@ func (c *EmbedCache) Missing(e llm.Embedder, in []EmbedInput) ([]int, error) {
 	sec := c.section(e.EmbedderName())
 	var out []int
 	for i := range in {
-		if sec == nil {
-			out = append(out, i)
-			continue
+		if sec != nil {
+			if j, ok := sec.find(in[i].key()); ok {
+				if _, ok := sec.vector(j); ok {
+					continue
+				}
+				// damaged: the section counts as empty
+				sec = nil
+				out = out[:0]
+				for i := range i + 1 {
+					out = append(out, i)
+				}
+				continue
+			}
 		}
-		if _, ok := sec.index[in[i].key()]; !ok {
-			out = append(out, i)
-		}
+		out = append(out, i)
 	}
 	return out, nil
 }
 
+// section returns the section of embedder name, viewing it on first use;
+// nil when the file has none or it is damaged.
 func (c *EmbedCache) section(name string) *embedSection {
 	for _, s := range c.sections {
 		if s.name == name {
+			if !s.ready {
+				s.open(c.file)
+			}
+			if s.bad {
+				return nil
+			}
 			return s
 		}
 	}
@@ -415,63 +543,118 @@ func (c *EmbedCache) prunable(name string, keep map[[32]byte]bool) bool {
 	return false
 }
 
-// refresh reloads the file when another process wrote it since this one
-// last read it, which the generation in its header tells.
+// refresh maps the file again when it was replaced since this process
+// last mapped it (writers replace it by rename, so a new file is a new
+// inode); a file that did not change is not read at all.
 func (c *EmbedCache) refresh() error {
-	if c.loaded {
-		gen, ok, err := c.readGeneration()
-		if err != nil {
-			return err
-		}
-		if ok && gen == c.gen {
-			return nil
-		}
-		if !ok && c.gen == 0 && len(c.sections) == 0 {
-			return nil
-		}
-	}
-	return c.load()
-}
-
-// readGeneration reads the generation from the file's header; ok is false
-// when there is no file or no valid header.
-func (c *EmbedCache) readGeneration() (gen uint64, ok bool, err error) {
-	f, _, err := safeopen.Open(c.path)
+	fi, err := os.Stat(c.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, fmt.Errorf("embedding cache %s: %w", c.path, err)
-	}
-	defer f.Close()
-	var h [embedHeaderSize]byte
-	if _, err := io.ReadFull(f, h[:]); err != nil || string(h[:8]) != embedCacheMagic {
-		return 0, false, nil
-	}
-	return binary.LittleEndian.Uint64(h[16:]), true, nil
-}
-
-// load reads the whole file. A missing file is an empty cache; a file that
-// cannot be decoded is treated as one too, and replaced on the next write.
-func (c *EmbedCache) load() error {
-	c.loaded = true
-	data, err := safeopen.ReadFile(c.path, 1<<40)
-	if errors.Is(err, fs.ErrNotExist) {
-		c.gen, c.sections = 0, nil
+		if !c.loaded || c.file != nil || len(c.sections) > 0 {
+			c.setFile(nil, nil, nil)
+			c.gen = 0
+		}
+		c.loaded = true
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("embedding cache %s: %w", c.path, err)
 	}
-	gen, sections, err := decodeEmbedCache(data)
-	if err != nil {
-		// Derived data: start over. The generation is kept so that the
-		// next write supersedes the broken file for every reader.
-		sections = nil
+	if c.loaded && c.fi != nil && os.SameFile(fi, c.fi) && fi.Size() == c.fi.Size() && fi.ModTime().Equal(c.fi.ModTime()) {
+		return nil
 	}
-	c.gen, c.sections = gen, sections
+	return c.load(fi)
+}
+
+// load maps the file, whose status before opening was fi. A missing file
+// is an empty cache; a file that cannot be read as a cache of this version
+// is treated as one too, and replaced on the next write.
+func (c *EmbedCache) load(fi os.FileInfo) error {
+	c.loaded = true
+	open := embedFormat.Open
+	if c.retained || (c.file != nil && c.lent) {
+		open = embedFormat.ReadFile
+	}
+	f, err := open(c.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		c.setFile(nil, nil, nil)
+		c.gen = 0
+		return nil
+	case errors.Is(err, framed.ErrMagic), errors.Is(err, framed.ErrVersion), errors.Is(err, framed.ErrCorrupt):
+		// Derived data: start over. The generation is kept so that the
+		// next write supersedes the broken file.
+		c.setFile(nil, fi, nil)
+		return nil
+	case err != nil:
+		return fmt.Errorf("embedding cache: %w", err)
+	}
+	gen, sections, err := parseEmbedMeta(f)
+	if err != nil {
+		f.Close()
+		c.setFile(nil, fi, nil)
+		return nil
+	}
+	c.setFile(f, fi, sections)
+	c.gen = gen
 	return nil
 }
+
+// setFile replaces the mapped file. The one it replaces is unmapped unless
+// vectors were handed out from it, which callers may still hold: that
+// mapping then lasts as long as the process (it is read-only, and its file
+// was replaced by rename, so it never changes). A process keeps one such
+// mapping at most: once it kept one, it reads the file instead (see load),
+// as a hook or CLI call rarely does and a server after every write would.
+func (c *EmbedCache) setFile(f *framed.File, fi os.FileInfo, sections []*embedSection) {
+	if c.file != nil && c.file != f {
+		if c.lent {
+			c.retained = true
+		} else {
+			c.file.Close()
+		}
+	}
+	c.file, c.fi, c.sections, c.lent = f, fi, sections, false
+}
+
+// parseEmbedMeta reads section 0 of the file: its generation and the list
+// of embedder sections, not yet viewed (see embedSection.open).
+func parseEmbedMeta(f *framed.File) (uint64, []*embedSection, error) {
+	p, err := f.Section(0)
+	if err != nil {
+		return 0, nil, err
+	}
+	le := binary.LittleEndian
+	if len(p) < 16 {
+		return 0, nil, errEmbedCacheFormat
+	}
+	gen, n := le.Uint64(p), le.Uint32(p[8:])
+	if n > embedMaxSections || uint32(f.Len()) != 1+3*n {
+		return gen, nil, errEmbedCacheFormat
+	}
+	p = p[16:]
+	var sections []*embedSection
+	for i := range n {
+		if len(p) < 18 {
+			return gen, nil, errEmbedCacheFormat
+		}
+		dim, count, sgen, nl := le.Uint32(p), le.Uint32(p[4:]), le.Uint64(p[8:]), int(le.Uint16(p[16:]))
+		p = p[18:]
+		if dim == 0 || dim > embedMaxDim || nl == 0 || len(p) < nl {
+			return gen, nil, errEmbedCacheFormat
+		}
+		_ = count // the sections' lengths say it again, and are checked
+		sections = append(sections, &embedSection{name: string(p[:nl]), dim: int(dim), gen: sgen, id: 1 + 3*i})
+		p = p[nl:]
+	}
+	if len(p) != 0 {
+		return gen, nil, errEmbedCacheFormat
+	}
+	return gen, sections, nil
+}
+
+// errEmbedCacheFormat is what parseEmbedMeta returns for a file it cannot
+// read; the caller rebuilds the cache.
+var errEmbedCacheFormat = errors.New("not an embedding cache file of this version")
 
 // save merges fresh vectors into the section of name, under the file lock
 // and on top of the file as it is now, drops the entries outside keep when
@@ -492,46 +675,19 @@ func (c *EmbedCache) save(ctx context.Context, name string, dim int, fresh map[[
 		return 0, err
 	}
 
-	old := c.section(name)
-	ns := &embedSection{name: name, dim: dim}
-	pruned := 0
-	if old != nil && old.dim == dim {
-		n := len(old.keys)
-		ns.keys = make([][32]byte, 0, n+len(fresh))
-		ns.data = make([]float32, 0, (n+len(fresh))*dim)
-		for i, k := range old.keys {
-			if keep != nil && !keep[k] {
-				pruned++
-				continue
-			}
-			ns.keys = append(ns.keys, k)
-			ns.data = append(ns.data, old.vector(i)...)
-		}
-	} else {
-		ns.keys = make([][32]byte, 0, len(fresh))
-		ns.data = make([]float32, 0, len(fresh)*dim)
-	}
-	ns.buildIndex()
-	added := make([][32]byte, 0, len(fresh))
-	for k := range fresh {
-		if _, ok := ns.index[k]; !ok {
-			added = append(added, k)
-		}
-	}
-	// A stable order makes the file the same for the same content.
-	sort.Slice(added, func(i, j int) bool { return bytes.Compare(added[i][:], added[j][:]) < 0 })
-	for _, k := range added {
-		ns.index[k] = len(ns.keys)
-		ns.keys = append(ns.keys, k)
-		ns.data = append(ns.data, fresh[k]...)
-	}
-
+	ns, pruned := mergeSection(c.section(name), name, dim, fresh, keep)
 	gen := c.gen + 1
 	ns.gen = gen
-	sections := []*embedSection{ns}
+	sections := []*embedOut{ns}
 	for _, s := range c.sections {
-		if s.name != name {
-			sections = append(sections, s)
+		if s.name == name {
+			continue
+		}
+		if !s.ready {
+			s.open(c.file)
+		}
+		if !s.bad {
+			sections = append(sections, &embedOut{name: s.name, dim: s.dim, gen: s.gen, keys: s.keys, raw: framed.Raw(s.vecs), sums: s.sums})
 		}
 	}
 	// Keep the current section first, then the most recently written.
@@ -539,96 +695,119 @@ func (c *EmbedCache) save(ctx context.Context, name string, dim int, fresh map[[
 	if len(sections) > embedMaxSections {
 		sections = sections[:embedMaxSections]
 	}
-	if err := atomicfile.WriteFile(c.path, encodeEmbedCache(gen, sections), 0o600); err != nil {
+	if err := writeEmbedCache(c.path, gen, sections); err != nil {
 		return 0, fmt.Errorf("embedding cache: %w", err)
 	}
 	removeLeftovers(c.path)
-	c.gen, c.sections, c.loaded = gen, sections, true
+	// Map what was written (under the lock, nobody replaced it since).
+	c.loaded = false
+	if err := c.refresh(); err != nil {
+		return 0, err
+	}
 	return pruned, nil
 }
 
-func encodeEmbedCache(gen uint64, sections []*embedSection) []byte {
-	size := embedHeaderSize + 4
-	for _, s := range sections {
-		size += 2 + len(s.name) + 16 + len(s.keys)*32 + len(s.data)*4
-	}
-	b := make([]byte, 0, size)
-	b = append(b, embedCacheMagic...)
-	b = binary.LittleEndian.AppendUint32(b, embedCacheVersion)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(sections)))
-	b = binary.LittleEndian.AppendUint64(b, gen)
-	for _, s := range sections {
-		b = binary.LittleEndian.AppendUint16(b, uint16(len(s.name)))
-		b = append(b, s.name...)
-		b = binary.LittleEndian.AppendUint32(b, uint32(s.dim))
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(s.keys)))
-		b = binary.LittleEndian.AppendUint64(b, s.gen)
-		for _, k := range s.keys {
-			b = append(b, k[:]...)
-		}
-		for _, f := range s.data {
-			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
-		}
-	}
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli()))
+// embedOut is a section to write: keys ascending, and either the vectors
+// of each key (vecs) or the vectors' bytes and sums as another file held
+// them (raw, sums).
+type embedOut struct {
+	name string
+	dim  int
+	gen  uint64
+	keys [][32]byte
+	vecs [][]float32
+	raw  []byte
+	sums []uint32
 }
 
-// errEmbedCacheFormat is what decodeEmbedCache returns for any file it
-// cannot read; the caller rebuilds the cache.
-var errEmbedCacheFormat = errors.New("not an embedding cache file of this version")
+// mergeSection returns the section of name holding the vectors of old
+// (none when it is nil, damaged, or of another dimension) whose keys are in
+// keep (every one when keep is nil), and the fresh vectors old lacks; and
+// how many of old's keep dropped.
+func mergeSection(old *embedSection, name string, dim int, fresh map[[32]byte][]float32, keep map[[32]byte]bool) (*embedOut, int) {
+	ns := &embedOut{name: name, dim: dim}
+	var oldKeys [][32]byte
+	var oldVecs [][]float32
+	pruned := 0
+	if old != nil && old.dim == dim {
+		oldKeys = make([][32]byte, 0, len(old.keys))
+		oldVecs = make([][]float32, 0, len(old.keys))
+		for i, k := range old.keys {
+			if keep != nil && !keep[k] {
+				pruned++
+				continue
+			}
+			v, ok := old.vector(i)
+			if !ok { // damaged: the section counts as empty
+				oldKeys, oldVecs, pruned = nil, nil, 0
+				break
+			}
+			oldKeys = append(oldKeys, k)
+			oldVecs = append(oldVecs, v)
+		}
+	}
+	added := make([][32]byte, 0, len(fresh))
+	for k := range fresh {
+		if _, ok := slices.BinarySearchFunc(oldKeys, k, compareKeys); !ok {
+			added = append(added, k)
+		}
+	}
+	slices.SortFunc(added, compareKeys)
+	n := len(oldKeys) + len(added)
+	ns.keys = make([][32]byte, 0, n)
+	ns.vecs = make([][]float32, 0, n)
+	i, j := 0, 0
+	for i < len(oldKeys) || j < len(added) {
+		if j == len(added) || (i < len(oldKeys) && compareKeys(oldKeys[i], added[j]) < 0) {
+			ns.keys, ns.vecs = append(ns.keys, oldKeys[i]), append(ns.vecs, oldVecs[i])
+			i++
+		} else {
+			ns.keys, ns.vecs = append(ns.keys, added[j]), append(ns.vecs, fresh[added[j]])
+			j++
+		}
+	}
+	return ns, pruned
+}
 
-// decodeEmbedCache reads a cache file. On error the generation is still
-// returned when the header could be read.
-func decodeEmbedCache(data []byte) (uint64, []*embedSection, error) {
-	if len(data) < embedHeaderSize+4 || string(data[:8]) != embedCacheMagic {
-		return 0, nil, errEmbedCacheFormat
-	}
+func compareKeys(a, b [32]byte) int { return bytes.Compare(a[:], b[:]) }
+
+// writeEmbedCache writes the file of generation gen holding sections (see
+// the format above), by atomic replace.
+func writeEmbedCache(path string, gen uint64, sections []*embedOut) error {
 	le := binary.LittleEndian
-	gen := le.Uint64(data[16:])
-	if le.Uint32(data[8:]) != embedCacheVersion {
-		return gen, nil, errEmbedCacheFormat
+	meta := le.AppendUint64(nil, gen)
+	meta = le.AppendUint32(meta, uint32(len(sections)))
+	meta = le.AppendUint32(meta, 0)
+	size := 64
+	for _, s := range sections {
+		meta = le.AppendUint32(meta, uint32(s.dim))
+		meta = le.AppendUint32(meta, uint32(len(s.keys)))
+		meta = le.AppendUint64(meta, s.gen)
+		meta = le.AppendUint16(meta, uint16(len(s.name)))
+		meta = append(meta, s.name...)
+		size += 3*8 + 3*24 + len(s.keys)*(32+4+4*s.dim)
 	}
-	body := data[:len(data)-4]
-	if crc32.Checksum(body, castagnoli()) != le.Uint32(data[len(data)-4:]) {
-		return gen, nil, errEmbedCacheFormat
+	w := embedFormat.NewWriter(nil)
+	w.Grow(size + len(meta))
+	w.Add(0, meta)
+	for i, s := range sections {
+		id := 1 + 3*uint32(i)
+		w.Add(id, framed.Raw(s.keys))
+		if s.vecs == nil {
+			w.Add(id+1, s.raw)
+			w.Add(id+2, framed.Raw(s.sums))
+			continue
+		}
+		sums := make([]uint32, len(s.vecs))
+		w.AddFunc(id+1, func(b []byte) ([]byte, error) {
+			for k, v := range s.vecs {
+				raw := framed.Raw(v)
+				sums[k] = crc32.Checksum(raw, castagnoli())
+				b = append(b, raw...)
+			}
+			return b, nil
+		})
+		w.Add(id+2, framed.Raw(sums))
 	}
-	n := le.Uint32(data[12:])
-	p := body[embedHeaderSize:]
-	var sections []*embedSection
-	for range n {
-		if len(p) < 2 {
-			return gen, nil, errEmbedCacheFormat
-		}
-		nl := int(le.Uint16(p))
-		p = p[2:]
-		if len(p) < nl+16 {
-			return gen, nil, errEmbedCacheFormat
-		}
-		s := &embedSection{name: string(p[:nl])}
-		p = p[nl:]
-		dim, count := uint64(le.Uint32(p)), uint64(le.Uint32(p[4:]))
-		s.gen = le.Uint64(p[8:])
-		p = p[16:]
-		if dim == 0 || dim > embedMaxDim || count*32+count*dim*4 > uint64(len(p)) {
-			return gen, nil, errEmbedCacheFormat
-		}
-		s.dim = int(dim)
-		s.keys = make([][32]byte, count)
-		for i := range s.keys {
-			copy(s.keys[i][:], p[i*32:])
-		}
-		p = p[count*32:]
-		s.data = make([]float32, count*dim)
-		raw := p[:len(s.data)*4]
-		for i := range s.data {
-			s.data[i] = math.Float32frombits(le.Uint32(raw[i*4:]))
-		}
-		p = p[len(raw):]
-		s.buildIndex()
-		sections = append(sections, s)
-	}
-	if len(p) != 0 {
-		return gen, nil, errEmbedCacheFormat
-	}
-	return gen, sections, nil
+	return w.WriteMapped(path, 0o600)
 }

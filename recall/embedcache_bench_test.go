@@ -38,7 +38,7 @@ func (b benchEmbedder) Embed(_ context.Context, texts []string) (*llm.Embedding,
 // dimensions (text-embedding-3-small): "cold" opens the file as a new
 // process does (a hook, a CLI call), "warm" asks a cache that already read
 // it (the MCP server). "gob" decodes the same vectors stored as gob of
-// [][]float32, the format the flat file was chosen over.
+// [][]float32, the format version 1 (a flat file) was chosen over.
 func BenchmarkEmbedCache(b *testing.B) {
 	const dim = 1536
 	for _, n := range []int{2000, 20000} {

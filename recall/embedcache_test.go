@@ -541,3 +541,115 @@ func TestEmbedCacheWriteRemovesLeftTemporaryFiles(t *testing.T) {
 		t.Errorf("a temporary file young enough to be in progress was removed: %v", err)
 	}
 }
+
+// textEmbedder makes a vector from each text alone, so that a vector
+// embedded again equals the one embedded before.
+type textEmbedder struct {
+	name string
+	dim  int
+}
+
+func (t textEmbedder) EmbedderName() string { return t.name }
+
+func (t textEmbedder) Embed(_ context.Context, texts []string) (*llm.Embedding, error) {
+	out := &llm.Embedding{}
+	for _, s := range texts {
+		k := recall.EmbedKey(s)
+		v := make([]float32, t.dim)
+		for i := range v {
+			v[i] = float32(k[i%len(k)]) + float32(i)/8
+		}
+		out.Vectors = append(out.Vectors, v)
+	}
+	return out, nil
+}
+
+// TestEmbedCacheDamagedFile flips each byte of a cache file of two
+// embedders and cuts it at each length: every read must give the vectors
+// the embedders make (a damaged section is treated as empty and embedded
+// again), never a wrong vector or a panic.
+func TestEmbedCacheDamagedFile(t *testing.T) {
+	t.Parallel()
+	es := []textEmbedder{{"a:m", 5}, {"b:m", 3}}
+	in := inputs("one", "two", "three", "four")
+	good := filepath.Join(t.TempDir(), "good.vec")
+	for _, e := range es {
+		mustVectors(t, openTestCache(t, good), e, in, nil)
+	}
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][][]float32{}
+	for _, e := range es {
+		emb, _ := e.Embed(context.Background(), []string{"one", "two", "three", "four"})
+		want[e.name] = emb.Vectors
+	}
+	check := func(t *testing.T, content []byte) {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "c.vec")
+		if err := os.WriteFile(path, content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c := openTestCache(t, path)
+		for _, e := range es {
+			got, _ := mustVectors(t, c, e, in, nil)
+			if diff := cmp.Diff(want[e.name], got); diff != "" {
+				t.Fatalf("%s: vectors differ (-want +got):\n%s", e.name, diff)
+			}
+		}
+		for _, e := range es {
+			if _, st := mustVectors(t, openTestCache(t, path), e, in, nil); st.Cached != len(in) {
+				t.Fatalf("%s after the rewrite: cached %d, want %d", e.name, st.Cached, len(in))
+			}
+		}
+	}
+	t.Run("flipped", func(t *testing.T) {
+		for i := range data {
+			b := append([]byte(nil), data...)
+			b[i] ^= 0x5a
+			check(t, b)
+		}
+	})
+	t.Run("truncated", func(t *testing.T) {
+		for n := range data {
+			check(t, data[:n])
+		}
+	})
+}
+
+// TestEmbedCacheVectorsOutliveReplacement: vectors handed out view the
+// mapped file, and stay what they were after another process replaced it.
+func TestEmbedCacheVectorsOutliveReplacement(t *testing.T) {
+	t.Parallel()
+	e := textEmbedder{"a:m", 4}
+	path := filepath.Join(t.TempDir(), "c.vec")
+	mustVectors(t, openTestCache(t, path), e, inputs("one", "two"), nil)
+	reader := openTestCache(t, path)
+	got, st := mustVectors(t, reader, e, inputs("one", "two"), nil)
+	if st.Cached != 2 {
+		t.Fatalf("cached %d, want 2", st.Cached)
+	}
+	before := fmt.Sprint(got)
+	mustVectors(t, openTestCache(t, path), e, inputs("three"), &recall.EmbedOptions{Prune: true})
+	if reader.Len("a:m") != 1 {
+		t.Errorf("the reader sees %d vectors after the replacement, want 1", reader.Len("a:m"))
+	}
+	if after := fmt.Sprint(got); after != before {
+		t.Errorf("vectors changed under their holder: %s, were %s", after, before)
+	}
+	// Later replacements are read, not mapped (one kept mapping at most):
+	// the same answers.
+	got3, st := mustVectors(t, reader, e, inputs("three"), nil)
+	if st.Cached != 1 {
+		t.Fatalf("cached %d after the replacement, want 1", st.Cached)
+	}
+	before = fmt.Sprint(got3)
+	mustVectors(t, openTestCache(t, path), e, inputs("four"), nil)
+	if _, st := mustVectors(t, reader, e, inputs("three", "four"), nil); st.Cached != 2 || reader.Len("a:m") != 2 {
+		t.Errorf("after a second replacement: cached %d, holds %d; want 2, 2", st.Cached, reader.Len("a:m"))
+	}
+	if after := fmt.Sprint(got3); after != before {
+		t.Errorf("vectors read from a file changed: %s, were %s", after, before)
+	}
+}

@@ -109,7 +109,20 @@ func rankSemantic(ctx context.Context, d *memdir.Dir, o *Options, idx *Index, qu
 		s.mean = sum / n
 		s.sd = math.Sqrt(max(0, sum2/n-s.mean*s.mean))
 	}
-	slices.SortStableFunc(s.order, func(a, b string) int { return cmp.Compare(s.cos[b], s.cos[a]) })
+	// Sort the cosines beside their paths: looking both up in s.cos at
+	// every comparison was a fifth of the ranking at 20,000 memories.
+	type pathCos struct {
+		p string
+		c float64
+	}
+	byCos := make([]pathCos, len(s.order))
+	for i, p := range s.order {
+		byCos[i] = pathCos{p, s.cos[p]}
+	}
+	slices.SortStableFunc(byCos, func(a, b pathCos) int { return cmp.Compare(b.c, a.c) })
+	for i := range byCos {
+		s.order[i] = byCos[i].p
+	}
 	return s, nil
 }
 
