@@ -247,13 +247,16 @@ func (x *Index) coordinate(s *searchScratch, top []scored) {
 			head[i].score *= math.Pow(float64(m)/float64(n), c)
 		}
 	}
-	sort.SliceStable(head, func(i, j int) bool {
-		a, b := head[i], head[j]
-		if a.score != b.score {
-			return a.score > b.score
-		}
-		return x.docs[a.slot].id < x.docs[b.slot].id
-	})
+	sort.SliceStable(head, func(i, j int) bool { return x.ranksBelow(head[j], head[i]) })
+}
+
+// ranksBelow reports whether a ranks below b: a lower score, or the same
+// score and a later ID.
+func (x *Index) ranksBelow(a, b scored) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return x.docs[a.slot].id > x.docs[b.slot].id
 }
 
 // scorer holds what BM25F needs per posting, computed once per search.
@@ -382,12 +385,7 @@ func (x *Index) selectTop(s *searchScratch, k int) []scored {
 	if k <= 0 || k > len(s.touched) {
 		k = len(s.touched)
 	}
-	less := func(a, b scored) bool { // a ranks below b
-		if a.score != b.score {
-			return a.score < b.score
-		}
-		return x.docs[a.slot].id > x.docs[b.slot].id
-	}
+	less := x.ranksBelow
 	h := s.heap[:0]
 	for _, slot := range s.touched {
 		c := scored{slot, s.score[slot]}

@@ -74,7 +74,8 @@ func rankSemantic(ctx context.Context, d *memdir.Dir, o *Options, idx *Index, qu
 	if len(todo) > 0 {
 		if o.EmbedCache != nil && !o.EmbedMissing {
 			missing = len(todo)
-			candidates, in = withoutIndexes(candidates, in, todo)
+			has := complement(len(in), todo)
+			candidates, in = atIndexes(candidates, has), atIndexes(in, has)
 		} else if err := readEmbedInputs(ctx, d, candidates, in, todo); err != nil {
 			return nil, err
 		}
@@ -126,20 +127,18 @@ func rankSemantic(ctx context.Context, d *memdir.Dir, o *Options, idx *Index, qu
 	return s, nil
 }
 
-// withoutIndexes returns hs and in without the elements at the (ascending)
-// indexes drop.
-func withoutIndexes(hs []memdir.Header, in []EmbedInput, drop []int) ([]memdir.Header, []EmbedInput) {
-	outH := make([]memdir.Header, 0, len(hs)-len(drop))
-	outIn := make([]EmbedInput, 0, len(hs)-len(drop))
+// complement returns the indexes below n that are not in idx (ascending).
+func complement(n int, idx []int) []int {
+	out := make([]int, 0, n-len(idx))
 	j := 0
-	for i := range hs {
-		if j < len(drop) && drop[j] == i {
+	for i := range n {
+		if j < len(idx) && idx[j] == i {
 			j++
 			continue
 		}
-		outH, outIn = append(outH, hs[i]), append(outIn, in[i])
+		out = append(out, i)
 	}
-	return outH, outIn
+	return out
 }
 
 // threshold is the cosine a memory needs to be answered on similarity
@@ -394,15 +393,15 @@ func FillVectors(ctx context.Context, d *memdir.Dir, idx *Index, e llm.Embedder,
 	if err := readEmbedInputs(ctx, d, hs, in, todo); err != nil {
 		return nil, err
 	}
-	_, st, err := cache.Vectors(ctx, e, keepIndexes(in, todo), opts)
+	_, st, err := cache.Vectors(ctx, e, atIndexes(in, todo), opts)
 	return st, err
 }
 
-// keepIndexes returns the elements of in at the indexes keep.
-func keepIndexes(in []EmbedInput, keep []int) []EmbedInput {
-	out := make([]EmbedInput, 0, len(keep))
-	for _, i := range keep {
-		out = append(out, in[i])
+// atIndexes returns the elements of s at the indexes idx, in their order.
+func atIndexes[T any](s []T, idx []int) []T {
+	out := make([]T, len(idx))
+	for j, i := range idx {
+		out[j] = s[i]
 	}
 	return out
 }

@@ -104,9 +104,6 @@ type pick struct {
 // score when vectors were fused, else the lexical one re-scored.
 func (r *run) scored(m rankedMemory) (float64, *ScoreParts) {
 	parts := &ScoreParts{Lexical: m.lex.Score, AnswerType: m.factors.answerType, Date: m.factors.date}
-	if parts.AnswerType == 0 {
-		parts.AnswerType, parts.Date = 1, 1
-	}
 	if r.semantic == nil {
 		return m.score, parts
 	}

@@ -244,14 +244,15 @@ func (ev *recallEval) run(ctx context.Context, distractors int, byTag bool) (*re
 	run := &recallEvalRun{Distractors: distractors}
 	var parts []*evalParts
 	var firstErr error
+	stage := fmt.Sprintf("sets evaluated (+%d distractors)", distractors)
 	for _, set := range ev.sets {
-		ev.prog.Step(fmt.Sprintf("sets evaluated (+%d distractors)", distractors), ev.done, ev.steps)
+		ev.prog.Step(stage, ev.done, ev.steps)
 		p, size, err := ev.runSet(ctx, set, distractors)
 		if err != nil {
 			return nil, err
 		}
 		ev.done++
-		ev.prog.Step(fmt.Sprintf("sets evaluated (+%d distractors)", distractors), ev.done, ev.steps)
+		ev.prog.Step(stage, ev.done, ev.steps)
 		if firstErr == nil {
 			firstErr = p.recallErr
 		}
