@@ -53,6 +53,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"sync/atomic"
 	"unsafe"
@@ -113,6 +114,9 @@ type File struct {
 	sum   uint32
 	secs  []section
 	unmap func()
+	// file is the mapped file, open until Close, for ReadAt; nil for a
+	// file read into memory or parsed.
+	file *os.File
 }
 
 type section struct {
@@ -229,6 +233,30 @@ func (f *File) Unverified(id uint32) ([]byte, error) {
 		return nil, err
 	}
 	return f.data[s.off : s.off+s.n : s.off+s.n], nil
+}
+
+// ReadAt copies into p the bytes of section id from offset off, without
+// checking any checksum (see Unverified). Of a mapped file it reads the
+// file rather than the mapping: touching a page of a mapping makes the
+// kernel map the pages around it too (fault-around, 64 KiB on Linux,
+// whatever madvise says), which a reader of scattered pieces of a large
+// section pays for in resident memory.
+func (f *File) ReadAt(id uint32, p []byte, off int) error {
+	s, err := f.find(id)
+	if err != nil {
+		return err
+	}
+	if off < 0 || off+len(p) > s.n {
+		return fmt.Errorf("%w: %d bytes at %d past the end of section %d (%d bytes)", ErrCorrupt, len(p), off, id, s.n)
+	}
+	if f.file != nil {
+		if _, err := f.file.ReadAt(p, int64(s.off+off)); err == nil {
+			return nil
+		}
+		// The file can still be read through the mapping.
+	}
+	copy(p, f.data[s.off+off:])
+	return nil
 }
 
 // Verify checks every section's checksum.

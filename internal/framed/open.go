@@ -19,7 +19,7 @@ import (
 // replace framed files by rename, so a mapped file never changes under its
 // reader. Errors name the file.
 func (ft Format) Open(path string) (*File, error) {
-	data, unmap, err := mapFile(path)
+	data, file, unmap, err := mapFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -28,7 +28,7 @@ func (ft Format) Open(path string) (*File, error) {
 		unmap()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f.unmap = unmap
+	f.unmap, f.file = unmap, file
 	return f, nil
 }
 
