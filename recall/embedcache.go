@@ -32,7 +32,7 @@ func DefaultEmbedCachePath(memoryDir string, lookup memdir.LookupEnvFunc) (strin
 }
 
 // The cache file is a framed file (package internal/framed, docs/format.md
-// has the normative text), format "MDEMBVEC" version 2. Section 0 lists the
+// has the normative text), format "MDEMBVEC" version 3. Section 0 lists the
 // embedders' sections and the file's generation, little-endian:
 //
 //	generation   uint64   incremented by every write
@@ -44,12 +44,19 @@ func DefaultEmbedCachePath(memoryDir string, lookup memdir.LookupEnvFunc) (strin
 //	  generation uint64   the file generation that last wrote the section
 //	  name_len   uint16, then name_len bytes: the embedder name
 //
-// and embedder section i is in the framed sections 1+3i, 2+3i and 3+3i, in
-// the byte order of the machine that wrote it (the frame records it):
+// and embedder section i is in the framed sections 1+4i to 4+4i, in the
+// byte order of the machine that wrote it (the frame records it):
 //
-//	keys     count × 32 bytes: SHA-256 content keys, strictly ascending
-//	vectors  count × dim × float32, in the order of the keys
-//	sums     count × uint32: CRC-32C of each vector's bytes
+//	keys      count × 32 bytes: SHA-256 content keys, strictly ascending
+//	vectors   count × dim × float32, in the order of the keys
+//	sums      count × uint32: CRC-32C of each vector's bytes
+//	sketches  count × sketchStride(dim) bytes, then the mean and the half
+//	          width of the levels of each dimension (2 × dim × float32):
+//	          each vector at 4 bits a dimension (vecsketch.go)
+//
+// Version 2 had no sketches (three framed sections an embedder); such a
+// file is read as it is and rewritten with them by the first recall that
+// wants them, so that no vector is embedded again.
 //
 // Why mapped and in place: a new process (a hook, a CLI call) needs the
 // vectors of a few candidates and of nothing else, but version 1 was one
@@ -63,7 +70,12 @@ func DefaultEmbedCachePath(memoryDir string, lookup memdir.LookupEnvFunc) (strin
 // frame checksum would read all of it.
 const (
 	embedCacheMagic   = "MDEMBVEC"
-	embedCacheVersion = 2
+	embedCacheVersion = 3
+	// embedParts is how many framed sections hold one embedder's vectors
+	// (keys, vectors, sums, sketches, their levels); version 2 had the
+	// first three.
+	embedParts   = 5
+	embedPartsV2 = 3
 	// embedMaxSections bounds how many embedders' vectors one file keeps;
 	// the least recently written go first.
 	embedMaxSections = 4
@@ -74,7 +86,10 @@ const (
 	embedMaxDim = 1 << 16
 )
 
-var embedFormat = framed.Format{Magic: embedCacheMagic, Version: embedCacheVersion}
+var (
+	embedFormat   = framed.Format{Magic: embedCacheMagic, Version: embedCacheVersion}
+	embedFormatV2 = framed.Format{Magic: embedCacheMagic, Version: 2}
+)
 
 var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
@@ -123,7 +138,10 @@ type embedSection struct {
 	name string
 	dim  int
 	gen  uint64
-	id   uint32 // framed id of the keys; the vectors and sums follow
+	id   uint32 // framed id of the keys; the vectors, sums and sketches follow
+	// parts is embedParts, or embedPartsV2 for a section without
+	// sketches, read from a version 2 file.
+	parts uint32
 
 	// ready is set once the keys and sums were checked and viewed; bad
 	// when the section is damaged, which makes it count as empty.
@@ -131,6 +149,12 @@ type embedSection struct {
 	keys       [][32]byte // ascending
 	vecs       []float32  // len(keys) × dim, unverified: see vector
 	sums       []uint32   // CRC-32C of each vector
+	// sketch holds each vector's sketch, sketchStride(dim) bytes apart,
+	// and width the half width of each dimension's levels (see
+	// vecsketch.go); both nil for a section of a version 2 file.
+	sketch []byte
+	width  []float32
+	levels []byte // the levels' part (mean, width), to copy when rewriting the file
 	// state is, per vector, whether its sum was checked (0 unchecked,
 	// 1 good, 2 bad); made on the first check.
 	state []uint8
@@ -176,6 +200,21 @@ func (s *embedSection) open(f *framed.File) {
 		}
 	}
 	s.keys, s.vecs, s.sums, s.bad = keys, vecs, sums, false
+	if s.parts == embedParts {
+		// The sketches are used unchecked: they only choose which vectors
+		// have their cosine taken, and those are checked; checking an
+		// eighth of the vectors' size on every prompt would cost more
+		// than scoring it. Their levels (mean and width) are checked.
+		// Damaged ones cost no vector: the section is used as one without
+		// sketches, which the next recall over many memories rewrites.
+		kb, err1 := f.Unverified(s.id + 3)
+		lb, err2 := f.Section(s.id + 4)
+		levels, ok := framed.View[float32](lb)
+		if err1 != nil || err2 != nil || !ok || len(kb) != len(keys)*sketchStride(s.dim) || len(levels) != 2*s.dim {
+			return
+		}
+		s.sketch, s.width, s.levels = kb, levels[s.dim:], lb
+	}
 }
 
 // find returns the position of key k, by binary search.
@@ -575,6 +614,17 @@ func (c *EmbedCache) load(fi os.FileInfo) error {
 		open = embedFormat.ReadFile
 	}
 	f, err := open(c.path)
+	parts := uint32(embedParts)
+	if errors.Is(err, framed.ErrVersion) {
+		// A version 2 file: its vectors are good, it lacks the sketches.
+		v2 := embedFormatV2.Open
+		if c.retained || (c.file != nil && c.lent) {
+			v2 = embedFormatV2.ReadFile
+		}
+		if f2, err2 := v2(c.path); err2 == nil {
+			f, err, parts = f2, nil, embedPartsV2
+		}
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		c.setFile(nil, nil, nil)
@@ -588,7 +638,7 @@ func (c *EmbedCache) load(fi os.FileInfo) error {
 	case err != nil:
 		return fmt.Errorf("embedding cache: %w", err)
 	}
-	gen, sections, err := parseEmbedMeta(f)
+	gen, sections, err := parseEmbedMeta(f, parts)
 	if err != nil {
 		f.Close()
 		c.setFile(nil, fi, nil)
@@ -618,7 +668,7 @@ func (c *EmbedCache) setFile(f *framed.File, fi os.FileInfo, sections []*embedSe
 
 // parseEmbedMeta reads section 0 of the file: its generation and the list
 // of embedder sections, not yet viewed (see embedSection.open).
-func parseEmbedMeta(f *framed.File) (uint64, []*embedSection, error) {
+func parseEmbedMeta(f *framed.File, parts uint32) (uint64, []*embedSection, error) {
 	p, err := f.Section(0)
 	if err != nil {
 		return 0, nil, err
@@ -628,7 +678,7 @@ func parseEmbedMeta(f *framed.File) (uint64, []*embedSection, error) {
 		return 0, nil, errEmbedCacheFormat
 	}
 	gen, n := le.Uint64(p), le.Uint32(p[8:])
-	if n > embedMaxSections || uint32(f.Len()) != 1+3*n {
+	if n > embedMaxSections || uint32(f.Len()) != 1+parts*n {
 		return gen, nil, errEmbedCacheFormat
 	}
 	p = p[16:]
@@ -643,7 +693,7 @@ func parseEmbedMeta(f *framed.File) (uint64, []*embedSection, error) {
 			return gen, nil, errEmbedCacheFormat
 		}
 		_ = count // the sections' lengths say it again, and are checked
-		sections = append(sections, &embedSection{name: string(p[:nl]), dim: int(dim), gen: sgen, id: 1 + 3*i})
+		sections = append(sections, &embedSection{name: string(p[:nl]), dim: int(dim), gen: sgen, id: 1 + parts*i, parts: parts})
 		p = p[nl:]
 	}
 	if len(p) != 0 {
@@ -687,7 +737,7 @@ func (c *EmbedCache) save(ctx context.Context, name string, dim int, fresh map[[
 			s.open(c.file)
 		}
 		if !s.bad {
-			sections = append(sections, &embedOut{name: s.name, dim: s.dim, gen: s.gen, keys: s.keys, raw: framed.Raw(s.vecs), sums: s.sums})
+			sections = append(sections, &embedOut{name: s.name, dim: s.dim, gen: s.gen, keys: s.keys, raw: framed.Raw(s.vecs), sums: s.sums, sketch: s.sketch, levels: s.levels})
 		}
 	}
 	// Keep the current section first, then the most recently written.
@@ -709,15 +759,18 @@ func (c *EmbedCache) save(ctx context.Context, name string, dim int, fresh map[[
 
 // embedOut is a section to write: keys ascending, and either the vectors
 // of each key (vecs) or the vectors' bytes and sums as another file held
-// them (raw, sums).
+// them (raw, sums), with their sketch part when it had one (sketch; it is
+// computed when nil).
 type embedOut struct {
-	name string
-	dim  int
-	gen  uint64
-	keys [][32]byte
-	vecs [][]float32
-	raw  []byte
-	sums []uint32
+	name   string
+	dim    int
+	gen    uint64
+	keys   [][32]byte
+	vecs   [][]float32
+	raw    []byte
+	sums   []uint32
+	sketch []byte
+	levels []byte
 }
 
 // mergeSection returns the section of name holding the vectors of old
@@ -785,17 +838,24 @@ func writeEmbedCache(path string, gen uint64, sections []*embedOut) error {
 		meta = le.AppendUint64(meta, s.gen)
 		meta = le.AppendUint16(meta, uint16(len(s.name)))
 		meta = append(meta, s.name...)
-		size += 3*8 + 3*24 + len(s.keys)*(32+4+4*s.dim)
+		size += embedParts*(8+24) + len(s.keys)*(32+4+4*s.dim) + sketchBytes(len(s.keys), s.dim)
 	}
 	w := embedFormat.NewWriter(nil)
 	w.Grow(size + len(meta))
 	w.Add(0, meta)
 	for i, s := range sections {
-		id := 1 + 3*uint32(i)
+		id := 1 + embedParts*uint32(i)
 		w.Add(id, framed.Raw(s.keys))
 		if s.vecs == nil {
 			w.Add(id+1, s.raw)
 			w.Add(id+2, framed.Raw(s.sums))
+			sk, lv := s.sketch, s.levels
+			if sk == nil || lv == nil {
+				vecs, _ := framed.View[float32](s.raw)
+				sk, lv = buildSketches(len(s.keys), s.dim, func(i int) []float32 { return vecs[i*s.dim : (i+1)*s.dim] })
+			}
+			w.Add(id+3, sk)
+			w.Add(id+4, lv)
 			continue
 		}
 		sums := make([]uint32, len(s.vecs))
@@ -808,6 +868,9 @@ func writeEmbedCache(path string, gen uint64, sections []*embedOut) error {
 			return b, nil
 		})
 		w.Add(id+2, framed.Raw(sums))
+		sk, lv := buildSketches(len(s.keys), s.dim, func(i int) []float32 { return s.vecs[i] })
+		w.Add(id+3, sk)
+		w.Add(id+4, lv)
 	}
 	return w.WriteMapped(path, 0o600)
 }

@@ -1,6 +1,7 @@
 package recall_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
+	"github.com/memdir/memdir/internal/framed"
 	"github.com/memdir/memdir/llm"
 	"github.com/memdir/memdir/memdirtest"
 	"github.com/memdir/memdir/openai"
@@ -182,13 +184,18 @@ func TestEmbedCacheCorruptFileIsRebuilt(t *testing.T) {
 	in := inputs("one text", "two texts")
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.vec")
-	mustVectors(t, openTestCache(t, good), e, in, nil)
+	vecs, _ := mustVectors(t, openTestCache(t, good), e, in, nil)
 	data, err := os.ReadFile(good)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A bit of a vector: the sums catch it.
+	at := bytes.Index(data, framed.Raw(vecs[1]))
+	if at < 0 {
+		t.Fatal("the vector is not in the file")
+	}
 	flipped := append([]byte(nil), data...)
-	flipped[len(flipped)/2] ^= 0xff
+	flipped[at+5] ^= 0xff
 	otherVersion := append([]byte(nil), data...)
 	otherVersion[8] = 99
 	for name, content := range map[string][]byte{

@@ -3,6 +3,7 @@ package recall
 import (
 	"cmp"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"os"
@@ -29,8 +30,12 @@ const closeFalseAlarm = 0.01
 
 // semanticRanking is the cosine ranking of the candidates for one query.
 type semanticRanking struct {
-	cos      map[string]float64 // path → cosine with the query
-	order    []string           // paths, most similar first
+	cos   map[string]float64 // path → cosine with the query, where taken
+	order []string           // paths, most similar first
+	// rank is the estimated cosine rank of lexical hits outside order
+	// (see nearRanking.rank); heads are the headers of order's memories.
+	rank     map[string]int
+	heads    map[string]memdir.Header
 	mean, sd float64
 	usage    llm.Usage
 	stats    *EmbedStats
@@ -46,13 +51,15 @@ type semanticRanking struct {
 // it recall ranks lexically and says why.
 const DefaultQueryEmbedTimeout = 2 * time.Second
 
-// rankSemantic embeds the query and ranks the candidates by cosine
-// similarity. The query's vector is waited for, within
-// Options.QueryEmbedTimeout; memory vectors come from the cache, and those
-// it lacks are embedded now only with Options.EmbedMissing (or without a
-// cache): otherwise those memories rank lexically alone and are counted in
-// missing, for a background run to fill.
-func rankSemantic(ctx context.Context, d *memdir.Dir, o *Options, idx *Index, query string, candidates []memdir.Header) (*semanticRanking, error) {
+// rankSemantic embeds the query and ranks the candidates (every searchable
+// memory not surfaced) by cosine similarity. The query's vector is waited
+// for, within Options.QueryEmbedTimeout; memory vectors come from the
+// cache, and those it lacks are embedded now only with
+// Options.EmbedMissing (or without a cache): otherwise those memories rank
+// lexically alone and are counted in missing, for a background run to
+// fill. With a cache, the cosines taken are those of the cache's shortlist
+// and of the lexical hits lex (see EmbedCache.near).
+func rankSemantic(ctx context.Context, d *memdir.Dir, o *Options, idx *Index, query string, lex []rankedMemory, surfaced map[string]bool) (*semanticRanking, error) {
 	timeout := o.QueryEmbedTimeout
 	if timeout <= 0 {
 		timeout = DefaultQueryEmbedTimeout
@@ -66,45 +73,104 @@ func rankSemantic(ctx context.Context, d *memdir.Dir, o *Options, idx *Index, qu
 		}
 		return nil, err
 	}
-	in, todo, err := embedInputKeys(o, idx, candidates)
-	if err != nil {
-		return nil, err
+	if o.EmbedCache == nil {
+		return rankUncached(ctx, d, o, idx, qv, qUsage, surfaced)
 	}
-	missing := 0
-	if len(todo) > 0 {
-		if o.EmbedCache != nil && !o.EmbedMissing {
-			missing = len(todo)
-			has := complement(len(in), todo)
-			candidates, in = atIndexes(candidates, has), atIndexes(in, has)
-		} else if err := readEmbedInputs(ctx, d, candidates, in, todo); err != nil {
+	paths, keys := idx.vectorKeys(surfaced)
+	stats := &EmbedStats{}
+	if o.EmbedMissing {
+		if stats, err = embedMissing(ctx, d, o, idx, paths, keys); err != nil {
 			return nil, err
 		}
 	}
-	var vecs [][]float32
-	var stats *EmbedStats
-	if o.EmbedCache != nil {
-		vecs, stats, err = o.EmbedCache.Vectors(ctx, o.Embedder, in, o.EmbedOptions)
-	} else {
-		vecs, stats, err = embedUncached(ctx, o.Embedder, in)
+	var must []int
+	for _, r := range lex {
+		if i, ok := slices.BinarySearch(paths, r.h.Path); ok {
+			must = append(must, i)
+		}
 	}
+	nr, err := o.EmbedCache.near(ctx, o.Embedder.EmbedderName(), qv, keys, must)
 	if err != nil {
 		return nil, err
 	}
-	s := &semanticRanking{cos: make(map[string]float64, len(candidates)), stats: stats, n: len(candidates), missing: missing}
+	s := &semanticRanking{
+		cos: make(map[string]float64, len(nr.cos)), rank: make(map[string]int, len(nr.rank)),
+		stats: stats, n: nr.n, missing: len(keys) - nr.n, mean: nr.mean, sd: nr.sd,
+	}
+	stats.Cached = nr.n - stats.Embedded
 	s.usage = stats.Usage
 	s.usage.Add(qUsage)
-	var sum, sum2 float64
+	for i, c := range nr.cos {
+		s.cos[paths[i]] = c
+	}
+	for i, r := range nr.rank {
+		s.rank[paths[i]] = r
+	}
+	s.order = make([]string, len(nr.order))
+	for r, i := range nr.order {
+		s.order[r] = paths[i]
+	}
+	s.heads = map[string]memdir.Header{}
+	for _, h := range idx.headersOf(s.order) {
+		s.heads[h.Path] = h
+	}
+	return s, nil
+}
+
+// embedMissing embeds, into the cache, the vectors of the candidates it
+// lacks (Options.EmbedMissing), reading their files.
+func embedMissing(ctx context.Context, d *memdir.Dir, o *Options, idx *Index, paths []string, keys [][32]byte) (*EmbedStats, error) {
+	in := make([]EmbedInput, len(keys))
+	for i, k := range keys {
+		in[i].Key = hex.EncodeToString(k[:])
+	}
+	todo, err := o.EmbedCache.Missing(o.Embedder, in)
+	if err != nil || len(todo) == 0 {
+		return &EmbedStats{}, err
+	}
+	heads := idx.headersOf(atIndexes(paths, todo))
+	in = make([]EmbedInput, len(heads))
+	if err := readEmbedInputs(ctx, d, heads, in, upTo(len(in))); err != nil {
+		return nil, err
+	}
+	_, stats, err := o.EmbedCache.Vectors(ctx, o.Embedder, in, o.EmbedOptions)
+	return stats, err
+}
+
+// rankUncached ranks every candidate by the cosine of vectors embedded now,
+// for a recall without an embedding cache.
+func rankUncached(ctx context.Context, d *memdir.Dir, o *Options, idx *Index, qv []float32, qUsage llm.Usage, surfaced map[string]bool) (*semanticRanking, error) {
+	var candidates []memdir.Header
+	for _, h := range idx.Headers() {
+		if !surfaced[h.Path] {
+			candidates = append(candidates, h)
+		}
+	}
+	in := make([]EmbedInput, len(candidates))
+	if err := readEmbedInputs(ctx, d, candidates, in, upTo(len(in))); err != nil {
+		return nil, err
+	}
+	vecs, stats, err := embedUncached(ctx, o.Embedder, in)
+	if err != nil {
+		return nil, err
+	}
+	s := &semanticRanking{cos: make(map[string]float64, len(candidates)), heads: map[string]memdir.Header{}, stats: stats}
+	s.usage = stats.Usage
+	s.usage.Add(qUsage)
 	for i, h := range candidates {
 		if vecs[i] == nil {
 			continue // no text to embed
 		}
-		c := Cosine(qv, vecs[i])
-		s.cos[h.Path] = c
+		s.cos[h.Path] = Cosine(qv, vecs[i])
 		s.order = append(s.order, h.Path)
+		s.heads[h.Path] = h
+	}
+	s.n = len(s.order)
+	var sum, sum2 float64
+	for _, c := range s.cos {
 		sum += c
 		sum2 += c * c
 	}
-	s.n = len(s.order)
 	if s.n > 0 {
 		n := float64(s.n)
 		s.mean = sum / n
@@ -127,16 +193,11 @@ func rankSemantic(ctx context.Context, d *memdir.Dir, o *Options, idx *Index, qu
 	return s, nil
 }
 
-// complement returns the indexes below n that are not in idx (ascending).
-func complement(n int, idx []int) []int {
-	out := make([]int, 0, n-len(idx))
-	j := 0
-	for i := range n {
-		if j < len(idx) && idx[j] == i {
-			j++
-			continue
-		}
-		out = append(out, i)
+// upTo returns 0, 1, …, n-1.
+func upTo(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
 	}
 	return out
 }
@@ -157,28 +218,47 @@ func (s *semanticRanking) threshold() float64 {
 
 // fuse merges the lexical ranking with the cosine one by reciprocal rank
 // fusion, the cosine ranking weighted by how far it can be trusted (see
-// trust), and returns every candidate, best first.
-func (s *semanticRanking) fuse(lex []rankedMemory, candidates []memdir.Header) []rankedMemory {
+// trust), and returns the lexical hits, the cosine ranking's shortlist and
+// the memories of all (every candidate, for a manifest; may be nil), best
+// first.
+func (s *semanticRanking) fuse(lex []rankedMemory, all []memdir.Header) []rankedMemory {
 	s.trust = s.agreement(lex)
-	out := make([]rankedMemory, 0, len(candidates))
+	out := make([]rankedMemory, 0, len(lex)+len(s.order)+len(all))
 	out = append(out, lex...)
-	at := make(map[string]int, len(candidates))
+	at := make(map[string]int, cap(out))
 	for i, r := range out {
 		at[r.h.Path] = i
 	}
-	for _, h := range candidates {
+	add := func(h memdir.Header) {
 		if _, ok := at[h.Path]; !ok {
 			at[h.Path] = len(out)
 			out = append(out, rankedMemory{h: h, factors: noFactors})
 		}
 	}
+	for _, p := range s.order {
+		if h, ok := s.heads[p]; ok {
+			add(h)
+		}
+	}
+	for _, h := range all {
+		add(h)
+	}
 	thr := s.threshold()
 	for i, p := range s.order {
-		r := &out[at[p]]
+		j, ok := at[p]
+		if !ok {
+			continue // gone from the index since it was ranked
+		}
+		r := &out[j]
 		r.semRank, r.cos = i+1, s.cos[p]
 		// Similarity alone answers only when the cosine ranking is
 		// trusted: a useless embedder has its outliers too.
 		r.close = r.cos >= thr && i < MaxMemories && s.trust >= 0.5
+	}
+	for p, rank := range s.rank {
+		if j, ok := at[p]; ok {
+			out[j].semRank, out[j].cos = rank, s.cos[p]
+		}
 	}
 	for i := range out {
 		r := &out[i]
@@ -288,29 +368,6 @@ func normalQuantile(p float64) float64 {
 	return (lo + hi) / 2
 }
 
-// embedInputKeys returns the candidates' embedding inputs keyed by their
-// files' hashes as the recall index knows them, without text, and the
-// indexes of those the cache lacks (every one without a cache), ascending.
-func embedInputKeys(o *Options, idx *Index, candidates []memdir.Header) ([]EmbedInput, []int, error) {
-	hash := map[string]string{}
-	for _, e := range idx.Entries() {
-		hash[e.Path] = e.Hash
-	}
-	in := make([]EmbedInput, len(candidates))
-	for i, h := range candidates {
-		in[i].Key = hash[h.Path]
-	}
-	if o.EmbedCache != nil {
-		todo, err := o.EmbedCache.Missing(o.Embedder, in)
-		return in, todo, err
-	}
-	todo := make([]int, len(in))
-	for i := range todo {
-		todo[i] = i
-	}
-	return in, todo, nil
-}
-
 // readEmbedInputs reads, for the inputs at todo, the memory files' text.
 // Only those files are read, so a recall whose memories are all embedded
 // reads no memory file.
@@ -384,17 +441,8 @@ func FillVectors(ctx context.Context, d *memdir.Dir, idx *Index, e llm.Embedder,
 	if _, err := idx.Refresh(ctx); err != nil {
 		return nil, err
 	}
-	o := &Options{Embedder: e, EmbedCache: cache}
-	hs := idx.Headers()
-	in, todo, err := embedInputKeys(o, idx, hs)
-	if err != nil || len(todo) == 0 {
-		return &EmbedStats{}, err
-	}
-	if err := readEmbedInputs(ctx, d, hs, in, todo); err != nil {
-		return nil, err
-	}
-	_, st, err := cache.Vectors(ctx, e, atIndexes(in, todo), opts)
-	return st, err
+	paths, keys := idx.vectorKeys(nil)
+	return embedMissing(ctx, d, &Options{Embedder: e, EmbedCache: cache, EmbedOptions: opts}, idx, paths, keys)
 }
 
 // atIndexes returns the elements of s at the indexes idx, in their order.

@@ -254,8 +254,8 @@ func (r *run) rank(ctx context.Context) error {
 	// the newest suffice for Claude Code's budget or less; a larger one
 	// may take any memory.
 	r.fill = r.newest
-	var candidates []memdir.Header // every candidate, for the semantic ranking
-	if r.o.Embedder != nil || r.withManifest && (r.budgetBytes < 0 || r.budgetBytes > r.baseBytes) {
+	var candidates []memdir.Header // every candidate, for a manifest past the newest
+	if r.withManifest && (r.budgetBytes < 0 || r.budgetBytes > r.baseBytes) {
 		for _, h := range r.idx.Headers() {
 			if !r.surfaced[h.Path] {
 				candidates = append(candidates, h)
@@ -266,7 +266,7 @@ func (r *run) rank(ctx context.Context) error {
 	if r.o.Embedder == nil {
 		return nil
 	}
-	sem, err := rankSemantic(ctx, r.d, &r.o, r.idx, r.query, candidates)
+	sem, err := rankSemantic(ctx, r.d, &r.o, r.idx, r.query, r.ranked, r.surfaced)
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()

@@ -1,0 +1,60 @@
+package recall
+
+import (
+	"context"
+
+	"github.com/memdir/memdir"
+)
+
+// vectorKeys returns the path and content hash of every searchable memory
+// not in skip, in path order: what the embedding cache is looked up by.
+// Paths are checked against their sums only when headersOf hands them out,
+// so that ranking every memory by vector does not touch every record.
+func (x *Index) vectorKeys(skip map[string]bool) (paths []string, keys [][32]byte) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	paths = make([]string, 0, len(x.files))
+	keys = make([][32]byte, 0, len(x.files))
+	for i := range x.files {
+		f := &x.files[i]
+		if f.bad || skip[f.path] {
+			continue
+		}
+		paths = append(paths, f.path)
+		keys = append(keys, f.hash)
+	}
+	return paths, keys
+}
+
+// headersOf returns the headers of the indexed memories at paths, in that
+// order, leaving out those no longer indexed; a damaged record rebuilds
+// the index, and the headers are then those of the rebuilt one.
+func (x *Index) headersOf(paths []string) []memdir.Header {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	out := make([]memdir.Header, 0, len(paths))
+	for _, p := range paths {
+		i, ok := x.find(p)
+		if !ok || x.files[i].bad {
+			continue
+		}
+		if !x.fileOK(i) {
+			x.reset()
+			x.refreshLocked(context.Background(), true)
+			return x.headersOfLocked(paths)
+		}
+		out = append(out, x.files[i].header(x.dir))
+	}
+	return out
+}
+
+// headersOfLocked is headersOf after a rebuild, whose records need no check.
+func (x *Index) headersOfLocked(paths []string) []memdir.Header {
+	out := make([]memdir.Header, 0, len(paths))
+	for _, p := range paths {
+		if i, ok := x.find(p); ok && !x.files[i].bad {
+			out = append(out, x.files[i].header(x.dir))
+		}
+	}
+	return out
+}
