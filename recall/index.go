@@ -138,6 +138,9 @@ type Index struct {
 	deltaSum string
 	// now is the clock the racy window and edit hints are judged by.
 	now func() time.Time
+	// buildInMemory makes a first build keep its index in memory, after
+	// writing the cache file failed (see finishBuild).
+	buildInMemory bool
 	// progress is IndexOptions.Progress; nil reports nothing.
 	progress func(stage string, done, total int)
 }
@@ -362,13 +365,13 @@ func (x *Index) refreshLocked(ctx context.Context, all bool) (*RefreshStats, err
 	// A first build puts each document into the lexical index as it is
 	// read and drops its body, so that the bodies of the whole directory
 	// are never held at once.
-	var built *lexical.Index
+	var built *lexical.Builder
 	var sink func(r *readResult)
 	if x.lex == nil {
-		built = lexical.New(nil, nil)
+		built = lexical.NewBuilder()
 		sink = func(r *readResult) {
 			if !r.f.bad {
-				built.Put(lexical.Doc{ID: r.f.path, Name: r.f.name, Description: r.f.desc, Body: r.body})
+				built.Add(lexical.Doc{ID: r.f.path, Name: r.f.name, Description: r.f.desc, Body: r.body})
 			}
 			r.body = ""
 		}
@@ -381,7 +384,6 @@ func (x *Index) refreshLocked(ctx context.Context, all bool) (*RefreshStats, err
 		x.progress("building the index", 0, 0)
 	}
 	if built != nil {
-		x.lex = built
 		x.delta = nil
 	}
 	// 4. Apply: in place when no file came or went. Only a change of what
@@ -391,10 +393,12 @@ func (x *Index) refreshLocked(ctx context.Context, all bool) (*RefreshStats, err
 	slices.SortFunc(w.dirs, func(a, b recallDir) int { return strings.Compare(a.rel, b.rel) })
 	dirty = dirty || !slices.Equal(w.dirs, x.dirs)
 	x.dirs = w.dirs
-	st.Files = x.lex.Len()
-	if dirty && x.cachePath != "" {
+	if built != nil {
+		x.finishBuild(built) // writes the cache file
+	} else if dirty && x.cachePath != "" {
 		x.save()
 	}
+	st.Files = x.lex.Len()
 	return st, nil
 }
 
@@ -496,6 +500,9 @@ type readResult struct {
 // readStale reads the stale files in parallel. When sink is not nil, it
 // is called with each result once read, one at a time, in this goroutine.
 func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...int64) bool, sink func(*readResult)) ([]readResult, error) {
+	if len(stale) == 0 {
+		return nil, ctx.Err()
+	}
 	root, err := os.OpenRoot(x.dir)
 	if err != nil {
 		return nil, fmt.Errorf("recall index %s: %w", x.dir, err)
@@ -521,9 +528,16 @@ func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...i
 	if sink != nil {
 		done = make(chan int, 64)
 	}
+	rels := make([]string, len(stale))
+	for i := range stale {
+		rels[i] = stale[i].rel
+	}
+	fr := newFileReader(root, rels)
+	defer fr.close()
 	for w := 0; w < min(max(4, 2*runtime.GOMAXPROCS(0)), len(stale)); w++ {
 		wg.Go(func() {
 			var hr memdir.HeaderReader
+			var buf []byte
 			for {
 				nmu.Lock()
 				i := next
@@ -533,7 +547,7 @@ func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...i
 					return
 				}
 				r := &read[i]
-				r.f, r.body, r.probs = readRecallFile(root, stale[i].rel, &hr)
+				r.f, r.body, r.probs = fr.read(stale[i].rel, &hr, &buf)
 				r.f.stamp = stale[i].stamp
 				r.f.racy = racy(r.f.stamp.MTime, r.f.stamp.CTime)
 				report(i)
@@ -1236,19 +1250,28 @@ func (x *Index) save() {
 		return
 	}
 	x.base = recallBase((*recallDiskHeader)(unsafe.Pointer(&data[0])))
-	// The new base holds what the delta did.
-	if err := os.Remove(x.deltaPath()); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		x.base = ""
-	}
-	removeLeftovers(stateFiles(x.cachePath)...)
-	if before, ok0 := strings.CutSuffix(x.cachePath, ".idx"); ok0 {
-		// The cache of earlier versions (a gob of every memory's text),
-		// superseded by this file.
-		os.Remove(before + ".gob")
-	}
+	x.replacedBase()
 }
 
 func (x *Index) marshal() ([]byte, error) {
+	out, h, err := x.marshalHead()
+	if err != nil {
+		return nil, err
+	}
+	out, err = x.lex.AppendBinary(out)
+	if err != nil {
+		return nil, err
+	}
+	h.finish(uint64(len(out)) - h.LexOff)
+	copy(out, rawBytes([]recallDiskHeader{h}))
+	return out, nil
+}
+
+// marshalHead returns what the cache file holds before the lexical
+// segment, up to where it starts (h.LexOff): the header's place (to be
+// filled in by h.finish once the segment's length is known), the file and
+// directory tables and the strings.
+func (x *Index) marshalHead() ([]byte, recallDiskHeader, error) {
 	var blob []byte
 	add := func(s string) (uint32, uint32) {
 		off := len(blob)
@@ -1285,7 +1308,7 @@ func (x *Index) marshal() ([]byte, error) {
 		}
 	}
 	if len(blob) > 1<<32-1 {
-		return nil, errors.New("recall index too large")
+		return nil, h, errors.New("recall index too large")
 	}
 	out := make([]byte, unsafe.Sizeof(h))
 	pad := func() {
@@ -1304,16 +1327,16 @@ func (x *Index) marshal() ([]byte, error) {
 	out = append(out, blob...)
 	pad()
 	h.LexOff = uint64(len(out))
-	out, err := x.lex.AppendBinary(out)
-	if err != nil {
-		return nil, err
-	}
-	h.LexLen = uint64(len(out)) - h.LexOff
-	h.SourceSize = uint64(len(out))
 	h.TablesCRC = tablesCRC(dfs, dds, blob, h.DirOff, h.DirLen)
+	return out, h, nil
+}
+
+// finish completes a header of marshalHead once the lexical segment,
+// lexLen bytes, is written.
+func (h *recallDiskHeader) finish(lexLen uint64) {
+	h.LexLen = lexLen
+	h.SourceSize = h.LexOff + lexLen
 	h.HeaderCRC = h.crc()
-	copy(out, rawBytes([]recallDiskHeader{h}))
-	return out, nil
 }
 
 func rawBytes[T any](s []T) []byte {

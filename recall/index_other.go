@@ -44,3 +44,17 @@ func mapFile(path string) ([]byte, error) {
 
 // unmapFile leaves the copy to the garbage collector.
 func unmapFile([]byte) {}
+
+// mapOpen reads the first size bytes of the open file f into 8-byte
+// aligned memory.
+func mapOpen(f *os.File, size int) ([]byte, error) {
+	if size <= 0 {
+		return nil, os.ErrInvalid
+	}
+	words := make([]uint64, (size+7)/8)
+	out := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)[:size]
+	if _, err := f.ReadAt(out, 0); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -61,3 +61,16 @@ func mapFile(path string) ([]byte, error) {
 // unmapFile undoes mapFile, for a caller that keeps nothing pointing into
 // the mapping.
 func unmapFile(data []byte) { unix.Munmap(data) }
+
+// mapOpen maps the first size bytes of the open file f read-only, as
+// mapFile does.
+func mapOpen(f *os.File, size int) ([]byte, error) {
+	if size <= 0 {
+		return nil, os.ErrInvalid
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
+	if err == nil {
+		unix.Madvise(data, unix.MADV_RANDOM)
+	}
+	return data, err
+}

@@ -1,0 +1,63 @@
+package memdir_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/memdir/memdir"
+)
+
+// TestHeaderOfMatchesHeaderReader holds HeaderOf, which takes a file's
+// content, to what a scan reads from the file.
+func TestHeaderOfMatchesHeaderReader(t *testing.T) {
+	t.Parallel()
+	front := "---\nname: Kafka lag\ndescription: where the runbook is\ntype: project\n---\n"
+	lines := func(n int, s string) string { return strings.Repeat(s+"\n", n) }
+	cases := map[string]string{
+		"empty":          "",
+		"plain":          front + "body\n",
+		"no newline":     front + "body",
+		"no frontmatter": "just text\n",
+		"unclosed":       "---\nname: x\n" + lines(40, "a: b"),
+		"closed late":    "---\nname: x\n" + lines(28, "a: b") + "---\nbody\n",
+		"closed at 30":   "---\nname: x\n" + lines(27, "a: b") + "---\nbody\n",
+		"bom crlf":       "\xef\xbb\xbf---\r\nname: x\r\ndescription: y\r\n---\r\nbody\r\n",
+		"binary":         front + "a\x00b\n",
+		"bad yaml":       "---\nname: [x\n---\n",
+		"no type":        "---\nname: x\ndescription: y\n---\n",
+		"long lines":     front + lines(40, strings.Repeat("w", 3000)),
+		"long head":      "---\nname: x\n" + strings.Repeat("y", 70<<10) + "\n---\n",
+		"few long lines": front + strings.Repeat("z", 70<<10),
+	}
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	var hr memdir.HeaderReader
+	for name, content := range cases {
+		rel := strings.ReplaceAll(name, " ", "_") + ".md"
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		want, wantProbs, wantOK := hr.Read(root, rel)
+		got, gotProbs, gotOK, exact := memdir.HeaderOf(rel, want.ModTime, []byte(content))
+		if !exact {
+			if len(content) <= 64<<10 {
+				t.Errorf("%s: not exact for a file of %d bytes", name, len(content))
+			}
+			continue
+		}
+		if diff := cmp.Diff(want, got); diff != "" || wantOK != gotOK {
+			t.Errorf("%s: ok %v, want %v (-scan +HeaderOf):\n%s", name, gotOK, wantOK, diff)
+		}
+		if diff := cmp.Diff(wantProbs, gotProbs); diff != "" {
+			t.Errorf("%s: problems (-scan +HeaderOf):\n%s", name, diff)
+		}
+	}
+}
