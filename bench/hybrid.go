@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 
 	"github.com/memdir/memdir/memdirtest"
 )
@@ -35,19 +33,7 @@ func (b *bench) hybrid(n int) {
 	out, err := fill.CombinedOutput()
 	check(errOut(err, out))
 	i := 0
-	hook := func(env []string) func(int) *exec.Cmd {
-		return func(run int) *exec.Cmd {
-			i++
-			in, _ := json.Marshal(map[string]any{
-				"session_id": fmt.Sprintf("hybrid-%d", i), "hook_event_name": "UserPromptSubmit",
-				"cwd": dir, "prompt": b.queries[run%len(b.queries)], "prompt_id": fmt.Sprintf("p%d", i),
-			})
-			cmd := exec.Command(b.bin, "hook")
-			cmd.Env = append(os.Environ(), env...)
-			cmd.Stdin = strings.NewReader(string(in))
-			return cmd
-		}
-	}
+	hook := func(env []string) func(int) *exec.Cmd { return b.promptHook(dir, env, &i, nil) }
 	texts := len(srv.Texts())
 	rs := b.interleave(hook(embed), hook(base))
 	if got := len(srv.Texts()) - texts; got > b.runs+1 {

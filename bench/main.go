@@ -400,22 +400,7 @@ func (b *bench) prompts(n, firstRuns int) {
 	env := append(b.isolatedEnv(fmt.Sprintf("prompt-%d", n)), "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE="+dir)
 	state := filepath.Join(b.cache, fmt.Sprintf("home-prompt-%d", n), "state")
 	i := 0
-	hook := func(prepare func()) func(int) *exec.Cmd {
-		return func(run int) *exec.Cmd {
-			if prepare != nil {
-				prepare()
-			}
-			i++
-			in, _ := json.Marshal(map[string]any{
-				"session_id": fmt.Sprintf("prompt-%d", i), "hook_event_name": "UserPromptSubmit",
-				"cwd": dir, "prompt": b.queries[run%len(b.queries)], "prompt_id": fmt.Sprintf("p%d", i),
-			})
-			cmd := exec.Command(b.bin, "hook")
-			cmd.Env = append(os.Environ(), env...)
-			cmd.Stdin = strings.NewReader(string(in))
-			return cmd
-		}
-	}
+	hook := func(prepare func()) func(int) *exec.Cmd { return b.promptHook(dir, env, &i, prepare) }
 	version := command(nil, b.bin, "--version")
 	// One memory rewritten by rename, as a save or an editor writes it; a
 	// new body each time so that its content changes.
@@ -439,6 +424,27 @@ func (b *bench) prompts(n, firstRuns int) {
 	rs = b.interleave(hook(func() { check(os.RemoveAll(state)) }), version)
 	b.runs = runs
 	b.row(fmt.Sprintf("prompt first ever (no index), %d ÷ --version", n), rs[0], rs[1])
+}
+
+// promptHook makes the commands of memdir hook's UserPromptSubmit in the
+// memory directory dir with env added, a new session each run (counted in
+// *i), prepare run before each when not nil; the query is the run's, so
+// that commands interleaved in one round answer the same prompt.
+func (b *bench) promptHook(dir string, env []string, i *int, prepare func()) func(int) *exec.Cmd {
+	return func(run int) *exec.Cmd {
+		if prepare != nil {
+			prepare()
+		}
+		*i++
+		in, _ := json.Marshal(map[string]any{
+			"session_id": fmt.Sprintf("prompt-%d", *i), "hook_event_name": "UserPromptSubmit",
+			"cwd": dir, "prompt": b.queries[run%len(b.queries)], "prompt_id": fmt.Sprintf("p%d", *i),
+		})
+		cmd := exec.Command(b.bin, "hook")
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Stdin = strings.NewReader(string(in))
+		return cmd
+	}
 }
 
 func errOut(err error, out []byte) error {
