@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"hash/fnv"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"os"
@@ -450,31 +451,25 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 	if !all && x.watch == nil {
 		hinted = x.editHints()
 	}
-	foundSet := make(map[string]bool, len(w.found))
-	for _, p := range w.found {
-		foundSet[p] = true
-	}
+	// The files of listed directories are matched to the listing by a
+	// hash of their paths, both sides sorted by it (see matchListed):
+	// at 100,000 memories, a map lookup per file, at random across the
+	// index and the listing, cost several times the whole merge.
+	inListed := make([]int, 0, len(w.found))
+	lastParent, listed, visited := "", false, false
 	for i := range x.files {
 		f := &x.files[i]
 		parent := "."
 		if j := strings.LastIndexByte(f.path, '/'); j >= 0 {
 			parent = f.path[:j]
 		}
+		if parent != lastParent || i == 0 {
+			lastParent, listed, visited = parent, w.listed[parent], w.visited[parent]
+		}
 		switch {
-		case w.listed[parent]:
-			if !foundSet[f.path] {
-				removed = append(removed, i)
-				continue
-			}
-			delete(foundSet, f.path)
-			// A file with the inode the index read was not replaced by
-			// a rename: like a file of an unchanged directory, it is
-			// stat-ed only when racy, hinted or in the rotation's share.
-			if ino, ok := w.inos[f.path]; ok && ino == f.stamp.Ino && !f.racy && !share(i) && !hinted[f.path] {
-				continue
-			}
-			check(f.path, i)
-		case w.visited[parent]:
+		case listed:
+			inListed = append(inListed, i)
+		case visited:
 			if f.racy || share(i) || hinted[f.path] {
 				check(f.path, i)
 			}
@@ -482,12 +477,112 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 			removed = append(removed, i)
 		}
 	}
-	for _, p := range w.found {
-		if foundSet[p] {
-			check(p, -1)
+	match, known := matchListed(x.files, inListed, w.found)
+	for k, i := range inListed {
+		j := match[k]
+		switch {
+		case j < 0:
+			removed = append(removed, i)
+		case w.found[j].ino != 0 && w.found[j].ino == x.files[i].stamp.Ino:
+			// A file with the inode the index read was not replaced by
+			// a rename: like a file of an unchanged directory, it is
+			// stat-ed only when racy, hinted or in the rotation's share.
+			if f := &x.files[i]; f.racy || share(i) || hinted[f.path] {
+				check(f.path, i)
+			}
+		default:
+			check(x.files[i].path, i)
+		}
+	}
+	for j, p := range w.found {
+		if !known[j] {
+			check(p.path, -1)
 		}
 	}
 	return stale, removed
+}
+
+// matchListed finds the listed file of each of the index's files at
+// positions in: match[k] is the position in found of files[in[k]].path, or
+// -1; known[j] is whether found[j] was matched. Paths are matched by a
+// 64-bit hash with a seed of this process (a false match needs a collision
+// of it, about 2⁻⁶⁴ a pair): both sides are ordered by the hash's top 24
+// bits (two passes of a radix sort) and merged. At 100,000 memories a map
+// of the listing, looked up once per file at random across the index and
+// the listing, cost several times as much; so did a comparison sort.
+func matchListed(files []recallFile, in []int, found []foundFile) (match []int32, known []bool) {
+	seed := maphash.MakeSeed()
+	a := make([]hashedPos, len(in))
+	for k, i := range in {
+		a[k] = hashedPos{maphash.String(seed, files[i].path), int32(k)}
+	}
+	b := make([]hashedPos, len(found))
+	for j := range found {
+		b[j] = hashedPos{maphash.String(seed, found[j].path), int32(j)}
+	}
+	a, b = sortTop24(a), sortTop24(b)
+	match = make([]int32, len(in))
+	for k := range match {
+		match[k] = -1
+	}
+	known = make([]bool, len(found))
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		ta, tb := a[i].h>>40, b[j].h>>40
+		if ta != tb {
+			if ta < tb {
+				i++
+			} else {
+				j++
+			}
+			continue
+		}
+		ia, jb := i+1, j+1
+		for ia < len(a) && a[ia].h>>40 == ta {
+			ia++
+		}
+		for jb < len(b) && b[jb].h>>40 == ta {
+			jb++
+		}
+		for _, e := range a[i:ia] {
+			for _, f := range b[j:jb] {
+				if f.h == e.h && !known[f.pos] {
+					match[e.pos], known[f.pos] = f.pos, true
+					break
+				}
+			}
+		}
+		i, j = ia, jb
+	}
+	return match, known
+}
+
+// hashedPos is a position keyed by a hash.
+type hashedPos struct {
+	h   uint64
+	pos int32
+}
+
+// sortTop24 orders s by the top 24 bits of h, in two stable passes of 12
+// bits, and returns the sorted copy.
+func sortTop24(s []hashedPos) []hashedPos {
+	tmp := make([]hashedPos, len(s))
+	for _, shift := range []uint{40, 52} {
+		var count [1 << 12]int
+		for _, e := range s {
+			count[e.h>>shift&0xfff]++
+		}
+		at := 0
+		for d, c := range count {
+			count[d], at = at, at+c
+		}
+		for _, e := range s {
+			d := e.h >> shift & 0xfff
+			tmp[count[d]] = e
+			count[d]++
+		}
+		s, tmp = tmp, s
+	}
+	return s
 }
 
 // readResult is what reading a stale file gave.
@@ -647,9 +742,14 @@ func (x *Index) apply(st *RefreshStats, stale []staleFile, read []readResult, re
 type dirWalk struct {
 	dirs            []recallDir
 	visited, listed map[string]bool
-	found           []string // memory files in listed directories
-	// inos holds the inode the listing gave each of them, where known.
-	inos map[string]uint64
+	found           []foundFile // memory files in listed directories
+}
+
+// foundFile is a memory file a listing found, with the inode the listing
+// gave it (0 where unknown).
+type foundFile struct {
+	path string
+	ino  uint64
 }
 
 // walkDirs stats every known directory of the tree and lists those whose
@@ -667,8 +767,7 @@ func (x *Index) walkDirs(sd *statDir, racy func(...int64) bool) dirWalk {
 	var dirs []recallDir
 	visited := map[string]bool{}
 	listed := map[string]bool{}
-	var found []string // memory files in listed directories
-	inos := map[string]uint64{}
+	var found []foundFile // memory files in listed directories
 	var visit func(rel string)
 	visit = func(rel string) {
 		s, isDir, _, err := sd.stat(rel)
@@ -686,28 +785,30 @@ func (x *Index) walkDirs(sd *statDir, racy func(...int64) bool) dirWalk {
 		listed[rel] = true
 		// Unsorted, with the types and inodes getdents gives: no lstat
 		// per entry.
-		ents, err := listDir(filepath.Join(x.dir, filepath.FromSlash(rel)))
-		if err != nil && len(ents) == 0 {
-			return // an unreadable subdirectory is skipped, as a scan does
+		if found == nil {
+			found = make([]foundFile, 0, len(x.files)+16)
 		}
-		for _, e := range ents {
+		var subdirs []string
+		listDir(filepath.Join(x.dir, filepath.FromSlash(rel)), func(e dirEnt) {
 			p := e.name
 			if rel != "." {
 				p = rel + "/" + p
 			}
 			switch {
 			case e.isDir:
-				visit(p)
+				subdirs = append(subdirs, p)
 			case strings.HasSuffix(p, ".md") && e.name != memdir.EntrypointName:
-				found = append(found, p)
-				if e.ino != 0 {
-					inos[p] = e.ino
-				}
+				found = append(found, foundFile{p, e.ino})
 			}
+		})
+		// An unreadable subdirectory is skipped, as a scan does; what a
+		// listing that failed half-way gave is kept.
+		for _, p := range subdirs {
+			visit(p)
 		}
 	}
 	visit(".")
-	return dirWalk{dirs, visited, listed, found, inos}
+	return dirWalk{dirs, visited, listed, found}
 }
 
 // readRecallFile reads a memory for the index: its header from the first 30
@@ -887,10 +988,11 @@ func (x *Index) lookupFresh(ctx context.Context, name string) ([]string, *recent
 	}
 	// Files the index does not know: a merge of the sorted listing with the
 	// (sorted) index, rather than a search per name.
-	slices.Sort(w.found)
+	slices.SortFunc(w.found, func(a, b foundFile) int { return strings.Compare(a.path, b.path) })
 	var hr memdir.HeaderReader
 	j := 0
-	for _, p := range w.found {
+	for _, ff := range w.found {
+		p := ff.path
 		for j < len(x.files) && x.files[j].path < p {
 			j++
 		}

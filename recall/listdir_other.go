@@ -11,12 +11,11 @@ type dirEnt struct {
 	ino   uint64
 }
 
-// listDir lists the directory at path.
-func listDir(path string) ([]dirEnt, error) {
+// listDir lists the directory at path, calling each for every entry.
+func listDir(path string, each func(dirEnt)) error {
 	ents, err := os.ReadDir(path)
-	out := make([]dirEnt, 0, len(ents))
 	for _, e := range ents {
-		out = append(out, dirEnt{name: e.Name(), isDir: e.IsDir()})
+		each(dirEnt{name: e.Name(), isDir: e.IsDir()})
 	}
-	return out, err
+	return err
 }
