@@ -148,7 +148,10 @@ func Load(data []byte, opts *Options) (*Index, error) {
 	seg.checked = make([]atomic.Uint32, (2*len(seg.dict)+len(seg.docs))/32+1)
 	blobLen, nDocTerms := uint64(len(seg.blob)), uint64(len(seg.docTerms))
 	x := &Index{opts: opts.withDefaults(), seg: seg, totalLen: meta.TotalLen}
-	x.docs = make([]docInfo, len(seg.docs))
+	// Room for the documents a replayed delta puts over the segment: an
+	// append past the length would copy the whole table (7 MB at 100,000
+	// documents) in every process that replays one.
+	x.docs = make([]docInfo, len(seg.docs), len(seg.docs)+overlayThaw)
 	var ids uint32
 	var zero [1]byte
 	for i := range seg.docs {
