@@ -95,9 +95,20 @@ func init() {
 	}
 }
 
+// shortLived are the commands that run for a moment and keep most of what
+// they allocate to the end: the hook and checkpoint, started on every
+// prompt and tool call, and the commands scripts and agents call the same
+// way (see cli.ShortLivedGC). Servers, and the commands that walk every
+// memory making garbage as they go (embed, eval, doctor, dream), keep the
+// runtime's collector.
+var shortLived = map[string]bool{
+	"hook": true, "checkpoint": true, "recall": true, "list": true, "show": true,
+	"save": true, "index": true, "prompt": true, "path": true, "status": true,
+	"rm": true, "mv": true,
+}
+
 func main() {
-	if args := os.Args[1:]; len(args) > 0 && (args[0] == "hook" || args[0] == "checkpoint") {
-		// Started on every prompt and tool call; see cli.ShortLivedGC.
+	if args := os.Args[1:]; len(args) > 0 && shortLived[args[0]] {
 		cli.ShortLivedGC()
 	}
 	ctx, stop := cli.SignalContext(cli.SignalGrace)
