@@ -478,13 +478,12 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 			removed = append(removed, i)
 		}
 	}
-	match, known := matchListed(x.files, inListed, w.found)
+	match, sameIno, known := matchListed(x.files, inListed, w.found)
 	for k, i := range inListed {
-		j := match[k]
 		switch {
-		case j < 0:
+		case match[k] < 0:
 			removed = append(removed, i)
-		case w.found[j].ino != 0 && w.found[j].ino == x.files[i].stamp.Ino:
+		case sameIno[k]:
 			// A file with the inode the index read was not replaced by
 			// a rename: like a file of an unchanged directory, it is
 			// stat-ed only when racy, hinted or in the rotation's share.
@@ -505,27 +504,30 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 
 // matchListed finds the listed file of each of the index's files at
 // positions in: match[k] is the position in found of files[in[k]].path, or
-// -1; known[j] is whether found[j] was matched. Paths are matched by a
-// 64-bit hash with a seed of this process (a false match needs a collision
-// of it, about 2⁻⁶⁴ a pair): both sides are ordered by the hash's top 24
-// bits (two passes of a radix sort) and merged. At 100,000 memories a map
-// of the listing, looked up once per file at random across the index and
-// the listing, cost several times as much; so did a comparison sort.
-func matchListed(files []recallFile, in []int, found []foundFile) (match []int32, known []bool) {
+// -1, and sameIno[k] whether the listing gives it the inode the index
+// holds (not 0); known[j] is whether found[j] was matched. Paths are
+// matched by a 64-bit hash with a seed of this process (a false match
+// needs a collision of it, about 2⁻⁶⁴ a pair): both sides are ordered by
+// the hash's top 24 bits (two passes of a radix sort) and merged. At
+// 100,000 memories a map of the listing, looked up once per file at random
+// across the index and the listing, cost several times as much; so did a
+// comparison sort.
+func matchListed(files []recallFile, in []int, found []foundFile) (match []int32, sameIno, known []bool) {
 	seed := maphash.MakeSeed()
 	a := make([]hashedPos, len(in))
 	for k, i := range in {
-		a[k] = hashedPos{maphash.String(seed, files[i].path), int32(k)}
+		a[k] = hashedPos{maphash.String(seed, files[i].path), files[i].stamp.Ino, int32(k)}
 	}
 	b := make([]hashedPos, len(found))
 	for j := range found {
-		b[j] = hashedPos{maphash.String(seed, found[j].path), int32(j)}
+		b[j] = hashedPos{maphash.String(seed, found[j].path), found[j].ino, int32(j)}
 	}
 	a, b = sortTop24(a), sortTop24(b)
 	match = make([]int32, len(in))
 	for k := range match {
 		match[k] = -1
 	}
+	sameIno = make([]bool, len(in))
 	known = make([]bool, len(found))
 	for i, j := 0, 0; i < len(a) && j < len(b); {
 		ta, tb := a[i].h>>40, b[j].h>>40
@@ -548,19 +550,20 @@ func matchListed(files []recallFile, in []int, found []foundFile) (match []int32
 			for _, f := range b[j:jb] {
 				if f.h == e.h && !known[f.pos] {
 					match[e.pos], known[f.pos] = f.pos, true
+					sameIno[e.pos] = f.ino != 0 && f.ino == e.ino
 					break
 				}
 			}
 		}
 		i, j = ia, jb
 	}
-	return match, known
+	return match, sameIno, known
 }
 
 // hashedPos is a position keyed by a hash.
 type hashedPos struct {
-	h   uint64
-	pos int32
+	h, ino uint64
+	pos    int32
 }
 
 // sortTop24 orders s by the top 24 bits of h, in two stable passes of 12
