@@ -30,6 +30,9 @@ type tokenizer struct {
 	parts []part // case and digit sub-parts of the current compound
 	cjk   []int  // start offsets in the text of the current CJK run's runes
 	count []int  // number of parts in each run
+	// slowOnly turns off the plain-word path (see plainWord), for the
+	// tests that compare the two.
+	slowOnly bool
 }
 
 // part is buf[start:end], a sub-part of run number run.
@@ -144,6 +147,11 @@ func kindOf(r rune) int {
 // compound consumes the word or identifier starting at s[i], emits its
 // terms and returns the offset just past it.
 func (t *tokenizer) compound(s string, i int, emit func([]byte)) int {
+	if !t.slowOnly {
+		if end, ok := t.plainWord(s, i, emit); ok {
+			return end
+		}
+	}
 	t.buf, t.runs, t.parts = t.buf[:0], t.runs[:0], t.parts[:0]
 	partStart := 0
 	prevStart := 0 // offset in buf of the previous rune
@@ -199,6 +207,46 @@ func (t *tokenizer) compound(s string, i int, emit func([]byte)) int {
 	t.runs = append(t.runs, len(t.buf))
 	t.emitCompound(emit)
 	return i
+}
+
+// plainWord handles the commonest word of prose, ASCII lowercase letters
+// after at most one capital, that neither a capital, a digit, a joiner, an
+// apostrophe nor a non-ASCII rune continues: one part in one run, so its
+// only term is the part itself, stemmed, unless it is a single letter, a
+// stopword or too long, exactly as compound would emit it
+// (TestPlainWordsAsCompounds). It reports false, having emitted nothing,
+// for any other word. Most of a first index build is tokenizing, and most
+// words are plain.
+func (t *tokenizer) plainWord(s string, i int, emit func([]byte)) (int, bool) {
+	j := i
+	if c := s[j]; 'A' <= c && c <= 'Z' {
+		j++
+	}
+	k := j
+	for k < len(s) && 'a' <= s[k] && s[k] <= 'z' {
+		k++
+	}
+	if k == i {
+		return i, false // a digit, or a non-ASCII letter
+	}
+	if k < len(s) {
+		if c := s[k]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || isJoiner(rune(c)) || isApostrophe(rune(c)) {
+			return i, false
+		}
+	}
+	if k-i == 1 || k-i > maxTokenBytes {
+		return k, true
+	}
+	t.buf = append(t.buf[:0], s[i:k]...)
+	if j > i {
+		t.buf[0] += 'a' - 'A'
+	}
+	if isStopword(t.buf) {
+		return k, true
+	}
+	t.stem = stem(append(t.stem[:0], t.buf...))
+	emit(t.stem)
+	return k, true
 }
 
 // emitCompound emits each sub-part (stemmed, without stopwords and

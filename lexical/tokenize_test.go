@@ -1,6 +1,8 @@
 package lexical
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
@@ -159,9 +161,47 @@ func FuzzTokenize(f *testing.F) {
 				}
 			}
 		}
+		// The plain-word path changes nothing.
+		if diff := cmp.Diff(slowTokens(s), terms); diff != "" {
+			t.Fatalf("plain-word path differs on %q (-general +plain):\n%s", s, diff)
+		}
 		// Tokenizing is deterministic.
 		if diff := cmp.Diff(terms, Tokenize(s)); diff != "" {
 			t.Fatalf("second run differs (-first +second):\n%s", diff)
 		}
 	})
+}
+
+// slowTokens tokenizes s without the plain-word path.
+func slowTokens(s string) []string {
+	var out []string
+	t := tokenizer{slowOnly: true}
+	t.run(s, func(tok []byte) { out = append(out, string(tok)) })
+	return out
+}
+
+// TestPlainWordsAsCompounds checks that the plain-word path emits what
+// the general one does, on the labelled sets' text (prose, identifiers,
+// Chinese) and on words built to sit at its edges.
+func TestPlainWordsAsCompounds(t *testing.T) {
+	t.Parallel()
+	texts := []string{
+		"The quick brown fox, a dog and I.", "A", "a b c", "Hello world", "HTTPServer APIs ETAs",
+		"don't carrier's it’s", "snake_case kebab-case pkg.Func a/b/c 2026-12-05 end. end- end_",
+		"fooBar FooBar foo123 Foo123 foo\u00e9 caf\u00e9 na\u00efve", "word\u4e2d\u6587 \u4e2d\u6587word",
+		strings.Repeat("x", maxTokenBytes) + " " + strings.Repeat("y", maxTokenBytes+1),
+		"Ｆoo ｆｏｏ foo\u0301 running runs ran the THE The tHe", "x\ty\nz\r\nand, or; but: so!",
+	}
+	for _, name := range []string{"recall-dev.json", "recall-oss.json", "recall-app.json"} {
+		data, err := os.ReadFile(filepath.Join("..", "testdata", "eval", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, string(data))
+	}
+	for _, s := range texts {
+		if diff := cmp.Diff(slowTokens(s), Tokenize(s)); diff != "" {
+			t.Errorf("plain-word path on %.60q (-general +plain):\n%s", s, diff)
+		}
+	}
 }
