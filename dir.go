@@ -810,6 +810,30 @@ func (d *Dir) ReadIndex(team bool) (*Index, error) {
 	return d.readIndex(root, indexRel)
 }
 
+// ReadOverflowIndex reads the overflow file beside MEMORY.md (or
+// team/MEMORY.md when team is set), MEMORY-more.md, which holds the lines
+// compaction moved out (see [OverflowIndexName]). It returns nil, and no
+// error, when there is none.
+func (d *Dir) ReadOverflowIndex(team bool) (*Index, error) {
+	indexRel := EntrypointName
+	if team {
+		indexRel = TeamDirName + "/" + EntrypointName
+	}
+	if !d.Exists() {
+		return nil, nil
+	}
+	root, err := d.openRoot()
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	data, err := d.readIndexData(root, overflowFor(indexRel))
+	if err != nil || data == nil {
+		return nil, err
+	}
+	return ParseIndex(data), nil
+}
+
 // LoadedIndex is MEMORY.md as an agent loads it (see LoadIndex).
 type LoadedIndex struct {
 	// Text is the index an agent sees: frontmatter and HTML comments

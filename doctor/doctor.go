@@ -154,7 +154,7 @@ func checkIndex(d *memdir.Dir, team bool, mems []memdir.Header, add func(Finding
 	checkLines(d, indexRel, ix, inArea, seen, add)
 	// Lines compaction moved to the overflow file index their memories too.
 	oRel := overflowFor(indexRel)
-	if oix, err := readIndexIfExists(d, oRel); err != nil {
+	if oix, err := d.ReadOverflowIndex(team); err != nil {
 		return err
 	} else if oix != nil {
 		checkLines(d, oRel, oix, inArea, seen, add)
@@ -211,24 +211,6 @@ func checkLines(d *memdir.Dir, rel string, ix *memdir.Index, inArea map[string]m
 // overflowFor returns the overflow file of the index at indexRel.
 func overflowFor(indexRel string) string {
 	return path.Join(path.Dir(indexRel), memdir.OverflowIndexName)
-}
-
-// readIndexIfExists reads the index file at rel, or returns nil when there
-// is none.
-func readIndexIfExists(d *memdir.Dir, rel string) (*memdir.Index, error) {
-	root, err := os.OpenRoot(d.Path())
-	if err != nil {
-		return nil, fmt.Errorf("memory directory %s: %w", d.Path(), err)
-	}
-	defer root.Close()
-	data, _, err := memfile.ReadRooted(root, rel, 64<<20)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", d.Abs(rel), err)
-	}
-	return memdir.ParseIndex(data), nil
 }
 
 func checkDuplicates(d *memdir.Dir, mems []memdir.Header, add func(Finding)) error {

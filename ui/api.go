@@ -118,11 +118,16 @@ type memoryItem struct {
 	Size        int64     `json:"size"`
 	Indexed     bool      `json:"indexed"`
 	// IndexLine is the line of its MEMORY.md that indexes the memory (0
-	// when none does); IndexLoaded says whether Claude Code loads that
+	// when none does; see IndexFile); IndexLoaded says whether Claude Code loads that
 	// line, which it does not past the 200-line or 25,000-character cut.
 	IndexLine   int  `json:"index_line,omitempty"`
 	IndexLoaded bool `json:"index_loaded"`
-	Frontmatter bool `json:"has_frontmatter"`
+	// IndexFile is set when the line is in the overflow file compaction
+	// moved it to (MEMORY-more.md, beside MEMORY.md), which Claude Code
+	// does not load: agents reach it through MEMORY.md's link to it.
+	// IndexLine is then that file's line.
+	IndexFile   string `json:"index_file,omitempty"`
+	Frontmatter bool   `json:"has_frontmatter"`
 }
 
 // memoriesResponse lists every memory of the directory.
@@ -140,10 +145,14 @@ func (s *Server) apiMemories(r *http.Request) (*memoriesResponse, error) {
 	}
 	// Each index is parsed once; Find then looks memories up through its
 	// map, so the listing is linear in the directory.
-	idx := map[bool]*memdir.Index{}
+	// A memory whose line compaction moved is indexed by MEMORY-more.md.
+	idx, more := map[bool]*memdir.Index{}, map[bool]*memdir.Index{}
 	loaded := map[bool]map[string]bool{}
 	for _, team := range []bool{false, true} {
 		if idx[team], err = s.d.ReadIndex(team); err != nil {
+			return nil, err
+		}
+		if more[team], err = s.d.ReadOverflowIndex(team); err != nil {
 			return nil, err
 		}
 		loaded[team] = loadedLines(idx[team])
@@ -165,6 +174,11 @@ func (s *Server) apiMemories(r *http.Request) (*memoriesResponse, error) {
 					it.IndexLine, it.IndexLoaded = e.Line, true
 					break
 				}
+			}
+		} else if more[team] != nil && link != memdir.OverflowIndexName {
+			if entries := more[team].Find(link); len(entries) > 0 {
+				it.Indexed, it.IndexLine = true, entries[0].Line
+				it.IndexFile = path.Join(path.Dir(indexRel), memdir.OverflowIndexName)
 			}
 		}
 		items = append(items, it)

@@ -365,6 +365,39 @@ func TestMemoriesListsEveryMemory(t *testing.T) {
 	}
 }
 
+// TestMemoriesIndexedByTheOverflowFile checks that a memory whose line
+// compaction moved to MEMORY-more.md is listed as indexed there, not as
+// unindexed.
+func TestMemoriesIndexedByTheOverflowFile(t *testing.T) {
+	w := newWorld(t, nil)
+	w.save("kept", "a memory MEMORY.md lists", memdir.TypeProject, "body", false)
+	old := "---\nname: old\ndescription: a memory compaction moved\ntype: project\n---\nbody\n"
+	os.WriteFile(filepath.Join(w.dir, "project_old.md"), []byte(old), 0o600)
+	more := "---\nname: More index entries\ndescription: moved lines\ntype: reference\n---\n- [Old](project_old.md) — a memory compaction moved\n"
+	os.WriteFile(filepath.Join(w.dir, memdir.OverflowIndexName), []byte(more), 0o600)
+	ix, err := os.ReadFile(filepath.Join(w.dir, "MEMORY.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix = append(ix, "- [More index entries](MEMORY-more.md) — moved lines\n"...)
+	os.WriteFile(filepath.Join(w.dir, "MEMORY.md"), ix, 0o600)
+	os.WriteFile(filepath.Join(w.dir, "loose.md"), []byte("no frontmatter"), 0o600)
+	byPath := map[string]map[string]any{}
+	for _, m := range w.get("/api/memories", 200)["memories"].([]any) {
+		m := m.(map[string]any)
+		byPath[m["path"].(string)] = m
+	}
+	if m := byPath["project_old.md"]; m == nil || m["indexed"] != true || m["index_file"] != "MEMORY-more.md" || m["index_line"] != 6.0 || m["index_loaded"] != false {
+		t.Errorf("memory indexed by the overflow file: %v", m)
+	}
+	if m := byPath["project_kept.md"]; m == nil || m["indexed"] != true || m["index_file"] != nil || m["index_loaded"] != true {
+		t.Errorf("memory indexed by MEMORY.md: %v", m)
+	}
+	if m := byPath["loose.md"]; m == nil || m["indexed"] != false {
+		t.Errorf("unindexed memory: %v", m)
+	}
+}
+
 func TestSearch(t *testing.T) {
 	w := newWorld(t, nil)
 	w.save("testing", "integration tests hit a real database", memdir.TypeFeedback, "Use Postgres, never mocks.", false)

@@ -159,10 +159,17 @@ async function pageMemories(view) {
 }
 
 // indexMark says how MEMORY.md lists a memory: loaded, past the cut Claude
-// Code loads, or not at all.
+// Code loads, in the overflow file compaction moved its line to, or not at
+// all.
 function indexMark(m) {
   const file = (m.team ? 'team/' : '') + 'MEMORY.md';
   if (!m.indexed) return h('span', { class: 'warnings', title: 'no ' + file + ' line' }, 'not indexed');
+  if (m.index_file) {
+    return h('span', {
+      class: 'index-cut badge',
+      title: `line ${m.index_line} of ${m.index_file}, where compacting ${file} moved it: Claude Code does not load that file, agents reach it through ${file}'s link to it.`,
+    }, `in ${m.index_file.replace(/^team\//, '')}`);
+  }
   if (!m.index_loaded) {
     return h('span', {
       class: 'index-cut badge cut',
