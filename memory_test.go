@@ -3,6 +3,7 @@ package memdir
 import (
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"go.yaml.in/yaml/v3"
@@ -247,6 +248,19 @@ func TestSimpleFrontmatterQuotedValues(t *testing.T) {
 	for _, v := range []string{`'unclosed`, `'a' # comment`, `"esc\"aped"`, `'a'b'`} {
 		if _, ok := parseSimpleFrontmatter("description: " + v + "\n"); ok {
 			t.Errorf("%s: the simple parser took it; it must go to YAML", v)
+		}
+	}
+}
+
+// TestParsedTypeKeepsNoText checks that a parsed type is the package's
+// constant, not a slice of the file's text: a header keeps its type, and a
+// slice would keep the file's first lines alive with it (at 100,000
+// memories, 73 MB of a first index build's peak).
+func TestParsedTypeKeepsNoText(t *testing.T) {
+	for _, typ := range Types {
+		m, _ := ParseMemory([]byte("---\nname: n\ndescription: d\ntype: " + string(typ) + "\n---\nbody\n"))
+		if m.Type != typ || unsafe.StringData(string(m.Type)) != unsafe.StringData(string(typ)) {
+			t.Errorf("type %q parsed as %q, not the constant", typ, m.Type)
 		}
 	}
 }
