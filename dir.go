@@ -724,10 +724,7 @@ func (d *Dir) writeIndex(root *os.Root, indexRel string, ix *Index) error {
 // journals the lines it changes (Recorder.NoteIndexLines) if the change is
 // to be undoable.
 func (d *Dir) UpdateIndex(team bool, change func(ix *Index) bool) (changed bool, err error) {
-	indexRel := EntrypointName
-	if team {
-		indexRel = TeamDirName + "/" + EntrypointName
-	}
+	indexRel := indexRelFor(team)
 	root, err := d.openRoot()
 	if err != nil {
 		return false, err
@@ -795,10 +792,7 @@ func (d *Dir) CreateExclusive(rel string, content []byte) (created bool, err err
 // ReadIndex returns the parsed MEMORY.md of the private area, or of team/
 // with team set. A missing file is an empty index.
 func (d *Dir) ReadIndex(team bool) (*Index, error) {
-	indexRel := EntrypointName
-	if team {
-		indexRel = TeamDirName + "/" + EntrypointName
-	}
+	indexRel := indexRelFor(team)
 	if !d.Exists() {
 		return ParseIndex(nil), nil
 	}
@@ -810,15 +804,21 @@ func (d *Dir) ReadIndex(team bool) (*Index, error) {
 	return d.readIndex(root, indexRel)
 }
 
+// indexRelFor is the path of MEMORY.md, or of team/MEMORY.md when team is
+// set, in the memory directory.
+func indexRelFor(team bool) string {
+	if team {
+		return TeamDirName + "/" + EntrypointName
+	}
+	return EntrypointName
+}
+
 // ReadOverflowIndex reads the overflow file beside MEMORY.md (or
 // team/MEMORY.md when team is set), MEMORY-more.md, which holds the lines
 // compaction moved out (see [OverflowIndexName]). It returns nil, and no
 // error, when there is none.
 func (d *Dir) ReadOverflowIndex(team bool) (*Index, error) {
-	indexRel := EntrypointName
-	if team {
-		indexRel = TeamDirName + "/" + EntrypointName
-	}
+	indexRel := indexRelFor(team)
 	if !d.Exists() {
 		return nil, nil
 	}
@@ -850,10 +850,7 @@ type LoadedIndex struct {
 // with its warning line. A missing MEMORY.md is not an error: Exists is
 // false.
 func (d *Dir) LoadIndex(team bool) (*LoadedIndex, error) {
-	indexRel := EntrypointName
-	if team {
-		indexRel = TeamDirName + "/" + EntrypointName
-	}
+	indexRel := indexRelFor(team)
 	if !d.Exists() {
 		return &LoadedIndex{}, nil
 	}

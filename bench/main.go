@@ -95,18 +95,6 @@ func main() {
 	b.self, err = os.Executable()
 	check(err)
 	want := func(p string) bool { return *only == "" || slices.Contains(strings.Split(*only, ","), p) }
-	var recallSizes []int
-	for s := range strings.SplitSeq(*sizesFlag, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		check(err)
-		recallSizes = append(recallSizes, n)
-	}
-	var promptNs []int
-	for s := range strings.SplitSeq(*promptSizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		check(err)
-		promptNs = append(promptNs, n)
-	}
 	check(os.MkdirAll(b.cache, 0o700))
 	fmt.Printf("memdir bench: %s, %d runs each, median CPU (user+sys) per process\n\n", *memdirBin, b.runs)
 	fmt.Printf("%-44s %10s %10s %8s %10s\n", "measurement", "cpu ms", "ref ms", "ratio", "max RSS")
@@ -117,7 +105,7 @@ func main() {
 		}
 	}
 	if want("recall") {
-		for _, n := range recallSizes {
+		for _, n := range sizeList(*sizesFlag) {
 			r, f := b.recall(n)
 			b.row(fmt.Sprintf("recall --json warm, %d ÷ FTS5 python3", n), r, f)
 		}
@@ -150,22 +138,18 @@ func main() {
 		b.row("checkpoint snapshot after 100, in the hook ÷ stat(1)", c.inHook, c.stat)
 	}
 	if want("ui") {
-		for s := range strings.SplitSeq(*uiSizes, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(s))
-			check(err)
+		for _, n := range sizeList(*uiSizes) {
 			api, list := b.uiListing(n)
 			b.wallRow(fmt.Sprintf("UI GET /api/memories, %d ÷ list --json", n), api, list)
 		}
 	}
 	if want("prompt") {
-		for _, n := range promptNs {
+		for _, n := range sizeList(*promptSizes) {
 			b.prompts(n, *firstRuns)
 		}
 	}
 	if want("hybrid") {
-		for s := range strings.SplitSeq(*hybridSizes, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(s))
-			check(err)
+		for _, n := range sizeList(*hybridSizes) {
 			b.hybrid(n)
 		}
 	}
@@ -176,6 +160,18 @@ func main() {
 			b.row(fmt.Sprintf("list --json, %d ÷ I/O floor", n), rs[0], rs[1])
 		}
 	}
+}
+
+// sizeList parses a comma-separated list of corpus sizes, exiting on a bad
+// one.
+func sizeList(s string) []int {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		check(err)
+		out = append(out, n)
+	}
+	return out
 }
 
 type bench struct {

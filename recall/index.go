@@ -464,7 +464,7 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 		if j := strings.LastIndexByte(f.path, '/'); j >= 0 {
 			parent = f.path[:j]
 		}
-		if parent != lastParent || i == 0 {
+		if parent != lastParent { // parent is never "", so the first file sets them
 			lastParent, listed, visited = parent, w.listed[parent], w.visited[parent]
 		}
 		switch {
@@ -560,7 +560,8 @@ func matchListed(files []recallFile, in []int, found []foundFile) (match []int32
 	return match, sameIno, known
 }
 
-// hashedPos is a position keyed by a hash.
+// hashedPos is a position, keyed by the hash of its path, with the inode
+// the index or the listing gives that path.
 type hashedPos struct {
 	h, ino uint64
 	pos    int32
@@ -789,7 +790,9 @@ func (x *Index) walkDirs(sd *statDir, racy func(...int64) bool) dirWalk {
 		listed[rel] = true
 		// Unsorted, with the types and inodes getdents gives: no lstat
 		// per entry.
-		if found == nil {
+		if rel == "." && found == nil {
+			// The top directory holds most memories (all, in Claude
+			// Code's flat layout).
 			found = make([]foundFile, 0, len(x.files)+16)
 		}
 		var subdirs []string

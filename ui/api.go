@@ -118,8 +118,9 @@ type memoryItem struct {
 	Size        int64     `json:"size"`
 	Indexed     bool      `json:"indexed"`
 	// IndexLine is the line of its MEMORY.md that indexes the memory (0
-	// when none does; see IndexFile); IndexLoaded says whether Claude Code loads that
-	// line, which it does not past the 200-line or 25,000-character cut.
+	// when none does; see IndexFile); IndexLoaded says whether Claude Code
+	// loads that line, which it does not past the 200-line or
+	// 25,000-character cut.
 	IndexLine   int  `json:"index_line,omitempty"`
 	IndexLoaded bool `json:"index_loaded"`
 	// IndexFile is set when the line is in the overflow file compaction
