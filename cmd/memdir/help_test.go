@@ -36,7 +36,7 @@ var helpFlags = map[string][]string{
 	"path":       {"agent", "agent-cli", "dir", "explain", "json", "project", "scope", "team"},
 	"promote":    {"anthropic-base-url", "apply", "dir", "json", "keep-memory", "max-retries", "model", "openai-base-url", "project", "stream", "timeout"},
 	"prompt":     {"agent", "dir", "extra", "mode", "project", "scope", "search", "skip-index", "with-index"},
-	"recall":     {"agent", "all", "anthropic-base-url", "budget", "dir", "embed-base-url", "embed-batch-size", "embed-dimensions", "embed-model", "json", "manifest-tokens", "max", "max-retries", "model", "no-cache", "no-model", "openai-base-url", "project", "quiet", "scope", "stream", "surfaced", "timeout", "tools", "used"},
+	"recall":     {"agent", "all", "anthropic-base-url", "budget", "dir", "embed-base-url", "embed-batch-size", "embed-dimensions", "embed-model", "json", "manifest", "manifest-tokens", "max", "max-retries", "model", "no-cache", "no-model", "openai-base-url", "project", "quiet", "scope", "stream", "surfaced", "timeout", "tools", "used"},
 	"review":     {"agent", "all", "dir", "json", "project", "scope"},
 	"rm":         {"agent", "dir", "json", "project", "scope"},
 	"save":       {"agent", "body", "create", "description", "dir", "file", "json", "name", "project", "scope", "team", "type"},

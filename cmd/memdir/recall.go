@@ -33,6 +33,12 @@ How memories are chosen:
      own with its best results above a relevance threshold. The summary on
      standard error says which happened, and the tokens the model used.
 
+--json gives each memory's path, score, reason and freshness; with a model,
+or with --manifest, also the manifest a selector is shown (shortlist,
+ranked, manifest_tokens, full_lines, its budget and Claude Code's cost).
+Without a model, building that manifest ranks about thirty times deeper than
+the answer needs, so it is left out unless asked for.
+
 Like Claude Code, recall skips empty and one-word queries (--all looks them
 up anyway) and stops once a session has surfaced 60 KB of memories (--used
 and --budget). Memories already shown (--surfaced) are not shown again.
@@ -67,6 +73,7 @@ type recallOptions struct {
 	all      bool
 	noCache  bool
 	asJSON   bool
+	manifest bool
 	quiet    bool
 }
 
@@ -81,6 +88,7 @@ func (o *recallOptions) Declare(fs *flag.FlagSet) {
 	fs.BoolVar(&o.all, "all", false, "look up empty and one-word queries too")
 	fs.BoolVar(&o.noCache, "no-cache", false, "do not read or write the lexical index cache")
 	fs.BoolVar(&o.asJSON, "json", false, "print the result as JSON: path, score, reason and freshness of each memory")
+	fs.BoolVar(&o.manifest, "manifest", false, "list the selector's manifest (shortlist, ranked, tokens) even without a model")
 	fs.BoolVar(&o.quiet, "quiet", false, "show no progress while the index is built")
 }
 
@@ -118,7 +126,7 @@ func runRecall(ctx context.Context, env *cli.Env, o *recallOptions, args []strin
 	opts := &recall.Options{
 		Model: model, Embedder: embedder, EmbedCache: embedCache, EmbedOptions: cfg.EmbedOptions(), Index: idx, Surfaced: o.surfaced,
 		Max: o.maxN, ManifestTokens: cfg.ManifestTokens(), Budget: o.budget, SessionBytes: o.used,
-		AllowShortQueries: o.all, Now: env.Now, ShowManifest: true,
+		AllowShortQueries: o.all, Now: env.Now, ShowManifest: o.manifest,
 	}
 	if o.tools != "" {
 		for t := range strings.SplitSeq(o.tools, ",") {

@@ -36,6 +36,18 @@ func TestRecallCommand(t *testing.T) {
 	if res.Method != recall.MethodLexical || len(res.Memories) != 1 || res.Memories[0].Path != "reference_grafana.md" || res.Memories[0].Score <= 0 || res.Memories[0].Reason == "" {
 		t.Errorf("recall --json = %+v", res)
 	}
+	// Without a model the selector's manifest is listed only when asked
+	// for, and the answer is the same either way.
+	if len(res.Shortlist) != 0 || res.ManifestTokens != 0 {
+		t.Errorf("recall --json without --manifest listed a manifest: %d paths, %d tokens", len(res.Shortlist), res.ManifestTokens)
+	}
+	var shown recall.Result
+	if err := json.Unmarshal([]byte(w.ok(t, "recall", "--json", "--manifest", "where are the latency dashboards?")), &shown); err != nil {
+		t.Fatal(err)
+	}
+	if len(shown.Shortlist) != 2 || shown.Shortlist[0] != "reference_grafana.md" || shown.ManifestTokens <= 0 || len(shown.Memories) != 1 || shown.Memories[0].Path != res.Memories[0].Path {
+		t.Errorf("recall --json --manifest = %+v", shown)
+	}
 	// The cache lives outside the memory directory.
 	if _, err := os.Stat(filepath.Join(w.state, "recall")); err != nil {
 		t.Errorf("no recall cache under the state directory: %v", err)
