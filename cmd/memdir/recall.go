@@ -36,8 +36,9 @@ How memories are chosen:
 --json gives each memory's path, score, reason and freshness; with a model,
 or with --manifest, also the manifest a selector is shown (shortlist,
 ranked, manifest_tokens, full_lines, its budget and Claude Code's cost).
-Without a model, building that manifest ranks about thirty times deeper than
-the answer needs, so it is left out unless asked for.
+Without a model, building that manifest ranks far deeper than the answer
+needs (over a thousand memories against thirty in a large directory), so it
+is left out unless asked for.
 
 Like Claude Code, recall skips empty and one-word queries (--all looks them
 up anyway) and stops once a session has surfaced 60 KB of memories (--used
