@@ -105,6 +105,9 @@ func (x *Index) saveBuilt(b *lexical.Builder) (lex *lexical.Index, spent bool) {
 
 // searchable counts the files that can be searched.
 func (x *Index) searchable() int {
+	if x.view != nil {
+		return x.view.searchable()
+	}
 	n := 0
 	for i := range x.files {
 		if !x.files[i].bad {

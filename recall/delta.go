@@ -104,7 +104,7 @@ func (x *Index) deltaFits() bool {
 	if x.base == "" || x.damaged {
 		return false
 	}
-	limit := max(deltaMinEntries, min(deltaMaxEntries, len(x.files)/8))
+	limit := max(deltaMinEntries, min(deltaMaxEntries, x.nfiles()/8))
 	if len(x.delta) > limit {
 		return false
 	}
@@ -308,15 +308,21 @@ func (x *Index) loadDelta() {
 	for i, p := range d.paths {
 		e := &d.entries[i]
 		x.delta[p] = e
-		j, ok := x.find(p)
-		baseDoc := ok && !x.files[j].bad
+		var j int
+		var ok bool
+		if x.view != nil {
+			j, ok = x.view.find(p) // a miss is an added file, not damage
+		} else {
+			j, ok = x.find(p)
+		}
+		baseDoc := ok && !x.badAt(j)
 		switch {
 		case e.gone && ok:
 			gone++
 		case e.gone:
-		case ok:
+		case ok && x.view == nil:
 			x.files[j] = e.f
-		default:
+		case !ok:
 			adds++
 		}
 		if (e.gone || e.f.bad) && baseDoc {
@@ -326,7 +332,19 @@ func (x *Index) loadDelta() {
 			x.lex.Put(lexical.Doc{ID: p, Name: e.f.name, Description: e.f.desc, Body: e.body})
 		}
 	}
-	if adds > 0 || gone > 0 {
+	switch {
+	case x.view != nil:
+		// The delta's records are put over the base in place.
+		isGone := make([]bool, len(d.paths))
+		recs := make([]recallFile, len(d.paths))
+		for i := range d.entries {
+			isGone[i], recs[i] = d.entries[i].gone, d.entries[i].f
+		}
+		if !x.view.overlay(d.paths, isGone, recs) {
+			x.reset()
+			return
+		}
+	case adds > 0 || gone > 0:
 		// Both are in path order: merge them, dropping what is gone.
 		files := make([]recallFile, 0, len(x.files)+adds-gone)
 		j := 0
@@ -344,13 +362,7 @@ func (x *Index) loadDelta() {
 		}
 		x.files = append(files, x.files[j:]...)
 	}
-	good := 0
-	for i := range x.files {
-		if !x.files[i].bad {
-			good++
-		}
-	}
-	if x.lex.Len() != good {
+	if x.lex.Len() != x.searchable() {
 		x.reset()
 		return
 	}

@@ -54,11 +54,11 @@ func TestRefreshEditHint(t *testing.T) {
 	seen := map[int]bool{}
 	loaded := NewIndex(dir, &IndexOptions{CachePath: cache, Now: later})
 	loaded.Refresh(ctx)
-	for _, f := range loaded.files {
-		r := int(f.rotationKey() % uint64(k))
+	for i := range loaded.nfiles() {
+		r := int(loaded.rotationKey(i) % uint64(k))
 		if !seen[r] {
 			seen[r] = true
-			fmt.Sscanf(filepath.Base(f.path), "m%05d.md", &picked[r])
+			fmt.Sscanf(filepath.Base(loaded.pathAt(i)), "m%05d.md", &picked[r])
 		}
 	}
 	if len(seen) != k {

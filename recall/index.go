@@ -117,9 +117,13 @@ type Index struct {
 	dir       string
 	cachePath string
 
-	mu    sync.Mutex
-	files []recallFile // sorted by path
-	dirs  []recallDir  // sorted by rel
+	mu sync.Mutex
+	// files is the table of memory files, sorted by path; while view is
+	// not nil, the table is read in place from the cache file instead and
+	// files is nil (see fileView).
+	files []recallFile
+	view  *fileView
+	dirs  []recallDir // sorted by rel
 	lex   *lexical.Index
 	// loaded is true once the cache file was tried.
 	loaded bool
@@ -242,7 +246,7 @@ func (x *Index) statShare(n int, all bool) func(i int) bool {
 	// a hash of its path where there is none), not by its position:
 	// files added or removed before it would move a position along with
 	// the rotation, and it would never come round.
-	return func(i int) bool { return int(x.files[i].rotationKey()%uint64(k)) == slot }
+	return func(i int) bool { return int(x.rotationKey(i)%uint64(k)) == slot }
 }
 
 // advanceCursor returns the rotation's cursor and moves it on. Beside a
@@ -280,24 +284,32 @@ func (x *Index) advanceCursor() uint32 {
 
 func cursorBytes(c uint32) []byte { return []byte{byte(c), byte(c >> 8), byte(c >> 16), byte(c >> 24)} }
 
-// rotationKey places a file in the refresh's rotation: its inode, or a
-// hash of its path where stat gives none.
-func (f *recallFile) rotationKey() uint64 {
-	if f.stamp.Ino != 0 {
-		return f.stamp.Ino
+// rotationKey places the file at position i in the refresh's rotation:
+// its inode, or a hash of its path where stat gives none.
+func (x *Index) rotationKey(i int) uint64 {
+	if s, _, _ := x.stampAt(i); s.Ino != 0 {
+		return s.Ino
 	}
 	h := fnv.New64a()
-	h.Write(strBytes(f.path))
+	h.Write(strBytes(x.pathAt(i)))
 	return h.Sum64()
 }
 
 func (x *Index) reset() {
-	x.files, x.dirs, x.lex, x.damaged, x.base = nil, nil, nil, false, ""
+	x.files, x.view, x.dirs, x.lex, x.damaged, x.base = nil, nil, nil, nil, false, ""
 	x.delta, x.deltaSum = nil, ""
 }
 
-// fileOK verifies the strings of x.files[i] loaded from the cache file.
+// fileOK verifies the strings of the file at position i loaded from the
+// cache file.
 func (x *Index) fileOK(i int) bool {
+	if x.view != nil {
+		if !x.view.fileOK(i) {
+			x.damaged = true
+			return false
+		}
+		return true
+	}
 	f := &x.files[i]
 	if f.checked {
 		return true
@@ -312,6 +324,12 @@ func (x *Index) fileOK(i int) bool {
 
 // checkAll verifies every entry, rebuilding the index if one is damaged.
 func (x *Index) checkAll() {
+	x.own()
+	if x.damaged {
+		x.reset()
+		x.refreshLocked(context.Background(), true)
+		return
+	}
 	for i := range x.files {
 		if !x.fileOK(i) {
 			x.reset()
@@ -406,8 +424,8 @@ func (x *Index) refreshLocked(ctx context.Context, all bool) (*RefreshStats, err
 
 // refreshGone empties the index of a directory that does not exist.
 func (x *Index) refreshGone() *RefreshStats {
-	st := &RefreshStats{Removed: len(x.files)}
-	changed := len(x.files) > 0 || len(x.dirs) > 0 || x.lex == nil
+	st := &RefreshStats{Removed: x.nfiles()}
+	changed := x.nfiles() > 0 || len(x.dirs) > 0 || x.lex == nil
 	x.reset()
 	x.lex = lexical.New(nil, nil)
 	if changed && x.cachePath != "" {
@@ -426,8 +444,10 @@ type staleFile struct {
 
 // staleFiles stats the files a refresh checks (every file of a listed
 // directory, and in the others the racy ones, the rotating share and the
-// hinted ones) and returns those new or changed, and the indexes in
-// x.files of those gone.
+// hinted ones) and returns those new or changed, and the positions in the
+// file table of those gone. A table viewed in place is owned (see own)
+// when something is to be read or removed, or when directories were
+// listed; positions stay what they were.
 func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile, removed []int) {
 	check := func(rel string, oi int) {
 		s, _, isReg, err := sd.stat(rel)
@@ -439,19 +459,40 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 			}
 			return
 		}
-		if oi >= 0 && x.files[oi].stamp == s && !x.files[oi].racy {
-			return
-		}
 		if oi >= 0 {
+			if old, racy, _ := x.stampAt(oi); old == s && !racy {
+				return
+			}
 			x.fileOK(oi)
 		}
 		stale = append(stale, staleFile{rel, oi, s})
 	}
-	share := x.statShare(len(x.files), all)
+	share := x.statShare(x.nfiles(), all)
 	var hinted map[string]bool
 	if !all && x.watch == nil {
 		hinted = x.editHints()
 	}
+	if x.view != nil && parentsKept(x.dirs, w) {
+		// Every file is where it was: the racy, the rotation's share and
+		// the hinted are stat-ed, without reading every path.
+		for i := range x.view.len() {
+			if _, racy, _ := x.view.stamp(i); racy || share(i) {
+				check(x.view.path(i), i)
+			}
+		}
+		for p := range hinted {
+			if i, ok := x.find(p); ok {
+				if _, racy, _ := x.stampAt(i); !racy && !share(i) {
+					check(p, i)
+				}
+			}
+		}
+		if len(stale) > 0 || len(removed) > 0 {
+			x.own()
+		}
+		return stale, removed
+	}
+	x.own()
 	// The files of listed directories are matched to the listing by a
 	// hash of their paths, both sides sorted by it (see matchListed):
 	// at 100,000 memories, a map lookup per file, at random across the
@@ -681,6 +722,9 @@ func sameRecord(a, b *recallFile) bool {
 // files and loses the removed ones, in path order. It reports whether any
 // record changed, noting each change for the delta file.
 func (x *Index) apply(st *RefreshStats, stale []staleFile, read []readResult, removed []int, build bool) bool {
+	if len(stale) > 0 || len(removed) > 0 {
+		x.own() // staleFiles did; positions stay what they were
+	}
 	changed := len(removed) > 0
 	for _, i := range removed {
 		if !build && !x.files[i].bad {
@@ -793,7 +837,7 @@ func (x *Index) walkDirs(sd *statDir, racy func(...int64) bool) dirWalk {
 		if rel == "." && found == nil {
 			// The top directory holds most memories (all, in Claude
 			// Code's flat layout).
-			found = make([]foundFile, 0, len(x.files)+16)
+			found = make([]foundFile, 0, x.nfiles()+16)
 		}
 		var subdirs []string
 		listDir(filepath.Join(x.dir, filepath.FromSlash(rel)), func(e dirEnt) {
@@ -845,8 +889,15 @@ func readRecallFile(root *os.Root, rel string, hr *memdir.HeaderReader) (recallF
 	return f, m.Body, probs
 }
 
-// find returns the index of the file at path in x.files.
+// find returns the position of the file at path p in the file table.
 func (x *Index) find(p string) (int, bool) {
+	if x.view != nil {
+		if i, ok := x.view.find(p); ok {
+			return i, true
+		}
+		// Not trusted until the paths are known to be in order.
+		x.own()
+	}
 	// By position, not slices.BinarySearchFunc, whose comparison takes
 	// each probed record (136 bytes) by value: recall --json looks up
 	// hundreds of hits.
@@ -857,7 +908,7 @@ func (x *Index) find(p string) (int, bool) {
 // has reports whether a searchable memory is at path p.
 func (x *Index) has(p string) bool {
 	i, ok := x.find(p)
-	return ok && !x.files[i].bad
+	return ok && !x.badAt(i)
 }
 
 // Headers returns every indexed memory, newest first, like a scan.
@@ -975,6 +1026,7 @@ func (x *Index) lookupFresh(ctx context.Context, name string) ([]string, *recent
 			return nil, nil, err
 		}
 	}
+	x.own()
 	var out []string
 	for i := range x.files {
 		if f := &x.files[i]; !f.bad && f.name == name && x.fileOK(i) {
@@ -1065,9 +1117,9 @@ func (x *Index) search(query string, k, fresh int) ([]lexical.Hit, []memdir.Head
 	out := hits[:0]
 	hs := make([]memdir.Header, 0, len(hits))
 	for _, h := range hits {
-		if i, ok := x.find(h.ID); ok && !x.files[i].bad {
+		if i, ok := x.find(h.ID); ok && !x.badAt(i) {
 			out = append(out, h)
-			hs = append(hs, x.files[i].header(x.dir))
+			hs = append(hs, x.headerAt(i))
 		}
 	}
 	return out, hs
@@ -1115,13 +1167,16 @@ func (x *Index) recheck(paths []string) bool {
 		switch {
 		case err != nil || !isReg:
 			changes = append(changes, change{i: i, gone: true})
-		case s != x.files[i].stamp || x.files[i].racy:
-			changes = append(changes, change{i: i, stamp: s})
+		default:
+			if old, racy, _ := x.stampAt(i); s != old || racy {
+				changes = append(changes, change{i: i, stamp: s})
+			}
 		}
 	}
 	if len(changes) == 0 {
 		return false
 	}
+	x.own() // positions stay what they were
 	root, err := os.OpenRoot(x.dir)
 	if err != nil {
 		return false
@@ -1295,22 +1350,19 @@ func (x *Index) load() {
 	if !ok1 || !ok2 || !ok3 || uint64(len(lexData)) != h.LexLen || tablesCRC(dfs, dds, blob, h.DirOff, h.DirLen) != h.TablesCRC {
 		return
 	}
-	files := make([]recallFile, len(dfs))
+	// The file table is read in place (see fileView): here only what the
+	// table's checksum covers is checked, the strings' places in the blob
+	// and the types; each file's strings are checked on first use, and
+	// the paths' order when the table is owned.
 	good := 0
+	blobLen := uint64(len(blob))
 	for i := range dfs {
 		d := &dfs[i]
-		f := &files[i]
-		var ok1, ok2, ok3 bool
-		f.path, ok1 = strAt(blob, d.PathOff, d.PathLen)
-		f.name, ok2 = strAt(blob, d.NameOff, d.NameLen)
-		f.desc, ok3 = strAt(blob, d.DescOff, d.DescLen)
-		if !ok1 || !ok2 || !ok3 || int(d.Type) >= len(recallTypes) || i > 0 && files[i-1].path >= f.path {
+		if uint64(d.PathOff)+uint64(d.PathLen) > blobLen || uint64(d.NameOff)+uint64(d.NameLen) > blobLen ||
+			uint64(d.DescOff)+uint64(d.DescLen) > blobLen || int(d.Type) >= len(recallTypes) {
 			return
 		}
-		f.typ, f.stamp, f.hash = recallTypes[d.Type], d.Stamp, d.Hash
-		f.racy, f.bad = d.Flags&flagRacy != 0, d.Flags&flagBad != 0
-		f.crc = d.StrCRC
-		if !f.bad {
+		if d.Flags&flagBad == 0 {
 			good++
 		}
 	}
@@ -1326,7 +1378,7 @@ func (x *Index) load() {
 	if err != nil || lex.Len() != good {
 		return
 	}
-	x.files, x.dirs, x.lex = files, dirs, lex
+	x.files, x.view, x.dirs, x.lex = nil, newFileView(dfs, blob), dirs, lex
 	x.base = recallBase(h)
 	x.loadDelta()
 	if x.lex != nil && x.lex.Corrupt() {
@@ -1385,6 +1437,7 @@ func (x *Index) marshal() ([]byte, error) {
 // filled in by h.finish once the segment's length is known), the file and
 // directory tables and the strings.
 func (x *Index) marshalHead() ([]byte, recallDiskHeader, error) {
+	x.own()
 	var blob []byte
 	add := func(s string) (uint32, uint32) {
 		off := len(blob)
@@ -1483,11 +1536,12 @@ func (x *Index) Newest(k int, skip map[string]bool) ([]memdir.Header, int) {
 // one of them is damaged.
 func (x *Index) newest(k int, skip map[string]bool) (out []memdir.Header, total int, ok bool) {
 	older := func(a, b int) bool { // a sorts after b
-		fa, fb := &x.files[a], &x.files[b]
-		if fa.stamp.MTime != fb.stamp.MTime {
-			return fa.stamp.MTime < fb.stamp.MTime
+		sa, _, _ := x.stampAt(a)
+		sb, _, _ := x.stampAt(b)
+		if sa.MTime != sb.MTime {
+			return sa.MTime < sb.MTime
 		}
-		return fa.path > fb.path
+		return x.pathAt(a) > x.pathAt(b)
 	}
 	// A min-heap of the k newest so far, the oldest of them at the root.
 	h := make([]int, 0, max(k, 0))
@@ -1507,9 +1561,8 @@ func (x *Index) newest(k int, skip map[string]bool) (out []memdir.Header, total 
 			i = s
 		}
 	}
-	for i := range x.files {
-		f := &x.files[i]
-		if f.bad || skip[f.path] {
+	for i := range x.nfiles() {
+		if x.badAt(i) || len(skip) > 0 && skip[x.pathAt(i)] {
 			continue
 		}
 		total++
@@ -1535,7 +1588,7 @@ func (x *Index) newest(k int, skip map[string]bool) (out []memdir.Header, total 
 		if !x.fileOK(j) {
 			return nil, 0, false
 		}
-		out[i] = x.files[j].header(x.dir)
+		out[i] = x.headerAt(j)
 	}
 	memdir.SortHeaders(out)
 	return out, total, true

@@ -13,15 +13,28 @@ import (
 func (x *Index) vectorKeys(skip map[string]bool) (paths []string, keys [][32]byte) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	paths = make([]string, 0, len(x.files))
-	keys = make([][32]byte, 0, len(x.files))
-	for i := range x.files {
-		f := &x.files[i]
-		if f.bad || skip[f.path] {
+	n := x.nfiles()
+	paths = make([]string, 0, n)
+	keys = make([][32]byte, 0, n)
+	for i := range n {
+		var f *recallFile
+		if x.view == nil {
+			f = &x.files[i]
+		} else if d, e, _ := x.view.at(i); e != nil {
+			f = e
+		} else {
+			// Read in place: a record per file would cost more than the
+			// ranking by vector it serves.
+			if p := x.view.str(d.PathOff, d.PathLen); d.Flags&flagBad == 0 && !skip[p] {
+				paths = append(paths, p)
+				keys = append(keys, d.Hash)
+			}
 			continue
 		}
-		paths = append(paths, f.path)
-		keys = append(keys, f.hash)
+		if !f.bad && !skip[f.path] {
+			paths = append(paths, f.path)
+			keys = append(keys, f.hash)
+		}
 	}
 	return paths, keys
 }
@@ -35,7 +48,7 @@ func (x *Index) headersOf(paths []string) []memdir.Header {
 	out := make([]memdir.Header, 0, len(paths))
 	for _, p := range paths {
 		i, ok := x.find(p)
-		if !ok || x.files[i].bad {
+		if !ok || x.badAt(i) {
 			continue
 		}
 		if !x.fileOK(i) {
@@ -43,7 +56,7 @@ func (x *Index) headersOf(paths []string) []memdir.Header {
 			x.refreshLocked(context.Background(), true)
 			return x.headersOfLocked(paths)
 		}
-		out = append(out, x.files[i].header(x.dir))
+		out = append(out, x.headerAt(i))
 	}
 	return out
 }
@@ -52,8 +65,8 @@ func (x *Index) headersOf(paths []string) []memdir.Header {
 func (x *Index) headersOfLocked(paths []string) []memdir.Header {
 	out := make([]memdir.Header, 0, len(paths))
 	for _, p := range paths {
-		if i, ok := x.find(p); ok && !x.files[i].bad {
-			out = append(out, x.files[i].header(x.dir))
+		if i, ok := x.find(p); ok && !x.badAt(i) {
+			out = append(out, x.headerAt(i))
 		}
 	}
 	return out

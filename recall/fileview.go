@@ -1,0 +1,273 @@
+package recall
+
+import "github.com/memdir/memdir"
+
+// fileView is the file table of a mapped cache file, read in place: what a
+// process that only searches needs of the records (a few stamps and flags
+// for the refresh, the headers of the hits) costs about what it reads, not
+// a copy of every record. At 100,000 memories the copy was 14 MB written
+// into fresh pages, a third of a warm hook's opening of the index.
+//
+// The records a replayed delta file put over the base are held beside it:
+// order then says where each sits. Anything that changes the table, or
+// needs every record, first makes it records of its own (see Index.own).
+type fileView struct {
+	disk []diskFile // the base's table, sorted by path
+	blob []byte     // its strings
+	// extra holds the delta's records; order, when not nil, gives the
+	// table in path order: a position of disk, or ^ a position of extra.
+	extra []recallFile
+	order []int32
+	// checked has a bit per position of disk whose strings were verified
+	// against their checksum.
+	checked []uint64
+}
+
+func newFileView(disk []diskFile, blob []byte) *fileView {
+	return &fileView{disk: disk, blob: blob, checked: make([]uint64, (len(disk)+63)/64)}
+}
+
+func (v *fileView) len() int {
+	if v.order != nil {
+		return len(v.order)
+	}
+	return len(v.disk)
+}
+
+// at returns where the file at position i is: in disk (d) or in extra (e).
+func (v *fileView) at(i int) (d *diskFile, e *recallFile, j int) {
+	if v.order == nil {
+		return &v.disk[i], nil, i
+	}
+	s := v.order[i]
+	if s < 0 {
+		return nil, &v.extra[^s], 0
+	}
+	return &v.disk[s], nil, int(s)
+}
+
+// The strings were checked against the blob's length at load.
+func (v *fileView) str(off, n uint32) string {
+	s, _ := strAt(v.blob, off, n)
+	return s
+}
+
+func (v *fileView) path(i int) string {
+	d, e, _ := v.at(i)
+	if e != nil {
+		return e.path
+	}
+	return v.str(d.PathOff, d.PathLen)
+}
+
+func (v *fileView) stamp(i int) (s fileStamp, racy, bad bool) {
+	d, e, _ := v.at(i)
+	if e != nil {
+		return e.stamp, e.racy, e.bad
+	}
+	return d.Stamp, d.Flags&flagRacy != 0, d.Flags&flagBad != 0
+}
+
+// record returns the file at position i as a record of its own.
+func (v *fileView) record(i int) recallFile {
+	d, e, j := v.at(i)
+	if e != nil {
+		return *e
+	}
+	return recallFile{
+		path: v.str(d.PathOff, d.PathLen), name: v.str(d.NameOff, d.NameLen), desc: v.str(d.DescOff, d.DescLen),
+		typ: recallTypes[d.Type], stamp: d.Stamp, hash: d.Hash,
+		racy: d.Flags&flagRacy != 0, bad: d.Flags&flagBad != 0,
+		crc: d.StrCRC, checked: v.checked[j/64]&(1<<(j%64)) != 0,
+	}
+}
+
+// fileOK verifies the strings of the file at position i, as Index.fileOK.
+func (v *fileView) fileOK(i int) bool {
+	_, e, j := v.at(i)
+	if e != nil {
+		if !e.checked && e.strCRC() != e.crc {
+			return false
+		}
+		e.checked = true
+		return true
+	}
+	bit := uint64(1) << (j % 64)
+	if v.checked[j/64]&bit != 0 {
+		return true
+	}
+	f := v.record(i)
+	if f.strCRC() != f.crc {
+		return false
+	}
+	v.checked[j/64] |= bit
+	return true
+}
+
+// find returns the position of path p, by a binary search of the paths.
+// A path damaged in the blob can misplace the search: a miss is only
+// trusted once the table is checked in order (see Index.find).
+func (v *fileView) find(p string) (int, bool) {
+	n := v.len()
+	lo, hi := 0, n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if v.path(m) < p {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < n && v.path(lo) == p
+}
+
+// records returns every file as records, in path order, and whether the
+// paths are in order, as a table the index wrote always is.
+func (v *fileView) records() ([]recallFile, bool) {
+	files := make([]recallFile, v.len())
+	sorted := true
+	for i := range files {
+		files[i] = v.record(i)
+		if i > 0 && files[i-1].path >= files[i].path {
+			sorted = false
+		}
+	}
+	return files, sorted
+}
+
+// overlay puts the records of a delta file over the base: each of paths
+// (sorted, with entries[i] for paths[i]) replaces the base's file of that
+// path, or is added, or, when gone, removes it. It returns false when the
+// delta names the same path twice.
+func (v *fileView) overlay(paths []string, gone []bool, recs []recallFile) bool {
+	order := make([]int32, 0, len(v.disk)+len(paths))
+	extra := make([]recallFile, 0, len(paths))
+	j := 0
+	for k, p := range paths {
+		if k > 0 && paths[k-1] >= p {
+			return false
+		}
+		// The base's files before p, by a binary search of the rest.
+		n := j + sortSearch(len(v.disk)-j, func(i int) bool {
+			d := &v.disk[j+i]
+			return v.str(d.PathOff, d.PathLen) >= p
+		})
+		for ; j < n; j++ {
+			order = append(order, int32(j))
+		}
+		if j < len(v.disk) && v.str(v.disk[j].PathOff, v.disk[j].PathLen) == p {
+			j++ // replaced, or gone
+		}
+		if !gone[k] {
+			order = append(order, ^int32(len(extra)))
+			extra = append(extra, recs[k])
+		}
+	}
+	for ; j < len(v.disk); j++ {
+		order = append(order, int32(j))
+	}
+	v.order, v.extra = order, extra
+	return true
+}
+
+func sortSearch(n int, f func(int) bool) int {
+	lo, hi := 0, n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if !f(m) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// searchable counts the files that can be searched.
+func (v *fileView) searchable() int {
+	if v.order == nil {
+		n := 0
+		for i := range v.disk {
+			if v.disk[i].Flags&flagBad == 0 {
+				n++
+			}
+		}
+		return n
+	}
+	n := 0
+	for i := range v.order {
+		if _, _, bad := v.stamp(i); !bad {
+			n++
+		}
+	}
+	return n
+}
+
+// parentsKept reports whether a refresh's walk leaves every file where it
+// was: no directory was listed, and every directory the table knows was
+// visited (a file's directory is always one of them). Such a refresh
+// need not read every file's path.
+func parentsKept(dirs []recallDir, w dirWalk) bool {
+	if len(w.listed) > 0 {
+		return false
+	}
+	for _, d := range dirs {
+		if !w.visited[d.rel] {
+			return false
+		}
+	}
+	return true
+}
+
+// The index's file table, whether viewed in place or owned: x.view when
+// not nil, else x.files. All are called with x.mu held.
+
+func (x *Index) nfiles() int {
+	if x.view != nil {
+		return x.view.len()
+	}
+	return len(x.files)
+}
+
+func (x *Index) pathAt(i int) string {
+	if x.view != nil {
+		return x.view.path(i)
+	}
+	return x.files[i].path
+}
+
+// stampAt returns the stamp and flags of the file at position i.
+func (x *Index) stampAt(i int) (s fileStamp, racy, bad bool) {
+	if x.view != nil {
+		return x.view.stamp(i)
+	}
+	f := &x.files[i]
+	return f.stamp, f.racy, f.bad
+}
+
+func (x *Index) badAt(i int) bool {
+	_, _, bad := x.stampAt(i)
+	return bad
+}
+
+func (x *Index) headerAt(i int) memdir.Header {
+	if x.view != nil {
+		f := x.view.record(i)
+		return f.header(x.dir)
+	}
+	return x.files[i].header(x.dir)
+}
+
+// own makes the viewed file table records of the index's own, for what
+// changes it or reads all of it. Paths out of order (a damaged blob) mark
+// the index damaged, to be rebuilt.
+func (x *Index) own() {
+	if x.view == nil {
+		return
+	}
+	files, sorted := x.view.records()
+	x.files, x.view = files, nil
+	if !sorted {
+		x.damaged = true
+	}
+}

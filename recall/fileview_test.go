@@ -1,0 +1,146 @@
+package recall
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// A process that only refreshes and searches reads the file table in
+// place, over a base and a delta alike, and every answer it gives is a
+// rebuild's: positions, paths, stamps, headers, lookups by path (found
+// and missing), the newest memories and the vector keys. Owning the table
+// gives a rebuild's records.
+func TestWarmIndexReadsTheTableInPlace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := corpusDir(t, 700) // past the stat budget: a refresh stats a share
+	ageAll(t, dir)
+	// Times with ties, for the newest memories' order.
+	ents, _ := os.ReadDir(dir)
+	for i, e := range ents {
+		tm := time.Now().Add(-time.Hour - time.Duration(i*7919%97)*time.Minute)
+		os.Chtimes(filepath.Join(dir, e.Name()), tm, tm)
+	}
+	cache := filepath.Join(t.TempDir(), "state", "idx")
+	later := func() time.Time { return time.Now().Add(racyWindow + time.Second) }
+	open := func() *Index { return NewIndex(dir, &IndexOptions{CachePath: cache, Now: later}) }
+	if _, err := open().Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check := func(step string) {
+		t.Helper()
+		ref := NewIndex(dir, &IndexOptions{Now: later})
+		if _, err := ref.RefreshAll(ctx); err != nil {
+			t.Fatal(err)
+		}
+		x := open()
+		if _, err := x.RefreshAll(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range indexQueries {
+			x.Search(q, 30)
+		}
+		newest, total := x.Newest(40, nil)
+		wantNewest, wantTotal := ref.Newest(40, nil)
+		paths, keys := x.vectorKeys(map[string]bool{ref.files[3].path: true})
+		wantPaths, wantKeys := ref.vectorKeys(map[string]bool{ref.files[3].path: true})
+		if x.view == nil {
+			t.Fatalf("%s: refreshing and searching made the table records", step)
+		}
+		if x.nfiles() != len(ref.files) {
+			t.Fatalf("%s: %d files, a rebuild has %d", step, x.nfiles(), len(ref.files))
+		}
+		for i := range ref.files {
+			f := &ref.files[i]
+			s, racy, bad := x.stampAt(i)
+			if x.pathAt(i) != f.path || s != f.stamp || racy != f.racy || bad != f.bad {
+				t.Fatalf("%s: file %d is %s %v, a rebuild's %s %v", step, i, x.pathAt(i), s, f.path, f.stamp)
+			}
+			if d := cmp.Diff(f.header(dir), x.headerAt(i)); d != "" {
+				t.Fatalf("%s: header %d differs:\n%s", step, i, d)
+			}
+			if j, ok := x.find(f.path); !ok || j != i {
+				t.Fatalf("%s: find(%s) = %d, %v; want %d", step, f.path, j, ok, i)
+			}
+		}
+		if all := ref.Headers(); len(all) < 40 || cmp.Diff(all[:40], wantNewest) != "" {
+			t.Fatalf("%s: a rebuild's Newest is not the head of its Headers", step)
+		}
+		if d := cmp.Diff([]any{wantNewest, wantTotal, wantPaths, wantKeys}, []any{newest, total, paths, keys}); d != "" {
+			t.Fatalf("%s: newest or vector keys differ from a rebuild:\n%s", step, d)
+		}
+		if x.view == nil {
+			t.Fatalf("%s: the lookups made the table records", step)
+		}
+		if _, ok := x.find("no/such/memory.md"); ok || x.view != nil || x.damaged {
+			t.Fatalf("%s: a missing path: found %v, view kept %v, damaged %v; want it owned, checked and missing", step, ok, x.view != nil, x.damaged)
+		}
+		for i := range x.files {
+			x.files[i].checked, ref.files[i].checked = false, false
+			x.files[i].crc, ref.files[i].crc = 0, 0 // a checksum is kept only of what was loaded
+		}
+		if d := cmp.Diff(ref.files, x.files, cmp.AllowUnexported(recallFile{}, fileStamp{})); d != "" {
+			t.Fatalf("%s: owned records differ from a rebuild's:\n%s", step, d)
+		}
+	}
+	check("a base")
+	// A delta of an in-place edit, an addition in a new directory (first
+	// in path order), one at the end, and a removal.
+	os.MkdirAll(filepath.Join(dir, "aaa"), 0o700)
+	writeMem(t, dir, "aaa/first.md", "first", "sorts first", "kafka consumer lag at the harbour")
+	writeMem(t, dir, "zzz_last.md", "last", "sorts last", "the zebra crossing")
+	writeMem(t, dir, "project_mem_000002.md", "zebra-edit", "edited in place", "the zebra crossing at the harbour is closed")
+	os.Remove(filepath.Join(dir, "user_mem_000004.md"))
+	if _, err := open().RefreshAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(cache + ".delta"); err != nil {
+		t.Fatalf("no delta written: %v", err)
+	}
+	check("a base and a delta")
+}
+
+// A path damaged in the cache file so that the table is out of order (the
+// table's checksum does not cover the strings; each record's does, and
+// owning the table checks the order too) is caught, and the index is
+// rebuilt: it answers as a rebuild does.
+func TestViewedTableOutOfOrderIsRebuilt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := corpusDir(t, 300)
+	ageAll(t, dir)
+	cache := filepath.Join(t.TempDir(), "idx")
+	later := func() time.Time { return time.Now().Add(racyWindow + time.Second) }
+	x := NewIndex(dir, &IndexOptions{CachePath: cache, Now: later})
+	if _, err := x.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first path, made to sort last.
+	first := []byte(x.pathAt(0))
+	i := bytes.Index(data, first)
+	if i < 0 {
+		t.Fatal("the first path is not in the cache file")
+	}
+	data[i] = '~'
+	if err := os.WriteFile(cache, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	y := NewIndex(dir, &IndexOptions{CachePath: cache, Now: later})
+	if _, err := y.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sameAsRebuild(t, dir, y)
+	if y.damaged {
+		t.Fatal("still marked damaged after the rebuild")
+	}
+}
