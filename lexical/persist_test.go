@@ -3,8 +3,10 @@ package lexical_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -173,5 +175,33 @@ func TestAppendBinaryAfterOtherBytes(t *testing.T) {
 	}
 	if d := cmp.Diff(x.Search(qs[0], 10), y.Search(qs[0], 10)); d != "" {
 		t.Errorf("(-built +loaded):\n%s", d)
+	}
+}
+
+// Every document ID is covered by the IDs' checksum at load, past the
+// block it is summed in and for an ID longer than a block: one changed
+// byte that keeps the IDs in order is refused.
+func TestLoadChecksEveryDocumentID(t *testing.T) {
+	t.Parallel()
+	var docs []lexical.Doc
+	for i := range 3000 {
+		docs = append(docs, lexical.Doc{ID: fmt.Sprintf("project/area-%02d/memory-%05d.md", i%40, i), Body: fmt.Sprintf("note %d about the harbour", i)})
+	}
+	long := "zz/" + strings.Repeat("long-name-", 3000) + ".md"
+	docs = append(docs, lexical.Doc{ID: long, Body: "the longest name"})
+	good := segment(t, lexical.New(docs, nil))
+	if _, err := lexical.Load(aligned(good), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"project/area-07/memory-02887.md", long} {
+		i := bytes.LastIndex(good, []byte(id))
+		if i < 0 {
+			t.Fatalf("%s is not in the segment", id)
+		}
+		bad := aligned(good)
+		bad[i+len(id)-1] = 'e' // .md → .me: the order is the same
+		if _, err := lexical.Load(bad, nil); !errors.Is(err, lexical.ErrBadSegment) {
+			t.Errorf("%.40s changed: loaded (%v), want ErrBadSegment", id, err)
+		}
 	}
 }
