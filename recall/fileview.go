@@ -60,12 +60,18 @@ func (v *fileView) path(i int) string {
 	return v.str(d.PathOff, d.PathLen)
 }
 
-func (v *fileView) stamp(i int) (s fileStamp, racy, bad bool) {
-	d, e, _ := v.at(i)
-	if e != nil {
-		return e.stamp, e.racy, e.bad
+// meta returns the stamp of the file at position i, in place, and its
+// flags (flagRacy, flagBad).
+func (v *fileView) meta(i int) (*fileStamp, uint32) {
+	if v.order != nil {
+		o := v.order[i]
+		if o < 0 {
+			return v.extra[^o].meta()
+		}
+		i = int(o)
 	}
-	return d.Stamp, d.Flags&flagRacy != 0, d.Flags&flagBad != 0
+	d := &v.disk[i]
+	return &d.Stamp, d.Flags
 }
 
 // record returns the file at position i as a record of its own.
@@ -196,7 +202,7 @@ func (v *fileView) searchable() int {
 	}
 	n := 0
 	for i := range v.order {
-		if _, _, bad := v.stamp(i); !bad {
+		if _, fl := v.meta(i); fl&flagBad == 0 {
 			n++
 		}
 	}
@@ -236,18 +242,29 @@ func (x *Index) pathAt(i int) string {
 	return x.files[i].path
 }
 
-// stampAt returns the stamp and flags of the file at position i.
-func (x *Index) stampAt(i int) (s fileStamp, racy, bad bool) {
+// metaAt returns the stamp of the file at position i, in place, and its
+// flags (flagRacy, flagBad).
+func (x *Index) metaAt(i int) (*fileStamp, uint32) {
 	if x.view != nil {
-		return x.view.stamp(i)
+		return x.view.meta(i)
 	}
-	f := &x.files[i]
-	return f.stamp, f.racy, f.bad
+	return x.files[i].meta()
+}
+
+func (f *recallFile) meta() (*fileStamp, uint32) {
+	var fl uint32
+	if f.racy {
+		fl |= flagRacy
+	}
+	if f.bad {
+		fl |= flagBad
+	}
+	return &f.stamp, fl
 }
 
 func (x *Index) badAt(i int) bool {
-	_, _, bad := x.stampAt(i)
-	return bad
+	_, fl := x.metaAt(i)
+	return fl&flagBad != 0
 }
 
 func (x *Index) headerAt(i int) memdir.Header {

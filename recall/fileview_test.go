@@ -58,9 +58,9 @@ func TestWarmIndexReadsTheTableInPlace(t *testing.T) {
 		}
 		for i := range ref.files {
 			f := &ref.files[i]
-			s, racy, bad := x.stampAt(i)
-			if x.pathAt(i) != f.path || s != f.stamp || racy != f.racy || bad != f.bad {
-				t.Fatalf("%s: file %d is %s %v, a rebuild's %s %v", step, i, x.pathAt(i), s, f.path, f.stamp)
+			s, fl := x.metaAt(i)
+			if _, want := f.meta(); x.pathAt(i) != f.path || *s != f.stamp || fl != want {
+				t.Fatalf("%s: file %d is %s %v %b, a rebuild's %s %v %b", step, i, x.pathAt(i), *s, fl, f.path, f.stamp, want)
 			}
 			if d := cmp.Diff(f.header(dir), x.headerAt(i)); d != "" {
 				t.Fatalf("%s: header %d differs:\n%s", step, i, d)

@@ -287,7 +287,7 @@ func cursorBytes(c uint32) []byte { return []byte{byte(c), byte(c >> 8), byte(c 
 // rotationKey places the file at position i in the refresh's rotation:
 // its inode, or a hash of its path where stat gives none.
 func (x *Index) rotationKey(i int) uint64 {
-	if s, _, _ := x.stampAt(i); s.Ino != 0 {
+	if s, _ := x.metaAt(i); s.Ino != 0 {
 		return s.Ino
 	}
 	h := fnv.New64a()
@@ -460,7 +460,7 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 			return
 		}
 		if oi >= 0 {
-			if old, racy, _ := x.stampAt(oi); old == s && !racy {
+			if old, fl := x.metaAt(oi); *old == s && fl&flagRacy == 0 {
 				return
 			}
 			x.fileOK(oi)
@@ -476,13 +476,13 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 		// Every file is where it was: the racy, the rotation's share and
 		// the hinted are stat-ed, without reading every path.
 		for i := range x.view.len() {
-			if _, racy, _ := x.view.stamp(i); racy || share(i) {
+			if _, fl := x.view.meta(i); fl&flagRacy != 0 || share(i) {
 				check(x.view.path(i), i)
 			}
 		}
 		for p := range hinted {
 			if i, ok := x.find(p); ok {
-				if _, racy, _ := x.stampAt(i); !racy && !share(i) {
+				if _, fl := x.metaAt(i); fl&flagRacy == 0 && !share(i) {
 					check(p, i)
 				}
 			}
@@ -1168,7 +1168,7 @@ func (x *Index) recheck(paths []string) bool {
 		case err != nil || !isReg:
 			changes = append(changes, change{i: i, gone: true})
 		default:
-			if old, racy, _ := x.stampAt(i); s != old || racy {
+			if old, fl := x.metaAt(i); s != *old || fl&flagRacy != 0 {
 				changes = append(changes, change{i: i, stamp: s})
 			}
 		}
@@ -1536,8 +1536,8 @@ func (x *Index) Newest(k int, skip map[string]bool) ([]memdir.Header, int) {
 // one of them is damaged.
 func (x *Index) newest(k int, skip map[string]bool) (out []memdir.Header, total int, ok bool) {
 	older := func(a, b int) bool { // a sorts after b
-		sa, _, _ := x.stampAt(a)
-		sb, _, _ := x.stampAt(b)
+		sa, _ := x.metaAt(a)
+		sb, _ := x.metaAt(b)
 		if sa.MTime != sb.MTime {
 			return sa.MTime < sb.MTime
 		}
