@@ -13,15 +13,22 @@ import (
 // little beyond its result.
 type searchScratch struct {
 	tok     tokenizer
-	score   []float64 // by slot: the ranking score
-	orig    []float64 // by slot: the part of score due to the query itself
-	cov     []float64 // by slot: IDF weight of the query terms present
-	match   []uint16  // by slot: how many of the query's own terms it holds
-	seen    []bool    // by slot: touched by this search
+	acc     []docAcc // by slot
 	touched []uint32
 	query   []queryTerm
 	heap    []scored
 	expand  map[uint32]float64
+}
+
+// docAcc is what a search adds up for one document. Kept together, the
+// sums of a posting's document are one cache line, not five arrays read
+// at random: at 100,000 documents that was most of the search's misses.
+type docAcc struct {
+	score float64 // the ranking score
+	orig  float64 // the part of score due to the query itself
+	cov   float64 // IDF weight of the query terms present
+	match uint16  // how many of the query's own terms it holds
+	seen  bool    // touched by this search
 }
 
 // queryTerm is a term of the query, or one added by feedback.
@@ -70,10 +77,10 @@ func (x *Index) Search(query string, k int) []Hit {
 		}
 		maxScore += q.idf * w
 	}
-	if n := len(x.docs); cap(s.score) < n {
-		s.score, s.orig, s.cov, s.match, s.seen = make([]float64, n), make([]float64, n), make([]float64, n), make([]uint16, n), make([]bool, n)
+	if n := len(x.docs); cap(s.acc) < n {
+		s.acc = make([]docAcc, n)
 	} else {
-		s.score, s.orig, s.cov, s.match, s.seen = s.score[:n], s.orig[:n], s.cov[:n], s.match[:n], s.seen[:n]
+		s.acc = s.acc[:n]
 	}
 	defer s.reset()
 
@@ -101,8 +108,8 @@ func (x *Index) Search(query string, k int) []Hit {
 		hits[i] = Hit{
 			ID:       x.docs[t.slot].id,
 			Score:    t.score,
-			Norm:     s.orig[t.slot] / maxScore,
-			Coverage: s.cov[t.slot] / maxScore,
+			Norm:     s.acc[t.slot].orig / maxScore,
+			Coverage: s.acc[t.slot].cov / maxScore,
 		}
 		if len(terms) > start {
 			hits[i].Terms = terms[start:len(terms):len(terms)]
@@ -175,7 +182,7 @@ func (x *Index) parseQuery(s *searchScratch, query string) {
 
 func (s *searchScratch) reset() {
 	for _, slot := range s.touched {
-		s.score[slot], s.orig[slot], s.cov[slot], s.match[slot], s.seen[slot] = 0, 0, 0, 0, false
+		s.acc[slot] = docAcc{}
 	}
 	s.touched = s.touched[:0]
 }
@@ -200,16 +207,17 @@ func (x *Index) accumulate(s *searchScratch, sc *scorer) {
 			if !d.alive {
 				continue
 			}
-			if !s.seen[p.doc] {
-				s.seen[p.doc] = true
+			a := &s.acc[p.doc]
+			if !a.seen {
+				a.seen = true
 				s.touched = append(s.touched, p.doc)
 			}
 			v := c * sc.saturate(p, d)
-			s.score[p.doc] += v
+			a.score += v
 			if !q.added {
-				s.orig[p.doc] += v
-				s.cov[p.doc] += c
-				s.match[p.doc]++
+				a.orig += v
+				a.cov += c
+				a.match++
 			}
 		}
 	}
@@ -243,7 +251,7 @@ func (x *Index) coordinate(s *searchScratch, top []scored) {
 	}
 	head := top[:min(len(top), coordinationDepth)]
 	for i := range head {
-		if m := s.match[head[i].slot]; int(m) < n {
+		if m := s.acc[head[i].slot].match; int(m) < n {
 			head[i].score *= math.Pow(float64(m)/float64(n), c)
 		}
 	}
@@ -388,7 +396,7 @@ func (x *Index) selectTop(s *searchScratch, k int) []scored {
 	less := x.ranksBelow
 	h := s.heap[:0]
 	for _, slot := range s.touched {
-		c := scored{slot, s.score[slot]}
+		c := scored{slot, s.acc[slot].score}
 		if len(h) < k {
 			h = append(h, c)
 			up(h, len(h)-1, less)
