@@ -85,10 +85,12 @@ func (x *Index) Search(query string, k int) []Hit {
 	defer s.reset()
 
 	sc := x.newScorer()
-	x.accumulate(s, &sc)
-	if x.opts.Feedback > 0 && len(s.touched) > 0 && x.addFeedbackTerms(s, &sc) {
-		s.reset()
-		x.accumulate(s, &sc)
+	x.accumulate(s, s.query, &sc)
+	// Feedback appends its terms to the query and changes none of those
+	// before: adding only theirs to the sums gives, addition for
+	// addition, what accumulating the whole query again would.
+	if n := len(s.query); x.opts.Feedback > 0 && len(s.touched) > 0 && x.addFeedbackTerms(s, &sc) {
+		x.accumulate(s, s.query[n:], &sc)
 	}
 	depth := k // k <= 0: every hit
 	if k > 0 {
@@ -187,8 +189,9 @@ func (s *searchScratch) reset() {
 	s.touched = s.touched[:0]
 }
 
-// accumulate adds every query term's contribution to the documents that
-// contain it. For term t and document d the contribution is
+// accumulate adds the contribution of every term of query (s.query, or
+// the terms feedback appended to it) to the documents that contain it.
+// For term t and document d the contribution is
 //
 //	weight(t) · idf(t) · tf'(t,d) / (k1 + tf'(t,d))
 //	tf'(t,d) = Σ_field w_field · tf(t,d,field) / ((1-b) + b · len(d,field) / avglen(field))
@@ -196,8 +199,8 @@ func (s *searchScratch) reset() {
 // that is BM25F: field frequencies are weighted and length-normalised per
 // field, summed, and only then saturated, so a term repeated across fields
 // does not count twice.
-func (x *Index) accumulate(s *searchScratch, sc *scorer) {
-	for _, q := range s.query {
+func (x *Index) accumulate(s *searchScratch, query []queryTerm, sc *scorer) {
+	for _, q := range query {
 		if q.df <= 0 {
 			continue
 		}
