@@ -70,7 +70,7 @@ func TestFeedbackPassAddsOnlyTheAppendedTerms(t *testing.T) {
 
 // scratchFor parses q into a new scratch sized for x, as Search does.
 func (x *Index) scratchFor(q string) *searchScratch {
-	s := &searchScratch{expand: make(map[uint32]float64), acc: make([]docAcc, len(x.docs))}
+	s := &searchScratch{expand: make(map[uint32]float64), acc: make([]docAcc, x.slots())}
 	x.parseQuery(s, q)
 	return s
 }

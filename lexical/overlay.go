@@ -3,7 +3,7 @@ package lexical
 import (
 	"math"
 	"slices"
-	"strings"
+	"sort"
 	"sync"
 )
 
@@ -66,7 +66,7 @@ func (x *Index) slotOf(id string) (uint32, bool) {
 		return slot, ok
 	}
 	nb := len(x.seg.docs)
-	if i, ok := slices.BinarySearchFunc(x.docs[:nb], id, func(d docInfo, id string) int { return strings.Compare(d.id, id) }); ok && x.docs[i].alive {
+	if i := sort.Search(nb, func(i int) bool { return x.docID(uint32(i)) >= id }); i < nb && x.docID(uint32(i)) == id && x.docAlive(uint32(i)) {
 		return uint32(i), true
 	}
 	if x.ov != nil {
@@ -82,7 +82,7 @@ func (x *Index) ovPut(doc Doc) {
 		x.ovRemove(slot)
 	}
 	ov := x.overlay()
-	slot := uint32(len(x.docs))
+	slot := uint32(x.slots())
 	info := docInfo{id: doc.ID, alive: true}
 	for f, text := range [nFields]string{doc.Name, doc.Description, doc.Body} {
 		x.tok.run(text, func(tok []byte) {
@@ -126,18 +126,22 @@ func (x *Index) ovPut(doc Doc) {
 // (searches skip tombstones); the frequencies and statistics are updated.
 func (x *Index) ovRemove(slot uint32) {
 	ov := x.overlay()
-	d := &x.docs[slot]
 	for _, id := range x.docTermIDs(slot) {
 		ov.df[id]--
 	}
+	l := x.docLen(slot)
 	for f := range nFields {
-		x.totalLen[f] -= int64(d.len[f])
+		x.totalLen[f] -= int64(l[f])
 	}
 	if int(slot) >= ov.nbDocs {
+		d := &x.docs[int(slot)-ov.nbDocs]
 		delete(ov.ids, d.id)
 		*d = docInfo{}
 	} else {
-		d.alive = false
+		if x.seg.dead == nil {
+			x.seg.dead = make([]bool, len(x.seg.docs))
+		}
+		x.seg.dead[slot] = true
 	}
 	ov.live--
 }
@@ -167,7 +171,7 @@ func (ov *overlay) postings(id uint32, base []posting) []posting {
 // wantsThaw reports whether so much was put over the segment that the
 // index is better copied into memory.
 func (x *Index) wantsThaw() bool {
-	return x.ov != nil && len(x.docs)-x.ov.nbDocs > overlayThaw+x.ov.nbDocs/4
+	return x.ov != nil && len(x.docs) > overlayThaw+x.ov.nbDocs/4
 }
 
 // numTerms returns how many term ids there are.

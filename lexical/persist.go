@@ -98,6 +98,8 @@ type segment struct {
 	// checked has a bit per term (posting list) and then per document
 	// (term list) whose checksum was verified.
 	checked []atomic.Uint32
+	// dead marks the documents removed over the segment; nil until one is.
+	dead []bool
 }
 
 var crcTable = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
@@ -147,31 +149,28 @@ func Load(data []byte, opts *Options) (*Index, error) {
 	}
 	seg.checked = make([]atomic.Uint32, (2*len(seg.dict)+len(seg.docs))/32+1)
 	blobLen, nDocTerms := uint64(len(seg.blob)), uint64(len(seg.docTerms))
+	// The segment's documents are read in place (see docID and the
+	// accessors after it): x.docs holds only those put over it. Copied
+	// into records, they were 6 MB of fresh pages at 100,000 documents in
+	// every process.
 	x := &Index{opts: opts.withDefaults(), seg: seg, totalLen: meta.TotalLen}
-	// Room for the documents a replayed delta puts over the segment: an
-	// append past the length would copy the whole table (7 MB at 100,000
-	// documents) in every process that replays one.
-	x.docs = make([]docInfo, len(seg.docs), len(seg.docs)+overlayThaw)
 	// The IDs' checksum over each ID and a zero byte, fed in blocks: a
 	// call per ID and per zero byte cost more than the sums themselves.
 	var ids uint32
 	tab := crcTable()
 	block := make([]byte, 0, 16<<10)
+	prev := ""
 	for i := range seg.docs {
 		d := &seg.docs[i]
 		if uint64(d.IDOff)+uint64(d.IDLen) > blobLen || uint64(d.TermsOff)+uint64(d.TermsN) > nDocTerms {
 			return nil, fmt.Errorf("%w: document %d", ErrBadSegment, i)
 		}
-		x.docs[i] = docInfo{
-			id:    seg.str(d.IDOff, d.IDLen),
-			len:   d.Len,
-			terms: seg.docTerms[d.TermsOff : d.TermsOff+d.TermsN : d.TermsOff+d.TermsN],
-			alive: true,
-		}
-		if i > 0 && x.docs[i-1].id >= x.docs[i].id {
+		id := seg.str(d.IDOff, d.IDLen)
+		if i > 0 && prev >= id {
 			return nil, fmt.Errorf("%w: documents out of order", ErrBadSegment)
 		}
-		if id := x.docs[i].id; len(block)+len(id)+1 <= cap(block) {
+		prev = id
+		if len(block)+len(id)+1 <= cap(block) {
 			block = append(append(block, id...), 0)
 		} else {
 			ids = crc32.Update(crc32.Update(crc32.Update(ids, tab, block), tab, strBytes(id)), tab, []byte{0})
@@ -233,9 +232,59 @@ func (x *Index) numDocs() int {
 		return x.ov.live
 	}
 	if x.seg != nil {
-		return len(x.docs)
+		return len(x.seg.docs)
 	}
 	return len(x.ids)
+}
+
+// Documents by slot: the first segDocs slots are the loaded segment's,
+// read in place; x.docs holds the rest (all of them without a segment),
+// the document in slot s at x.docs[s-segDocs].
+
+// segDocs returns how many slots are the segment's documents.
+func (x *Index) segDocs() int {
+	if x.seg == nil {
+		return 0
+	}
+	return len(x.seg.docs)
+}
+
+// slots returns how many document slots there are, tombstones included.
+func (x *Index) slots() int { return x.segDocs() + len(x.docs) }
+
+func (x *Index) docAlive(slot uint32) bool {
+	if nb := x.segDocs(); int(slot) < nb {
+		return x.seg.dead == nil || !x.seg.dead[slot]
+	}
+	return x.docs[int(slot)-x.segDocs()].alive
+}
+
+// docID returns the ID of the document in slot; a removed document of the
+// segment keeps its ID, so that the segment's IDs stay sorted.
+func (x *Index) docID(slot uint32) string {
+	if int(slot) < x.segDocs() {
+		d := &x.seg.docs[slot]
+		return x.seg.str(d.IDOff, d.IDLen)
+	}
+	return x.docs[int(slot)-x.segDocs()].id
+}
+
+// docLen returns the field lengths of the document in slot.
+func (x *Index) docLen(slot uint32) *[nFields]uint32 {
+	if int(slot) < x.segDocs() {
+		return &x.seg.docs[slot].Len
+	}
+	return &x.docs[int(slot)-x.segDocs()].len
+}
+
+// docTerms returns the distinct term ids of the document in slot, not
+// checked (see docTermIDs); Load checked their place.
+func (x *Index) docTerms(slot uint32) []uint32 {
+	if int(slot) < x.segDocs() {
+		d := &x.seg.docs[slot]
+		return x.seg.docTerms[d.TermsOff : d.TermsOff+d.TermsN : d.TermsOff+d.TermsN]
+	}
+	return x.docs[int(slot)-x.segDocs()].terms
 }
 
 func (x *Index) lookup(term string) (uint32, bool) {
@@ -383,7 +432,7 @@ func (x *Index) docTermIDs(slot uint32) []uint32 {
 	if !x.docTermsOK(slot) {
 		return nil
 	}
-	return x.docs[slot].terms
+	return x.docTerms(slot)
 }
 
 func (x *Index) docTermsOK(slot uint32) bool {
@@ -394,7 +443,7 @@ func (x *Index) docTermsOK(slot uint32) bool {
 	if x.seg.verified(i) {
 		return true
 	}
-	if crc32.Checksum(framed.Raw(x.docs[slot].terms), crcTable()) != x.seg.docs[slot].TermsCRC {
+	if crc32.Checksum(framed.Raw(x.docTerms(slot)), crcTable()) != x.seg.docs[slot].TermsCRC {
 		x.damaged.Store(true)
 		return false
 	}
@@ -428,6 +477,14 @@ func (x *Index) thaw() {
 		x.postings[i] = slices.Clip(slices.Clone(ps))
 		x.df[i] = x.docFreq(id)
 	}
+	// The segment's documents become records, before those put over it.
+	docs := make([]docInfo, x.slots())
+	for i := range x.segDocs() {
+		slot := uint32(i)
+		docs[i] = docInfo{id: x.docID(slot), len: *x.docLen(slot), terms: x.docTerms(slot), alive: x.docAlive(slot)}
+	}
+	copy(docs[x.segDocs():], x.docs)
+	x.docs = docs
 	x.ids = make(map[string]uint32, len(x.docs))
 	x.dead = 0
 	for i := range x.docs {
@@ -486,13 +543,13 @@ func (x *Index) AppendBinary(b []byte) ([]byte, error) {
 func (x *Index) marshal(b []byte) ([]byte, error) {
 	// Live documents in ID order: new slot by old slot.
 	var live []uint32
-	for i := range x.docs {
-		if x.docs[i].alive {
+	for i := range x.slots() {
+		if x.docAlive(uint32(i)) {
 			live = append(live, uint32(i))
 		}
 	}
-	slices.SortFunc(live, func(a, b uint32) int { return strings.Compare(x.docs[a].id, x.docs[b].id) })
-	newSlot := make([]uint32, len(x.docs))
+	slices.SortFunc(live, func(a, b uint32) int { return strings.Compare(x.docID(a), x.docID(b)) })
+	newSlot := make([]uint32, x.slots())
 	for ns, os := range live {
 		newSlot[os] = uint32(ns)
 	}
@@ -520,13 +577,13 @@ func (x *Index) marshal(b []byte) ([]byte, error) {
 	var docTerms []uint32
 	var meta segMeta
 	for ns, os := range live {
-		d := &x.docs[os]
+		id, l := x.docID(os), x.docLen(os)
 		sd := &docs[ns]
-		sd.IDOff, sd.IDLen = addStr(d.id)
-		meta.IDsCRC = crc32.Update(crc32.Update(meta.IDsCRC, crcTable(), []byte(d.id)), crcTable(), []byte{0})
-		sd.Len = d.len
+		sd.IDOff, sd.IDLen = addStr(id)
+		meta.IDsCRC = crc32.Update(crc32.Update(meta.IDsCRC, crcTable(), []byte(id)), crcTable(), []byte{0})
+		sd.Len = *l
 		sd.TermsOff = uint32(len(docTerms))
-		for _, t := range d.terms {
+		for _, t := range x.docTerms(os) {
 			if int(t) < nAll {
 				docTerms = append(docTerms, newTerm[t])
 			}
@@ -534,7 +591,7 @@ func (x *Index) marshal(b []byte) ([]byte, error) {
 		sd.TermsN = uint32(len(docTerms)) - sd.TermsOff
 		sd.TermsCRC = crc32.Checksum(framed.Raw(docTerms[sd.TermsOff:]), crcTable())
 		for f := range nFields {
-			meta.TotalLen[f] += int64(d.len[f])
+			meta.TotalLen[f] += int64(l[f])
 		}
 	}
 	dict := make([]segTerm, len(terms))
@@ -548,7 +605,7 @@ func (x *Index) marshal(b []byte) ([]byte, error) {
 		st.PostOff = uint32(len(postings))
 		start := len(postings)
 		for _, p := range x.postingsOf(ot) {
-			if int(p.doc) < len(x.docs) && x.docs[p.doc].alive {
+			if int(p.doc) < x.slots() && x.docAlive(p.doc) {
 				p.doc = newSlot[p.doc]
 				postings = append(postings, p)
 			}

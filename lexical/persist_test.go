@@ -74,14 +74,25 @@ func TestLoadedSegmentSearchesLikeTheIndex(t *testing.T) {
 
 // An index updated after loading ranks exactly as one built from scratch
 // with the same documents, and so does the segment written from it.
+//
+// Loaded from docs[:n], it takes the rest as puts: past a quarter of the
+// segment the index is copied into memory (thawed), below it the puts stay
+// over the segment read in place.
 func TestLoadedSegmentUpdates(t *testing.T) {
 	t.Parallel()
+	docs, _ := devDocs(t)
+	for _, n := range []int{100, len(docs) - 5} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { testLoadedSegmentUpdates(t, n) })
+	}
+}
+
+func testLoadedSegmentUpdates(t *testing.T, n int) {
 	docs, qs := devDocs(t)
-	y, err := lexical.Load(segment(t, lexical.New(docs[:100], nil)), nil)
+	y, err := lexical.Load(segment(t, lexical.New(docs[:n], nil)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range docs[100:] {
+	for _, d := range docs[n:] {
 		y.Put(d)
 	}
 	changed := docs[7]

@@ -77,7 +77,7 @@ func (x *Index) Search(query string, k int) []Hit {
 		}
 		maxScore += q.idf * w
 	}
-	if n := len(x.docs); cap(s.acc) < n {
+	if n := x.slots(); cap(s.acc) < n {
 		s.acc = make([]docAcc, n)
 	} else {
 		s.acc = s.acc[:n]
@@ -108,7 +108,7 @@ func (x *Index) Search(query string, k int) []Hit {
 		start := len(terms)
 		terms = x.appendMatched(terms, s.query, t.slot)
 		hits[i] = Hit{
-			ID:       x.docs[t.slot].id,
+			ID:       x.docID(t.slot),
 			Score:    t.score,
 			Norm:     s.acc[t.slot].orig / maxScore,
 			Coverage: s.acc[t.slot].cov / maxScore,
@@ -200,22 +200,39 @@ func (s *searchScratch) reset() {
 // field, summed, and only then saturated, so a term repeated across fields
 // does not count twice.
 func (x *Index) accumulate(s *searchScratch, query []queryTerm, sc *scorer) {
+	// The segment's documents (read in place) and those in x.docs, as the
+	// accessors after segDocs give them, without a call per posting.
+	var segDocs []segDoc
+	var dead []bool
+	if x.seg != nil {
+		segDocs, dead = x.seg.docs, x.seg.dead
+	}
+	nb := uint32(len(segDocs))
 	for _, q := range query {
 		if q.df <= 0 {
 			continue
 		}
 		c := q.weight * q.idf
 		for _, p := range x.postingsOf(q.id) {
-			d := &x.docs[p.doc]
-			if !d.alive {
-				continue
+			var l *[nFields]uint32
+			if p.doc < nb {
+				if dead != nil && dead[p.doc] {
+					continue
+				}
+				l = &segDocs[p.doc].Len
+			} else {
+				d := &x.docs[p.doc-nb]
+				if !d.alive {
+					continue
+				}
+				l = &d.len
 			}
 			a := &s.acc[p.doc]
 			if !a.seen {
 				a.seen = true
 				s.touched = append(s.touched, p.doc)
 			}
-			v := c * sc.saturate(p, d)
+			v := c * sc.saturate(p, l)
 			a.score += v
 			if !q.added {
 				a.orig += v
@@ -267,7 +284,7 @@ func (x *Index) ranksBelow(a, b scored) bool {
 	if a.score != b.score {
 		return a.score < b.score
 	}
-	return x.docs[a.slot].id > x.docs[b.slot].id
+	return x.docID(a.slot) > x.docID(b.slot)
 }
 
 // scorer holds what BM25F needs per posting, computed once per search.
@@ -294,11 +311,11 @@ func (x *Index) newScorer() scorer {
 }
 
 // saturate returns tf'/(k1+tf') for one posting, in [0, 1).
-func (sc *scorer) saturate(p posting, d *docInfo) float64 {
+func (sc *scorer) saturate(p posting, l *[nFields]uint32) float64 {
 	var tf float64
 	for f := range nFields {
 		if p.tf[f] != 0 {
-			tf += sc.weight[f] * float64(p.tf[f]) / (sc.base + sc.perLen[f]*float64(d.len[f]))
+			tf += sc.weight[f] * float64(p.tf[f]) / (sc.base + sc.perLen[f]*float64(l[f]))
 		}
 	}
 	return tf / (sc.k1 + tf)
@@ -332,7 +349,7 @@ func (x *Index) addFeedbackTerms(s *searchScratch, sc *scorer) bool {
 	n := float64(x.numDocs())
 	for _, t := range top {
 		dw := t.score / top[0].score
-		d := &x.docs[t.slot]
+		l := x.docLen(t.slot)
 		for _, id := range x.docTermIDs(t.slot) {
 			if x.docFreq(id) < 2 || x.numericTerm(id) || inQuery(id) {
 				// A term in only this document cannot lead anywhere new,
@@ -343,7 +360,7 @@ func (x *Index) addFeedbackTerms(s *searchScratch, sc *scorer) bool {
 			if !ok {
 				continue
 			}
-			s.expand[id] += dw * idf(n, float64(x.docFreq(id))) * sc.saturate(p, d)
+			s.expand[id] += dw * idf(n, float64(x.docFreq(id))) * sc.saturate(p, l)
 		}
 	}
 	if len(s.expand) == 0 {
