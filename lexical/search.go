@@ -17,7 +17,15 @@ type searchScratch struct {
 	touched []uint32
 	query   []queryTerm
 	heap    []scored
-	expand  map[uint32]float64
+	expand  map[uint32]float64 // by term: the bound of its feedback weight
+	pairs   []feedbackPair
+}
+
+// feedbackPair is a candidate feedback term in one of the leading
+// documents (its place among them).
+type feedbackPair struct {
+	id   uint32
+	lead int32
 }
 
 // docAcc is what a search adds up for one document. Kept together, the
@@ -347,42 +355,97 @@ func (x *Index) addFeedbackTerms(s *searchScratch, sc *scorer) bool {
 		return false
 	}
 	n := float64(x.numDocs())
-	for _, t := range top {
-		dw := t.score / top[0].score
-		l := x.docLen(t.slot)
+	// A term's weight is a sum, over the leading documents that hold it,
+	// of dw · idf · saturated tf, and a saturated tf is below 1: Σ dw · idf
+	// bounds the weight. Weighing a term needs its posting in each of
+	// those documents, which checks its whole posting list the first time
+	// (most of a warm search's checks at 100,000 documents). Terms are
+	// weighed in the order of their bounds, and once ExpandTerms are
+	// weighed, a term whose bound is below the last of them cannot take
+	// its place: the common terms, with the longest lists and the lowest
+	// idf, are mostly never weighed. The terms chosen, and their weights,
+	// are the same as weighing every term.
+	type lead struct {
+		slot uint32
+		dw   float64
+		l    *[nFields]uint32
+	}
+	leads := make([]lead, len(top))
+	pairs := s.pairs[:0]
+	for i, t := range top {
+		leads[i] = lead{t.slot, t.score / top[0].score, x.docLen(t.slot)}
 		for _, id := range x.docTermIDs(t.slot) {
 			if x.docFreq(id) < 2 || x.numericTerm(id) || inQuery(id) {
 				// A term in only this document cannot lead anywhere new,
 				// and dates and version numbers say little about topic.
 				continue
 			}
-			p, ok := x.posting(id, t.slot)
-			if !ok {
-				continue
-			}
-			s.expand[id] += dw * idf(n, float64(x.docFreq(id))) * sc.saturate(p, l)
+			s.expand[id] += leads[i].dw * idf(n, float64(x.docFreq(id)))
+			pairs = append(pairs, feedbackPair{id, int32(i)})
 		}
 	}
-	if len(s.expand) == 0 {
+	s.pairs = pairs
+	if len(pairs) == 0 {
 		return false
 	}
+	// Each term's documents together, in the leading order.
+	slices.SortStableFunc(pairs, func(a, b feedbackPair) int { return cmp.Compare(a.id, b.id) })
 	type cand struct {
-		id uint32
-		w  float64
+		id       uint32
+		w, bound float64
+		pairs    []feedbackPair
 	}
-	cands := make([]cand, 0, len(s.expand))
-	for id, w := range s.expand {
-		cands = append(cands, cand{id, w})
+	terms := make([]cand, 0, len(s.expand))
+	for i := 0; i < len(pairs); {
+		j := i + 1
+		for j < len(pairs) && pairs[j].id == pairs[i].id {
+			j++
+		}
+		terms = append(terms, cand{id: pairs[i].id, bound: s.expand[pairs[i].id], pairs: pairs[i:j]})
+		i = j
 	}
-	slices.SortFunc(cands, func(a, b cand) int {
+	slices.SortFunc(terms, func(a, b cand) int { return cmp.Compare(b.bound, a.bound) })
+	// byWeight orders weighed terms: heavier first, then by text (term ids
+	// depend on the order documents arrived in; the text does not, so an
+	// updated index expands exactly like a rebuilt one).
+	byWeight := func(a, b cand) int {
 		if c := cmp.Compare(b.w, a.w); c != 0 {
 			return c
 		}
-		// Term ids depend on the order documents arrived in; the text
-		// does not, so an updated index expands exactly like a rebuilt one.
 		return strings.Compare(x.termText(a.id), x.termText(b.id))
-	})
-	cands = cands[:min(len(cands), o.ExpandTerms)]
+	}
+	k := max(o.ExpandTerms, 0)
+	var cands []cand
+	weighed := false
+	for _, c := range terms {
+		// The margin covers rounding in the sums: a weight is well below
+		// its bound (a saturated tf under 1 by far more than that).
+		if k > 0 && len(cands) >= k && c.bound*(1+1e-9) < cands[len(cands)-1].w || k == 0 && weighed {
+			break
+		}
+		found := false
+		for _, pr := range c.pairs {
+			ld := &leads[pr.lead]
+			p, ok := x.posting(c.id, ld.slot)
+			if !ok {
+				continue
+			}
+			found = true
+			c.w += ld.dw * idf(n, float64(x.docFreq(c.id))) * sc.saturate(p, ld.l)
+		}
+		if !found {
+			continue
+		}
+		weighed = true
+		i, _ := slices.BinarySearchFunc(cands, c, byWeight)
+		if i < k {
+			cands = slices.Insert(cands, i, c)
+			cands = cands[:min(len(cands), k)]
+		}
+	}
+	if !weighed {
+		return false
+	}
 	for _, c := range cands {
 		s.query = append(s.query, queryTerm{
 			text:   x.termText(c.id),
