@@ -485,7 +485,9 @@ func (x *Index) selectTop(s *searchScratch, k int) []scored {
 			up(h, len(h)-1, less)
 			continue
 		}
-		if less(h[0], c) {
+		// A lower score than the least kept never ranks above it: most
+		// documents are passed over without comparing IDs.
+		if c.score >= h[0].score && less(h[0], c) {
 			h[0] = c
 			down(h, 0, less)
 		}
