@@ -21,10 +21,14 @@ type fileView struct {
 	// checked has a bit per position of disk whose strings were verified
 	// against their checksum.
 	checked []uint64
+	// good counts the files that can be searched.
+	good int
 }
 
-func newFileView(disk []diskFile, blob []byte) *fileView {
-	return &fileView{disk: disk, blob: blob, checked: make([]uint64, (len(disk)+63)/64)}
+// newFileView views the table disk, whose strings are in blob and of
+// which good files can be searched.
+func newFileView(disk []diskFile, blob []byte, good int) *fileView {
+	return &fileView{disk: disk, blob: blob, checked: make([]uint64, (len(disk)+63)/64), good: good}
 }
 
 func (v *fileView) len() int {
@@ -162,11 +166,17 @@ func (v *fileView) overlay(paths []string, gone []bool, recs []recallFile) bool 
 			order = append(order, int32(j))
 		}
 		if j < len(v.disk) && v.str(v.disk[j].PathOff, v.disk[j].PathLen) == p {
+			if v.disk[j].Flags&flagBad == 0 {
+				v.good--
+			}
 			j++ // replaced, or gone
 		}
 		if !gone[k] {
 			order = append(order, ^int32(len(extra)))
 			extra = append(extra, recs[k])
+			if !recs[k].bad {
+				v.good++
+			}
 		}
 	}
 	for ; j < len(v.disk); j++ {
@@ -190,24 +200,7 @@ func sortSearch(n int, f func(int) bool) int {
 }
 
 // searchable counts the files that can be searched.
-func (v *fileView) searchable() int {
-	if v.order == nil {
-		n := 0
-		for i := range v.disk {
-			if v.disk[i].Flags&flagBad == 0 {
-				n++
-			}
-		}
-		return n
-	}
-	n := 0
-	for i := range v.order {
-		if _, fl := v.meta(i); fl&flagBad == 0 {
-			n++
-		}
-	}
-	return n
-}
+func (v *fileView) searchable() int { return v.good }
 
 // parentsKept reports whether a refresh's walk leaves every file where it
 // was: no directory was listed, and every directory the table knows was

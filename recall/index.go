@@ -1378,7 +1378,7 @@ func (x *Index) load() {
 	if err != nil || lex.Len() != good {
 		return
 	}
-	x.files, x.view, x.dirs, x.lex = nil, newFileView(dfs, blob), dirs, lex
+	x.files, x.view, x.dirs, x.lex = nil, newFileView(dfs, blob, good), dirs, lex
 	x.base = recallBase(h)
 	x.loadDelta()
 	if x.lex != nil && x.lex.Corrupt() {
