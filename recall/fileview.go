@@ -281,3 +281,94 @@ func (x *Index) own() {
 		x.damaged = true
 	}
 }
+
+// recordAt returns the file at position i as a record of its own.
+func (x *Index) recordAt(i int) recallFile {
+	if x.view != nil {
+		return x.view.record(i)
+	}
+	return x.files[i]
+}
+
+// markChecked notes that the strings of the file at position i are known
+// to be right (it was just read).
+func (x *Index) markChecked(i int) {
+	if x.view == nil {
+		x.files[i].checked = true
+		return
+	}
+	if _, e, j := x.view.at(i); e != nil {
+		e.checked = true
+	} else {
+		x.view.checked[j/64] |= 1 << (j % 64)
+	}
+}
+
+// replaceAt puts f, of the same path, in place of the file at position i.
+func (x *Index) replaceAt(i int, f recallFile) {
+	if x.view == nil {
+		x.files[i] = f
+		return
+	}
+	v := x.view
+	if _, fl := v.meta(i); fl&flagBad == 0 {
+		v.good--
+	}
+	if !f.bad {
+		v.good++
+	}
+	v.ordered()
+	v.order[i] = ^int32(len(v.extra))
+	v.extra = append(v.extra, f)
+}
+
+// ordered gives the view an order, the base's files in turn, to edit.
+func (v *fileView) ordered() {
+	if v.order != nil {
+		return
+	}
+	v.order = make([]int32, len(v.disk))
+	for i := range v.order {
+		v.order[i] = int32(i)
+	}
+}
+
+// edit removes the files at positions removed (sorted) and adds those of
+// added (sorted by path, none of them in the table): a pass over the
+// order, a search of the paths for each added file.
+func (v *fileView) edit(removed []int, added []recallFile) {
+	v.ordered()
+	// Where each added file goes among the present positions.
+	at := make([]int, len(added))
+	for k := range added {
+		p := added[k].path
+		at[k] = sortSearch(v.len(), func(i int) bool { return v.path(i) >= p })
+	}
+	order := make([]int32, 0, len(v.order)-len(removed)+len(added))
+	k := 0
+	for i, s := range v.order {
+		for k < len(added) && at[k] == i {
+			order = append(order, ^int32(len(v.extra)))
+			v.extra = append(v.extra, added[k])
+			k++
+		}
+		if len(removed) > 0 && removed[0] == i {
+			removed = removed[1:]
+			if _, fl := v.meta(i); fl&flagBad == 0 {
+				v.good--
+			}
+			continue
+		}
+		order = append(order, s)
+	}
+	for ; k < len(added); k++ {
+		order = append(order, ^int32(len(v.extra)))
+		v.extra = append(v.extra, added[k])
+	}
+	for i := range added {
+		if !added[i].bad {
+			v.good++
+		}
+	}
+	v.order = order
+}

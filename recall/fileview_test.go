@@ -33,13 +33,15 @@ func TestWarmIndexReadsTheTableInPlace(t *testing.T) {
 	if _, err := open().Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	check := func(step string) {
+	check := func(step string, x *Index) {
 		t.Helper()
 		ref := NewIndex(dir, &IndexOptions{Now: later})
 		if _, err := ref.RefreshAll(ctx); err != nil {
 			t.Fatal(err)
 		}
-		x := open()
+		if x == nil {
+			x = open()
+		}
 		if _, err := x.RefreshAll(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +91,7 @@ func TestWarmIndexReadsTheTableInPlace(t *testing.T) {
 			t.Fatalf("%s: owned records differ from a rebuild's:\n%s", step, d)
 		}
 	}
-	check("a base")
+	check("a base", nil)
 	// A delta of an in-place edit, an addition in a new directory (first
 	// in path order), one at the end, and a removal.
 	os.MkdirAll(filepath.Join(dir, "aaa"), 0o700)
@@ -103,7 +105,40 @@ func TestWarmIndexReadsTheTableInPlace(t *testing.T) {
 	if _, err := os.Stat(cache + ".delta"); err != nil {
 		t.Fatalf("no delta written: %v", err)
 	}
-	check("a base and a delta")
+	check("a base and a delta", nil)
+
+	// A process with the table in view refreshes over changes of every
+	// kind, in place and by rename, and keeps it in view.
+	x := open()
+	if _, err := x.Refresh(ctx); err != nil || x.view == nil {
+		t.Fatalf("opening: %v, view %v", err, x.view != nil)
+	}
+	var names []string
+	ents, _ = os.ReadDir(dir)
+	for _, e := range ents {
+		if !e.IsDir() && e.Name() != "MEMORY.md" {
+			names = append(names, e.Name())
+		}
+	}
+	writeMem(t, dir, "aaa/0-before-first.md", "before", "sorts before all", "the harbour crane schedule")
+	writeMem(t, dir, names[200]+"-between.md", "between", "sorts between two", "a zebra at the crane")
+	writeMem(t, dir, "zzz_last.md", "last-again", "rewritten in place", "the zebra crossing again")
+	tmp := filepath.Join(dir, names[100]+".tmp")
+	if err := os.WriteFile(tmp, []byte("---\nname: renamed-in\ndescription: by rename\ntype: project\n---\n\nthe crane by rename\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{
+		os.Rename(tmp, filepath.Join(dir, names[100])),
+		os.Remove(filepath.Join(dir, "aaa/first.md")),
+		os.Remove(filepath.Join(dir, names[10])),
+		os.WriteFile(filepath.Join(dir, names[11]), []byte("\x00\x01 not a memory"), 0o600),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("changes refreshed in view", x)
+	check("the file those changes left", nil)
 }
 
 // A path damaged in the cache file so that the table is out of order (the

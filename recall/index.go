@@ -487,23 +487,30 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 				}
 			}
 		}
-		if len(stale) > 0 || len(removed) > 0 {
-			x.own()
-		}
 		return stale, removed
 	}
-	x.own()
 	// The files of listed directories are matched to the listing by a
 	// hash of their paths, both sides sorted by it (see matchListed):
 	// at 100,000 memories, a map lookup per file, at random across the
 	// index and the listing, cost several times the whole merge.
 	inListed := make([]int, 0, len(w.found))
 	lastParent, listed, visited := "", false, false
-	for i := range x.files {
-		f := &x.files[i]
+	racy := func(i int) bool {
+		_, fl := x.metaAt(i)
+		return fl&flagRacy != 0
+	}
+	// A path damaged in the cache file would look removed, and the memory
+	// would silently drop out: it is checked first.
+	gone := func(i int) {
+		if x.fileOK(i) {
+			removed = append(removed, i)
+		}
+	}
+	for i := range x.nfiles() {
+		p := x.pathAt(i)
 		parent := "."
-		if j := strings.LastIndexByte(f.path, '/'); j >= 0 {
-			parent = f.path[:j]
+		if j := strings.LastIndexByte(p, '/'); j >= 0 {
+			parent = p[:j]
 		}
 		if parent != lastParent { // parent is never "", so the first file sets them
 			lastParent, listed, visited = parent, w.listed[parent], w.visited[parent]
@@ -512,27 +519,30 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 		case listed:
 			inListed = append(inListed, i)
 		case visited:
-			if f.racy || share(i) || hinted[f.path] {
-				check(f.path, i)
+			if racy(i) || share(i) || hinted[p] {
+				check(p, i)
 			}
 		default:
-			removed = append(removed, i)
+			gone(i)
 		}
 	}
-	match, sameIno, known := matchListed(x.files, inListed, w.found)
+	match, sameIno, known := matchListed(func(i int) (string, uint64) {
+		s, _ := x.metaAt(i)
+		return x.pathAt(i), s.Ino
+	}, inListed, w.found)
 	for k, i := range inListed {
 		switch {
 		case match[k] < 0:
-			removed = append(removed, i)
+			gone(i)
 		case sameIno[k]:
 			// A file with the inode the index read was not replaced by
 			// a rename: like a file of an unchanged directory, it is
 			// stat-ed only when racy, hinted or in the rotation's share.
-			if f := &x.files[i]; f.racy || share(i) || hinted[f.path] {
-				check(f.path, i)
+			if p := x.pathAt(i); racy(i) || share(i) || hinted[p] {
+				check(p, i)
 			}
 		default:
-			check(x.files[i].path, i)
+			check(x.pathAt(i), i)
 		}
 	}
 	for j, p := range w.found {
@@ -544,7 +554,8 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 }
 
 // matchListed finds the listed file of each of the index's files at
-// positions in: match[k] is the position in found of files[in[k]].path, or
+// positions in (file gives the path and inode at a position): match[k] is
+// the position in found of the path of in[k], or
 // -1, and sameIno[k] whether the listing gives it the inode the index
 // holds (not 0); known[j] is whether found[j] was matched. Paths are
 // matched by a 64-bit hash with a seed of this process (a false match
@@ -553,11 +564,12 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 // 100,000 memories a map of the listing, looked up once per file at random
 // across the index and the listing, cost several times as much; so did a
 // comparison sort.
-func matchListed(files []recallFile, in []int, found []foundFile) (match []int32, sameIno, known []bool) {
+func matchListed(file func(i int) (path string, ino uint64), in []int, found []foundFile) (match []int32, sameIno, known []bool) {
 	seed := maphash.MakeSeed()
 	a := make([]hashedPos, len(in))
 	for k, i := range in {
-		a[k] = hashedPos{maphash.String(seed, files[i].path), files[i].stamp.Ino, int32(k)}
+		p, ino := file(i)
+		a[k] = hashedPos{maphash.String(seed, p), ino, int32(k)}
 	}
 	b := make([]hashedPos, len(found))
 	for j := range found {
@@ -722,36 +734,36 @@ func sameRecord(a, b *recallFile) bool {
 // files and loses the removed ones, in path order. It reports whether any
 // record changed, noting each change for the delta file.
 func (x *Index) apply(st *RefreshStats, stale []staleFile, read []readResult, removed []int, build bool) bool {
-	if len(stale) > 0 || len(removed) > 0 {
-		x.own() // staleFiles did; positions stay what they were
-	}
 	changed := len(removed) > 0
 	for _, i := range removed {
-		if !build && !x.files[i].bad {
-			x.lex.Remove(x.files[i].path)
+		p := x.pathAt(i)
+		if !build && !x.badAt(i) {
+			x.lex.Remove(p)
 		}
-		x.noteGone(x.files[i].path)
+		x.noteGone(p)
 		st.Removed++
 	}
 	var added []recallFile
 	for i, c := range stale {
 		r := &read[i]
 		st.Problems = append(st.Problems, r.probs...)
-		var old *recallFile
+		var old recallFile
 		if c.oi >= 0 {
-			old = &x.files[c.oi]
+			old = x.recordAt(c.oi)
 		}
-		unchanged := old != nil && !old.bad && !r.f.bad && old.hash == r.f.hash
-		if old != nil && sameRecord(old, &r.f) {
-			old.checked = old.checked || r.f.checked
+		unchanged := c.oi >= 0 && !old.bad && !r.f.bad && old.hash == r.f.hash
+		if c.oi >= 0 && sameRecord(&old, &r.f) {
+			if r.f.checked {
+				x.markChecked(c.oi)
+			}
 			continue // re-read (racy) and found as it was
 		}
 		changed = true
 		if !build {
 			x.noteFile(r.f, !unchanged, r.body)
 		}
-		if old != nil {
-			*old = r.f
+		if c.oi >= 0 {
+			x.replaceAt(c.oi, r.f)
 		} else {
 			added = append(added, r.f)
 		}
@@ -773,6 +785,11 @@ func (x *Index) apply(st *RefreshStats, stale []staleFile, read []readResult, re
 		return changed
 	}
 	slices.Sort(removed)
+	slices.SortFunc(added, func(a, b recallFile) int { return strings.Compare(a.path, b.path) })
+	if x.view != nil {
+		x.view.edit(removed, added)
+		return changed
+	}
 	files := make([]recallFile, 0, len(x.files)-len(removed)+len(added))
 	for i := range x.files {
 		if len(removed) > 0 && removed[0] == i {

@@ -32,7 +32,7 @@ func TestMatchListedAsAMap(t *testing.T) {
 		}
 		r.Shuffle(len(found), func(i, j int) { found[i], found[j] = found[j], found[i] })
 		in := r.Perm(len(files))[:len(files)*9/10]
-		match, sameIno, known := matchListed(files, in, found)
+		match, sameIno, known := matchListed(func(i int) (string, uint64) { return files[i].path, files[i].stamp.Ino }, in, found)
 		at := map[string]int{}
 		for j, f := range found {
 			at[f.path] = j
