@@ -18,31 +18,8 @@ import (
 // query gives, on a segment with an overlay as on an index in memory.
 func TestFeedbackPassAddsOnlyTheAppendedTerms(t *testing.T) {
 	t.Parallel()
-	var docs []Doc
-	var queries []string
-	for _, p := range []string{"../testdata/eval/recall-dev.json", "../testdata/eval/recall-oss.json"} {
-		set, err := evalset.Load(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range set.Memories {
-			docs = append(docs, Doc{ID: p + "/" + m.File, Name: m.Name, Description: m.Description, Body: m.Body})
-		}
-		for _, q := range set.Queries {
-			queries = append(queries, q.Query)
-		}
-	}
-	mem := New(docs, nil)
-	seg, err := mem.AppendBinary(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := Load(alignedCopy(seg), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loaded.Put(Doc{ID: "zz-added.md", Name: "deploy", Body: "the deploy runbook for the dispatch cluster"})
-	loaded.Remove(docs[3].ID)
+	docs, queries := labelledDocs(t, "recall-dev.json", "recall-oss.json")
+	mem, loaded := bothForms(t, docs, nil)
 	expanded := 0
 	for _, x := range []*Index{mem, loaded} {
 		for _, q := range queries {
@@ -73,6 +50,42 @@ func TestFeedbackPassAddsOnlyTheAppendedTerms(t *testing.T) {
 	}
 }
 
+// labelledDocs returns the memories and queries of labelled sets in
+// testdata/eval, each memory's ID prefixed by its set's name.
+func labelledDocs(t *testing.T, sets ...string) (docs []Doc, queries []string) {
+	t.Helper()
+	for _, name := range sets {
+		set, err := evalset.Load("../testdata/eval/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range set.Memories {
+			docs = append(docs, Doc{ID: name + "/" + m.File, Name: m.Name, Description: m.Description, Body: m.Body})
+		}
+		for _, q := range set.Queries {
+			queries = append(queries, q.Query)
+		}
+	}
+	return docs, queries
+}
+
+// bothForms returns an index of docs in memory and one loaded from its
+// segment with a document put over it and one removed.
+func bothForms(t *testing.T, docs []Doc, opts *Options) (mem, loaded *Index) {
+	t.Helper()
+	mem = New(docs, opts)
+	seg, err := mem.AppendBinary(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded, err = Load(alignedCopy(seg), opts); err != nil {
+		t.Fatal(err)
+	}
+	loaded.Put(Doc{ID: "zz-added.md", Name: "deploy", Body: "the deploy runbook for the dispatch cluster"})
+	loaded.Remove(docs[3].ID)
+	return mem, loaded
+}
+
 // scratchFor parses q into a new scratch sized for x, as Search does.
 func (x *Index) scratchFor(q string) *searchScratch {
 	s := &searchScratch{expand: make(map[uint32]float64), acc: make([]docAcc, x.slots())}
@@ -93,33 +106,10 @@ func alignedCopy(b []byte) []byte {
 // and a segment with an overlay, and several depths of feedback.
 func TestFeedbackTermsAsWeighingEveryTerm(t *testing.T) {
 	t.Parallel()
-	var docs []Doc
-	var queries []string
-	for _, p := range []string{"../testdata/eval/recall-dev.json", "../testdata/eval/recall-oss.json", "../testdata/eval/recall-app.json"} {
-		set, err := evalset.Load(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range set.Memories {
-			docs = append(docs, Doc{ID: p + "/" + m.File, Name: m.Name, Description: m.Description, Body: m.Body})
-		}
-		for _, q := range set.Queries {
-			queries = append(queries, q.Query)
-		}
-	}
+	docs, queries := labelledDocs(t, "recall-dev.json", "recall-oss.json", "recall-app.json")
 	pruned := 0
 	for _, opts := range []*Options{nil, {Feedback: 5, ExpandTerms: 5}, {Feedback: 1, ExpandTerms: 60}} {
-		mem := New(docs, opts)
-		seg, err := mem.AppendBinary(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		loaded, err := Load(alignedCopy(seg), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		loaded.Put(Doc{ID: "zz-added.md", Name: "deploy", Body: "the deploy runbook for the dispatch cluster"})
-		loaded.Remove(docs[3].ID)
+		mem, loaded := bothForms(t, docs, opts)
 		for _, x := range []*Index{mem, loaded} {
 			for _, q := range queries {
 				got, want := x.scratchFor(q), x.scratchFor(q)
@@ -155,20 +145,12 @@ func weighEveryTerm(x *Index, s *searchScratch, sc *scorer) bool {
 		return false
 	}
 	expand := map[uint32]float64{}
-	inQuery := func(id uint32) bool {
-		for _, q := range s.query {
-			if q.df > 0 && q.id == id {
-				return true
-			}
-		}
-		return false
-	}
 	n := float64(x.numDocs())
 	for _, t := range top {
 		dw := t.score / top[0].score
 		l := x.docLen(t.slot)
 		for _, id := range x.docTermIDs(t.slot) {
-			if x.docFreq(id) < 2 || x.numericTerm(id) || inQuery(id) {
+			if x.docFreq(id) < 2 || x.numericTerm(id) || s.inQuery(id) {
 				continue
 			}
 			p, ok := x.posting(id, t.slot)

@@ -346,14 +346,6 @@ func (x *Index) addFeedbackTerms(s *searchScratch, sc *scorer) bool {
 		return false
 	}
 	clear(s.expand)
-	inQuery := func(id uint32) bool {
-		for _, q := range s.query {
-			if q.df > 0 && q.id == id {
-				return true
-			}
-		}
-		return false
-	}
 	n := float64(x.numDocs())
 	// A term's weight is a sum, over the leading documents that hold it,
 	// of dw · idf · saturated tf, and a saturated tf is below 1: Σ dw · idf
@@ -375,7 +367,7 @@ func (x *Index) addFeedbackTerms(s *searchScratch, sc *scorer) bool {
 	for i, t := range top {
 		leads[i] = lead{t.slot, t.score / top[0].score, x.docLen(t.slot)}
 		for _, id := range x.docTermIDs(t.slot) {
-			if x.docFreq(id) < 2 || x.numericTerm(id) || inQuery(id) {
+			if x.docFreq(id) < 2 || x.numericTerm(id) || s.inQuery(id) {
 				// A term in only this document cannot lead anywhere new,
 				// and dates and version numbers say little about topic.
 				continue
@@ -457,6 +449,16 @@ func (x *Index) addFeedbackTerms(s *searchScratch, sc *scorer) bool {
 		})
 	}
 	return true
+}
+
+// inQuery reports whether term id is one of the query's, found in the index.
+func (s *searchScratch) inQuery(id uint32) bool {
+	for _, q := range s.query {
+		if q.df > 0 && q.id == id {
+			return true
+		}
+	}
+	return false
 }
 
 // posting finds the posting of term id for slot. Postings are ordered by
