@@ -345,27 +345,59 @@ func (x *Index) addFeedbackTerms(s *searchScratch, sc *scorer) bool {
 	if len(top) == 0 || top[0].score <= 0 {
 		return false
 	}
-	clear(s.expand)
 	n := float64(x.numDocs())
-	// A term's weight is a sum, over the leading documents that hold it,
-	// of dw · idf · saturated tf, and a saturated tf is below 1: Σ dw · idf
-	// bounds the weight. Weighing a term needs its posting in each of
-	// those documents, which checks its whole posting list the first time
-	// (most of a warm search's checks at 100,000 documents). Terms are
-	// weighed in the order of their bounds, and once ExpandTerms are
-	// weighed, a term whose bound is below the last of them cannot take
-	// its place: the common terms, with the longest lists and the lowest
-	// idf, are mostly never weighed. The terms chosen, and their weights,
-	// are the same as weighing every term.
-	type lead struct {
-		slot uint32
-		dw   float64
-		l    *[nFields]uint32
+	leads, terms := x.feedbackCandidates(s, top, n)
+	cands, weighed := x.weighFeedback(leads, terms, max(o.ExpandTerms, 0), n, sc)
+	if !weighed {
+		return false
 	}
-	leads := make([]lead, len(top))
+	for _, c := range cands {
+		s.query = append(s.query, queryTerm{
+			text:   x.termText(c.id),
+			id:     c.id,
+			df:     x.docFreq(c.id),
+			idf:    idf(n, float64(x.docFreq(c.id))),
+			weight: o.ExpandWeight * c.w / cands[0].w,
+			added:  true,
+		})
+	}
+	return true
+}
+
+// A feedback term's weight is a sum, over the leading documents that hold
+// it, of dw · idf · saturated tf, and a saturated tf is below 1: Σ dw · idf
+// bounds the weight. Weighing a term needs its posting in each of those
+// documents, which checks its whole posting list the first time (most of
+// a warm search's checks at 100,000 documents). Terms are weighed in the
+// order of their bounds, and once ExpandTerms are weighed, a term whose
+// bound is below the last of them cannot take its place: the common
+// terms, with the longest lists and the lowest idf, are mostly never
+// weighed. The terms chosen, and their weights, are the same as weighing
+// every term.
+
+// feedbackLead is one of the leading documents feedback draws terms from.
+type feedbackLead struct {
+	slot uint32
+	dw   float64 // its score over the best one's
+	l    *[nFields]uint32
+}
+
+// feedbackCand is a candidate feedback term: its bound, its weight once
+// weighed, and where it occurs among the leading documents.
+type feedbackCand struct {
+	id       uint32
+	w, bound float64
+	pairs    []feedbackPair
+}
+
+// feedbackCandidates returns the leading documents top and the candidate
+// terms they hold, highest bound first; s.expand keeps the bounds.
+func (x *Index) feedbackCandidates(s *searchScratch, top []scored, n float64) ([]feedbackLead, []feedbackCand) {
+	clear(s.expand)
+	leads := make([]feedbackLead, len(top))
 	pairs := s.pairs[:0]
 	for i, t := range top {
-		leads[i] = lead{t.slot, t.score / top[0].score, x.docLen(t.slot)}
+		leads[i] = feedbackLead{t.slot, t.score / top[0].score, x.docLen(t.slot)}
 		for _, id := range x.docTermIDs(t.slot) {
 			if x.docFreq(id) < 2 || x.numericTerm(id) || s.inQuery(id) {
 				// A term in only this document cannot lead anywhere new,
@@ -377,38 +409,34 @@ func (x *Index) addFeedbackTerms(s *searchScratch, sc *scorer) bool {
 		}
 	}
 	s.pairs = pairs
-	if len(pairs) == 0 {
-		return false
-	}
 	// Each term's documents together, in the leading order.
 	slices.SortStableFunc(pairs, func(a, b feedbackPair) int { return cmp.Compare(a.id, b.id) })
-	type cand struct {
-		id       uint32
-		w, bound float64
-		pairs    []feedbackPair
-	}
-	terms := make([]cand, 0, len(s.expand))
+	terms := make([]feedbackCand, 0, len(s.expand))
 	for i := 0; i < len(pairs); {
 		j := i + 1
 		for j < len(pairs) && pairs[j].id == pairs[i].id {
 			j++
 		}
-		terms = append(terms, cand{id: pairs[i].id, bound: s.expand[pairs[i].id], pairs: pairs[i:j]})
+		terms = append(terms, feedbackCand{id: pairs[i].id, bound: s.expand[pairs[i].id], pairs: pairs[i:j]})
 		i = j
 	}
-	slices.SortFunc(terms, func(a, b cand) int { return cmp.Compare(b.bound, a.bound) })
-	// byWeight orders weighed terms: heavier first, then by text (term ids
-	// depend on the order documents arrived in; the text does not, so an
-	// updated index expands exactly like a rebuilt one).
-	byWeight := func(a, b cand) int {
+	slices.SortFunc(terms, func(a, b feedbackCand) int { return cmp.Compare(b.bound, a.bound) })
+	return leads, terms
+}
+
+// weighFeedback weighs terms (highest bound first) until no bound can
+// reach the k'th weight, and returns the k heaviest, and whether any term
+// had a posting to weigh.
+func (x *Index) weighFeedback(leads []feedbackLead, terms []feedbackCand, k int, n float64, sc *scorer) (cands []feedbackCand, weighed bool) {
+	// Heavier first, then by text (term ids depend on the order documents
+	// arrived in; the text does not, so an updated index expands exactly
+	// like a rebuilt one).
+	byWeight := func(a, b feedbackCand) int {
 		if c := cmp.Compare(b.w, a.w); c != 0 {
 			return c
 		}
 		return strings.Compare(x.termText(a.id), x.termText(b.id))
 	}
-	k := max(o.ExpandTerms, 0)
-	var cands []cand
-	weighed := false
 	for _, c := range terms {
 		// The margin covers rounding in the sums: a weight is well below
 		// its bound (a saturated tf under 1 by far more than that).
@@ -429,26 +457,12 @@ func (x *Index) addFeedbackTerms(s *searchScratch, sc *scorer) bool {
 			continue
 		}
 		weighed = true
-		i, _ := slices.BinarySearchFunc(cands, c, byWeight)
-		if i < k {
+		if i, _ := slices.BinarySearchFunc(cands, c, byWeight); i < k {
 			cands = slices.Insert(cands, i, c)
 			cands = cands[:min(len(cands), k)]
 		}
 	}
-	if !weighed {
-		return false
-	}
-	for _, c := range cands {
-		s.query = append(s.query, queryTerm{
-			text:   x.termText(c.id),
-			id:     c.id,
-			df:     x.docFreq(c.id),
-			idf:    idf(n, float64(x.docFreq(c.id))),
-			weight: o.ExpandWeight * c.w / cands[0].w,
-			added:  true,
-		})
-	}
-	return true
+	return cands, weighed
 }
 
 // inQuery reports whether term id is one of the query's, found in the index.

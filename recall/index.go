@@ -473,20 +473,7 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 		hinted = x.editHints()
 	}
 	if x.view != nil && parentsKept(x.dirs, w) {
-		// Every file is where it was: the racy, the rotation's share and
-		// the hinted are stat-ed, without reading every path.
-		for i := range x.view.len() {
-			if _, fl := x.view.meta(i); fl&flagRacy != 0 || share(i) {
-				check(x.view.path(i), i)
-			}
-		}
-		for p := range hinted {
-			if i, ok := x.find(p); ok {
-				if _, fl := x.metaAt(i); fl&flagRacy == 0 && !share(i) {
-					check(p, i)
-				}
-			}
-		}
+		x.checkInView(share, hinted, check)
 		return stale, removed
 	}
 	// The files of listed directories are matched to the listing by a
@@ -551,6 +538,24 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 		}
 	}
 	return stale, removed
+}
+
+// checkInView is staleFiles when every file is where it was: the racy,
+// the rotation's share and the hinted are checked, without reading every
+// path.
+func (x *Index) checkInView(share func(int) bool, hinted map[string]bool, check func(string, int)) {
+	for i := range x.view.len() {
+		if _, fl := x.view.meta(i); fl&flagRacy != 0 || share(i) {
+			check(x.view.path(i), i)
+		}
+	}
+	for p := range hinted {
+		if i, ok := x.find(p); ok {
+			if _, fl := x.metaAt(i); fl&flagRacy == 0 && !share(i) {
+				check(p, i)
+			}
+		}
+	}
 }
 
 // matchListed finds the listed file of each of the index's files at
