@@ -95,17 +95,34 @@ func (p *FrontmatterProblem) Error() string {
 // is missing, unclosed or broken yields empty fields, and a non-nil problem
 // says what was wrong. A UTF-8 byte order mark and CRLF line ends are accepted.
 func ParseMemory(content []byte) (*Memory, *FrontmatterProblem) {
-	text := mdtext.Normalize(content)
-	m := &Memory{}
-	front, bodyStart, ok := mdtext.SplitFrontmatter(text)
+	front, body, ok := splitMemory(content)
+	m := &Memory{Body: body}
 	if !ok {
-		m.Body = text
 		return m, nil
 	}
-	m.Body = text[bodyStart:]
 	node, prob := parseFrontmatterYAML(front)
 	m.setFront(node)
 	return m, prob
+}
+
+// MemoryBody returns the body of a memory file's content, as ParseMemory
+// gives it, without parsing the frontmatter: for a reader that has the
+// header already (the recall index reads it with HeaderOf) and wants only
+// the text to index.
+func MemoryBody(content []byte) string {
+	_, body, _ := splitMemory(content)
+	return body
+}
+
+// splitMemory normalises content and splits it into frontmatter (ok false
+// when there is none) and body.
+func splitMemory(content []byte) (front, body string, ok bool) {
+	text := mdtext.Normalize(content)
+	front, bodyStart, ok := mdtext.SplitFrontmatter(text)
+	if !ok {
+		return "", text, false
+	}
+	return front, text[bodyStart:], true
 }
 
 // parseFrontmatterYAML returns the frontmatter's top-level mapping, or nil.

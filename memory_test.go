@@ -152,6 +152,9 @@ func FuzzParseMemory(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		m, _ := ParseMemory([]byte(s))
+		if body := MemoryBody([]byte(s)); body != m.Body {
+			t.Fatalf("MemoryBody %q, ParseMemory's body %q", body, m.Body)
+		}
 		if m.Name == "" {
 			m.Name = "n"
 		}

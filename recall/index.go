@@ -907,8 +907,7 @@ func readRecallFile(root *os.Root, rel string, hr *memdir.HeaderReader) (recallF
 		return f, "", []memdir.Problem{{Path: rel, Kind: memdir.ProblemRead, Message: err.Error(), Skipped: true}}
 	}
 	f.hash = sha256.Sum256(data)
-	m, _ := memdir.ParseMemory(data[:min(len(data), recallBodyMax)])
-	return f, m.Body, probs
+	return f, memdir.MemoryBody(data[:min(len(data), recallBodyMax)]), probs
 }
 
 // find returns the position of the file at path p in the file table.

@@ -117,8 +117,7 @@ func (r *fileReader) readFast(rel string, buf *[]byte) (f recallFile, body strin
 	}
 	f.name, f.desc, f.typ = h.Name, h.Description, h.Type
 	f.hash = sha256.Sum256(data)
-	m, _ := memdir.ParseMemory(data[:min(len(data), recallBodyMax)])
-	return f, m.Body, probs, true
+	return f, memdir.MemoryBody(data[:min(len(data), recallBodyMax)]), probs, true
 }
 
 // readAll reads the file open as fd, of size bytes by its fstat, into
