@@ -289,8 +289,10 @@ func readDelta(p string) (*deltaFile, error) {
 	return d, nil
 }
 
-// loadDelta replays the delta file over the base just loaded. A delta of
-// another base is ignored; a damaged one empties the index, to be rebuilt.
+// loadDelta replays the delta file over the base just loaded (load leaves
+// the base's table in view), putting its records over the view as a
+// refresh applies its changes. A delta of another base is ignored; a
+// damaged one empties the index, to be rebuilt.
 func (x *Index) loadDelta() {
 	d, err := readDelta(x.deltaPath())
 	if errors.Is(err, fs.ErrNotExist) {
@@ -304,26 +306,21 @@ func (x *Index) loadDelta() {
 		return // a delta of an older or newer base: ignored
 	}
 	x.delta = make(map[string]*deltaEntry, len(d.paths))
-	var adds, gone int
-	for i, p := range d.paths {
+	var removed []int
+	var added []recallFile
+	for i, p := range d.paths { // in path order, as readDelta checks
 		e := &d.entries[i]
 		x.delta[p] = e
-		var j int
-		var ok bool
-		if x.view != nil {
-			j, ok = x.view.find(p) // a miss is an added file, not damage
-		} else {
-			j, ok = x.find(p)
-		}
+		j, ok := x.view.find(p) // a miss is an added file, not damage
 		baseDoc := ok && !x.badAt(j)
 		switch {
 		case e.gone && ok:
-			gone++
+			removed = append(removed, j)
 		case e.gone:
-		case ok && x.view == nil:
-			x.files[j] = e.f
-		case !ok:
-			adds++
+		case ok:
+			x.replaceAt(j, e.f)
+		default:
+			added = append(added, e.f)
 		}
 		if (e.gone || e.f.bad) && baseDoc {
 			x.lex.Remove(p)
@@ -332,35 +329,8 @@ func (x *Index) loadDelta() {
 			x.lex.Put(lexical.Doc{ID: p, Name: e.f.name, Description: e.f.desc, Body: e.body})
 		}
 	}
-	switch {
-	case x.view != nil:
-		// The delta's records are put over the base in place.
-		isGone := make([]bool, len(d.paths))
-		recs := make([]recallFile, len(d.paths))
-		for i := range d.entries {
-			isGone[i], recs[i] = d.entries[i].gone, d.entries[i].f
-		}
-		if !x.view.overlay(d.paths, isGone, recs) {
-			x.reset()
-			return
-		}
-	case adds > 0 || gone > 0:
-		// Both are in path order: merge them, dropping what is gone.
-		files := make([]recallFile, 0, len(x.files)+adds-gone)
-		j := 0
-		for i, p := range d.paths {
-			for j < len(x.files) && x.files[j].path < p {
-				files = append(files, x.files[j])
-				j++
-			}
-			if j < len(x.files) && x.files[j].path == p {
-				j++ // replaced in place above, or gone
-			}
-			if e := &d.entries[i]; !e.gone {
-				files = append(files, e.f)
-			}
-		}
-		x.files = append(files, x.files[j:]...)
+	if len(removed) > 0 || len(added) > 0 {
+		x.view.edit(removed, added)
 	}
 	if x.lex.Len() != x.searchable() {
 		x.reset()

@@ -1,6 +1,10 @@
 package recall
 
-import "github.com/memdir/memdir"
+import (
+	"sort"
+
+	"github.com/memdir/memdir"
+)
 
 // fileView is the file table of a mapped cache file, read in place: what a
 // process that only searches needs of the records (a few stamps and flags
@@ -8,14 +12,15 @@ import "github.com/memdir/memdir"
 // a copy of every record. At 100,000 memories the copy was 14 MB written
 // into fresh pages, a third of a warm hook's opening of the index.
 //
-// The records a replayed delta file put over the base are held beside it:
-// order then says where each sits. Anything that changes the table, or
+// The records a replayed delta file or a refresh put over the base are
+// held beside it: order then says where each sits. Anything that changes the table, or
 // needs every record, first makes it records of its own (see Index.own).
 type fileView struct {
 	disk []diskFile // the base's table, sorted by path
 	blob []byte     // its strings
-	// extra holds the delta's records; order, when not nil, gives the
-	// table in path order: a position of disk, or ^ a position of extra.
+	// extra holds the records put over the base; order, when not nil,
+	// gives the table in path order: a position of disk, or ^ a position
+	// of extra.
 	extra []recallFile
 	order []int32
 	// checked has a bit per position of disk whose strings were verified
@@ -67,14 +72,10 @@ func (v *fileView) path(i int) string {
 // meta returns the stamp of the file at position i, in place, and its
 // flags (flagRacy, flagBad).
 func (v *fileView) meta(i int) (*fileStamp, uint32) {
-	if v.order != nil {
-		o := v.order[i]
-		if o < 0 {
-			return v.extra[^o].meta()
-		}
-		i = int(o)
+	d, e, _ := v.at(i)
+	if e != nil {
+		return e.meta()
 	}
-	d := &v.disk[i]
 	return &d.Stamp, d.Flags
 }
 
@@ -118,17 +119,8 @@ func (v *fileView) fileOK(i int) bool {
 // A path damaged in the blob can misplace the search: a miss is only
 // trusted once the table is checked in order (see Index.find).
 func (v *fileView) find(p string) (int, bool) {
-	n := v.len()
-	lo, hi := 0, n
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if v.path(m) < p {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo, lo < n && v.path(lo) == p
+	i := sort.Search(v.len(), func(i int) bool { return v.path(i) >= p })
+	return i, i < v.len() && v.path(i) == p
 }
 
 // records returns every file as records, in path order, and whether the
@@ -143,60 +135,6 @@ func (v *fileView) records() ([]recallFile, bool) {
 		}
 	}
 	return files, sorted
-}
-
-// overlay puts the records of a delta file over the base: each of paths
-// (sorted, with entries[i] for paths[i]) replaces the base's file of that
-// path, or is added, or, when gone, removes it. It returns false when the
-// delta names the same path twice.
-func (v *fileView) overlay(paths []string, gone []bool, recs []recallFile) bool {
-	order := make([]int32, 0, len(v.disk)+len(paths))
-	extra := make([]recallFile, 0, len(paths))
-	j := 0
-	for k, p := range paths {
-		if k > 0 && paths[k-1] >= p {
-			return false
-		}
-		// The base's files before p, by a binary search of the rest.
-		n := j + sortSearch(len(v.disk)-j, func(i int) bool {
-			d := &v.disk[j+i]
-			return v.str(d.PathOff, d.PathLen) >= p
-		})
-		for ; j < n; j++ {
-			order = append(order, int32(j))
-		}
-		if j < len(v.disk) && v.str(v.disk[j].PathOff, v.disk[j].PathLen) == p {
-			if v.disk[j].Flags&flagBad == 0 {
-				v.good--
-			}
-			j++ // replaced, or gone
-		}
-		if !gone[k] {
-			order = append(order, ^int32(len(extra)))
-			extra = append(extra, recs[k])
-			if !recs[k].bad {
-				v.good++
-			}
-		}
-	}
-	for ; j < len(v.disk); j++ {
-		order = append(order, int32(j))
-	}
-	v.order, v.extra = order, extra
-	return true
-}
-
-func sortSearch(n int, f func(int) bool) int {
-	lo, hi := 0, n
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if !f(m) {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
 }
 
 // searchable counts the files that can be searched.
@@ -342,7 +280,7 @@ func (v *fileView) edit(removed []int, added []recallFile) {
 	at := make([]int, len(added))
 	for k := range added {
 		p := added[k].path
-		at[k] = sortSearch(v.len(), func(i int) bool { return v.path(i) >= p })
+		at[k] = sort.Search(v.len(), func(i int) bool { return v.path(i) >= p })
 	}
 	order := make([]int32, 0, len(v.order)-len(removed)+len(added))
 	k := 0

@@ -445,9 +445,8 @@ type staleFile struct {
 // staleFiles stats the files a refresh checks (every file of a listed
 // directory, and in the others the racy ones, the rotating share and the
 // hinted ones) and returns those new or changed, and the positions in the
-// file table of those gone. A table viewed in place is owned (see own)
-// when something is to be read or removed, or when directories were
-// listed; positions stay what they were.
+// file table of those gone. A table viewed in place stays so: paths and
+// stamps are read from the view.
 func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile, removed []int) {
 	check := func(rel string, oi int) {
 		s, _, isReg, err := sd.stat(rel)
@@ -735,9 +734,10 @@ func sameRecord(a, b *recallFile) bool {
 }
 
 // apply puts what a refresh found into the index: the lexical index is
-// updated in place (or built, the first time), and x.files gains the new
-// files and loses the removed ones, in path order. It reports whether any
-// record changed, noting each change for the delta file.
+// updated in place (or built, the first time), and the file table (owned
+// or viewed) gains the new files and loses the removed ones, in path
+// order. It reports whether any record changed, noting each change for the
+// delta file.
 func (x *Index) apply(st *RefreshStats, stale []staleFile, read []readResult, removed []int, build bool) bool {
 	changed := len(removed) > 0
 	for _, i := range removed {
