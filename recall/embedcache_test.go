@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -390,6 +391,20 @@ func TestCosine(t *testing.T) {
 	for _, tt := range tests {
 		if got := recall.Cosine(tt.a, tt.b); got < tt.want-1e-6 || got > tt.want+1e-6 {
 			t.Errorf("Cosine(%v, %v) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+	// Lengths around the four lanes' and a real model's, against one sum.
+	for _, n := range []int{1, 3, 4, 5, 7, 8, 9, 1536} {
+		a, b := memdirtest.RandomVector(fmt.Sprint("a", n), n), memdirtest.RandomVector(fmt.Sprint("b", n), n)
+		var dot, na, nb float64
+		for i := range a {
+			dot += float64(a[i]) * float64(b[i])
+			na += float64(a[i]) * float64(a[i])
+			nb += float64(b[i]) * float64(b[i])
+		}
+		want := dot / math.Sqrt(na*nb)
+		if got := recall.Cosine(a, b); math.Abs(got-want) > 1e-12 {
+			t.Errorf("length %d: Cosine = %v, want %v", n, got, want)
 		}
 	}
 }

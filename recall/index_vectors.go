@@ -2,6 +2,7 @@ package recall
 
 import (
 	"context"
+	"slices"
 
 	"github.com/memdir/memdir"
 )
@@ -25,18 +26,36 @@ func (x *Index) vectorKeys(skip map[string]bool) (paths []string, keys [][32]byt
 		} else {
 			// Read in place: a record per file would cost more than the
 			// ranking by vector it serves.
-			if p := x.view.str(d.PathOff, d.PathLen); d.Flags&flagBad == 0 && !skip[p] {
-				paths = append(paths, p)
+			if d.Flags&flagBad == 0 {
+				paths = append(paths, x.view.str(d.PathOff, d.PathLen))
 				keys = append(keys, d.Hash)
 			}
 			continue
 		}
-		if !f.bad && !skip[f.path] {
+		if !f.bad {
 			paths = append(paths, f.path)
 			keys = append(keys, f.hash)
 		}
 	}
-	return paths, keys
+	if len(skip) == 0 {
+		return paths, keys
+	}
+	// The few paths to skip are found in the sorted list, not every path
+	// looked up in the set: that hashed every path of the directory.
+	drop := make([]bool, len(paths))
+	for p := range skip {
+		if i, ok := slices.BinarySearch(paths, p); ok {
+			drop[i] = true
+		}
+	}
+	k := 0
+	for i := range paths {
+		if !drop[i] {
+			paths[k], keys[k] = paths[i], keys[i]
+			k++
+		}
+	}
+	return paths[:k], keys[:k]
 }
 
 // headersOf returns the headers of the indexed memories at paths, in that

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -190,7 +191,7 @@ func TestSketchScoreIsTheDecodedProduct(t *testing.T) {
 	}
 	mean, width := stats[:dim], stats[dim:]
 	q := memdirtest.RandomVector("query", dim)
-	tab := sketchTables(q, width)
+	sq := newSketchQuery(q, width, haveSketchKernel)
 	for i, v := range vecs {
 		sk := part[i*stride : (i+1)*stride]
 		var want, exact float64
@@ -203,12 +204,62 @@ func TestSketchScoreIsTheDecodedProduct(t *testing.T) {
 			want += float64(q[d]) * float64(sketchLevel(c, width[d]))
 			exact += float64(q[d]) * float64(x-mean[d])
 		}
-		got := float64(sketchScore(tab, sk))
-		if math.Abs(got-want) > 1e-4 {
+		// The weights are rounded to a 254th of the largest: each
+		// dimension's term is off by at most half a step times its code.
+		got := sq.scale*float64(sq.score(sk)) - sq.shift
+		if tol := float64(dim) * sq.scale / 2 * (sketchLevels - 1) / 2; math.Abs(got-want) > tol {
 			t.Errorf("vector %d: score %v, want %v", i, got, want)
 		}
 		if math.Abs(got-exact) > 0.1 {
 			t.Errorf("vector %d: score %v, far from the exact %v", i, got, exact)
+		}
+	}
+}
+
+// TestSketchKernelAsTables: the vector kernel and the byte tables give
+// every sketch the same integer score, Σ weight·code, for dimensions that
+// fill the kernel's 32 bytes exactly, leave a tail, or give it nothing,
+// with codes and weights at their extremes.
+func TestSketchKernelAsTables(t *testing.T) {
+	if !haveSketchKernel {
+		t.Log("no vector kernel on this machine: the tables alone are checked")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, dim := range []int{1, 16, 63, 64, 77, 100, 128, 384, 1000, 1536, 3072} {
+		stride := sketchStride(dim)
+		q, width := make([]float32, dim), make([]float32, dim)
+		for d := range dim {
+			q[d], width[d] = float32(rng.NormFloat64()), float32(rng.Float64())
+		}
+		q[dim/2] = -3 * float32(dim) // a weight of −127 beside small ones
+		kern, tabs := newSketchQuery(q, width, haveSketchKernel), newSketchQuery(q, width, false)
+		if !slices.Equal(kern.w, tabs.w) || tabs.body != 0 {
+			t.Fatalf("dim %d: the two preparations differ", dim)
+		}
+		for i := range 50 {
+			sk := make([]byte, stride)
+			for k := range sk {
+				switch i {
+				case 0:
+					sk[k] = 0xff
+				case 1:
+				default:
+					sk[k] = byte(rng.IntN(256))
+				}
+			}
+			for d := dim; d < 2*stride; d++ { // the padding's codes are 0
+				sk[d/2] &^= 15 << (4 * (d % 2))
+			}
+			var want int32
+			for d := range 2 * stride {
+				want += int32(kern.w[d]) * int32(sk[d/2]>>(4*(d%2))&15)
+			}
+			if got := kern.score(sk); got != float32(want) {
+				t.Errorf("dim %d, sketch %d: kernel score %v, want %d", dim, i, got, want)
+			}
+			if got := tabs.score(sk); got != float32(want) {
+				t.Errorf("dim %d, sketch %d: table score %v, want %d", dim, i, got, want)
+			}
 		}
 	}
 }
@@ -326,30 +377,66 @@ func TestDamagedSketchesKeepTheVectors(t *testing.T) {
 
 func TestTopBySketch(t *testing.T) {
 	for n := range 40 {
+		scores := make([]float32, n)
+		for i := range scores {
+			scores[i] = float32((i * 7919) % 13) // many ties
+		}
 		for _, m := range []int{1, 3, n / 2, n, n + 5} {
-			scores := make([]float32, n)
-			for i := range scores {
-				scores[i] = float32((i * 7919) % 13) // many ties
-			}
-			top, rank := topBySketch(scores, m)
+			top := topBySketch(scores, m)
 			want := upTo(n)
 			slices.SortStableFunc(want, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
 			want = want[:min(max(m, 0), n)]
 			if !slices.Equal(top, want) {
 				t.Errorf("n %d, m %d: top %v, want %v", n, m, top, want)
 			}
-			for i := range scores {
-				r := 1
-				for _, s := range scores {
-					if s > scores[i] {
-						r++
-					}
-				}
-				if got := rank(i); got != r {
-					t.Errorf("n %d: rank(%d) = %d, want %d", n, i, got, r)
+		}
+		// Every index, and some twice, in no order.
+		at := append(upTo(n), upTo(n/3)...)
+		slices.Reverse(at)
+		ranks := sketchRanks(scores, at)
+		for k, i := range at {
+			r := 1
+			for _, s := range scores {
+				if s > scores[i] {
+					r++
 				}
 			}
+			if ranks[k] != r {
+				t.Errorf("n %d: rank of %d = %d, want %d", n, i, ranks[k], r)
+			}
 		}
+	}
+}
+
+// TestNearRanksTwinsOutsideTheShortlist: two memories of the same content
+// (one vector, one key) both among the lexical hits and both far from the
+// query are each given a cosine and the same rank by sketch. Before, the
+// twin that did not own the key's slot indexed the scores at -1.
+func TestNearRanksTwinsOutsideTheShortlist(t *testing.T) {
+	const n, dim = 1100, 16
+	c, e, keys := sketchTestCache(t, n, dim)
+	q := e.vec("a query")
+	worst, low := 0, 2.0
+	for i := range n {
+		if cos := Cosine(q, e.vec(fmt.Sprintf("memory %d", i))); cos < low {
+			worst, low = i, cos
+		}
+	}
+	keys = append(keys, keys[worst])
+	nr, err := c.near(context.Background(), e.name, q, keys, []int{worst, n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !nr.sketched || nr.n != n+1 {
+		t.Fatalf("sketched %v, %d with a vector; want sketched, %d", nr.sketched, nr.n, n+1)
+	}
+	a, aok := nr.rank[worst]
+	b, bok := nr.rank[n]
+	if !aok || !bok || a != b || a <= len(nr.order) {
+		t.Errorf("twins ranked %d (%v) and %d (%v), want the same rank past the shortlist's %d", a, aok, b, bok, len(nr.order))
+	}
+	if nr.cos[worst] != nr.cos[n] || nr.cos[n] == 0 {
+		t.Errorf("twins' cosines %v and %v", nr.cos[worst], nr.cos[n])
 	}
 }
 
@@ -382,4 +469,68 @@ func toMap(cos []float64) map[int]float64 {
 		m[i] = c
 	}
 	return m
+}
+
+// BenchmarkSketchScan scores 20,000 sketches of 1,536 dimensions (a hybrid
+// prompt's scan at 20,000 memories) with the vector kernel, with the
+// integer byte tables alone (other processors), and with the float byte
+// tables the scores were summed by before (floatTables), the anchor.
+func BenchmarkSketchScan(b *testing.B) {
+	const n, dim = 20000, 1536
+	vecs := make([][]float32, n)
+	for i := range vecs {
+		vecs[i] = memdirtest.RandomVector(fmt.Sprint(i), dim)
+	}
+	part, lv := buildSketches(n, dim, func(i int) []float32 { return vecs[i] })
+	stats, _ := framed.View[float32](lv)
+	width := stats[dim:]
+	q := memdirtest.RandomVector("query", dim)
+	stride := sketchStride(dim)
+	scores := make([]float32, n)
+	run := func(score func([]byte) float32) func(b *testing.B) {
+		return func(b *testing.B) {
+			for b.Loop() {
+				for i := range scores {
+					scores[i] = score(part[i*stride : (i+1)*stride])
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/sketch")
+		}
+	}
+	if haveSketchKernel {
+		b.Run("kernel", run(newSketchQuery(q, width, true).score))
+	}
+	b.Run("tables", run(newSketchQuery(q, width, false).score))
+	ft := floatTables(q, width)
+	b.Run("float-tables", run(func(sk []byte) float32 { return floatTableSum(ft, sk) }))
+}
+
+// floatTables and floatTableSum are the float byte tables sketches were
+// scored by before the integer weights, kept as the benchmark's anchor.
+func floatTables(q, width []float32) [][256]float32 {
+	t := make([][256]float32, sketchStride(len(width)))
+	for k := range t {
+		for b := range t[k] {
+			for h, d := range []int{2 * k, 2*k + 1} {
+				if d < len(width) {
+					t[k][b] += q[d] * sketchLevel(byte(b>>(4*h))&15, width[d])
+				}
+			}
+		}
+	}
+	return t
+}
+
+func floatTableSum(t [][256]float32, sk []byte) float32 {
+	t = t[:len(sk)]
+	var s0, s1, s2, s3 float32
+	for k := 0; k+4 <= len(sk); k += 4 {
+		b := sk[k : k+4 : k+4]
+		u := t[k : k+4 : k+4]
+		s0 += u[0][b[0]]
+		s1 += u[1][b[1]]
+		s2 += u[2][b[2]]
+		s3 += u[3][b[3]]
+	}
+	return s0 + s1 + s2 + s3
 }
