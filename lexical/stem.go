@@ -164,28 +164,36 @@ func cvc(b []byte) bool {
 // stopwords are frequent English function words that carry no topic. The
 // list is short on purpose: BM25's IDF already discounts common words, and
 // every dropped word is one a user cannot search for.
-var stopwords = map[string]struct{}{}
+var stopwords = []string{
+	"a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
+	"be", "been", "before", "being", "below", "both", "but", "by",
+	"can", "could", "did", "do", "does", "doing", "dont", "down", "during",
+	"each", "else", "etc", "every", "few", "for", "from", "further",
+	"had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how",
+	"i", "if", "im", "in", "into", "is", "isnt", "it", "its", "ive",
+	"just", "let", "lets", "may", "me", "might", "more", "most", "must", "my", "myself",
+	"no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own",
+	"please", "same", "shall", "she", "should", "so", "some", "such",
+	"than", "that", "thats", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those",
+	"through", "to", "too", "under", "until", "up", "us", "very",
+	"was", "we", "were", "what", "whats", "when", "where", "wheres", "which", "while", "who", "whom", "why",
+	"will", "with", "would", "you", "your", "youre", "yours",
+}
 
 func init() {
-	for _, w := range []string{
-		"a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
-		"be", "been", "before", "being", "below", "both", "but", "by",
-		"can", "could", "did", "do", "does", "doing", "dont", "down", "during",
-		"each", "else", "etc", "every", "few", "for", "from", "further",
-		"had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how",
-		"i", "if", "im", "in", "into", "is", "isnt", "it", "its", "ive",
-		"just", "let", "lets", "may", "me", "might", "more", "most", "must", "my", "myself",
-		"no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own",
-		"please", "same", "shall", "she", "should", "so", "some", "such",
-		"than", "that", "thats", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those",
-		"through", "to", "too", "under", "until", "up", "us", "very",
-		"was", "we", "were", "what", "whats", "when", "where", "wheres", "which", "while", "who", "whom", "why",
-		"will", "with", "would", "you", "your", "youre", "yours",
-	} {
+	if 4*len(stopwords) > len(stopTable) {
+		panic("lexical: stopTable too small for the stopwords")
+	}
+	for _, w := range stopwords {
 		if len(w) > maxStopword {
 			panic("lexical: stopword longer than maxStopword: " + w)
 		}
-		stopwords[w] = struct{}{}
+		k := stopKey([]byte(w))
+		i := stopSlot(k)
+		for stopTable[i] != 0 {
+			i = (i + 1) % uint64(len(stopTable))
+		}
+		stopTable[i] = k
 	}
 }
 
@@ -193,10 +201,38 @@ func init() {
 // lookup.
 const maxStopword = 7
 
+// stopTable holds the stopwords as stopKey packs them, open-addressed from
+// stopSlot: a word is looked up by a multiply and a probe or two. About
+// two in five words of prose are looked up and most of those are
+// stopwords, and a Go map's string hash and compare were a tenth of a
+// first index build's tokenizing.
+var stopTable [1 << stopBits]uint64
+
+const stopBits = 10
+
+// stopKey packs a word of at most maxStopword bytes into one number: its
+// bytes, and its length in the top byte (so that no key is 0).
+func stopKey(w []byte) uint64 {
+	k := uint64(len(w)) << 56
+	for i, c := range w {
+		k |= uint64(c) << (8 * i)
+	}
+	return k
+}
+
+func stopSlot(k uint64) uint64 { return (k * 0x9e3779b97f4a7c15) >> (64 - stopBits) }
+
 func isStopword(w []byte) bool {
-	if len(w) > maxStopword {
+	if len(w) > maxStopword || len(w) == 0 {
 		return false
 	}
-	_, ok := stopwords[string(w)]
-	return ok
+	k := stopKey(w)
+	for i := stopSlot(k); ; i = (i + 1) % uint64(len(stopTable)) {
+		switch stopTable[i] {
+		case k:
+			return true
+		case 0:
+			return false
+		}
+	}
 }
