@@ -390,7 +390,7 @@ func (x *Index) refreshLocked(ctx context.Context, all bool) (*RefreshStats, err
 	if x.lex == nil {
 		built = lexical.NewBuilder()
 		sink = func(r *readResult) {
-			if !r.f.bad {
+			if !r.f.bad && !r.gone {
 				built.Add(lexical.Doc{ID: r.f.path, Name: r.f.name, Description: r.f.desc, Body: r.body})
 			}
 			r.body = ""
@@ -435,11 +435,15 @@ func (x *Index) refreshGone() *RefreshStats {
 }
 
 // staleFile is a file to read: new (oi < 0) or changed since the index
-// last read it (oi is its place in x.files).
+// last read it (oi is its place in x.files). fromRead marks a new file
+// that the listing typed a regular file and that was not stat-ed: its
+// stamp is taken when it is read (fileReader.readNew), before its
+// contents, as a stat would have been.
 type staleFile struct {
-	rel   string
-	oi    int
-	stamp fileStamp
+	rel      string
+	oi       int
+	stamp    fileStamp
+	fromRead bool
 }
 
 // staleFiles stats the files a refresh checks (every file of a listed
@@ -464,7 +468,7 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 			}
 			x.fileOK(oi)
 		}
-		stale = append(stale, staleFile{rel, oi, s})
+		stale = append(stale, staleFile{rel: rel, oi: oi, stamp: s})
 	}
 	share := x.statShare(x.nfiles(), all)
 	var hinted map[string]bool
@@ -532,7 +536,14 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 		}
 	}
 	for j, p := range w.found {
-		if !known[j] {
+		switch {
+		case known[j]:
+		case p.reg:
+			// New, and a regular file: it is read whatever its stamp,
+			// and the read's fstat gives the stamp. A first build of
+			// 100,000 memories stat-ed each one before reading it.
+			stale = append(stale, staleFile{rel: p.path, oi: -1, fromRead: true})
+		default:
 			check(p.path, -1)
 		}
 	}
@@ -652,6 +663,9 @@ type readResult struct {
 	f     recallFile
 	body  string
 	probs []memdir.Problem
+	// gone marks a new file that was no longer a regular file when read
+	// (see staleFile.fromRead): left out, as a stat would have left it.
+	gone bool
 }
 
 // readStale reads the stale files in parallel. When sink is not nil, it
@@ -704,8 +718,12 @@ func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...i
 					return
 				}
 				r := &read[i]
-				r.f, r.body, r.probs = fr.read(stale[i].rel, &hr, &buf)
-				r.f.stamp = stale[i].stamp
+				if stale[i].fromRead {
+					r.f, r.body, r.probs, r.gone = fr.readNew(stale[i].rel, &hr, &buf)
+				} else {
+					r.f, r.body, r.probs = fr.read(stale[i].rel, &hr, &buf)
+					r.f.stamp = stale[i].stamp
+				}
 				r.f.racy = racy(r.f.stamp.MTime, r.f.stamp.CTime)
 				report(i)
 				if done != nil {
@@ -751,6 +769,9 @@ func (x *Index) apply(st *RefreshStats, stale []staleFile, read []readResult, re
 	var added []recallFile
 	for i, c := range stale {
 		r := &read[i]
+		if r.gone {
+			continue
+		}
 		st.Problems = append(st.Problems, r.probs...)
 		var old recallFile
 		if c.oi >= 0 {
@@ -817,10 +838,11 @@ type dirWalk struct {
 }
 
 // foundFile is a memory file a listing found, with the inode the listing
-// gave it (0 where unknown).
+// gave it (0 where unknown) and whether it typed it a regular file.
 type foundFile struct {
 	path string
 	ino  uint64
+	reg  bool
 }
 
 // walkDirs stats every known directory of the tree and lists those whose
@@ -871,7 +893,7 @@ func (x *Index) walkDirs(sd *statDir, racy func(...int64) bool) dirWalk {
 			case e.isDir:
 				subdirs = append(subdirs, p)
 			case strings.HasSuffix(p, ".md") && e.name != memdir.EntrypointName:
-				found = append(found, foundFile{p, e.ino})
+				found = append(found, foundFile{p, e.ino, e.reg})
 			}
 		})
 		// An unreadable subdirectory is skipped, as a scan does; what a

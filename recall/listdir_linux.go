@@ -12,11 +12,12 @@ import (
 )
 
 // dirEnt is an entry of a directory listing. ino is the entry's inode as
-// getdents gives it, 0 when unknown.
+// getdents gives it, 0 when unknown; reg says the listing typed it a
+// regular file (not a link).
 type dirEnt struct {
-	name  string
-	isDir bool
-	ino   uint64
+	name       string
+	isDir, reg bool
+	ino        uint64
 }
 
 // listDir lists the directory at path with getdents, calling each for
@@ -69,13 +70,14 @@ func listDir(path string, each func(dirEnt)) error {
 			if len(name) == 0 || string(name) == "." || string(name) == ".." {
 				continue
 			}
-			e := dirEnt{isDir: typ == unix.DT_DIR, ino: ino}
+			e := dirEnt{isDir: typ == unix.DT_DIR, reg: typ == unix.DT_REG, ino: ino}
 			if typ == unix.DT_UNKNOWN {
 				var st unix.Stat_t
 				if unix.Fstatat(fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 					continue
 				}
 				e.isDir = st.Mode&unix.S_IFMT == unix.S_IFDIR
+				e.reg = st.Mode&unix.S_IFMT == unix.S_IFREG
 			}
 			if typ == unix.DT_LNK {
 				e.ino = 0 // the link's, not its target's: stat it

@@ -4,11 +4,12 @@ package recall
 
 import "os"
 
-// dirEnt is an entry of a directory listing; ino is 0 (unknown) here.
+// dirEnt is an entry of a directory listing; ino is 0 (unknown) here,
+// and reg false (every new file is stat-ed before it is read).
 type dirEnt struct {
-	name  string
-	isDir bool
-	ino   uint64
+	name       string
+	isDir, reg bool
+	ino        uint64
 }
 
 // listDir lists the directory at path, calling each for every entry.

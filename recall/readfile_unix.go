@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -78,13 +79,17 @@ func (r *fileReader) close() {
 // between calls of one goroutine. The map of descriptors is only read
 // here, so reads may run in parallel.
 func (r *fileReader) read(rel string, hr *memdir.HeaderReader, buf *[]byte) (recallFile, string, []memdir.Problem) {
-	if f, body, probs, ok := r.readFast(rel, buf); ok {
+	if f, body, probs, ok := r.readFast(rel, buf, nil); ok {
 		return f, body, probs
 	}
 	return readRecallFile(r.root, rel, hr)
 }
 
-func (r *fileReader) readFast(rel string, buf *[]byte) (f recallFile, body string, probs []memdir.Problem, ok bool) {
+// readFast reads rel through its directory's descriptor: an open, an
+// fstat, a read and a close. ok is false, with nothing read, where the
+// root must read it instead. When stamp is not nil it is set from the
+// fstat, taken before the contents are read.
+func (r *fileReader) readFast(rel string, buf *[]byte, stamp *fileStamp) (f recallFile, body string, probs []memdir.Problem, ok bool) {
 	dir, base := ".", rel
 	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
 		dir, base = rel[:i], rel[i+1:]
@@ -110,6 +115,9 @@ func (r *fileReader) readFast(rel string, buf *[]byte) (f recallFile, body strin
 	if !exact {
 		return f, "", nil, false
 	}
+	if stamp != nil {
+		*stamp = stampOf(&st)
+	}
 	f = recallFile{path: rel, checked: true}
 	if !hok {
 		f.bad = true
@@ -118,6 +126,38 @@ func (r *fileReader) readFast(rel string, buf *[]byte) (f recallFile, body strin
 	f.name, f.desc, f.typ = h.Name, h.Description, h.Type
 	f.hash = sha256.Sum256(data)
 	return f, memdir.MemoryBody(data[:min(len(data), recallBodyMax)]), probs, true
+}
+
+// readNew reads a new file whose stamp was not taken (staleFile.fromRead):
+// the fast path's fstat gives it, before the contents are read; a file
+// the fast path does not read is stat-ed through the root (links
+// followed, as the index's stat follows them) and then read. gone reports
+// a file that is no longer a regular file.
+func (r *fileReader) readNew(rel string, hr *memdir.HeaderReader, buf *[]byte) (f recallFile, body string, probs []memdir.Problem, gone bool) {
+	var s fileStamp
+	if f, body, probs, ok := r.readFast(rel, buf, &s); ok {
+		f.stamp = s
+		return f, body, probs, false
+	}
+	var st unix.Stat_t
+	var err error
+	if top, ok := r.fds["."]; ok && top >= 0 {
+		err = unix.Fstatat(top, rel, &st, 0)
+	} else {
+		err = unix.Stat(filepath.Join(r.root.Name(), filepath.FromSlash(rel)), &st)
+	}
+	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return recallFile{}, "", nil, true
+	}
+	s = stampOf(&st)
+	f, body, probs = readRecallFile(r.root, rel, hr)
+	f.stamp = s
+	return f, body, probs, false
+}
+
+// stampOf is the stamp of a file by its stat, as statDir.stat makes it.
+func stampOf(st *unix.Stat_t) fileStamp {
+	return fileStamp{Size: st.Size, MTime: st.Mtim.Nano(), CTime: st.Ctim.Nano(), Ino: uint64(st.Ino)}
 }
 
 // readAll reads the file open as fd, of size bytes by its fstat, into

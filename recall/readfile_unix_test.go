@@ -83,10 +83,15 @@ func TestFastReadSameAsThroughRoot(t *testing.T) {
 	defer fr.close()
 	var buf []byte
 	var hr memdir.HeaderReader
+	sd, err := openStatDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sd.Close()
 	fast := 0
 	for _, rel := range rels {
 		wf, wb, wp := readRecallFile(root, rel, &memdir.HeaderReader{})
-		if _, _, _, ok := fr.readFast(rel, &buf); ok {
+		if _, _, _, ok := fr.readFast(rel, &buf, nil); ok {
 			fast++
 		}
 		gf, gb, gp := fr.read(rel, &hr, &buf)
@@ -95,6 +100,24 @@ func TestFastReadSameAsThroughRoot(t *testing.T) {
 		}
 		if diff := cmp.Diff(wp, gp); diff != "" {
 			t.Errorf("%s: problems (-root +fast):\n%s", rel, diff)
+		}
+		// A new file read without a stat first (staleFile.fromRead) is
+		// left out where the stat would have left it out, and otherwise
+		// recorded with the stamp the stat gives.
+		nf, nb, np, gone := fr.readNew(rel, &hr, &buf)
+		st, _, isReg, err := sd.stat(rel)
+		if wantGone := err != nil || !isReg; gone != wantGone {
+			t.Errorf("%s: read new, gone %v; the stat says gone %v", rel, gone, wantGone)
+			continue
+		} else if gone {
+			continue
+		}
+		wf.stamp = st
+		if diff := cmp.Diff(wf, nf, cmp.AllowUnexported(recallFile{})); diff != "" || wb != nb {
+			t.Errorf("%s: record (-stat, then root +read new):\n%s\nbodies equal: %v", rel, diff, wb == nb)
+		}
+		if diff := cmp.Diff(wp, np); diff != "" {
+			t.Errorf("%s: problems (-root +read new):\n%s", rel, diff)
 		}
 	}
 	if fast < 8 {
