@@ -98,65 +98,76 @@ func (c *EmbedCache) near(ctx context.Context, name string, q []float32, keys []
 		}
 		nr.order = has
 		nr.mean, nr.sd = meanSD(nr.cos, has)
-	} else {
-		nr.sketched = true
-		// Scored in the order of the file, so that the sketches are read
-		// front to back, not a page here and there.
-		bySec := make([]int32, len(sec.keys))
-		for j := range bySec {
-			bySec[j] = -1
-		}
-		for _, i := range has {
-			bySec[pos[i]] = int32(i)
-		}
-		sq := newSketchQuery(q, sec.width, haveSketchKernel)
-		stride := sketchStride(sec.dim)
-		scores := make([]float32, 0, len(has))
-		cands := make([]int, 0, len(has))
-		for j, i := range bySec {
-			if i >= 0 {
-				scores = append(scores, sq.score(sec.sketch[j*stride:(j+1)*stride]))
-				cands = append(cands, int(i))
-			}
-		}
-		top := topBySketch(scores, m)
-		nr.order = make([]int, len(top))
-		inTop := make(map[int]bool, len(top))
-		for r, h := range top {
-			nr.order[r] = cands[h]
-			inTop[cands[h]] = true
-		}
-		// A sample, spread over the file (whose order, by content hash, is
-		// no order of the memories').
-		var sample, sampleAt []int
-		for h := 0; h < len(cands); h += max(1, len(cands)/nearSample) {
-			sample, sampleAt = append(sample, cands[h]), append(sampleAt, h)
-		}
-		// The required candidates outside the shortlist are ranked by
-		// their sketches; cands is in the file's order, so a candidate's
-		// index in it comes from its position there.
-		var outside, outsideAt []int
-		for _, i := range must {
-			if pos[i] >= 0 && !inTop[i] {
-				h, _ := slices.BinarySearchFunc(cands, pos[i], func(c int, j int32) int { return cmp.Compare(pos[c], j) })
-				outside, outsideAt = append(outside, i), append(outsideAt, h)
-			}
-		}
-		nr.rank = map[int]int{}
-		for k, r := range sketchRanks(scores, outsideAt) {
-			nr.rank[outside[k]] = max(r, len(nr.order)+1)
-		}
-		for _, list := range [][]int{nr.order, must, sample} {
-			for _, i := range list {
-				if pos[i] >= 0 && !exact(i) {
-					return &nearRanking{}, nil
-				}
-			}
-		}
-		nr.mean, nr.sd = estimateMeanSD(nr.cos, sample, scores, sampleAt)
+	} else if !nr.bySketch(sec, q, pos, has, must, m, exact) {
+		return &nearRanking{}, nil // damaged: the section counts as empty
 	}
 	slices.SortStableFunc(nr.order, func(a, b int) int { return cmp.Compare(nr.cos[b], nr.cos[a]) })
 	return nr, nil
+}
+
+// bySketch fills nr for the candidates has (of which must are required)
+// from the sketches of sec: every candidate scored by its sketch against
+// q, the m best, the required ones and a sample given their exact cosine
+// by exact, the rest of the required ranked by sketch, and the cosines'
+// mean and spread estimated from the sample. pos gives each candidate's
+// place in sec. It reports false when a vector is damaged.
+func (nr *nearRanking) bySketch(sec *embedSection, q []float32, pos []int32, has, must []int, m int, exact func(int) bool) bool {
+	nr.sketched = true
+	// Scored in the order of the file, so that the sketches are read
+	// front to back, not a page here and there.
+	bySec := make([]int32, len(sec.keys))
+	for j := range bySec {
+		bySec[j] = -1
+	}
+	for _, i := range has {
+		bySec[pos[i]] = int32(i)
+	}
+	sq := newSketchQuery(q, sec.width, haveSketchKernel)
+	stride := sketchStride(sec.dim)
+	scores := make([]float32, 0, len(has))
+	cands := make([]int, 0, len(has))
+	for j, i := range bySec {
+		if i >= 0 {
+			scores = append(scores, sq.score(sec.sketch[j*stride:(j+1)*stride]))
+			cands = append(cands, int(i))
+		}
+	}
+	top := topBySketch(scores, m)
+	nr.order = make([]int, len(top))
+	inTop := make(map[int]bool, len(top))
+	for r, h := range top {
+		nr.order[r] = cands[h]
+		inTop[cands[h]] = true
+	}
+	// A sample, spread over the file (whose order, by content hash, is
+	// no order of the memories').
+	var sample, sampleAt []int
+	for h := 0; h < len(cands); h += max(1, len(cands)/nearSample) {
+		sample, sampleAt = append(sample, cands[h]), append(sampleAt, h)
+	}
+	// The required candidates outside the shortlist are ranked by
+	// their sketches; cands is in the file's order, so a candidate's
+	// index in it comes from its position there.
+	var outside, outsideAt []int
+	for _, i := range must {
+		if pos[i] >= 0 && !inTop[i] {
+			h, _ := slices.BinarySearchFunc(cands, pos[i], func(c int, j int32) int { return cmp.Compare(pos[c], j) })
+			outside, outsideAt = append(outside, i), append(outsideAt, h)
+		}
+	}
+	nr.rank = map[int]int{}
+	for k, r := range sketchRanks(scores, outsideAt) {
+		nr.rank[outside[k]] = max(r, len(nr.order)+1)
+	}
+	for _, list := range [][]int{nr.order, must, sample} {
+		for _, i := range list {
+			if pos[i] >= 0 && !exact(i) {
+				return false
+			}
+		}
+	}
+	nr.mean, nr.sd = estimateMeanSD(nr.cos, sample, scores, sampleAt)
+	return true
 }
 
 // positions returns the position in s of each of keys, -1 for those it
