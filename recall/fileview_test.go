@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/memdir/memdir"
 )
 
 // A process that only refreshes and searches reads the file table in
@@ -76,6 +77,24 @@ func TestWarmIndexReadsTheTableInPlace(t *testing.T) {
 		}
 		if d := cmp.Diff([]any{wantNewest, wantTotal, wantPaths, wantKeys}, []any{newest, total, paths, keys}); d != "" {
 			t.Fatalf("%s: newest or vector keys differ from a rebuild:\n%s", step, d)
+		}
+		// A session's surfaced memories left out: found by position in
+		// the view, or, when one is no longer indexed, by the set.
+		all := ref.Headers()
+		for _, skip := range []map[string]bool{
+			{all[0].Path: true, all[5].Path: true, ref.files[3].path: true},
+			{all[1].Path: true, "no/such/surfaced.md": true},
+		} {
+			var want []memdir.Header
+			for _, h := range all {
+				if !skip[h.Path] {
+					want = append(want, h)
+				}
+			}
+			got, gotTotal := x.Newest(40, skip)
+			if d := cmp.Diff(want[:40], got); d != "" || gotTotal != len(want) {
+				t.Fatalf("%s: newest without %v: %d total, want %d:\n%s", step, skip, gotTotal, len(want), d)
+			}
 		}
 		if x.view == nil {
 			t.Fatalf("%s: the lookups made the table records", step)

@@ -1572,6 +1572,31 @@ func (x *Index) Newest(k int, skip map[string]bool) ([]memdir.Header, int) {
 	return out, total
 }
 
+// positionsOf returns the positions in the file table of the paths in
+// skip, ascending, found by binary search: a session's surfaced memories
+// are a few dozen, and looking every path of the directory up in their set
+// hashed 100,000 strings on each prompt after a session's first. bySet is
+// true, with no positions, when a path is not found (a memory removed
+// since it was surfaced, or a table out of order): the set is then looked
+// up for every path, as before.
+func (x *Index) positionsOf(skip map[string]bool) (at []int, bySet bool) {
+	for p := range skip {
+		var i int
+		var ok bool
+		if x.view != nil {
+			i, ok = x.view.find(p) // a miss must not copy the table (see find)
+		} else {
+			i, ok = x.find(p)
+		}
+		if !ok {
+			return nil, true
+		}
+		at = append(at, i)
+	}
+	slices.Sort(at)
+	return at, false
+}
+
 // newest is Newest under the lock. The choice rests on the stamps, which
 // the file table's checksum covers; only the strings of the entries
 // returned are checked (a check of every entry would cost a pass over all
@@ -1604,8 +1629,13 @@ func (x *Index) newest(k int, skip map[string]bool) (out []memdir.Header, total 
 			i = s
 		}
 	}
+	skipAt, bySet := x.positionsOf(skip)
 	for i := range x.nfiles() {
-		if x.badAt(i) || len(skip) > 0 && skip[x.pathAt(i)] {
+		if len(skipAt) > 0 && skipAt[0] == i {
+			skipAt = skipAt[1:]
+			continue
+		}
+		if x.badAt(i) || bySet && skip[x.pathAt(i)] {
 			continue
 		}
 		total++
