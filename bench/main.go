@@ -52,6 +52,7 @@ import (
 	"time"
 
 	"github.com/memdir/memdir/checkpoint"
+	"github.com/memdir/memdir/hooks"
 	"github.com/memdir/memdir/internal/benchcorpus"
 	"github.com/memdir/memdir/internal/evalset"
 )
@@ -413,6 +414,20 @@ func (b *bench) prompts(n, firstRuns int) {
 	defer os.WriteFile(victim, orig, 0o600)
 	rs := b.interleave(hook(nil), version)
 	b.row(fmt.Sprintf("prompt warm, %d ÷ --version", n), rs[0], rs[1])
+	// Later in a session: the hook leaves out the memories it surfaced
+	// before. Each run's session is given 40 of them (and no bytes, so
+	// that the session's budget does not stop recall).
+	sessions := hooks.NewSessionStore(filepath.Join(state, "hooks", "sessions"))
+	var surfaced []string
+	for k := range 40 {
+		surfaced = append(surfaced, filepath.Join(dir, b.corpus.Memory(k*n/40, n).File))
+	}
+	inSession := func() {
+		_, err := sessions.Add(context.Background(), fmt.Sprintf("prompt-%d", i+1), surfaced, 0, time.Now())
+		check(err)
+	}
+	rs = b.interleave(hook(inSession), version)
+	b.row(fmt.Sprintf("prompt warm, 40 surfaced before, %d ÷ --version", n), rs[0], rs[1])
 	rs = b.interleave(hook(rewrite), version)
 	b.row(fmt.Sprintf("prompt after 1 memory rewritten, %d ÷ --version", n), rs[0], rs[1])
 	runs := b.runs
