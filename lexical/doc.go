@@ -48,6 +48,19 @@
 // with k1 = 1.2, b = 0.75 and field weights 3 (name), 2 (description) and
 // 1 (body) by default ([Options]).
 //
+// A query term that no document holds is first mended where it can be,
+// as a reader would: a misspelt word becomes the term one edit away (a
+// letter deleted, inserted or replaced, two swapped; each variant stemmed)
+// that the most documents hold, "fesitval" as "festival" and "eduction"
+// as "educat"; failing that, a word the documents write as two becomes the
+// two, "ratelimiter" as "rate" and "limiter". Only terms of five ASCII letters or
+// more are mended, and only into terms the query does not already hold;
+// one that cannot be mended stays absent from every document (see
+// Coverage below). Such a term adds nothing to any score, so mending it
+// can only reach documents the query missed. It costs a few hundred
+// dictionary probes per unknown term, about 50 µs in a loaded index of
+// 20,000 documents.
+//
 // Pseudo-relevance feedback then expands the query: the terms that weigh
 // most in the best two documents of this first pass (by idf × saturated
 // frequency, weighted by the document's score relative to the best one;

@@ -19,6 +19,7 @@ type searchScratch struct {
 	heap    []scored
 	expand  map[uint32]float64 // by term: the bound of its feedback weight
 	pairs   []feedbackPair
+	edit    []byte // a variant of a term being corrected
 }
 
 // feedbackPair is a candidate feedback term in one of the leading
@@ -139,7 +140,8 @@ func isCJKTerm(t string) bool {
 }
 
 // parseQuery fills s.query with the distinct terms of query, counting
-// repeats.
+// repeats, those no document holds mended where they can be (see
+// correct).
 func (x *Index) parseQuery(s *searchScratch, query string) {
 	n := float64(x.numDocs())
 	s.query = s.query[:0]
@@ -161,6 +163,7 @@ func (x *Index) parseQuery(s *searchScratch, query string) {
 		q.idf = idf(n, max(float64(q.df), 1))
 		s.query = append(s.query, q)
 	})
+	x.correct(s)
 	if x.opts.GlossaryWeight <= 0 {
 		return
 	}

@@ -126,9 +126,11 @@ func TestRecallHybridRanksWithoutSharedWords(t *testing.T) {
 	d := modelFixture(t)
 	srv := memdirtest.NewEmbedServer(t)
 	emb := newTestEmbedder(t, srv, "text-embedding-3-small", 0)
-	// Typos: no word in common, but character trigrams ("pay", "ayme",
-	// "fro", "aud") that the fake embedder, like real ones, makes close.
-	q := "are paymnts frozn while the audt lasts"
+	// Typos two edits from the memory's words (the lexical search mends
+	// one edit), or too short to mend: no word in common, but character
+	// trigrams ("pay", "fro", "aud") that the fake embedder, like real
+	// ones, makes close.
+	q := "are payymnts froozn while the audt lasts"
 	lex, err := recall.Recall(ctx, d, q, &recall.Options{ManifestTokens: -1, ShowManifest: true})
 	if err != nil {
 		t.Fatal(err)
