@@ -148,14 +148,15 @@ type Recalled struct {
 }
 
 // ScoreParts break a recalled memory's score down. Lexical is the BM25F
-// score (with coordination, see package lexical); AnswerType and Date are
-// the re-scoring factors (1 when they do not apply); Cosine is the
+// score (with coordination, see package lexical); AnswerType, Date and Day
+// are the re-scoring factors (1 when they do not apply); Cosine is the
 // similarity with the query and Trust the weight the cosine ranking had in
 // the fusion, Fused the reciprocal-rank score, when vectors were fused.
 type ScoreParts struct {
 	Lexical    float64  `json:"lexical"`
 	AnswerType float64  `json:"answer_type"`
 	Date       float64  `json:"date"`
+	Day        float64  `json:"day"`
 	Cosine     *float64 `json:"cosine,omitempty"`
 	Trust      *float64 `json:"trust,omitempty"`
 	Fused      *float64 `json:"fused,omitempty"`

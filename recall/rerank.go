@@ -10,9 +10,10 @@ import (
 )
 
 // The head of the lexical ranking is re-scored with what BM25 does not see
-// and a memory's header holds: the kind of answer a question asks for, and
-// the date it names against the memory's date. Each is a factor on the
-// lexical score; docs/recall.md has the figures they were chosen on.
+// and a memory's header holds: the kind of answer a question asks for, the
+// date it names against the memory's date, and the day the head's weight
+// lies on. Each is a factor on the lexical score; docs/recall.md has the
+// figures they were chosen on.
 const (
 	// rerankDepth is how many of the leading lexical hits are re-scored;
 	// the rest keep their order below them.
@@ -24,18 +25,22 @@ const (
 	// dateBoost multiplies the score of a memory dated within the period
 	// the question names ("in May 2023", "on 9 November, 2022").
 	dateBoost = 0.6
+	// dayBoost scales the day factor: a memory's score is multiplied by
+	// 1 + dayBoost·share, share being the part of the head's score that
+	// memories of its day hold (see dayFactors).
+	dayBoost = 2.0
 )
 
 // rerankFactors are the parts of a lexical score's re-scoring: multipliers,
 // 1 when they do not apply.
 type rerankFactors struct {
-	answerType, date float64
+	answerType, date, day float64
 }
 
-func (f rerankFactors) product() float64 { return f.answerType * f.date }
+func (f rerankFactors) product() float64 { return f.answerType * f.date * f.day }
 
 // noFactors is the re-scoring of a memory the cues do not touch.
-var noFactors = rerankFactors{1, 1}
+var noFactors = rerankFactors{1, 1, 1}
 
 // queryCues is what a query says besides its terms.
 type queryCues struct {
@@ -47,27 +52,68 @@ func parseCues(query string, now time.Time) queryCues {
 	return queryCues{answer: answerShape(query), when: namedDate(query, now)}
 }
 
-func (c queryCues) empty() bool { return c.answer == nil && c.when == nil }
-
 // rerank re-scores the leading hits of ranked (in lexical order) by the
 // query's cues and returns them re-sorted, the tail unchanged; each
 // memory's factors are kept with it.
 func rerank(ranked []rankedMemory, query string, now time.Time) []rankedMemory {
-	cues := parseCues(query, now)
-	if cues.empty() || len(ranked) < 2 {
+	if len(ranked) < 2 {
 		return ranked
 	}
+	cues := parseCues(query, now)
 	head := ranked[:min(rerankDepth, len(ranked))]
 	for i := range head {
 		r := &head[i]
 		r.factors = cues.factors(r)
 		r.score = r.lex.Score * r.factors.product()
 	}
+	dayFactors(head)
 	slices.SortStableFunc(head, func(a, b rankedMemory) int { return cmp.Compare(b.score, a.score) })
 	for i := range head {
 		head[i].lexRank = i + 1
 	}
 	return ranked
+}
+
+// dayFactors multiplies the score of each memory of head by its day
+// factor, 1 + dayBoost·share: share is the part of the head's total score
+// held by the memories last modified on the same day as it (itself
+// included), 0 for a memory without a time.
+//
+// It is pseudo-relevance feedback on time. What was written on one day
+// is often one episode (a session's memories: a conversation, an
+// incident, a piece of work), and a question about that episode finds
+// some of its memories by their words and not others, which say what
+// else happened then in other words. When the head's weight gathers on
+// one day, that day's memories are lifted together; when it is spread
+// over many days, as for a question no one episode answers, each share
+// is small and the order barely moves. A factor, not an addition: a
+// memory lifted still needs words of its own to rise.
+func dayFactors(head []rankedMemory) {
+	var total float64
+	for i := range head {
+		total += head[i].score
+	}
+	if total <= 0 {
+		return
+	}
+	share := make([]float64, len(head))
+	for i := range head {
+		if head[i].h.ModTime.IsZero() {
+			continue
+		}
+		y, m, d := head[i].h.ModTime.Date()
+		for j := range head {
+			if y2, m2, d2 := head[j].h.ModTime.Date(); y2 == y && m2 == m && d2 == d && !head[j].h.ModTime.IsZero() {
+				share[i] += head[j].score
+			}
+		}
+	}
+	for i := range head {
+		if share[i] > 0 {
+			head[i].factors.day = 1 + dayBoost*share[i]/total
+			head[i].score *= head[i].factors.day
+		}
+	}
 }
 
 func (c queryCues) factors(r *rankedMemory) rerankFactors {

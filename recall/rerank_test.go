@@ -1,10 +1,13 @@
 package recall
 
 import (
+	"math"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/lexical"
 )
 
 func TestNamedDate(t *testing.T) {
@@ -64,6 +67,47 @@ func TestAnchored(t *testing.T) {
 	} {
 		if got := anchored(q, lead); got != want {
 			t.Errorf("%q: anchored %v, want %v", q, got, want)
+		}
+	}
+}
+
+// TestDayFactors checks the feedback on time: of two memories that score
+// the same, the one written on the day the head's weight lies on rises
+// above the other, and a head spread over as many days as memories keeps
+// its order.
+func TestDayFactors(t *testing.T) {
+	t.Parallel()
+	day := func(d int) time.Time { return time.Date(2026, 5, d, 12, 0, 0, 0, time.UTC) }
+	mem := func(path string, score float64, when time.Time) rankedMemory {
+		return rankedMemory{h: memdir.Header{Path: path, ModTime: when}, lex: lexical.Hit{ID: path, Score: score}, score: score, factors: noFactors}
+	}
+	ranked := []rankedMemory{
+		mem("incident.md", 10, day(3)),
+		mem("elsewhere.md", 4, day(9)),
+		mem("same_day.md", 4, day(3)),
+		mem("undated.md", 3, time.Time{}),
+	}
+	got := rerank(ranked, "fix the flaky test", day(20))
+	var order []string
+	for _, r := range got {
+		order = append(order, r.h.Path)
+	}
+	if want := []string{"incident.md", "same_day.md", "elsewhere.md", "undated.md"}; !slices.Equal(order, want) {
+		t.Errorf("order %v, want %v", order, want)
+	}
+	// 14 of the head's 21 on the 3rd: 1 + 2·14/21.
+	if f := got[1].factors.day; math.Abs(f-(1+dayBoost*14.0/21)) > 1e-9 {
+		t.Errorf("same-day factor %v, want %v", f, 1+dayBoost*14.0/21)
+	}
+	if f := got[3].factors.day; f != 1 {
+		t.Errorf("undated memory's factor %v, want 1", f)
+	}
+
+	spread := []rankedMemory{mem("a.md", 10, day(1)), mem("b.md", 6, day(2)), mem("c.md", 5, day(3))}
+	got = rerank(spread, "fix the flaky test", day(20))
+	for i, want := range []string{"a.md", "b.md", "c.md"} {
+		if got[i].h.Path != want {
+			t.Errorf("spread head: %d is %s, want %s", i, got[i].h.Path, want)
 		}
 	}
 }

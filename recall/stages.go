@@ -103,7 +103,7 @@ type pick struct {
 // scored returns the score m was ranked by, with its parts: the fused
 // score when vectors were fused, else the lexical one re-scored.
 func (r *run) scored(m rankedMemory) (float64, *ScoreParts) {
-	parts := &ScoreParts{Lexical: m.lex.Score, AnswerType: m.factors.answerType, Date: m.factors.date}
+	parts := &ScoreParts{Lexical: m.lex.Score, AnswerType: m.factors.answerType, Date: m.factors.date, Day: m.factors.day}
 	if r.semantic == nil {
 		return m.score, parts
 	}
