@@ -48,6 +48,13 @@
 // with k1 = 1.2, b = 0.75 and field weights 3 (name), 2 (description) and
 // 1 (body) by default ([Options]).
 //
+// qtf(t) counts a term's repeats in the query, and a light verb (go, get,
+// make, take, come, give, put, keep and their irregular forms; be, have
+// and do are stopwords) counts half: such verbs carry a question's grammar
+// more than its topic ("when do we go to the offsite"), yet in a small
+// index of short documents they are rare enough for BM25 to weigh them
+// like the words the question is about.
+//
 // A query term that no document holds is first mended where it can be,
 // as a reader would: a misspelt word becomes the term one edit away (a
 // letter deleted, inserted or replaced, two swapped; each variant stemmed)

@@ -164,6 +164,7 @@ func (x *Index) parseQuery(s *searchScratch, query string) {
 		s.query = append(s.query, q)
 	})
 	x.correct(s)
+	weighLightVerbs(s)
 	if x.opts.GlossaryWeight <= 0 {
 		return
 	}
