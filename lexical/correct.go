@@ -10,7 +10,8 @@ const minCorrectLen = 5
 // documents use ("fesitval" as "festival", "recieve" as "receiv"), or, when
 // there is none, a word written as one that the documents write as two
 // ("ratelimiter" as "rate" and "limiter"). Only a term of plain ASCII letters at
-// least minCorrectLen long is mended, and only into terms that some
+// least minCorrectLen long is mended, its first letter kept, and only into
+// terms that some
 // document holds and the query does not hold already; a term it cannot
 // mend stays as it is, absent from every document (see Hit.Coverage).
 //
@@ -44,7 +45,9 @@ func (x *Index) correct(s *searchScratch) {
 // nearestTerm returns the term one edit (a letter deleted, inserted or
 // replaced, or two neighbours swapped) from w, stemmed, that the most
 // documents hold and the query does not, the first in byte order of those
-// as frequent.
+// as frequent. The first letter is kept: misspellings seldom start wrong,
+// and a word absent from the index is more often a real one ("right")
+// than a typo of its neighbour with another first letter ("light").
 func (x *Index) nearestTerm(s *searchScratch, w string) (uint32, bool) {
 	var best uint32
 	var bestDF int32
@@ -62,16 +65,16 @@ func (x *Index) nearestTerm(s *searchScratch, w string) (uint32, bool) {
 		}
 	}
 	b := s.edit[:0]
-	for j := 0; j < len(w); j++ { // deletions
+	for j := 1; j < len(w); j++ { // deletions
 		b = append(append(b[:0], w[:j]...), w[j+1:]...)
 		try(b)
 	}
-	for j := 0; j+1 < len(w); j++ { // swaps
+	for j := 1; j+1 < len(w); j++ { // swaps
 		b = append(b[:0], w...)
 		b[j], b[j+1] = b[j+1], b[j]
 		try(b)
 	}
-	for j := 0; j < len(w); j++ { // replacements
+	for j := 1; j < len(w); j++ { // replacements
 		for c := byte('a'); c <= 'z'; c++ {
 			if c != w[j] {
 				b = append(b[:0], w...)
@@ -80,7 +83,7 @@ func (x *Index) nearestTerm(s *searchScratch, w string) (uint32, bool) {
 			}
 		}
 	}
-	for j := 0; j <= len(w); j++ { // insertions
+	for j := 1; j <= len(w); j++ { // insertions
 		for c := byte('a'); c <= 'z'; c++ {
 			b = append(append(append(b[:0], w[:j]...), c), w[j:]...)
 			try(b)

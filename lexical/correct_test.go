@@ -13,6 +13,7 @@ var correctDocs = []lexical.Doc{
 	{ID: "education.md", Name: "education-budget", Description: "The team's education budget covers one conference a year", Body: "Ask before booking."},
 	{ID: "kid.md", Name: "kid-school", Description: "The kid starts school in May", Body: "School starts."},
 	{ID: "other.md", Name: "other", Description: "Nothing to do with any of it", Body: "Coffee and tea."},
+	{ID: "lamp.md", Name: "lamp", Description: "The night light in the hall is broken", Body: "A new bulb."},
 }
 
 // TestSearchCorrectsUnknownTerms checks that a query term no document
@@ -33,7 +34,8 @@ func TestSearchCorrectsUnknownTerms(t *testing.T) {
 		{"when was the fesitval?", "festival.md", []string{"festival"}},                // two letters swapped
 		{"the eduction budget", "education.md", []string{"educat", "budget"}},          // a missing one, met through the stem
 		{"where is the ratelimiter config", "limiter.md", []string{"rate", "limiter"}}, // one word for two
-		{"the kidd", "", nil}, // too short to mend
+		{"the kidd", "", nil},   // too short to mend
+		{"turn right", "", nil}, // not "light": the first letter is kept
 		{"the jazz festival, or festivl?", "festival.md", []string{"jazz", "festival"}}, // its mend is typed already
 	}
 	for name, x := range map[string]*lexical.Index{"in memory": mem, "loaded": seg} {
