@@ -954,6 +954,26 @@ func (x *Index) has(p string) bool {
 	return ok && !x.badAt(i)
 }
 
+// countModified returns, for each span [from, to) of Unix nanoseconds, how
+// many searchable memories were last modified within it.
+func (x *Index) countModified(spans [][2]int64) []int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	out := make([]int, len(spans))
+	for i := range x.files {
+		f := &x.files[i]
+		if f.bad {
+			continue
+		}
+		for j, sp := range spans {
+			if sp[0] <= f.stamp.MTime && f.stamp.MTime < sp[1] {
+				out[j]++
+			}
+		}
+	}
+	return out
+}
+
 // Headers returns every indexed memory, newest first, like a scan.
 func (x *Index) Headers() []memdir.Header {
 	x.mu.Lock()

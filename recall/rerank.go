@@ -54,8 +54,10 @@ func parseCues(query string, now time.Time) queryCues {
 
 // rerank re-scores the leading hits of ranked (in lexical order) by the
 // query's cues and returns them re-sorted, the tail unchanged; each
-// memory's factors are kept with it.
-func rerank(ranked []rankedMemory, query string, now time.Time) []rankedMemory {
+// memory's factors are kept with it. count says how many memories of the
+// directory were last modified within each of some spans of Unix
+// nanoseconds (see dayFactors).
+func rerank(ranked []rankedMemory, query string, now time.Time, count func(spans [][2]int64) []int) []rankedMemory {
 	if len(ranked) < 2 {
 		return ranked
 	}
@@ -66,7 +68,7 @@ func rerank(ranked []rankedMemory, query string, now time.Time) []rankedMemory {
 		r.factors = cues.factors(r)
 		r.score = r.lex.Score * r.factors.product()
 	}
-	dayFactors(head)
+	dayFactors(head, count)
 	slices.SortStableFunc(head, func(a, b rankedMemory) int { return cmp.Compare(b.score, a.score) })
 	for i := range head {
 		head[i].lexRank = i + 1
@@ -75,9 +77,11 @@ func rerank(ranked []rankedMemory, query string, now time.Time) []rankedMemory {
 }
 
 // dayFactors multiplies the score of each memory of head by its day
-// factor, 1 + dayBoost·share: share is the part of the head's total score
-// held by the memories last modified on the same day as it (itself
-// included), 0 for a memory without a time.
+// factor, 1 + dayBoost·share·min(1, h/n): share is the part of the head's
+// total score held by the memories last modified on the same day as it
+// (itself included), h the head's size and n how many memories of the
+// directory were last modified that day (count gives it); 1 for a memory
+// without a time.
 //
 // It is pseudo-relevance feedback on time. What was written on one day
 // is often one episode (a session's memories: a conversation, an
@@ -87,8 +91,11 @@ func rerank(ranked []rankedMemory, query string, now time.Time) []rankedMemory {
 // one day, that day's memories are lifted together; when it is spread
 // over many days, as for a question no one episode answers, each share
 // is small and the order barely moves. A factor, not an addition: a
-// memory lifted still needs words of its own to rise.
-func dayFactors(head []rankedMemory) {
+// memory lifted still needs words of its own to rise. A day that holds
+// more memories than the head (a bulk import, a fresh clone, a thousand
+// notes written by a script) can fill the head by chance alone, so its
+// share counts h/n of itself.
+func dayFactors(head []rankedMemory, count func(spans [][2]int64) []int) {
 	var total float64
 	for i := range head {
 		total += head[i].score
@@ -96,23 +103,50 @@ func dayFactors(head []rankedMemory) {
 	if total <= 0 {
 		return
 	}
+	// The head's days, each as a span, and the share of each memory's.
+	var spans [][2]int64
+	dayOf := make([]int, len(head))
 	share := make([]float64, len(head))
 	for i := range head {
-		if head[i].h.ModTime.IsZero() {
+		dayOf[i] = -1
+		t := head[i].h.ModTime
+		if t.IsZero() {
 			continue
 		}
-		y, m, d := head[i].h.ModTime.Date()
+		y, m, d := t.Date()
+		from := time.Date(y, m, d, 0, 0, 0, 0, t.Location())
+		sp := [2]int64{from.UnixNano(), from.AddDate(0, 0, 1).UnixNano()}
+		for j, s := range spans {
+			if s == sp {
+				dayOf[i] = j
+			}
+		}
+		if dayOf[i] < 0 {
+			dayOf[i] = len(spans)
+			spans = append(spans, sp)
+		}
+	}
+	for i := range head {
 		for j := range head {
-			if y2, m2, d2 := head[j].h.ModTime.Date(); y2 == y && m2 == m && d2 == d && !head[j].h.ModTime.IsZero() {
+			if dayOf[i] >= 0 && dayOf[j] == dayOf[i] {
 				share[i] += head[j].score
 			}
 		}
 	}
+	if len(spans) == 0 {
+		return
+	}
+	n := count(spans)
 	for i := range head {
-		if share[i] > 0 {
-			head[i].factors.day = 1 + dayBoost*share[i]/total
-			head[i].score *= head[i].factors.day
+		if dayOf[i] < 0 || share[i] <= 0 {
+			continue
 		}
+		specific := 1.0
+		if c := n[dayOf[i]]; c > len(head) {
+			specific = float64(len(head)) / float64(c)
+		}
+		head[i].factors.day = 1 + dayBoost*share[i]/total*specific
+		head[i].score *= head[i].factors.day
 	}
 }
 

@@ -73,8 +73,8 @@ func TestAnchored(t *testing.T) {
 
 // TestDayFactors checks the feedback on time: of two memories that score
 // the same, the one written on the day the head's weight lies on rises
-// above the other, and a head spread over as many days as memories keeps
-// its order.
+// above the other, unless that day holds more memories than the head, and
+// a head spread over as many days as memories keeps its order.
 func TestDayFactors(t *testing.T) {
 	t.Parallel()
 	day := func(d int) time.Time { return time.Date(2026, 5, d, 12, 0, 0, 0, time.UTC) }
@@ -87,7 +87,8 @@ func TestDayFactors(t *testing.T) {
 		mem("same_day.md", 4, day(3)),
 		mem("undated.md", 3, time.Time{}),
 	}
-	got := rerank(ranked, "fix the flaky test", day(20))
+	few := func(spans [][2]int64) []int { return make([]int, len(spans)) }
+	got := rerank(ranked, "fix the flaky test", day(20), few)
 	var order []string
 	for _, r := range got {
 		order = append(order, r.h.Path)
@@ -103,8 +104,32 @@ func TestDayFactors(t *testing.T) {
 		t.Errorf("undated memory's factor %v, want 1", f)
 	}
 
+	// A day that holds a thousand memories (a bulk import) says little:
+	// its share counts 4/1000 of itself, and the order stands.
+	bulk := []rankedMemory{
+		mem("imported_1.md", 10, day(3)),
+		mem("real.md", 5, day(9)),
+		mem("imported_2.md", 4, day(3)),
+		mem("imported_3.md", 4, day(3)),
+	}
+	onBulkDay := func(spans [][2]int64) []int {
+		out := make([]int, len(spans))
+		for i, sp := range spans {
+			if sp[0] == time.Date(2026, 5, 3, 0, 0, 0, 0, time.UTC).UnixNano() {
+				out[i] = 1000
+			} else {
+				out[i] = 1
+			}
+		}
+		return out
+	}
+	got = rerank(bulk, "fix the flaky test", day(20), onBulkDay)
+	if got[1].h.Path != "real.md" {
+		t.Errorf("bulk day: second is %s, want real.md", got[1].h.Path)
+	}
+
 	spread := []rankedMemory{mem("a.md", 10, day(1)), mem("b.md", 6, day(2)), mem("c.md", 5, day(3))}
-	got = rerank(spread, "fix the flaky test", day(20))
+	got = rerank(spread, "fix the flaky test", day(20), few)
 	for i, want := range []string{"a.md", "b.md", "c.md"} {
 		if got[i].h.Path != want {
 			t.Errorf("spread head: %d is %s, want %s", i, got[i].h.Path, want)

@@ -249,7 +249,7 @@ func (r *run) rank(ctx context.Context) error {
 		}
 		r.k *= 4
 	}
-	r.ranked = rerank(r.ranked, r.query, r.o.Now())
+	r.ranked = rerank(r.ranked, r.query, r.o.Now(), r.idx.countModified)
 	// The memories to fill the rest of the manifest with, newest first:
 	// the newest suffice for Claude Code's budget or less; a larger one
 	// may take any memory.
