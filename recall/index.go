@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -954,21 +955,27 @@ func (x *Index) has(p string) bool {
 	return ok && !x.badAt(i)
 }
 
-// countModified returns, for each span [from, to) of Unix nanoseconds, how
-// many searchable memories were last modified within it.
+// countModified returns, for each of some disjoint spans [from, to) of
+// Unix nanoseconds, how many searchable memories were last modified
+// within it: one pass over the stamps, a binary search each.
 func (x *Index) countModified(spans [][2]int64) []int {
+	order := make([]int, len(spans))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(spans[a][0], spans[b][0]) })
+	out := make([]int, len(spans))
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	out := make([]int, len(spans))
 	for i := range x.files {
 		f := &x.files[i]
 		if f.bad {
 			continue
 		}
-		for j, sp := range spans {
-			if sp[0] <= f.stamp.MTime && f.stamp.MTime < sp[1] {
-				out[j]++
-			}
+		// The last span starting at or before the stamp.
+		k := sort.Search(len(order), func(k int) bool { return spans[order[k]][0] > f.stamp.MTime }) - 1
+		if k >= 0 && f.stamp.MTime < spans[order[k]][1] {
+			out[order[k]]++
 		}
 	}
 	return out

@@ -1,7 +1,11 @@
 package recall
 
 import (
+	"context"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -134,5 +138,34 @@ func TestDayFactors(t *testing.T) {
 		if got[i].h.Path != want {
 			t.Errorf("spread head: %d is %s, want %s", i, got[i].h.Path, want)
 		}
+	}
+}
+
+// TestCountModified checks the day counts the day factor discounts by.
+func TestCountModified(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	days := []int{3, 3, 3, 4, 9}
+	for i, dd := range days {
+		p := filepath.Join(dir, fmt.Sprintf("m%d.md", i))
+		if err := os.WriteFile(p, []byte("---\nname: m\ndescription: a memory\ntype: user\n---\nbody\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mt := time.Date(2026, 5, dd, 10+i, 0, 0, 0, time.UTC)
+		if err := os.Chtimes(p, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x := NewIndex(dir, nil)
+	if _, err := x.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	span := func(dd int) [2]int64 {
+		from := time.Date(2026, 5, dd, 0, 0, 0, 0, time.UTC)
+		return [2]int64{from.UnixNano(), from.AddDate(0, 0, 1).UnixNano()}
+	}
+	got := x.countModified([][2]int64{span(9), span(3), span(5), span(4)})
+	if want := []int{1, 3, 0, 1}; !slices.Equal(got, want) {
+		t.Errorf("counts %v, want %v", got, want)
 	}
 }
