@@ -18,7 +18,9 @@ const minCorrectLen = 5
 // A term found in no document adds nothing to any score, so correcting it
 // can only let the query reach documents it missed; the edited variants
 // are stemmed like any word, so "eduction" meets "education" through its
-// stem.
+// stem. A mend is a guess: it scores, but Coverage, which judges whether
+// the index answers the query at all, still counts the term as typed and
+// absent (see queryTerm.mended).
 func (x *Index) correct(s *searchScratch) {
 	n := float64(x.numDocs())
 	for i, nq := 0, len(s.query); i < nq; i++ {
@@ -28,7 +30,7 @@ func (x *Index) correct(s *searchScratch) {
 		}
 		if id, ok := x.nearestTerm(s, q.text); ok {
 			q.text, q.id, q.df = x.termText(id), id, x.docFreq(id)
-			q.idf = idf(n, float64(q.df))
+			q.idf, q.mended = idf(n, float64(q.df)), true
 			continue
 		}
 		a, b, ok := x.splitTerm(s, q.text)
@@ -37,8 +39,9 @@ func (x *Index) correct(s *searchScratch) {
 		}
 		w := q.weight
 		q.text, q.id, q.df = x.termText(a), a, x.docFreq(a)
-		q.idf = idf(n, float64(q.df))
-		s.query = append(s.query, queryTerm{text: x.termText(b), id: b, df: x.docFreq(b), idf: idf(n, float64(x.docFreq(b))), weight: w})
+		q.idf, q.mended = idf(n, float64(q.df)), true
+		// The typed word counts once in the denominators, by the first half.
+		s.query = append(s.query, queryTerm{text: x.termText(b), id: b, df: x.docFreq(b), idf: idf(n, float64(x.docFreq(b))), weight: w, mended: true, secondHalf: true})
 	}
 }
 

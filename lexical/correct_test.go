@@ -56,6 +56,11 @@ func TestSearchCorrectsUnknownTerms(t *testing.T) {
 			}
 		}
 	}
+	// A mend scores but covers nothing: whether the index answers the
+	// query at all is judged on the words as typed.
+	if hits := mem.Search("fesitval", 1); len(hits) != 1 || hits[0].ID != "festival.md" || hits[0].Coverage != 0 {
+		t.Errorf("a mended term alone: hits %v, want festival.md with coverage 0", hits)
+	}
 	// The term left unmended still counts as one no document holds.
 	if hits := mem.Search("jazz festival festivl", 1); len(hits) == 0 || hits[0].Coverage > 0.9 {
 		t.Errorf("unmended term: hits %v, want coverage below 0.9", hits)

@@ -60,15 +60,18 @@
 // (a letter deleted, inserted or replaced, two swapped; each variant
 // stemmed) that the most documents hold, "fesitval" as "festival" and
 // "eduction" as "educat"; failing that, a word the documents write as two
-// becomes the two, "ratelimiter" as "rate" and "limiter". Only terms of five
-// ASCII letters or more are mended, never in their first letter (so "right"
-// does not become "light"), and only into terms the query does not already
-// hold; one that cannot be mended stays absent from every document (see
-// Coverage below). Such a term adds nothing to any score; mended, it
+// becomes the two, "ratelimiter" as "rate" and "limiter". Only terms of
+// five ASCII letters or more are mended, never in their first letter (so
+// "right" does not become "light"), and only into terms the query does not
+// already hold; one that cannot be mended stays absent from every document
+// (see Coverage below). Such a term adds nothing to any score; mended, it
 // reaches the documents it was meant for, or, where the guess is wrong
-// ("child" as "chili" in an index without children), a few it was not. It
-// costs a few hundred dictionary probes per unknown term, about 50 µs in a
-// loaded index of 20,000 documents.
+// ("child" as "chili" in an index without children), a few it was not. A
+// mend is a guess, so it scores but covers nothing: Coverage counts the
+// term as typed, absent from every document, and the "nothing relevant"
+// judgement below rests on the words the user wrote. It costs a few hundred
+// dictionary probes per unknown term, about 50 µs in a loaded index of
+// 20,000 documents.
 //
 // Pseudo-relevance feedback then expands the query: the terms that weigh
 // most in the best two documents of this first pass (by idf × saturated

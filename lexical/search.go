@@ -48,6 +48,12 @@ type queryTerm struct {
 	idf    float64
 	weight float64 // repeats in the query, or the feedback weight
 	added  bool    // added by feedback, not typed by the user
+	// mended is set on a term that stands for one no document holds
+	// (see correct): it scores, but counts in Norm's and Coverage's
+	// denominators as the term typed, absent from every document, and in
+	// no numerator of Coverage; secondHalf is set on the second of the
+	// two terms a split word is mended into, which the first counts for.
+	mended, secondHalf bool
 }
 
 type scored struct {
@@ -83,6 +89,12 @@ func (x *Index) Search(query string, k int) []Hit {
 			// not words ("的压", "果在"); one absent from every document is
 			// far more likely such an artefact than an unknown concept.
 			w *= unseenCJKWeight
+		}
+		if q.mended {
+			if !q.secondHalf {
+				maxScore += idf(float64(x.numDocs()), 1) * w
+			}
+			continue
 		}
 		maxScore += q.idf * w
 	}
@@ -248,7 +260,9 @@ func (x *Index) accumulate(s *searchScratch, query []queryTerm, sc *scorer) {
 			a.score += v
 			if !q.added {
 				a.orig += v
-				a.cov += c
+				if !q.mended {
+					a.cov += c
+				}
 				a.match++
 			}
 		}
