@@ -262,9 +262,15 @@ func isPlainSafe(s string) bool {
 	if strings.Contains(s, ": ") || strings.Contains(s, " #") || strings.HasSuffix(s, ":") {
 		return false
 	}
-	switch strings.ToLower(s) {
-	case "null", "~", "true", "false", "yes", "no", "on", "off", "y", "n", ".nan", ".inf", "-.inf", "+.inf":
-		return false
+	// YAML's words for null, booleans and special floats, in any case: none
+	// is longer than 5 bytes, so a longer value (most descriptions) is
+	// neither lowered nor copied.
+	if len(s) <= 5 {
+		for _, w := range [...]string{"null", "~", "true", "false", "yes", "no", "on", "off", "y", "n", ".nan", ".inf", "-.inf", "+.inf"} {
+			if strings.EqualFold(s, w) {
+				return false
+			}
+		}
 	}
 	// Anything that starts like a number could resolve to an int, float or
 	// timestamp.

@@ -253,6 +253,25 @@ func TestSimpleFrontmatterQuotedValues(t *testing.T) {
 			t.Errorf("%s: the simple parser took it; it must go to YAML", v)
 		}
 	}
+	// YAML's words for null, booleans and floats, in any case, resolve to
+	// other types: YAML reads them. Longer values that merely start like
+	// one are plain strings.
+	for _, v := range []string{"null", "Null", "NULL", "~", "true", "True", "FALSE", "yes", "Yes", "no", "NO", "on", "On", "off", "OFF", "y", "Y", "n", "N", ".nan", ".NaN", ".inf", ".Inf", "-.inf", "+.INF"} {
+		if _, ok := parseSimpleFrontmatter("description: " + v + "\n"); ok {
+			t.Errorf("%s: the simple parser took it; it must go to YAML", v)
+		}
+	}
+	for _, v := range []string{"nullable field", "True story of the deploy", "Yesterday's outage", "Offline mode", "none"} {
+		src := "description: " + v + "\n"
+		fast, ok := parseSimpleFrontmatter(src)
+		if !ok {
+			t.Errorf("%s: not read by the simple parser", v)
+			continue
+		}
+		if got := mapGet(fast, "description").Value; got != v {
+			t.Errorf("%s: read as %q", v, got)
+		}
+	}
 }
 
 // TestParsedTypeKeepsNoText checks that a parsed type is the package's
