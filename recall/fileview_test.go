@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -77,6 +78,17 @@ func TestWarmIndexReadsTheTableInPlace(t *testing.T) {
 		}
 		if d := cmp.Diff([]any{wantNewest, wantTotal, wantPaths, wantKeys}, []any{newest, total, paths, keys}); d != "" {
 			t.Fatalf("%s: newest or vector keys differ from a rebuild:\n%s", step, d)
+		}
+		// Memories by the span of their modification time, as the day
+		// factor counts them: two spans that split the directory.
+		lo, hi := ref.files[0].stamp.MTime, ref.files[0].stamp.MTime
+		for i := range ref.files {
+			lo, hi = min(lo, ref.files[i].stamp.MTime), max(hi, ref.files[i].stamp.MTime)
+		}
+		mid := lo + (hi-lo)/2
+		spans := [][2]int64{{mid, hi + 1}, {lo, mid}}
+		if got, want := x.countModified(spans), ref.countModified(spans); !slices.Equal(got, want) || want[0]+want[1] != ref.searchable() {
+			t.Fatalf("%s: memories by time span %v, a rebuild's %v of %d", step, got, want, ref.searchable())
 		}
 		// A session's surfaced memories left out: found by position in
 		// the view, or, when one is no longer indexed, by the set.

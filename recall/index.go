@@ -967,14 +967,16 @@ func (x *Index) countModified(spans [][2]int64) []int {
 	out := make([]int, len(spans))
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	for i := range x.files {
-		f := &x.files[i]
-		if f.bad {
+	// By the accessors, so that a table read in place (a warm process's)
+	// counts as one that was copied: it has no records in x.files.
+	for i := range x.nfiles() {
+		if x.badAt(i) {
 			continue
 		}
+		s, _ := x.metaAt(i)
 		// The last span starting at or before the stamp.
-		k := sort.Search(len(order), func(k int) bool { return spans[order[k]][0] > f.stamp.MTime }) - 1
-		if k >= 0 && f.stamp.MTime < spans[order[k]][1] {
+		k := sort.Search(len(order), func(k int) bool { return spans[order[k]][0] > s.MTime }) - 1
+		if k >= 0 && s.MTime < spans[order[k]][1] {
 			out[order[k]]++
 		}
 	}
