@@ -7,7 +7,7 @@ const minCorrectLen = 5
 
 // correct mends the query's terms that no document holds, in place, the
 // way a reader would: a misspelt word as the word one edit away that the
-// documents use ("fesitval" as "festival", "recieve" as "receiv"), or, when
+// documents use ("fesitval" as "festival", "seperate" as "separat"), or, when
 // there is none, a word written as one that the documents write as two
 // ("ratelimiter" as "rate" and "limiter"). Only a term of plain ASCII letters at
 // least minCorrectLen long is mended, its first letter kept, and only into
