@@ -959,24 +959,37 @@ func (x *Index) has(p string) bool {
 // Unix nanoseconds, how many searchable memories were last modified
 // within it: one pass over the stamps, a binary search each.
 func (x *Index) countModified(spans [][2]int64) []int {
+	out := make([]int, len(spans))
+	if len(spans) == 0 {
+		return out
+	}
 	order := make([]int, len(spans))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(spans[a][0], spans[b][0]) })
-	out := make([]int, len(spans))
+	starts := make([]int64, len(order))
+	lo, hi := spans[order[0]][0], spans[order[0]][1]
+	for k, i := range order {
+		starts[k] = spans[i][0]
+		hi = max(hi, spans[i][1])
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	// By the accessors, so that a table read in place (a warm process's)
 	// counts as one that was copied: it has no records in x.files.
 	for i := range x.nfiles() {
-		if x.badAt(i) {
-			continue
+		s, fl := x.metaAt(i)
+		t := s.MTime
+		if t < lo || t >= hi || fl&flagBad != 0 {
+			continue // most memories are of other days than the head's
 		}
-		s, _ := x.metaAt(i)
 		// The last span starting at or before the stamp.
-		k := sort.Search(len(order), func(k int) bool { return spans[order[k]][0] > s.MTime }) - 1
-		if k >= 0 && s.MTime < spans[order[k]][1] {
+		k, found := slices.BinarySearch(starts, t)
+		if !found {
+			k--
+		}
+		if k >= 0 && t < spans[order[k]][1] {
 			out[order[k]]++
 		}
 	}
