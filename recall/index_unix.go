@@ -50,12 +50,14 @@ func mapFile(path string) ([]byte, error) {
 	if fi.Size() == 0 || fi.Size() > 1<<40 {
 		return nil, os.ErrInvalid
 	}
-	data, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
-	if err == nil {
-		// A query reads scattered entries: do not read ahead around them.
-		unix.Madvise(data, unix.MADV_RANDOM)
-	}
-	return data, err
+	// Not advised for random access: that stops the kernel reading ahead,
+	// and where the index has left the page cache (the machine did other
+	// work between two prompts) each 4 KiB page touched was then a read
+	// of its own: 5,500 major faults and 0.2 s of system CPU for a hook at
+	// 100,000 memories, against 16 faults and 0.07 s with read-ahead.
+	// Read-ahead fills the page cache, not the process: a fault maps the
+	// pages around it whatever the advice (see framed.File.ReadAt).
+	return unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
 }
 
 // unmapFile undoes mapFile, for a caller that keeps nothing pointing into
@@ -68,9 +70,5 @@ func mapOpen(f *os.File, size int) ([]byte, error) {
 	if size <= 0 {
 		return nil, os.ErrInvalid
 	}
-	data, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
-	if err == nil {
-		unix.Madvise(data, unix.MADV_RANDOM)
-	}
-	return data, err
+	return unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
 }

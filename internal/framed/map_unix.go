@@ -8,10 +8,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mapFile maps the regular file path read-only, advised for random access:
-// the files mapped are searched in place, a few pages at a time, and
-// reading ahead around those pages would only fill memory. The file stays
-// open, for File.ReadAt, until unmap.
+// mapFile maps the regular file path read-only, with the kernel's default
+// read-ahead: advised for random access, a file out of the page cache was
+// read a 4 KiB page per fault (a hybrid prompt's scan of 15 MB of sketches,
+// 3,750 reads), and read-ahead fills the page cache, not the process (a
+// fault maps the pages around it whatever the advice). The file stays open,
+// for File.ReadAt, until unmap.
 func mapFile(path string) ([]byte, *os.File, func(), error) {
 	f, size, err := openRegular(path)
 	if err != nil {
@@ -26,6 +28,5 @@ func mapFile(path string) ([]byte, *os.File, func(), error) {
 		f.Close()
 		return nil, nil, nil, err
 	}
-	unix.Madvise(data, unix.MADV_RANDOM)
 	return data, f, func() { unix.Munmap(data); f.Close() }, nil
 }

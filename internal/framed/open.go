@@ -13,8 +13,8 @@ import (
 
 // Open maps the file at path read-only (reads it into 8-byte aligned memory
 // where mapping is not available) and parses it as [Format.Parse] does.
-// The mapping is advised for random access, as the files mapped are
-// searched in place. It lasts until [File.Close]; a caller that hands out
+// The files mapped are searched in place; the kernel reads ahead as it
+// would for any mapping (see mapFile). It lasts until [File.Close]; a caller that hands out
 // views of it for as long as the process runs never closes it. Writers
 // replace framed files by rename, so a mapped file never changes under its
 // reader. Errors name the file.
