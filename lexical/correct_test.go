@@ -65,4 +65,13 @@ func TestSearchCorrectsUnknownTerms(t *testing.T) {
 	if hits := mem.Search("jazz festival festivl", 1); len(hits) == 0 || hits[0].Coverage > 0.9 {
 		t.Errorf("unmended term: hits %v, want coverage below 0.9", hits)
 	}
+	// A query full of unknown words (a pasted log) tries only its first
+	// four: a typo past them is left as typed.
+	noise := "qwxzvb plmokn zzyzxq vbnmqw"
+	if hits := mem.Search(noise+" fesitval", 1); len(hits) != 0 {
+		t.Errorf("a typo after four unknown words: hits %v, want none", hits)
+	}
+	if hits := mem.Search("qwxzvb plmokn zzyzxq fesitval vbnmqw", 1); len(hits) != 1 || hits[0].ID != "festival.md" {
+		t.Errorf("a typo among the first four unknown words: hits %v, want festival.md", hits)
+	}
 }

@@ -61,7 +61,8 @@
 // stemmed) that the most documents hold, "fesitval" as "festival" and
 // "eduction" as "educat"; failing that, a word the documents write as two
 // becomes the two, "ratelimiter" as "rate" and "limiter". Only terms of
-// five ASCII letters or more are mended, never in their first letter (so
+// five ASCII letters or more are mended (the first four such of a query:
+// a pasted log can hold hundreds), never in their first letter (so
 // "right" does not become "light"), and only into terms the query does not
 // already hold; one that cannot be mended stays absent from every document
 // (see Coverage below). Such a term adds nothing to any score; mended, it
