@@ -957,7 +957,8 @@ func (x *Index) has(p string) bool {
 
 // countModified returns, for each of some disjoint spans [from, to) of
 // Unix nanoseconds, how many searchable memories were last modified
-// within it: one pass over the stamps, a binary search each.
+// within it: one pass over the stamps, a binary search for each stamp
+// within the spans' range.
 func (x *Index) countModified(spans [][2]int64) []int {
 	out := make([]int, len(spans))
 	if len(spans) == 0 {

@@ -103,10 +103,10 @@ func dayFactors(head []rankedMemory, count func(spans [][2]int64) []int) {
 	if total <= 0 {
 		return
 	}
-	// The head's days, each as a span, and the share of each memory's.
+	// The head's days, each as a span, and the head's score on each.
 	var spans [][2]int64
+	var dayScore []float64
 	dayOf := make([]int, len(head))
-	share := make([]float64, len(head))
 	for i := range head {
 		dayOf[i] = -1
 		t := head[i].h.ModTime
@@ -124,28 +124,23 @@ func dayFactors(head []rankedMemory, count func(spans [][2]int64) []int) {
 		if dayOf[i] < 0 {
 			dayOf[i] = len(spans)
 			spans = append(spans, sp)
+			dayScore = append(dayScore, 0)
 		}
-	}
-	for i := range head {
-		for j := range head {
-			if dayOf[i] >= 0 && dayOf[j] == dayOf[i] {
-				share[i] += head[j].score
-			}
-		}
+		dayScore[dayOf[i]] += head[i].score
 	}
 	if len(spans) == 0 {
 		return
 	}
 	n := count(spans)
 	for i := range head {
-		if dayOf[i] < 0 || share[i] <= 0 {
+		if dayOf[i] < 0 || dayScore[dayOf[i]] <= 0 {
 			continue
 		}
 		specific := 1.0
 		if c := n[dayOf[i]]; c > len(head) {
 			specific = float64(len(head)) / float64(c)
 		}
-		head[i].factors.day = 1 + dayBoost*share[i]/total*specific
+		head[i].factors.day = 1 + dayBoost*dayScore[dayOf[i]]/total*specific
 		head[i].score *= head[i].factors.day
 	}
 }
