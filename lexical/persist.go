@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -615,7 +616,7 @@ func (x *Index) marshal(b []byte) ([]byte, error) {
 		st.PostN = uint32(len(ps))
 		st.PostCRC = termCRC(x.termText(ot), ps)
 		st.TextCRC = textCRC(x.termText(ot), st.Numeric)
-		if len(postings) > 1<<32-1 || len(blob) > 1<<32-1 {
+		if uint64(len(postings)) > math.MaxUint32 || uint64(len(blob)) > math.MaxUint32 {
 			return nil, errors.New("lexical: index too large to persist")
 		}
 	}

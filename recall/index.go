@@ -12,6 +12,7 @@ import (
 	"hash/maphash"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -1559,7 +1560,7 @@ func (x *Index) marshalHead() ([]byte, recallDiskHeader, error) {
 			dds[i].Flags = flagRacy
 		}
 	}
-	if len(blob) > 1<<32-1 {
+	if uint64(len(blob)) > math.MaxUint32 {
 		return nil, h, errors.New("recall index too large")
 	}
 	out := make([]byte, unsafe.Sizeof(h))

@@ -34,7 +34,7 @@ var migrations embed.FS
 
 // migrationLock is the advisory lock key that serialises migrations
 // ("memdir" in ASCII).
-const migrationLock = 0x6d656d646972
+const migrationLock int64 = 0x6d656d646972
 
 // Options configures Open. A nil *Options means the defaults.
 type Options struct {
