@@ -7,6 +7,9 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/memdir/memdir/internal/framed"
+	"github.com/memdir/memdir/internal/prefault"
 )
 
 // searchScratch holds per-search buffers, pooled so that a search allocates
@@ -38,6 +41,23 @@ type docAcc struct {
 	cov   float64 // IDF weight of the query terms present
 	match uint16  // how many of the query's own terms it holds
 	seen  bool    // touched by this search
+}
+
+// denseQuery reports whether the query's terms hold enough postings, n
+// documents in all, to touch nearly every page of a fresh accumulator:
+// with d postings spread over n slots, a page of p slots is left
+// untouched with a chance of about exp(-d·p/n), under 2% once d ≥ n/32
+// (p is 128 for 4 KiB pages). Then the accumulator's pages are better
+// mapped at once (prefault.Write) than faulted one by one: accumulate reads a
+// slot before writing it, so each fresh page costs two faults, a read
+// that maps the shared zero page and a write that copies it. At 100,000
+// documents that was 1,600 faults, 40% of a warm hook's, and about 4 ms.
+func denseQuery(query []queryTerm, n int) bool {
+	d := 0
+	for _, q := range query {
+		d += int(max(q.df, 0))
+	}
+	return d >= n/32
 }
 
 // queryTerm is a term of the query, or one added by feedback.
@@ -100,6 +120,9 @@ func (x *Index) Search(query string, k int) []Hit {
 	}
 	if n := x.slots(); cap(s.acc) < n {
 		s.acc = make([]docAcc, n)
+		if denseQuery(s.query, n) {
+			prefault.Write(framed.Raw(s.acc))
+		}
 	} else {
 		s.acc = s.acc[:n]
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/memdir/memdir"
 	"github.com/memdir/memdir/internal/atomicfile"
 	"github.com/memdir/memdir/internal/flock"
+	"github.com/memdir/memdir/internal/prefault"
 	"github.com/memdir/memdir/internal/safeopen"
 	"github.com/memdir/memdir/internal/statedir"
 	"github.com/memdir/memdir/lexical"
@@ -1354,6 +1355,9 @@ func (h *recallDiskHeader) crc() uint32 {
 }
 
 func tablesCRC(files []diskFile, dirs []diskDir, blob []byte, dirOff, dirLen uint32) uint32 {
+	// The table is read whole, here and by the refresh: mapped in one
+	// call, not a fault per 16 pages (160 of them at 100,000 memories).
+	prefault.Read(rawBytes(files))
 	c := crc32.Update(0, recallCRC(), rawBytes(files))
 	c = crc32.Update(c, recallCRC(), rawBytes(dirs))
 	str := func(off, n uint32) {

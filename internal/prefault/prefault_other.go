@@ -1,0 +1,5 @@
+//go:build !linux
+
+package prefault
+
+func populate([]byte, bool) bool { return false }
