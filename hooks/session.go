@@ -35,7 +35,7 @@ type Session struct {
 
 // SessionStore keeps one small JSON file per session in a directory
 // (memdir's state directory, hooks/sessions/). Files are replaced
-// atomically, and updates are merged under an flock on the directory, so
+// atomically (not synced: see Add), and updates are merged under an flock on the directory, so
 // concurrent hooks of one session, in any number of processes on one
 // machine, never lose a surfaced memory. On network filesystems flock may
 // not exclude, and a concurrent update may then be lost; the worst outcome
@@ -143,7 +143,12 @@ func (s *SessionStore) Add(ctx context.Context, id string, surfaced []string, by
 	if err != nil {
 		return nil, err
 	}
-	if err := atomicfile.WriteFile(s.Path(id), append(data, '\n'), 0o600); err != nil {
+	// Replaced atomically but not synced: the state is advisory (its loss
+	// in a power failure at worst shows a memory twice), and every prompt
+	// writes it, where two fsyncs (the file and its directory) are
+	// F_FULLFSYNC on macOS, milliseconds each. A file torn by a power
+	// failure is moved aside as <file>.corrupt above.
+	if err := atomicfile.ReplaceNoSync(s.Path(id), append(data, '\n'), 0o600); err != nil {
 		return nil, fmt.Errorf("session state: %w", err)
 	}
 	return sess, nil

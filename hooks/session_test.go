@@ -59,7 +59,9 @@ func TestSessionStore(t *testing.T) {
 func TestSessionStoreCorrupt(t *testing.T) {
 	ctx := context.Background()
 	s := NewSessionStore(t.TempDir())
-	for _, content := range []string{"{not json", `{"session_id":"other","surfaced":[]}`} {
+	// An empty file and a NUL-filled one are what a power failure can
+	// leave of a state replaced without fsync (see Add).
+	for _, content := range []string{"{not json", `{"session_id":"other","surfaced":[]}`, "", "\x00\x00\x00\x00"} {
 		if err := os.WriteFile(s.Path("s1"), []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
