@@ -361,12 +361,32 @@ func (x *Index) docFreq(id uint32) int32 {
 	}
 	var n int32
 	if int(id) < len(x.seg.dict) {
-		n = int32(x.seg.dict[id].PostN)
+		n = x.segDocFreq(id)
 	}
 	if x.ov != nil {
 		n += x.ov.df[id]
 	}
 	return n
+}
+
+// segDocFreq returns the document frequency of the segment's term id, its
+// posting count. No checksum covers the count until the posting list is
+// read, and a search reads it for terms whose lists it may never read (a
+// feedback candidate's bound): a damaged count would change the ranking
+// silently. Both writers lay the lists end to end in term order, so a
+// term's list must end where the next one's starts (the last one's at the
+// end of the postings); an entry that does not is damage.
+func (x *Index) segDocFreq(id uint32) int32 {
+	d := x.seg.dict
+	t := &d[id]
+	end := uint64(len(x.seg.postings))
+	if int(id)+1 < len(d) {
+		end = uint64(d[id+1].PostOff)
+	}
+	if uint64(t.PostOff)+uint64(t.PostN) != end {
+		x.damaged.Store(true)
+	}
+	return int32(t.PostN)
 }
 
 func (x *Index) numericTerm(id uint32) bool {

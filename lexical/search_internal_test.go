@@ -1,6 +1,10 @@
 package lexical
 
-import "testing"
+import (
+	"bytes"
+	"fmt"
+	"testing"
+)
 
 func TestDenseQuery(t *testing.T) {
 	q := func(dfs ...int32) []queryTerm {
@@ -24,6 +28,48 @@ func TestDenseQuery(t *testing.T) {
 	} {
 		if got := denseQuery(c.query, c.n); got != c.want {
 			t.Errorf("denseQuery(%v, %d) = %v, want %v", c.query, c.n, got, c.want)
+		}
+	}
+}
+
+// A damaged posting count is found when it is read, though its posting
+// list is not (see segDocFreq); a sound segment's counts all pass.
+func TestDamagedPostingCount(t *testing.T) {
+	var docs []Doc
+	for i := range 40 {
+		docs = append(docs, Doc{ID: fmt.Sprintf("m%02d.md", i), Name: fmt.Sprintf("memory %d", i),
+			Body: fmt.Sprintf("deploys go through the blue green script, step %d of the runbook; word%d", i%7, i)})
+	}
+	var out bytes.Buffer
+	if _, err := New(docs, nil).WriteTo(&out); err != nil {
+		t.Fatal(err)
+	}
+	data := alignedCopy(out.Bytes())
+	x, err := Load(data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := range x.seg.dict {
+		x.docFreq(uint32(id))
+	}
+	if x.Corrupt() {
+		t.Fatal("a sound segment's posting counts look damaged")
+	}
+	for _, k := range []int{0, len(x.seg.dict) / 2, len(x.seg.dict) - 1} {
+		for _, field := range []string{"count", "offset"} {
+			y, err := Load(alignedCopy(data), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if field == "count" {
+				y.seg.dict[k].PostN ^= 0x5a
+			} else {
+				y.seg.dict[k].PostOff ^= 1 << 3
+			}
+			y.docFreq(uint32(k))
+			if !y.Corrupt() {
+				t.Errorf("term %d with a damaged posting %s: not found damaged", k, field)
+			}
 		}
 	}
 }
