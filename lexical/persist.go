@@ -36,7 +36,8 @@ import (
 // Load, and each section; Load checks the statistics and the document
 // table. The other sections are searched in place and checked piecewise
 // instead, as they are used: each term's text and posting list, and each
-// document's term list, carry a CRC-32C of their own.
+// document's term list, carry a CRC-32C of their own, and a term's posting
+// count, read before its list, must meet the next term's offset.
 
 // segFormat is the segment's magic and version. Version 1 had a header of
 // its own before the tables; such a segment is refused like any other
