@@ -148,6 +148,11 @@ func main() {
 		for _, n := range sizeList(*promptSizes) {
 			b.prompts(n, *firstRuns)
 		}
+		for _, n := range sizeList(*promptSizes) {
+			if n >= 2000 {
+				b.promptWithDelta(n, 100)
+			}
+		}
 	}
 	if want("hybrid") {
 		for _, n := range sizeList(*hybridSizes) {
@@ -469,6 +474,49 @@ func (b *bench) prompts(n, firstRuns int) {
 	rs = b.interleave(hook(func() { check(os.RemoveAll(state)) }), version)
 	b.runs = runs
 	b.row(fmt.Sprintf("prompt first ever (no index), %d ÷ --version", n), rs[0], rs[1])
+}
+
+// promptWithDelta measures the warm prompt on n memories of which k were
+// rewritten since the index's base was written: each process replays
+// the delta file over the base (see recall/delta.go), a cost that grows
+// with the changes until the delta is merged. On a copy of the corpus,
+// with a state of its own, so that the other rows' indexes are left as
+// they were.
+func (b *bench) promptWithDelta(n, k int) {
+	dir := b.copyDir(n, fmt.Sprintf("delta-%d", n))
+	name := fmt.Sprintf("delta-%d", n)
+	state := filepath.Join(b.cache, "home-"+name, "state")
+	check(os.RemoveAll(state))
+	env := append(b.isolatedEnv(name), "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE="+dir)
+	i := 0
+	hook := b.promptHook(dir, env, &i, nil)
+	run := func() {
+		cmd := hook(0)
+		out, err := cmd.CombinedOutput()
+		check(errOut(err, out))
+	}
+	// The copy's files are all new (their change times are now): built
+	// at once, every one would be racy, re-read by the next refresh and
+	// written as a whole new base, not a delta.
+	settle()
+	run() // the base
+	for j := range k {
+		p := filepath.Join(dir, b.corpus.Memory(j*n/k, n).File)
+		data, err := os.ReadFile(p)
+		check(err)
+		check(os.WriteFile(p+".tmp", fmt.Appendf(data, "\nrewritten since the base: %d\n", j), 0o600))
+		check(os.Rename(p+".tmp", p))
+	}
+	settle() // past the racy window, so that the delta is written once
+	run()    // writes the delta
+	run()
+	idx, err := filepath.Glob(filepath.Join(state, "recall", "*.idx*"))
+	check(err)
+	for _, p := range idx {
+		check(readThrough(p))
+	}
+	rs := b.interleave(hook, command(nil, b.bin, "--version"))
+	b.row(fmt.Sprintf("prompt warm, %d of %d rewritten since the base ÷ --version", k, n), rs[0], rs[1])
 }
 
 // readThrough reads the file at path to its end, so that its pages are in
