@@ -13,7 +13,7 @@ func minorFaults(t *testing.T) int64 {
 	if err := syscall.Getrusage(syscall.RUSAGE_THREAD, &ru); err != nil {
 		t.Skip("no per-thread rusage:", err)
 	}
-	return ru.Minflt
+	return int64(ru.Minflt) // int32 on 32-bit platforms
 }
 
 // After Write, a loop that reads then writes every page of a fresh
