@@ -422,20 +422,8 @@ func (b *bench) prompts(n, firstRuns int) {
 	// below) leave parts of it on disk, and a row's first queries then
 	// fault postings in (the warm row at 100,000 read 3.0 to 5.0 on one
 	// day). The cold case has a row of its own.
-	indexFiles := func() []string {
-		idx, err := filepath.Glob(filepath.Join(state, "recall", "*.idx*"))
-		check(err)
-		return idx
-	}
-	cacheIndex := func() {
-		for _, p := range indexFiles() {
-			check(readThrough(p))
-		}
-	}
-	first := hook(nil)(0) // builds the index when there is none
-	out, err := first.CombinedOutput()
-	check(errOut(err, out))
-	cacheIndex()
+	runOnce(hook(nil)) // builds the index when there is none
+	cacheIndex(state)
 	rs := b.interleave(hook(nil), version)
 	b.row(fmt.Sprintf("prompt warm, %d ÷ --version", n), rs[0], rs[1])
 	// Later in a session: the hook leaves out the memories it surfaced
@@ -455,7 +443,7 @@ func (b *bench) prompts(n, firstRuns int) {
 	// The index out of the page cache, the binary still in it: a prompt
 	// after the machine did other work.
 	evicted := func() {
-		for _, p := range indexFiles() {
+		for _, p := range indexFiles(state) {
 			check(evictFile(p))
 		}
 	}
@@ -463,7 +451,7 @@ func (b *bench) prompts(n, firstRuns int) {
 		rs = b.interleave(hook(evicted), version)
 		b.row(fmt.Sprintf("prompt, index out of the page cache, %d ÷ --version", n), rs[0], rs[1])
 	}
-	cacheIndex()
+	cacheIndex(state)
 	rs = b.interleave(hook(rewrite), version)
 	b.row(fmt.Sprintf("prompt after 1 memory rewritten, %d ÷ --version", n), rs[0], rs[1])
 	if firstRuns <= 0 {
@@ -490,11 +478,7 @@ func (b *bench) promptWithDelta(n, k int) {
 	env := append(b.isolatedEnv(name), "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE="+dir)
 	i := 0
 	hook := b.promptHook(dir, env, &i, nil)
-	run := func() {
-		cmd := hook(0)
-		out, err := cmd.CombinedOutput()
-		check(errOut(err, out))
-	}
+	run := func() { runOnce(hook) }
 	// The copy's files are all new (their change times are now): built
 	// at once, every one would be racy, re-read by the next refresh and
 	// written as a whole new base, not a delta.
@@ -510,13 +494,32 @@ func (b *bench) promptWithDelta(n, k int) {
 	settle() // past the racy window, so that the delta is written once
 	run()    // writes the delta
 	run()
-	idx, err := filepath.Glob(filepath.Join(state, "recall", "*.idx*"))
-	check(err)
-	for _, p := range idx {
-		check(readThrough(p))
-	}
+	cacheIndex(state)
 	rs := b.interleave(hook, command(nil, b.bin, "--version"))
 	b.row(fmt.Sprintf("prompt warm, %d of %d rewritten since the base ÷ --version", k, n), rs[0], rs[1])
+}
+
+// runOnce runs the command next makes, unmeasured; a failure ends the
+// benchmark.
+func runOnce(next func(int) *exec.Cmd) {
+	out, err := next(0).CombinedOutput()
+	check(errOut(err, out))
+}
+
+// indexFiles returns the recall index files (base, delta, cursor, …)
+// under the state directory state.
+func indexFiles(state string) []string {
+	idx, err := filepath.Glob(filepath.Join(state, "recall", "*.idx*"))
+	check(err)
+	return idx
+}
+
+// cacheIndex reads the index files under state through, so that the
+// index is in the page cache.
+func cacheIndex(state string) {
+	for _, p := range indexFiles(state) {
+		check(readThrough(p))
+	}
 }
 
 // readThrough reads the file at path to its end, so that its pages are in

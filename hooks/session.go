@@ -35,9 +35,9 @@ type Session struct {
 
 // SessionStore keeps one small JSON file per session in a directory
 // (memdir's state directory, hooks/sessions/). Files are replaced
-// atomically (not synced: see Add), and updates are merged under an flock on the directory, so
-// concurrent hooks of one session, in any number of processes on one
-// machine, never lose a surfaced memory. On network filesystems flock may
+// atomically (not synced: see Add), and updates are merged under an
+// flock on the directory, so concurrent hooks of one session, in any
+// number of processes on one machine, never lose a surfaced memory. On network filesystems flock may
 // not exclude, and a concurrent update may then be lost; the worst outcome
 // is a memory shown twice.
 type SessionStore struct {
