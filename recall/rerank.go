@@ -197,15 +197,16 @@ var (
 	dayMonth  = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?([a-z]+)\.?,?(?:\s+((?:19|20)\d\d))?\b`)
 	monthDay  = regexp.MustCompile(`(?i)\b([a-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?(?:\s+((?:19|20)\d\d))?\b`)
 	monthYear = regexp.MustCompile(`(?i)\b(?:in|during|of|since|from|before|after|early|late|mid)?\s*([a-z]+)\.?,?\s+((?:19|20)\d\d)\b`)
-	inMonth   = regexp.MustCompile(`(?i)\b(?:in|during|early|late|mid|last|this|since)\s+([a-z]+)\b`)
+	inMonth   = regexp.MustCompile(`(?i)\b(?:in|during|early|late|mid|last|this|since|(?:week|weekend|beginning|start|end|middle|half|part)\s+of)\s+([a-z]+)\b`)
 	bareYear  = regexp.MustCompile(`\b((?:19|20)\d\d)\b`)
 )
 
 // namedDate returns the period an English query names, if any: a day (and
 // the week after it, as memories are often written a few days after what
 // they record), a month, or a year. A month without a year is the latest
-// such month not after now. "May" counts as a month only with a day or a
-// year beside it, or after "in".
+// such month not after now; a part of one ("the second week of November",
+// "the end of March") is read as the month. "May" counts as a month only
+// with a day or a year beside it, or after "in" (or "of", in those parts).
 func namedDate(q string, now time.Time) *dateSpan {
 	day := func(y int, m time.Month, d int) *dateSpan {
 		from := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
