@@ -1090,7 +1090,7 @@ func (c *Client) Sync(ctx context.Context) (*SyncResult, error) {
 func (c *Client) Status(ctx context.Context) (*Status, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := &Status{Repo: c.repo, TeamDir: c.dir, LocalOnly: []string{}, Modified: []string{}, ServerChanged: []string{}, BothChanged: []string{}, ServerOnly: []string{}, Conflicts: []Conflict{}}
+	st := &Status{Repo: c.repo, TeamDir: c.dir, LocalOnly: []string{}, Modified: []string{}, ServerChanged: []string{}, BothChanged: []string{}, ServerOnly: []string{}, Conflicts: []Conflict{}, Skipped: []Skip{}}
 	d, err := c.probe(ctx)
 	if err != nil {
 		return nil, err
@@ -1108,7 +1108,7 @@ func (c *Client) Status(ctx context.Context) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.Skipped = skips
+	st.Skipped = append(make([]Skip, 0, len(skips)), skips...) // [] in JSON, not null
 	skipped := map[string]bool{}
 	for _, s := range skips {
 		skipped[s.Key] = true

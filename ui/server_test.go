@@ -776,6 +776,12 @@ func TestTeam(t *testing.T) {
 	if len(st["local_only"].([]any)) != 0 || st["in_sync"].(float64) != 2 {
 		t.Errorf("status after a push: %v", st)
 	}
+	// The page reads every list as an array, empty ones too.
+	for _, k := range []string{"local_only", "modified", "server_changed", "both_changed", "server_only", "conflicts", "skipped"} {
+		if _, ok := st[k].([]any); !ok {
+			t.Errorf("status %s = %#v, want an array", k, st[k])
+		}
+	}
 	h := w2.get("/api/team/history?key=reference_rota.md", 200)
 	if h["available"] != true || len(h["versions"].([]any)) != 1 {
 		t.Fatalf("history: %v", h)

@@ -14,52 +14,12 @@ import (
 // teamResponse is the team page's status: why sync is not configured, or
 // how team/ compares with the server (or why the server could not say).
 type teamResponse struct {
-	Configured bool        `json:"configured"`
-	Reason     string      `json:"reason,omitempty"`
-	Repo       string      `json:"repo,omitempty"`
-	Server     string      `json:"server,omitempty"`
-	Error      string      `json:"error,omitempty"`
-	Status     *teamStatus `json:"status,omitempty"`
-}
-
-// teamStatus is team.Status as the page reads it, in snake_case.
-type teamStatus struct {
-	Repo          string          `json:"repo"`
-	TeamDir       string          `json:"team_dir"`
-	ServerEmpty   bool            `json:"server_empty"`
-	Version       int64           `json:"version,omitempty"`
-	Checksum      string          `json:"checksum,omitempty"`
-	LocalOnly     []string        `json:"local_only"`
-	Modified      []string        `json:"modified"`
-	ServerChanged []string        `json:"server_changed"`
-	BothChanged   []string        `json:"both_changed"`
-	ServerOnly    []string        `json:"server_only"`
-	Conflicts     []team.Conflict `json:"conflicts"`
-	InSync        int             `json:"in_sync"`
-	Skipped       []teamSkip      `json:"skipped"`
-}
-
-// teamSkip is a team.Skip: a file sync leaves alone, and why.
-type teamSkip struct {
-	Key    string `json:"key"`
-	Path   string `json:"path,omitempty"`
-	Reason string `json:"reason"`
-	Detail string `json:"detail,omitempty"`
-	RuleID string `json:"rule_id,omitempty"`
-	Label  string `json:"label,omitempty"`
-}
-
-func newTeamStatus(st *team.Status) *teamStatus {
-	out := &teamStatus{
-		Repo: st.Repo, TeamDir: st.TeamDir, ServerEmpty: st.ServerEmpty, Version: st.Version, Checksum: st.Checksum,
-		LocalOnly: nonNil(st.LocalOnly), Modified: nonNil(st.Modified), ServerChanged: st.ServerChanged,
-		BothChanged: st.BothChanged, ServerOnly: nonNil(st.ServerOnly), Conflicts: st.Conflicts, InSync: st.InSync,
-		Skipped: make([]teamSkip, 0, len(st.Skipped)),
-	}
-	for _, k := range st.Skipped {
-		out.Skipped = append(out.Skipped, teamSkip{Key: k.Key, Path: k.Path, Reason: k.Reason, Detail: k.Detail, RuleID: k.RuleID, Label: k.Label})
-	}
-	return out
+	Configured bool         `json:"configured"`
+	Reason     string       `json:"reason,omitempty"`
+	Repo       string       `json:"repo,omitempty"`
+	Server     string       `json:"server,omitempty"`
+	Error      string       `json:"error,omitempty"`
+	Status     *team.Status `json:"status,omitempty"`
 }
 
 func (s *Server) apiTeam(r *http.Request) (*teamResponse, error) {
@@ -77,7 +37,7 @@ func (s *Server) apiTeam(r *http.Request) (*teamResponse, error) {
 		out.Error = err.Error()
 		return out, nil
 	}
-	out.Status = newTeamStatus(st)
+	out.Status = st
 	return out, nil
 }
 
