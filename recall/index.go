@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"hash/fnv"
-	"hash/maphash"
 	"io"
 	"io/fs"
 	"math"
@@ -482,10 +481,10 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 		x.checkInView(share, hinted, check)
 		return stale, removed
 	}
-	// The files of listed directories are matched to the listing by a
-	// hash of their paths, both sides sorted by it (see matchListed):
-	// at 100,000 memories, a map lookup per file, at random across the
-	// index and the listing, cost several times the whole merge.
+	// The files of listed directories are paired with the listing by
+	// sums of their paths' hashes and inodes, bucket by bucket (see
+	// pairListed): at 100,000 memories, a map lookup per file, at random
+	// across the index and the listing, cost several times as much.
 	inListed := make([]int, 0, len(w.found))
 	lastParent, listed, visited := "", false, false
 	racy := func(i int) bool {
@@ -519,13 +518,13 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 			gone(i)
 		}
 	}
-	match, sameIno, known := matchListed(func(i int) (string, uint64) {
+	paired, sameIno, known := pairListed(func(i int) (string, uint64) {
 		s, _ := x.metaAt(i)
 		return x.pathAt(i), s.Ino
 	}, inListed, w.found)
 	for k, i := range inListed {
 		switch {
-		case match[k] < 0:
+		case !paired[k]:
 			gone(i)
 		case sameIno[k]:
 			// A file with the inode the index read was not replaced by
@@ -569,96 +568,6 @@ func (x *Index) checkInView(share func(int) bool, hinted map[string]bool, check 
 			}
 		}
 	}
-}
-
-// matchListed finds the listed file of each of the index's files at
-// positions in (file gives the path and inode at a position): match[k] is
-// the position in found of the path of in[k], or
-// -1, and sameIno[k] whether the listing gives it the inode the index
-// holds (not 0); known[j] is whether found[j] was matched. Paths are
-// matched by a 64-bit hash with a seed of this process (a false match
-// needs a collision of it, about 2⁻⁶⁴ a pair): both sides are ordered by
-// the hash's top 24 bits (two passes of a radix sort) and merged. At
-// 100,000 memories a map of the listing, looked up once per file at random
-// across the index and the listing, cost several times as much; so did a
-// comparison sort.
-func matchListed(file func(i int) (path string, ino uint64), in []int, found []foundFile) (match []int32, sameIno, known []bool) {
-	seed := maphash.MakeSeed()
-	a := make([]hashedPos, len(in))
-	for k, i := range in {
-		p, ino := file(i)
-		a[k] = hashedPos{maphash.String(seed, p), ino, int32(k)}
-	}
-	b := make([]hashedPos, len(found))
-	for j := range found {
-		b[j] = hashedPos{maphash.String(seed, found[j].path), found[j].ino, int32(j)}
-	}
-	a, b = sortTop24(a), sortTop24(b)
-	match = make([]int32, len(in))
-	for k := range match {
-		match[k] = -1
-	}
-	sameIno = make([]bool, len(in))
-	known = make([]bool, len(found))
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		ta, tb := a[i].h>>40, b[j].h>>40
-		if ta != tb {
-			if ta < tb {
-				i++
-			} else {
-				j++
-			}
-			continue
-		}
-		ia, jb := i+1, j+1
-		for ia < len(a) && a[ia].h>>40 == ta {
-			ia++
-		}
-		for jb < len(b) && b[jb].h>>40 == ta {
-			jb++
-		}
-		for _, e := range a[i:ia] {
-			for _, f := range b[j:jb] {
-				if f.h == e.h && !known[f.pos] {
-					match[e.pos], known[f.pos] = f.pos, true
-					sameIno[e.pos] = f.ino != 0 && f.ino == e.ino
-					break
-				}
-			}
-		}
-		i, j = ia, jb
-	}
-	return match, sameIno, known
-}
-
-// hashedPos is a position, keyed by the hash of its path, with the inode
-// the index or the listing gives that path.
-type hashedPos struct {
-	h, ino uint64
-	pos    int32
-}
-
-// sortTop24 orders s by the top 24 bits of h, in two stable passes of 12
-// bits, and returns the sorted copy.
-func sortTop24(s []hashedPos) []hashedPos {
-	tmp := make([]hashedPos, len(s))
-	for _, shift := range []uint{40, 52} {
-		var count [1 << 12]int
-		for _, e := range s {
-			count[e.h>>shift&0xfff]++
-		}
-		at := 0
-		for d, c := range count {
-			count[d], at = at, at+c
-		}
-		for _, e := range s {
-			d := e.h >> shift & 0xfff
-			tmp[count[d]] = e
-			count[d]++
-		}
-		s, tmp = tmp, s
-	}
-	return s
 }
 
 // readResult is what reading a stale file gave.
