@@ -534,6 +534,8 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 				check(p, i)
 			}
 		default:
+			// A new inode, an unknown one, or a neighbour of either in
+			// pairListed's bucket: the stat says which.
 			check(x.pathAt(i), i)
 		}
 	}

@@ -10,15 +10,15 @@ import "hash/maphash"
 // bucket where some inode changed (below), which the caller then stats.
 //
 // Each side's files are spread over buckets by a 64-bit hash of the path
-// (with a seed of this process), about four a bucket, and each bucket
-// keeps two sums over the index's files and the listing's: the XOR of the
-// paths' hashes, and the XOR of a mix of hash and inode. Where the paths'
-// sums cancel, the bucket holds the same paths on both sides (a different
-// set that cancels needs a collision of the 64-bit hashes, about 2⁻⁶⁴ a
-// bucket) and its files are paired as they are; where the inodes' sums
-// cancel too, and no inode is unknown, each kept its inode (the mix is not
-// linear: two files renamed over each other do not cancel). Only the files
-// of buckets whose paths differ (a file added or removed, and its
+// (with a seed of this process), four or fewer a bucket on average, and
+// each bucket keeps two sums over the index's files and the listing's: the
+// XOR of the paths' hashes, and the XOR of a mix of hash and inode. Where
+// the paths' sums cancel, the bucket holds the same paths on both sides (a
+// different set that cancels needs a collision of the 64-bit hashes, about
+// 2⁻⁶⁴ a bucket) and its files are paired as they are; where the inodes'
+// sums cancel too, and no inode is unknown, each kept its inode (the mix is
+// not linear: two files renamed over each other do not cancel). Only the
+// files of buckets whose paths differ (a file added or removed, and its
 // bucket's neighbours) are paired one by one, through a map of their
 // hashes. Nothing is sorted: the merge of both sides ordered by hash that
 // this replaced cost the first prompt after one of 100,000 memories was
