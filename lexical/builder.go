@@ -71,6 +71,14 @@ func NewBuilder() *Builder {
 	return &Builder{off: []uint32{0}, slots: make([]uint32, 1<<12), seed: maphash.MakeSeed()}
 }
 
+// Reserve makes room for docs more documents whose IDs take idBytes in
+// all, so that a build of a known directory does not grow its tables by
+// copying them.
+func (b *Builder) Reserve(docs, idBytes int) {
+	b.ids = slices.Grow(b.ids, idBytes)
+	b.docs = slices.Grow(b.docs, docs)
+}
+
 // Add adds doc.
 func (b *Builder) Add(doc Doc) {
 	d := builtDoc{idOff: uint32(len(b.ids)), idLen: uint32(len(doc.ID)), pairs: b.npairs}

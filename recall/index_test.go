@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -452,4 +453,47 @@ func sorted(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
 	return s
+}
+
+// TestOwnedTableMergesAddedFiles covers a table the process owns (an index
+// without a cache file, as a long-lived process keeps it): files added
+// before, between and after the known ones, and one removed, are merged
+// into path order, as a rebuild orders them.
+func TestOwnedTableMergesAddedFiles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := corpusDir(t, 40)
+	idx := NewIndex(dir, nil)
+	if _, err := idx.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	writeMem(t, dir, "aaa_first.md", "aaa", "sorts before every memory", "zebra crossing at the harbour")
+	writeMem(t, dir, "project_mem_000002a.md", "between", "sorts between two memories", "ledger replica")
+	writeMem(t, dir, "zzz_last.md", "zzz", "sorts after every memory", "kafka consumer lag")
+	writeMem(t, dir, "team/deep/t2a.md", "deep", "between two in a subdirectory", "ledger replica failover")
+	os.Remove(filepath.Join(dir, "user_mem_000004.md"))
+	st, err := idx.RefreshAll(ctx)
+	if err != nil || st.Read != 4 || st.Removed != 1 {
+		t.Fatalf("refresh: %+v, %v", st, err)
+	}
+	if !slices.IsSortedFunc(idx.files, func(a, b recallFile) int { return strings.Compare(a.path, b.path) }) {
+		t.Fatal("the file table is out of path order")
+	}
+	sameAsRebuild(t, dir, idx)
+}
+
+func TestSortedByPath(t *testing.T) {
+	t.Parallel()
+	files := []recallFile{{path: "b.md", name: "b"}, {path: "a/z.md", name: "z"}, {path: "c.md", name: "c"}, {path: "a.md", name: "a"}}
+	got := sortedByPath(files)
+	var paths, names []string
+	for _, f := range got {
+		paths, names = append(paths, f.path), append(names, f.name)
+	}
+	if want := []string{"a.md", "a/z.md", "b.md", "c.md"}; !slices.Equal(paths, want) || !slices.Equal(names, []string{"a", "z", "b", "c"}) {
+		t.Fatalf("sortedByPath: %v %v", paths, names)
+	}
+	if again := sortedByPath(got); &again[0] != &got[0] {
+		t.Fatal("a sorted table was copied")
+	}
 }
