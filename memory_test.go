@@ -168,6 +168,12 @@ func FuzzParseMemory(f *testing.F) {
 		}
 		// The frontmatter functions take text as ParseMemory hands it over.
 		s = mdtext.Normalize([]byte(s))
+		// A header's fields are ParseMemory's, without its nodes.
+		hf, hprob := parseHeaderFields(s)
+		pm, pprob := ParseMemory([]byte(s))
+		if want := (headerFields{pm.Name, pm.Description, pm.RawType, pm.HasFrontmatter()}); hf != want || (hprob == nil) != (pprob == nil) {
+			t.Fatalf("parseHeaderFields(%q) = %+v, %v; ParseMemory gives %+v, %v", s, hf, hprob, want, pprob)
+		}
 		if _, prob := parseFrontmatterYAML(s); prob == nil {
 			if fast, ok := parseSimpleFrontmatter(s); ok {
 				slow, err := decodeMapping(s)

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memdir/memdir/internal/mdtext"
 	"github.com/memdir/memdir/internal/safeopen"
 )
 
@@ -229,17 +230,26 @@ func scanFile(root *os.Root, rel string, buf []byte) (Header, []Problem, bool, [
 
 // scanHead makes a file's header from its first lines.
 func scanHead(rel string, mtime time.Time, size int64, head []byte) (Header, []Problem, bool) {
+	return scanHeadText(rel, mtime, size, head, "", false)
+}
+
+// scanHeadText is scanHead given, when normal, the head's text as
+// mdtext.Normalize makes it, by a reader that normalised the whole file.
+func scanHeadText(rel string, mtime time.Time, size int64, head []byte, text string, normal bool) (Header, []Problem, bool) {
 	h := Header{Path: rel, ModTime: mtime, Size: size}
 	if bytes.IndexByte(head, 0) >= 0 {
 		return h, []Problem{{Path: rel, Kind: ProblemBinary, Message: "a binary file, not Markdown text", Skipped: true}}, false
 	}
-	m, prob := ParseMemory(head)
-	// Clones, so that the header does not keep the whole head alive.
-	h.Name, h.Description, h.Type = strings.Clone(m.Name), strings.Clone(m.Description), m.Type
-	if m.Type == "" {
-		h.RawType = strings.Clone(m.RawType)
+	if !normal {
+		text = mdtext.Normalize(head)
 	}
-	h.HasFrontmatter = m.HasFrontmatter()
+	m, prob := parseHeaderFields(text)
+	// Clones, so that the header does not keep the whole head alive.
+	h.Name, h.Description, h.Type = strings.Clone(m.name), strings.Clone(m.desc), ParseType(m.rawType)
+	if h.Type == "" {
+		h.RawType = strings.Clone(m.rawType)
+	}
+	h.HasFrontmatter = m.hasFront
 	var probs []Problem
 	switch {
 	case prob != nil:
@@ -252,8 +262,8 @@ func scanHead(rel string, mtime time.Time, size int64, head []byte) (Header, []P
 	if h.HasFrontmatter {
 		if h.Type == "" {
 			msg := "no type: it works, but recall and agents see it untyped"
-			if m.RawType != "" {
-				msg = fmt.Sprintf("type %q is not one of user, feedback, project, reference: it is treated as untyped", m.RawType)
+			if m.rawType != "" {
+				msg = fmt.Sprintf("type %q is not one of user, feedback, project, reference: it is treated as untyped", m.rawType)
 			}
 			probs = append(probs, Problem{Path: rel, Kind: ProblemUntyped, Message: msg})
 		}

@@ -3,6 +3,8 @@ package memdir
 import (
 	"bytes"
 	"time"
+
+	"github.com/memdir/memdir/internal/mdtext"
 )
 
 // HeaderOf returns the header a scan reads from a file whose whole content
@@ -19,6 +21,36 @@ func HeaderOf(rel string, mtime time.Time, data []byte) (h Header, probs []Probl
 	}
 	h, probs, ok = scanHead(rel, mtime, int64(len(data)), head)
 	return h, probs, ok, true
+}
+
+// HeaderAndBody returns what HeaderOf gives for data, and the body that
+// MemoryBody gives for data's first bodyMax bytes, normalising the file's
+// text once where it can: the recall index reads both of every file, and
+// normalising the head and then the whole copied most files twice.
+func HeaderAndBody(rel string, mtime time.Time, data []byte, bodyMax int) (h Header, body string, probs []Problem, ok, exact bool) {
+	head, exact := scanHeadOf(data)
+	if !exact {
+		return Header{Path: rel}, "", nil, false, false
+	}
+	if len(data) > bodyMax || !mdtext.IsNormal(data) {
+		// Cut, the body may end inside a character; or normalising
+		// moves bytes: the head and the body are each normalised.
+		h, probs, ok = scanHead(rel, mtime, int64(len(data)), head)
+		if ok {
+			body = MemoryBody(data[:min(len(data), bodyMax)])
+		}
+		return h, body, probs, ok, true
+	}
+	text := string(data)
+	h, probs, ok = scanHeadText(rel, mtime, int64(len(data)), head, text[:len(head)], true)
+	if ok {
+		if _, start, fm := mdtext.SplitFrontmatter(text); fm {
+			body = text[start:]
+		} else {
+			body = text
+		}
+	}
+	return h, body, probs, ok, true
 }
 
 // scanHeadOf returns what readLines returns for a file of content data:

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -59,5 +60,61 @@ func TestHeaderOfMatchesHeaderReader(t *testing.T) {
 		if diff := cmp.Diff(wantProbs, gotProbs); diff != "" {
 			t.Errorf("%s: problems (-scan +HeaderOf):\n%s", name, diff)
 		}
+	}
+}
+
+// TestHeaderAndBody holds HeaderAndBody, which normalises a file's text
+// once, to HeaderOf and MemoryBody, which each normalise their part.
+func TestHeaderAndBody(t *testing.T) {
+	t.Parallel()
+	front := "---\nname: Kafka lag\ndescription: where the runbook is\ntype: project\n---\n"
+	for name, content := range map[string]string{
+		"empty":          "",
+		"plain":          front + "body\n",
+		"no frontmatter": "just text\n",
+		"closed late":    "---\nname: x\n" + strings.Repeat("a: b\n", 28) + "---\nbody\n",
+		"bom crlf":       "\xef\xbb\xbf---\r\nname: x\r\ndescription: y\r\n---\r\nbody\r\n",
+		"invalid utf-8":  front + "caf\xe9 au lait\n",
+		"binary":         front + "a\x00b\n",
+		"quoted":         "---\nname: 'it''s'\ndescription: \"a: b\"\nmetadata:\n  type: user\n---\nbody",
+		"cut in a rune":  front + strings.Repeat("é", 40),
+		"long head":      "---\nname: x\n" + strings.Repeat("y", 70<<10) + "\n---\n",
+	} {
+		checkHeaderAndBody(t, name, []byte(content), 64)
+		checkHeaderAndBody(t, name, []byte(content), 1<<20)
+	}
+}
+
+func FuzzHeaderAndBody(f *testing.F) {
+	f.Add("---\nname: a\ndescription: b\ntype: user\n---\nbody", 8)
+	f.Add("\ufeff---\r\nname: x\r\n---\r\n\xff", 100)
+	f.Fuzz(func(t *testing.T, content string, bodyMax int) {
+		if bodyMax < 0 {
+			bodyMax = -bodyMax
+		}
+		checkHeaderAndBody(t, "fuzz", []byte(content), bodyMax%(1<<16))
+	})
+}
+
+func checkHeaderAndBody(t *testing.T, name string, data []byte, bodyMax int) {
+	t.Helper()
+	mtime := time.Unix(1700000000, 0)
+	h, body, probs, ok, exact := memdir.HeaderAndBody("m.md", mtime, data, bodyMax)
+	wantH, wantProbs, wantOK, wantExact := memdir.HeaderOf("m.md", mtime, data)
+	if exact != wantExact {
+		t.Fatalf("%s: exact %v, HeaderOf's %v", name, exact, wantExact)
+	}
+	if !exact {
+		return
+	}
+	wantBody := ""
+	if wantOK {
+		wantBody = memdir.MemoryBody(data[:min(len(data), bodyMax)])
+	}
+	if diff := cmp.Diff(wantH, h); diff != "" || ok != wantOK || body != wantBody {
+		t.Errorf("%s (body max %d): ok %v want %v, body %q want %q, header (-HeaderOf +HeaderAndBody):\n%s", name, bodyMax, ok, wantOK, body, wantBody, diff)
+	}
+	if diff := cmp.Diff(wantProbs, probs); diff != "" {
+		t.Errorf("%s: problems (-HeaderOf +HeaderAndBody):\n%s", name, diff)
 	}
 }

@@ -89,7 +89,7 @@ func (r *fileReader) read(rel string, hr *memdir.HeaderReader, buf *[]byte) (rec
 // fstat, a read and a close. ok is false, with nothing read, where the
 // root must read it instead. When stamp is not nil it is set from the
 // fstat, taken before the contents are read.
-func (r *fileReader) readFast(rel string, buf *[]byte, stamp *fileStamp) (f recallFile, body string, probs []memdir.Problem, ok bool) {
+func (r *fileReader) readFast(rel string, buf *[]byte, stamp *fileStamp) (f recallFile, _ string, probs []memdir.Problem, ok bool) {
 	dir, base := ".", rel
 	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
 		dir, base = rel[:i], rel[i+1:]
@@ -111,7 +111,7 @@ func (r *fileReader) readFast(rel string, buf *[]byte, stamp *fileStamp) (f reca
 	if !ok {
 		return f, "", nil, false
 	}
-	h, probs, hok, exact := memdir.HeaderOf(rel, time.Unix(st.Mtim.Unix()), data)
+	h, body, probs, hok, exact := memdir.HeaderAndBody(rel, time.Unix(st.Mtim.Unix()), data, recallBodyMax)
 	if !exact {
 		return f, "", nil, false
 	}
@@ -125,7 +125,7 @@ func (r *fileReader) readFast(rel string, buf *[]byte, stamp *fileStamp) (f reca
 	}
 	f.name, f.desc, f.typ = h.Name, h.Description, h.Type
 	f.hash = sha256.Sum256(data)
-	return f, memdir.MemoryBody(data[:min(len(data), recallBodyMax)]), probs, true
+	return f, body, probs, true
 }
 
 // readNew reads a new file whose stamp was not taken (staleFile.fromRead):

@@ -25,6 +25,13 @@ func Normalize(b []byte) string {
 	return string(b)
 }
 
+// IsNormal reports whether Normalize(b) is b's text unchanged: no byte
+// order mark, no CR and valid UTF-8. A reader can then take any prefix
+// of b that ends a line as normalised too.
+func IsNormal(b []byte) bool {
+	return !bytes.HasPrefix(b, []byte("\xef\xbb\xbf")) && bytes.IndexByte(b, '\r') < 0 && utf8.Valid(b)
+}
+
 // SplitFrontmatter matches Claude Code's frontmatter pattern
 // /^---\s*\n([\s\S]*?)---\s*\n?/ by hand (it runs for every file of every
 // scan): "---" at the very start, whitespace up to and including its last line
