@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/memdir/memdir/internal/framed"
+	"github.com/memdir/memdir/internal/prefault"
 )
 
 // A Builder makes a segment (what [Index.WriteTo] writes and [Load] opens)
@@ -246,6 +247,10 @@ func (b *Builder) plan() (*layout, error) {
 	// Postings, term by term, each list in slot order; the documents'
 	// records and statistics on the way.
 	l.postings = make([]posting, total)
+	// Written at random, term by term: mapped in one call, not a fault
+	// per page as the scatter reaches it (81 MB at 100,000 memories,
+	// 20,000 faults; 0.2 s of a first build in a virtual machine).
+	prefault.Write(framed.Raw(l.postings))
 	next := slices.Clone(l.postOff[:len(l.terms)])
 	l.segDocs = make([]segDoc, len(l.docs))
 	var mapped []uint32

@@ -66,11 +66,15 @@ func (x *Index) saveBuilt(b *lexical.Builder) (lex *lexical.Index, spent bool) {
 	var h recallDiskHeader
 	var data []byte
 	err = atomicfile.WriteStream(x.cachePath, 0o600, func(f *os.File) error {
-		head, hd, err := x.marshalHead()
+		hd, err := x.headLayout()
 		if err != nil {
 			return err
 		}
-		if err := writeChunked(f, head, 0); err != nil {
+		w := &chunkWriter{f: f, buf: make([]byte, 0, 64<<10)}
+		if hd, err = x.writeHead(w, hd); err != nil {
+			return err
+		}
+		if err := w.flush(); err != nil {
 			return err
 		}
 		n, err := b.WriteSegmentAt(f, int64(hd.LexOff))
@@ -131,15 +135,34 @@ func (x *Index) replacedBase() {
 	}
 }
 
-// writeChunked writes b at off of f in writes of at most 64 KiB (see
-// atomicfile.WriteMapped for why).
-func writeChunked(f *os.File, b []byte, off int64) error {
-	for len(b) > 0 {
-		n := min(len(b), 64<<10)
-		if _, err := f.WriteAt(b[:n], off); err != nil {
-			return err
+// chunkWriter writes to f from its start in writes of at most 64 KiB
+// (see atomicfile.WriteMapped for why).
+type chunkWriter struct {
+	f   *os.File
+	off int64
+	buf []byte
+}
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		k := min(len(p), cap(w.buf)-len(w.buf))
+		w.buf, p = append(w.buf, p[:k]...), p[k:]
+		if len(w.buf) == cap(w.buf) {
+			if err := w.flush(); err != nil {
+				return 0, err
+			}
 		}
-		b, off = b[n:], off+int64(n)
 	}
-	return nil
+	return n, nil
+}
+
+func (w *chunkWriter) flush() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	_, err := w.f.WriteAt(w.buf, w.off)
+	w.off += int64(len(w.buf))
+	w.buf = w.buf[:0]
+	return err
 }
