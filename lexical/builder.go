@@ -72,6 +72,9 @@ func NewBuilder() *Builder {
 	return &Builder{off: []uint32{0}, slots: make([]uint32, 1<<12), seed: maphash.MakeSeed()}
 }
 
+// Docs returns the number of documents added.
+func (b *Builder) Docs() int { return len(b.docs) }
+
 // Reserve makes room for docs more documents whose IDs take idBytes in
 // all, so that a build of a known directory does not grow its tables by
 // copying them.
