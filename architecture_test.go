@@ -20,7 +20,7 @@ var layers = []struct {
 	name     string
 	packages []string // import paths relative to the module ("" is the root)
 }{
-	{"leaves", []string{"internal/atomicfile", "internal/claudedir", "internal/errs", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/mdtext", "internal/sanitize", "internal/gitroot", "internal/jsoncheck", "internal/linediff", "internal/safeopen", "internal/codextrust", "internal/progress", "internal/prefault", "team/internal/migrate", "secrets", "screen", "anchors"}},
+	{"leaves", []string{"internal/atomicfile", "internal/claudedir", "internal/errs", "internal/flock", "internal/jsonobj", "internal/jsonx", "internal/mdtext", "internal/sanitize", "internal/gitroot", "internal/jsoncheck", "internal/linediff", "internal/safeopen", "internal/codextrust", "internal/progress", "internal/prefault", "internal/uring", "team/internal/migrate", "secrets", "screen", "anchors"}},
 	{"helpers", []string{"internal/evalset", "internal/memfile", "internal/statedir", "internal/framed"}},
 	{"leaf services", []string{"lexical", "usage"}},
 	{"vocabulary", []string{"llm"}},

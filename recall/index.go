@@ -628,29 +628,48 @@ func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...i
 	}
 	fr := newFileReader(root, rels)
 	defer fr.close()
+	// Many new files (a first build) are read in batches (see
+	// readbatch_linux.go): a run of new files at a time.
+	batched := len(stale) >= batchMinFiles
 	for w := 0; w < min(max(4, 2*runtime.GOMAXPROCS(0)), len(stale)); w++ {
 		wg.Go(func() {
 			var hr memdir.HeaderReader
 			var buf []byte
+			var br *batchReader
+			if batched {
+				br = newBatchReader()
+				defer br.close()
+			}
 			for {
 				nmu.Lock()
-				i := next
-				next++
+				i, j := next, next+1
+				if br != nil && i < len(stale) && stale[i].fromRead {
+					for j < min(len(stale), i+batchFiles) && stale[j].fromRead {
+						j++
+					}
+				}
+				next = j
 				nmu.Unlock()
 				if i >= len(stale) || ctx.Err() != nil {
 					return
 				}
-				r := &read[i]
-				if stale[i].fromRead {
-					r.f, r.body, r.probs, r.gone = fr.readNew(stale[i].rel, &hr, &buf)
-				} else {
-					r.f, r.body, r.probs = fr.read(stale[i].rel, &hr, &buf)
-					r.f.stamp = stale[i].stamp
+				if j-i == 1 || !br.readNew(fr, rels[i:j], read[i:j], &hr, &buf) {
+					for k := i; k < j; k++ {
+						r := &read[k]
+						if stale[k].fromRead {
+							r.f, r.body, r.probs, r.gone = fr.readNew(stale[k].rel, &hr, &buf)
+						} else {
+							r.f, r.body, r.probs = fr.read(stale[k].rel, &hr, &buf)
+							r.f.stamp = stale[k].stamp
+						}
+					}
 				}
-				r.f.racy = racy(r.f.stamp.MTime, r.f.stamp.CTime)
-				report(i)
-				if done != nil {
-					done <- i
+				for k := i; k < j; k++ {
+					read[k].f.racy = racy(read[k].f.stamp.MTime, read[k].f.stamp.CTime)
+					report(k)
+					if done != nil {
+						done <- k
+					}
 				}
 			}
 		})

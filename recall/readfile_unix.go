@@ -111,12 +111,24 @@ func (r *fileReader) readFast(rel string, buf *[]byte, stamp *fileStamp) (f reca
 	if !ok {
 		return f, "", nil, false
 	}
-	h, body, probs, hok, exact := memdir.HeaderAndBody(rel, time.Unix(st.Mtim.Unix()), data, recallBodyMax)
+	return readDone(rel, stampOf(&st), data, stamp)
+}
+
+// readDone makes the record of the file at rel, read whole as data after
+// a stat that gave st: what readFast returns once the file is read. ok is
+// false where the root must read it instead (a head too long to judge
+// from data alone).
+func readDone(rel string, st fileStamp, data []byte, stamp *fileStamp) (f recallFile, _ string, probs []memdir.Problem, ok bool) {
+	sec := st.MTime / 1e9
+	if st.MTime%1e9 < 0 {
+		sec-- // the second it falls in, as a stat's Unix() gives it
+	}
+	h, body, probs, hok, exact := memdir.HeaderAndBody(rel, time.Unix(sec, 0), data, recallBodyMax)
 	if !exact {
 		return f, "", nil, false
 	}
 	if stamp != nil {
-		*stamp = stampOf(&st)
+		*stamp = st
 	}
 	f = recallFile{path: rel, checked: true}
 	if !hok {

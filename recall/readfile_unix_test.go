@@ -14,12 +14,12 @@ import (
 	"github.com/memdir/memdir"
 )
 
-// TestFastReadSameAsThroughRoot holds the reader of a refresh, which reads
-// files through descriptors of their directories, to readRecallFile, which
-// reads them through the root: the same records, bodies and problems for
-// every kind of file, links and nested directories included.
-func TestFastReadSameAsThroughRoot(t *testing.T) {
-	t.Parallel()
+// readFixture writes a directory of every kind of memory file a reader
+// meets (plain, CRLF, binary, unclosed, large, nested, links in and out
+// of it, a FIFO) and returns it with the paths to read, missing ones
+// included.
+func readFixture(t *testing.T) (string, []string) {
+	t.Helper()
 	dir := t.TempDir()
 	outside := t.TempDir()
 	front := "---\nname: Kafka lag\ndescription: where the runbook is\ntype: project\n---\n"
@@ -74,6 +74,16 @@ func TestFastReadSameAsThroughRoot(t *testing.T) {
 	for rel := range links {
 		rels = append(rels, rel)
 	}
+	return dir, rels
+}
+
+// TestFastReadSameAsThroughRoot holds the reader of a refresh, which reads
+// files through descriptors of their directories, to readRecallFile, which
+// reads them through the root: the same records, bodies and problems for
+// every kind of file, links and nested directories included.
+func TestFastReadSameAsThroughRoot(t *testing.T) {
+	t.Parallel()
+	dir, rels := readFixture(t)
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		t.Fatal(err)
