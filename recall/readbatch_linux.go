@@ -38,7 +38,8 @@ type batchReader struct {
 	ring   *uring.Ring
 	files  []uring.File
 	bufs   []byte
-	served int // files read through the ring, for the tests
+	served int  // files read through the ring, for the tests
+	broken bool // the ring failed: not used again
 }
 
 // newBatchReader returns a batch reader, or nil where io_uring cannot
@@ -65,6 +66,9 @@ func (b *batchReader) close() {
 // out. It reports false, having read nothing, when the ring failed: the
 // caller reads them one by one.
 func (b *batchReader) readNew(fr *fileReader, rels []string, out []readResult, hr *memdir.HeaderReader, buf *[]byte) bool {
+	if b.broken {
+		return false
+	}
 	files := b.files[:len(rels)]
 	inBatch := make([]bool, len(rels))
 	n := 0
@@ -80,6 +84,7 @@ func (b *batchReader) readNew(fr *fileReader, rels []string, out []readResult, h
 		}
 	}
 	if err := b.ring.ReadFiles(files[:n], unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK); err != nil {
+		b.broken = true
 		uringFailed.Store(true)
 		return false
 	}

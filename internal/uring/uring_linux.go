@@ -204,8 +204,10 @@ var errBroken = errors.New("io_uring: ring out of step")
 // to complete and calls done with each completion.
 func (r *Ring) submitAndReap(done func(userData uint64, res int32)) error {
 	for r.inFlight > 0 {
+		// Submit what the kernel has not taken yet, and wait for every
+		// operation to complete (a signal may cut the wait short).
 		toSubmit := *r.sqTail - atomic.LoadUint32(r.sqHead)
-		_, _, errno := syscall.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(toSubmit), 1, enterGetEvents, 0, 0)
+		_, _, errno := syscall.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(toSubmit), uintptr(r.inFlight), enterGetEvents, 0, 0)
 		if errno != 0 && errno != syscall.EINTR && errno != syscall.EAGAIN && errno != syscall.EBUSY {
 			return fmt.Errorf("io_uring_enter: %w", errno)
 		}
