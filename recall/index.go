@@ -478,6 +478,8 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 		}
 		stale = append(stale, staleFile{rel: rel, oi: oi, stamp: s})
 	}
+	// Room for the new files, at least: a first build's all of them.
+	stale = make([]staleFile, 0, max(0, len(w.found)-x.nfiles()))
 	share := x.statShare(x.nfiles(), all)
 	var hinted map[string]bool
 	if !all && x.watch == nil {
@@ -544,9 +546,6 @@ func (x *Index) staleFiles(sd *statDir, w dirWalk, all bool) (stale []staleFile,
 			// pairListed's bucket: the stat says which.
 			check(x.pathAt(i), i)
 		}
-	}
-	if n := len(w.found) - len(inListed); n > 0 && stale == nil {
-		stale = make([]staleFile, 0, n) // new files, at least: a first build's all
 	}
 	for j, p := range w.found {
 		switch {
@@ -655,13 +654,7 @@ func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...i
 				}
 				if j-i == 1 || !br.readNew(fr, rels[i:j], read[i:j], &hr, &buf) {
 					for k := i; k < j; k++ {
-						r := &read[k]
-						if stale[k].fromRead {
-							r.f, r.body, r.probs, r.gone = fr.readNew(stale[k].rel, &hr, &buf)
-						} else {
-							r.f, r.body, r.probs = fr.read(stale[k].rel, &hr, &buf)
-							r.f.stamp = stale[k].stamp
-						}
+						read[k] = readOne(fr, &stale[k], &hr, &buf)
 					}
 				}
 				for k := i; k < j; k++ {
@@ -685,6 +678,17 @@ func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...i
 		return nil, err
 	}
 	return read, nil
+}
+
+// readOne reads the stale file c on its own.
+func readOne(fr *fileReader, c *staleFile, hr *memdir.HeaderReader, buf *[]byte) (r readResult) {
+	if c.fromRead {
+		r.f, r.body, r.probs, r.gone = fr.readNew(c.rel, hr, buf)
+		return r
+	}
+	r.f, r.body, r.probs = fr.read(c.rel, hr, buf)
+	r.f.stamp = c.stamp
+	return r
 }
 
 // sameRecord reports whether two records of a file say the same.
@@ -755,18 +759,24 @@ func (x *Index) apply(st *RefreshStats, stale []staleFile, read []readResult, re
 		}
 		st.Read++
 	}
-	if len(removed) == 0 && len(added) == 0 {
-		return changed
+	if len(removed) > 0 || len(added) > 0 {
+		x.editTable(removed, added)
 	}
+	return changed
+}
+
+// editTable takes the files at the positions removed out of the file
+// table (owned or viewed) and puts added in, in path order.
+func (x *Index) editTable(removed []int, added []recallFile) {
 	slices.Sort(removed)
 	added = sortedByPath(added)
 	if x.view != nil {
 		x.view.edit(removed, added)
-		return changed
+		return
 	}
 	if len(x.files) == 0 {
 		x.files = added // a first build: the new files are the table
-		return changed
+		return
 	}
 	// Both in path order: merged.
 	files := make([]recallFile, 0, len(x.files)-len(removed)+len(added))
@@ -782,7 +792,6 @@ func (x *Index) apply(st *RefreshStats, stale []staleFile, read []readResult, re
 	}
 	files = append(files, added...)
 	x.files = sortedByPath(files) // a table out of order stays correct
-	return changed
 }
 
 // sortedByPath returns files in path order: files itself when it is,
