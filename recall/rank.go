@@ -3,7 +3,6 @@ package recall
 import (
 	"cmp"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -119,7 +118,7 @@ func answerRanked(ranked []rankedMemory, query string, sem *semanticRanking, opt
 // about them; docs/recall.md has the figures on both kinds of set.
 func anchored(query string, lead []rankedMemory) bool {
 	var names []string
-	for i, w := range capitalWord.FindAllString(query, -1) {
+	for i, w := range wordsOf(query) {
 		first, _ := utf8.DecodeRuneInString(w)
 		if i == 0 || !unicode.IsUpper(first) || strings.ToUpper(w) == w {
 			continue // a sentence's first word, a common word, an acronym (CI, S3)
@@ -142,7 +141,32 @@ func anchored(query string, lead []rankedMemory) bool {
 	return false
 }
 
-var capitalWord = regexp.MustCompile(`\p{L}[\p{L}\p{N}'’-]*`)
+// wordsOf returns the words of s: a letter, then letters, numbers,
+// apostrophes and hyphens (what the regular expression
+// \p{L}[\p{L}\p{N}'’-]* matches, TestWordsOfAsTheExpression; a scanner,
+// as compiling the expression's Unicode classes was most of this
+// package's start-up, paid by every process).
+func wordsOf(s string) []string {
+	var out []string
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsLetter(r) {
+			i += n
+			continue
+		}
+		j := i + n
+		for j < len(s) {
+			r, m := utf8.DecodeRuneInString(s[j:])
+			if !unicode.IsLetter(r) && !unicode.IsNumber(r) && r != '\'' && r != '’' && r != '-' {
+				break
+			}
+			j += m
+		}
+		out = append(out, s[i:j])
+		i = j
+	}
+	return out
+}
 
 // nameWords splits a memory's name or file name into its lower-case words.
 func nameWords(s string) []string {

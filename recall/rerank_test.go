@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"testing"
 	"time"
@@ -171,4 +172,28 @@ func TestCountModified(t *testing.T) {
 	if want := []int{1, 3, 0, 1}; !slices.Equal(got, want) {
 		t.Errorf("counts %v, want %v", got, want)
 	}
+}
+
+// wordsExpression is what wordsOf scans for.
+var wordsExpression = regexp.MustCompile(`\p{L}[\p{L}\p{N}'’-]*`)
+
+func TestWordsOfAsTheExpression(t *testing.T) {
+	for _, s := range []string{
+		"", "What did Caroline find on her walk?", "O'Brien’s 2nd-hand API v2.1 CI/CD",
+		"部署流程 İstanbul ÉCOLE naïve x²y ٣ letters", "\xff\xfeabc\xe2\x80", "--'’ a-b-c ’'",
+	} {
+		if got, want := wordsOf(s), wordsExpression.FindAllString(s, -1); !slices.Equal(got, want) {
+			t.Errorf("wordsOf(%q) = %q, the expression finds %q", s, got, want)
+		}
+	}
+}
+
+func FuzzWordsOf(f *testing.F) {
+	f.Add("What did Caroline find on her walk?")
+	f.Add("O'Brien’s 2nd-hand x²\xff")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := wordsOf(s), wordsExpression.FindAllString(s, -1); !slices.Equal(got, want) {
+			t.Fatalf("wordsOf(%q) = %q, the expression finds %q", s, got, want)
+		}
+	})
 }
