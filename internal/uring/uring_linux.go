@@ -91,6 +91,9 @@ type Ring struct {
 	// descriptors. Ring is on the heap, and so are they.
 	stats []unix.Statx_t
 	fds   []int32
+	// statxFlags are added to statx's, for a test to make it fail as a
+	// kernel without AT_EMPTY_PATH here would.
+	statxFlags uint32
 }
 
 // New returns a ring of at least entries submission entries, or an error
@@ -260,8 +263,8 @@ var emptyPath = []byte{0}
 // wants, such as O_NOFOLLOW), stats it through the descriptor, reads it
 // once the stat is done, and closes it: three submissions for the whole
 // batch, which must hold at most Entries()/2 files. An error is returned
-// only when the ring itself fails, and then it must be closed; each
-// file's own failures are in its Err.
+// only when the ring itself fails, or cannot stat (ErrNoStatx), and then
+// it must be closed; each file's own failures are in its Err.
 func (r *Ring) ReadFiles(files []File, flags int) error {
 	if 2*len(files) > int(r.entries) {
 		return fmt.Errorf("io_uring: a batch of %d files on a ring of %d entries", len(files), r.entries)
@@ -271,6 +274,7 @@ func (r *Ring) ReadFiles(files []File, flags int) error {
 		r.fds = make([]int32, r.entries/2)
 	}
 	stats, fds := r.stats[:len(files)], r.fds[:len(files)]
+	noStatx := false
 	for i := range files {
 		f := &files[i]
 		f.Data, f.Full, f.Err, f.Stat = nil, false, nil, unix.Statx_t{}
@@ -304,7 +308,7 @@ func (r *Ring) ReadFiles(files []File, flags int) error {
 			s.opcode, s.fd, s.flags = opStatx, fds[i], sqeIOLink // the read waits for it
 			s.addr = uint64(uintptr(unsafe.Pointer(&emptyPath[0])))
 			s.len = unix.STATX_BASIC_STATS
-			s.opFlags = unix.AT_EMPTY_PATH
+			s.opFlags = unix.AT_EMPTY_PATH | r.statxFlags
 			s.off = uint64(uintptr(unsafe.Pointer(&stats[i])))
 			s.userData = uint64(i) << 1
 			s = r.next()
@@ -317,6 +321,12 @@ func (r *Ring) ReadFiles(files []File, flags int) error {
 		}
 		err = r.submitAndReap(func(u uint64, res int32) {
 			f := &files[u>>1]
+			if u&1 == 0 && (res == -int32(syscall.EINVAL) || res == -int32(syscall.ENOENT)) {
+				// A descriptor just opened has a status: the kernel
+				// does not take AT_EMPTY_PATH here (before Linux 5.x's
+				// fixes), and no file of any batch would be read.
+				noStatx = true
+			}
 			switch {
 			case res < 0 && f.Err == nil && u&1 == 0:
 				f.Err = fmt.Errorf("statx: %w", syscall.Errno(-res))
@@ -338,8 +348,15 @@ func (r *Ring) ReadFiles(files []File, flags int) error {
 	if cerr := r.closeAll(fds); err == nil {
 		err = cerr
 	}
+	if err == nil && noStatx {
+		err = ErrNoStatx
+	}
 	return err
 }
+
+// ErrNoStatx is returned by ReadFiles when the kernel would not stat an
+// open descriptor through the ring: the ring is of no use for reading.
+var ErrNoStatx = errors.New("io_uring: statx of a descriptor (AT_EMPTY_PATH) is not supported")
 
 // closeAll closes the descriptors that opened. Should the ring fail
 // half-way, those it may have closed are left: closing one a second time

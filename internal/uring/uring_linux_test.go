@@ -180,3 +180,26 @@ func TestReadFilesManyBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestReadFilesWithoutStatx: a kernel that refuses statx of a descriptor
+// makes ReadFiles say so (the caller then reads one by one), and leaves
+// no descriptor open.
+func TestReadFilesWithoutStatx(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.md"), []byte("a"), 0o600)
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dfd)
+	r := newRing(t, 8)
+	r.statxFlags = 1 << 31 // no such flag: EINVAL
+	before := openFDs(t)
+	files := []File{{Dir: dfd, Name: CString("a.md"), Buf: make([]byte, 0, 16)}}
+	if err := r.ReadFiles(files, unix.O_RDONLY); !errors.Is(err, ErrNoStatx) {
+		t.Fatalf("ReadFiles: %v, want ErrNoStatx", err)
+	}
+	if after := openFDs(t); after != before {
+		t.Errorf("%d descriptors open before, %d after", before, after)
+	}
+}
