@@ -104,7 +104,7 @@ func (b *batchReader) readNew(fr *fileReader, rels []string, out []readResult, h
 					Ino:   st.Ino,
 				}
 				var ok bool
-				if r.f, r.body, r.probs, ok = readDone(rel, stamp, f.Data, nil); ok {
+				if r.f, r.body, r.probs, ok = readDone(rel, stamp, f.Data); ok {
 					r.f.stamp, r.gone, done = stamp, false, true
 					b.served++
 				}

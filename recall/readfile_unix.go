@@ -111,14 +111,18 @@ func (r *fileReader) readFast(rel string, buf *[]byte, stamp *fileStamp) (f reca
 	if !ok {
 		return f, "", nil, false
 	}
-	return readDone(rel, stampOf(&st), data, stamp)
+	f, body, probs, ok := readDone(rel, stampOf(&st), data)
+	if ok && stamp != nil {
+		*stamp = stampOf(&st)
+	}
+	return f, body, probs, ok
 }
 
 // readDone makes the record of the file at rel, read whole as data after
 // a stat that gave st: what readFast returns once the file is read. ok is
 // false where the root must read it instead (a head too long to judge
 // from data alone).
-func readDone(rel string, st fileStamp, data []byte, stamp *fileStamp) (f recallFile, _ string, probs []memdir.Problem, ok bool) {
+func readDone(rel string, st fileStamp, data []byte) (f recallFile, _ string, probs []memdir.Problem, ok bool) {
 	sec := st.MTime / 1e9
 	if st.MTime%1e9 < 0 {
 		sec-- // the second it falls in, as a stat's Unix() gives it
@@ -126,9 +130,6 @@ func readDone(rel string, st fileStamp, data []byte, stamp *fileStamp) (f recall
 	h, body, probs, hok, exact := memdir.HeaderAndBody(rel, time.Unix(sec, 0), data, recallBodyMax)
 	if !exact {
 		return f, "", nil, false
-	}
-	if stamp != nil {
-		*stamp = st
 	}
 	f = recallFile{path: rel, checked: true}
 	if !hok {
