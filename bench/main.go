@@ -191,11 +191,15 @@ type bench struct {
 
 type result struct {
 	cpu, wall time.Duration
-	rss       int64 // KiB, the largest of the runs
+	rss       int64 // KiB, the peak of one more run (see peakRSS); 0 when unknown
 }
 
 func (b *bench) row(name string, r, ref result) {
-	fmt.Printf("%-44s %10.1f %10.1f %8.2f %8.0fMB\n", name, ms(r.cpu), ms(ref.cpu), float64(r.cpu)/float64(ref.cpu), float64(r.rss)/1024)
+	rss := "n/a"
+	if r.rss > 0 {
+		rss = fmt.Sprintf("%.0fMB", float64(r.rss)/1024)
+	}
+	fmt.Printf("%-44s %10.1f %10.1f %8.2f %10s\n", name, ms(r.cpu), ms(ref.cpu), float64(r.cpu)/float64(ref.cpu), rss)
 }
 
 // wallRow is row for wall times.
@@ -261,8 +265,8 @@ func (b *bench) copyDir(n int, name string) string {
 
 // interleave runs b.runs+1 rounds of commands, the first a warm-up, each
 // made by its next (given its run's number), and returns per command the
-// median CPU and wall time and the peak RSS of the measured runs; a
-// failing command ends the benchmark. The commands run in turn within
+// median CPU and wall time of the measured runs and the peak RSS of one
+// more run (peakRSS); a failing command ends the benchmark. The commands run in turn within
 // each round, so that a measurement and its reference see the same
 // load on a shared machine instead of one its quiet minute and the other
 // its busy one.
@@ -280,11 +284,13 @@ func (b *bench) interleave(nexts ...func(run int) *exec.Cmd) []result {
 			if r == 0 {
 				continue // warm-up
 			}
-			cpu, maxrss := childUsage(cmd.ProcessState)
+			cpu, _ := childUsage(cmd.ProcessState)
 			cpus[i] = append(cpus[i], cpu)
 			walls[i] = append(walls[i], wall)
-			rss[i] = max(rss[i], maxrss)
 		}
+	}
+	for i, next := range nexts {
+		rss[i] = peakRSS(next(b.runs + 1))
 	}
 	res := make([]result, len(nexts))
 	for i := range nexts {
