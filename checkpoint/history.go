@@ -582,6 +582,7 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, keys []string, 
 	// of a file whose last change was well before it was looked at.
 	wall := h.wall()
 	out := make([]outcome, len(keys))
+	kept := 0 // files unchanged by the fingerprint they had
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, backupWorkers)
 	for i, key := range keys {
@@ -591,6 +592,11 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, keys []string, 
 		}
 		latest := prev.Files[key]
 		abs := paths[i]
+		if fp, ok := fps[key]; ok && latest.Exists() && fp.backup == latest.Name && stillFingerprinted(abs, fp) {
+			out[i] = outcome{b: latest, fp: fp, hasFP: true}
+			kept++
+			continue
+		}
 		fi, err := lstatMaybe(abs)
 		switch {
 		case err != nil:
@@ -613,6 +619,7 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, keys []string, 
 			// the file's lstat is all an unchanged file costs.
 			if fp, ok := fps[key]; ok && fp.matches(fi, latest.Name) {
 				out[i] = outcome{b: latest, fp: fp, hasFP: true}
+				kept++
 				continue
 			}
 			if bfi, err := os.Lstat(filepath.Join(h.dir, latest.Name)); err == nil && fastUnchanged(fi, bfi) {
@@ -651,15 +658,27 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, keys []string, 
 	}
 	wg.Wait()
 
-	s := &Snapshot{MessageID: messageID, Sequence: st.sequence + 1, Time: h.now(), Files: make(map[string]Backup, len(keys))}
+	s := &Snapshot{MessageID: messageID, Sequence: st.sequence + 1, Time: h.now()}
 	res := &SnapshotResult{Changed: []string{}, Deleted: []string{}}
-	next := make(map[string]fingerprint, len(keys))
+	var next map[string]fingerprint
+	if kept == len(keys) && len(fps) == len(keys) && prev != nil {
+		// Every file as its fingerprint had it, as at most prompts: the
+		// new snapshot's files and fingerprints are the latest's, and so
+		// are their maps, which nothing changes once committed (a track
+		// entry folds into a copy of the state, see state.copy).
+		s.Files, next = prev.Files, fps
+	} else {
+		s.Files = make(map[string]Backup, len(keys))
+		next = make(map[string]fingerprint, len(keys))
+		for i, key := range keys {
+			s.Files[key] = out[i].b
+			if o := out[i]; o.hasFP && o.err == nil {
+				next[key] = o.fp
+			}
+		}
+	}
 	for i, key := range keys {
 		o := out[i]
-		s.Files[key] = o.b
-		if o.hasFP && o.err == nil {
-			next[key] = o.fp
-		}
 		switch {
 		case o.err != nil:
 			res.Problems = append(res.Problems, &FileError{Path: key, Err: o.err})
