@@ -581,8 +581,12 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, keys []string, 
 	// Read before any file is examined, so that a fingerprint is only taken
 	// of a file whose last change was well before it was looked at.
 	wall := h.wall()
-	out := make([]outcome, len(keys))
-	kept := 0 // files unchanged by the fingerprint they had
+	// The files unchanged by the fingerprint they had are only marked: at
+	// most prompts that is all of them, and out (made at the first other
+	// file) would be a page of heap for every 25 files.
+	isKept := make([]bool, len(keys))
+	kept := 0
+	var out []outcome
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, backupWorkers)
 	for i, key := range keys {
@@ -593,9 +597,12 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, keys []string, 
 		latest := prev.Files[key]
 		abs := paths[i]
 		if fp, ok := fps[key]; ok && latest.Exists() && fp.backup == latest.Name && stillFingerprinted(abs, fp) {
-			out[i] = outcome{b: latest, fp: fp, hasFP: true}
+			isKept[i] = true
 			kept++
 			continue
+		}
+		if out == nil {
+			out = make([]outcome, len(keys))
 		}
 		fi, err := lstatMaybe(abs)
 		switch {
@@ -618,7 +625,7 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, keys []string, 
 			// handed to the pool. With a fingerprint that still matches,
 			// the file's lstat is all an unchanged file costs.
 			if fp, ok := fps[key]; ok && fp.matches(fi, latest.Name) {
-				out[i] = outcome{b: latest, fp: fp, hasFP: true}
+				isKept[i] = true
 				kept++
 				continue
 			}
@@ -662,32 +669,36 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, keys []string, 
 	res := &SnapshotResult{Changed: []string{}, Deleted: []string{}}
 	var next map[string]fingerprint
 	if kept == len(keys) && len(fps) == len(keys) && prev != nil {
-		// Every file as its fingerprint had it, as at most prompts: the
-		// new snapshot's files and fingerprints are the latest's, and so
-		// are their maps, which nothing changes once committed (a track
-		// entry folds into a copy of the state, see state.copy).
+		// Every file as its fingerprint had it: the new snapshot's files
+		// and fingerprints are the latest's, and so are their maps, which
+		// nothing changes once committed (a track entry folds into a copy
+		// of the state, see state.copy).
 		s.Files, next = prev.Files, fps
+		res.Unchanged = len(keys)
 	} else {
 		s.Files = make(map[string]Backup, len(keys))
 		next = make(map[string]fingerprint, len(keys))
 		for i, key := range keys {
-			s.Files[key] = out[i].b
-			if o := out[i]; o.hasFP && o.err == nil {
+			if isKept[i] {
+				s.Files[key], next[key] = prev.Files[key], fps[key]
+				res.Unchanged++
+				continue
+			}
+			o := out[i]
+			s.Files[key] = o.b
+			if o.hasFP && o.err == nil {
 				next[key] = o.fp
 			}
-		}
-	}
-	for i, key := range keys {
-		o := out[i]
-		switch {
-		case o.err != nil:
-			res.Problems = append(res.Problems, &FileError{Path: key, Err: o.err})
-		case o.kind == 1:
-			res.Changed = append(res.Changed, key)
-		case o.kind == 2:
-			res.Deleted = append(res.Deleted, key)
-		default:
-			res.Unchanged++
+			switch {
+			case o.err != nil:
+				res.Problems = append(res.Problems, &FileError{Path: key, Err: o.err})
+			case o.kind == 1:
+				res.Changed = append(res.Changed, key)
+			case o.kind == 2:
+				res.Deleted = append(res.Deleted, key)
+			default:
+				res.Unchanged++
+			}
 		}
 	}
 	res.Snapshot = s.clone()

@@ -572,17 +572,20 @@ func newLogID() string {
 // marshalLines encodes entries one a line, and returns where each line
 // starts.
 func marshalLines(entries ...any) ([]byte, []int64, error) {
-	var buf bytes.Buffer
+	var buf []byte
 	starts := make([]int64, 0, len(entries))
 	for _, e := range entries {
-		starts = append(starts, int64(buf.Len()))
+		starts = append(starts, int64(len(buf)))
 		if se, ok := e.(snapshotEntry); ok {
 			// Room for a typical entry, so that it is encoded in place
-			// rather than grown and then copied in.
-			buf.Grow(256 + 192*len(se.Snapshot.TrackedFileBackups))
-			if b, ok := appendSnapshotEntry(buf.AvailableBuffer(), &se); ok {
-				buf.Write(b)
-				buf.WriteByte('\n')
+			// rather than grown and then copied in; made, not appended
+			// and cleared (bytes.Buffer.Grow), so the pages it does not
+			// use are never touched.
+			if need := 256 + 192*len(se.Snapshot.TrackedFileBackups); cap(buf)-len(buf) < need {
+				buf = append(make([]byte, 0, len(buf)+need), buf...)
+			}
+			if b, ok := appendSnapshotEntry(buf, &se); ok {
+				buf = append(b, '\n')
 				continue
 			}
 		}
@@ -590,10 +593,9 @@ func marshalLines(entries ...any) ([]byte, []int64, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		buf.Write(b)
-		buf.WriteByte('\n')
+		buf = append(append(buf, b...), '\n')
 	}
-	return buf.Bytes(), starts, nil
+	return buf, starts, nil
 }
 
 // createLog writes a new log holding only its header, atomically.

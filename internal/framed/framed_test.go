@@ -350,3 +350,33 @@ func TestChecksum(t *testing.T) {
 		}
 	}
 }
+
+// TestGrowKeepsWhatWasWritten grows a writer at every stage, including one
+// that starts inside a caller's buffer, and holds the frame to the one
+// written without Grow.
+func TestGrowKeepsWhatWasWritten(t *testing.T) {
+	t.Parallel()
+	build := func(grow int) []byte {
+		w := testFormat.NewWriter([]byte("prefix.."))
+		w.Grow(grow)
+		w.Add(1, []byte("abc"))
+		w.Grow(grow)
+		w.AddFunc(2, func(b []byte) ([]byte, error) { return append(b, "in place"...), nil })
+		w.Grow(grow)
+		w.Add(3, bytes.Repeat([]byte("z"), 5000))
+		b, err := w.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	want := build(0)
+	if !bytes.HasPrefix(want, []byte("prefix..")) {
+		t.Fatalf("the caller's bytes are gone: %q", want[:8])
+	}
+	for _, n := range []int{1, 7, 4096, 1 << 20} {
+		if got := build(n); !bytes.Equal(got, want) {
+			t.Errorf("Grow(%d) changed the frame", n)
+		}
+	}
+}

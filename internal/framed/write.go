@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"slices"
 
 	"github.com/memdir/memdir/internal/atomicfile"
 )
@@ -41,9 +40,16 @@ func (ft Format) NewWriter(b []byte) *Writer {
 
 // Grow makes room for n more bytes without another allocation, for a
 // caller that knows about how large the file will be.
+//
+// The room is made, not appended and cleared as slices.Grow does: fresh
+// memory is already zero, and left untouched its pages cost nothing, so a
+// generous estimate costs only the bytes written (a checkpoint's state
+// file faulted in a quarter more pages than it wrote).
 func (w *Writer) Grow(n int) {
-	if n > 0 {
-		w.buf = slices.Grow(w.buf, n)
+	if n > 0 && cap(w.buf)-len(w.buf) < n {
+		b := make([]byte, len(w.buf), len(w.buf)+n)
+		copy(b, w.buf)
+		w.buf = b
 	}
 }
 
