@@ -570,105 +570,14 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, keys []string, 
 	if prev == nil {
 		keys = nil
 	}
-	paths := expandAll(st.cwd, keys)
-	type outcome struct {
-		b     Backup
-		kind  int // 0 unchanged, 1 changed, 2 deleted
-		err   error
-		fp    fingerprint
-		hasFP bool
+	ex, err := h.examine(ctx, st.cwd, prev, keys, fps)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	// Read before any file is examined, so that a fingerprint is only taken
-	// of a file whose last change was well before it was looked at.
-	wall := h.wall()
-	// The files unchanged by the fingerprint they had are only marked: at
-	// most prompts that is all of them, and out (made at the first other
-	// file) would be a page of heap for every 25 files.
-	isKept := make([]bool, len(keys))
-	kept := 0
-	var out []outcome
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, backupWorkers)
-	for i, key := range keys {
-		if err := ctx.Err(); err != nil {
-			wg.Wait()
-			return nil, nil, nil, err
-		}
-		latest := prev.Files[key]
-		abs := paths[i]
-		if fp, ok := fps[key]; ok && latest.Exists() && fp.backup == latest.Name && stillFingerprinted(abs, fp) {
-			isKept[i] = true
-			kept++
-			continue
-		}
-		if out == nil {
-			out = make([]outcome, len(keys))
-		}
-		fi, err := lstatMaybe(abs)
-		switch {
-		case err != nil:
-			out[i] = outcome{b: latest, err: fmt.Errorf("stat %s: %w", abs, err)}
-			continue
-		case fi == nil && !latest.Exists():
-			out[i] = outcome{b: latest}
-			continue
-		case fi == nil:
-			out[i] = outcome{b: Backup{Version: latest.Version + 1, Time: h.now()}, kind: 2}
-			continue
-		}
-		if err := checkRegular(fi, abs); err != nil {
-			out[i] = outcome{b: latest, err: err}
-			continue
-		}
-		if latest.Exists() {
-			// The stat-only fast paths run inline; only content work is
-			// handed to the pool. With a fingerprint that still matches,
-			// the file's lstat is all an unchanged file costs.
-			if fp, ok := fps[key]; ok && fp.matches(fi, latest.Name) {
-				isKept[i] = true
-				kept++
-				continue
-			}
-			if bfi, err := os.Lstat(filepath.Join(h.dir, latest.Name)); err == nil && fastUnchanged(fi, bfi) {
-				fp, ok := fingerprintOf(fi, latest.Name, wall)
-				out[i] = outcome{b: latest, fp: fp, hasFP: ok}
-				continue
-			}
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			ch, err := h.changed(abs, fi, latest, true)
-			if err != nil {
-				out[i] = outcome{b: latest, err: err}
-				return
-			}
-			if !ch {
-				fp, ok := fingerprintOf(fi, latest.Name, wall)
-				out[i] = outcome{b: latest, fp: fp, hasFP: ok}
-				return
-			}
-			b, err := h.backupFile(st.cwd, abs, latest.Version+1)
-			switch {
-			case err != nil:
-				out[i] = outcome{b: latest, err: err}
-			case b.Exists():
-				// Any write after fi was taken moves the change time
-				// past the fingerprint's, whatever the backup caught.
-				fp, ok := fingerprintOf(fi, b.Name, wall)
-				out[i] = outcome{b: b, kind: 1, fp: fp, hasFP: ok}
-			default:
-				out[i] = outcome{b: b, kind: 2}
-			}
-		}()
-	}
-	wg.Wait()
-
 	s := &Snapshot{MessageID: messageID, Sequence: st.sequence + 1, Time: h.now()}
 	res := &SnapshotResult{Changed: []string{}, Deleted: []string{}}
 	var next map[string]fingerprint
-	if kept == len(keys) && len(fps) == len(keys) && prev != nil {
+	if ex.nkept == len(keys) && len(fps) == len(keys) && prev != nil {
 		// Every file as its fingerprint had it: the new snapshot's files
 		// and fingerprints are the latest's, and so are their maps, which
 		// nothing changes once committed (a track entry folds into a copy
@@ -676,36 +585,158 @@ func (h *History) snapshotLocked(ctx context.Context, st *state, keys []string, 
 		s.Files, next = prev.Files, fps
 		res.Unchanged = len(keys)
 	} else {
-		s.Files = make(map[string]Backup, len(keys))
-		next = make(map[string]fingerprint, len(keys))
-		for i, key := range keys {
-			if isKept[i] {
-				s.Files[key], next[key] = prev.Files[key], fps[key]
-				res.Unchanged++
-				continue
-			}
-			o := out[i]
-			s.Files[key] = o.b
-			if o.hasFP && o.err == nil {
-				next[key] = o.fp
-			}
-			switch {
-			case o.err != nil:
-				res.Problems = append(res.Problems, &FileError{Path: key, Err: o.err})
-			case o.kind == 1:
-				res.Changed = append(res.Changed, key)
-			case o.kind == 2:
-				res.Deleted = append(res.Deleted, key)
-			default:
-				res.Unchanged++
-			}
-		}
+		s.Files, next = ex.collect(prev, keys, fps, res)
 	}
 	res.Snapshot = s.clone()
 	res.Evicted = max(0, st.retained()+1-maxSnapshots)
 	e := newSnapshotEntry(s)
 	e.keys = keys
 	return res, e, next, nil
+}
+
+// fileOutcome is what a snapshot found of one file.
+type fileOutcome struct {
+	b     Backup
+	kind  int // 0 unchanged, 1 changed, 2 deleted
+	err   error
+	fp    fingerprint
+	hasFP bool
+}
+
+// examined is what a snapshot found of its files. Those unchanged by the
+// fingerprint they had are only marked in kept: at most prompts that is
+// all of them, and out (made at the first other file) would be a page of
+// heap for every 25 files.
+type examined struct {
+	kept  []bool
+	nkept int
+	out   []fileOutcome
+}
+
+// examine looks at each of keys, files of the snapshot prev at paths
+// below cwd, with the fingerprints fps: an lstat, then for a file that
+// does not match its fingerprint the backup's lstat, then its content in
+// a pool of workers, which backs up a changed file.
+func (h *History) examine(ctx context.Context, cwd string, prev *Snapshot, keys []string, fps map[string]fingerprint) (*examined, error) {
+	paths := expandAll(cwd, keys)
+	// Read before any file is examined, so that a fingerprint is only taken
+	// of a file whose last change was well before it was looked at.
+	wall := h.wall()
+	ex := &examined{kept: make([]bool, len(keys))}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, backupWorkers)
+	for i, key := range keys {
+		if err := ctx.Err(); err != nil {
+			wg.Wait()
+			return nil, err
+		}
+		latest := prev.Files[key]
+		abs := paths[i]
+		if fp, ok := fps[key]; ok && latest.Exists() && fp.backup == latest.Name && stillFingerprinted(abs, fp) {
+			ex.kept[i] = true
+			ex.nkept++
+			continue
+		}
+		if ex.out == nil {
+			ex.out = make([]fileOutcome, len(keys))
+		}
+		fi, err := lstatMaybe(abs)
+		switch {
+		case err != nil:
+			ex.out[i] = fileOutcome{b: latest, err: fmt.Errorf("stat %s: %w", abs, err)}
+			continue
+		case fi == nil && !latest.Exists():
+			ex.out[i] = fileOutcome{b: latest}
+			continue
+		case fi == nil:
+			ex.out[i] = fileOutcome{b: Backup{Version: latest.Version + 1, Time: h.now()}, kind: 2}
+			continue
+		}
+		if err := checkRegular(fi, abs); err != nil {
+			ex.out[i] = fileOutcome{b: latest, err: err}
+			continue
+		}
+		if latest.Exists() {
+			// The stat-only fast paths run inline; only content work is
+			// handed to the pool. With a fingerprint that still matches,
+			// the file's lstat is all an unchanged file costs.
+			if fp, ok := fps[key]; ok && fp.matches(fi, latest.Name) {
+				ex.kept[i] = true
+				ex.nkept++
+				continue
+			}
+			if bfi, err := os.Lstat(filepath.Join(h.dir, latest.Name)); err == nil && fastUnchanged(fi, bfi) {
+				fp, ok := fingerprintOf(fi, latest.Name, wall)
+				ex.out[i] = fileOutcome{b: latest, fp: fp, hasFP: ok}
+				continue
+			}
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ex.out[i] = h.examineContent(cwd, abs, fi, latest, wall)
+		}()
+	}
+	wg.Wait()
+	return ex, nil
+}
+
+// examineContent compares the file at abs (lstat fi) with its latest
+// backup by content and backs it up when it changed; wall is when the
+// snapshot began.
+func (h *History) examineContent(cwd, abs string, fi fs.FileInfo, latest Backup, wall time.Time) fileOutcome {
+	ch, err := h.changed(abs, fi, latest, true)
+	if err != nil {
+		return fileOutcome{b: latest, err: err}
+	}
+	if !ch {
+		fp, ok := fingerprintOf(fi, latest.Name, wall)
+		return fileOutcome{b: latest, fp: fp, hasFP: ok}
+	}
+	b, err := h.backupFile(cwd, abs, latest.Version+1)
+	switch {
+	case err != nil:
+		return fileOutcome{b: latest, err: err}
+	case b.Exists():
+		// Any write after fi was taken moves the change time past the
+		// fingerprint's, whatever the backup caught.
+		fp, ok := fingerprintOf(fi, b.Name, wall)
+		return fileOutcome{b: b, kind: 1, fp: fp, hasFP: ok}
+	default:
+		return fileOutcome{b: b, kind: 2}
+	}
+}
+
+// collect makes the new snapshot's files and fingerprints from what was
+// found of keys (files of prev, with fingerprints fps) and counts the
+// outcomes into res.
+func (ex *examined) collect(prev *Snapshot, keys []string, fps map[string]fingerprint, res *SnapshotResult) (map[string]Backup, map[string]fingerprint) {
+	files := make(map[string]Backup, len(keys))
+	next := make(map[string]fingerprint, len(keys))
+	for i, key := range keys {
+		if ex.kept[i] {
+			files[key], next[key] = prev.Files[key], fps[key]
+			res.Unchanged++
+			continue
+		}
+		o := ex.out[i]
+		files[key] = o.b
+		if o.hasFP && o.err == nil {
+			next[key] = o.fp
+		}
+		switch {
+		case o.err != nil:
+			res.Problems = append(res.Problems, &FileError{Path: key, Err: o.err})
+		case o.kind == 1:
+			res.Changed = append(res.Changed, key)
+		case o.kind == 2:
+			res.Deleted = append(res.Deleted, key)
+		default:
+			res.Unchanged++
+		}
+	}
+	return files, next
 }
 
 // fastUnchanged is the part of the change check that needs no reading: same
