@@ -129,7 +129,7 @@ func BenchmarkSelectorTokens(b *testing.B) {
 	idx := NewIndex(dir, nil)
 	var res *Result
 	for b.Loop() {
-		res, err = Recall(context.Background(), d, "the integration tests for the dispatch postgres schema are flaky", &Options{Index: idx})
+		res, err = Recall(context.Background(), d, "the integration tests for the dispatch postgres schema are flaky", &Options{Index: idx, ShowManifest: true})
 		if err != nil {
 			b.Fatal(err)
 		}

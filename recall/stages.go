@@ -165,8 +165,16 @@ func (r *run) candidates(ctx context.Context) (ok bool, err error) {
 	}
 	// Claude Code's manifest: the 200 newest memories, then those already
 	// surfaced left out. newest holds them and, beyond, enough newer
-	// memories to fill memdir's manifest after the ranked ones.
-	r.newest, r.total = r.idx.Newest(memdir.MaxScanFiles+len(r.surfaced), nil)
+	// memories to fill memdir's manifest after the ranked ones. Without a
+	// manifest to fill (no model, no ShowManifest) only their count is
+	// needed: the pass over every record that finds the newest was a
+	// fifteenth of a warm hook at 100,000 memories.
+	r.withManifest = r.o.Model != nil || r.o.ShowManifest
+	if r.withManifest {
+		r.newest, r.total = r.idx.Newest(memdir.MaxScanFiles+len(r.surfaced), nil)
+	} else {
+		r.total = r.idx.Len()
+	}
 	r.res.Candidates = r.total
 	for p := range r.surfaced {
 		if r.idx.has(p) {
@@ -201,7 +209,6 @@ func (r *run) budget() {
 	// Rank: the lexical hits, best first, without the surfaced ones; as
 	// many as the shortest manifest lines could fill the budget with.
 	// Without a manifest to fill, the answer needs only the leading hits.
-	r.withManifest = r.o.Model != nil || r.o.ShowManifest
 	r.k, r.fresh = 0, -1
 	switch {
 	case !r.withManifest:
