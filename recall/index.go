@@ -1337,7 +1337,39 @@ func (h *recallDiskHeader) crc() uint32 {
 }
 
 func tablesCRC(files []diskFile, dirs []diskDir, blob []byte, dirOff, dirLen uint32) uint32 {
-	c := crc32.Update(0, recallCRC(), rawBytes(files))
+	return dirsCRC(crc32.Update(0, recallCRC(), rawBytes(files)), dirs, blob, dirOff, dirLen)
+}
+
+// scanFiles sums the file table as tablesCRC does, and checks what in it
+// the checksum does not make sound: each record's strings lie in a blob of
+// blobLen bytes, and its type is known. The file table is read in place
+// (see fileView), so these are all its checks at load; each file's strings
+// are checked on first use, and the paths' order when the table is owned.
+// It counts the files that can be searched. The table is summed and
+// checked a block at a time, so that it is read from memory once: at
+// 100,000 memories it is 10 MB, and the check was a pass of its own.
+func scanFiles(files []diskFile, blobLen uint64) (crc uint32, good int, ok bool) {
+	const block = 512 // records, about 50 KB
+	for len(files) > 0 {
+		n := min(block, len(files))
+		crc = crc32.Update(crc, recallCRC(), rawBytes(files[:n]))
+		for i := range n {
+			d := &files[i]
+			if uint64(d.PathOff)+uint64(d.PathLen) > blobLen || uint64(d.NameOff)+uint64(d.NameLen) > blobLen ||
+				uint64(d.DescOff)+uint64(d.DescLen) > blobLen || int(d.Type) >= len(recallTypes) {
+				return 0, 0, false
+			}
+			if d.Flags&flagBad == 0 {
+				good++
+			}
+		}
+		files = files[n:]
+	}
+	return crc, good, true
+}
+
+// dirsCRC continues tablesCRC's sum c of the file table with the rest.
+func dirsCRC(c uint32, dirs []diskDir, blob []byte, dirOff, dirLen uint32) uint32 {
 	c = crc32.Update(c, recallCRC(), rawBytes(dirs))
 	str := func(off, n uint32) {
 		if uint64(off)+uint64(n) <= uint64(len(blob)) {
@@ -1423,24 +1455,12 @@ func (x *Index) load() {
 		// them at 100,000 memories).
 		prefault.Read(rawBytes(dfs))
 	}
-	if !ok1 || !ok2 || !ok3 || uint64(len(lexData)) != h.LexLen || tablesCRC(dfs, dds, blob, h.DirOff, h.DirLen) != h.TablesCRC {
+	if !ok1 || !ok2 || !ok3 || uint64(len(lexData)) != h.LexLen {
 		return
 	}
-	// The file table is read in place (see fileView): here only what the
-	// table's checksum covers is checked, the strings' places in the blob
-	// and the types; each file's strings are checked on first use, and
-	// the paths' order when the table is owned.
-	good := 0
-	blobLen := uint64(len(blob))
-	for i := range dfs {
-		d := &dfs[i]
-		if uint64(d.PathOff)+uint64(d.PathLen) > blobLen || uint64(d.NameOff)+uint64(d.NameLen) > blobLen ||
-			uint64(d.DescOff)+uint64(d.DescLen) > blobLen || int(d.Type) >= len(recallTypes) {
-			return
-		}
-		if d.Flags&flagBad == 0 {
-			good++
-		}
+	c, good, ok := scanFiles(dfs, uint64(len(blob)))
+	if !ok || dirsCRC(c, dds, blob, h.DirOff, h.DirLen) != h.TablesCRC {
+		return
 	}
 	dirs := make([]recallDir, len(dds))
 	for i := range dds {
