@@ -959,16 +959,7 @@ func (x *Index) countModified(spans [][2]int64) []int {
 		starts[k] = spans[i][0]
 		hi = max(hi, spans[i][1])
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	// By the accessors, so that a table read in place (a warm process's)
-	// counts as one that was copied: it has no records in x.files.
-	for i := range x.nfiles() {
-		s, fl := x.metaAt(i)
-		t := s.MTime
-		if t < lo || t >= hi || fl&flagBad != 0 {
-			continue // most memories are of other days than the head's
-		}
+	count := func(t int64) {
 		// The last span starting at or before the stamp.
 		k, found := slices.BinarySearch(starts, t)
 		if !found {
@@ -976,6 +967,39 @@ func (x *Index) countModified(spans [][2]int64) []int {
 		}
 		if k >= 0 && t < spans[order[k]][1] {
 			out[order[k]]++
+		}
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if v := x.view; v != nil && v.mtimes != nil {
+		// A table read in place, by its column of times (fileView.mtimes);
+		// the records put over it, by their own.
+		if v.order == nil {
+			for _, t := range v.mtimes {
+				if t >= lo && t < hi { // most memories are of other days than the head's
+					count(t)
+				}
+			}
+			return out
+		}
+		for _, s := range v.order {
+			t := int64(math.MinInt64)
+			if s >= 0 {
+				t = v.mtimes[s]
+			} else if st, fl := v.extra[^s].meta(); fl&flagBad == 0 {
+				t = st.MTime
+			}
+			if t >= lo && t < hi {
+				count(t)
+			}
+		}
+		return out
+	}
+	// By the accessors, so that a table read in place counts as one that
+	// was copied: it has no records in x.files.
+	for i := range x.nfiles() {
+		if s, fl := x.metaAt(i); s.MTime >= lo && s.MTime < hi && fl&flagBad == 0 {
+			count(s.MTime)
 		}
 	}
 	return out
@@ -1345,25 +1369,31 @@ func tablesCRC(files []diskFile, dirs []diskDir, blob []byte, dirOff, dirLen uin
 // blobLen bytes, and its type is known. The file table is read in place
 // (see fileView), so these are all its checks at load; each file's strings
 // are checked on first use, and the paths' order when the table is owned.
-// It counts the files that can be searched. The table is summed and
+// It counts the files that can be searched, and fills mtimes (when not
+// nil, of len(files)) as fileView.mtimes. The table is summed and
 // checked a block at a time, so that it is read from memory once: at
 // 100,000 memories it is 10 MB, and the check was a pass of its own.
-func scanFiles(files []diskFile, blobLen uint64) (crc uint32, good int, ok bool) {
+func scanFiles(files []diskFile, blobLen uint64, mtimes []int64) (crc uint32, good int, ok bool) {
 	const block = 512 // records, about 50 KB
-	for len(files) > 0 {
-		n := min(block, len(files))
-		crc = crc32.Update(crc, recallCRC(), rawBytes(files[:n]))
-		for i := range n {
-			d := &files[i]
+	for at := 0; at < len(files); at += block {
+		part := files[at:min(at+block, len(files))]
+		crc = crc32.Update(crc, recallCRC(), rawBytes(part))
+		for i := range part {
+			d := &part[i]
 			if uint64(d.PathOff)+uint64(d.PathLen) > blobLen || uint64(d.NameOff)+uint64(d.NameLen) > blobLen ||
 				uint64(d.DescOff)+uint64(d.DescLen) > blobLen || int(d.Type) >= len(recallTypes) {
 				return 0, 0, false
 			}
+			t := d.Stamp.MTime
 			if d.Flags&flagBad == 0 {
 				good++
+			} else {
+				t = math.MinInt64
+			}
+			if mtimes != nil {
+				mtimes[at+i] = t
 			}
 		}
-		files = files[n:]
 	}
 	return crc, good, true
 }
@@ -1458,7 +1488,8 @@ func (x *Index) load() {
 	if !ok1 || !ok2 || !ok3 || uint64(len(lexData)) != h.LexLen {
 		return
 	}
-	c, good, ok := scanFiles(dfs, uint64(len(blob)))
+	mtimes := make([]int64, len(dfs))
+	c, good, ok := scanFiles(dfs, uint64(len(blob)), mtimes)
 	if !ok || dirsCRC(c, dds, blob, h.DirOff, h.DirLen) != h.TablesCRC {
 		return
 	}
@@ -1475,6 +1506,7 @@ func (x *Index) load() {
 		return
 	}
 	x.files, x.view, x.dirs, x.lex = nil, newFileView(dfs, blob, good), dirs, lex
+	x.view.mtimes = mtimes
 	x.base = recallBase(h)
 	x.loadDelta()
 	if x.lex != nil && x.lex.Corrupt() {

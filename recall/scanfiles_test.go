@@ -2,6 +2,7 @@ package recall
 
 import (
 	"hash/crc32"
+	"math"
 	"testing"
 )
 
@@ -19,16 +20,27 @@ func TestScanFilesSumsAndChecksTheTable(t *testing.T) {
 				files[i].Flags = flagBad
 			}
 			files[i].Hash[0], files[i].Hash[1] = byte(i), byte(i>>8)
+			files[i].Stamp.MTime = int64(i) * 1e9
 		}
 		return files
 	}
 	files := table()
-	crc, good, ok := scanFiles(files, blobLen)
+	mtimes := make([]int64, len(files))
+	crc, good, ok := scanFiles(files, blobLen, mtimes)
 	if !ok || crc != crc32.Update(0, recallCRC(), rawBytes(files)) {
 		t.Fatalf("scanFiles = %#x, %v; the table's checksum is %#x", crc, ok, crc32.Update(0, recallCRC(), rawBytes(files)))
 	}
 	if want := 1300 - (1300+6)/7; good != want {
 		t.Errorf("%d searchable files, want %d", good, want)
+	}
+	for i, got := range mtimes {
+		want := files[i].Stamp.MTime
+		if files[i].Flags&flagBad != 0 {
+			want = math.MinInt64 // not counted by the day factor
+		}
+		if got != want {
+			t.Fatalf("mtimes[%d] = %d, want %d", i, got, want)
+		}
 	}
 	for name, spoil := range map[string]func(*diskFile){
 		"path past the blob":        func(d *diskFile) { d.PathOff = blobLen - 3 },
@@ -39,7 +51,7 @@ func TestScanFilesSumsAndChecksTheTable(t *testing.T) {
 		for _, at := range []int{0, 600, 1299} {
 			files := table()
 			spoil(&files[at])
-			if _, _, ok := scanFiles(files, blobLen); ok {
+			if _, _, ok := scanFiles(files, blobLen, nil); ok {
 				t.Errorf("%s at record %d: accepted", name, at)
 			}
 		}
