@@ -52,8 +52,8 @@ func TestWarmIndexReadsTheTableInPlace(t *testing.T) {
 		}
 		newest, total := x.Newest(40, nil)
 		wantNewest, wantTotal := ref.Newest(40, nil)
-		paths, keys := x.vectorKeys(map[string]bool{ref.files[3].path: true})
-		wantPaths, wantKeys := ref.vectorKeys(map[string]bool{ref.files[3].path: true})
+		paths, keys, at := x.vectorKeys(map[string]bool{ref.files[3].path: true})
+		wantPaths, wantKeys, wantAt := ref.vectorKeys(map[string]bool{ref.files[3].path: true})
 		if x.view == nil {
 			t.Fatalf("%s: refreshing and searching made the table records", step)
 		}
@@ -76,8 +76,20 @@ func TestWarmIndexReadsTheTableInPlace(t *testing.T) {
 		if all := ref.Headers(); len(all) < 40 || cmp.Diff(all[:40], wantNewest) != "" {
 			t.Fatalf("%s: a rebuild's Newest is not the head of its Headers", step)
 		}
-		if d := cmp.Diff([]any{wantNewest, wantTotal, wantPaths, wantKeys}, []any{newest, total, paths, keys}); d != "" {
+		if d := cmp.Diff([]any{wantNewest, wantTotal, wantPaths, wantKeys, wantAt}, []any{newest, total, paths, keys, at}); d != "" {
 			t.Fatalf("%s: newest or vector keys differ from a rebuild:\n%s", step, d)
+		}
+		// The headers by the positions vectorKeys gave, and by wrong ones
+		// (each path's neighbour's), which must fall back to a search.
+		wantHeads := ref.headersOf(wantPaths)
+		wrong := make([]int32, len(at))
+		for k := range at {
+			wrong[k] = (at[k] + 1) % int32(x.nfiles())
+		}
+		for _, pos := range [][]int32{at, wrong, nil} {
+			if d := cmp.Diff(wantHeads, x.headersAt(paths, pos)); d != "" {
+				t.Fatalf("%s: headers of the vector keys differ from a rebuild's:\n%s", step, d)
+			}
 		}
 		// Memories by the span of their modification time, as the day
 		// factor counts them: two spans that split the directory.

@@ -76,7 +76,7 @@ func rankSemantic(ctx context.Context, d *memdir.Dir, o *Options, idx *Index, qu
 	if o.EmbedCache == nil {
 		return rankUncached(ctx, d, o, idx, qv, qUsage, surfaced)
 	}
-	paths, keys := idx.vectorKeys(surfaced)
+	paths, keys, at := idx.vectorKeys(surfaced)
 	stats := &EmbedStats{}
 	if o.EmbedMissing {
 		if stats, err = embedMissing(ctx, d, o, idx, paths, keys); err != nil {
@@ -107,11 +107,12 @@ func rankSemantic(ctx context.Context, d *memdir.Dir, o *Options, idx *Index, qu
 		s.rank[paths[i]] = r
 	}
 	s.order = make([]string, len(nr.order))
+	orderAt := make([]int32, len(nr.order))
 	for r, i := range nr.order {
-		s.order[r] = paths[i]
+		s.order[r], orderAt[r] = paths[i], at[i]
 	}
 	s.heads = map[string]memdir.Header{}
-	for _, h := range idx.headersOf(s.order) {
+	for _, h := range idx.headersAt(s.order, orderAt) {
 		s.heads[h.Path] = h
 	}
 	return s, nil
@@ -441,7 +442,7 @@ func FillVectors(ctx context.Context, d *memdir.Dir, idx *Index, e llm.Embedder,
 	if _, err := idx.Refresh(ctx); err != nil {
 		return nil, err
 	}
-	paths, keys := idx.vectorKeys(nil)
+	paths, keys, _ := idx.vectorKeys(nil)
 	return embedMissing(ctx, d, &Options{Embedder: e, EmbedCache: cache, EmbedOptions: opts}, idx, paths, keys)
 }
 
