@@ -4,7 +4,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"time"
 )
 
@@ -17,6 +16,3 @@ func selfCPU() time.Duration { return 0 }
 func childUsage(ps *os.ProcessState) (cpu time.Duration, maxrssKiB int64) {
 	return ps.UserTime() + ps.SystemTime(), 0
 }
-
-// peakRSS is 0 (unknown) where there is no time(1) to fork the command.
-func peakRSS(cmd *exec.Cmd) int64 { return 0 }

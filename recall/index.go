@@ -974,22 +974,14 @@ func (x *Index) countModified(spans [][2]int64) []int {
 	if v := x.view; v != nil && v.mtimes != nil {
 		// A table read in place, by its column of times (fileView.mtimes);
 		// the records put over it, by their own.
-		if v.order == nil {
-			for _, t := range v.mtimes {
-				if t >= lo && t < hi { // most memories are of other days than the head's
-					count(t)
-				}
-			}
-			return out
-		}
-		for _, s := range v.order {
+		for i := range v.len() {
 			t := int64(math.MinInt64)
-			if s >= 0 {
-				t = v.mtimes[s]
-			} else if st, fl := v.extra[^s].meta(); fl&flagBad == 0 {
+			if _, e, j := v.at(i); e == nil {
+				t = v.mtimes[j]
+			} else if st, fl := e.meta(); fl&flagBad == 0 {
 				t = st.MTime
 			}
-			if t >= lo && t < hi {
+			if t >= lo && t < hi { // most memories are of other days than the head's
 				count(t)
 			}
 		}
