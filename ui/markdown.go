@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"html"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
-	extast "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
 
@@ -19,10 +20,76 @@ import (
 // nothing else of GFM (no tables, strikethrough or bare-URL links, which
 // the page never rendered). safeHTML renders what could carry markup or a
 // script: raw HTML, links and images.
-var markdown = goldmark.New(
-	goldmark.WithParserOptions(parser.WithInlineParsers(util.Prioritized(extension.NewTaskCheckBoxParser(), 0))),
-	goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(safeHTML{}, 100))),
-)
+//
+// The boxes are parsed here (checkBoxParser) rather than by goldmark's
+// extension package, whose bare-URL patterns are compiled when any program
+// that links it starts: 3 ms of every memdir process, the hook's included,
+// on a machine with slow page faults. It is built on first use for the
+// same reason.
+var markdown = sync.OnceValue(func() goldmark.Markdown {
+	return goldmark.New(
+		goldmark.WithParserOptions(parser.WithInlineParsers(util.Prioritized(checkBoxParser{}, 0))),
+		goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(safeHTML{}, 100))),
+	)
+})
+
+// checkBox is the box that opens a task list's item: "- [ ] todo".
+type checkBox struct {
+	ast.BaseInline
+	checked bool
+}
+
+var kindCheckBox = ast.NewNodeKind("CheckBox")
+
+func (n *checkBox) Kind() ast.NodeKind { return kindCheckBox }
+
+func (n *checkBox) Dump(src []byte, level int) {
+	ast.DumpHelper(n, src, level, map[string]string{"Checked": strconv.FormatBool(n.checked)}, nil)
+}
+
+// checkBoxParser reads "[ ]", "[x]" or "[X]" (any one white-space character
+// inside counts as empty) and the white space after it, where it is the
+// first thing in the first block of a list item. It runs before the link
+// parser, which would otherwise take "[x]" as a link's text.
+type checkBoxParser struct{}
+
+func (checkBoxParser) Trigger() []byte { return []byte{'['} }
+
+func (checkBoxParser) Parse(parent ast.Node, block text.Reader, _ parser.Context) ast.Node {
+	item := parent.Parent()
+	if item == nil || item.FirstChild() != parent || parent.HasChildren() {
+		return nil
+	}
+	if _, ok := item.(*ast.ListItem); !ok {
+		return nil
+	}
+	line, _ := block.PeekLine()
+	if len(line) < 3 || line[0] != '[' || line[2] != ']' {
+		return nil
+	}
+	mark := line[1]
+	if mark != 'x' && mark != 'X' && !isMarkdownSpace(mark) {
+		return nil
+	}
+	n := 3
+	for n < len(line) && isMarkdownSpace(line[n]) {
+		n++
+	}
+	block.Advance(n)
+	return &checkBox{checked: !isMarkdownSpace(mark)}
+}
+
+func (checkBoxParser) CloseBlock(ast.Node, parser.Context) {}
+
+// isMarkdownSpace is Go regexp's \s: space, tab, newline, form feed,
+// carriage return and vertical tab.
+func isMarkdownSpace(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\f', '\r', '\v':
+		return true
+	}
+	return false
+}
 
 // RenderMarkdown turns a memory body into HTML for the page. Every
 // character of text is HTML-escaped; raw HTML in the body (tags, comments)
@@ -32,7 +99,7 @@ var markdown = goldmark.New(
 // script.
 func RenderMarkdown(src string) string {
 	var b bytes.Buffer
-	if err := markdown.Convert([]byte(strings.ReplaceAll(src, "\r\n", "\n")), &b); err != nil {
+	if err := markdown().Convert([]byte(strings.ReplaceAll(src, "\r\n", "\n")), &b); err != nil {
 		// A bytes.Buffer takes any write; show the text should that change.
 		return "<pre>" + html.EscapeString(src) + "</pre>\n"
 	}
@@ -50,7 +117,7 @@ func (safeHTML) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(ast.KindLink, renderLink)
 	reg.Register(ast.KindImage, renderImage)
 	reg.Register(ast.KindAutoLink, renderAutoLink)
-	reg.Register(extast.KindTaskCheckBox, renderCheckBox)
+	reg.Register(kindCheckBox, renderCheckBox)
 }
 
 // renderRawHTML writes an inline tag or comment as the text it is.
@@ -135,7 +202,7 @@ func renderAutoLink(w util.BufWriter, src []byte, node ast.Node, entering bool) 
 // parser takes the space after "[ ]"), not as a form control.
 func renderCheckBox(w util.BufWriter, _ []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
 	if entering {
-		if node.(*extast.TaskCheckBox).IsChecked {
+		if node.(*checkBox).checked {
 			w.WriteString("☑ ")
 		} else {
 			w.WriteString("☐ ")

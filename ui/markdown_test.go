@@ -7,6 +7,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	extast "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/util"
 )
 
 func TestRenderMarkdown(t *testing.T) {
@@ -150,4 +157,60 @@ func checkTags(t *testing.T, in, out string) {
 			rest = rest[len(m[0]):]
 		}
 	}
+}
+
+// The task-list boxes are parsed by checkBoxParser, which keeps goldmark's
+// extension package (and its start-up cost) out of the binary; it must read
+// every box as that package's parser does.
+func TestCheckBoxParserAgreesWithGoldmarks(t *testing.T) {
+	theirs := goldmark.New(
+		goldmark.WithParserOptions(parser.WithInlineParsers(util.Prioritized(extension.NewTaskCheckBoxParser(), 0))),
+		goldmark.WithRendererOptions(renderer.WithNodeRenderers(
+			util.Prioritized(safeHTML{}, 100),
+			util.Prioritized(goldmarkBoxes{}, 100))),
+	)
+	inputs := []string{
+		"- [ ] todo\n- [x] done\n- [X] Done",
+		"- [\t] tab inside\n- [y] not a box\n- [] empty\n- [ x] wide",
+		"1. [x] ordered\n2. [ ] open",
+		"[x] not in a list",
+		"- text then [x] later",
+		"- [x]\n- [ ]",
+		"- [x]   spaced\n- [x]\tafter a tab",
+		"- outer\n  - [x] nested\n  - [ ] nested open",
+		"- [x] first\n\n  second paragraph [ ]",
+		"* [x] star\n+ [ ] plus",
+		"- [x] [link](https://example.com)",
+		"- [x](https://example.com) a link, not a box",
+		"> - [x] quoted",
+		"- **[x]** bold",
+		"- [x",
+		"- [",
+	}
+	for _, in := range inputs {
+		var want strings.Builder
+		if err := theirs.Convert([]byte(in), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := RenderMarkdown(in); got != want.String() {
+			t.Errorf("RenderMarkdown(%q)\n got %q\nwant %q", in, got, want.String())
+		}
+	}
+}
+
+// goldmarkBoxes renders goldmark's own box node as renderCheckBox renders
+// checkBox.
+type goldmarkBoxes struct{}
+
+func (goldmarkBoxes) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
+	reg.Register(extast.KindTaskCheckBox, func(w util.BufWriter, _ []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+		if entering {
+			if node.(*extast.TaskCheckBox).IsChecked {
+				w.WriteString("☑ ")
+			} else {
+				w.WriteString("☐ ")
+			}
+		}
+		return ast.WalkContinue, nil
+	})
 }
