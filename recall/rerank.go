@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -158,13 +159,20 @@ func (c queryCues) factors(r *rankedMemory) rerankFactors {
 
 // Answer shapes: what a time and a duration look like in English
 // text. They are cues, not parsers: a memory that matches gets a nudge.
+// Every pattern of this file is compiled on first use, not when the
+// program starts: only a recall needs them, and compiling them was a
+// seventh of the package initialisation of every memdir process.
 var (
-	timeShape     = regexp.MustCompile(`(?i)\b(yesterday|today|tonight|tomorrow|ago|last|next|since|recently|week|weekend|month|year|morning|evening|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|spring|summer|autumn|fall|winter|(19|20)\d\d)\b`)
-	durationShape = regexp.MustCompile(`(?i)\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|several|a few|many)\s+(years?|months?|weeks?|days?|hours?|minutes?)\b|\bsince\b`)
+	timeShape     = lazyRegexp(`(?i)\b(yesterday|today|tonight|tomorrow|ago|last|next|since|recently|week|weekend|month|year|morning|evening|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|spring|summer|autumn|fall|winter|(19|20)\d\d)\b`)
+	durationShape = lazyRegexp(`(?i)\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|several|a few|many)\s+(years?|months?|weeks?|days?|hours?|minutes?)\b|\bsince\b`)
 
-	whenQuestion     = regexp.MustCompile(`(?i)^\s*(when\b|what (year|month|day|date|time)\b|which (year|month|day|date)\b)`)
-	durationQuestion = regexp.MustCompile(`(?i)\bhow long\b`)
+	whenQuestion     = lazyRegexp(`(?i)^\s*(when\b|what (year|month|day|date|time)\b|which (year|month|day|date)\b)`)
+	durationQuestion = lazyRegexp(`(?i)\bhow long\b`)
 )
+
+func lazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
+}
 
 // answerShape is what the answer to an English question looks like: a
 // time for "when …?", a duration for "how long …?"; nil otherwise. (A
@@ -172,12 +180,40 @@ var (
 // in a coding memory, and it cost the coding sets more than it gave.)
 func answerShape(q string) *regexp.Regexp {
 	switch {
-	case whenQuestion.MatchString(q):
-		return timeShape
-	case durationQuestion.MatchString(q):
-		return durationShape
+	case whenQuestion().MatchString(q):
+		return timeShape()
+	case durationQuestion().MatchString(q):
+		return durationShape()
 	}
 	return nil
+}
+
+// mayNameDate reports whether namedDate's patterns could find a date in
+// q, so that most queries (a coding prompt names no date) compile none of
+// them. Every pattern but inMonth needs a digit; inMonth needs a run of
+// ASCII letters that is a full month's name (or "may").
+func mayNameDate(q string) bool {
+	for i := 0; i < len(q); {
+		c := q[i]
+		switch {
+		case c >= '0' && c <= '9':
+			return true
+		case c|0x20 >= 'a' && c|0x20 <= 'z':
+			j := i + 1
+			for j < len(q) && q[j]|0x20 >= 'a' && q[j]|0x20 <= 'z' {
+				j++
+			}
+			if w := strings.ToLower(q[i:j]); len(w) > 3 || w == "may" {
+				if _, ok := monthNames[w]; ok {
+					return true
+				}
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	return false
 }
 
 // dateSpan is a period a query names: [from, to).
@@ -194,11 +230,11 @@ var (
 		"jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9, "oct": 10, "nov": 11, "dec": 12,
 	}
 	// "9 November, 2022", "November 9, 2022", "May 2023", "in March".
-	dayMonth  = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?([a-z]+)\.?,?(?:\s+((?:19|20)\d\d))?\b`)
-	monthDay  = regexp.MustCompile(`(?i)\b([a-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?(?:\s+((?:19|20)\d\d))?\b`)
-	monthYear = regexp.MustCompile(`(?i)\b(?:in|during|of|since|from|before|after|early|late|mid)?\s*([a-z]+)\.?,?\s+((?:19|20)\d\d)\b`)
-	inMonth   = regexp.MustCompile(`(?i)\b(?:in|during|early|late|mid|last|this|since|(?:week|weekend|beginning|start|end|middle|half|part)\s+of)\s+([a-z]+)\b`)
-	bareYear  = regexp.MustCompile(`\b((?:19|20)\d\d)\b`)
+	dayMonth  = lazyRegexp(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?([a-z]+)\.?,?(?:\s+((?:19|20)\d\d))?\b`)
+	monthDay  = lazyRegexp(`(?i)\b([a-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?(?:\s+((?:19|20)\d\d))?\b`)
+	monthYear = lazyRegexp(`(?i)\b(?:in|during|of|since|from|before|after|early|late|mid)?\s*([a-z]+)\.?,?\s+((?:19|20)\d\d)\b`)
+	inMonth   = lazyRegexp(`(?i)\b(?:in|during|early|late|mid|last|this|since|(?:week|weekend|beginning|start|end|middle|half|part)\s+of)\s+([a-z]+)\b`)
+	bareYear  = lazyRegexp(`\b((?:19|20)\d\d)\b`)
 )
 
 // namedDate returns the period an English query names, if any: a day (and
@@ -208,6 +244,14 @@ var (
 // "the end of March") is read as the month. "May" counts as a month only
 // with a day or a year beside it, or after "in" (or "of", in those parts).
 func namedDate(q string, now time.Time) *dateSpan {
+	if !mayNameDate(q) {
+		return nil
+	}
+	return datePatterns(q, now)
+}
+
+// datePatterns is namedDate without the test that spares the patterns.
+func datePatterns(q string, now time.Time) *dateSpan {
 	day := func(y int, m time.Month, d int) *dateSpan {
 		from := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 		return &dateSpan{from, from.AddDate(0, 0, 8)}
@@ -222,14 +266,14 @@ func namedDate(q string, now time.Time) *dateSpan {
 		}
 		return y
 	}
-	for _, m := range dayMonth.FindAllStringSubmatch(q, -1) {
+	for _, m := range dayMonth().FindAllStringSubmatch(q, -1) {
 		if mon, ok := monthNames[strings.ToLower(m[2])]; ok {
 			if d, _ := strconv.Atoi(m[1]); d >= 1 && d <= 31 {
 				return day(yearOr(m[3], mon), mon, d)
 			}
 		}
 	}
-	for _, m := range monthDay.FindAllStringSubmatch(q, -1) {
+	for _, m := range monthDay().FindAllStringSubmatch(q, -1) {
 		if mon, ok := monthNames[strings.ToLower(m[1])]; ok {
 			if d, _ := strconv.Atoi(m[2]); d >= 1 && d <= 31 {
 				return day(yearOr(m[3], mon), mon, d)
@@ -240,19 +284,19 @@ func namedDate(q string, now time.Time) *dateSpan {
 		from := time.Date(y, m, 1, 0, 0, 0, 0, time.UTC)
 		return &dateSpan{from, from.AddDate(0, 1, 0)}
 	}
-	for _, m := range monthYear.FindAllStringSubmatch(q, -1) {
+	for _, m := range monthYear().FindAllStringSubmatch(q, -1) {
 		if mon, ok := monthNames[strings.ToLower(m[1])]; ok {
 			return month(yearOr(m[2], mon), mon)
 		}
 	}
-	for _, m := range inMonth.FindAllStringSubmatch(q, -1) {
+	for _, m := range inMonth().FindAllStringSubmatch(q, -1) {
 		// Full month names only: "in mar" is rarely March.
 		w := strings.ToLower(m[1])
 		if mon, ok := monthNames[w]; ok && (len(w) > 3 || w == "may") {
 			return month(yearOr("", mon), mon)
 		}
 	}
-	for _, m := range bareYear.FindAllStringSubmatchIndex(q, -1) {
+	for _, m := range bareYear().FindAllStringSubmatchIndex(q, -1) {
 		// Not a part of a version, tag or ISO date ("2026.11.28-3").
 		if end := m[3]; end < len(q) && strings.ContainsRune(".-/_", rune(q[end])) || m[2] > 0 && strings.ContainsRune(".-/_", rune(q[m[2]-1])) {
 			continue

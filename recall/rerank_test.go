@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/memdir/memdir"
+	"github.com/memdir/memdir/internal/evalset"
 	"github.com/memdir/memdir/lexical"
 )
 
@@ -44,6 +45,42 @@ func TestNamedDate(t *testing.T) {
 		case !tt.from.IsZero() && (got == nil || !got.from.Equal(tt.from) || !got.to.Equal(tt.to)):
 			t.Errorf("%q: named %+v, want %v–%v", tt.q, got, tt.from, tt.to)
 		}
+	}
+}
+
+// namedDate skips its patterns when mayNameDate says they cannot match; it
+// must then be right: the patterns find no date in any query it skips.
+func TestMayNameDateSkipsOnlyWhatNamesNoDate(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	queries := []string{
+		"you may want to bump the retries", "May the build pass", "in may", "IN MAY",
+		"the end of march", "we marched on", "decemberish plans", "in Sept", "in September",
+		"mid-November", "since_june", "in june_", "in junE!", "in Auguſt", "deKember",
+		"fix the flaky test", "v2", "2023", "version two", "", "in   October", "\tin july\n",
+		"最近 in March 做了什么", "what happened in Décember", "on 9 jun", "jul 9",
+	}
+	for _, f := range []string{"recall-dev.json", "recall-oss.json", "recall-app.json"} {
+		set, err := evalset.Load(filepath.Join("..", "testdata", "eval", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range set.Queries {
+			queries = append(queries, q.Query)
+		}
+	}
+	skipped := 0
+	for _, q := range queries {
+		if mayNameDate(q) {
+			continue
+		}
+		skipped++
+		if d := datePatterns(q, now); d != nil {
+			t.Errorf("%q: skipped, but its patterns name %v–%v", q, d.from, d.to)
+		}
+	}
+	if skipped < len(queries)/2 {
+		t.Errorf("only %d of %d queries skip the patterns", skipped, len(queries))
 	}
 }
 
