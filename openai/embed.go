@@ -2,11 +2,16 @@ package openai
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
+	"unsafe"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -144,10 +149,19 @@ func (e *Embedder) send(ctx context.Context, texts []string) ([][]float32, llm.U
 	if e.opts.Dimensions > 0 {
 		params.Dimensions = sdk.Int(int64(e.opts.Dimensions))
 	}
+	// The SDK sends the request (authentication, retries, errors) and
+	// hands back the reply's bytes, which decodeEmbedReply reads: the
+	// SDK's own decoding went through a generic JSON tree for each of a
+	// vector's numbers, 176 ns a number, two thirds of an embeddings
+	// call's CPU (BenchmarkEmbedDecode).
 	var raw *http.Response
-	res, err := e.svc.New(ctx, params, option.WithResponseInto(&raw))
-	if err != nil {
+	var body []byte
+	if _, err := e.svc.New(ctx, params, option.WithResponseInto(&raw), option.WithResponseBodyInto(&body)); err != nil {
 		return nil, llm.Usage{}, e.caller.Failure(ctx, raw, err)
+	}
+	res, err := decodeEmbedReply(body)
+	if err != nil {
+		return nil, llm.Usage{}, e.caller.BadResponse("the reply is not an embeddings list", err)
 	}
 	if len(res.Data) != len(texts) {
 		return nil, llm.Usage{}, e.caller.BadResponse(fmt.Sprintf("the server sent %d vectors for %d texts", len(res.Data), len(texts)), nil)
@@ -167,10 +181,7 @@ func (e *Embedder) send(ctx context.Context, texts []string) ([][]float32, llm.U
 		if len(d.Embedding) == 0 {
 			return nil, llm.Usage{}, e.caller.BadResponse(fmt.Sprintf("vector %d of the reply is empty", i), nil)
 		}
-		v := make([]float32, len(d.Embedding))
-		for j, x := range d.Embedding {
-			v[j] = float32(x)
-		}
+		v := d.Embedding
 		at := i
 		if byIndex {
 			at = int(d.Index)
@@ -183,3 +194,109 @@ func (e *Embedder) send(ctx context.Context, texts []string) ([][]float32, llm.U
 	}
 	return vecs, usage, nil
 }
+
+// embedReply is the part of an embeddings reply memdir reads.
+type embedReply struct {
+	Data []struct {
+		Embedding embedVector `json:"embedding"`
+		Index     int64       `json:"index"`
+	} `json:"data"`
+	Usage struct {
+		PromptTokens int64 `json:"prompt_tokens"`
+		TotalTokens  int64 `json:"total_tokens"`
+	} `json:"usage"`
+}
+
+// decodeEmbedReply reads an embeddings reply.
+func decodeEmbedReply(body []byte) (*embedReply, error) {
+	var r embedReply
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// embedVector is a vector of a reply: a list of numbers, or, from a
+// server that answers base64 whatever was asked (OpenAI's own default),
+// a base64 string of little-endian float32s, as the SDK reads it too.
+// Numbers are read as float64 and rounded once to float32, as the SDK's
+// float64 vectors were converted.
+type embedVector []float32
+
+func (v *embedVector) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var packed []byte
+		if err := json.Unmarshal(b, &packed); err != nil {
+			return err
+		}
+		if len(packed)%4 != 0 {
+			return errors.New("a base64 vector whose length is not a multiple of 4 bytes")
+		}
+		*v = make(embedVector, len(packed)/4)
+		for i := range *v {
+			(*v)[i] = math.Float32frombits(binary.LittleEndian.Uint32(packed[4*i:]))
+		}
+		return nil
+	}
+	if string(b) == "null" {
+		*v = nil
+		return nil
+	}
+	out, err := parseNumbers(b)
+	if err != nil {
+		return err
+	}
+	*v = out
+	return nil
+}
+
+// parseNumbers reads a JSON array of numbers (which encoding/json has
+// already checked is valid JSON) in one pass: a number at a time through
+// strconv, where decoding into a slice walked each through reflection
+// (BenchmarkEmbedDecode: 0.55 → 0.2 ms for a vector of 1,536). Anything
+// but numbers (null, strings, nested arrays) is an error.
+func parseNumbers(b []byte) (embedVector, error) {
+	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {
+		return nil, errors.New("a vector that is not a list")
+	}
+	out := make(embedVector, 0, len(b)/8)
+	rest := b[1 : len(b)-1]
+	for {
+		rest = skipSpace(rest)
+		if len(rest) == 0 {
+			if len(out) > 0 {
+				return nil, errors.New("a vector that ends in a comma")
+			}
+			return out, nil
+		}
+		end := 0
+		for end < len(rest) && rest[end] != ',' && !isSpace(rest[end]) {
+			end++
+		}
+		x, err := strconv.ParseFloat(unsafeString(rest[:end]), 64)
+		if err != nil {
+			return nil, fmt.Errorf("vector component %d: %w", len(out), err)
+		}
+		out = append(out, float32(x))
+		rest = skipSpace(rest[end:])
+		if len(rest) == 0 {
+			return out, nil
+		}
+		if rest[0] != ',' {
+			return nil, fmt.Errorf("vector component %d is followed by %q", len(out)-1, rest[0])
+		}
+		rest = rest[1:]
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	return b
+}
+
+// unsafeString views b as a string for strconv, which keeps no reference.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

@@ -2,7 +2,11 @@ package openai_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +146,29 @@ func TestEmbedFailures(t *testing.T) {
 	}
 }
 
+// TestEmbedBase64Reply checks that a server answering base64 although
+// floats were asked for (OpenAI's own default) is read, as the SDK read it.
+func TestEmbedBase64Reply(t *testing.T) {
+	srv := memdirtest.NewEmbedServer(t)
+	want := [][]float32{{0.25, -1, 7.5}, {1e-3, 0, -0.5}}
+	var items []string
+	for i, v := range want {
+		b := make([]byte, 4*len(v))
+		for j, x := range v {
+			binary.LittleEndian.PutUint32(b[4*j:], math.Float32bits(x))
+		}
+		items = append(items, fmt.Sprintf(`{"object":"embedding","index":%d,"embedding":%q}`, i, base64.StdEncoding.EncodeToString(b)))
+	}
+	srv.Enqueue(memdirtest.EmbedReply{Body: `{"object":"list","data":[` + strings.Join(items, ",") + `],"usage":{"prompt_tokens":4,"total_tokens":4}}`})
+	got, err := newEmbedder(t, srv, nil).Embed(context.Background(), []string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(&llm.Embedding{Vectors: want, Usage: llm.Usage{InputTokens: 4, Calls: 1}}, got); diff != "" {
+		t.Errorf("Embed (-want +got):\n%s", diff)
+	}
+}
+
 // TestEmbedMixedBatches checks that vectors of one size in a first request
 // and another in a second are an error, not one list of both.
 func TestEmbedMixedBatches(t *testing.T) {
@@ -195,5 +222,27 @@ func TestNewEmbedderRejects(t *testing.T) {
 		if _, err := openai.NewEmbedder(o); !errors.Is(err, memdir.ErrInvalid) {
 			t.Errorf("NewEmbedder(%+v) error = %v, want ErrInvalid", o, err)
 		}
+	}
+}
+
+// BenchmarkEmbedDecode is an embeddings call of 1 and of 64 texts at 1,536
+// dimensions against the fake server in this process (whose own encoding
+// is part of the figure): what a hybrid prompt's query and a `memdir
+// embed` batch cost on the client's side.
+func BenchmarkEmbedDecode(b *testing.B) {
+	srv := memdirtest.NewEmbedServer(b)
+	for _, n := range []int{1, 64} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			e := newEmbedder(b, srv, func(o *openai.EmbedderOptions) { o.Dimensions = 1536 })
+			texts := make([]string, n)
+			for i := range texts {
+				texts[i] = fmt.Sprintf("how do we deploy the billing service %d", i)
+			}
+			for b.Loop() {
+				if _, err := e.Embed(context.Background(), texts); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
