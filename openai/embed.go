@@ -152,8 +152,8 @@ func (e *Embedder) send(ctx context.Context, texts []string) ([][]float32, llm.U
 	// The SDK sends the request (authentication, retries, errors) and
 	// hands back the reply's bytes, which decodeEmbedReply reads: the
 	// SDK's own decoding went through a generic JSON tree for each of a
-	// vector's numbers, 176 ns a number, two thirds of an embeddings
-	// call's CPU (BenchmarkEmbedDecode).
+	// vector's numbers, about 175 ns a number and more than half of an
+	// embeddings call's CPU (a profile of BenchmarkEmbedDecode).
 	var raw *http.Response
 	var body []byte
 	if _, err := e.svc.New(ctx, params, option.WithResponseInto(&raw), option.WithResponseBodyInto(&body)); err != nil {
@@ -253,7 +253,8 @@ func (v *embedVector) UnmarshalJSON(b []byte) error {
 // parseNumbers reads a JSON array of numbers (which encoding/json has
 // already checked is valid JSON) in one pass: a number at a time through
 // strconv, where decoding into a slice walked each through reflection
-// (BenchmarkEmbedDecode: 0.55 → 0.2 ms for a vector of 1,536). Anything
+// (BenchmarkEmbedDecode, one vector of 1,536 with the fake server's own
+// encoding: 0.55 ms decoded into a []float64, 0.32 ms by this). Anything
 // but numbers (null, strings, nested arrays) is an error.
 func parseNumbers(b []byte) (embedVector, error) {
 	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {

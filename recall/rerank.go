@@ -160,8 +160,9 @@ func (c queryCues) factors(r *rankedMemory) rerankFactors {
 // Answer shapes: what a time and a duration look like in English
 // text. They are cues, not parsers: a memory that matches gets a nudge.
 // Every pattern of this file is compiled on first use, not when the
-// program starts: only a recall needs them, and compiling them was a
-// seventh of the package initialisation of every memdir process.
+// program starts: only a recall needs them, and compiling them took 0.7
+// ms and 137 KB of every memdir process's start (GODEBUG=inittrace=1 on a
+// machine with slow page faults).
 var (
 	timeShape     = lazyRegexp(`(?i)\b(yesterday|today|tonight|tomorrow|ago|last|next|since|recently|week|weekend|month|year|morning|evening|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december|spring|summer|autumn|fall|winter|(19|20)\d\d)\b`)
 	durationShape = lazyRegexp(`(?i)\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|several|a few|many)\s+(years?|months?|weeks?|days?|hours?|minutes?)\b|\bsince\b`)

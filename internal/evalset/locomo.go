@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 )
@@ -76,7 +77,9 @@ func ParseLoCoMo(data []byte) (sets []*Set, dropped int, err error) {
 	return sets, dropped, nil
 }
 
-var locomoSessionKey = regexp.MustCompile(`^session_(\d+)_observation$`)
+// The patterns below are compiled on first use: the package is linked into
+// every memdir process, and only an evaluation reads LoCoMo.
+var locomoSessionKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^session_(\d+)_observation$`) })
 
 func locomoSet(s locomoSample) (*Set, int, error) {
 	id := s.SampleID
@@ -88,7 +91,7 @@ func locomoSet(s locomoSample) (*Set, int, error) {
 	var last time.Time
 	var sessions []int
 	for k := range s.Observation {
-		if m := locomoSessionKey.FindStringSubmatch(k); m != nil {
+		if m := locomoSessionKey().FindStringSubmatch(k); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			sessions = append(sessions, n)
 		}
@@ -202,7 +205,7 @@ func locomoSessionDate(conv map[string]json.RawMessage, n int) (time.Time, error
 	return time.Time{}, fmt.Errorf("session %d date %q: not in LoCoMo's format", n, s)
 }
 
-var locomoID = regexp.MustCompile(`D\s*:?\s*(\d+)\s*:\s*(\d+)`)
+var locomoID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`D\s*:?\s*(\d+)\s*:\s*(\d+)`) })
 
 // locomoIDs reads the dialogue ids of an evidence or citation value: a
 // string or a list of strings, each holding one or more ids, some written
@@ -218,7 +221,7 @@ func locomoIDs(raw json.RawMessage) []string {
 	}
 	var out []string
 	for _, s := range list {
-		for _, m := range locomoID.FindAllStringSubmatch(s, -1) {
+		for _, m := range locomoID().FindAllStringSubmatch(s, -1) {
 			a, _ := strconv.Atoi(m[1])
 			b, _ := strconv.Atoi(m[2])
 			out = append(out, fmt.Sprintf("D%d:%d", a, b))
