@@ -337,3 +337,38 @@ func TestPromptCommand(t *testing.T) {
 		t.Errorf("--search: %s", out[len(out)-300:])
 	}
 }
+
+// TestRecallCommandRefreshesOnce: memdir recall brings the index up to
+// date once, in recall.Recall. It had refreshed it first itself, and so
+// stat-ed two shares of a large directory's files where the hook stats one.
+// The share's rotation cursor, kept beside the index, turns once a refresh.
+func TestRecallCommandRefreshesOnce(t *testing.T) {
+	w := newMemWorld(t)
+	saveMany(t, w.memDir(t), 600) // more than one refresh stats (512)
+	// The first build stats nothing; the next refresh starts the rotation.
+	w.ok(t, "recall", "--json", "how does the deploy run")
+	w.ok(t, "recall", "--json", "what does the deploy note say")
+	cursor := func() uint32 {
+		t.Helper()
+		var found []string
+		filepath.WalkDir(w.state, func(p string, d os.DirEntry, err error) error {
+			if err == nil && strings.HasSuffix(p, ".cursor") {
+				found = append(found, p)
+			}
+			return nil
+		})
+		if len(found) != 1 {
+			t.Fatalf("rotation cursors under the state directory: %q, want one", found)
+		}
+		b, err := os.ReadFile(found[0])
+		if err != nil || len(b) != 4 {
+			t.Fatalf("cursor %s: %q, %v", found[0], b, err)
+		}
+		return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+	}
+	before := cursor()
+	w.ok(t, "recall", "--json", "which step does the deploy run")
+	if got := cursor() - before; got != 1 {
+		t.Errorf("one memdir recall turned the refresh cursor %d times, want 1", got)
+	}
+}
