@@ -50,10 +50,11 @@
 //
 // qtf(t) counts a term's repeats in the query, and a light verb (go, get,
 // make, take, come, give, put, keep and their irregular forms; be, have
-// and do are stopwords) counts half: such verbs carry a question's grammar
-// more than its topic ("when do we go to the offsite"), yet in a small
-// index of short documents they are rare enough for BM25 to weigh them
-// like the words the question is about.
+// and do are stopwords) or a reporting verb (say, tell, mention, talk,
+// describe, share) counts half: such verbs carry a question's grammar
+// more than its topic ("when do we go to the offsite", "what did she say
+// about the move"), yet in a small index of short documents they are rare
+// enough for BM25 to weigh them like the words the question is about.
 //
 // Before scoring, a query term that no document holds is mended where it
 // can be, as a reader would: a misspelt word becomes the term one edit away

@@ -12,6 +12,12 @@ const lightVerbWeight = 0.5
 // the tool), but count half in a query: in a small index of short
 // documents they are rare enough for BM25 to weigh them like the words a
 // question is about.
+//
+// The reporting verbs (say, tell, mention, talk, describe, share) count
+// half too, for the same reason: they frame what a question asks about
+// ("what did Caroline say about the agency", "users say the app
+// crashes", "the photo shared by John"), and a memory that reports a
+// remark holds them whatever the remark was about.
 var lightVerbs = map[string]struct{}{}
 
 func init() {
@@ -28,9 +34,13 @@ func init() {
 	} {
 		lightVerbs[w] = struct{}{}
 	}
+	for _, w := range []string{"say", "said", "tell", "told", "mention", "talk", "describe", "share"} {
+		lightVerbs[string(stem([]byte(w)))] = struct{}{}
+	}
 }
 
-// weighLightVerbs lowers the weight of the query's light verbs.
+// weighLightVerbs lowers the weight of the query's light and reporting
+// verbs.
 func weighLightVerbs(s *searchScratch) {
 	for i := range s.query {
 		if _, ok := lightVerbs[s.query[i].text]; ok {

@@ -28,3 +28,23 @@ func TestLightVerbsWeighLess(t *testing.T) {
 		t.Errorf("a light verb alone: hits %v, want leave.md", hits)
 	}
 }
+
+// TestReportingVerbsWeighLess checks that a reporting verb in a question
+// counts less than what the question asks about, even where it is the
+// rarer of the two: the question asks about the agency, not about
+// whatever was said.
+func TestReportingVerbsWeighLess(t *testing.T) {
+	t.Parallel()
+	docs := []lexical.Doc{
+		{ID: "standup.md", Name: "standup", Description: "Priya said the demo slipped a week", Body: "Standup notes."},
+		{ID: "agency.md", Name: "adoption-agency", Description: "Looked into adoption agencies in Oslo", Body: "Two of them called back."},
+		{ID: "fees.md", Name: "agency-fees", Description: "The agency fees are due in March", Body: "Pay by card."},
+		{ID: "park.md", Name: "park", Description: "Played in the park all afternoon", Body: "Park."},
+		{ID: "bake.md", Name: "baking", Description: "Baked bread on Sunday", Body: "Bread."},
+	}
+	x := lexical.New(docs, &lexical.Options{Feedback: -1, Coordination: -1})
+	hits := x.Search("what was said about the agency?", 5)
+	if len(hits) < 2 || hits[0].ID == "standup.md" {
+		t.Fatalf("hits %v: want an agency memory first, above the memory that only says", hits)
+	}
+}
