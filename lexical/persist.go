@@ -419,18 +419,11 @@ func (x *Index) postingsOf(id uint32) []posting {
 // segPostings returns the segment's postings of term id, checked on first
 // use.
 func (x *Index) segPostings(id uint32) []posting {
-	if int(id) >= len(x.seg.dict) {
-		return nil
-	}
-	t := &x.seg.dict[id]
-	if uint64(t.PostOff)+uint64(t.PostN) > uint64(len(x.seg.postings)) {
-		x.damaged.Store(true)
-		return nil
-	}
-	ps := x.seg.postings[t.PostOff : t.PostOff+t.PostN]
-	if x.seg.verified(int(id)) {
+	ps := x.segPostingsUnchecked(id)
+	if ps == nil || x.seg.verified(int(id)) {
 		return ps
 	}
+	t := &x.seg.dict[id]
 	if termCRC(x.seg.str(t.TextOff, t.TextLen), ps) != t.PostCRC {
 		x.damaged.Store(true)
 		return nil
@@ -446,6 +439,22 @@ func (x *Index) segPostings(id uint32) []posting {
 	}
 	x.seg.markVerified(int(id))
 	return ps
+}
+
+// segPostingsUnchecked returns the segment's postings of term id where
+// the dictionary says they lie, within the postings section, without
+// summing them: for a lookup of one posting (see Index.posting), which
+// reads what it finds as data and never as an offset.
+func (x *Index) segPostingsUnchecked(id uint32) []posting {
+	if int(id) >= len(x.seg.dict) {
+		return nil
+	}
+	t := &x.seg.dict[id]
+	if uint64(t.PostOff)+uint64(t.PostN) > uint64(len(x.seg.postings)) {
+		x.damaged.Store(true)
+		return nil
+	}
+	return x.seg.postings[t.PostOff : t.PostOff+t.PostN]
 }
 
 // docTermIDs returns the distinct term ids of the document in slot (none

@@ -73,3 +73,47 @@ func TestDamagedPostingCount(t *testing.T) {
 		}
 	}
 }
+
+// A lookup of one posting (what feedback does for many terms) finds what
+// a search of the whole merged list finds, in the segment and in what was
+// put over it, and leaves the segment's list unsummed: summing it is left
+// to a search that scores the term.
+func TestPostingLookupOverSegmentAndOverlay(t *testing.T) {
+	var docs []Doc
+	for i := range 60 {
+		docs = append(docs, Doc{ID: fmt.Sprintf("m%02d.md", i), Name: fmt.Sprintf("memory %d", i),
+			Body: fmt.Sprintf("deploys go through the blue green script, step %d of the runbook; word%d", i%7, i%11)})
+	}
+	var out bytes.Buffer
+	if _, err := New(docs, nil).WriteTo(&out); err != nil {
+		t.Fatal(err)
+	}
+	x, err := Load(alignedCopy(out.Bytes()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := range x.seg.dict {
+		for slot := range uint32(len(x.seg.docs)) {
+			x.posting(uint32(id), slot)
+		}
+		if x.seg.verified(id) {
+			t.Fatalf("term %d: summed by a lookup", id)
+		}
+	}
+	x.Put(Doc{ID: "m03.md", Name: "memory 3", Body: "deploys go through the canary script now; word3"})
+	x.Put(Doc{ID: "new.md", Name: "new memory", Body: "the blue green script is retired; word99"})
+	slots := uint32(len(x.seg.docs) + len(x.docs))
+	for id := range uint32(x.numTerms()) {
+		whole := x.postingsOf(id)
+		for slot := range slots {
+			got, gotOK := x.posting(id, slot)
+			want, wantOK := findPosting(whole, slot)
+			if got != want || gotOK != wantOK {
+				t.Fatalf("term %q, slot %d: lookup %v %v, whole list %v %v", x.termText(id), slot, got, gotOK, want, wantOK)
+			}
+		}
+	}
+	if x.Corrupt() {
+		t.Error("a sound segment looks damaged")
+	}
+}
