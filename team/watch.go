@@ -33,8 +33,10 @@ type WatchOptions struct {
 	OnPush func(*PushResult, error)
 }
 
-// Watch pulls once (conditionally on the last pull's checksum), then watches the team directory (recursively, creating
-// it if needed) and pushes after every burst of changes, once the
+// Watch watches the team directory (recursively, creating it if needed),
+// pulls once (conditionally on the last pull's checksum), pushes once
+// the debounce interval after it starts (what changed before the watch
+// began makes no event) and then after every burst of changes, once the
 // directory has been quiet for the debounce interval. After a permanent
 // failure ([IsPermanent]) it stops pushing until a file is removed or Watch
 // is restarted, so a revoked token does not hammer the server. When ctx is
@@ -100,9 +102,15 @@ func (c *Client) Watch(ctx context.Context, opts *WatchOptions) error {
 		o.OnPush(res, err)
 	}
 
+	// A push is due from the start: what changed before the watcher was
+	// added (while no watch ran, or between a caller's own pull and this
+	// one) makes no event, and would otherwise wait for the next change.
+	// A push with nothing to send sends nothing.
 	timer := time.NewTimer(o.Debounce)
-	timer.Stop()
-	pending := false
+	pending := !suppressed
+	if !pending {
+		timer.Stop()
+	}
 	for {
 		select {
 		case <-ctx.Done():

@@ -137,3 +137,22 @@ func TestWatchFlushesOnShutdown(t *testing.T) {
 		t.Errorf("server after shutdown = %v, want the final push", got)
 	}
 }
+
+// TestWatchPushesWhatChangedBeforeItStarted: a file written before the
+// watch began (while no watch ran, or between a caller's own pull and the
+// watcher's start, as 'memdir sync watch' pulls first) makes no event; it
+// is pushed once the watch starts, without another change.
+func TestWatchPushesWhatChangedBeforeItStarted(t *testing.T) {
+	e := newHTTPEnv(t, nil)
+	memdirtest.WriteFiles(t, e.dir, map[string]string{"offline.md": "written while nothing watched"})
+	w := startWatch(t, e.client(t, e.dir, false))
+	if ev := w.next(t); ev.err != nil || ev.pull == nil {
+		t.Fatalf("initial pull = %+v", ev)
+	}
+	if ev := w.nextPush(t); ev.err != nil || len(ev.push.Pushed) != 1 || ev.push.Pushed[0] != "offline.md" {
+		t.Fatalf("first push = %+v, want offline.md", ev)
+	}
+	if got := e.server(t); got["offline.md"] != "written while nothing watched" {
+		t.Errorf("server = %v", got)
+	}
+}

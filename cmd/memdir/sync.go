@@ -55,8 +55,9 @@ var syncCmd = &cli.Command{
   status  compare team/ with the server and the bases without changing
           either: what you changed, what teammates changed, what both
           changed, and the open conflicts.
-  watch   pull once, then push after every change to team/ (2 s quiet
-          period) until interrupted; after a permanent failure (bad token,
+  watch   pull once, push what changed while nothing watched, then push
+          after every change to team/ (2 s quiet period) until
+          interrupted; after a permanent failure (bad token,
           read-only token, rejected content) stop pushing until a file is
           removed or the watch restarts. On exit, push what is pending.
   resolve KEY --ours|--theirs|--edit
