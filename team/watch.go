@@ -105,7 +105,8 @@ func (c *Client) Watch(ctx context.Context, opts *WatchOptions) error {
 	// A push is due from the start: what changed before the watcher was
 	// added (while no watch ran, or between a caller's own pull and this
 	// one) makes no event, and would otherwise wait for the next change.
-	// A push with nothing to send sends nothing.
+	// A push with nothing to send uploads nothing (a client that knows no
+	// server checksums yet, after a 304, asks for them first).
 	timer := time.NewTimer(o.Debounce)
 	pending := !suppressed
 	if !pending {
