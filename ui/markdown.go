@@ -1,214 +1,187 @@
 package ui
 
 import (
-	"bytes"
 	"html"
 	"net/url"
-	"strconv"
 	"strings"
-	"sync"
-
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/parser"
-	"github.com/yuin/goldmark/renderer"
-	"github.com/yuin/goldmark/text"
-	"github.com/yuin/goldmark/util"
 )
 
-// markdown is CommonMark, as goldmark parses it, with task-list boxes and
-// nothing else of GFM (no tables, strikethrough or bare-URL links, which
-// the page never rendered). safeHTML renders what could carry markup or a
-// script: raw HTML, links and images.
+// RenderMarkdown renders a memory's body as HTML for the memory page:
+// CommonMark's blocks and inlines, and the boxes of task lists ("- [ ]",
+// "- [x]") as characters. It is safe to put in a page: every character of
+// text is HTML-escaped; raw HTML in the body (tags, comments) is shown as
+// text; links are kept only for http, https and mailto URLs, and any other
+// target is shown after the link's text; an image is shown as a link to
+// it. So nothing in a memory can become live markup or script.
 //
-// The boxes are parsed here (checkBoxParser) rather than by goldmark's
-// extension package, whose bare-URL patterns are compiled when any program
-// that links it starts: 3 ms of every memdir process, the hook's included,
-// on a machine with slow page faults. It is built on first use for the
-// same reason.
-var markdown = sync.OnceValue(func() goldmark.Markdown {
-	return goldmark.New(
-		goldmark.WithParserOptions(parser.WithInlineParsers(util.Prioritized(checkBoxParser{}, 0))),
-		goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(safeHTML{}, 100))),
-	)
-})
-
-// checkBox is the box that opens a task list's item: "- [ ] todo".
-type checkBox struct {
-	ast.BaseInline
-	checked bool
-}
-
-var kindCheckBox = ast.NewNodeKind("CheckBox")
-
-func (n *checkBox) Kind() ast.NodeKind { return kindCheckBox }
-
-func (n *checkBox) Dump(src []byte, level int) {
-	ast.DumpHelper(n, src, level, map[string]string{"Checked": strconv.FormatBool(n.checked)}, nil)
-}
-
-// checkBoxParser reads "[ ]", "[x]" or "[X]" (any one white-space character
-// inside counts as empty) and the white space after it, where it is the
-// first thing in the first block of a list item. It runs before the link
-// parser, which would otherwise take "[x]" as a link's text.
-type checkBoxParser struct{}
-
-func (checkBoxParser) Trigger() []byte { return []byte{'['} }
-
-func (checkBoxParser) Parse(parent ast.Node, block text.Reader, _ parser.Context) ast.Node {
-	item := parent.Parent()
-	if item == nil || item.FirstChild() != parent || parent.HasChildren() {
-		return nil
-	}
-	if _, ok := item.(*ast.ListItem); !ok {
-		return nil
-	}
-	line, _ := block.PeekLine()
-	if len(line) < 3 || line[0] != '[' || line[2] != ']' {
-		return nil
-	}
-	mark := line[1]
-	if mark != 'x' && mark != 'X' && !isMarkdownSpace(mark) {
-		return nil
-	}
-	n := 3
-	for n < len(line) && isMarkdownSpace(line[n]) {
-		n++
-	}
-	block.Advance(n)
-	return &checkBox{checked: !isMarkdownSpace(mark)}
-}
-
-func (checkBoxParser) CloseBlock(ast.Node, parser.Context) {}
-
-// isMarkdownSpace is Go regexp's \s: space, tab, newline, form feed,
-// carriage return and vertical tab.
-func isMarkdownSpace(c byte) bool {
-	switch c {
-	case ' ', '\t', '\n', '\f', '\r', '\v':
-		return true
-	}
-	return false
-}
-
-// RenderMarkdown turns a memory body into HTML for the page. Every
-// character of text is HTML-escaped; raw HTML in the body (tags, comments)
-// is shown as text; links are kept only for http, https and mailto URLs,
-// and any other target is shown after the link's text; an image is shown
-// as a link to it. So nothing in a memory can become live markup or
-// script.
+// The parser is memdir's own (markdown_block.go, markdown_inline.go), not
+// a library's: goldmark, which rendered the page before, builds tables and
+// compiles patterns whenever a program that links it starts, about 140
+// pages and 2–3 ms of every memdir process, the hook's included, on a
+// machine with slow page faults (docs/performance.md). Its output is held
+// to goldmark's, with the page's rules for links and raw HTML, by a
+// differential test over the labelled sets' memories and CommonMark's
+// corner cases (TestRenderMarkdownAgreesWithGoldmark); goldmark is now a
+// dependency of the tests only.
 func RenderMarkdown(src string) string {
-	var b bytes.Buffer
-	if err := markdown().Convert([]byte(strings.ReplaceAll(src, "\r\n", "\n")), &b); err != nil {
-		// A bytes.Buffer takes any write; show the text should that change.
-		return "<pre>" + html.EscapeString(src) + "</pre>\n"
+	src = strings.ReplaceAll(src, "\r\n", "\n")
+	doc, refs := parseBlocks(src)
+	r := mdRenderer{refs: refs}
+	r.blocks(doc)
+	return r.b.String()
+}
+
+// mdRenderer writes a parsed document as HTML, in goldmark's layout.
+type mdRenderer struct {
+	b    strings.Builder
+	refs map[string]string
+}
+
+func (r *mdRenderer) blocks(parent *mdBlock) {
+	for c := parent.first; c != nil; c = c.next {
+		r.block(c, parent)
 	}
-	return b.String()
 }
 
-// safeHTML replaces goldmark's HTML renderer for the nodes that could
-// carry markup (goldmark's own default drops raw HTML, where the page has
-// always shown it as text).
-type safeHTML struct{}
-
-func (safeHTML) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
-	reg.Register(ast.KindRawHTML, renderRawHTML)
-	reg.Register(ast.KindHTMLBlock, renderHTMLBlock)
-	reg.Register(ast.KindLink, renderLink)
-	reg.Register(ast.KindImage, renderImage)
-	reg.Register(ast.KindAutoLink, renderAutoLink)
-	reg.Register(kindCheckBox, renderCheckBox)
+func (r *mdRenderer) block(n, parent *mdBlock) {
+	b := &r.b
+	switch n.kind {
+	case mdPara:
+		tight := parent.kind == mdItem && parent.parent.tight
+		if !tight {
+			b.WriteString("<p>")
+		}
+		r.inlines(parseInlines(paragraphText(n), n.before, r.refs, parent.kind == mdItem && parent.first == n))
+		switch {
+		case !tight:
+			b.WriteString("</p>\n")
+		case n.next != nil:
+			b.WriteByte('\n')
+		}
+	case mdHeading:
+		h := "h" + string(rune('0'+n.level))
+		b.WriteString("<" + h + ">")
+		r.inlines(parseInlines(n.text, nil, r.refs, parent.kind == mdItem && parent.first == n))
+		b.WriteString("</" + h + ">\n")
+	case mdRule:
+		b.WriteString("<hr>\n")
+	case mdQuote:
+		b.WriteString("<blockquote>\n")
+		r.blocks(n)
+		b.WriteString("</blockquote>\n")
+	case mdList:
+		tag := "ul"
+		if n.ordered {
+			tag = "ol"
+		}
+		b.WriteString("<" + tag)
+		if n.ordered && n.start != 1 {
+			b.WriteString(` start="` + itoa(n.start) + `"`)
+		}
+		b.WriteString(">\n")
+		r.blocks(n)
+		b.WriteString("</" + tag + ">\n")
+	case mdItem:
+		b.WriteString("<li>")
+		if n.first != nil && !(n.first.kind == mdPara && n.parent.tight) {
+			b.WriteByte('\n')
+		}
+		r.blocks(n)
+		b.WriteString("</li>\n")
+	case mdFence, mdIndented:
+		b.WriteString("<pre><code")
+		if lang, _, _ := strings.Cut(n.info, " "); n.kind == mdFence && lang != "" {
+			b.WriteString(` class="language-`)
+			escapeText(b, unescapeText(lang))
+			b.WriteString(`"`)
+		}
+		b.WriteString(">")
+		for _, l := range n.lines {
+			escapeText(b, l)
+			b.WriteByte('\n')
+		}
+		b.WriteString("</code></pre>\n")
+	case mdHTML:
+		// A block of HTML is a paragraph of its text.
+		b.WriteString("<p>" + html.EscapeString(strings.TrimRight(strings.Join(n.lines, "\n"), "\n")) + "</p>\n")
+	}
 }
 
-// renderRawHTML writes an inline tag or comment as the text it is.
-func renderRawHTML(w util.BufWriter, src []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
-	if entering {
-		segs := n.(*ast.RawHTML).Segments
-		for i := range segs.Len() {
-			seg := segs.At(i)
-			w.WriteString(html.EscapeString(string(seg.Value(src))))
+// paragraphText is a paragraph's lines as its inlines are parsed: the
+// last line's trailing white space dropped.
+func paragraphText(n *mdBlock) string {
+	return strings.TrimRight(strings.Join(n.lines, "\n"), " \t\r")
+}
+
+func (r *mdRenderer) inlines(n *mdInline) {
+	b := &r.b
+	for ; n != nil; n = n.next {
+		switch n.kind {
+		case inText:
+			escapeText(b, n.text)
+		case inSoftBreak:
+			b.WriteByte('\n')
+		case inHardBreak:
+			b.WriteString("<br>\n")
+		case inCode:
+			b.WriteString("<code>")
+			escapeText(b, n.text)
+			b.WriteString("</code>")
+		case inRawHTML:
+			// Raw HTML is shown as the text it is.
+			b.WriteString(html.EscapeString(n.text))
+		case inEmph, inStrong:
+			tag := "em"
+			if n.kind == inStrong {
+				tag = "strong"
+			}
+			b.WriteString("<" + tag + ">")
+			r.inlines(n.first)
+			b.WriteString("</" + tag + ">")
+		case inLink, inImage:
+			// An image is "!" and a link to it, its alternative text the
+			// link's: the page shows no image from a memory.
+			if n.kind == inImage {
+				b.WriteString("!")
+			}
+			r.writeLink(n.dest, true)
+			r.inlines(n.first)
+			r.writeLink(n.dest, false)
+		case inAutoLink:
+			target := n.dest
+			if n.email && !strings.HasPrefix(strings.ToLower(target), "mailto:") {
+				target = "mailto:" + target
+			}
+			if href, ok := safeURL(target); ok {
+				b.WriteString(`<a href="` + html.EscapeString(href) + `" rel="noopener noreferrer nofollow" target="_blank">` + html.EscapeString(n.text) + "</a>")
+			} else {
+				b.WriteString(html.EscapeString("<" + n.text + ">"))
+			}
+		case inCheckBox:
+			// A task list's box is a character and a space, not a form
+			// control.
+			if n.checked {
+				b.WriteString("☑ ")
+			} else {
+				b.WriteString("☐ ")
+			}
 		}
 	}
-	return ast.WalkSkipChildren, nil
 }
 
-// renderHTMLBlock writes a block of HTML as a paragraph of its text.
-func renderHTMLBlock(w util.BufWriter, src []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
-	if !entering {
-		return ast.WalkContinue, nil
-	}
-	n := node.(*ast.HTMLBlock)
-	var text strings.Builder
-	for i := range n.Lines().Len() {
-		seg := n.Lines().At(i)
-		text.Write(seg.Value(src))
-	}
-	if n.HasClosure() {
-		text.Write(n.ClosureLine.Value(src))
-	}
-	w.WriteString("<p>" + html.EscapeString(strings.TrimRight(text.String(), "\n")) + "</p>\n")
-	return ast.WalkSkipChildren, nil
-}
-
-// renderLink writes a link to a safe URL, opened apart from the page; a
-// link to anything else is its text followed by the target, as text.
-func renderLink(w util.BufWriter, _ []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
-	writeLink(w, string(node.(*ast.Link).Destination), entering)
-	return ast.WalkContinue, nil
-}
-
-// renderImage writes an image as "!" and a link to it, its alternative
-// text the link's: the page shows no image from a memory.
-func renderImage(w util.BufWriter, _ []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
-	if entering {
-		w.WriteString("!")
-	}
-	writeLink(w, string(node.(*ast.Image).Destination), entering)
-	return ast.WalkContinue, nil
-}
-
-func writeLink(w util.BufWriter, target string, entering bool) {
+// writeLink writes the opening (entering) or closing of a link to target:
+// a link to a safe URL, opened apart from the page; for anything else the
+// link's text stays and the target follows it, as text.
+func (r *mdRenderer) writeLink(target string, entering bool) {
 	href, safe := safeURL(target)
 	switch {
 	case entering && safe:
-		w.WriteString(`<a href="` + html.EscapeString(href) + `" rel="noopener noreferrer nofollow" target="_blank">`)
+		r.b.WriteString(`<a href="` + html.EscapeString(href) + `" rel="noopener noreferrer nofollow" target="_blank">`)
 	case safe:
-		w.WriteString("</a>")
+		r.b.WriteString("</a>")
 	case !entering:
-		w.WriteString(` <span class="link-target">(` + html.EscapeString(target) + ")</span>")
+		r.b.WriteString(` <span class="link-target">(` + html.EscapeString(target) + ")</span>")
 	}
-}
-
-// renderAutoLink writes <https://…> and <user@host> as links when their
-// URL is safe, else as the text they are.
-func renderAutoLink(w util.BufWriter, src []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
-	if !entering {
-		return ast.WalkContinue, nil
-	}
-	n := node.(*ast.AutoLink)
-	label, target := string(n.Label(src)), string(n.URL(src))
-	if n.AutoLinkType == ast.AutoLinkEmail && !strings.HasPrefix(strings.ToLower(target), "mailto:") {
-		target = "mailto:" + target
-	}
-	if href, ok := safeURL(target); ok {
-		w.WriteString(`<a href="` + html.EscapeString(href) + `" rel="noopener noreferrer nofollow" target="_blank">` + html.EscapeString(label) + "</a>")
-	} else {
-		w.WriteString(html.EscapeString("<" + label + ">"))
-	}
-	return ast.WalkContinue, nil
-}
-
-// renderCheckBox writes a task list's box as a character and a space (the
-// parser takes the space after "[ ]"), not as a form control.
-func renderCheckBox(w util.BufWriter, _ []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
-	if entering {
-		if node.(*checkBox).checked {
-			w.WriteString("☑ ")
-		} else {
-			w.WriteString("☐ ")
-		}
-	}
-	return ast.WalkContinue, nil
 }
 
 // safeURL accepts absolute http, https and mailto URLs only.
@@ -222,4 +195,43 @@ func safeURL(raw string) (string, bool) {
 		return u.String(), true
 	}
 	return "", false
+}
+
+// escapeText writes s with &, <, > and " escaped, NUL as U+FFFD.
+func escapeText(b *strings.Builder, s string) {
+	start := 0
+	for i := 0; i < len(s); i++ {
+		var rep string
+		switch s[i] {
+		case '&':
+			rep = "&amp;"
+		case '<':
+			rep = "&lt;"
+		case '>':
+			rep = "&gt;"
+		case '"':
+			rep = "&quot;"
+		case 0:
+			rep = "\uFFFD"
+		default:
+			continue
+		}
+		b.WriteString(s[start:i])
+		b.WriteString(rep)
+		start = i + 1
+	}
+	b.WriteString(s[start:])
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var d [20]byte
+	i := len(d)
+	for ; n > 0; n /= 10 {
+		i--
+		d[i] = byte('0' + n%10)
+	}
+	return string(d[i:])
 }
