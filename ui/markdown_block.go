@@ -26,34 +26,40 @@ const (
 	mdHTML
 )
 
+// mdBlock is a block of the document: a container (the document, a
+// quote, a list, an item) or a leaf.
 type mdBlock struct {
 	kind                      mdKind
 	parent, first, last, next *mdBlock
 	prev                      *mdBlock
 	open                      bool
 	startLine                 int
-	lastLineBlank, checked    bool
-	lines                     []string
+	// lastLineBlank: the block's last line was blank; checked: that was
+	// looked for through its last children (endsWithBlankLine).
+	lastLineBlank, checked bool
+	lines                  []string // a leaf's text, line by line
 	// before holds, by line of a paragraph, the character of the source
 	// line just before the text: a container's marker, white space, or a
 	// line end. Emphasis reads it as goldmark does (see runeBefore).
 	before []byte
 
-	level int    // heading
-	text  string // heading
+	level int    // a heading's
+	text  string // a heading's
 
-	// lists and items
+	// A list's kind, its first number, and whether it is tight.
 	ordered       bool
 	bullet, delim byte
 	start         int
 	tight         bool
-	markerOffset  int
-	padding       int
-	fenceChar     byte
-	fenceLen      int
-	fenceOffset   int
-	info          string
-	htmlType      int
+	// An item's: the columns before its marker, and from the marker to
+	// its text.
+	markerOffset, padding int
+	// A fenced code block's fence, its indentation, and its info string.
+	fenceChar   byte
+	fenceLen    int
+	fenceOffset int
+	info        string
+	htmlType    int // an HTML block's type, as the specification numbers them
 }
 
 func (b *mdBlock) append(c *mdBlock) {

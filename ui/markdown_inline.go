@@ -84,13 +84,13 @@ type delimiter struct {
 
 // bracket is an opening [ or ![ waiting for its ].
 type bracket struct {
-	node     *mdInline
-	image    bool
-	active   bool
-	pos      int
-	delims   *delimiter
-	prev     *bracket
-	bracketd bool
+	node         *mdInline
+	image        bool
+	active       bool
+	pos          int
+	delims       *delimiter
+	prev         *bracket
+	bracketAfter bool
 }
 
 type inlineParser struct {
@@ -460,7 +460,7 @@ func (p *inlineParser) processEmphasis(stackBottom *delimiter) {
 
 func (p *inlineParser) pushBracket(n *mdInline, image bool) {
 	if p.brackets != nil {
-		p.brackets.bracketd = true
+		p.brackets.bracketAfter = true
 	}
 	p.brackets = &bracket{node: n, image: image, active: true, pos: p.pos + 1, delims: p.delims, prev: p.brackets}
 	if image {
@@ -512,7 +512,7 @@ func (p *inlineParser) closeBracket(parent *mdInline) {
 		} else if n := blankLabel(p.s[p.pos:]); n > 0 {
 			p.pos += n // [] or [ ]: collapsed, as goldmark reads it
 		}
-		if label == "" && !op.bracketd {
+		if label == "" && !op.bracketAfter {
 			label = p.s[op.pos : start-1]
 		}
 		if d, found := p.refs[normLabel(label)]; found && label != "" {
