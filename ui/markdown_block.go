@@ -29,11 +29,10 @@ const (
 // mdBlock is a block of the document: a container (the document, a
 // quote, a list, an item) or a leaf.
 type mdBlock struct {
-	kind                      mdKind
-	parent, first, last, next *mdBlock
-	prev                      *mdBlock
-	open                      bool
-	startLine                 int
+	links[mdBlock]
+	kind      mdKind
+	open      bool
+	startLine int
 	// lastLineBlank: the block's last line was blank; checked: that was
 	// looked for through its last children (endsWithBlankLine).
 	lastLineBlank, checked bool
@@ -60,32 +59,6 @@ type mdBlock struct {
 	fenceOffset int
 	info        string
 	htmlType    int // an HTML block's type, as the specification numbers them
-}
-
-func (b *mdBlock) append(c *mdBlock) {
-	c.parent = b
-	if b.last == nil {
-		b.first = c
-	} else {
-		b.last.next = c
-		c.prev = b.last
-	}
-	b.last = c
-}
-
-func (b *mdBlock) unlink() {
-	p := b.parent
-	if b.prev != nil {
-		b.prev.next = b.next
-	} else {
-		p.first = b.next
-	}
-	if b.next != nil {
-		b.next.prev = b.prev
-	} else {
-		p.last = b.prev
-	}
-	b.parent, b.next, b.prev = nil, nil, nil
 }
 
 // acceptsLines reports whether a block of kind k takes the rest of a
@@ -208,7 +181,7 @@ func (p *blockParser) addChild(kind mdKind) *mdBlock {
 		p.finalize(p.tip)
 	}
 	b := &mdBlock{kind: kind, open: true, startLine: p.lineNo}
-	p.tip.append(b)
+	appendChild(p.tip, b)
 	p.tip = b
 	return b
 }
@@ -465,8 +438,8 @@ func (p *blockParser) startBlock(container *mdBlock) int {
 				if rest[0] == '=' {
 					h.level = 1
 				}
-				container.parent.append(h)
-				container.unlink()
+				appendChild(container.parent, h)
+				unlink(container)
 				p.tip = h
 				p.offset = len(p.line)
 				return 2
@@ -629,7 +602,7 @@ func (p *blockParser) finalize(b *mdBlock) {
 	case mdPara:
 		p.takeRefs(b)
 		if len(b.lines) == 0 {
-			b.unlink()
+			unlink(b)
 		}
 	case mdFence:
 		// The first line held the opening fence and its info string.

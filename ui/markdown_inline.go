@@ -29,48 +29,10 @@ const (
 )
 
 type mdInline struct {
-	kind                inKind
-	text, dest          string
-	email, checked      bool
-	parent, first, last *mdInline
-	prev, next          *mdInline
-}
-
-func (n *mdInline) append(c *mdInline) {
-	c.parent = n
-	if n.last == nil {
-		n.first = c
-	} else {
-		n.last.next = c
-		c.prev = n.last
-	}
-	n.last = c
-}
-
-func (n *mdInline) unlink() {
-	if n.prev != nil {
-		n.prev.next = n.next
-	} else if n.parent != nil {
-		n.parent.first = n.next
-	}
-	if n.next != nil {
-		n.next.prev = n.prev
-	} else if n.parent != nil {
-		n.parent.last = n.prev
-	}
-	n.parent, n.prev, n.next = nil, nil, nil
-}
-
-// insertAfter puts c after n.
-func (n *mdInline) insertAfter(c *mdInline) {
-	c.parent = n.parent
-	c.prev, c.next = n, n.next
-	if n.next != nil {
-		n.next.prev = c
-	} else if n.parent != nil {
-		n.parent.last = c
-	}
-	n.next = c
+	links[mdInline]
+	kind           inKind
+	text, dest     string
+	email, checked bool
 }
 
 // delimiter is a run of * or _ that may open or close emphasis.
@@ -150,7 +112,7 @@ func (p *inlineParser) checkBox(root *mdInline) {
 		n++
 	}
 	p.pos = n
-	root.append(&mdInline{kind: inCheckBox, checked: !isMarkdownSpace(mark)})
+	appendChild(root, &mdInline{kind: inCheckBox, checked: !isMarkdownSpace(mark)})
 }
 
 // isMarkdownSpace reports whether c is white space as Markdown counts
@@ -165,7 +127,7 @@ func isMarkdownSpace(c byte) bool {
 
 func (p *inlineParser) text(parent *mdInline, s string) *mdInline {
 	n := &mdInline{kind: inText, text: s}
-	parent.append(n)
+	appendChild(parent, n)
 	return n
 }
 
@@ -229,7 +191,7 @@ func (p *inlineParser) newline(parent *mdInline) {
 		}
 		last.text = strings.TrimRight(last.text, " \t\r")
 	}
-	parent.append(&mdInline{kind: kind})
+	appendChild(parent, &mdInline{kind: kind})
 	for p.pos < len(p.s) && isSpaceOrTab(p.s[p.pos]) {
 		p.pos++
 	}
@@ -246,7 +208,7 @@ func (p *inlineParser) backslash(parent *mdInline) {
 	switch {
 	case p.pos < len(p.s) && p.s[p.pos] == '\n':
 		p.pos++
-		parent.append(&mdInline{kind: inHardBreak})
+		appendChild(parent, &mdInline{kind: inHardBreak})
 		for p.pos < len(p.s) && isSpaceOrTab(p.s[p.pos]) {
 			p.pos++
 		}
@@ -282,7 +244,7 @@ func (p *inlineParser) backticks(parent *mdInline) {
 				code = code[1 : len(code)-1]
 			}
 			code = strings.ReplaceAll(code, "\n", " ")
-			parent.append(&mdInline{kind: inCode, text: code})
+			appendChild(parent, &mdInline{kind: inCode, text: code})
 			p.pos = j
 			return
 		}
@@ -422,11 +384,11 @@ func (p *inlineParser) processEmphasis(stackBottom *delimiter) {
 			}
 			for n := opener.node.next; n != nil && n != closer.node; {
 				next := n.next
-				n.unlink()
-				emph.append(n)
+				unlink(n)
+				appendChild(emph, n)
 				n = next
 			}
-			opener.node.insertAfter(emph)
+			insertAfter(opener.node, emph)
 			// Delimiters between the two can no longer match.
 			for d := closer.prev; d != nil && d != opener; {
 				prev := d.prev
@@ -434,12 +396,12 @@ func (p *inlineParser) processEmphasis(stackBottom *delimiter) {
 				d = prev
 			}
 			if opener.n == 0 {
-				opener.node.unlink()
+				unlink(opener.node)
 				p.removeDelim(opener)
 			}
 			if closer.n == 0 {
 				next := closer.next
-				closer.node.unlink()
+				unlink(closer.node)
 				p.removeDelim(closer)
 				closer = next
 			}
@@ -532,14 +494,14 @@ func (p *inlineParser) closeBracket(parent *mdInline) {
 	}
 	for n := op.node.next; n != nil; {
 		next := n.next
-		n.unlink()
-		link.append(n)
+		unlink(n)
+		appendChild(link, n)
 		n = next
 	}
-	parent.append(link)
+	appendChild(parent, link)
 	p.processEmphasis(op.delims)
 	p.brackets = op.prev
-	op.node.unlink()
+	unlink(op.node)
 	if !op.image {
 		// No link inside a link: the brackets before this one are
 		// plain text now.
@@ -689,9 +651,9 @@ func (p *inlineParser) autolink(parent *mdInline) bool {
 	}
 	inner := s[:end]
 	if isURIAutolink(inner) {
-		parent.append(&mdInline{kind: inAutoLink, text: inner, dest: inner})
+		appendChild(parent, &mdInline{kind: inAutoLink, text: inner, dest: inner})
 	} else if isEmailAutolink(inner) {
-		parent.append(&mdInline{kind: inAutoLink, text: inner, dest: inner, email: true})
+		appendChild(parent, &mdInline{kind: inAutoLink, text: inner, dest: inner, email: true})
 	} else {
 		return false
 	}
@@ -755,7 +717,7 @@ func (p *inlineParser) rawHTML(parent *mdInline) bool {
 	if n == 0 {
 		return false
 	}
-	parent.append(&mdInline{kind: inRawHTML, text: p.s[p.pos : p.pos+n]})
+	appendChild(parent, &mdInline{kind: inRawHTML, text: p.s[p.pos : p.pos+n]})
 	p.pos += n
 	return true
 }
