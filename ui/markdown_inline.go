@@ -57,7 +57,8 @@ type bracket struct {
 
 type inlineParser struct {
 	s        string
-	before   map[int]byte // by offset of a line's start after the first: the source character before it
+	before   map[int]byte    // by offset of a line's start after the first: the source character before it
+	unclosed map[string]bool // see htmlInline
 	pos      int
 	refs     map[string]string
 	delims   *delimiter
@@ -68,7 +69,7 @@ type inlineParser struct {
 // source character before it (see mdBlock.before); box allows a task
 // list's box at its start (the first block of a list item).
 func parseInlines(s string, before []byte, refs map[string]string, box bool) *mdInline {
-	p := &inlineParser{s: s, refs: refs}
+	p := &inlineParser{s: s, refs: refs, unclosed: map[string]bool{}}
 	if len(before) > 1 {
 		p.before = map[int]byte{}
 		line := 0
@@ -644,9 +645,14 @@ func blankLineAt(s string, i int) bool {
 
 // autolink reads <scheme:…> or <user@host> at the parser's place.
 func (p *inlineParser) autolink(parent *mdInline) bool {
+	// Neither kind holds white space or a <: look for the > only that
+	// far, so that many unclosed <s cost each only their word.
 	s := p.s[p.pos+1:]
-	end := strings.IndexByte(s, '>')
-	if end < 0 {
+	end := 0
+	for end < len(s) && s[end] > ' ' && s[end] != '<' && s[end] != '>' {
+		end++
+	}
+	if end == len(s) || s[end] != '>' {
 		return false
 	}
 	inner := s[:end]
@@ -713,7 +719,7 @@ func isAlnum(c byte) bool {
 // rawHTML reads an inline tag, comment, processing instruction,
 // declaration or CDATA section at the parser's place.
 func (p *inlineParser) rawHTML(parent *mdInline) bool {
-	n := htmlInline(p.s[p.pos:])
+	n := htmlInline(p.s[p.pos:], p.unclosed)
 	if n == 0 {
 		return false
 	}
@@ -723,7 +729,21 @@ func (p *inlineParser) rawHTML(parent *mdInline) bool {
 }
 
 // htmlInline returns the length of the raw HTML at the start of s, or 0.
-func htmlInline(s string) int {
+// unclosed records the closers ("-->", "?>", …) found nowhere in a text
+// of which s is the rest, so that many openers without one do not each
+// search to its end again.
+func htmlInline(s string, unclosed map[string]bool) int {
+	closeAt := func(from int, closer string) int {
+		if unclosed[closer] {
+			return -1
+		}
+		i := strings.Index(s[from:], closer)
+		if i < 0 {
+			unclosed[closer] = true
+			return -1
+		}
+		return from + i + len(closer)
+	}
 	switch {
 	case strings.HasPrefix(s, "<!--"):
 		if strings.HasPrefix(s, "<!-->") {
@@ -732,25 +752,13 @@ func htmlInline(s string) int {
 		if strings.HasPrefix(s, "<!--->") {
 			return 6
 		}
-		if i := strings.Index(s[4:], "-->"); i >= 0 {
-			return 4 + i + 3
-		}
-		return 0
+		return max(closeAt(4, "-->"), 0)
 	case strings.HasPrefix(s, "<?"):
-		if i := strings.Index(s[2:], "?>"); i >= 0 {
-			return 2 + i + 2
-		}
-		return 0
+		return max(closeAt(2, "?>"), 0)
 	case strings.HasPrefix(s, "<![CDATA["):
-		if i := strings.Index(s[9:], "]]>"); i >= 0 {
-			return 9 + i + 3
-		}
-		return 0
+		return max(closeAt(9, "]]>"), 0)
 	case strings.HasPrefix(s, "<!") && len(s) > 2 && s[2] >= 'A' && s[2] <= 'Z':
-		if i := strings.IndexByte(s, '>'); i >= 0 {
-			return i + 1
-		}
-		return 0
+		return max(closeAt(2, ">"), 0)
 	case strings.HasPrefix(s, "</"):
 		i := tagName(s, 2)
 		if i == 0 {
