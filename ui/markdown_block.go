@@ -228,6 +228,30 @@ func trimParagraph(b *mdBlock) {
 	}
 }
 
+// continueFence continues fenced code block b: 2 when the line closes
+// it, else 0, the fence's indentation taken off the line (all of a
+// shorter one, but a blank line keeps its spaces, as goldmark reads it).
+func (p *blockParser) continueFence(b *mdBlock) int {
+	if !p.indented {
+		rest := p.line[p.nextNonspace:]
+		n := 0
+		for n < len(rest) && rest[n] == b.fenceChar {
+			n++
+		}
+		if n >= b.fenceLen && strings.Trim(rest[n:], " \t\r") == "" {
+			p.finalize(b)
+			return 2
+		}
+	}
+	if p.blank && p.indent < b.fenceOffset {
+		return 0
+	}
+	for i := b.fenceOffset; i > 0 && isSpaceOrTab(p.peek()); i-- {
+		p.advanceOffset(1, true)
+	}
+	return 0
+}
+
 // continues tries to continue the open block b with the line: 0 it does,
 // 1 it does not, 2 it does and the line is used up (a closing fence).
 func (p *blockParser) continues(b *mdBlock) int {
@@ -258,26 +282,7 @@ func (p *blockParser) continues(b *mdBlock) int {
 		}
 		return 1
 	case mdFence:
-		if !p.indented {
-			rest := p.line[p.nextNonspace:]
-			n := 0
-			for n < len(rest) && rest[n] == b.fenceChar {
-				n++
-			}
-			if n >= b.fenceLen && strings.Trim(rest[n:], " \t\r") == "" {
-				p.finalize(b)
-				return 2
-			}
-		}
-		// The fence's indentation comes off each line (all of a shorter
-		// one, but a blank line keeps its spaces, as goldmark reads it).
-		if p.blank && p.indent < b.fenceOffset {
-			return 0
-		}
-		for i := b.fenceOffset; i > 0 && isSpaceOrTab(p.peek()); i-- {
-			p.advanceOffset(1, true)
-		}
-		return 0
+		return p.continueFence(b)
 	case mdIndented:
 		if p.indent >= 4 {
 			p.advanceOffset(4, true)
@@ -388,68 +393,9 @@ func maybeSpecial(s string) bool {
 // startBlock tries each kind of block that can start here: 0 none did,
 // 1 a container started, 2 a leaf started.
 func (p *blockParser) startBlock(container *mdBlock) int {
-	rest := p.line[p.nextNonspace:]
 	if !p.indented {
-		switch {
-		case rest[0] == '>':
-			p.advanceNextNonspace()
-			p.advanceOffset(1, false)
-			if isSpaceOrTab(p.peek()) {
-				p.advanceOffset(1, true)
-			}
-			p.closeUnmatched()
-			p.addChild(mdQuote)
-			return 1
-		case rest[0] == '#':
-			if level, text, ok := atxHeading(rest); ok {
-				p.advanceNextNonspace()
-				p.closeUnmatched()
-				h := p.addChild(mdHeading)
-				h.level, h.text = level, text
-				p.offset = len(p.line)
-				return 2
-			}
-		case rest[0] == '`' || rest[0] == '~':
-			if n := fenceOpening(rest); n > 0 {
-				p.closeUnmatched()
-				f := p.addChild(mdFence)
-				f.fenceChar, f.fenceLen, f.fenceOffset = rest[0], n, p.indent
-				f.info = strings.Trim(rest[n:], " \t\r")
-				p.offset = len(p.line)
-				return 2
-			}
-		case rest[0] == '<':
-			for t := 1; t <= 7; t++ {
-				if htmlBlockStarts(t, rest) && (t < 7 || container.kind != mdPara && (p.allClosed || p.blank || p.tip.kind != mdPara)) {
-					p.closeUnmatched()
-					h := p.addChild(mdHTML)
-					h.htmlType = t
-					return 2
-				}
-			}
-		}
-		if container.kind == mdPara && (rest[0] == '=' || rest[0] == '-') && setextUnderline(rest) {
-			p.closeUnmatched()
-			p.takeRefs(container)
-			if len(container.lines) > 0 {
-				h := &mdBlock{kind: mdHeading, startLine: container.startLine, open: true}
-				h.text = strings.Trim(strings.Join(trimLines(container.lines), "\n"), " \t\r")
-				h.level = 2
-				if rest[0] == '=' {
-					h.level = 1
-				}
-				appendChild(container.parent, h)
-				unlink(container)
-				p.tip = h
-				p.offset = len(p.line)
-				return 2
-			}
-		}
-		if thematicBreak(rest) {
-			p.closeUnmatched()
-			p.addChild(mdRule)
-			p.offset = len(p.line)
-			return 2
+		if started := p.startUnindented(container, p.line[p.nextNonspace:]); started != 0 {
+			return started
 		}
 	}
 	if (!p.indented || container.kind == mdList) && p.listItem(container) {
@@ -459,6 +405,74 @@ func (p *blockParser) startBlock(container *mdBlock) int {
 		p.advanceOffset(4, true)
 		p.closeUnmatched()
 		p.addChild(mdIndented)
+		return 2
+	}
+	return 0
+}
+
+// startUnindented tries the blocks that start at an indentation under
+// four columns, other than list items, at rest (the line from its first
+// non-space), as startBlock reports them.
+func (p *blockParser) startUnindented(container *mdBlock, rest string) int {
+	switch {
+	case rest[0] == '>':
+		p.advanceNextNonspace()
+		p.advanceOffset(1, false)
+		if isSpaceOrTab(p.peek()) {
+			p.advanceOffset(1, true)
+		}
+		p.closeUnmatched()
+		p.addChild(mdQuote)
+		return 1
+	case rest[0] == '#':
+		if level, text, ok := atxHeading(rest); ok {
+			p.advanceNextNonspace()
+			p.closeUnmatched()
+			h := p.addChild(mdHeading)
+			h.level, h.text = level, text
+			p.offset = len(p.line)
+			return 2
+		}
+	case rest[0] == '`' || rest[0] == '~':
+		if n := fenceOpening(rest); n > 0 {
+			p.closeUnmatched()
+			f := p.addChild(mdFence)
+			f.fenceChar, f.fenceLen, f.fenceOffset = rest[0], n, p.indent
+			f.info = strings.Trim(rest[n:], " \t\r")
+			p.offset = len(p.line)
+			return 2
+		}
+	case rest[0] == '<':
+		for t := 1; t <= 7; t++ {
+			if htmlBlockStarts(t, rest) && (t < 7 || container.kind != mdPara && (p.allClosed || p.blank || p.tip.kind != mdPara)) {
+				p.closeUnmatched()
+				h := p.addChild(mdHTML)
+				h.htmlType = t
+				return 2
+			}
+		}
+	}
+	if container.kind == mdPara && (rest[0] == '=' || rest[0] == '-') && setextUnderline(rest) {
+		p.closeUnmatched()
+		p.takeRefs(container)
+		if len(container.lines) > 0 {
+			h := &mdBlock{kind: mdHeading, startLine: container.startLine, open: true}
+			h.text = strings.Trim(strings.Join(trimLines(container.lines), "\n"), " \t\r")
+			h.level = 2
+			if rest[0] == '=' {
+				h.level = 1
+			}
+			appendChild(container.parent, h)
+			unlink(container)
+			p.tip = h
+			p.offset = len(p.line)
+			return 2
+		}
+	}
+	if thematicBreak(rest) {
+		p.closeUnmatched()
+		p.addChild(mdRule)
+		p.offset = len(p.line)
 		return 2
 	}
 	return 0
@@ -481,32 +495,14 @@ func (p *blockParser) listItem(container *mdBlock) bool {
 		return false
 	}
 	rest := p.line[p.nextNonspace:]
-	var bullet, delim byte
-	start, markerLen := 0, 0
-	switch c := rest[0]; {
-	case c == '*' || c == '+' || c == '-':
-		bullet, markerLen = c, 1
-	case '0' <= c && c <= '9':
-		n := 0
-		for n < len(rest) && n < 10 && '0' <= rest[n] && rest[n] <= '9' {
-			start = start*10 + int(rest[n]-'0')
-			n++
-		}
-		if n > 9 || n >= len(rest) || rest[n] != '.' && rest[n] != ')' {
-			return false
-		}
-		if container.kind == mdPara && start != 1 {
-			return false
-		}
-		delim, markerLen = rest[n], n+1
-	default:
+	bullet, delim, start, markerLen := listMarker(rest)
+	if markerLen == 0 {
 		return false
 	}
-	if markerLen < len(rest) && !isSpaceOrTab(rest[markerLen]) {
+	if container.kind == mdPara && (delim != 0 && start != 1 || strings.Trim(rest[markerLen:], " \t\r") == "") {
+		// Only a list from 1, and not an empty item, can interrupt a
+		// paragraph.
 		return false
-	}
-	if container.kind == mdPara && strings.Trim(rest[markerLen:], " \t\r") == "" {
-		return false // an empty item cannot interrupt a paragraph
 	}
 	p.advanceNextNonspace()
 	p.advanceOffset(markerLen, true)
@@ -535,6 +531,32 @@ func (p *blockParser) listItem(container *mdBlock) bool {
 	item := p.addChild(mdItem)
 	item.markerOffset, item.padding = p.indent, padding
 	return true
+}
+
+// listMarker reads the list marker that starts s, followed by white
+// space or nothing: a bullet, or an ordered list's number and delimiter,
+// and the marker's length (0 for none).
+func listMarker(s string) (bullet, delim byte, start, n int) {
+	switch c := s[0]; {
+	case c == '*' || c == '+' || c == '-':
+		bullet, n = c, 1
+	case '0' <= c && c <= '9':
+		for n < len(s) && n < 10 && '0' <= s[n] && s[n] <= '9' {
+			start = start*10 + int(s[n]-'0')
+			n++
+		}
+		if n > 9 || n >= len(s) || s[n] != '.' && s[n] != ')' {
+			return 0, 0, 0, 0
+		}
+		delim = s[n]
+		n++
+	default:
+		return 0, 0, 0, 0
+	}
+	if n < len(s) && !isSpaceOrTab(s[n]) {
+		return 0, 0, 0, 0
+	}
+	return bullet, delim, start, n
 }
 
 func atxHeading(s string) (int, string, bool) {
@@ -770,14 +792,12 @@ var rawTags = []string{"script", "pre", "style", "textarea"}
 // htmlBlockStarts reports whether s (a line from its first non-space)
 // starts an HTML block of type t, as the specification numbers them.
 func htmlBlockStarts(t int, s string) bool {
-	low := strings.ToLower(s)
 	switch t {
 	case 1:
+		low := strings.ToLower(s)
 		for _, tag := range rawTags {
-			if rest, ok := strings.CutPrefix(low, "<"+tag); ok {
-				if rest == "" || rest[0] == '>' || isSpaceOrTab(rest[0]) {
-					return true
-				}
+			if rest, ok := strings.CutPrefix(low, "<"+tag); ok && (rest == "" || rest[0] == '>' || isSpaceOrTab(rest[0])) {
+				return true
 			}
 		}
 	case 2:
@@ -791,57 +811,60 @@ func htmlBlockStarts(t int, s string) bool {
 	case 5:
 		return strings.HasPrefix(s, "<![CDATA[")
 	case 6:
-		i := 1
-		if strings.HasPrefix(s, "</") {
-			i = 2
-		}
-		j := i
-		for j < len(s) && isAlnum(s[j]) {
-			j++
-		}
-		if !blockTags[low[i:j]] {
-			return false
-		}
-		rest := s[j:]
-		return rest == "" || isSpaceOrTab(rest[0]) || rest[0] == '>' || strings.HasPrefix(rest, "/>")
+		return blockTagStart(s)
 	case 7:
-		var n int
-		if strings.HasPrefix(s, "</") {
-			// goldmark lets spaces follow the slash.
-			i := 2
-			for i < len(s) && s[i] == ' ' {
-				i++
-			}
-			nameStart := i
-			i = tagName(s, i)
-			if i == 0 || slices.Contains(rawTags, strings.ToLower(s[nameStart:i])) {
-				return false
-			}
-			for i < len(s) && isSpaceOrTab(s[i]) {
-				i++
-			}
-			if i >= len(s) || s[i] != '>' {
-				return false
-			}
-			n = i + 1
-		} else {
-			if strings.IndexByte(s, '\n') >= 0 {
-				return false
-			}
-			n = openTag(s)
-			if n == 0 {
-				return false
-			}
-			name := strings.ToLower(s[1:tagName(s, 1)])
-			for _, tag := range rawTags {
-				if name == tag {
-					return false
-				}
-			}
-		}
-		return strings.Trim(s[n:], " ") == ""
+		return wholeTagLine(s)
 	}
 	return false
+}
+
+// blockTagStart reports whether s opens or closes one of blockTags.
+func blockTagStart(s string) bool {
+	i := 1
+	if strings.HasPrefix(s, "</") {
+		i = 2
+	}
+	j := i
+	for j < len(s) && isAlnum(s[j]) {
+		j++
+	}
+	if !blockTags[strings.ToLower(s[i:j])] {
+		return false
+	}
+	rest := s[j:]
+	return rest == "" || isSpaceOrTab(rest[0]) || rest[0] == '>' || strings.HasPrefix(rest, "/>")
+}
+
+// wholeTagLine reports whether s is one complete open or closing tag,
+// of any name but rawTags', and spaces after it.
+func wholeTagLine(s string) bool {
+	var name string
+	n := 0
+	if strings.HasPrefix(s, "</") {
+		// goldmark lets spaces follow the slash.
+		i := 2
+		for i < len(s) && s[i] == ' ' {
+			i++
+		}
+		end := tagName(s, i)
+		if end == 0 {
+			return false
+		}
+		name = s[i:end]
+		for end < len(s) && isSpaceOrTab(s[end]) {
+			end++
+		}
+		if end >= len(s) || s[end] != '>' {
+			return false
+		}
+		n = end + 1
+	} else {
+		if n = openTag(s); n == 0 {
+			return false
+		}
+		name = s[1:tagName(s, 1)]
+	}
+	return !slices.Contains(rawTags, strings.ToLower(name)) && strings.Trim(s[n:], " ") == ""
 }
 
 // htmlBlockEnds reports whether the line s ends an HTML block of type t

@@ -359,66 +359,76 @@ func (p *inlineParser) processEmphasis(stackBottom *delimiter) {
 		if !seen {
 			bottom = stackBottom
 		}
-		opener := closer.prev
-		found := false
-		for opener != nil && opener != stackBottom && opener != bottom {
-			odd := (opener.canClose || closer.canOpen) && (opener.orig+closer.orig)%3 == 0 && !(opener.orig%3 == 0 && closer.orig%3 == 0)
-			if opener.char == closer.char && opener.canOpen && !odd {
-				found = true
-				break
-			}
-			opener = opener.prev
+		if opener := findOpener(closer, stackBottom, bottom); opener != nil {
+			closer = p.emphasize(opener, closer)
+			continue
 		}
-		oldCloser := closer
-		if found {
-			use := 1
-			if closer.n >= 2 && opener.n >= 2 {
-				use = 2
-			}
-			opener.n -= use
-			closer.n -= use
-			opener.node.text = opener.node.text[:opener.n]
-			closer.node.text = closer.node.text[:closer.n]
-			emph := &mdInline{kind: inEmph}
-			if use == 2 {
-				emph.kind = inStrong
-			}
-			for n := opener.node.next; n != nil && n != closer.node; {
-				next := n.next
-				unlink(n)
-				appendChild(emph, n)
-				n = next
-			}
-			insertAfter(opener.node, emph)
-			// Delimiters between the two can no longer match.
-			for d := closer.prev; d != nil && d != opener; {
-				prev := d.prev
-				p.removeDelim(d)
-				d = prev
-			}
-			if opener.n == 0 {
-				unlink(opener.node)
-				p.removeDelim(opener)
-			}
-			if closer.n == 0 {
-				next := closer.next
-				unlink(closer.node)
-				p.removeDelim(closer)
-				closer = next
-			}
-		} else {
-			closer = closer.next
+		bottoms[k] = closer.prev
+		next := closer.next
+		if !closer.canOpen {
+			p.removeDelim(closer)
 		}
-		if !found {
-			bottoms[k] = oldCloser.prev
-			if !oldCloser.canOpen {
-				p.removeDelim(oldCloser)
-			}
-		}
+		closer = next
 	}
 	for p.delims != nil && p.delims != stackBottom {
 		p.removeDelim(p.delims)
 	}
+}
+
+// findOpener returns the nearest opener below closer that it can match,
+// looking no lower than stackBottom or bottom, or nil.
+func findOpener(closer, stackBottom, bottom *delimiter) *delimiter {
+	for opener := closer.prev; opener != nil && opener != stackBottom && opener != bottom; opener = opener.prev {
+		// The rule of three: a run that can both open and close matches
+		// another only when their lengths do not sum to a multiple of 3,
+		// unless both are.
+		odd := (opener.canClose || closer.canOpen) && (opener.orig+closer.orig)%3 == 0 && !(opener.orig%3 == 0 && closer.orig%3 == 0)
+		if opener.char == closer.char && opener.canOpen && !odd {
+			return opener
+		}
+	}
+	return nil
+}
+
+// emphasize makes emphasis (or strong emphasis) of what lies between
+// opener and closer, and returns the closer to go on from.
+func (p *inlineParser) emphasize(opener, closer *delimiter) *delimiter {
+	use := 1
+	if closer.n >= 2 && opener.n >= 2 {
+		use = 2
+	}
+	opener.n -= use
+	closer.n -= use
+	opener.node.text = opener.node.text[:opener.n]
+	closer.node.text = closer.node.text[:closer.n]
+	emph := &mdInline{kind: inEmph}
+	if use == 2 {
+		emph.kind = inStrong
+	}
+	for n := opener.node.next; n != nil && n != closer.node; {
+		next := n.next
+		unlink(n)
+		appendChild(emph, n)
+		n = next
+	}
+	insertAfter(opener.node, emph)
+	// Delimiters between the two can no longer match.
+	for d := closer.prev; d != nil && d != opener; {
+		prev := d.prev
+		p.removeDelim(d)
+		d = prev
+	}
+	if opener.n == 0 {
+		unlink(opener.node)
+		p.removeDelim(opener)
+	}
+	if closer.n == 0 {
+		next := closer.next
+		unlink(closer.node)
+		p.removeDelim(closer)
+		return next
+	}
+	return closer
 }
 
 func (p *inlineParser) pushBracket(n *mdInline, image bool) {
@@ -861,38 +871,11 @@ func entity(s string) (string, int) {
 	}
 	ref := s[:end+1]
 	if ref[1] == '#' {
-		digits := ref[2:end]
-		hex := digits != "" && (digits[0] == 'x' || digits[0] == 'X')
-		if hex {
-			digits = digits[1:]
-		}
-		if digits == "" || hex && len(digits) > 6 || !hex && len(digits) > 7 {
+		r, ok := numericRef(ref[2:end])
+		if !ok {
 			return "", 0
 		}
-		v := 0
-		for i := 0; i < len(digits); i++ {
-			c := digits[i]
-			var d int
-			switch {
-			case c >= '0' && c <= '9':
-				d = int(c - '0')
-			case hex && c >= 'a' && c <= 'f':
-				d = int(c-'a') + 10
-			case hex && c >= 'A' && c <= 'F':
-				d = int(c-'A') + 10
-			default:
-				return "", 0
-			}
-			if hex {
-				v = v*16 + d
-			} else {
-				v = v*10 + d
-			}
-		}
-		if v == 0 || v > unicode.MaxRune || v >= 0xD800 && v <= 0xDFFF {
-			v = 0xFFFD
-		}
-		return string(rune(v)), end + 1
+		return string(r), end + 1
 	}
 	for i := 1; i < end; i++ {
 		if !isAlnum(ref[i]) {
@@ -906,6 +889,43 @@ func entity(s string) (string, int) {
 		return u, end + 1
 	}
 	return "", 0
+}
+
+// numericRef reads the digits of a numeric reference ("35" of "&#35;",
+// "x22" of "&#x22;"); a code point that cannot be is U+FFFD.
+func numericRef(digits string) (rune, bool) {
+	base := 10
+	if digits != "" && (digits[0] == 'x' || digits[0] == 'X') {
+		base, digits = 16, digits[1:]
+	}
+	if digits == "" || base == 16 && len(digits) > 6 || base == 10 && len(digits) > 7 {
+		return 0, false
+	}
+	v := 0
+	for i := 0; i < len(digits); i++ {
+		d := hexDigit(digits[i])
+		if d < 0 || d >= base {
+			return 0, false
+		}
+		v = v*base + d
+	}
+	if v == 0 || v > unicode.MaxRune || v >= 0xD800 && v <= 0xDFFF {
+		return 0xFFFD, true
+	}
+	return rune(v), true
+}
+
+// hexDigit is c's value as a hexadecimal digit, or -1.
+func hexDigit(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }
 
 // unescapeText resolves backslash escapes and entities in s (an info
