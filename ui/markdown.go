@@ -21,8 +21,9 @@ import (
 // machine with slow page faults (docs/performance.md). Its output is held
 // to goldmark's, with the page's rules for links and raw HTML, by a
 // differential test over the labelled sets' memories and CommonMark's
-// corner cases (TestRenderMarkdownAgreesWithGoldmark); goldmark is now a
-// dependency of the tests only.
+// corner cases (TestRenderMarkdownAgreesWithGoldmark) and by fuzzing
+// (FuzzRenderMarkdown, which also holds any input to the tags the page
+// writes); goldmark is now a dependency of the tests only.
 func RenderMarkdown(src string) string {
 	src = strings.ReplaceAll(src, "\r\n", "\n")
 	doc, refs := parseBlocks(src)
