@@ -525,8 +525,8 @@ func (s *searchScratch) inQuery(id uint32) bool {
 // feedback looks up many terms, common ones among them, for a handful of
 // documents. Summing each whole list first was about a quarter of the
 // search's samples in a profile of a warm recall at 20,000 memories, most
-// of it the first touch of pages no lookup reads. A list the search then scores is summed in full
-// by postingsOf, as before.
+// of it the first touch of pages no lookup reads. A list the search then
+// scores is summed in full by postingsOf, as before.
 func (x *Index) posting(id, slot uint32) (posting, bool) {
 	if x.seg == nil {
 		return findPosting(x.postings[id], slot)

@@ -3,6 +3,7 @@ package ui
 import (
 	"html"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -77,7 +78,7 @@ func (r *mdRenderer) block(n, parent *mdBlock) {
 		}
 		b.WriteString("<" + tag)
 		if n.ordered && n.start != 1 {
-			b.WriteString(` start="` + itoa(n.start) + `"`)
+			b.WriteString(` start="` + strconv.Itoa(n.start) + `"`)
 		}
 		b.WriteString(">\n")
 		r.blocks(n)
@@ -149,12 +150,13 @@ func (r *mdRenderer) inlines(n *mdInline) {
 			r.inlines(n.first)
 			r.writeLink(n.dest, false)
 		case inAutoLink:
-			target := n.dest
+			target := n.text
 			if n.email && !strings.HasPrefix(strings.ToLower(target), "mailto:") {
 				target = "mailto:" + target
 			}
 			if href, ok := safeURL(target); ok {
-				b.WriteString(`<a href="` + html.EscapeString(href) + `" rel="noopener noreferrer nofollow" target="_blank">` + html.EscapeString(n.text) + "</a>")
+				r.openLink(href)
+				b.WriteString(html.EscapeString(n.text) + "</a>")
 			} else {
 				b.WriteString(html.EscapeString("<" + n.text + ">"))
 			}
@@ -177,12 +179,18 @@ func (r *mdRenderer) writeLink(target string, entering bool) {
 	href, safe := safeURL(target)
 	switch {
 	case entering && safe:
-		r.b.WriteString(`<a href="` + html.EscapeString(href) + `" rel="noopener noreferrer nofollow" target="_blank">`)
+		r.openLink(href)
 	case safe:
 		r.b.WriteString("</a>")
 	case !entering:
 		r.b.WriteString(` <span class="link-target">(` + html.EscapeString(target) + ")</span>")
 	}
+}
+
+// openLink opens a link to href (a safeURL), in a tab of its own and
+// telling the target nothing of the page.
+func (r *mdRenderer) openLink(href string) {
+	r.b.WriteString(`<a href="` + html.EscapeString(href) + `" rel="noopener noreferrer nofollow" target="_blank">`)
 }
 
 // safeURL accepts absolute http, https and mailto URLs only.
@@ -222,17 +230,4 @@ func escapeText(b *strings.Builder, s string) {
 		start = i + 1
 	}
 	b.WriteString(s[start:])
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var d [20]byte
-	i := len(d)
-	for ; n > 0; n /= 10 {
-		i--
-		d[i] = byte('0' + n%10)
-	}
-	return string(d[i:])
 }

@@ -200,16 +200,14 @@ func (p *blockParser) closeUnmatched() {
 // addText adds the rest of the line to the tip, a partly taken tab as
 // the spaces left of it.
 func (p *blockParser) addText() {
-	s := p.line[min(p.offset, len(p.line)):]
-	if p.partialTab {
-		p.offset++
-		s = strings.Repeat(" ", 4-p.column%4) + p.line[min(p.offset, len(p.line)):]
-	}
 	before := byte('\n')
 	if p.offset > 0 && p.offset <= len(p.line) {
 		before = p.line[p.offset-1]
 	}
+	s := p.line[min(p.offset, len(p.line)):]
 	if p.partialTab {
+		p.offset++
+		s = strings.Repeat(" ", 4-p.column%4) + p.line[min(p.offset, len(p.line)):]
 		before = ' '
 	}
 	p.tip.lines = append(p.tip.lines, s)
@@ -225,6 +223,16 @@ func trimParagraph(b *mdBlock) {
 			b.before[i] = l[len(l)-len(t)-1]
 		}
 		b.lines[i] = t
+	}
+}
+
+// takeQuoteMarker takes the > at the next non-space and one space or
+// tab column after it.
+func (p *blockParser) takeQuoteMarker() {
+	p.advanceNextNonspace()
+	p.advanceOffset(1, false)
+	if isSpaceOrTab(p.peek()) {
+		p.advanceOffset(1, true)
 	}
 }
 
@@ -260,11 +268,7 @@ func (p *blockParser) continues(b *mdBlock) int {
 		return 0
 	case mdQuote:
 		if !p.indented && p.nextNonspace < len(p.line) && p.line[p.nextNonspace] == '>' {
-			p.advanceNextNonspace()
-			p.advanceOffset(1, false)
-			if isSpaceOrTab(p.peek()) {
-				p.advanceOffset(1, true)
-			}
+			p.takeQuoteMarker()
 			return 0
 		}
 		return 1
@@ -416,11 +420,7 @@ func (p *blockParser) startBlock(container *mdBlock) int {
 func (p *blockParser) startUnindented(container *mdBlock, rest string) int {
 	switch {
 	case rest[0] == '>':
-		p.advanceNextNonspace()
-		p.advanceOffset(1, false)
-		if isSpaceOrTab(p.peek()) {
-			p.advanceOffset(1, true)
-		}
+		p.takeQuoteMarker()
 		p.closeUnmatched()
 		p.addChild(mdQuote)
 		return 1
@@ -457,7 +457,7 @@ func (p *blockParser) startUnindented(container *mdBlock, rest string) int {
 		p.takeRefs(container)
 		if len(container.lines) > 0 {
 			h := &mdBlock{kind: mdHeading, startLine: container.startLine, open: true}
-			h.text = strings.Trim(strings.Join(trimLines(container.lines), "\n"), " \t\r")
+			h.text = strings.Trim(strings.Join(container.lines, "\n"), " \t\r") // lines trimmed by takeRefs
 			h.level = 2
 			if rest[0] == '=' {
 				h.level = 1
@@ -476,16 +476,6 @@ func (p *blockParser) startUnindented(container *mdBlock, rest string) int {
 		return 2
 	}
 	return 0
-}
-
-// trimLines drops each line's leading white space, as a paragraph's text
-// is read.
-func trimLines(lines []string) []string {
-	out := make([]string, len(lines))
-	for i, l := range lines {
-		out[i] = strings.TrimLeft(l, " \t\r")
-	}
-	return out
 }
 
 // listItem starts a list item (and its list when needed) when the line

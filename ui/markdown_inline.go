@@ -30,7 +30,9 @@ const (
 
 type mdInline struct {
 	links[mdInline]
-	kind           inKind
+	kind inKind
+	// text is a text's, a code span's, raw HTML's or an autolink's; dest
+	// a link's or an image's destination, as written.
 	text, dest     string
 	email, checked bool
 }
@@ -192,6 +194,12 @@ func (p *inlineParser) newline(parent *mdInline) {
 		}
 		last.text = strings.TrimRight(last.text, " \t\r")
 	}
+	p.breakLine(parent, kind)
+}
+
+// breakLine ends a line with a break of kind, its line end taken, and
+// skips the next line's leading white space.
+func (p *inlineParser) breakLine(parent *mdInline, kind inKind) {
 	appendChild(parent, &mdInline{kind: kind})
 	for p.pos < len(p.s) && isSpaceOrTab(p.s[p.pos]) {
 		p.pos++
@@ -209,10 +217,7 @@ func (p *inlineParser) backslash(parent *mdInline) {
 	switch {
 	case p.pos < len(p.s) && p.s[p.pos] == '\n':
 		p.pos++
-		appendChild(parent, &mdInline{kind: inHardBreak})
-		for p.pos < len(p.s) && isSpaceOrTab(p.s[p.pos]) {
-			p.pos++
-		}
+		p.breakLine(parent, inHardBreak)
 	case p.pos < len(p.s) && isASCIIPunct(p.s[p.pos]):
 		p.text(parent, p.s[p.pos:p.pos+1])
 		p.pos++
@@ -274,10 +279,6 @@ func runeAfter(s string, i int) rune {
 	if i >= len(s) {
 		return '\n'
 	}
-	return runeFrom(s, i)
-}
-
-func runeFrom(s string, i int) rune {
 	for i > 0 && !utf8.RuneStart(s[i]) {
 		i--
 	}
@@ -405,12 +406,7 @@ func (p *inlineParser) emphasize(opener, closer *delimiter) *delimiter {
 	if use == 2 {
 		emph.kind = inStrong
 	}
-	for n := opener.node.next; n != nil && n != closer.node; {
-		next := n.next
-		unlink(n)
-		appendChild(emph, n)
-		n = next
-	}
+	adoptFollowing(emph, opener.node, closer.node)
 	insertAfter(opener.node, emph)
 	// Delimiters between the two can no longer match.
 	for d := closer.prev; d != nil && d != opener; {
@@ -435,10 +431,8 @@ func (p *inlineParser) pushBracket(n *mdInline, image bool) {
 	if p.brackets != nil {
 		p.brackets.bracketAfter = true
 	}
-	p.brackets = &bracket{node: n, image: image, active: true, pos: p.pos + 1, delims: p.delims, prev: p.brackets}
-	if image {
-		p.brackets.pos = p.pos + 2
-	}
+	pos := p.pos + len(n.text) // the label's start, past "[" or "!["
+	p.brackets = &bracket{node: n, image: image, active: true, pos: pos, delims: p.delims, prev: p.brackets}
 }
 
 func (p *inlineParser) closeBracket(parent *mdInline) {
@@ -503,12 +497,7 @@ func (p *inlineParser) closeBracket(parent *mdInline) {
 	if op.image {
 		link.kind = inImage
 	}
-	for n := op.node.next; n != nil; {
-		next := n.next
-		unlink(n)
-		appendChild(link, n)
-		n = next
-	}
+	adoptFollowing(link, op.node, nil)
 	appendChild(parent, link)
 	p.processEmphasis(op.delims)
 	p.brackets = op.prev
@@ -581,7 +570,8 @@ func linkDestination(s string) (string, int, bool) {
 				}
 			case '>':
 				return s[1:i], i + 1, true
-			case '\n': // goldmark lets a < stand inside
+			case '\n':
+				// (No line end; goldmark lets a < stand inside.)
 				return "", 0, false
 			}
 		}
@@ -666,30 +656,25 @@ func (p *inlineParser) autolink(parent *mdInline) bool {
 		return false
 	}
 	inner := s[:end]
-	if isURIAutolink(inner) {
-		appendChild(parent, &mdInline{kind: inAutoLink, text: inner, dest: inner})
-	} else if isEmailAutolink(inner) {
-		appendChild(parent, &mdInline{kind: inAutoLink, text: inner, dest: inner, email: true})
-	} else {
+	email := !isURIAutolink(inner)
+	if email && !isEmailAutolink(inner) {
 		return false
 	}
+	appendChild(parent, &mdInline{kind: inAutoLink, text: inner, email: email})
 	p.pos += end + 2
 	return true
 }
 
+// isURIAutolink reports whether s (which autolink has found free of
+// white space, < and >) starts with a scheme: a letter, then 1 to 31
+// letters, digits, +, . or -, then a colon.
 func isURIAutolink(s string) bool {
 	colon := strings.IndexByte(s, ':')
-	if colon < 2 || colon > 32 {
+	if colon < 2 || colon > 32 || !isLetter(s[0]) {
 		return false
 	}
-	for i := range colon {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '.' || c == '-')) {
-			return false
-		}
-	}
-	for i := colon + 1; i < len(s); i++ {
-		if c := s[i]; c <= ' ' || c == '<' || c == '>' {
+	for i := 1; i < colon; i++ {
+		if c := s[i]; !isAlnum(c) && c != '+' && c != '.' && c != '-' {
 			return false
 		}
 	}
@@ -700,7 +685,7 @@ func isEmailAutolink(s string) bool {
 	user, host, ok := strings.Cut(s, "@")
 	// At most 64 bytes before the @ and 255 after, as goldmark reads
 	// an address.
-	if !ok || user == "" || host == "" || len(user) > 63 || len(host) > 255 {
+	if !ok || user == "" || host == "" || len(user) > 64 || len(host) > 255 {
 		return false
 	}
 	for i := 0; i < len(user); i++ {

@@ -54,3 +54,14 @@ func insertAfter[T any, P treeNode[T]](n, c P) {
 	}
 	nl.next = (*T)(c)
 }
+
+// adoptFollowing moves the siblings after n, up to stop (or all of them
+// when stop is nil), to the end of parent's children.
+func adoptFollowing[T any, P treeNode[T]](parent, n, stop P) {
+	for c := P(n.tree().next); c != nil && c != stop; {
+		next := P(c.tree().next)
+		unlink(c)
+		appendChild(parent, c)
+		c = next
+	}
+}

@@ -57,9 +57,9 @@ var syncCmd = &cli.Command{
           changed, and the open conflicts.
   watch   pull once, push what changed while nothing watched, then push
           after every change to team/ (2 s quiet period) until
-          interrupted; after a permanent failure (bad token,
-          read-only token, rejected content) stop pushing until a file is
-          removed or the watch restarts. On exit, push what is pending.
+          interrupted; after a permanent failure (bad token, read-only
+          token, rejected content) stop pushing until a file is removed
+          or the watch restarts. On exit, push what is pending.
   resolve KEY --ours|--theirs|--edit
           finish a conflict, without the server. --ours puts your saved
           version into team/KEY, --theirs keeps the server's and removes
