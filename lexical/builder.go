@@ -22,9 +22,11 @@ import (
 // twice the segment's size in memory.
 //
 // Nothing it holds has pointers the collector must follow: the terms are
-// interned in one byte arena through an open-addressing table of term ids,
-// each document is a fixed record, and its distinct terms with their
-// frequencies are appended, packed, to one table in chunks. Writing sorts
+// interned in one byte arena through an open-addressing table of term ids
+// (and each plain word is mapped to its term once, in a second table, so
+// that a word is stemmed only the first time it is seen), each document is
+// a fixed record, and its distinct terms with their frequencies are
+// appended, packed, to one table in chunks. Writing sorts
 // the documents by ID and the terms by text, counts each term's postings,
 // and lays the postings out term by term in one pass over the documents in
 // slot order, so each list comes out ordered by slot; the segment is then
@@ -39,17 +41,22 @@ import (
 type Builder struct {
 	tok tokenizer
 
-	// Terms: term id i is arena[off[i]:off[i+1]], found by slots, an
-	// open-addressing table of term ids + 1 (0 is empty) probed from the
-	// term's hash.
-	arena []byte
-	off   []uint32
-	hash  []uint32
-	slots []uint32
-	seed  maphash.Seed
+	// Terms: term id i is terms' string i. tf is by term id: the current
+	// document's frequencies; touched, the term ids of the current
+	// document, first seen first.
+	terms   internTable
+	tf      [][nFields]uint8
+	touched []uint32
 
-	tf      [][nFields]uint8 // by term id: the current document's frequencies
-	touched []uint32         // term ids of the current document, first seen first
+	// Plain words (see tokenizer.plainWord), lowercased, before stopwords
+	// and stemming: word i of words is term wordTerm[i], or noTerm for a
+	// stopword. Most words of a directory recur, and each is stemmed once.
+	words    internTable
+	wordTerm []uint32
+
+	// The document being added, and the field its text is.
+	cur   *builtDoc
+	field int
 
 	ids    []byte // document IDs, back to back
 	docs   []builtDoc
@@ -57,6 +64,9 @@ type Builder struct {
 	npairs uint64
 	spent  bool
 }
+
+// noTerm is wordTerm's mark of a stopword.
+const noTerm = math.MaxUint32
 
 type builtDoc struct {
 	idOff, idLen uint32
@@ -69,7 +79,9 @@ const pairChunk = 1 << 16
 
 // NewBuilder returns an empty Builder.
 func NewBuilder() *Builder {
-	return &Builder{off: []uint32{0}, slots: make([]uint32, 1<<12), seed: maphash.MakeSeed()}
+	b := &Builder{terms: newInternTable(), words: newInternTable()}
+	b.tok.plain = b.plainWord
+	return b
 }
 
 // Docs returns the number of documents added.
@@ -85,28 +97,62 @@ func (b *Builder) Reserve(docs, idBytes int) {
 
 // Add adds doc.
 func (b *Builder) Add(doc Doc) {
-	d := builtDoc{idOff: uint32(len(b.ids)), idLen: uint32(len(doc.ID)), pairs: b.npairs}
+	b.cur = &builtDoc{idOff: uint32(len(b.ids)), idLen: uint32(len(doc.ID)), pairs: b.npairs}
 	b.ids = append(b.ids, doc.ID...)
 	for f, text := range [nFields]string{doc.Name, doc.Description, doc.Body} {
-		b.tok.run(text, func(tok []byte) {
-			id := b.intern(tok)
-			c := &b.tf[id]
-			if *c == ([nFields]uint8{}) {
-				b.touched = append(b.touched, id)
-			}
-			if c[f] < math.MaxUint8 {
-				c[f]++
-			}
-			d.len[f]++
-		})
+		b.field = f
+		b.tok.run(text, b.addTerm)
 	}
+	d := b.cur
 	for _, id := range b.touched {
 		b.addPair(packPair(id, b.tf[id]))
 		b.tf[id] = [nFields]uint8{}
 	}
 	d.n = uint32(len(b.touched))
 	b.touched = b.touched[:0]
-	b.docs = append(b.docs, d)
+	b.docs = append(b.docs, *d)
+	b.cur = nil
+}
+
+// addTerm counts one occurrence of the term tok in the current field.
+func (b *Builder) addTerm(tok []byte) {
+	id, added := b.terms.intern(tok)
+	if added {
+		b.tf = append(b.tf, [nFields]uint8{})
+	}
+	b.count(id)
+}
+
+// plainWord counts the term of the plain word w (see tokenizer.plain):
+// stemmed the first time it is seen, found in the memo after.
+func (b *Builder) plainWord(w []byte) {
+	i, added := b.words.intern(w)
+	if added {
+		term := uint32(noTerm)
+		if t := b.tok.plainTerm(w); t != nil {
+			id, new := b.terms.intern(t)
+			if new {
+				b.tf = append(b.tf, [nFields]uint8{})
+			}
+			term = id
+		}
+		b.wordTerm = append(b.wordTerm, term)
+	}
+	if t := b.wordTerm[i]; t != noTerm {
+		b.count(t)
+	}
+}
+
+// count counts one occurrence of term id in the current field.
+func (b *Builder) count(id uint32) {
+	c := &b.tf[id]
+	if *c == ([nFields]uint8{}) {
+		b.touched = append(b.touched, id)
+	}
+	if c[b.field] < math.MaxUint8 {
+		c[b.field]++
+	}
+	b.cur.len[b.field]++
 }
 
 func packPair(term uint32, tf [nFields]uint8) uint64 {
@@ -128,41 +174,67 @@ func (b *Builder) addPair(p uint64) {
 
 func (b *Builder) pair(i uint64) uint64 { return b.pairs[i/pairChunk][i%pairChunk] }
 
-func (b *Builder) text(id uint32) []byte { return b.arena[b.off[id]:b.off[id+1]] }
+func (b *Builder) text(id uint32) []byte { return b.terms.text(id) }
 
-// intern returns the id of the term tok, adding it if new.
-func (b *Builder) intern(tok []byte) uint32 {
-	h := uint32(maphash.Bytes(b.seed, tok))
-	mask := uint32(len(b.slots) - 1)
+// An internTable numbers distinct byte strings in the order they are
+// first seen: string i is arena[off[i]:off[i+1]], found through slots, an
+// open-addressing table probed from the string's hash whose entries hold
+// that hash (high 32 bits) and i + 1 (low; 0 is empty), so that a probe
+// compares bytes only when the hashes agree. Nothing in it has pointers
+// the collector must follow.
+type internTable struct {
+	arena []byte
+	off   []uint32
+	slots []uint64
+	seed  maphash.Seed
+}
+
+func newInternTable() internTable {
+	return internTable{off: []uint32{0}, slots: make([]uint64, 1<<12), seed: maphash.MakeSeed()}
+}
+
+// len returns the number of strings interned.
+func (t *internTable) len() int { return len(t.off) - 1 }
+
+func (t *internTable) text(id uint32) []byte { return t.arena[t.off[id]:t.off[id+1]] }
+
+// intern returns the id of tok, and whether it was added.
+func (t *internTable) intern(tok []byte) (uint32, bool) {
+	h := uint32(maphash.Bytes(t.seed, tok))
+	mask := uint32(len(t.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
-		s := b.slots[i]
+		s := t.slots[i]
 		if s == 0 {
-			id := uint32(len(b.off) - 1)
-			b.arena = append(b.arena, tok...)
-			b.off = append(b.off, uint32(len(b.arena)))
-			b.hash = append(b.hash, h)
-			b.tf = append(b.tf, [nFields]uint8{})
-			b.slots[i] = id + 1
-			if 2*len(b.hash) > len(b.slots) {
-				b.grow()
+			id := uint32(t.len())
+			t.arena = append(t.arena, tok...)
+			t.off = append(t.off, uint32(len(t.arena)))
+			t.slots[i] = uint64(h)<<32 | uint64(id+1)
+			if 2*t.len() > len(t.slots) {
+				t.grow()
 			}
-			return id
+			return id, true
 		}
-		if id := s - 1; b.hash[id] == h && bytes.Equal(b.text(id), tok) {
-			return id
+		if uint32(s>>32) == h {
+			if id := uint32(s) - 1; bytes.Equal(t.text(id), tok) {
+				return id, false
+			}
 		}
 	}
 }
 
-func (b *Builder) grow() {
-	b.slots = make([]uint32, 2*len(b.slots))
-	mask := uint32(len(b.slots) - 1)
-	for id, h := range b.hash {
-		i := h & mask
-		for b.slots[i] != 0 {
+func (t *internTable) grow() {
+	old := t.slots
+	t.slots = make([]uint64, 2*len(old))
+	mask := uint32(len(t.slots) - 1)
+	for _, s := range old {
+		if s == 0 {
+			continue
+		}
+		i := uint32(s>>32) & mask
+		for t.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
-		b.slots[i] = uint32(id) + 1
+		t.slots[i] = s
 	}
 }
 
@@ -205,7 +277,7 @@ func (b *Builder) plan() (*layout, error) {
 		l.docs = append(l.docs, d)
 	}
 	// Terms some kept document holds, by text.
-	nt := len(b.off) - 1
+	nt := b.terms.len()
 	df := make([]uint32, nt)
 	for _, d := range l.docs {
 		bd := &b.docs[d]
@@ -300,7 +372,8 @@ func (b *Builder) WriteSegmentAt(w io.WriterAt, base int64) (int64, error) {
 		return 0, errors.New("lexical: a Builder writes once")
 	}
 	b.spent = true
-	b.slots, b.hash, b.tf = nil, nil, nil
+	b.terms.slots, b.tf = nil, nil
+	b.words, b.wordTerm = internTable{}, nil
 	l, err := b.plan()
 	if err != nil {
 		return 0, err

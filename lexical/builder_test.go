@@ -126,3 +126,31 @@ func BenchmarkBuilder(b *testing.B) {
 		}
 	})
 }
+
+// FuzzBuilderMatchesIndex holds the Builder, whose words go through its
+// memo of plain words, to the Index's segment on any text: each field of
+// the first document is repeated in the second, so that words are seen
+// again after the memo has them.
+func FuzzBuilderMatchesIndex(f *testing.F) {
+	f.Add("Kafka lag", "on-call runbook: don't page", "Deploying HTTPServer v1.2.3 — 部署流程 naïve cafés APIs the a")
+	f.Add("", "", "snake_case_name camelCaseName it's")
+	f.Fuzz(func(t *testing.T, name, desc, body string) {
+		docs := []lexical.Doc{
+			{ID: "a.md", Name: name, Description: desc, Body: body},
+			{ID: "b.md", Name: body, Description: name, Body: desc + " " + body},
+		}
+		want := segment(t, lexical.New(docs, nil))
+		b := lexical.NewBuilder()
+		for _, d := range docs {
+			b.Add(d)
+		}
+		var buf framed.Buffer
+		n, err := b.WriteSegmentAt(&buf, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := buf.Bytes(n); !bytes.Equal(want, got) {
+			t.Fatalf("the Builder's segment (%d bytes) differs from the Index's (%d bytes)", len(got), len(want))
+		}
+	})
+}

@@ -33,6 +33,11 @@ type tokenizer struct {
 	// slowOnly turns off the plain-word path (see plainWord), for the
 	// tests that compare the two.
 	slowOnly bool
+	// plain, when set, is given each plain word (see plainWord) and each
+	// letter part of a compound of two letters or more, lowercased,
+	// instead of its term being emitted: the caller finds the term
+	// itself, with plainTerm, and may remember it (Builder does).
+	plain func(word []byte)
 }
 
 // part is buf[start:end], a sub-part of run number run.
@@ -241,12 +246,23 @@ func (t *tokenizer) plainWord(s string, i int, emit func([]byte)) (int, bool) {
 	if j > i {
 		t.buf[0] += 'a' - 'A'
 	}
-	if isStopword(t.buf) {
-		return k, true
+	if t.plain != nil {
+		t.plain(t.buf)
+	} else if term := t.plainTerm(t.buf); term != nil {
+		emit(term)
 	}
-	t.stem = stem(append(t.stem[:0], t.buf...))
-	emit(t.stem)
 	return k, true
+}
+
+// plainTerm returns the term of the plain word or compound part w
+// (lowercased, two letters or more), valid until the next call, or nil
+// for a stopword.
+func (t *tokenizer) plainTerm(w []byte) []byte {
+	if isStopword(w) {
+		return nil
+	}
+	t.stem = stem(append(t.stem[:0], w...))
+	return t.stem
 }
 
 // emitCompound emits each sub-part (stemmed, without stopwords and
@@ -267,11 +283,14 @@ func (t *tokenizer) emitCompound(emit func([]byte)) {
 			emit(w)
 			continue
 		}
-		if utf8.RuneCount(w) == 1 || isStopword(w) {
+		if utf8.RuneCount(w) == 1 {
 			continue
 		}
-		t.stem = stem(append(t.stem[:0], w...))
-		emit(t.stem)
+		if t.plain != nil {
+			t.plain(w)
+		} else if term := t.plainTerm(w); term != nil {
+			emit(term)
+		}
 	}
 	start := 0
 	for r, end := range t.runs {
