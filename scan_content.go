@@ -3,6 +3,7 @@ package memdir
 import (
 	"bytes"
 	"time"
+	"unsafe"
 
 	"github.com/memdir/memdir/internal/mdtext"
 )
@@ -28,6 +29,19 @@ func HeaderOf(rel string, mtime time.Time, data []byte) (h Header, probs []Probl
 // text once where it can: the recall index reads both of every file, and
 // normalising the head and then the whole copied most files twice.
 func HeaderAndBody(rel string, mtime time.Time, data []byte, bodyMax int) (h Header, body string, probs []Problem, ok, exact bool) {
+	return headerAndBody(rel, mtime, data, bodyMax, false)
+}
+
+// HeaderAndBodyBorrowing is HeaderAndBody without its copy of data: the
+// body may share data's bytes, and is valid only while data is unchanged.
+// The header's strings are copies. It is for a reader that uses each body
+// at once and then reads the next file into the same buffer (a first
+// index build, which would otherwise copy every file of the directory).
+func HeaderAndBodyBorrowing(rel string, mtime time.Time, data []byte, bodyMax int) (h Header, body string, probs []Problem, ok, exact bool) {
+	return headerAndBody(rel, mtime, data, bodyMax, true)
+}
+
+func headerAndBody(rel string, mtime time.Time, data []byte, bodyMax int, borrow bool) (h Header, body string, probs []Problem, ok, exact bool) {
 	head, exact := scanHeadOf(data)
 	if !exact {
 		return Header{Path: rel}, "", nil, false, false
@@ -41,7 +55,12 @@ func HeaderAndBody(rel string, mtime time.Time, data []byte, bodyMax int) (h Hea
 		}
 		return h, body, probs, ok, true
 	}
-	text := string(data)
+	var text string
+	if borrow {
+		text = unsafe.String(unsafe.SliceData(data), len(data))
+	} else {
+		text = string(data)
+	}
 	h, probs, ok = scanHeadText(rel, mtime, int64(len(data)), head, text[:len(head)], true)
 	if ok {
 		if _, start, fm := mdtext.SplitFrontmatter(text); fm {

@@ -1,6 +1,7 @@
 package memdir_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,5 +117,18 @@ func checkHeaderAndBody(t *testing.T, name string, data []byte, bodyMax int) {
 	}
 	if diff := cmp.Diff(wantProbs, probs); diff != "" {
 		t.Errorf("%s: problems (-HeaderOf +HeaderAndBody):\n%s", name, diff)
+	}
+	// Borrowing gives the same; then the buffer is overwritten, and only
+	// the body may change with it.
+	buf := bytes.Clone(data)
+	bh, bbody, bprobs, bok, _ := memdir.HeaderAndBodyBorrowing("m.md", mtime, buf, bodyMax)
+	if diff := cmp.Diff(h, bh); diff != "" || bok != ok || bbody != body || !cmp.Equal(probs, bprobs) {
+		t.Errorf("%s: borrowing: ok %v, body %q, problems %v; header (-copying +borrowing):\n%s", name, bok, bbody, bprobs, diff)
+	}
+	for i := range buf {
+		buf[i] = 'X'
+	}
+	if diff := cmp.Diff(h, bh); diff != "" || !cmp.Equal(probs, bprobs) {
+		t.Errorf("%s: the borrowed header or problems changed with the buffer (-before +after):\n%s", name, diff)
 	}
 }

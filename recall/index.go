@@ -588,6 +588,9 @@ type readResult struct {
 	// gone marks a new file that was no longer a regular file when read
 	// (see staleFile.fromRead): left out, as a stat would have left it.
 	gone bool
+	// held is the lent buffer body shares, if any: given back once the
+	// body has been used.
+	held *heldBuf
 }
 
 // readStale reads the stale files in parallel. When sink is not nil, it
@@ -630,13 +633,18 @@ func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...i
 	// Many new files (a first build) are read in batches (see
 	// readbatch_linux.go): a run of new files at a time.
 	batched := len(stale) >= batchMinFiles
+	// Bodies used at once by the sink may borrow the batches' buffers.
+	var lend *lender
+	if sink != nil {
+		lend = newLender()
+	}
 	for w := 0; w < min(max(4, 2*runtime.GOMAXPROCS(0)), len(stale)); w++ {
 		wg.Go(func() {
 			var hr memdir.HeaderReader
 			var buf []byte
 			var br *batchReader
 			if batched {
-				br = newBatchReader()
+				br = newBatchReader(lend)
 				defer br.close()
 			}
 			for {
@@ -671,6 +679,10 @@ func (x *Index) readStale(ctx context.Context, stale []staleFile, racy func(...i
 		go func() { wg.Wait(); close(done) }()
 		for i := range done {
 			sink(&read[i])
+			if h := read[i].held; h != nil {
+				read[i].held, read[i].body = nil, ""
+				h.done()
+			}
 		}
 	}
 	wg.Wait()

@@ -38,13 +38,16 @@ type batchReader struct {
 	ring   *uring.Ring
 	files  []uring.File
 	bufs   []byte
-	served int  // files read through the ring, for the tests
-	broken bool // the ring failed: not used again
+	lend   *lender // when set, bodies borrow the batch's buffers
+	served int     // files read through the ring, for the tests
+	broken bool    // the ring failed: not used again
 }
 
 // newBatchReader returns a batch reader, or nil where io_uring cannot
-// serve.
-func newBatchReader() *batchReader {
+// serve. With a lender, the bodies it reads share the buffers the files
+// were read into, lent by l for each batch and given back through each
+// result's held (see lender); without, every body is a copy.
+func newBatchReader(l *lender) *batchReader {
 	if uringFailed.Load() {
 		return nil
 	}
@@ -53,7 +56,11 @@ func newBatchReader() *batchReader {
 		uringFailed.Store(true)
 		return nil
 	}
-	return &batchReader{ring: ring, files: make([]uring.File, batchFiles), bufs: make([]byte, batchFiles*batchBuf)}
+	b := &batchReader{ring: ring, files: make([]uring.File, batchFiles), lend: l}
+	if l == nil {
+		b.bufs = make([]byte, batchFiles*batchBuf)
+	}
+	return b
 }
 
 func (b *batchReader) close() {
@@ -68,6 +75,11 @@ func (b *batchReader) close() {
 func (b *batchReader) readNew(fr *fileReader, rels []string, out []readResult, hr *memdir.HeaderReader, buf *[]byte) bool {
 	if b.broken {
 		return false
+	}
+	var lent *heldBuf
+	if b.lend != nil {
+		lent = b.lend.get()
+		b.bufs = lent.data
 	}
 	files := b.files[:len(rels)]
 	inBatch := make([]bool, len(rels))
@@ -104,9 +116,13 @@ func (b *batchReader) readNew(fr *fileReader, rels []string, out []readResult, h
 					Ino:   st.Ino,
 				}
 				var ok bool
-				if r.f, r.body, r.probs, ok = readDone(rel, stamp, f.Data); ok {
+				if r.f, r.body, r.probs, ok = readDone(rel, stamp, f.Data, lent != nil); ok {
 					r.f.stamp, r.gone, done = stamp, false, true
 					b.served++
+					if lent != nil && r.body != "" {
+						r.held = lent
+						lent.users++
+					}
 				}
 			}
 		}
@@ -114,5 +130,61 @@ func (b *batchReader) readNew(fr *fileReader, rels []string, out []readResult, h
 			r.f, r.body, r.probs, r.gone = fr.readNew(rel, hr, buf)
 		}
 	}
+	if lent != nil {
+		b.bufs = nil
+		lent.lent()
+	}
 	return true
+}
+
+// A lender lends the buffers a first build's batches are read into, so
+// that each body is the bytes read rather than a copy of them (every
+// file of the directory, copied once and dropped): a batch's buffer
+// comes back when every body that borrows it has been put into the
+// index, and is lent again.
+type lender struct {
+	free chan []byte
+}
+
+func newLender() *lender { return &lender{free: make(chan []byte, 16)} }
+
+// heldBuf is one lent buffer and the bodies that borrow it.
+type heldBuf struct {
+	l     *lender
+	data  []byte
+	users int          // bodies that borrow it, counted as the batch is read
+	left  atomic.Int32 // of those, not yet given back (set by lent)
+}
+
+func (l *lender) get() *heldBuf {
+	h := &heldBuf{l: l}
+	select {
+	case h.data = <-l.free:
+	default:
+		h.data = make([]byte, batchFiles*batchBuf)
+	}
+	return h
+}
+
+// lent is called once the batch is read, before any body is used: the
+// buffer comes back at once when no body borrows it.
+func (h *heldBuf) lent() {
+	if h.left.Add(int32(h.users)) == 0 {
+		h.giveBack()
+	}
+}
+
+// done gives back one body's share.
+func (h *heldBuf) done() {
+	if h.left.Add(-1) == 0 {
+		h.giveBack()
+	}
+}
+
+func (h *heldBuf) giveBack() {
+	select {
+	case h.l.free <- h.data:
+	default:
+	}
+	h.data = nil
 }

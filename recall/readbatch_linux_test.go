@@ -36,7 +36,7 @@ func TestBatchReadSameAsOneByOne(t *testing.T) {
 	defer root.Close()
 	fr := newFileReader(root, rels)
 	defer fr.close()
-	br := newBatchReader()
+	br := newBatchReader(nil)
 	if br == nil {
 		b, _ := os.ReadFile("/proc/sys/kernel/io_uring_disabled")
 		if strings.TrimSpace(string(b)) == "0" {
@@ -66,5 +66,32 @@ func TestBatchReadSameAsOneByOne(t *testing.T) {
 	// The plain files and most of the fixture's went through the ring.
 	if min := 3 * (batchFiles + 10); br.served < min {
 		t.Errorf("%d files read through the ring, want at least %d", br.served, min)
+	}
+}
+
+// TestLenderGivesBack holds a lent buffer to coming back once, when its
+// last borrowing body is done (or at once when none borrows it), and to
+// being lent again after.
+func TestLenderGivesBack(t *testing.T) {
+	l := newLender()
+	h := l.get()
+	first := &h.data[0]
+	h.users = 2
+	h.lent()
+	if len(l.free) != 0 {
+		t.Fatal("given back while two bodies borrow it")
+	}
+	h.done()
+	if len(l.free) != 0 {
+		t.Fatal("given back while a body borrows it")
+	}
+	h.done()
+	if len(l.free) != 1 {
+		t.Fatalf("%d buffers free after the last body, want 1", len(l.free))
+	}
+	if again := l.get(); &again.data[0] != first {
+		t.Error("the buffer given back was not lent again")
+	} else if again.lent(); len(l.free) != 1 {
+		t.Error("a buffer no body borrows was not given back at once")
 	}
 }

@@ -14,10 +14,19 @@ const (
 // is none, and files are read one by one.
 type batchReader struct{}
 
-func newBatchReader() *batchReader { return nil }
+func newBatchReader(*lender) *batchReader { return nil }
 
 func (b *batchReader) close() {}
 
 func (b *batchReader) readNew(*fileReader, []string, []readResult, *memdir.HeaderReader, *[]byte) bool {
 	return false
 }
+
+// lender lends batches' buffers on Linux; here there are no batches.
+type lender struct{}
+
+func newLender() *lender { return nil }
+
+type heldBuf struct{}
+
+func (*heldBuf) done() {}

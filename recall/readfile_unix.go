@@ -111,7 +111,7 @@ func (r *fileReader) readFast(rel string, buf *[]byte, stamp *fileStamp) (f reca
 	if !ok {
 		return f, "", nil, false
 	}
-	f, body, probs, ok := readDone(rel, stampOf(&st), data)
+	f, body, probs, ok := readDone(rel, stampOf(&st), data, false)
 	if ok && stamp != nil {
 		*stamp = stampOf(&st)
 	}
@@ -122,12 +122,18 @@ func (r *fileReader) readFast(rel string, buf *[]byte, stamp *fileStamp) (f reca
 // a stat that gave st: what readFast returns once the file is read. ok is
 // false where the root must read it instead (a head too long to judge
 // from data alone).
-func readDone(rel string, st fileStamp, data []byte) (f recallFile, _ string, probs []memdir.Problem, ok bool) {
+// When borrow is set, the body shares data's bytes (see
+// memdir.HeaderAndBodyBorrowing).
+func readDone(rel string, st fileStamp, data []byte, borrow bool) (f recallFile, _ string, probs []memdir.Problem, ok bool) {
 	sec := st.MTime / 1e9
 	if st.MTime%1e9 < 0 {
 		sec-- // the second it falls in, as a stat's Unix() gives it
 	}
-	h, body, probs, hok, exact := memdir.HeaderAndBody(rel, time.Unix(sec, 0), data, recallBodyMax)
+	headerAndBody := memdir.HeaderAndBody
+	if borrow {
+		headerAndBody = memdir.HeaderAndBodyBorrowing
+	}
+	h, body, probs, hok, exact := headerAndBody(rel, time.Unix(sec, 0), data, recallBodyMax)
 	if !exact {
 		return f, "", nil, false
 	}
