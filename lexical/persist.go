@@ -324,9 +324,10 @@ func (x *Index) mayHoldCJK() bool {
 	return last != "" && last[0] >= 0xE1
 }
 
-// probe returns the text of the segment's term i for a dictionary search,
-// checking its checksum the first time (a bit per term, after those of
-// the posting lists and document term lists).
+// probe returns the text of the segment's term i, checking its checksum
+// (which covers the Numeric flag too) the first time (a bit per term,
+// after those of the posting lists and document term lists): for a
+// dictionary search, and wherever else a term's text or flag is read.
 func (x *Index) probe(i int) string {
 	t := &x.seg.dict[i]
 	text := x.seg.str(t.TextOff, t.TextLen)
@@ -334,7 +335,8 @@ func (x *Index) probe(i int) string {
 	if x.seg.verified(bit) {
 		return text
 	}
-	if textCRC(text, t.Numeric) != t.TextCRC {
+	// The checksum covers the flag's low byte: the flag is 0 or 1.
+	if t.Numeric > 1 || textCRC(text, t.Numeric) != t.TextCRC {
 		x.damaged.Store(true)
 		return text
 	}
@@ -352,8 +354,7 @@ func (x *Index) termText(id uint32) string {
 		}
 		return ""
 	}
-	t := &x.seg.dict[id]
-	return x.seg.str(t.TextOff, t.TextLen)
+	return x.probe(int(id))
 }
 
 func (x *Index) docFreq(id uint32) int32 {
@@ -397,7 +398,12 @@ func (x *Index) numericTerm(id uint32) bool {
 	if int(id) >= len(x.seg.dict) {
 		return x.ov != nil && int(id)-x.ov.nbTerms < len(x.ov.numeric) && x.ov.numeric[int(id)-x.ov.nbTerms]
 	}
-	return x.seg.dict[id].Numeric != 0
+	// The flag is covered by the text's checksum, which a term reached
+	// other than through the dictionary (a document's term list, for
+	// feedback) has not had checked: a damaged flag would change its
+	// weight silently.
+	x.probe(int(id))
+	return x.seg.dict[id].Numeric == 1
 }
 
 func (x *Index) postingsOf(id uint32) []posting {

@@ -488,7 +488,11 @@ func (x *Index) weighFeedback(leads []feedbackLead, terms []feedbackCand, k int,
 		for _, pr := range c.pairs {
 			ld := &leads[pr.lead]
 			p, ok := x.posting(c.id, ld.slot)
-			if !ok {
+			if !ok || !plausible(p, ld.l) {
+				// The document's term list, checked, holds the term: its
+				// posting is missing or impossible only in a damaged list,
+				// which a lookup does not sum (see posting).
+				x.damaged.Store(true)
 				continue
 			}
 			found = true
@@ -538,6 +542,21 @@ func (x *Index) posting(id, slot uint32) (posting, bool) {
 		return findPosting(x.ov.post[id], slot)
 	}
 	return posting{}, false
+}
+
+// plausible reports whether p could be a posting of a document of field
+// lengths l: a term occurs in some field, and no more often than the
+// field has terms (frequencies saturate at 255).
+func plausible(p posting, l *[nFields]uint32) bool {
+	if p.tf == ([nFields]uint8{}) {
+		return false
+	}
+	for f, n := range p.tf {
+		if uint32(n) > l[f] {
+			return false
+		}
+	}
+	return true
 }
 
 // findPosting finds slot's posting in ps, ordered by slot. A damaged list

@@ -74,6 +74,47 @@ func TestDamagedPostingCount(t *testing.T) {
 	}
 }
 
+// A damaged numeric flag (any of its bytes) or text offset is found when
+// the term is read other than through the dictionary search (a
+// document's term list, for feedback): the text's checksum covers both;
+// a sound segment's terms all pass.
+func TestDamagedTermFlag(t *testing.T) {
+	docs := []Doc{{ID: "a.md", Body: "deploys 2026 blue green v1.2"}, {ID: "b.md", Body: "runbook 42 kafka"}}
+	var out bytes.Buffer
+	if _, err := New(docs, nil).WriteTo(&out); err != nil {
+		t.Fatal(err)
+	}
+	data := alignedCopy(out.Bytes())
+	x, err := Load(data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := range x.seg.dict {
+		x.numericTerm(uint32(id))
+		x.termText(uint32(id))
+	}
+	if x.Corrupt() {
+		t.Fatal("a sound segment's terms look damaged")
+	}
+	for k := range x.seg.dict {
+		for _, damage := range []func(*segTerm){
+			func(t *segTerm) { t.Numeric ^= 1 },
+			func(t *segTerm) { t.Numeric ^= 0x5a << 24 },
+			func(t *segTerm) { t.TextOff ^= 1 },
+		} {
+			y, err := Load(alignedCopy(data), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			damage(&y.seg.dict[k])
+			y.numericTerm(uint32(k))
+			if !y.Corrupt() {
+				t.Errorf("term %d (%q) with a damaged entry: not found damaged", k, x.termText(uint32(k)))
+			}
+		}
+	}
+}
+
 // A lookup of one posting (what feedback does for many terms) finds what
 // a search of the whole merged list finds, in the segment and in what was
 // put over it, and leaves the segment's list unsummed: summing it is left
