@@ -108,13 +108,8 @@ func (b *batchReader) readNew(fr *fileReader, rels []string, out []readResult, h
 			f := &files[k]
 			k++
 			st := &f.Stat
-			if f.Err == nil && !f.Full && st.Mode&unix.S_IFMT == unix.S_IFREG && int64(st.Size) < recallHashMax {
-				stamp := fileStamp{
-					Size:  int64(st.Size),
-					MTime: st.Mtime.Sec*1e9 + int64(st.Mtime.Nsec),
-					CTime: st.Ctime.Sec*1e9 + int64(st.Ctime.Nsec),
-					Ino:   st.Ino,
-				}
+			if f.Err == nil && !f.Full && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size < recallHashMax {
+				stamp := stampOf(st)
 				var ok bool
 				if r.f, r.body, r.probs, ok = readDone(rel, stamp, f.Data, lent != nil); ok {
 					r.f.stamp, r.gone, done = stamp, false, true
