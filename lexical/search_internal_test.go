@@ -32,14 +32,10 @@ func TestDenseQuery(t *testing.T) {
 	}
 }
 
-// A damaged posting count is found when it is read, though its posting
-// list is not (see segDocFreq); a sound segment's counts all pass.
-func TestDamagedPostingCount(t *testing.T) {
-	var docs []Doc
-	for i := range 40 {
-		docs = append(docs, Doc{ID: fmt.Sprintf("m%02d.md", i), Name: fmt.Sprintf("memory %d", i),
-			Body: fmt.Sprintf("deploys go through the blue green script, step %d of the runbook; word%d", i%7, i)})
-	}
+// loadedSegment writes docs' segment and loads it; data is the segment,
+// for a test to load again and damage.
+func loadedSegment(t *testing.T, docs []Doc) (*Index, []byte) {
+	t.Helper()
 	var out bytes.Buffer
 	if _, err := New(docs, nil).WriteTo(&out); err != nil {
 		t.Fatal(err)
@@ -49,6 +45,18 @@ func TestDamagedPostingCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return x, data
+}
+
+// A damaged posting count is found when it is read, though its posting
+// list is not (see segDocFreq); a sound segment's counts all pass.
+func TestDamagedPostingCount(t *testing.T) {
+	var docs []Doc
+	for i := range 40 {
+		docs = append(docs, Doc{ID: fmt.Sprintf("m%02d.md", i), Name: fmt.Sprintf("memory %d", i),
+			Body: fmt.Sprintf("deploys go through the blue green script, step %d of the runbook; word%d", i%7, i)})
+	}
+	x, data := loadedSegment(t, docs)
 	for id := range x.seg.dict {
 		x.docFreq(uint32(id))
 	}
@@ -80,15 +88,7 @@ func TestDamagedPostingCount(t *testing.T) {
 // a sound segment's terms all pass.
 func TestDamagedTermFlag(t *testing.T) {
 	docs := []Doc{{ID: "a.md", Body: "deploys 2026 blue green v1.2"}, {ID: "b.md", Body: "runbook 42 kafka"}}
-	var out bytes.Buffer
-	if _, err := New(docs, nil).WriteTo(&out); err != nil {
-		t.Fatal(err)
-	}
-	data := alignedCopy(out.Bytes())
-	x, err := Load(data, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x, data := loadedSegment(t, docs)
 	for id := range x.seg.dict {
 		x.numericTerm(uint32(id))
 		x.termText(uint32(id))
