@@ -55,7 +55,7 @@ type Builder struct {
 	wordTerm []uint32
 
 	// The document being added, and the field its text is.
-	cur   *builtDoc
+	cur   builtDoc
 	field int
 
 	ids    []byte // document IDs, back to back
@@ -97,30 +97,31 @@ func (b *Builder) Reserve(docs, idBytes int) {
 
 // Add adds doc.
 func (b *Builder) Add(doc Doc) {
-	b.cur = &builtDoc{idOff: uint32(len(b.ids)), idLen: uint32(len(doc.ID)), pairs: b.npairs}
+	b.cur = builtDoc{idOff: uint32(len(b.ids)), idLen: uint32(len(doc.ID)), pairs: b.npairs}
 	b.ids = append(b.ids, doc.ID...)
 	for f, text := range [nFields]string{doc.Name, doc.Description, doc.Body} {
 		b.field = f
 		b.tok.run(text, b.addTerm)
 	}
-	d := b.cur
 	for _, id := range b.touched {
 		b.addPair(packPair(id, b.tf[id]))
 		b.tf[id] = [nFields]uint8{}
 	}
-	d.n = uint32(len(b.touched))
+	b.cur.n = uint32(len(b.touched))
 	b.touched = b.touched[:0]
-	b.docs = append(b.docs, *d)
-	b.cur = nil
+	b.docs = append(b.docs, b.cur)
 }
 
 // addTerm counts one occurrence of the term tok in the current field.
-func (b *Builder) addTerm(tok []byte) {
+func (b *Builder) addTerm(tok []byte) { b.count(b.termID(tok)) }
+
+// termID returns the id of the term tok, adding it if new.
+func (b *Builder) termID(tok []byte) uint32 {
 	id, added := b.terms.intern(tok)
 	if added {
 		b.tf = append(b.tf, [nFields]uint8{})
 	}
-	b.count(id)
+	return id
 }
 
 // plainWord counts the term of the plain word w (see tokenizer.plain):
@@ -130,11 +131,7 @@ func (b *Builder) plainWord(w []byte) {
 	if added {
 		term := uint32(noTerm)
 		if t := b.tok.plainTerm(w); t != nil {
-			id, new := b.terms.intern(t)
-			if new {
-				b.tf = append(b.tf, [nFields]uint8{})
-			}
-			term = id
+			term = b.termID(t)
 		}
 		b.wordTerm = append(b.wordTerm, term)
 	}

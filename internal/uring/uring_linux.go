@@ -61,7 +61,6 @@ const (
 	opClose  = 19
 	opRead   = 22
 
-	sqeIOLink        = 1 << 2
 	enterGetEvents   = 1 << 0
 	featSingleMmap   = 1 << 0
 	offSQRing        = 0
